@@ -1,0 +1,86 @@
+"""The validated, in-memory rollout: what every consumer past the reading boundary works with.
+
+Token arrays are numpy (int32 ids, int8 mask, float64 logprobs) so a 500k-token turn costs about
+2 MB instead of 18 MB of Python ints. Objects here are only built by artifact/read.py after
+validation, so code that receives them can trust their invariants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from .schema import Summary, Task, TestCase, TestResult
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    index: int
+    trained: bool
+    tool_calls: tuple[str | None, ...]
+    prompt_ids: np.ndarray
+    output_ids: np.ndarray
+    logps: np.ndarray  # len(output_ids) or 0 when the proxy recorded none
+    mask: np.ndarray  # prompt + output, 0 = context, 1 = generated (trained when `trained`)
+    prompt_source: Literal["engine", "retokenized"] = "retokenized"
+    retokenized_prompt_ids: np.ndarray | None = None
+
+    @property
+    def n_prompt(self) -> int:
+        return int(self.prompt_ids.size)
+
+    @property
+    def n_output(self) -> int:
+        return int(self.output_ids.size)
+
+    @property
+    def ids(self) -> np.ndarray:
+        """prompt + output, the sequence the mask covers."""
+        return np.concatenate([self.prompt_ids, self.output_ids])
+
+
+@dataclass(frozen=True, slots=True)
+class TraceCall:
+    """One captured model call, normalised from either proxy dialect."""
+
+    index: int
+    dialect: Literal["openenv", "legacy"]
+    messages: list[dict]
+    tools: list[dict] | None
+    reply: dict  # choices[0].message: content, tool_calls, reasoning...
+    finish_reason: str | None
+    engine_prompt_ids: np.ndarray | None
+    completion_ids: np.ndarray | None
+    logps: np.ndarray | None
+    loss_mask: np.ndarray | None
+    metadata: dict
+
+    @property
+    def system_prompt(self) -> str | None:
+        for m in self.messages:
+            if m.get("role") == "system":
+                return str(m.get("content"))
+        return None
+
+
+@dataclass
+class Artifact:
+    source: str  # how the user named it (path, zip, hub id, example name)
+    root: Path  # local folder holding the files
+    summary: Summary
+    turns: list[Turn]
+    task: Task | None = None
+    visible_tests: str | None = None
+    held_out_tests: list[TestCase] | None = None
+    trace: list[TraceCall] | None = None
+    test_results: list[TestResult] | None = None
+    solution: str | None = None
+    tokenizer_dir: Path | None = None
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def n_tokens(self) -> int:
+        return sum(t.n_prompt + t.n_output for t in self.turns)

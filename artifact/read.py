@@ -1,0 +1,186 @@
+"""Read an artifact folder, validate it once, and hand back typed objects.
+
+This is the boundary: past `load_artifact`, code trusts the invariants listed in artifact/schema.py.
+Big arrays are decoded from raw JSON bytes straight into numpy (artifact/arrays.py); `load_index`
+reads only the small per-turn fields, which is what a turn list needs, without materialising ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from pathlib import Path
+
+import msgspec
+
+from . import arrays
+from .model import Artifact, Turn
+from .problems import ArtifactError, Findings, Problem, from_msgspec
+from .schema import (EXTRA_FILES, NO_RAW, OPTIONAL_FILES, TOKENIZER_DIR, Summary, Task, TestCase,
+                     TestResults, TraceFile, TurnHeader, TurnsFile)
+from .trace import normalise
+
+_DECODERS = {t: msgspec.json.Decoder(t) for t in (TurnsFile, Summary, Task, list[TestCase], TestResults, TraceFile)}
+
+
+def _read(root: Path, name: str) -> bytes | None:
+    path = root / name
+    return path.read_bytes() if path.is_file() else None
+
+
+def _decode(data: bytes, kind, name: str, findings: Findings):
+    if not data.strip():
+        findings.add(name, "the file is empty")
+        return None
+    try:
+        return _DECODERS[kind].decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError) as e:
+        findings.problems.append(from_msgspec(name, e, data))
+        return None
+
+
+def _require(root: Path, name: str, kind, findings: Findings):
+    data = _read(root, name)
+    if data is None:
+        findings.add(name, f"required file is missing from {root}")
+        return None
+    return _decode(data, kind, name, findings)
+
+
+def _optional(root: Path, name: str, kind, findings: Findings, say_missing: bool = True):
+    data = _read(root, name)
+    if data is None:
+        if say_missing:
+            findings.notices.append(f"{name} is not in this artifact; the parts of the view that need it are empty")
+        return None
+    return _decode(data, kind, name, findings)
+
+
+def _check_header(i: int, h: TurnHeader, findings: Findings) -> None:
+    if h.turn != i:
+        findings.add("turns.json", "turns are numbered 0, 1, 2... in order", turn=i, field="turn",
+                     expected=str(i), found=str(h.turn))
+    if h.trained != bool(h.tool_calls):
+        findings.add("turns.json", "`trained` is true exactly when the turn made a tool call", turn=i,
+                     field="trained", expected=str(bool(h.tool_calls)).lower(), found=str(h.trained).lower())
+
+
+def load_index(root: Path) -> list[TurnHeader]:
+    """The per-turn small fields of turns.json (arrays left raw); raises ArtifactError when unreadable."""
+    findings = Findings()
+    turns = _require(Path(root), "turns.json", TurnsFile, findings)
+    findings.raise_if_any()
+    for i, h in enumerate(turns.turns):
+        _check_header(i, h, findings)
+    findings.raise_if_any()
+    return turns.turns
+
+
+def decode_turn(i: int, h: TurnHeader, findings: Findings) -> Turn | None:
+    """Materialise one turn's arrays and check its length invariants."""
+    file = "turns.json"
+    got = {}
+    for name, parse in (("prompt_ids", arrays.token_ids), ("output_ids", arrays.token_ids),
+                        ("per_token_logps", arrays.logprobs), ("mask", arrays.mask_values),
+                        ("retokenized_prompt_ids", arrays.token_ids)):
+        raw = getattr(h, name)
+        if name == "retokenized_prompt_ids" and bytes(raw) == bytes(NO_RAW):
+            got[name] = None
+            continue
+        try:
+            got[name] = parse(bytes(raw))
+        except arrays.ArrayError as e:
+            findings.add(file, str(e), turn=i, field=name)
+    if len(got) < 5:
+        return None
+    p, o, lp, m = got["prompt_ids"], got["output_ids"], got["per_token_logps"], got["mask"]
+    ok = True
+    for name, n, arr in (("n_prompt_ids", h.n_prompt_ids, p), ("n_output_ids", h.n_output_ids, o)):
+        if n != arr.size:
+            findings.add(file, f"{name} is the length of the array it counts", turn=i, field=name,
+                         expected=str(arr.size), found=str(n))
+            ok = False
+    if m.size != p.size + o.size:
+        findings.add(file, "the mask covers prompt_ids + output_ids", turn=i, field="mask",
+                     expected=f"{p.size} + {o.size} = {p.size + o.size} values", found=f"{m.size}")
+        ok = False
+    if lp.size not in (0, o.size):
+        findings.add(file, "one logprob per output token, or none", turn=i, field="per_token_logps",
+                     expected=f"{o.size} or 0 values", found=f"{lp.size}")
+        ok = False
+    if not ok:
+        return None
+    return Turn(i, h.trained, tuple(h.tool_calls), p, o, lp, m, h.prompt_source, got["retokenized_prompt_ids"])
+
+
+def _check_summary(s: Summary, a: Artifact, findings: Findings) -> None:
+    def same(field: str, expected, found) -> None:
+        if expected != found:
+            findings.add("summary.json", "disagrees with the other files", field=field,
+                         expected=str(expected), found=str(found))
+
+    same("agent_turns", len(a.turns), s.agent_turns)
+    same("trained_turns", sum(t.trained for t in a.turns), s.trained_turns)
+    counts = dict(Counter(name for t in a.turns for name in t.tool_calls if name))
+    same("tool_calls_by_name", counts, s.tool_calls_by_name)
+    if a.trace is not None:
+        same("captured_calls", len(a.trace), s.captured_calls)
+    if a.held_out_tests is not None:
+        same("held_out_tests", len(a.held_out_tests), s.held_out_tests)
+    if a.task is not None and a.task.task_id != s.task_id:
+        findings.add("task.json", "names another task than summary.json", field="task_id",
+                     expected=s.task_id, found=a.task.task_id)
+
+
+def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
+    """Read and validate every file; raise ArtifactError naming each problem found."""
+    root = Path(root)
+    findings = Findings()
+    if not root.is_dir():
+        raise ArtifactError([Problem(str(root), "not a folder")])
+    turns_file = _require(root, "turns.json", TurnsFile, findings)
+    summary = _require(root, "summary.json", Summary, findings)
+    task = _optional(root, "task.json", Task, findings)
+    held_out = _optional(root, "held_out_tests.json", list[TestCase], findings)
+    trace_file = _optional(root, "trace.json", TraceFile, findings)
+    results = _optional(root, "test_results.json", TestResults, findings, say_missing=False)
+    visible = _read(root, "visible_tests.txt")
+    if visible is None:
+        findings.notices.append("visible_tests.txt is not in this artifact; the visible tests are not shown")
+    turns = []
+    if turns_file is not None:
+        for i, h in enumerate(turns_file.turns):
+            _check_header(i, h, findings)
+            turns.append(decode_turn(i, h, findings))
+        del turns_file  # drop the raw bytes: only numpy arrays are kept
+    trace = normalise(trace_file.turns, findings) if trace_file is not None else None
+    findings.raise_if_any()
+    tok_dir = root / TOKENIZER_DIR
+    solution = _read(root, "solution.py")
+    artifact = Artifact(
+        source=source or str(root), root=root, summary=summary, turns=turns, task=task,
+        visible_tests=_text(visible, "visible_tests.txt", findings),
+        held_out_tests=held_out, trace=trace,
+        test_results=results.tests if results else None,
+        solution=_text(solution, "solution.py", findings),
+        tokenizer_dir=tok_dir if (tok_dir / "tokenizer.json").is_file() or (tok_dir / "tokenizer_config.json").is_file() else None,
+        notices=findings.notices,
+    )
+    _check_summary(summary, artifact, findings)
+    if task is not None and hashlib.sha1(task.instruction.encode()).hexdigest() != task.task_id:
+        findings.notices.append("task.json: task_id is not the sha1 of the instruction, as the recipe makes it")
+    findings.raise_if_any()
+    return artifact
+
+
+def _text(data: bytes | None, name: str, findings: Findings) -> str | None:
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        findings.add(name, f"not UTF-8 text (byte {e.start})")
+        return None
+
+
+__all__ = ["load_artifact", "load_index", "decode_turn", "EXTRA_FILES", "OPTIONAL_FILES"]

@@ -1,0 +1,125 @@
+"""The rollout artifact format: the one place that says what each file holds.
+
+An artifact is a folder. The six files below are exactly what `shared/seed/capture_trace.py` writes;
+artifacts from it exist on the Hub, so they are read as they are and none of their fields may become
+required beyond what the seed writes.
+
+    turns.json           {"turns": [Turn...]}: the agent turns as training sees them
+    summary.json         Summary: model, counts, reward
+    task.json            Task: the instruction the agent got
+    visible_tests.txt    the example cases from the statement (what the agent could check)
+    held_out_tests.json  [TestCase...]: the tests that produce the reward (the agent never sees them)
+    trace.json           {"turns": [proxy entry...]}: the raw capture, in either proxy dialect
+                         (artifact/trace.py reads both)
+
+Required: turns.json and summary.json. A missing optional file is reported as a notice.
+
+Optional extras (format_version 2, written by our capture; all absent in seed artifacts):
+    summary.json  format_version   int, 2 for artifacts we write (absent = 1, the seed)
+                  produced_by      one honest sentence on what produced this rollout
+                  reward_breakdown the reward recipe's steps as captured
+                  capture          dict of capture settings (backend, seeds, ...); never secrets
+    turns.json    prompt_source    "engine" when prompt_ids are the engine's own ids,
+                                   "retokenized" (the seed's behaviour, the default) otherwise
+                  retokenized_prompt_ids  the chat-template re-rendering, kept beside engine ids
+    tokenizer/           tokenizer files (tokenizer.json, tokenizer_config.json, chat template)
+                         so the artifact renders offline
+    test_results.json    TestResults: per held-out test pass/fail, time, status
+    solution.py          the agent's final solution, as verified
+
+Invariants checked on read (artifact/read.py): len(mask) == n_prompt_ids + n_output_ids and
+n_* equal the array lengths; len(per_token_logps) is n_output_ids or 0; mask values are 0/1;
+`trained` is true iff the turn made a tool call; summary counts agree with the files.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+FORMAT_VERSION = 2
+REQUIRED_FILES = ("turns.json", "summary.json")
+OPTIONAL_FILES = ("trace.json", "task.json", "visible_tests.txt", "held_out_tests.json")
+EXTRA_FILES = ("test_results.json", "solution.py")
+TOKENIZER_DIR = "tokenizer"
+NO_RAW = msgspec.Raw(b"null")
+
+
+class TurnHeader(msgspec.Struct):
+    """One turns.json entry with its big arrays left as raw bytes: the turn index."""
+
+    turn: int
+    trained: bool
+    tool_calls: list[str | None]
+    n_prompt_ids: int
+    n_output_ids: int
+    prompt_ids: msgspec.Raw
+    output_ids: msgspec.Raw
+    per_token_logps: msgspec.Raw
+    mask: msgspec.Raw
+    prompt_source: Literal["engine", "retokenized"] = "retokenized"
+    retokenized_prompt_ids: msgspec.Raw = NO_RAW
+
+
+class TurnsFile(msgspec.Struct):
+    turns: list[TurnHeader]
+
+
+class Summary(msgspec.Struct, omit_defaults=True):
+    model: str
+    task_id: str
+    captured_calls: int
+    agent_turns: int
+    trained_turns: int
+    tool_calls_by_name: dict[str, int]
+    held_out_tests: int
+    n_tests_eval_cap: int
+    env_reward: float | None
+    reward_after_penalties: float | None
+    timed_out: bool
+    format_version: int = 1
+    produced_by: str | None = None
+    reward_breakdown: list[dict] | None = None
+    capture: dict | None = None
+
+
+class Task(msgspec.Struct):
+    task_id: str
+    task_index: int
+    instruction: str
+
+
+class TestCase(msgspec.Struct):
+    input: str
+    output: str
+
+
+class TestResult(msgspec.Struct, omit_defaults=True):
+    index: int
+    passed: bool
+    status: Literal["pass", "fail", "timeout", "error", "not-run"]
+    time_s: float | None = None
+    detail: str = ""
+
+
+class TestResults(msgspec.Struct):
+    tests: list[TestResult]
+
+
+class TraceEntry(msgspec.Struct):
+    """One proxy trace entry, either dialect (artifact/trace.py tells them apart); big arrays stay raw."""
+
+    request: dict = {}
+    response: dict = {}
+    prompt_token_ids: msgspec.Raw = NO_RAW
+    completion_token_ids: msgspec.Raw = NO_RAW
+    completion_tokens: list[str] | None = None
+    per_token_logps: msgspec.Raw = NO_RAW
+    loss_mask: msgspec.Raw = NO_RAW
+    metadata: dict = {}
+    finish_reason: str | None = None
+
+
+class TraceFile(msgspec.Struct):
+    turns: list[TraceEntry]

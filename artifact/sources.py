@@ -1,0 +1,135 @@
+"""Turn what a user names (a folder, a .zip, a Hub dataset id, a bundled example) into a local folder.
+
+Hub artifacts are fetched with `huggingface_hub.snapshot_download`, which caches them and honours
+`HF_HUB_OFFLINE`; private repos use the caller's token, which is passed through and never stored.
+Zips are unpacked into a fresh temporary folder after checking every member stays inside it.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .problems import ArtifactError, Problem
+
+EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
+MAX_UNZIPPED_BYTES = 2 * 1024**3
+# org/name, then optional @revision and :sub/folder; names as the Hub allows them.
+HUB_ID = re.compile(r"^(?:hf://datasets/)?(?P<repo>[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96})"
+                    r"(?:@(?P<rev>[\w./-]{1,200}))?(?::(?P<sub>[\w./-]{1,300}))?$")
+
+
+@dataclass(frozen=True)
+class HubRef:
+    repo_id: str
+    revision: str | None = None
+    subfolder: str | None = None
+
+
+def bundled_examples() -> list[str]:
+    """Names of the example artifacts shipped under examples/."""
+    return sorted(p.name for p in EXAMPLES_DIR.iterdir() if (p / "turns.json").is_file()) if EXAMPLES_DIR.is_dir() else []
+
+
+def parse_hub_id(text: str) -> HubRef | None:
+    m = HUB_ID.match(text.strip())
+    if not m or ".." in text:
+        return None
+    sub = m.group("sub")
+    return HubRef(m.group("repo"), m.group("rev"), sub.strip("/") if sub else None)
+
+
+def artifact_root(folder: Path) -> Path:
+    """The folder itself, or its single sub-folder holding turns.json (how zips of a folder unpack)."""
+    if (folder / "turns.json").is_file():
+        return folder
+    found = [p.parent for p in folder.rglob("turns.json")]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ArtifactError([Problem(str(folder), "no turns.json here or below: this is not a rollout artifact")])
+    raise ArtifactError([Problem(str(folder), f"{len(found)} artifacts inside; name one of them",
+                                 expected="one turns.json", found=", ".join(str(p) for p in found[:5]))])
+
+
+def unzip(path: Path, into: Path | None = None) -> Path:
+    """Unpack a zip safely (no member may escape the target, bounded size) and return the artifact root."""
+    target = Path(into or tempfile.mkdtemp(prefix="rollout-zip-"))
+    try:
+        with zipfile.ZipFile(path) as zf:
+            total = 0
+            for info in zf.infolist():
+                dest = (target / info.filename).resolve()
+                if not dest.is_relative_to(target.resolve()) or info.filename.startswith("/"):
+                    raise ArtifactError([Problem(path.name, "a member would unpack outside its folder",
+                                                 field=info.filename)])
+                total += info.file_size
+            if total > MAX_UNZIPPED_BYTES:
+                raise ArtifactError([Problem(path.name, "too large to unpack", expected=f"at most {MAX_UNZIPPED_BYTES} bytes",
+                                             found=f"{total} bytes")])
+            zf.extractall(target)
+    except zipfile.BadZipFile:
+        raise ArtifactError([Problem(path.name, "not a readable zip file (truncated or another format)")]) from None
+    return artifact_root(target)
+
+
+def download(ref: HubRef, token: str | None = None) -> Path:
+    """Fetch (or reuse from cache) the artifact files of a Hub dataset repo."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import (GatedRepoError, LocalEntryNotFoundError, RepositoryNotFoundError,
+                                        RevisionNotFoundError)
+
+    patterns = None
+    if ref.subfolder:
+        patterns = [f"{ref.subfolder}/*", f"{ref.subfolder}/**"]
+    where = f"{ref.repo_id}" + (f"@{ref.revision}" if ref.revision else "")
+    try:
+        local = snapshot_download(ref.repo_id, repo_type="dataset", revision=ref.revision,
+                                  allow_patterns=patterns, token=token)
+    except RevisionNotFoundError:
+        raise ArtifactError([Problem(where, f"the dataset has no revision {ref.revision!r}")]) from None
+    except GatedRepoError:
+        raise ArtifactError([Problem(where, "the dataset is gated: accept its terms on the Hub and pass a token")]) from None
+    except RepositoryNotFoundError:
+        raise ArtifactError([Problem(where, "no such dataset repo, or it is private: check the id, or pass "
+                                            "a token (HF_TOKEN) that can read it")]) from None
+    except LocalEntryNotFoundError:
+        raise ArtifactError([Problem(where, "not in the local cache and the Hub cannot be reached "
+                                            "(offline, or HF_HUB_OFFLINE=1 is set)")]) from None
+    except OSError as e:  # network failures surface as requests/httpx OSErrors
+        raise ArtifactError([Problem(where, f"could not download from the Hub: {type(e).__name__}")]) from None
+    root = Path(local) / ref.subfolder if ref.subfolder else Path(local)
+    if not root.is_dir():
+        raise ArtifactError([Problem(where, "the dataset has no such sub-folder", field=ref.subfolder)])
+    return artifact_root(root)
+
+
+def resolve(source: str, token: str | None = None, allow_local: bool = True) -> Path:
+    """Local folder holding the artifact that `source` names.
+
+    Order: a bundled example's name; a local folder or .zip (only when `allow_local`, which a public
+    Space turns off so visitors cannot read server paths); a Hub dataset id.
+    """
+    text = source.strip()
+    if text in bundled_examples():
+        return EXAMPLES_DIR / text
+    if allow_local:
+        path = Path(text).expanduser()
+        if path.is_dir():
+            return artifact_root(path)
+        if path.is_file():
+            if zipfile.is_zipfile(path) or path.suffix == ".zip":
+                return unzip(path)
+            if path.name == "turns.json":
+                return path.parent
+            raise ArtifactError([Problem(str(path), "not a folder, a .zip or a turns.json")])
+    ref = parse_hub_id(text)
+    if ref is None:
+        hint = "a bundled example, a folder, a .zip or a Hub dataset id (org/name[@revision][:sub/folder])"
+        if not allow_local:
+            hint = "a bundled example or a Hub dataset id (org/name[@revision][:sub/folder])"
+        raise ArtifactError([Problem(text or "(empty)", "cannot find this artifact", expected=hint, found="none of these")])
+    return download(ref, token=token)
