@@ -1,0 +1,63 @@
+"""`python -m viewer check SOURCE`: validate an artifact and print what it holds, for pipelines.
+
+Exit status 0 when the artifact is valid, 1 when it is not (every problem printed, one a line),
+2 for a usage error. Messages, never tracebacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from artifact import ArtifactError, open_artifact
+
+from .analysis.report import fmt_reward, report
+
+
+def check(source: str, out: TextIO = sys.stdout) -> int:
+    try:
+        a = open_artifact(source)
+    except ArtifactError as e:
+        print(f"INVALID {source}", file=out)
+        for p in e.problems:
+            print(f"  - {p}", file=out)
+        return 1
+    r = report(a)
+    rc = r.reward
+    reward_line = f"{fmt_reward(rc.recorded)} (verifier {fmt_reward(a.summary.env_reward)}; "
+    reward_line += "recipe agrees)" if rc.matches else f"recipe gives {fmt_reward(rc.recomputed)}: MISMATCH)"
+    lines = [
+        f"OK {source}",
+        f"  model        {r.model}",
+        f"  turns        {r.turns} agent turns, {r.trained_turns} trained, of {r.captured_calls} captured calls",
+        f"  tokens       {r.prompt_tokens:,} prompt + {r.output_tokens:,} output ({r.trained_tokens:,} trained); "
+        f"longest context {r.max_context:,}",
+        f"  continuity   {r.continuity}",
+        f"  reward       {reward_line}",
+    ]
+    if a.summary.produced_by:
+        lines.append(f"  produced by  {a.summary.produced_by}")
+    print("\n".join(lines), file=out)
+    if a.notices:
+        print("notices:", file=out)
+        for n in a.notices:
+            print(f"  - {n}", file=out)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m viewer", description="Rollout artifact tools.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("check", help="validate an artifact and print a short summary")
+    p.add_argument("source", help="a folder, a .zip, a Hub dataset id (org/name[@rev][:sub/folder]) or a bundled example")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "check":
+            return check(args.source)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # the promise is a message, not a traceback
+        print(f"ERROR {args.source}: unexpected {type(e).__name__}: {e}", file=sys.stderr)
+        return 3
+    return 2
