@@ -71,6 +71,7 @@ def write_artifact(out_dir: Path | str, *, summary: Summary, turns: list[Turn], 
         if tokenizer is not None:
             tokenizer.save_pretrained(str(tmp / TOKENIZER_DIR))
         load_artifact(tmp)  # raises ArtifactError before anything reaches out_dir
+        tmp.chmod(0o755)  # mkdtemp makes it private; an artifact is meant to be shared
         if out.exists():
             out.rmdir()
         tmp.rename(out)

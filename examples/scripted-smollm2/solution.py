@@ -1,0 +1,3 @@
+n = int(input())
+values = input().split()
+print(len(set(values)))
