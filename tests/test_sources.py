@@ -1,0 +1,112 @@
+"""Where artifacts come from: bundled examples, folders, zips, Hub dataset repos (exercised offline
+through huggingface_hub's own cache), and the `python -m viewer check` command around them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from artifact import ArtifactError, bundled_examples, open_artifact
+from artifact.sources import parse_hub_id, resolve
+from conftest import EXAMPLE, ROOT
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def run_check(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "viewer", "check", *args], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, timeout=120)
+
+
+def test_bundled_examples_listed():
+    assert "scripted-smollm2" in bundled_examples()
+
+
+def test_zip_of_a_folder(tmp_path):
+    z = tmp_path / "rollout.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        for f in EXAMPLE.rglob("*"):
+            if f.is_file():
+                zf.write(f, Path("my-rollout") / f.relative_to(EXAMPLE))
+    a = open_artifact(z)
+    assert len(a.turns) == 3 and a.tokenizer_dir is not None
+
+
+def test_zip_that_escapes_its_folder_is_refused(tmp_path):
+    z = tmp_path / "evil.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("../../outside.txt", "x")
+    with pytest.raises(ArtifactError, match="outside its folder"):
+        open_artifact(z)
+    assert not (tmp_path.parent / "outside.txt").exists()
+
+
+def test_corrupt_zip(tmp_path):
+    z = tmp_path / "broken.zip"
+    z.write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(ArtifactError, match="not a readable zip"):
+        open_artifact(z)
+
+
+def test_hub_ids_parse():
+    assert parse_hub_id("org/name@v2:runs/7") == parse_hub_id("hf://datasets/org/name@v2:runs/7")
+    ref = parse_hub_id("org/name@v2:runs/7")
+    assert (ref.repo_id, ref.revision, ref.subfolder) == ("org/name", "v2", "runs/7")
+    assert parse_hub_id("../etc/passwd") is None and parse_hub_id("a/b/../c") is None
+
+
+def test_local_paths_refused_when_not_allowed(example_copy):
+    with pytest.raises(ArtifactError, match="bundled example or a Hub dataset id"):
+        resolve(str(example_copy / "nested" / "x y"), allow_local=False)
+    # a public Space must not read server folders even when they exist
+    with pytest.raises(ArtifactError):
+        resolve(str(example_copy), allow_local=False)
+
+
+def _fake_hub_cache(cache: Path, repo: str, sub: str | None = None) -> None:
+    """The layout huggingface_hub itself writes: refs/main -> snapshots/<commit>/files."""
+    base = cache / f"datasets--{repo.replace('/', '--')}"
+    (base / "refs").mkdir(parents=True)
+    (base / "refs" / "main").write_text(COMMIT)
+    snap = base / "snapshots" / COMMIT
+    shutil.copytree(EXAMPLE, snap / sub if sub else snap)
+
+
+def test_hub_dataset_read_offline_through_huggingface_hub(tmp_path):
+    cache = tmp_path / "hub"
+    _fake_hub_cache(cache, "someone/rollouts", sub="runs/7")
+    env = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(cache), "HF_HOME": str(tmp_path / "home")}
+    r = run_check("someone/rollouts:runs/7", env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("OK someone/rollouts:runs/7") and "3 agent turns, 2 trained" in r.stdout
+    r = run_check(f"someone/rollouts@{COMMIT}:runs/7", env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = run_check("someone/missing", env=env)
+    assert r.returncode == 1 and "not in the local cache" in r.stdout and "Traceback" not in r.stderr
+
+
+def test_check_accepts_valid_and_summarises():
+    r = run_check("scripted-smollm2")
+    assert r.returncode == 0 and r.stderr == ""
+    assert "turns        3 agent turns, 2 trained, of 4 captured calls" in r.stdout
+    assert "continuity   1 of 2 boundaries drift" in r.stdout
+    assert "reward       +0.800 (verifier +0.800; recipe agrees)" in r.stdout
+
+
+def test_check_rejects_malformed_with_messages(example_copy):
+    p = example_copy / "summary.json"
+    p.write_text(p.read_text()[:40])
+    r = run_check(str(example_copy))
+    assert r.returncode == 1 and "Traceback" not in r.stdout + r.stderr
+    assert "summary.json: the file is truncated" in r.stdout
+
+
+def test_check_unknown_source():
+    r = run_check("definitely not a source")
+    assert r.returncode == 1 and "cannot find this artifact" in r.stdout

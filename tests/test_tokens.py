@@ -1,0 +1,58 @@
+"""Token ids to display text with a real byte-level BPE tokenizer (SmolLM2's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from artifact import open_artifact
+from viewer.tokens import JOINED, NORMAL, SPECIAL, UNKNOWN, make_visible, resolve_vocab, token_texts
+
+TEXT = "def f(x):\n\treturn x  # é → 😀😀 naïve 中文<|im_end|>"
+
+
+def test_display_text_joins_split_characters(hf_tokenizer, vocab):
+    ids = np.asarray(hf_tokenizer.encode(TEXT, add_special_tokens=False))
+    tt = token_texts(vocab, ids)
+    assert "".join(tt.text.tolist()) == TEXT
+    assert not any("\ufffd" in t for t in tt.text.tolist())
+    assert (tt.kind == JOINED).any()  # the emoji and CJK are split across byte tokens here
+    for k in np.flatnonzero(tt.kind == JOINED):
+        assert tt.text[k] == "" and tt.kind[k - 1] in (NORMAL, JOINED)
+    assert tt.kind[-1] == SPECIAL and tt.text[-1] == "<|im_end|>"
+
+
+def test_broken_bytes_stay_visible_as_replacement(vocab, hf_tokenizer):
+    emoji = hf_tokenizer.encode("😀", add_special_tokens=False)
+    assert len(emoji) > 1
+    tt = token_texts(vocab, np.asarray(emoji[:1] + hf_tokenizer.encode(" ok", add_special_tokens=False)))
+    assert "\ufffd" in tt.text[0] and tt.text[1] == " ok"
+
+
+def test_ids_outside_vocab_and_no_tokenizer(vocab):
+    tt = token_texts(vocab, np.asarray([5, vocab.size + 3]))
+    assert tt.kind[1] == UNKNOWN and tt.text[1] == f"⟨{vocab.size + 3}⟩"
+    tt = token_texts(None, np.asarray([1, 2]))
+    assert tt.text.tolist() == ["⟨1⟩", "⟨2⟩"] and (tt.kind == UNKNOWN).all()
+
+
+def test_whitespace_made_visible():
+    assert make_visible(" a\tb\nc") == "·a→b↵c"
+
+
+def test_tokenizer_resolution_order(tmp_path):
+    a = open_artifact("scripted-smollm2")
+    v, why = resolve_vocab(a.tokenizer_dir, a.summary.model)
+    assert v is not None and v.origin == "the artifact's tokenizer/ files" and why == []
+    # no files in the artifact, model not cached (HF cache is empty offline): a user path still works
+    v, why = resolve_vocab(None, "nobody/not-cached", str(a.tokenizer_dir))
+    assert v is not None and v.origin == str(a.tokenizer_dir)
+    assert any("not-cached" in w for w in why)
+
+
+def test_no_tokenizer_says_why_and_does_not_crash(tmp_path):
+    (tmp_path / "tokenizer.json").write_text("{broken")
+    v, why = resolve_vocab(tmp_path, None, str(tmp_path / "missing"))
+    assert v is None
+    assert why[-1] == "showing token ids instead of text" and len(why) == 3
