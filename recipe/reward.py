@@ -42,7 +42,7 @@ def reward_waterfall(env_reward: float | None, tool_calls_by_name: dict[str, int
     n = sum(tool_calls_by_name.values())
     penalty = min(MAX_STEP_PENALTY, STEP_PENALTY * max(0, n - FREE_TOOL_CALLS))
     value -= penalty
-    steps.append(Step("step penalty", -penalty, value,
+    steps.append(Step("step penalty", -penalty if penalty else 0.0, value,
                       f"{n} tool calls; {STEP_PENALTY} each beyond {FREE_TOOL_CALLS}, at most {MAX_STEP_PENALTY}"))
     return steps + [Step("final", None, value, "")]
 

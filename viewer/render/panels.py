@@ -1,0 +1,154 @@
+"""Small pure functions from analysis results to escaped HTML fragments: header, turn boundary,
+engine ids, tool calls, tests, reward waterfall, training rows, problems."""
+
+from __future__ import annotations
+
+from artifact import Artifact, Problem, TestResult
+
+from ..analysis.continuity import Boundary
+from ..analysis.engine_ids import EngineCheck
+from ..analysis.report import Report, fmt_reward
+from ..analysis.tools import ToolCall
+from ..analysis.training_rows import TrainingView
+from ..tokens import make_visible
+from .safe import markdown, pre, pretty_json, text
+
+
+def problems(source: str, items: list[Problem] | list[str]) -> str:
+    lis = "".join(f"<li>{text(p)}</li>" for p in items)
+    return f"<div class='tv-error' role='alert'><b>Cannot open {text(source)}</b><ul>{lis}</ul></div>"
+
+
+def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str]) -> str:
+    instruction = a.task.instruction if a.task else ""
+    title = (a.task.task_id if a.task else a.summary.task_id)[:12]
+    badge = "ok" if r.continuity == "token-in = token-out" or r.continuity.startswith("single") else "warn"
+    reward = fmt_reward(r.reward.recorded)
+    mismatch = "" if r.reward.matches else (f" <span class='tv-badge warn' title='recomputed from the recipe'>"
+                                            f"recipe gives {fmt_reward(r.reward.recomputed)}</span>")
+    notices = "".join(f"<li>{text(n)}</li>" for n in a.notices)
+    notices = f"<ul class='tv-notices'>{notices}</ul>" if notices else ""
+    timed_out = "<span class='tv-badge warn'>timed out</span>" if a.summary.timed_out else ""
+    tok = (f"tokenizer: {text(vocab_origin)}" if vocab_origin else
+           "no tokenizer: showing ids (" + text("; ".join(vocab_why)) + ")")
+    produced = f"<div class='tv-produced'>{text(a.summary.produced_by)}</div>" if a.summary.produced_by else ""
+    return (
+        "<div class='tv-header'>"
+        f"<div class='tv-h-row'><span class='tv-model'>{text(r.model)}</span>"
+        f"<span class='tv-badge reward'>reward {reward}</span>{mismatch}"
+        f"<span class='tv-badge {badge}' data-testid='continuity'>{text(r.continuity)}</span>"
+        f"<span class='tv-badge'>{r.captured_calls} captured · {r.turns} agent · {r.trained_turns} trained</span>"
+        f"{timed_out}</div>"
+        f"{produced}"
+        f"<details class='tv-task'><summary>task {text(title)} — instruction</summary>"
+        f"<div class='tv-md'>{markdown(instruction)}</div></details>"
+        f"<div class='tv-meta'>{tok} · {r.prompt_tokens + r.output_tokens:,} tokens · longest context {r.max_context:,}</div>"
+        f"{notices}"
+        "</div>"
+    )
+
+
+def boundary(b: Boundary | None) -> str:
+    if b is None:
+        return "<div class='tv-boundary'>first turn: everything in its prompt is new context</div>"
+    if b.continuous:
+        return (f"<div class='tv-boundary ok'>turn {b.before} → {b.after}: the prompt starts with all "
+                f"{b.held:,} tokens of turn {b.before} (token-in = token-out)</div>")
+    where = "inside turn %d's output" % b.before if b.in_output else "inside turn %d's prompt" % b.before
+    return (
+        f"<div class='tv-boundary drift'><b>turn {b.before} → {b.after}: drift at position {b.diverge_at:,}</b> "
+        f"({where}; {b.held - b.diverge_at:,} of turn {b.before}'s tokens are not carried over)"
+        f"<div class='tv-cause'>likely cause: {text(b.cause)}</div>"
+        "<div class='tv-sides'>"
+        f"<div><div class='tv-side-h'>turn {b.before} had</div><code class='tv-tok'>{text(make_visible(b.held_text))}</code>"
+        f"<div class='tv-ids'>{text(' '.join(map(str, b.held_ids)))}</div></div>"
+        f"<div><div class='tv-side-h'>turn {b.after}'s prompt has</div><code class='tv-tok'>{text(make_visible(b.next_text))}</code>"
+        f"<div class='tv-ids'>{text(' '.join(map(str, b.next_ids)))}</div></div>"
+        "</div></div>"
+    )
+
+
+def engine(c: EngineCheck) -> str:
+    if c.status == "same":
+        return f"<div class='tv-engine ok'>engine prompt ids and the re-tokenized prompt agree ({c.engine_len:,} tokens)</div>"
+    if c.status == "differ":
+        return (f"<div class='tv-engine drift'><b>engine ids and re-tokenized prompt differ at position {c.diverge_at:,}</b> "
+                f"(engine {c.engine_len:,} tokens, re-tokenized {c.retok_len:,})<div class='tv-sides'>"
+                f"<div><div class='tv-side-h'>engine</div><code class='tv-tok'>{text(make_visible(c.engine_text))}</code></div>"
+                f"<div><div class='tv-side-h'>re-tokenized</div><code class='tv-tok'>{text(make_visible(c.retok_text))}</code></div>"
+                "</div></div>")
+    return f"<div class='tv-engine'>{text(c.status)}: engine and re-tokenized prompts cannot be compared</div>"
+
+
+def tool_calls(calls: list[ToolCall]) -> str:
+    if not calls:
+        return "<div class='tv-tools empty'>no tool call in this turn (not trained)</div>"
+    parts = []
+    for c in calls:
+        status = ("<span class='tv-badge warn'>failed</span>" if c.failed else
+                  "<span class='tv-badge'>no result recorded</span>" if c.result is None else "")
+        bad_args = "" if c.arguments_ok else "<span class='tv-badge warn'>arguments are not valid JSON</span>"
+        args = pretty_json(c.arguments) if c.arguments_ok else str(c.arguments)
+        parts.append(
+            f"<div class='tv-call{' failed' if c.failed else ''}'><div class='tv-call-h'><b>{text(c.name or '?')}</b>"
+            f" <span class='tv-dim'>{text(c.call_id or '')}</span> {status}{bad_args}</div>"
+            f"<div class='tv-side-h'>arguments</div>{pre(args, label='arguments')}"
+            + (f"<div class='tv-side-h'>result</div>{pre(c.result, label='the result')}" if c.result is not None else "")
+            + "</div>")
+    return "<div class='tv-tools'>" + "".join(parts) + "</div>"
+
+
+def tests(a: Artifact) -> str:
+    visible = pre(a.visible_tests, label="the visible tests") if a.visible_tests is not None else "<i>not in this artifact</i>"
+    results: dict[int, TestResult] = {r.index: r for r in a.test_results or []}
+    rows = []
+    for i, t in enumerate(a.held_out_tests or []):
+        r = results.get(i)
+        verdict = (f"<span class='tv-badge {'ok' if r.passed else 'warn'}'>{text(r.status)}</span>"
+                   f"{(' <span class=tv-dim>' + text(r.detail) + '</span>') if r.detail else ''}") if r else "<span class='tv-dim'>no per-test result</span>"
+        rows.append(f"<tr data-testid='held-out-test'><td>{i}</td><td>{pre(t.input, 400, 'the input')}</td>"
+                    f"<td>{pre(t.output, 400, 'the output')}</td><td>{verdict}</td></tr>")
+    n = len(a.held_out_tests or [])
+    passed = sum(r.passed for r in results.values())
+    count = f"{n} held-out tests" + (f", {passed} passed" if results else "")
+    held = ("<table class='tv-table'><tr><th>#</th><th>input</th><th>expected output</th><th>result</th></tr>"
+            + "".join(rows) + "</table>") if a.held_out_tests is not None else "<i>not in this artifact</i>"
+    return (
+        "<div class='tv-tests'>"
+        f"<div><h4>Visible example tests <span class='tv-dim'>what the agent could see and run</span></h4>{visible}</div>"
+        f"<div><h4>Held-out tests <span class='tv-dim'>{count}; these produce the reward, the agent never sees them</span></h4>{held}</div>"
+        "</div>"
+    )
+
+
+def reward(a: Artifact, r: Report) -> str:
+    steps = r.reward.steps
+    scale = max([abs(s.value) for s in steps if s.value is not None] + [1.0])
+    rows = []
+    for s in steps:
+        v = "unscorable" if s.value is None else f"{s.value:+.3f}"
+        d = "" if s.delta is None else f"{s.delta:+.3f}"
+        width = 0 if s.value is None else abs(s.value) / scale * 100
+        neg = " neg" if (s.value or 0) < 0 else ""
+        rows.append(f"<tr data-testid='reward-step'><td>{text(s.label)}</td><td class='num'>{d}</td>"
+                    f"<td class='num'>{v}</td><td><div class='tv-bar{neg}' style='width:{width:.1f}%'></div></td>"
+                    f"<td class='tv-dim'>{text(s.why)}</td></tr>")
+    check = ("recorded reward matches the recipe" if r.reward.matches else
+             f"<b>recorded {fmt_reward(r.reward.recorded)} but the recipe gives {fmt_reward(r.reward.recomputed)}</b>")
+    tools = "".join(f"<li>{text(k)}: {v}</li>" for k, v in sorted(a.summary.tool_calls_by_name.items()))
+    return (f"<div class='tv-reward'><table class='tv-table'><tr><th>step</th><th>change</th><th>reward</th><th></th><th></th></tr>"
+            f"{''.join(rows)}</table><p>{check} · timed out: {'yes' if a.summary.timed_out else 'no'}</p>"
+            f"<h4>Tool calls by name</h4><ul>{tools or '<li>none</li>'}</ul></div>")
+
+
+def training(view: TrainingView) -> str:
+    if view.error:
+        return f"<div class='tv-training drift'>{text(view.error)}</div>"
+    t = view.tally
+    rows = "".join(f"<tr><td>{k}</td><td class='num'>{r.input_ids.size:,}</td><td class='num'>{r.n_trained:,}</td>"
+                   f"<td>{text(', '.join(map(str, r.turns)))}</td></tr>" for k, r in enumerate(view.rows))
+    return (f"<div class='tv-training'><p>TRL packs this rollout into <b>{len(view.rows)}</b> training row(s): "
+            f"{int(t.get('clean', 0))} clean, {int(t.get('realign', 0))} realigned, {int(t.get('fork', 0))} forked "
+            f"of {int(t.get('transitions', 0))} transitions; drift {int(t.get('drift_tokens', 0))} tokens in total, "
+            f"at most {int(t.get('drift_max', 0))}.</p><table class='tv-table'><tr><th>row</th><th>tokens</th>"
+            f"<th>trained</th><th>turns</th></tr>{rows}</table></div>")

@@ -1,0 +1,59 @@
+"""The only ways untrusted trace text becomes HTML: escaped text, or markdown with raw HTML and images off.
+
+Model output, tool output, task text and test data all come from the trace and are untrusted. An
+image in rendered markdown would make every reader's browser call someone's server, and raw HTML
+could run script, so markdown is rendered by markdown-it with `html=False` and the image rule
+disabled; links get rel="noopener noreferrer nofollow" and open nothing by themselves.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+
+FOLD_CHARS = 2000
+
+
+def text(value: object) -> str:
+    """Escaped text, quotes included (safe in element bodies and attribute values)."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+@lru_cache(maxsize=1)
+def _md() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.disable("image")
+
+    def link_open(tokens, idx, options, env):
+        tokens[idx].attrSet("rel", "noopener noreferrer nofollow")
+        tokens[idx].attrSet("target", "_blank")
+        return md.renderer.renderToken(tokens, idx, options, env)
+
+    md.add_render_rule("link_open", link_open)
+    return md
+
+
+def markdown(value: str | None) -> str:
+    """Markdown to HTML with raw HTML shown as text and images not rendered."""
+    return _md().render(value or "")
+
+
+def pre(value: str | None, fold: int = FOLD_CHARS, label: str = "") -> str:
+    """A preformatted block; text longer than `fold` characters is folded, never cut."""
+    body = value or ""
+    if len(body) <= fold:
+        return f"<pre class='tv-pre'>{text(body)}</pre>"
+    head = body[:fold]
+    return (f"<pre class='tv-pre'>{text(head)}</pre><details class='tv-fold'><summary>show all "
+            f"{len(body):,} characters{(' of ' + text(label)) if label else ''}</summary>"
+            f"<pre class='tv-pre'>{text(body[fold:])}</pre></details>")
+
+
+def pretty_json(value: object) -> str:
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)

@@ -1,0 +1,146 @@
+"""One loaded rollout, ready to view: the artifact, its vocabulary, its analyses, and the two things
+the page asks for: a small outline of every turn, and token chunks on demand.
+
+The page never receives a whole turn's tokens at once. It gets the outline (counts, flags, panels)
+and asks for 2k-token chunks as they scroll into view; that is what keeps paint time flat from 2k
+to 500k tokens (shared/reference/measurements.md). Positions are absolute within the scope asked
+for: a turn's prompt + output ("full"), the part after the prefix shared with the turn before
+("new"), or one of TRL's training rows ("row").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from artifact import Artifact
+
+from .analysis import continuity
+from .analysis.alignment import Alignment, align
+from .analysis.engine_ids import EngineCheck, engine_check
+from .analysis.report import Report, report
+from .analysis.spans import ContextDelta, MaskAudit, context_deltas, mask_audit
+from .analysis.tools import ToolCall, tool_calls
+from .analysis.training_rows import TrainingView, training_rows
+from .render import panels
+from .tokens import Vocab, resolve_vocab, token_texts
+
+CHUNK = 2048
+MODES = ("mask", "logprob", "drift")
+SCOPES = ("new", "full", "row")
+
+
+@dataclass
+class Rollout:
+    artifact: Artifact
+    vocab: Vocab | None
+    vocab_why: list[str] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, artifact: Artifact, tokenizer_path: str | None = None) -> "Rollout":
+        vocab, why = resolve_vocab(artifact.tokenizer_dir, artifact.summary.model, tokenizer_path)
+        return cls(artifact, vocab, why)
+
+    @cached_property
+    def report(self) -> Report:
+        return report(self.artifact, self.vocab)
+
+    @cached_property
+    def deltas(self) -> list[ContextDelta]:
+        return context_deltas(self.artifact.turns)
+
+    @cached_property
+    def alignment(self) -> Alignment:
+        return align(self.artifact)
+
+    @cached_property
+    def tool_calls(self) -> list[ToolCall]:
+        calls = [c for c in self.alignment.calls if c is not None]
+        return tool_calls(calls, self.artifact.trace) if len(calls) == len(self.artifact.turns) else []
+
+    @cached_property
+    def engine_checks(self) -> list[EngineCheck]:
+        return [engine_check(t, c, self.vocab) for t, c in zip(self.artifact.turns, self.alignment.calls)]
+
+    @cached_property
+    def audits(self) -> list[MaskAudit]:
+        return [mask_audit(t) for t in self.artifact.turns]
+
+    @cached_property
+    def training(self) -> TrainingView:
+        return training_rows(self.artifact.turns)
+
+    # -- what the page asks for ------------------------------------------------------------------
+
+    def outline(self) -> dict:
+        a, r = self.artifact, self.report
+        bounds: list[continuity.Boundary | None] = [None] + list(r.boundaries)
+        turns = []
+        for t, d, b, e, au in zip(a.turns, self.deltas, bounds, self.engine_checks, self.audits):
+            calls = [c for c in self.tool_calls if c.turn == t.index]
+            turns.append({
+                "i": t.index, "trained": t.trained, "tools": [n or "?" for n in t.tool_calls],
+                "np": t.n_prompt, "no": t.n_output, "shared": d.shared, "added": d.added,
+                "drift": None if b is None or b.continuous else b.diverge_at,
+                "held": b.held if b is not None else 0,
+                "logps": bool(t.logps.size), "failed": any(c.failed for c in calls),
+                "audit": {"ones_in_prompt": au.ones_in_prompt, "zeros_in_output": au.zeros_in_output,
+                          "trained_without_logprobs": au.trained_without_logprobs},
+                "boundary_html": panels.boundary(b),
+                "engine_html": panels.engine(e),
+                "tools_html": panels.tool_calls(calls),
+            })
+        return {
+            "chunk": CHUNK,
+            "max_ctx": r.max_context,
+            "turns": turns,
+            "header_html": panels.header(a, r, self.vocab.origin if self.vocab else None, self.vocab_why),
+            "tests_html": panels.tests(a),
+            "reward_html": panels.reward(a, r),
+            "alignment_note": self.alignment.note,
+        }
+
+    def _scope(self, turn: int, scope: str, row: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """(ids, mask, logps-or-nan, first position) for the positions a scope covers."""
+        if scope == "row":
+            rows = self.training.rows
+            if not 0 <= row < len(rows):
+                raise ValueError(f"no training row {row}")
+            rw = rows[row]
+            lp = np.where(rw.completion_mask == 1, rw.old_log_probs, np.nan)
+            return rw.input_ids, rw.completion_mask, lp, 0
+        t = self.artifact.turns[turn]
+        lp = np.full(t.n_prompt + t.n_output, np.nan)
+        if t.logps.size:
+            lp[t.n_prompt:] = t.logps
+        start = self.deltas[turn].start if scope == "new" else 0
+        return t.ids[start:], t.mask[start:], lp[start:], start
+
+    def scope_size(self, turn: int, scope: str, row: int = 0) -> tuple[int, int]:
+        ids, _, _, start = self._scope(turn, scope, row)
+        return start, int(ids.size)
+
+    def chunk(self, turn: int, scope: str, index: int, row: int = 0) -> dict:
+        """Tokens [index*CHUNK, (index+1)*CHUNK) of the scope, as compact parallel arrays."""
+        if scope not in SCOPES or not 0 <= turn < len(self.artifact.turns):
+            raise ValueError(f"no turn {turn} / scope {scope!r}")
+        ids, mask, lp, start = self._scope(turn, scope, row)
+        lo, hi = index * CHUNK, min((index + 1) * CHUNK, ids.size)
+        part = ids[lo:hi]
+        tt = token_texts(self.vocab, part)
+        lps = lp[lo:hi]
+        return {
+            "start": start + lo,
+            "ids": part.tolist(),
+            "text": tt.text.tolist(),
+            "kind": "".join(map(str, tt.kind.tolist())),
+            "mask": "".join(map(str, mask[lo:hi].tolist())),
+            "lp": [None if np.isnan(x) else round(float(x), 4) for x in lps.tolist()],
+        }
+
+    def training_outline(self) -> dict:
+        view = self.training
+        return {"html": panels.training(view), "rows": [{"n": int(r.input_ids.size), "trained": r.n_trained,
+                                                         "turns": list(r.turns)} for r in view.rows]}
