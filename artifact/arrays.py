@@ -35,22 +35,20 @@ def _fallback(raw: bytes, kind: type) -> list:
         raise ArrayError(f"not a JSON array: {e}") from None
 
 
-def _parse(raw: bytes, dtype: type) -> np.ndarray | None:
+def _parse(raw, dtype: type) -> np.ndarray | None:
     """The fast path; None when the bytes need the careful decoder."""
-    body = raw.strip()
-    if not (body.startswith(b"[") and body.endswith(b"]")):
+    view = memoryview(raw)
+    if len(view) < 2 or view[0] != 0x5B or view[-1] != 0x5D:  # a msgspec.Raw spans exactly the value
         return None
-    inner = body[1:-1]
+    inner = view[1:-1].tobytes()  # the one copy: np.fromstring takes bytes, not a memoryview
     if not inner.strip():
         return np.empty(0, dtype=dtype)
-    expected = inner.count(b",") + 1
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # older numpy warns on partial parses; the count check catches them
-            arr = np.fromstring(inner, dtype=dtype, sep=",")
-    except ValueError:  # numpy >= 2.3 refuses unparsed trailing data
+            warnings.simplefilter("error", DeprecationWarning)  # numpy < 2.3 only warns on a partial parse
+            return np.fromstring(inner, dtype=dtype, sep=",")
+    except (ValueError, DeprecationWarning):  # numpy >= 2.3 raises on unparsed data
         return None
-    return arr if arr.size == expected else None
 
 
 def token_ids(raw: bytes) -> np.ndarray:

@@ -8,6 +8,9 @@ reads only the small per-turn fields, which is what a turn list needs, without m
 from __future__ import annotations
 
 import hashlib
+import mmap
+import os
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from .schema import (EXTRA_FILES, NO_RAW, OPTIONAL_FILES, TOKENIZER_DIR, Summary
                      TestResults, TraceFile, TurnHeader, TurnsFile)
 from .trace import normalise
 
+_BLANK = re.compile(rb"\s*\Z")
 _DECODERS = {t: msgspec.json.Decoder(t) for t in (TurnsFile, Summary, Task, list[TestCase], TestResults, TraceFile)}
 
 
@@ -28,8 +32,19 @@ def _read(root: Path, name: str) -> bytes | None:
     return path.read_bytes() if path.is_file() else None
 
 
+def _map(root: Path, name: str) -> mmap.mmap | bytes | None:
+    """A big JSON file mapped read-only instead of copied; msgspec.Raw fields keep the map alive."""
+    path = root / name
+    if not path.is_file():
+        return None
+    with path.open("rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            return b""
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+
 def _decode(data: bytes, kind, name: str, findings: Findings):
-    if not data.strip():
+    if _BLANK.match(data):
         findings.add(name, "the file is empty")
         return None
     try:
@@ -40,7 +55,7 @@ def _decode(data: bytes, kind, name: str, findings: Findings):
 
 
 def _require(root: Path, name: str, kind, findings: Findings):
-    data = _read(root, name)
+    data = (_map if kind is TurnsFile else _read)(root, name)
     if data is None:
         findings.add(name, f"required file is missing from {root}")
         return None
@@ -84,11 +99,11 @@ def decode_turn(i: int, h: TurnHeader, findings: Findings) -> Turn | None:
                         ("per_token_logps", arrays.logprobs), ("mask", arrays.mask_values),
                         ("retokenized_prompt_ids", arrays.token_ids)):
         raw = getattr(h, name)
-        if name == "retokenized_prompt_ids" and bytes(raw) == bytes(NO_RAW):
+        if name == "retokenized_prompt_ids" and memoryview(raw) == bytes(NO_RAW):
             got[name] = None
             continue
         try:
-            got[name] = parse(bytes(raw))
+            got[name] = parse(raw)
         except arrays.ArrayError as e:
             findings.add(file, str(e), turn=i, field=name)
     if len(got) < 5:

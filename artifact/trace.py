@@ -22,10 +22,10 @@ _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
 
 
 def _array(raw: msgspec.Raw, parse, findings: Findings, i: int, name: str):
-    if bytes(raw) == bytes(NO_RAW):
+    if memoryview(raw) == bytes(NO_RAW):
         return None
     try:
-        return parse(bytes(raw))
+        return parse(raw)
     except arrays.ArrayError as e:
         findings.add(FILE, str(e), turn=i, field=name)
         return None

@@ -4,15 +4,15 @@
 
 Writes a seed-format artifact with bench/make_large.py into bench/out/large/ (replaced each run), then
 times each measurement in a fresh subprocess, so memory and caches start the same every time, and
-reports the median of `--repeat` runs:
+reports the median of `--repeat` runs of wall time, CPU time (to tell a slow path from a busy
+machine) and memory kept (RSS after - before, with the result still alive):
 
-    json.load        stdlib json.load of turns.json: time, and memory kept (RSS after - before)
-    load_artifact    artifact.load_artifact(folder), full read + validate: time, memory kept
-    load_index       artifact.load_index(folder), the per-turn small fields only: time
-    token_texts      viewer.tokens.token_texts on 1M random ids (display table built beforehand,
-                     and timed on its own)
-    decode_batch     tokenizers' decode_batch of the same 1M ids as one-id sequences, the per-token
-                     baseline
+    json.load        stdlib json.load of turns.json  [baseline]
+    load_artifact    artifact.load_artifact(folder), full read + validate
+    load_index       artifact.load_index(folder), the per-turn small fields only
+    vocab_table      viewer.tokens.vocab_from_tokenizer, the display table (built once per vocabulary)
+    token_texts      viewer.tokens.token_texts on 1M random ids, table built before timing
+    decode_batch     tokenizers' decode_batch of the same 1M ids as one-id sequences  [baseline]
 
 Targets: load_artifact <= 0.5x json.load; load_index <= 0.15x json.load; memory kept by
 load_artifact <= 2x the int32 size of all prompt + output ids; 1M ids decoded in <= 0.1 s.
@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 from make_large import make_large  # bench/ is on sys.path: this file runs as a script
 
@@ -49,44 +51,60 @@ def _rss() -> int:
     return psutil.Process().memory_info().rss
 
 
-def _json_load(folder: Path) -> dict[str, float]:
+def _timed(fn: Callable[[], Any]) -> tuple[Any, dict[str, float]]:
+    """Run `fn` once: its result, and wall seconds, CPU seconds (all threads) and RSS growth with the result alive.
+
+    CPU time is there to read a contended machine: wall well above CPU means something else had the cores.
+    """
     before = _rss()
-    t0 = time.perf_counter()
-    with (folder / "turns.json").open(encoding="utf-8") as f:
-        data = json.load(f)
-    seconds = time.perf_counter() - t0
-    kept = _rss() - before
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return result, {"seconds": wall, "cpu_seconds": cpu, "kept_bytes": _rss() - before}
+
+
+def _json_load(folder: Path) -> dict[str, float]:
+    def load() -> Any:
+        with (folder / "turns.json").open(encoding="utf-8") as f:
+            return json.load(f)
+
+    data, m = _timed(load)
     assert data["turns"]
-    return {"seconds": seconds, "kept_bytes": kept}
+    return m
 
 
 def _load_artifact(folder: Path) -> dict[str, float]:
     from artifact import load_artifact
 
-    before = _rss()
-    t0 = time.perf_counter()
-    art = load_artifact(folder)
-    seconds = time.perf_counter() - t0
-    kept = _rss() - before
+    art, m = _timed(lambda: load_artifact(folder))
     assert art.turns
-    return {"seconds": seconds, "kept_bytes": kept}
+    return m
 
 
 def _load_index(folder: Path) -> dict[str, float]:
     from artifact import load_index
 
-    t0 = time.perf_counter()
-    index = load_index(folder)
-    seconds = time.perf_counter() - t0
+    index, m = _timed(lambda: load_index(folder))
     assert index
-    return {"seconds": seconds}
+    return m
 
 
-def _random_ids(vocab_size: int):
+def _random_ids(vocab_size: int) -> Any:
     """The N_DECODE ids both decoders get: uniform over the vocabulary, fixed seed."""
     import numpy as np
 
     return np.random.default_rng(0).integers(0, vocab_size, size=N_DECODE)
+
+
+def _vocab_table(folder: Path) -> dict[str, float]:
+    from tokenizers import Tokenizer
+
+    from viewer.tokens import vocab_from_tokenizer
+
+    tok = Tokenizer.from_file(str(TOKENIZER))
+    vocab, m = _timed(lambda: vocab_from_tokenizer(tok, "bench"))
+    assert vocab.size
+    return m
 
 
 def _token_texts(folder: Path) -> dict[str, float]:
@@ -94,51 +112,53 @@ def _token_texts(folder: Path) -> dict[str, float]:
 
     from viewer.tokens import token_texts, vocab_from_tokenizer
 
-    tok = Tokenizer.from_file(str(TOKENIZER))
-    t0 = time.perf_counter()
-    vocab = vocab_from_tokenizer(tok, "bench")
-    table = time.perf_counter() - t0
+    vocab = vocab_from_tokenizer(Tokenizer.from_file(str(TOKENIZER)), "bench")
     ids = _random_ids(vocab.size)
-    t0 = time.perf_counter()
-    texts = token_texts(vocab, ids)
-    seconds = time.perf_counter() - t0
+    texts, m = _timed(lambda: token_texts(vocab, ids))
     assert texts.text.size == N_DECODE
-    return {"seconds": seconds, "table_seconds": table}
+    return m
 
 
 def _decode_batch(folder: Path) -> dict[str, float]:
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(TOKENIZER))
-    ids = _random_ids(tok.get_vocab_size())
-    batch = [[i] for i in ids.tolist()]
-    t0 = time.perf_counter()
-    texts = tok.decode_batch(batch, skip_special_tokens=False)
-    seconds = time.perf_counter() - t0
+    batch = [[i] for i in _random_ids(tok.get_vocab_size()).tolist()]
+    texts, m = _timed(lambda: tok.decode_batch(batch, skip_special_tokens=False))
     assert len(texts) == N_DECODE
-    return {"seconds": seconds}
+    return m
 
 
-# Each worker runs alone in a fresh process and takes the artifact folder (the decoders ignore it).
-WORKERS: dict[str, Callable[[Path], dict[str, float]]] = {
-    "json.load": _json_load,
-    "load_artifact": _load_artifact,
-    "load_index": _load_index,
-    "token_texts": _token_texts,
-    "decode_batch": _decode_batch,
+# name: (printed label, worker). Each worker runs alone in a fresh process and takes the artifact
+# folder (the tokenizer ones ignore it).
+MEASUREMENTS: dict[str, tuple[str, Callable[[Path], dict[str, float]]]] = {
+    "json.load": ("json.load(turns.json)  [baseline]", _json_load),
+    "load_artifact": ("artifact.load_artifact  (load + validate)", _load_artifact),
+    "load_index": ("artifact.load_index  (turn index)", _load_index),
+    "vocab_table": ("vocab_from_tokenizer  (display table, built once)", _vocab_table),
+    "token_texts": (f"token_texts, {N_DECODE:,} ids", _token_texts),
+    "decode_batch": (f"tokenizers decode_batch, {N_DECODE:,} ids  [baseline]", _decode_batch),
 }
 
 
-def measure(name: str, folder: Path, repeat: int) -> dict[str, float]:
-    """Median of each field over `repeat` fresh subprocesses running the worker `name`."""
-    runs = []
-    for _ in range(repeat):
-        done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", name, str(folder)],
-                              cwd=ROOT, capture_output=True, text=True)
-        if done.returncode:
-            raise SystemExit(f"the {name} worker failed:\n{done.stderr}")
-        runs.append(json.loads(done.stdout.splitlines()[-1]))
-    return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+def run_worker(name: str, folder: Path) -> dict[str, float]:
+    """One measurement in a fresh interpreter."""
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", name, str(folder)],
+                          cwd=ROOT, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise SystemExit(f"the {name} worker failed:\n{done.stderr}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def measure_all(folder: Path, repeat: int) -> dict[str, dict[str, float]]:
+    """Median of each field per measurement over `repeat` rounds; a round runs every measurement once,
+    so a baseline and what is compared with it see the same machine load."""
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in MEASUREMENTS}
+    for k in range(repeat):
+        print(f"round {k + 1}/{repeat}...", flush=True)
+        for name in MEASUREMENTS:
+            runs[name].append(run_worker(name, folder))
+    return {name: {key: statistics.median(r[key] for r in rs) for key in rs[0]} for name, rs in runs.items()}
 
 
 def int32_bytes(folder: Path) -> int:
@@ -160,26 +180,22 @@ def targets(m: dict[str, dict[str, float]], ids_bytes: int) -> list[dict]:
     return [{"target": t, "value": v, "limit": lim, "unit": u, "pass": v <= lim} for t, v, lim, u in rows]
 
 
-def report(m: dict[str, dict[str, float]], checks: list[dict], ids_bytes: int, turns_bytes: int, repeat: int) -> str:
+def report(m: dict[str, dict[str, float]], checks: list[dict], ids_bytes: int, turns_bytes: int, repeat: int,
+           load: tuple[float, float]) -> str:
     """The printed table: every measurement, then every target with PASS or MISS."""
     mb, w = 1e6, 52
-    rows = [
-        ("json.load(turns.json)  [baseline]", m["json.load"]["seconds"], m["json.load"]["kept_bytes"]),
-        ("artifact.load_artifact  (load + validate)", m["load_artifact"]["seconds"], m["load_artifact"]["kept_bytes"]),
-        ("artifact.load_index  (turn index)", m["load_index"]["seconds"], None),
-        ("vocab_from_tokenizer  (display table, built once)", m["token_texts"]["table_seconds"], None),
-        (f"token_texts, {N_DECODE:,} ids", m["token_texts"]["seconds"], None),
-        (f"tokenizers decode_batch, {N_DECODE:,} ids  [baseline]", m["decode_batch"]["seconds"], None),
-    ]
-    lines = [f"turns.json {turns_bytes / mb:.1f} MB; all ids as int32 {ids_bytes / mb:.1f} MB; "
-             f"median of {repeat} fresh-process runs", "",
-             f"{'measurement':<{w}}{'time':>10}{'kept memory':>14}"]
-    for label, seconds, kept in rows:
-        lines.append(f"{label:<{w}}{seconds:>9.3f}s" + (f"{kept / mb:>11.1f} MB" if kept is not None else ""))
-    lines += ["", f"{'target':<{w}}{'measured':>10}{'limit':>10}  result"]
+    lines = [(f"turns.json {turns_bytes / mb:.1f} MB; all ids as int32 {ids_bytes / mb:.1f} MB; "
+              f"median of {repeat} rounds, each measurement in a fresh process"),
+             (f"load average {load[0]:.2f} before, {load[1]:.2f} after, on {os.cpu_count()} cores "
+              "(this benchmark adds about 1; more means other work shared the cores)"), "",
+             f"{'measurement':<{w}}{'wall':>9}{'cpu':>9}{'kept memory':>14}"]
+    for name, (label, _) in MEASUREMENTS.items():
+        r = m[name]
+        lines.append(f"{label:<{w}}{r['seconds']:>8.3f}s{r['cpu_seconds']:>8.3f}s{r['kept_bytes'] / mb:>11.1f} MB")
+    lines += ["", f"{'target':<{w}}{'measured':>9}{'limit':>10}  result"]
     for c in checks:
         limit = f"<= {c['limit']:g}{c['unit']}"
-        lines.append(f"{c['target']:<{w}}{c['value']:>9.3f}{c['unit']}{limit:>10}  {'PASS' if c['pass'] else 'MISS'}")
+        lines.append(f"{c['target']:<{w}}{c['value']:>8.3f}{c['unit']}{limit:>10}  {'PASS' if c['pass'] else 'MISS'}")
     return "\n".join(lines)
 
 
@@ -192,7 +208,7 @@ def main() -> None:
     args = p.parse_args()
     if args.worker:
         name, folder = args.worker
-        print(json.dumps(WORKERS[name](Path(folder))))
+        print(json.dumps(MEASUREMENTS[name][1](Path(folder))))
         return
 
     folder = OUT / "large"
@@ -201,19 +217,18 @@ def main() -> None:
     make_large(folder, turns=args.turns, max_context=args.max_context)
     print(f"generated {folder} in {time.perf_counter() - t0:.1f} s", flush=True)
 
-    results = {}
-    for name in WORKERS:
-        print(f"measuring {name}...", flush=True)
-        results[name] = measure(name, folder, args.repeat)
+    load_before = os.getloadavg()[0]
+    results = measure_all(folder, args.repeat)
+    load = (load_before, os.getloadavg()[0])
     ids_bytes = int32_bytes(folder)
     turns_bytes = (folder / "turns.json").stat().st_size
     checks = targets(results, ids_bytes)
     print()
-    print(report(results, checks, ids_bytes, turns_bytes, args.repeat))
+    print(report(results, checks, ids_bytes, turns_bytes, args.repeat, load))
     (OUT / "core.json").write_text(json.dumps({
         "config": {"turns": args.turns, "max_context": args.max_context, "repeat": args.repeat,
-                   "decode_ids": N_DECODE,
-                   "python": sys.version.split()[0]},
+                   "decode_ids": N_DECODE, "python": sys.version.split()[0], "cpus": os.cpu_count(),
+                   "load_average": {"before": load[0], "after": load[1]}},
         "turns_json_bytes": turns_bytes,
         "int32_ids_bytes": ids_bytes,
         "measurements": results,

@@ -33,8 +33,6 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from recipe.reward import reward  # noqa: E402  (needs the repo root on sys.path)
-
 MODEL = "synthetic/bench"
 TOOLS = ("bash", "read", "edit", "write", "grep", "glob", "list", "todowrite")
 TOOL_WEIGHTS = (0.35, 0.2, 0.15, 0.05, 0.1, 0.05, 0.05, 0.05)
@@ -62,7 +60,8 @@ def _visible_tests_from(instruction: str) -> str:
     keep = [
         line
         for line in instruction.splitlines()
-        if re.search(r"^\s*(input|output|example|sample)\b", line, re.I) or re.match(r"^\s*-?\d+(\s+-?\d+)*\s*$", line)
+        if re.search(r"^\s*(input|output|example|sample)\b", line, re.IGNORECASE)
+        or re.match(r"^\s*-?\d+(\s+-?\d+)*\s*$", line)
     ]
     return "\n".join(keep) if keep else instruction
 
@@ -77,9 +76,9 @@ def _lengths(rng: np.random.Generator, turns: int, max_context: int) -> tuple[in
     first = max_context // 4
     outputs = rng.integers(200, 601, size=turns)
     gaps = turns - 1
-    budget = max(max_context - first - int(outputs.sum()), OBSERVATION_FLOOR * gaps)
     if gaps == 0:
         return first, outputs, np.zeros(0, dtype=np.int64)
+    budget = max(max_context - first - int(outputs.sum()), OBSERVATION_FLOOR * gaps)  # short contexts overshoot
     share = rng.exponential(size=gaps)
     observations = OBSERVATION_FLOOR + rng.multinomial(budget - OBSERVATION_FLOOR * gaps, share / share.sum())
     return first, outputs, observations
@@ -98,6 +97,7 @@ def _tool_calls(rng: np.random.Generator, turns: int) -> list[list[str]]:
 
 
 def _held_out_tests(rng: np.random.Generator) -> list[dict[str, str]]:
+    """Cases for the task in INSTRUCTION, with the right answers."""
     tests = []
     for _ in range(N_TESTS_EVAL):
         values = rng.integers(-10**9, 10**9, size=int(rng.integers(1, 20))).tolist()
@@ -113,7 +113,7 @@ def _write_turns(path: Path, rng: np.random.Generator, vocab: int, first: int, o
     ids = [str(i) for i in stream.tolist()]
     arrays: list[tuple[str, int, int]] = []  # (kind, prompt length, output length) per slot, rendered while writing
     turns = []
-    for k, (start, n_out) in enumerate(zip(starts.tolist(), outputs.tolist())):
+    for k, (start, n_out) in enumerate(zip(starts.tolist(), outputs.tolist(), strict=True)):
         slots = []
         for kind in ("prompt", "output", "logps", "mask"):
             slots.append(f"@@{len(arrays)}@@")
@@ -134,13 +134,15 @@ def _write_turns(path: Path, rng: np.random.Generator, vocab: int, first: int, o
     parts = _SLOT.split(json.dumps({"turns": turns}, indent=2))
     with path.open("w", encoding="utf-8") as f:
         f.write(parts[0])
-        for slot, text in zip(parts[1::2], parts[2::2]):
+        for slot, text in zip(parts[1::2], parts[2::2], strict=True):
             f.write(render(*arrays[int(slot)]))
             f.write(text)
 
 
 def make_large(out_dir: Path, turns: int = 100, max_context: int = 60_000, vocab: int = 49152, seed: int = 0) -> Path:
     """Write the synthetic artifact into `out_dir` (created if needed) and return that folder."""
+    from recipe.reward import reward  # from the repo root, put on sys.path above
+
     if turns < 1:
         raise ValueError("turns must be at least 1")
     out = Path(out_dir)

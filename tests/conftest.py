@@ -47,3 +47,56 @@ def edit_json(path: Path, change) -> None:
     data = json.loads(path.read_text())
     change(data)
     path.write_text(json.dumps(data, indent=2))
+
+
+# -- browser fixtures: the real app in-process, Playwright driving Debian's chromium ----------------
+
+SHOTS = ROOT / "tests" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+def launch_app(**kw):
+    from viewer.ui.app import build_app, launch_options
+
+    public = kw.pop("public", False)
+    demo = build_app(public=public, **kw)
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True,
+                            **launch_options(public))
+    return demo, url.rstrip("/")
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    demo, url = launch_app()
+    yield url
+    demo.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    """A fresh page that records outside requests and page errors, and saves a screenshot at the end."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    pg = ctx.new_page()
+    pg.outside_requests = []
+    pg.errors = []
+    pg.on("request", lambda r: pg.outside_requests.append(r.url)
+          if not r.url.startswith(("http://127.0.0.1", "http://localhost", "file://", "data:", "blob:")) else None)
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    yield pg
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        pg.screenshot(path=str(SHOTS / f"{request.node.name}.png"), full_page=True)
+    finally:
+        ctx.close()

@@ -1,7 +1,8 @@
-"""`python -m viewer check SOURCE`: validate an artifact and print what it holds, for pipelines.
+"""Command line: `python -m viewer check SOURCE` and `python -m viewer export SOURCE -o out.html`.
 
-Exit status 0 when the artifact is valid, 1 when it is not (every problem printed, one a line),
-2 for a usage error. Messages, never tracebacks.
+`check` validates an artifact and prints what it holds, for pipelines: exit status 0 when valid,
+1 when not (every problem printed, one a line), 2 for a usage error. `export` writes a
+self-contained HTML file of the rollout (or of one turn with --turn). Messages, never tracebacks.
 """
 
 from __future__ import annotations
@@ -46,15 +47,44 @@ def check(source: str, out: TextIO = sys.stdout) -> int:
     return 0
 
 
+def export(source: str, out_path: str, turn: int | None, tokenizer: str | None, out: TextIO = sys.stdout) -> int:
+    from pathlib import Path
+
+    from .export import export_html
+    from .rollout import Rollout
+
+    try:
+        a = open_artifact(source)
+    except ArtifactError as e:
+        print(f"INVALID {source}", file=out)
+        for p in e.problems:
+            print(f"  - {p}", file=out)
+        return 1
+    if turn is not None and not 0 <= turn < len(a.turns):
+        print(f"ERROR --turn {turn}: this rollout has turns 0..{len(a.turns) - 1}", file=out)
+        return 2
+    page = export_html(Rollout.load(a, tokenizer), turn)
+    Path(out_path).write_text(page, encoding="utf-8")
+    print(f"wrote {out_path} ({len(page.encode()) / 1e6:.1f} MB)", file=out)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m viewer", description="Rollout artifact tools.")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("check", help="validate an artifact and print a short summary")
     p.add_argument("source", help="a folder, a .zip, a Hub dataset id (org/name[@rev][:sub/folder]) or a bundled example")
+    e = sub.add_parser("export", help="write a self-contained HTML file of the rollout")
+    e.add_argument("source")
+    e.add_argument("-o", "--output", required=True, help="the .html file to write")
+    e.add_argument("--turn", type=int, default=None, help="export only this turn (with its full context)")
+    e.add_argument("--tokenizer", default=None, help="tokenizer folder or tokenizer.json when the artifact has none")
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
             return check(args.source)
+        if args.command == "export":
+            return export(args.source, args.output, args.turn, args.tokenizer)
     except KeyboardInterrupt:
         return 130
     except Exception as e:  # the promise is a message, not a traceback

@@ -27,10 +27,10 @@ def _md() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.disable("image")
 
-    def link_open(tokens, idx, options, env):
+    def link_open(renderer, tokens, idx, options, env):
         tokens[idx].attrSet("rel", "noopener noreferrer nofollow")
         tokens[idx].attrSet("target", "_blank")
-        return md.renderer.renderToken(tokens, idx, options, env)
+        return renderer.renderToken(tokens, idx, options, env)
 
     md.add_render_rule("link_open", link_open)
     return md

@@ -77,8 +77,7 @@ def build_app(default_source: str = "scripted-smollm2", public: bool = False) ->
             return view_value(None, None, {}, panels.problems(source, e.problems)), ""
         except Exception as e:  # a message in the page, never a traceback
             return view_value(None, None, {}, panels.problems(source, [f"unexpected {type(e).__name__}: {e}"])), ""
-        r = Rollout.load(a)
-        return view_value(r, source, initial or {}), source
+        return _safe_view(lambda: view_value(Rollout.load(a), source, initial or {}), source), source
 
     def on_page_load(request: gr.Request):
         q = dict(request.query_params) if request is not None else {}
@@ -110,7 +109,13 @@ def build_app(default_source: str = "scripted-smollm2", public: bool = False) ->
             a = load_artifact(root, source="upload")
         except ArtifactError as e:
             return view_value(None, None, {}, panels.problems("the upload", e.problems)), ""
-        return view_value(Rollout.load(a), None, {}), "upload"
+        return _safe_view(lambda: view_value(Rollout.load(a), None, {}), "the upload"), "upload"
+
+    def _safe_view(make, source: str) -> str:
+        try:
+            return make()
+        except Exception as e:  # analysis of a valid artifact failed: say so in the page, no traceback
+            return view_value(None, None, {}, panels.problems(source, [f"could not analyse it: {type(e).__name__}: {e}"]))
 
     def chunk(req: dict) -> dict:
         r = store.get(str(req.get("key", "")))
