@@ -14,7 +14,7 @@ import msgspec
 
 from . import arrays
 from .model import TraceCall
-from .problems import Findings
+from .problems import Findings, from_msgspec
 from .schema import NO_RAW, TraceEntry
 
 FILE = "trace.json"
@@ -82,4 +82,19 @@ def normalise(entries: list[TraceEntry], findings: Findings) -> list[TraceCall]:
             loss_mask=mask,
             metadata=e.metadata,
         ))
+    return calls
+
+
+def calls_from_entries(entries: list[dict]) -> list[TraceCall]:
+    """Proxy entries as fetched (dicts) through the same reader trace.json goes through."""
+    from .problems import ArtifactError
+    from .schema import TraceFile
+
+    findings = Findings()
+    try:
+        decoded = msgspec.json.decode(msgspec.json.encode({"turns": entries}), type=TraceFile)
+    except msgspec.ValidationError as e:
+        raise ArtifactError([from_msgspec(FILE, e, b"")]) from None
+    calls = normalise(decoded.turns, findings)
+    findings.raise_if_any()
     return calls

@@ -28,7 +28,8 @@ import numpy as np  # noqa: E402
 from artifact import Summary, Task, TestCase, Turn, write_artifact  # noqa: E402
 from recipe.reward import reward  # noqa: E402
 from recipe.tasks import instruction_for, task_id, visible_tests_from  # noqa: E402
-from recipe.verifier import verify  # noqa: E402
+from recipe.verifier import run_tests, score  # noqa: E402
+from artifact import TestResult  # noqa: E402
 
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -170,12 +171,14 @@ def main() -> None:
             messages.append({"role": "tool", "tool_call_id": f"call_{n}", "name": name, "content": result})
 
     held_out = [TestCase(i, o) for i, o in HELD_OUT]
-    score, results = verify(work / "solution.py", held_out)
+    results = run_tests(work / "solution.py", [{"input": t.input, "output": t.output} for t in held_out])
+    score_ = score(results)
+    results = [TestResult(**r) for r in results]
     counts = dict(Counter(name for t in turns for name in t.tool_calls))
     summary = Summary(
         model=MODEL, task_id=task_id(instruction), captured_calls=len(trace), agent_turns=len(turns),
         trained_turns=sum(t.trained for t in turns), tool_calls_by_name=counts, held_out_tests=len(held_out),
-        n_tests_eval_cap=12, env_reward=score, reward_after_penalties=reward(score, counts, False), timed_out=False,
+        n_tests_eval_cap=12, env_reward=score_, reward_after_penalties=reward(score_, counts, False), timed_out=False,
         produced_by=("Scripted rollout, not sampled from a model: hand-written opencode-shaped messages tokenized "
                      "with SmolLM2-135M-Instruct's tokenizer (ChatML + hermes tool template); logprobs are "
                      "SmolLM2-135M-Instruct's teacher-forced scores; tests and reward computed for real. "

@@ -24,7 +24,8 @@ def text(value: object) -> str:
 
 @lru_cache(maxsize=1)
 def _md() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    # breaks: problem statements put examples on separate lines and mean them to stay there
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "breaks": True})
     md.disable("image")
 
     def link_open(renderer, tokens, idx, options, env):
