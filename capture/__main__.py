@@ -1,0 +1,67 @@
+"""`python -m capture`: the seed's flags, with the same meaning and defaults, plus backend, endpoint,
+dataset, example and push. See capture/run.py for what a capture does."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .agent import Cancelled
+from .progress import print_progress
+from .run import DEFAULT_FLAVOR, DEFAULT_IMAGE, CaptureConfig, CaptureError, capture
+from .tasks import DEFAULT_DATASET
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m capture", description="Capture one opencode rollout trace as an artifact.")
+    p.add_argument("--model", default="Qwen/Qwen3-8B", help="served model name (and tokenizer id)")
+    p.add_argument("--backend", choices=["hf-sandbox", "local"], default="hf-sandbox",
+                   help="where opencode runs: a Hugging Face sandbox, or this machine")
+    p.add_argument("--sandbox-vllm-url", default=None, help="public URL the remote sandbox reaches vLLM through")
+    p.add_argument("--endpoint", default=None, help="local backend: the OpenAI-compatible server (vLLM) to forward to")
+    p.add_argument("--dataset", default=DEFAULT_DATASET, help="Hub dataset id, or a local .jsonl/.parquet file "
+                   "of rows with `problem` and `tests`")
+    p.add_argument("--example", default=None, help="a training script defining build_dataset (TRL's "
+                   "opencode_hf_sandbox.py): the source of truth for which task an index points at")
+    p.add_argument("--n-prompts", type=int, default=64, help="same as training, so task indices line up")
+    p.add_argument("--seed", type=int, default=0, help="dataset seed: decides which task each index points at")
+    p.add_argument("--rollout-seed", type=int, default=None, help="seed for the rollout only (defaults to --seed)")
+    p.add_argument("--task-index", type=int, default=0, help="which task of the built dataset to capture")
+    p.add_argument("--sandbox-image", default=DEFAULT_IMAGE)
+    p.add_argument("--sandbox-flavor", default=DEFAULT_FLAVOR)
+    p.add_argument("--out-dir", default="trace_artifact")
+    p.add_argument("--timeout-s", type=float, default=900.0)
+    p.add_argument("--tokenizer", default=None, help="tokenizer path or id when it differs from --model")
+    p.add_argument("--max-output-tokens", type=int, default=8192, help="per-turn completion cap")
+    p.add_argument("--context", type=int, default=32768, help="the model's context length, told to opencode")
+    p.add_argument("--push-to-dataset", default=os.environ.get("PUSH_TO_DATASET"),
+                   help="Hub dataset repo to upload the artifact to (or set PUSH_TO_DATASET)")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse_args(argv)
+    cfg = CaptureConfig(
+        model=a.model, backend=a.backend, endpoint=a.endpoint, sandbox_vllm_url=a.sandbox_vllm_url,
+        dataset=a.dataset, example=a.example, n_prompts=a.n_prompts, seed=a.seed, rollout_seed=a.rollout_seed,
+        task_index=a.task_index, sandbox_image=a.sandbox_image, sandbox_flavor=a.sandbox_flavor, out_dir=a.out_dir,
+        timeout_s=a.timeout_s, push_to_dataset=a.push_to_dataset, tokenizer=a.tokenizer,
+        max_output_tokens=a.max_output_tokens, context=a.context,
+        api_key=os.environ.get("OPENENV_LLM_API_KEY") or None, hf_token=os.environ.get("HF_TOKEN") or None)
+    try:
+        capture(cfg, progress=print_progress)
+    except CaptureError as e:
+        print(f"capture failed: {e}", file=sys.stderr)
+        return 1
+    except (Cancelled, KeyboardInterrupt):
+        print("capture cancelled; nothing was written", file=sys.stderr)
+        return 130
+    except Exception as e:  # a message, never a traceback
+        print(f"capture failed unexpectedly: {type(e).__name__}: {e}", file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

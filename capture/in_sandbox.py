@@ -1,0 +1,54 @@
+"""Talk to the capture proxy from inside the sandbox (standard library only; uploaded and run there).
+
+    python in_sandbox.py health PORT SECONDS     wait until the proxy answers /health
+    python in_sandbox.py session PORT            mint a capture session; prints its JSON
+    python in_sandbox.py status PORT SID         the session's live stats (captured calls so far)
+    python in_sandbox.py entries PORT SID FILE   write the session's trace entries to FILE
+
+The proxy listens on the sandbox's loopback only, so these requests are made from inside.
+"""
+
+import json
+import sys
+import time
+import urllib.error
+import urllib.request
+
+
+def call(method, url, body=None, timeout=30):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return json.loads(r.read())
+
+
+def main(argv):
+    cmd, port = argv[0], int(argv[1])
+    base = f"http://127.0.0.1:{port}"
+    if cmd == "health":
+        deadline = time.monotonic() + float(argv[2])
+        while time.monotonic() < deadline:
+            try:
+                call("GET", base + "/health", timeout=2)
+                return 0
+            except (urllib.error.URLError, OSError):
+                time.sleep(0.2)
+        print(f"capture proxy did not answer on port {port} within {argv[2]} s", file=sys.stderr)
+        return 1
+    if cmd == "session":
+        print(json.dumps(call("POST", base + "/sessions", {"purpose": "train"})))
+    elif cmd == "status":
+        print(json.dumps(call("GET", f"{base}/sessions/{argv[2]}", timeout=10)))
+    elif cmd == "entries":
+        try:
+            payload = call("GET", f"{base}/sessions/{argv[2]}/trace_entries", timeout=120)
+        except urllib.error.HTTPError as e:
+            print(e.read().decode(errors="replace")[:2000], file=sys.stderr)
+            return 1
+        with open(argv[3], "w") as f:
+            json.dump(payload.get("entries") or [], f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

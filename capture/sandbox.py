@@ -1,0 +1,150 @@
+"""Where the agent runs: a Hugging Face sandbox, or this machine behind the same interface.
+
+Capture drives the agent through the subset of `huggingface_hub.Sandbox` it needs: `run` (foreground
+or background), `processes`, `files.write/read/exists`, and `kill`. `LocalSandbox` implements that
+subset with subprocesses in a fresh temporary folder. It is the `local` backend, and it is the
+stand-in the tests use for the `hf-sandbox` backend, which cannot be reached from our machines.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+
+@dataclass
+class CommandResult:
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+@dataclass
+class LocalProcess:
+    id: str
+    pid: int
+    cmd: str | list[str]
+    _popen: subprocess.Popen = field(repr=False, compare=False)
+
+    @property
+    def running(self) -> bool:
+        return self._popen.poll() is None
+
+    @property
+    def exit_code(self) -> int | None:
+        return self._popen.poll()
+
+    def kill(self) -> bool:
+        if not self.running:
+            return False
+        try:
+            os.killpg(self._popen.pid, signal.SIGKILL)  # the whole group: opencode spawns children
+        except ProcessLookupError:
+            return False
+        self._popen.wait(timeout=10)
+        return True
+
+
+class _Files:
+    def __init__(self, box: "LocalSandbox"):
+        self._box = box
+
+    def write(self, path: str, data: str | bytes, mode: str | None = None) -> None:
+        p = self._box.path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data.encode() if isinstance(data, str) else data)
+        if mode:
+            p.chmod(int(mode, 8))
+
+    def read(self, path: str) -> bytes:
+        return self._box.path(path).read_bytes()
+
+    def exists(self, path: str) -> bool:
+        return self._box.path(path).exists()
+
+
+class LocalSandbox:
+    """The Sandbox subset on this machine: commands run as subprocesses, relative paths under `root`."""
+
+    def __init__(self, root: Path, env: dict[str, str] | None = None):
+        self.id = f"local-{root.name}"
+        self.root = root
+        self._env = {**os.environ, **(env or {})}
+        self._procs: list[LocalProcess] = []
+        self.files = _Files(self)
+
+    @classmethod
+    def create(cls, image: str | None = None, *, env: dict[str, Any] | None = None, **_: Any) -> "LocalSandbox":
+        """Same call shape as `huggingface_hub.Sandbox.create`; image and flavor mean nothing here."""
+        return cls(Path(tempfile.mkdtemp(prefix="rollout-sandbox-")), {k: str(v) for k, v in (env or {}).items()})
+
+    def path(self, p: str) -> Path:
+        q = Path(p)
+        return q if q.is_absolute() else self.root / q
+
+    def run(self, cmd: str | list[str], *, env: dict[str, Any] | None = None, cwd: str | None = None,
+            timeout: float | None = None, stdin: str | None = None, on_stdout: Callable[[str], None] | None = None,
+            check: bool = True, background: bool = False, **_: Any) -> CommandResult | LocalProcess:
+        full_env = {**self._env, **{k: str(v) for k, v in (env or {}).items()}}
+        where = str(self.path(cwd)) if cwd else str(self.root)
+        shell = isinstance(cmd, str)
+        if background:
+            popen = subprocess.Popen(cmd, shell=shell, cwd=where, env=full_env, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            proc = LocalProcess(str(len(self._procs)), popen.pid, cmd, popen)
+            self._procs.append(proc)
+            return proc
+        popen = subprocess.Popen(cmd, shell=shell, cwd=where, env=full_env, text=True, start_new_session=True,
+                                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out_parts: list[str] = []
+
+        def pump() -> None:
+            for line in popen.stdout:
+                out_parts.append(line)
+                if on_stdout is not None:
+                    on_stdout(line)
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        if stdin is not None:
+            popen.stdin.write(stdin)
+            popen.stdin.close()
+        timed_out = False
+        try:
+            popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(popen.pid, signal.SIGKILL)
+            popen.wait()
+        reader.join(timeout=5)
+        result = CommandResult(popen.returncode, "".join(out_parts), popen.stderr.read(), timed_out)
+        if check and (not result.ok or timed_out):
+            raise RuntimeError(f"command failed in sandbox (exit {result.exit_code}): {result.stderr[-500:]}")
+        return result
+
+    def processes(self) -> list[LocalProcess]:
+        return list(self._procs)
+
+    def kill(self) -> None:
+        for p in self._procs:
+            p.kill()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> "LocalSandbox":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.kill()
