@@ -16,8 +16,9 @@ Timing happens in the page: `performance.now()` just before `button.click()`, a 
 notices the new turn's spans (turn 0's nav item active and `.tv-chunk[data-c="0"] .t` present, or
 for the baseline the last span of the new turn), and the clock stops in a task queued from the next
 `requestAnimationFrame`, i.e. after that frame's style, layout and paint. For ours, the resource
-timing of the chunk request splits the time into JS before the request, the request itself (server
-+ transport) and parse + render + paint after it. Ours is the median of `--repeat` page loads.
+timing of the chunk request and the moment the spans appear split the time into JS before the
+request, the request itself (server + transport), building the spans (JSON parse, HTML, innerHTML)
+and style + layout + paint. Ours is the median of `--repeat` page loads.
 
 The baseline is a tiny Gradio app (built here) with a button per turn and a `gr.HTML` output whose
 value is every token of the turn as `<span class="t" data-mask=.. data-i=..>escaped text</span>`,
@@ -46,13 +47,19 @@ import statistics
 import sys
 import time
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from make_large import (INSTRUCTION, MODEL, N_TESTS_EVAL, _SLOT, _array, _held_out_tests,  # bench/ is on sys.path
+# bench/ is on sys.path (this file runs as a script); _array and _SLOT lay arrays out as json.dumps(indent=2) does
+from make_large import (INSTRUCTION, MODEL, N_TESTS_EVAL, _SLOT, _array, _held_out_tests,
                         _visible_tests_from)
+
+if TYPE_CHECKING:
+    import gradio as gr
+    from playwright.sync_api import Browser, CDPSession, Page
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -135,7 +142,8 @@ def check_artifact(folder: Path, n_tokens: int) -> None:
     for k in range(TURNS):
         start, size = r.scope_size(k, "new")
         if (start, size) != (0, n_tokens):
-            raise SystemExit(f"{folder}: turn {k} 'new' scope is {size} tokens from {start}, expected {n_tokens} from 0")
+            raise SystemExit(f"{folder}: turn {k} 'new' scope is {size} tokens from {start}, "
+                             f"expected {n_tokens} from 0")
 
 
 def server_chunk_ms(folder: Path, calls: int = 15) -> dict[str, float]:
@@ -151,7 +159,7 @@ def server_chunk_ms(folder: Path, calls: int = 15) -> dict[str, float]:
     r.outline()  # the app computes the outline (and its cached analyses) before any chunk is asked for
     last = (r.scope_size(0, "new")[1] - 1) // CHUNK
 
-    def median_ms(fn) -> float:
+    def median_ms(fn: Callable[[], object]) -> float:
         times = []
         for _ in range(calls):
             t = time.perf_counter()
@@ -168,7 +176,7 @@ def server_chunk_ms(folder: Path, calls: int = 15) -> dict[str, float]:
 
 # -- the apps ------------------------------------------------------------------------------------------
 
-def launch(demo) -> str:
+def launch(demo: gr.Blocks) -> str:
     """Launch a Blocks app in this process, as tests/conftest.py does, and return its URL."""
     from viewer.ui.app import launch_options
 
@@ -177,7 +185,7 @@ def launch(demo) -> str:
     return url.rstrip("/")
 
 
-def naive_app(folder: Path) -> tuple[Any, dict[str, float]]:
+def naive_app(folder: Path) -> tuple[gr.Blocks, dict[str, float]]:
     """The baseline: a button per turn and a gr.HTML holding every token of the turn as a span.
 
     Returns the Blocks and a dict where each click stores how long Python took to build the HTML."""
@@ -228,8 +236,10 @@ MEASURE_JS = """(button) => {
       const ch = new MessageChannel();
       ch.port1.onmessage = () => {
         const ms = performance.now() - t0;
-        const r = performance.getEntriesByType("resource").find((e) => e.name.includes("component_server") && e.startTime >= t0);
-        window.__bench = {ms, dom_ms: dom, req_start_ms: r ? r.startTime - t0 : null, req_end_ms: r ? r.responseEnd - t0 : null};
+        const r = performance.getEntriesByType("resource")
+          .find((e) => e.name.includes("component_server") && e.startTime >= t0);
+        window.__bench = {ms, dom_ms: dom, req_start_ms: r ? r.startTime - t0 : null,
+                          req_end_ms: r ? r.responseEnd - t0 : null};
       };
       ch.port2.postMessage(null);
     });
@@ -242,16 +252,18 @@ MEASURE_JS = """(button) => {
 
 
 def ours_done(turn: int) -> str:
+    """JS: `turn` is the active nav item and the first chunk of the token box holds spans."""
     return (f"!!document.querySelector('.tv-navitem.active[data-turn=\"{turn}\"]') && "
             "!!document.querySelector('.tv-tokens .tv-chunk[data-c=\"0\"] .t')")
 
 
 def naive_done(turn: int, n_tokens: int) -> str:
+    """JS: the baseline shows `turn` and its last span (position n_tokens - 1) is in the DOM."""
     return (f"(() => {{ const v = document.getElementById('naive-view-{turn}'); const s = v && v.lastElementChild; "
             f"return !!s && s.dataset.i === '{n_tokens - 1}'; }})()")
 
 
-def time_click(page, button: str, done: str, timeout_s: float) -> dict[str, float] | None:
+def time_click(page: Page, button: str, done: str, timeout_s: float) -> dict[str, float] | None:
     """Click `button` in the page and time it until `done` holds and the frame is painted; None on timeout."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -262,7 +274,7 @@ def time_click(page, button: str, done: str, timeout_s: float) -> dict[str, floa
         return None
 
 
-def page_memory(page, cdp) -> dict[str, float]:
+def page_memory(page: Page, cdp: CDPSession) -> dict[str, float]:
     """JS heap after a forced GC (CDP), and how many token spans and rendered chunks the DOM holds."""
     cdp.send("HeapProfiler.collectGarbage")
     metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
@@ -280,7 +292,8 @@ SCROLL_JS = """async (frac) => {
     const b = box.getBoundingClientRect();
     const vis = [...box.querySelectorAll('.tv-chunk')].filter((el) => {
       const r = el.getBoundingClientRect(); return r.bottom > b.top && r.top < b.bottom; });
-    if (vis.length && vis.every((el) => el.querySelector('.t')) && !box.querySelector('.tv-chunk[data-loading="1"]')) break;
+    const loading = box.querySelector('.tv-chunk[data-loading="1"]');
+    if (vis.length && vis.every((el) => el.querySelector('.t')) && !loading) break;
   }
   return {spans: box.querySelectorAll('.t').length,
           chunks: [...box.querySelectorAll('.tv-chunk')].filter((e) => e.childElementCount).length,
@@ -288,7 +301,7 @@ SCROLL_JS = """async (frac) => {
 }"""
 
 
-def scroll_memory(page) -> dict[str, Any]:
+def scroll_memory(page: Page) -> dict[str, Any]:
     """Memory with turn 0 at the top, then while scrolling the token box to the bottom in steps."""
     cdp = page.context.new_cdp_session(page)
     cdp.send("Performance.enable")
@@ -311,7 +324,7 @@ def scroll_memory(page) -> dict[str, Any]:
 
 # -- the protocol ---------------------------------------------------------------------------------------
 
-def measure_ours(browser, url: str, folder: Path, memory: bool) -> dict[str, Any]:
+def measure_ours(browser: Browser, url: str, folder: Path, memory: bool) -> dict[str, Any]:
     """One fresh page: boot on turn 2, then time turn 0 first, turn 1, and turn 0 again (switch)."""
     ctx = browser.new_context(viewport=VIEWPORT)
     page = ctx.new_page()
@@ -337,7 +350,7 @@ def measure_ours(browser, url: str, folder: Path, memory: bool) -> dict[str, Any
         ctx.close()
 
 
-def measure_naive(browser, url: str, n_tokens: int, timeout_s: float) -> dict[str, Any]:
+def measure_naive(browser: Browser, url: str, n_tokens: int, timeout_s: float) -> dict[str, Any]:
     """One fresh page of the naive app: click turn 2 (warm-up), then time turn 0 first, turn 1, turn 0 again.
 
     Stops at the first click that takes longer than `timeout_s`; its time and the rest stay None."""
@@ -414,6 +427,7 @@ def table(results: list[dict[str, Any]], timeout_s: float) -> str:
 
 
 def verdict(results: list[dict[str, Any]]) -> tuple[bool, str]:
+    """Whether ours meets the target at every size, and the line that says so (naming each miss)."""
     misses = [f"{r['n']:,} {k} {r['ours'][k]['ms']:.0f} ms" for r in results for k in ("first", "switch")
               if r["ours"][k]["ms"] > TARGET_MS]
     ok = not misses
@@ -422,12 +436,14 @@ def verdict(results: list[dict[str, Any]]) -> tuple[bool, str]:
 
 
 def memory_lines(n: int, m: dict[str, Any], naive_mem: dict[str, float] | None) -> str:
+    """The printed memory summary for the largest size."""
     top, bot = m["top"], m["bottom"]
     lines = [f"memory at {n:,} tokens (ours, turn 0, JS heap after forced GC):",
              f"  top of the turn: {top['js_heap_mb']:.1f} MB, {top['spans']:,} spans in {top['chunks']} chunks",
-             f"  after scrolling to the bottom in {m['steps']} steps: {bot['js_heap_mb']:.1f} MB, {bot['spans']:,} spans "
-             f"in {bot['chunks']} chunks (peak while scrolling {m['peak_spans']:,} spans, {m['peak_chunks']} chunks;"
-             f" last position rendered {m['last_position_rendered']:,})"]
+             f"  after scrolling to the bottom in {m['steps']} steps: {bot['js_heap_mb']:.1f} MB, "
+             f"{bot['spans']:,} spans in {bot['chunks']} chunks",
+             f"  peak while scrolling: {m['peak_spans']:,} spans in {m['peak_chunks']} chunks; "
+             f"last position rendered {m['last_position_rendered']:,}"]
     if naive_mem is not None:
         lines.append(f"  naive, one turn shown: {naive_mem['js_heap_mb']:.1f} MB, {naive_mem['spans']:,} spans")
     return "\n".join(lines)
@@ -435,7 +451,7 @@ def memory_lines(n: int, m: dict[str, Any], naive_mem: dict[str, float] | None) 
 
 # -- main ----------------------------------------------------------------------------------------------
 
-def ours_for_size(browser, url: str, folder: Path, n: int, repeat: int, memory: bool) -> dict[str, Any]:
+def ours_for_size(browser: Browser, url: str, folder: Path, n: int, repeat: int, memory: bool) -> dict[str, Any]:
     """`repeat` page loads of our view; medians of first and switch (memory measured on the last load)."""
     runs = []
     for k in range(repeat):
@@ -446,7 +462,7 @@ def ours_for_size(browser, url: str, folder: Path, n: int, repeat: int, memory: 
     return {"first": median_run(runs, "first"), "switch": median_run(runs, "switch"), "runs": runs}
 
 
-def naive_for_size(browser, folder: Path, n: int, repeat: int, timeout_s: float) -> dict[str, Any]:
+def naive_for_size(browser: Browser, folder: Path, n: int, repeat: int, timeout_s: float) -> dict[str, Any]:
     """The baseline app for this artifact, `repeat` page loads (1 from NAIVE_REPEAT_LIMIT tokens on).
 
     A timeout ends the size's baseline and leaves first/switch None: one run too slow decides."""
@@ -482,7 +498,8 @@ def run(sizes: list[int], repeat: int, timeout_s: float) -> dict[str, Any]:
         t = time.perf_counter()
         folders[n] = make_artifact(OUT / str(n), n)
         check_artifact(folders[n], n)
-        print(f"artifact {n:,} tokens x {TURNS} turns written and checked in {time.perf_counter() - t:.1f} s", flush=True)
+        print(f"artifact {n:,} tokens x {TURNS} turns written and checked in {time.perf_counter() - t:.1f} s",
+              flush=True)
 
     results = []
     demo = build_app(default_source=str(folders[sizes[0]]), public=False)

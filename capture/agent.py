@@ -102,9 +102,11 @@ class AgentRun:
         cfg_path = f"{lay.state}/opencode.json"
         self.box.files.write(cfg_path, json.dumps(cfg, indent=2))
         agent_env = opencode.environment(f"{lay.state}/home", cfg_path)
-        run = (f"cd {shlex.quote(lay.workdir)} && {shlex.quote(lay.opencode)} run --format json "
-               f"\"$(cat {shlex.quote(lay.state)}/task.txt)\" > {lay.state}/events.jsonl 2> {lay.state}/agent.err"
-               f" < /dev/null; echo $? > {lay.state}/agent.exit")
+        agent_env["PWD"] = lay.workdir  # opencode reads its working directory from $PWD before cwd
+        # the task goes on stdin: a positional argument with spaces reaches the model wrapped in quotes
+        run = (f"cd {shlex.quote(lay.workdir)} && {shlex.quote(lay.opencode)} run --format json"
+               f" < {lay.state}/task.txt > {lay.state}/events.jsonl 2> {lay.state}/agent.err;"
+               f" echo $? > {lay.state}/agent.exit")
         self.report(f"starting opencode {opencode.OPENCODE_VERSION} in {lay.workdir}", stage="agent", turns=0)
         self._agent = self.box.run(run, env=agent_env, background=True)
 

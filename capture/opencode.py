@@ -39,8 +39,17 @@ def config(base_url: str, session_id: str, model: str, max_output_tokens: int, c
 
 
 def environment(home: str, config_path: str) -> dict[str, str]:
-    """Isolated HOME/XDG folders; no model list fetch, no auto-update, no LSP downloads."""
+    """Isolated HOME/XDG folders; no model list fetch, no auto-update, no LSP downloads.
+
+    opencode also starts background npm installs of its plugin packages, with no switch to turn
+    them off; the agent only ever needs the capture proxy on loopback, so every other HTTP request
+    is sent to a dead local port and fails at once instead of reaching out.
+    """
+    dead = "http://127.0.0.1:9"
     return {
+        "HTTP_PROXY": dead, "HTTPS_PROXY": dead, "http_proxy": dead, "https_proxy": dead,
+        "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+        "npm_config_registry": f"{dead}/",
         "HOME": home,
         "XDG_CONFIG_HOME": f"{home}/.config",
         "XDG_DATA_HOME": f"{home}/.local/share",

@@ -100,3 +100,46 @@ def page(browser, request):
         pg.screenshot(path=str(SHOTS / f"{request.node.name}.png"), full_page=True)
     finally:
         ctx.close()
+
+
+# -- capture fixtures: a task file, the scripted vLLM-shaped server ---------------------------------
+
+TASK_ROWS = [
+    {"problem": "Solve the following coding problem using the programming language python:\n"
+                "You are given n integers. Print how many distinct values there are.\n\nInput\n5\n1 2 2 3 3\n"
+                "Output\n3\n\nThe input will be given via stdin and the output should be printed to stdout.",
+     "tests": json.dumps([{"type": "stdin_stdout", "input": "5\n1 2 2 3 3\n", "output": "3\n"},
+                          {"type": "stdin_stdout", "input": "1\n7\n", "output": "1\n"},
+                          {"type": "stdin_stdout", "input": "0\n", "output": "0\n"},
+                          {"type": "function_call", "input": "f(1)", "output": "1"}])},
+]
+
+
+@pytest.fixture
+def task_file(tmp_path) -> Path:
+    p = tmp_path / "tasks.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in TASK_ROWS))
+    return p
+
+
+@pytest.fixture(scope="session")
+def tokenizer_dir(hf_tokenizer, tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("tokenizer")
+    hf_tokenizer.save_pretrained(str(d))
+    return d
+
+
+@pytest.fixture
+def scripted_llm(hf_tokenizer):
+    from support.scripted_llm import ScriptedLLM
+
+    servers = []
+
+    def start(**kw):
+        s = ScriptedLLM(hf_tokenizer, **kw).start()
+        servers.append(s)
+        return s
+
+    yield start
+    for s in servers:
+        s.stop()

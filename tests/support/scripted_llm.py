@@ -14,6 +14,7 @@ holds: `steps[n]` is the n-th reply, a (tool name, arguments) pair or plain text
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import socket
@@ -44,9 +45,10 @@ def _text(content: Any) -> str:
 
 class ScriptedLLM:
     def __init__(self, tokenizer, model: str = "scripted-model", steps: list[Any] | None = None,
-                 token_ids: bool = True, delay_s: float = 0.0):
+                 token_ids: bool = True, delay_s: float = 0.0, slow_after: int = 0):
+        """`delay_s` slows each agent reply once the history holds `slow_after` tool results."""
         self.tok, self.model, self.steps = tokenizer, model, steps or DEFAULT_STEPS
-        self.token_ids, self.delay_s = token_ids, delay_s
+        self.token_ids, self.delay_s, self.slow_after = token_ids, delay_s, slow_after
         self.requests: list[dict] = []
         self.port = _free_port()
         self._server = None
@@ -85,8 +87,6 @@ class ScriptedLLM:
 
     def respond(self, body: dict) -> dict:
         self.requests.append(body)
-        if self.delay_s:
-            time.sleep(self.delay_s)
         text, calls = self._decide(body)
         prompt = self._render(body.get("messages") or [], body.get("tools"))
         said = text
@@ -137,6 +137,9 @@ class ScriptedLLM:
         @app.post("/v1/chat/completions")
         async def chat(request: Request):
             body = await request.json()
+            results = sum(1 for m in body.get("messages") or [] if m.get("role") == "tool")
+            if self.delay_s and body.get("tools") and len(body["tools"]) > 1 and results >= self.slow_after:
+                await asyncio.sleep(self.delay_s)
             resp = self.respond(body)
             if body.get("stream"):
                 return StreamingResponse(_sse(resp), media_type="text/event-stream")
