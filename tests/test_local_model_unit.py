@@ -1,0 +1,151 @@
+"""capture.local_model without vLLM: the command line, where the model lives, what counts as prepared,
+and that the server wrapper fails loudly (with the log) and cleans up its whole process group."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from capture import local_model as lm
+
+
+def test_serve_command_has_the_flags_a_trainable_capture_needs(monkeypatch, tmp_path):
+    monkeypatch.setenv("LOCAL_MODEL_DIR", str(tmp_path / "m"))
+    cmd = lm.serve_command(8123)
+    assert cmd[0] == str(lm.VENV_PYTHON)
+    assert cmd[1:3] == ["-m", "vllm.entrypoints.openai.api_server"]  # the `vllm` console script fails
+    joined = " ".join(cmd)
+    for flag in ("--return-tokens-as-token-ids", "--logprobs-mode processed_logprobs", "--dtype float32",
+                 "--enforce-eager", "--enable-auto-tool-choice", "--tool-call-parser hermes",
+                 "--host 127.0.0.1", "--port 8123", "--max-model-len 8192",
+                 f"--served-model-name {lm.MODEL_NAME}", f"--model {tmp_path / 'm'}"):
+        assert flag in joined, flag
+    assert lm.MODEL_NAME == "SmolLM2-135M-Instruct" and lm.MAX_MODEL_LEN == 8192
+
+
+def test_serve_command_matches_the_script():
+    """The Python API and scripts/local_model.sh must start the same server."""
+    script = lm.SCRIPT.read_text()
+    for flag in lm.SERVE_FLAGS:
+        assert flag in script, flag
+    assert f'MODEL_NAME={lm.MODEL_NAME}' in script and f"MAX_MODEL_LEN={lm.MAX_MODEL_LEN}" in script
+    assert f'MARKER="{lm.MARKER}"' in script and f"VLLM_VERSION={lm.VLLM_VERSION}" in script
+
+
+def test_serve_env_defaults_and_overrides():
+    env = lm.serve_env({"PATH": "/bin", "VLLM_CPU_KVCACHE_SPACE": "4"})
+    assert env["VLLM_CPU_KVCACHE_SPACE"] == "4"  # the caller's choice wins
+    assert env["VLLM_CPU_NUM_OF_RESERVED_CPU"] == "0" and env["HF_HUB_OFFLINE"] == "1"
+    assert env["VLLM_CACHE_ROOT"].endswith(os.path.join("rollout-viewer", "vllm"))
+    assert lm.serve_env({})["VLLM_CPU_KVCACHE_SPACE"] == "2"
+
+
+def test_model_dir_honours_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("LOCAL_MODEL_DIR", str(tmp_path / "here"))
+    assert lm.model_dir() == tmp_path / "here"
+    monkeypatch.delenv("LOCAL_MODEL_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert lm.model_dir() == tmp_path / "xdg" / "rollout-viewer" / "smollm2-135m-instruct"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert lm.model_dir() == Path.home() / ".cache" / "rollout-viewer" / "smollm2-135m-instruct"
+
+
+def test_script_resolves_the_same_model_dir(monkeypatch, tmp_path):
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    env.pop("LOCAL_MODEL_DIR", None)
+    out = subprocess.run(["bash", str(lm.SCRIPT), "dir"], env=env, capture_output=True, text=True, check=True)
+    monkeypatch.delenv("LOCAL_MODEL_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert out.stdout.strip() == str(lm.model_dir())
+    env["LOCAL_MODEL_DIR"] = str(tmp_path / "m")
+    out = subprocess.run(["bash", str(lm.SCRIPT), "dir"], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(tmp_path / "m")
+
+
+def test_is_prepared_needs_the_marker_and_the_venv(monkeypatch, tmp_path):
+    monkeypatch.setenv("LOCAL_MODEL_DIR", str(tmp_path / "m"))
+    fake_py = tmp_path / "venv" / "bin" / "python"
+    fake_py.parent.mkdir(parents=True)
+    fake_py.write_text("")
+    monkeypatch.setattr(lm, "VENV_PYTHON", fake_py)
+    assert not lm.is_prepared()
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "model.safetensors").write_text("half-written")
+    assert not lm.is_prepared()  # a conversion that died midway is not prepared
+    (tmp_path / "m" / lm.MARKER).write_text("{}")
+    assert lm.is_prepared()
+    monkeypatch.setattr(lm, "VENV_PYTHON", tmp_path / "absent" / "python")
+    assert not lm.is_prepared()
+
+
+def test_url_and_default_port():
+    s = lm.LocalModelServer(port=8555, log_path=None)
+    assert s.url == "http://127.0.0.1:8555/v1"
+    assert lm.LocalModelServer().port > 0
+    s.stop()  # stopping a server never started is a no-op
+
+
+def test_start_refuses_when_not_prepared(monkeypatch):
+    monkeypatch.setattr(lm, "is_prepared", lambda: False)
+    with pytest.raises(RuntimeError, match="not prepared"):
+        lm.LocalModelServer().start(timeout_s=1)
+
+
+def _fake_server(monkeypatch, script: str) -> None:
+    """Make the 'server' a python one-liner, so start/stop can be exercised without vLLM."""
+    monkeypatch.setattr(lm, "is_prepared", lambda: True)
+    monkeypatch.setattr(lm, "serve_command", lambda port: [sys.executable, "-c", script])
+
+
+def test_start_reports_the_log_tail_when_the_server_dies(monkeypatch, tmp_path):
+    _fake_server(monkeypatch, "import sys; print('boom: no such model'); sys.exit(3)")
+    server = lm.LocalModelServer(log_path=tmp_path / "vllm.log")
+    with pytest.raises(RuntimeError, match=r"(?s)code 3.*boom: no such model"):
+        server.start(timeout_s=30)
+    assert not server.running
+
+
+def test_start_times_out_and_kills_the_whole_group(monkeypatch, tmp_path):
+    pidfile = tmp_path / "child.pid"
+    # the leader spawns a child (like vLLM's engine core) and never answers /v1/models
+    _fake_server(monkeypatch, "import subprocess, sys, time; "
+                 "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']); "
+                 f"open({str(pidfile)!r}, 'w').write(str(c.pid)); print('loading...', flush=True); "
+                 "time.sleep(600)")
+    server = lm.LocalModelServer(log_path=tmp_path / "vllm.log")
+    with pytest.raises(TimeoutError, match=r"(?s)within 3 s.*loading\.\.\."):
+        server.start(timeout_s=3)
+    child = int(pidfile.read_text())
+    for _ in range(50):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the server's child process outlived stop()")
+
+
+def test_context_manager_starts_and_stops(monkeypatch, tmp_path):
+    """A tiny stand-in answering /v1/models the way vLLM does."""
+    _fake_server(monkeypatch, (
+        "import http.server, json, os\n"
+        "class H(http.server.BaseHTTPRequestHandler):\n"
+        "    def do_GET(self):\n"
+        f"        body = json.dumps({{'data': [{{'id': {lm.MODEL_NAME!r}}}]}}).encode()\n"
+        "        self.send_response(200); self.end_headers(); self.wfile.write(body)\n"
+        "    def log_message(self, *a): pass\n"
+        "http.server.HTTPServer(('127.0.0.1', int(os.environ['FAKE_PORT'])), H).serve_forever()\n"))
+    port = lm.free_port()
+    monkeypatch.setenv("FAKE_PORT", str(port))
+    with lm.LocalModelServer(port=port, log_path=tmp_path / "vllm.log") as server:
+        assert server.running and server.url == f"http://127.0.0.1:{port}/v1"
+        proc = server.proc
+    assert not server.running and proc is not None and proc.poll() is not None
