@@ -99,6 +99,7 @@ def serve_env(base: dict[str, str] | None = None) -> dict[str, str]:
     env.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
     env.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
     env.setdefault("VLLM_CACHE_ROOT", str(cache_root() / "vllm"))
+    env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache_root() / "torchinductor"))  # else /tmp
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")
     return env
 

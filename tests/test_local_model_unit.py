@@ -43,6 +43,7 @@ def test_serve_env_defaults_and_overrides():
     assert env["VLLM_CPU_KVCACHE_SPACE"] == "4"  # the caller's choice wins
     assert env["VLLM_CPU_NUM_OF_RESERVED_CPU"] == "0" and env["HF_HUB_OFFLINE"] == "1"
     assert env["VLLM_CACHE_ROOT"].endswith(os.path.join("rollout-viewer", "vllm"))
+    assert env["TORCHINDUCTOR_CACHE_DIR"].endswith(os.path.join("rollout-viewer", "torchinductor"))
     assert lm.serve_env({})["VLLM_CPU_KVCACHE_SPACE"] == "2"
 
 
