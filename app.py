@@ -9,12 +9,12 @@ from __future__ import annotations
 import argparse
 import os
 
-from viewer.ui.app import build_app, launch_options
+from viewer.ui.app import DEFAULT_EXAMPLE, build_app, launch_options
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("source", nargs="?", default="scripted-smollm2")
+    ap.add_argument("source", nargs="?", default=DEFAULT_EXAMPLE)
     ap.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
     ap.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
     ap.add_argument("--public", action="store_true", help="Space mode: no server paths, size-limited uploads")

@@ -20,6 +20,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="where opencode runs: a Hugging Face sandbox, or this machine")
     p.add_argument("--sandbox-vllm-url", default=None, help="public URL the remote sandbox reaches vLLM through")
     p.add_argument("--endpoint", default=None, help="local backend: the OpenAI-compatible server (vLLM) to forward to")
+    p.add_argument("--local-model", action="store_true",
+                   help="no GPU, no network: serve SmolLM2-135M-Instruct with vLLM's CPU build for this capture "
+                        "(prepared once by scripts/local_model.sh prepare; implies --backend local)")
     p.add_argument("--dataset", default=DEFAULT_DATASET, help="Hub dataset id, or a local .jsonl/.parquet file "
                    "of rows with `problem` and `tests`")
     p.add_argument("--example", default=None, help="a training script defining build_dataset (TRL's "
@@ -43,11 +46,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     cfg = CaptureConfig(
-        model=a.model, backend=a.backend, endpoint=a.endpoint, sandbox_vllm_url=a.sandbox_vllm_url,
+        model=a.model, backend="local" if a.local_model else a.backend, endpoint=a.endpoint, sandbox_vllm_url=a.sandbox_vllm_url,
         dataset=a.dataset, example=a.example, n_prompts=a.n_prompts, seed=a.seed, rollout_seed=a.rollout_seed,
         task_index=a.task_index, sandbox_image=a.sandbox_image, sandbox_flavor=a.sandbox_flavor, out_dir=a.out_dir,
         timeout_s=a.timeout_s, push_to_dataset=a.push_to_dataset, tokenizer=a.tokenizer,
-        max_output_tokens=a.max_output_tokens, context=a.context,
+        max_output_tokens=a.max_output_tokens, context=a.context, local_model=a.local_model,
         api_key=os.environ.get("OPENENV_LLM_API_KEY") or None, hf_token=os.environ.get("HF_TOKEN") or None)
     try:
         capture(cfg, progress=print_progress)

@@ -40,7 +40,10 @@ def check_endpoint(url: str, model: str, timeout: float = 120.0, check_tools: bo
         msg = (f"{url} answers but returns {have}: nothing it produces is trainable. Start vLLM with {VLLM_FLAGS}.")
     else:
         msg = f"{url} returns prompt token ids, completion token ids and logprobs ({report.summary()})."
-        if report.tool_support and report.tool_support != "ok":
-            msg += (f" Tool calls: {report.tool_support}; an agent may be unable to act. vLLM needs "
+        if report.tool_support == "no-tool-call":
+            msg += (" Tool calls: the model answered the probe in prose instead of calling its tool, so the agent "
+                    "may stop without acting (small models often do).")
+        elif report.tool_support == "rejected":
+            msg += (" Tool calls: the endpoint rejected a request with tools; vLLM needs "
                     "--enable-auto-tool-choice --tool-call-parser hermes.")
     return Verdict(report.ok and ids, report.reachable, ids, logprobs, report.tool_support, msg, list(report.findings))

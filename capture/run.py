@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Callable
@@ -59,6 +59,8 @@ class CaptureConfig:
     tokenizer: str | None = None  # path or hub id of the tokenizer, for re-tokenized prompts and offline rendering
     max_output_tokens: int = 8192
     context: int = 32768
+    deny_tools: tuple[str, ...] = opencode.DENIED_TOOLS
+    local_model: bool = False  # serve SmolLM2-135M-Instruct with vLLM CPU for this capture (capture/local_model.py)
     api_key: str | None = field(default=None, repr=False)  # upstream credential, never logged
     hf_token: str | None = field(default=None, repr=False)
 
@@ -116,12 +118,59 @@ def _open_sandbox(cfg: CaptureConfig, factory: Callable | None):
                            "(HF_TOKEN or `hf auth login`).") from None
 
 
+# SmolLM2's context is 8k tokens and opencode's system prompt alone is about 2.2k: keep only the tools
+# the coding task needs (write, edit, bash) and cap each completion.
+LOCAL_MODEL_DENY = opencode.DENIED_TOOLS + ("glob", "grep", "list", "read", "skill", "todowrite", "todoread", "patch")
+LOCAL_MODEL_MAX_OUTPUT = 512
+
+
 def capture(cfg: CaptureConfig, progress: Callback | None = None, cancel: threading.Event | None = None,
             sandbox_factory: Callable | None = None) -> Artifact:
     say = Reporter(progress)
+    if cfg.local_model:
+        return _capture_with_local_model(cfg, say, cancel, sandbox_factory)
+    return _capture(cfg, say, cancel, sandbox_factory)
+
+
+def _check_out_dir(cfg: CaptureConfig) -> Path:
     out = Path(cfg.out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise CaptureError(f"--out-dir {out} already exists and is not empty: choose another or remove it")
+    return out
+
+
+def _capture_with_local_model(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
+                              sandbox_factory: Callable | None) -> Artifact:
+    """Prepare (once) and serve the offline model, capture against it, and stop it again."""
+    from . import local_model
+
+    _check_out_dir(cfg)  # before minutes of model preparation
+    if not local_model.is_prepared():
+        say("preparing the local model (vLLM CPU + SmolLM2-135M-Instruct; a few minutes, once)", stage="preflight")
+        try:
+            local_model.prepare(lambda line: say(line))
+        except RuntimeError as e:
+            raise CaptureError(str(e)) from None
+    server = local_model.LocalModelServer()
+    say(f"starting vLLM (CPU) serving {local_model.MODEL_NAME} on {server.url} (about a minute)", stage="preflight")
+    try:
+        server.start()
+    except RuntimeError as e:
+        raise CaptureError(f"the local model server did not start: {e}") from None
+    try:
+        local = replace(cfg, local_model=False, backend="local", endpoint=server.url, model=local_model.MODEL_NAME,
+                        tokenizer=str(local_model.model_dir()), context=local_model.MAX_MODEL_LEN,
+                        max_output_tokens=min(cfg.max_output_tokens, LOCAL_MODEL_MAX_OUTPUT),
+                        deny_tools=tuple(dict.fromkeys(cfg.deny_tools + LOCAL_MODEL_DENY)))
+        return _capture(local, say, cancel, sandbox_factory, served_by=f"vLLM {local_model.VLLM_VERSION} on CPU")
+    finally:
+        say("stopping the local model server")
+        server.stop()
+
+
+def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
+             sandbox_factory: Callable | None, served_by: str | None = None) -> Artifact:
+    out = _check_out_dir(cfg)
     if cfg.backend not in ("local", "hf-sandbox"):
         raise CaptureError(f"--backend must be local or hf-sandbox, not {cfg.backend!r}")
     if not cfg.llm_url:
@@ -149,7 +198,8 @@ def capture(cfg: CaptureConfig, progress: Callback | None = None, cancel: thread
     box = _open_sandbox(cfg, sandbox_factory)
     run = AgentRun(box, _layout(cfg, box), say)
     try:
-        run.start(cfg.llm_url, cfg.model, task.instruction, cfg.max_output_tokens, cfg.context, cfg.api_key)
+        run.start(cfg.llm_url, cfg.model, task.instruction, cfg.max_output_tokens, cfg.context, cfg.api_key,
+                  cfg.deny_tools)
         timed_out, exit_code, events = run.wait(cfg.timeout_s, cancel)
         entries, solution = run.collect()
         if exit_code not in (0, None):
@@ -193,14 +243,16 @@ def capture(cfg: CaptureConfig, progress: Callback | None = None, cancel: thread
         n_tests_eval_cap=task.n_tests_eval_cap, env_reward=env_reward, reward_after_penalties=steps[-1].value,
         timed_out=timed_out,
         produced_by=(f"Captured by `python -m capture` ({cfg.backend} backend): opencode {opencode.OPENCODE_VERSION} "
-                     f"behind the openenv {version('openenv')} capture proxy, model {cfg.model}."),
+                     f"behind the openenv {version('openenv')} capture proxy, model {cfg.model}"
+                     + (f" served by {served_by}" if served_by else "") + "."),
         reward_breakdown=[{"label": s.label, "delta": s.delta, "value": s.value, "why": s.why} for s in steps],
         capture={"backend": cfg.backend, "endpoint": redact_url(cfg.llm_url), "dataset": cfg.example or cfg.dataset,
                  "n_prompts": cfg.n_prompts, "seed": cfg.seed, "rollout_seed": rollout_seed,
                  "task_index": cfg.task_index, "timeout_s": cfg.timeout_s, "opencode_exit": exit_code,
                  "sandbox_image": cfg.sandbox_image if cfg.backend == "hf-sandbox" else None,
                  "sandbox_flavor": cfg.sandbox_flavor if cfg.backend == "hf-sandbox" else None,
-                 "agent_events": len(events)},
+                 "agent_events": len(events), "denied_tools": list(cfg.deny_tools),
+                 "max_output_tokens": cfg.max_output_tokens},
     )
     say(f"writing {out}", stage="write")
     try:

@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/python app.py "${@:-scripted-smollm2}"
+exec .venv/bin/python app.py "$@"

@@ -61,6 +61,7 @@ def launch_app(**kw):
     from viewer.ui.app import build_app, launch_options
 
     public = kw.pop("public", False)
+    kw.setdefault("default_source", "scripted-smollm2")
     demo = build_app(public=public, **kw)
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True,
                             **launch_options(public))

@@ -110,3 +110,14 @@ def test_check_rejects_malformed_with_messages(example_copy):
 def test_check_unknown_source():
     r = run_check("definitely not a source")
     assert r.returncode == 1 and "cannot find this artifact" in r.stdout
+
+
+@pytest.mark.parametrize("name", bundled_examples())
+def test_every_bundled_example_is_valid(name):
+    import io
+
+    from viewer.cli import check
+
+    out = io.StringIO()
+    assert check(name, out) == 0, out.getvalue()
+    assert "recipe agrees" in out.getvalue()

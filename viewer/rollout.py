@@ -102,41 +102,50 @@ class Rollout:
             "alignment_note": self.alignment.note,
         }
 
-    def _scope(self, turn: int, scope: str, row: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-        """(ids, mask, logps-or-nan, first position) for the positions a scope covers."""
+    def _range(self, turn: int, scope: str, row: int = 0) -> tuple[int, int]:
+        """(first position, number of positions) a scope covers."""
         if scope == "row":
             rows = self.training.rows
             if not 0 <= row < len(rows):
                 raise ValueError(f"no training row {row}")
-            rw = rows[row]
-            lp = np.where(rw.completion_mask == 1, rw.old_log_probs, np.nan)
-            return rw.input_ids, rw.completion_mask, lp, 0
+            return 0, int(rows[row].input_ids.size)
         t = self.artifact.turns[turn]
-        lp = np.full(t.n_prompt + t.n_output, np.nan)
-        if t.logps.size:
-            lp[t.n_prompt:] = t.logps
         start = self.deltas[turn].start if scope == "new" else 0
-        return t.ids[start:], t.mask[start:], lp[start:], start
+        return start, t.n_prompt + t.n_output - start
+
+    def _slice(self, turn: int, scope: str, row: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """ids, mask and logprobs (nan where none) of absolute positions [lo, hi): work in the chunk's size."""
+        if scope == "row":
+            rw = self.training.rows[row]
+            mask = rw.completion_mask[lo:hi]
+            return rw.input_ids[lo:hi], mask, np.where(mask == 1, rw.old_log_probs[lo:hi], np.nan)
+        t = self.artifact.turns[turn]
+        p = t.n_prompt
+        ids = np.concatenate([t.prompt_ids[min(lo, p):min(hi, p)], t.output_ids[max(lo - p, 0):max(hi - p, 0)]])
+        lp = np.full(hi - lo, np.nan)
+        if t.logps.size and hi > p:
+            lp[max(p - lo, 0):] = t.logps[max(lo - p, 0):hi - p]
+        return ids, t.mask[lo:hi], lp
 
     def scope_size(self, turn: int, scope: str, row: int = 0) -> tuple[int, int]:
-        ids, _, _, start = self._scope(turn, scope, row)
-        return start, int(ids.size)
+        return self._range(turn, scope, row)
 
     def chunk(self, turn: int, scope: str, index: int, row: int = 0) -> dict:
         """Tokens [index*CHUNK, (index+1)*CHUNK) of the scope, as compact parallel arrays."""
         if scope not in SCOPES or not 0 <= turn < len(self.artifact.turns):
             raise ValueError(f"no turn {turn} / scope {scope!r}")
-        ids, mask, lp, start = self._scope(turn, scope, row)
-        lo, hi = index * CHUNK, min((index + 1) * CHUNK, ids.size)
-        part = ids[lo:hi]
-        tt = token_texts(self.vocab, part)
-        lps = lp[lo:hi]
+        start, size = self._range(turn, scope, row)
+        lo, hi = start + index * CHUNK, start + min((index + 1) * CHUNK, size)
+        if index < 0 or lo > hi:
+            raise ValueError(f"no chunk {index} in this scope")
+        ids, mask, lps = self._slice(turn, scope, row, lo, hi)
+        tt = token_texts(self.vocab, ids)
         return {
-            "start": start + lo,
-            "ids": part.tolist(),
+            "start": lo,
+            "ids": ids.tolist(),
             "text": tt.text.tolist(),
             "kind": "".join(map(str, tt.kind.tolist())),
-            "mask": "".join(map(str, mask[lo:hi].tolist())),
+            "mask": "".join(map(str, mask.tolist())),
             "lp": [None if np.isnan(x) else round(float(x), 4) for x in lps.tolist()],
         }
 

@@ -17,6 +17,7 @@ from .capture_tab import CaptureTab
 from .view_tab import ViewTab
 
 UPLOAD_LIMIT = "200mb"
+DEFAULT_EXAMPLE = "smollm2-offline"  # a real offline capture (examples/README.md)
 ENABLE_CAPTURE_ENV = "ROLLOUT_VIEWER_ENABLE_CAPTURE"
 
 
@@ -33,7 +34,7 @@ def _warm_trl() -> None:
     threading.Thread(target=run, daemon=True, name="warm-trl").start()
 
 
-def build_app(default_source: str = "scripted-smollm2", public: bool = False,
+def build_app(default_source: str = DEFAULT_EXAMPLE, public: bool = False,
               capture_enabled: bool | None = None) -> gr.Blocks:
     if capture_enabled is None:
         capture_enabled = not public or os.environ.get(ENABLE_CAPTURE_ENV) == "1"
