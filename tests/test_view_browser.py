@@ -54,6 +54,7 @@ def test_keyboard_steps_through_turns(page, app_url):
     page.keyboard.press("k")
     page.wait_for_function("location.search.includes('turn=1')")
     page.keyboard.press("?")
+    assert "jump to the generated tokens" in page.locator(".tv-help").inner_text()
     assert page.locator(".tv-help").is_visible()
     page.keyboard.press("Escape")
     assert not page.locator(".tv-help").is_visible()
@@ -87,6 +88,21 @@ def test_modes_scopes_and_hover(page, app_url):
     page.wait_for_selector(".tv-rowbar button[data-row]", timeout=TIMEOUT)
     assert "2 training row(s)" in page.locator(".tv-rowbar").inner_text()
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
+
+
+def test_jump_to_generated_tokens(page, app_url):
+    open_view(page, f"{app_url}/?src=smollm2-offline")
+    n_prompt = 4392
+    assert page.locator(f".t[data-i='{n_prompt}']").count() == 0  # the output is far below the first chunk
+    page.keyboard.press("g")
+    first = page.locator(f".t[data-i='{n_prompt}']")
+    first.wait_for(timeout=TIMEOUT)
+    assert first.get_attribute("data-mask") == "1"
+    page.wait_for_timeout(400)
+    inside = first.evaluate("""e => { const b = e.closest('.tv-tokens').getBoundingClientRect(),
+                                      r = e.getBoundingClientRect(); return r.top >= b.top && r.bottom <= b.bottom; }""")
+    assert inside, "the first generated token is scrolled into the token box's view"
+    assert page.locator(f".t[data-i='{n_prompt - 1}']").get_attribute("data-mask") == "0"
 
 
 def test_presentation_mode(page, app_url):

@@ -35,6 +35,7 @@ const TraceView = (() => {
               <b class="tv-turn-title"></b>
               <span class="tv-group" role="group" aria-label="mode">${MODES.map((m) => `<button data-mode="${m}">${m}</button>`).join("")}</span>
               <span class="tv-group" role="group" aria-label="scope"><button data-scope="new">new in turn</button><button data-scope="full">full context</button><button data-scope="row">training rows</button></span>
+              <button class="tv-jump-btn" title="jump to the generated tokens (g)">↓ generated</button>
               <button class="tv-present-btn" title="presentation mode (p)">present</button>
               <button class="tv-help-btn" title="keyboard shortcuts (?)">?</button>
             </div>
@@ -58,6 +59,7 @@ const TraceView = (() => {
             <tr><td><kbd>k</kbd> <kbd>←</kbd></td><td>previous turn</td></tr>
             <tr><td><kbd>m</kbd></td><td>next mode (mask, logprob, drift)</td></tr>
             <tr><td><kbd>s</kbd></td><td>next scope (new in turn, full context, training rows)</td></tr>
+            <tr><td><kbd>g</kbd></td><td>jump to the generated tokens</td></tr>
             <tr><td><kbd>p</kbd></td><td>presentation mode</td></tr>
             <tr><td><kbd>?</kbd></td><td>this help</td></tr>
             <tr><td><kbd>Esc</kbd></td><td>close help / leave presentation</td></tr>
@@ -226,6 +228,21 @@ const TraceView = (() => {
       if (api.onState) api.onState({...st});
     }
 
+    function jumpToOutput() {  // scroll the first generated token's chunk into view; the observer loads it
+      const t = O.turns[st.turn];
+      if (st.scope === "row") return;
+      const {start} = scopeRange();
+      const idx = Math.floor(Math.max(0, t.np - start) / O.chunk);
+      const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`);
+      if (!el) return;
+      el.scrollIntoView({block: "start"});
+      const settle = () => {  // chunks above may load and change height: re-centre once they have
+        const first = box.querySelector(`.t[data-i="${t.np}"]`);
+        if (first) first.scrollIntoView({block: "center"});
+      };
+      loadChunk(el).then(() => { settle(); setTimeout(settle, 250); });
+    }
+
     function go(turn) { st.turn = Math.min(Math.max(0, turn), O.turns.length - 1); if (st.scope === "row") st.scope = "new"; update(); }
     function setMode(m) { st.mode = m; root.querySelectorAll("[data-mode]").forEach((el) => el.classList.toggle("on", el.dataset.mode === st.mode)); $(".tv-legend").innerHTML = legend(); repaintModeOnly(); if (api.onState) api.onState({...st}); }
     function setScope(s) { st.scope = s; update(false); }
@@ -243,6 +260,7 @@ const TraceView = (() => {
       else if (b.dataset.row !== undefined) { st.row = Number(b.dataset.row); update(false); }
       else if (b.classList.contains("tv-collapsed")) setScope("full");
       else if (b.classList.contains("tv-present-btn")) present();
+      else if (b.classList.contains("tv-jump-btn")) jumpToOutput();
       else if (b.classList.contains("tv-help-btn")) help.hidden = !help.hidden;
     });
 
@@ -284,6 +302,7 @@ const TraceView = (() => {
       else if (k === "m") setMode(MODES[(MODES.indexOf(st.mode) + 1) % MODES.length]);
       else if (k === "s") setScope({new: "full", full: "row", row: "new"}[st.scope]);
       else if (k === "p") present();
+      else if (k === "g") jumpToOutput();
       else if (k === "?") help.hidden = !help.hidden;
       else if (k === "Escape") { help.hidden = true; present(false); }
       else return;
