@@ -19,7 +19,7 @@ import msgspec
 from . import arrays
 from .model import Artifact, Turn
 from .problems import ArtifactError, Findings, Problem, from_msgspec
-from .schema import (EXTRA_FILES, NO_RAW, OPTIONAL_FILES, TOKENIZER_DIR, Summary, Task, TestCase,
+from .schema import (NO_RAW, TOKENIZER_DIR, Summary, Task, TestCase,
                      TestResults, TraceFile, TurnHeader, TurnsFile)
 from .trace import normalise
 
@@ -197,5 +197,3 @@ def _text(data: bytes | None, name: str, findings: Findings) -> str | None:
         findings.add(name, f"not UTF-8 text (byte {e.start})")
         return None
 
-
-__all__ = ["load_artifact", "load_index", "decode_turn", "EXTRA_FILES", "OPTIONAL_FILES"]

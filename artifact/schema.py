@@ -39,9 +39,8 @@ from typing import Literal
 import msgspec
 
 FORMAT_VERSION = 2
-REQUIRED_FILES = ("turns.json", "summary.json")
-OPTIONAL_FILES = ("trace.json", "task.json", "visible_tests.txt", "held_out_tests.json")
-EXTRA_FILES = ("test_results.json", "solution.py")
+FILES = ("turns.json", "summary.json", "trace.json", "task.json", "visible_tests.txt", "held_out_tests.json",
+         "test_results.json", "solution.py")  # required, optional, then our extras
 TOKENIZER_DIR = "tokenizer"
 NO_RAW = msgspec.Raw(b"null")
 

@@ -9,9 +9,6 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-STAGES = ("task", "preflight", "sandbox", "agent", "verify", "write", "push", "done")
-
-
 @dataclass(frozen=True)
 class Progress:
     stage: str

@@ -55,7 +55,7 @@ def test_context_delta_is_the_tool_observation(example, vocab):
     d = context_deltas(example.turns)
     assert d[0].shared == 0 and d[0].added == example.turns[0].n_prompt
     t2 = example.turns[2]
-    added = vocab.decode(t2.prompt_ids[d[2].start:])
+    added = vocab.decode(t2.prompt_ids[d[2].shared:])
     assert d[2].shared == example.turns[1].n_prompt + example.turns[1].n_output
     assert added.startswith("\n<|im_start|>user\n<tool_response>\n3\n")  # bash printed 3
     assert added.endswith("<|im_start|>assistant\n")

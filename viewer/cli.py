@@ -11,18 +11,25 @@ import argparse
 import sys
 from typing import TextIO
 
-from artifact import ArtifactError, open_artifact
+from artifact import Artifact, ArtifactError, open_artifact
 
 from .analysis.report import fmt_reward, report
 
 
-def check(source: str, out: TextIO = sys.stdout) -> int:
+def _open(source: str, out: TextIO) -> Artifact | None:
+    """The validated artifact, or None after printing every problem."""
     try:
-        a = open_artifact(source)
+        return open_artifact(source)
     except ArtifactError as e:
         print(f"INVALID {source}", file=out)
         for p in e.problems:
             print(f"  - {p}", file=out)
+        return None
+
+
+def check(source: str, out: TextIO = sys.stdout) -> int:
+    a = _open(source, out)
+    if a is None:
         return 1
     r = report(a)
     rc = r.reward
@@ -53,12 +60,8 @@ def export(source: str, out_path: str, turn: int | None, tokenizer: str | None, 
     from .export import export_html
     from .rollout import Rollout
 
-    try:
-        a = open_artifact(source)
-    except ArtifactError as e:
-        print(f"INVALID {source}", file=out)
-        for p in e.problems:
-            print(f"  - {p}", file=out)
+    a = _open(source, out)
+    if a is None:
         return 1
     if turn is not None and not 0 <= turn < len(a.turns):
         print(f"ERROR --turn {turn}: this rollout has turns 0..{len(a.turns) - 1}", file=out)

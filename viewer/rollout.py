@@ -110,7 +110,7 @@ class Rollout:
                 raise ValueError(f"no training row {row}")
             return 0, int(rows[row].input_ids.size)
         t = self.artifact.turns[turn]
-        start = self.deltas[turn].start if scope == "new" else 0
+        start = self.deltas[turn].shared if scope == "new" else 0
         return start, t.n_prompt + t.n_output - start
 
     def _slice(self, turn: int, scope: str, row: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -42,15 +42,14 @@ def mask_runs(mask: np.ndarray) -> list[Run]:
 
 @dataclass(frozen=True, slots=True)
 class ContextDelta:
-    shared: int  # prompt tokens identical to the previous turn's prompt + output
-    start: int  # first prompt position this turn adds (== shared)
+    shared: int  # prompt tokens identical to the previous turn's prompt + output; the first new position
     added: int  # prompt tokens this turn adds
 
 
 def context_delta(prev: Turn | None, turn: Turn) -> ContextDelta:
     held = prev.ids if prev is not None else np.empty(0, dtype=np.int32)
     shared = common_prefix_len(held, turn.prompt_ids)
-    return ContextDelta(shared, shared, turn.n_prompt - shared)
+    return ContextDelta(shared, turn.n_prompt - shared)
 
 
 def context_deltas(turns: list[Turn]) -> list[ContextDelta]:

@@ -16,6 +16,7 @@ from pathlib import Path
 import gradio as gr
 
 from artifact import Artifact, ArtifactError, Problem, bundled_examples, load_artifact, open_artifact
+from artifact.schema import FILES
 from artifact.sources import artifact_root, unzip
 from viewer import assets
 from viewer.export import export_html
@@ -24,8 +25,6 @@ from viewer.rollout import MODES, SCOPES, Rollout
 
 from .store import RolloutStore
 
-ARTIFACT_NAMES = {"trace.json", "turns.json", "task.json", "visible_tests.txt", "held_out_tests.json", "summary.json",
-                  "test_results.json", "solution.py"}
 
 MOUNT_JS = """
 const api = {
@@ -110,7 +109,7 @@ class ViewTab:
             else:
                 root = Path(tempfile.mkdtemp(prefix="rollout-upload-"))
                 for p in paths:
-                    if p.name not in ARTIFACT_NAMES:
+                    if p.name not in FILES:
                         raise ArtifactError([Problem(p.name, "not an artifact file",
                                                      expected="a .zip or the six artifact files", found=p.name)])
                     shutil.copy(p, root / p.name)
