@@ -102,7 +102,7 @@ class Rollout:
             "alignment_note": self.alignment.note,
         }
 
-    def _range(self, turn: int, scope: str, row: int = 0) -> tuple[int, int]:
+    def scope_size(self, turn: int, scope: str, row: int = 0) -> tuple[int, int]:
         """(first position, number of positions) a scope covers."""
         if scope == "row":
             rows = self.training.rows
@@ -127,14 +127,11 @@ class Rollout:
             lp[max(p - lo, 0):] = t.logps[max(lo - p, 0):hi - p]
         return ids, t.mask[lo:hi], lp
 
-    def scope_size(self, turn: int, scope: str, row: int = 0) -> tuple[int, int]:
-        return self._range(turn, scope, row)
-
     def chunk(self, turn: int, scope: str, index: int, row: int = 0) -> dict:
         """Tokens [index*CHUNK, (index+1)*CHUNK) of the scope, as compact parallel arrays."""
         if scope not in SCOPES or not 0 <= turn < len(self.artifact.turns):
             raise ValueError(f"no turn {turn} / scope {scope!r}")
-        start, size = self._range(turn, scope, row)
+        start, size = self.scope_size(turn, scope, row)
         lo, hi = start + index * CHUNK, start + min((index + 1) * CHUNK, size)
         if index < 0 or lo > hi:
             raise ValueError(f"no chunk {index} in this scope")
