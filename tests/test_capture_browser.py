@@ -61,6 +61,7 @@ def test_capture_through_the_tab(page, capture_app, scripted_llm, task_file, tok
     page.screenshot(path=str(SHOTS / "capture_landed_in_view.png"), full_page=True)
     [folder] = list(captures.iterdir())
     assert (folder / "turns.json").is_file()
+    assert page.locator("#source input").input_value() == str(folder)  # the source names the new artifact
     page.click("button[role=tab]:has-text('Capture')")
     status = page.locator("[data-testid=capture-status]").inner_text()
     assert status.startswith("done") and "3 agent turn(s)" in status

@@ -99,13 +99,14 @@ class CaptureTab:
         return f"<div class='{cls}' data-testid='endpoint-verdict'><b>{'Ready' if v.ok else 'Not usable'}</b>: {safe.text(v.message)}{rows}</div>"
 
     def run(self, *form):
-        """Generator: (status html, log text, view value, loaded, selected tab, download)."""
+        """Generator: (status html, log text, view value, loaded, selected tab, download, view source)."""
         no = gr.update()
+        keep = (no,) * 5  # leave the view, loaded, tab, download and source as they are
         if not self.enabled:
-            yield _status("disabled", 0, 0, "capture is off on this server"), "", no, no, no, no
+            yield _status("disabled", 0, 0, "capture is off on this server"), "", *keep
             return
         if not self.slot.lock.acquire(blocking=False):
-            yield _status("busy", 0, 0, self.slot.describe()), "", no, no, no, no
+            yield _status("busy", 0, 0, self.slot.describe()), "", *keep
             return
         try:
             self.slot.cancel.clear()
@@ -114,7 +115,7 @@ class CaptureTab:
             try:
                 cfg = self.config(*form, out_dir=str(out))
             except (TypeError, ValueError) as e:
-                yield _status("failed", 0, 0, f"the form has a bad value: {e}"), "", no, no, no, no
+                yield _status("failed", 0, 0, f"the form has a bad value: {e}"), "", *keep
                 return
             events: queue.Queue = queue.Queue()
             result: dict = {}
@@ -137,11 +138,12 @@ class CaptureTab:
                 try:
                     p = events.get(timeout=0.5)
                 except queue.Empty:
-                    yield _status(last.stage, last.turns, time.monotonic() - self.slot.started), "\n".join(lines), no, no, no, no
+                    yield (_status(last.stage, last.turns, time.monotonic() - self.slot.started), "\n".join(lines),
+                           *keep)
                     continue
                 last, self.slot.stage = p, p.stage
                 lines = (lines + [f"[{p.elapsed_s:6.1f}s {p.stage}] {p.line}"])[-MAX_LOG_LINES:]
-                yield _status(p.stage, p.turns, p.elapsed_s), "\n".join(lines), no, no, no, no
+                yield _status(p.stage, p.turns, p.elapsed_s), "\n".join(lines), *keep
             elapsed = time.monotonic() - self.slot.started
             if "artifact" in result:
                 a: Artifact = result["artifact"]
@@ -149,14 +151,16 @@ class CaptureTab:
                 zipped = shutil.make_archive(str(Path(tempfile.mkdtemp(prefix="capture-zip-")) / a.root.name), "zip",
                                              a.root.parent, a.root.name)
                 note = f"reward {a.summary.reward_after_penalties}; opened in the View tab"
-                value = self.view.artifact_value(a, None if self.public else str(a.root))
+                src = None if self.public else str(a.root)  # a deep link to it works where paths are allowed
+                value = self.view.artifact_value(a, src)
                 yield (_status("done", len(a.turns), elapsed, note), "\n".join(lines), value,
-                       str(a.root), gr.Tabs(selected="view"), zipped)
+                       str(a.root), gr.Tabs(selected="view"), zipped, gr.update(value=src) if src else no)
             elif result.get("cancelled"):
-                yield _status("cancelled", last.turns, elapsed, "the agent and sandbox were stopped; nothing was written"), \
-                    "\n".join(lines), no, no, no, no
+                yield (_status("cancelled", last.turns, elapsed, "the agent and sandbox were stopped; nothing was written"),
+                       "\n".join(lines), *keep)
             else:
-                yield (_status("failed", last.turns, elapsed, result.get("error", "")), "\n".join(lines), no, no, no, no)
+                yield (_status("failed", last.turns, elapsed, result.get("error", "")), "\n".join(lines),
+                       *keep)
         finally:
             self.slot.lock.release()
 
@@ -243,6 +247,6 @@ class CaptureTab:
          push_btn, repo, token, pushed) = self._wiring
         preview_btn.click(self.preview, form, preview)
         check_btn.click(self.check, form, verdict)
-        run_btn.click(self.run, form, [status, log, self.view.view, self.view.loaded, tabs, download])
+        run_btn.click(self.run, form, [status, log, self.view.view, self.view.loaded, tabs, download, self.view.src])
         cancel_btn.click(self.cancel, None, status, queue=False)
         push_btn.click(self.push, [repo, token], pushed)
