@@ -14,8 +14,8 @@ import msgspec
 
 from . import arrays
 from .model import TraceCall
-from .problems import Findings, from_msgspec
-from .schema import NO_RAW, TraceEntry
+from .problems import ArtifactError, Findings, from_msgspec
+from .schema import NO_RAW, TraceEntry, TraceFile
 
 FILE = "trace.json"
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
@@ -87,9 +87,6 @@ def normalise(entries: list[TraceEntry], findings: Findings) -> list[TraceCall]:
 
 def calls_from_entries(entries: list[dict]) -> list[TraceCall]:
     """Proxy entries as fetched (dicts) through the same reader trace.json goes through."""
-    from .problems import ArtifactError
-    from .schema import TraceFile
-
     findings = Findings()
     try:
         decoded = msgspec.json.decode(msgspec.json.encode({"turns": entries}), type=TraceFile)

@@ -7,6 +7,7 @@ something at `out_dir` that looks like a complete artifact.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from pathlib import Path
@@ -70,7 +71,7 @@ def write_artifact(out_dir: Path | str, *, summary: Summary, turns: list[Turn], 
             (tmp / "solution.py").write_text(solution, encoding="utf-8")
         if tokenizer is not None:
             tokenizer.save_pretrained(str(tmp / TOKENIZER_DIR))
-        load_artifact(tmp)  # raises ArtifactError before anything reaches out_dir
+        written = load_artifact(tmp)  # raises ArtifactError before anything reaches out_dir
         tmp.chmod(0o755)  # mkdtemp makes it private; an artifact is meant to be shared
         if out.exists():
             out.rmdir()
@@ -78,4 +79,6 @@ def write_artifact(out_dir: Path | str, *, summary: Summary, turns: list[Turn], 
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return load_artifact(out)
+    # the validated read-back, moved with its folder: no second read
+    tok = out / TOKENIZER_DIR if written.tokenizer_dir is not None else None
+    return dataclasses.replace(written, source=str(out), root=out, tokenizer_dir=tok)

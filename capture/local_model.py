@@ -31,6 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
+from .agent import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "local_model.sh"
 VENV = ROOT / ".venv-vllm"
@@ -102,12 +104,6 @@ def serve_env(base: dict[str, str] | None = None) -> dict[str, str]:
     env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache_root() / "torchinductor"))  # else /tmp
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")
     return env
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _port_in_use(port: int) -> bool:

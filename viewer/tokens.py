@@ -157,6 +157,13 @@ def resolve_vocab(tokenizer_dir: Path | None, model: str | None, user_path: str 
     return None, why
 
 
+def decode(vocab: Vocab | None, ids) -> str:
+    """Plain text of a run of ids, or the ids themselves when there is no tokenizer."""
+    if vocab is None:
+        return " ".join(f"⟨{i}⟩" for i in np.asarray(ids).tolist())
+    return vocab.decode(ids)
+
+
 def token_texts(vocab: Vocab | None, ids: np.ndarray) -> TokenTexts:
     """Display text and kind for each id; characters split across tokens are merged onto the first."""
     ids = np.asarray(ids)

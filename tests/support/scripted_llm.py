@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import socket
 import threading
 import time
 import uuid
@@ -27,6 +26,8 @@ import httpx
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
+
+from capture.agent import free_port
 
 SOLUTION = "n = int(input())\nvalues = input().split()\nprint(len(set(values)))\n"
 DEFAULT_STEPS: list[Any] = [
@@ -50,7 +51,7 @@ class ScriptedLLM:
         self.tok, self.model, self.steps = tokenizer, model, steps or DEFAULT_STEPS
         self.token_ids, self.delay_s, self.slow_after = token_ids, delay_s, slow_after
         self.requests: list[dict] = []
-        self.port = _free_port()
+        self.port = free_port()
         self._server = None
         self._thread = None
 
@@ -176,8 +177,3 @@ def _sse(resp: dict):
     yield chunk({}, finish)
     yield "data: [DONE]\n\n"
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

@@ -15,7 +15,7 @@ import numpy as np
 
 from artifact import Turn
 
-from ..tokens import Vocab
+from ..tokens import Vocab, decode
 from .spans import common_prefix_len
 
 WINDOW = 8
@@ -61,12 +61,11 @@ def boundary(prev: Turn, nxt: Turn, vocab: Vocab | None) -> Boundary:
         return Boundary(prev.index, nxt.index, True, held.size, None, False, (), (), "", "", None)
     tail = held[at: held.size]
     nxt_tail = nxt.prompt_ids[at: at + max(WINDOW, tail.size)]
-    decode = vocab.decode if vocab is not None else (lambda ids: " ".join(f"⟨{i}⟩" for i in np.asarray(ids).tolist()))
-    held_text, next_text = decode(tail[:64]), decode(nxt_tail[:64])
+    held_text, next_text = decode(vocab, tail[:64]), decode(vocab, nxt_tail[:64])
     return Boundary(
         prev.index, nxt.index, False, held.size, at, at >= prev.n_prompt,
         tuple(tail[:WINDOW].tolist()), tuple(nxt_tail[:WINDOW].tolist()),
-        decode(tail[:WINDOW]), decode(nxt_tail[:WINDOW]),
+        decode(vocab, tail[:WINDOW]), decode(vocab, nxt_tail[:WINDOW]),
         _cause(vocab, tail, nxt_tail, held_text, next_text),
     )
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from artifact import TraceCall, Turn
 
-from ..tokens import Vocab
+from ..tokens import Vocab, decode
 from .spans import common_prefix_len
 
 WINDOW = 8
@@ -48,6 +48,5 @@ def engine_check(turn: Turn, call: TraceCall | None, vocab: Vocab | None) -> Eng
     if np.array_equal(engine, retok):
         return EngineCheck(turn.index, "same", engine.size, retok.size)
     at = common_prefix_len(engine, retok)
-    decode = vocab.decode if vocab is not None else (lambda ids: " ".join(f"⟨{i}⟩" for i in np.asarray(ids).tolist()))
     return EngineCheck(turn.index, "differ", engine.size, retok.size, at,
-                       decode(engine[at: at + WINDOW]), decode(retok[at: at + WINDOW]))
+                       decode(vocab, engine[at: at + WINDOW]), decode(vocab, retok[at: at + WINDOW]))
