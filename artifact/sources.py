@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import tempfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,3 +134,26 @@ def resolve(source: str, token: str | None = None, allow_local: bool = True) -> 
             hint = "a bundled example or a Hub dataset id (org/name[@revision][:sub/folder])"
         raise ArtifactError([Problem(text or "(empty)", "cannot find this artifact", expected=hint, found="none of these")])
     return download(ref, token=token)
+
+
+def _stamp(folder: Path) -> str:
+    """The folder and each artifact file's size and modification time: changes whenever a file is rewritten."""
+    parts = [str(folder.resolve())]
+    for name in sorted(p.name for p in folder.iterdir()):
+        st = (folder / name).stat()
+        parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+    return "|".join(parts)
+
+
+def identify(source: str, token: str | None = None, allow_local: bool = True) -> tuple[str, Callable[[], Path]]:
+    """(identity, opener): the identity is the same for every visitor of the same artifact version, and
+    `opener()` gives the artifact's folder. A zip's identity is its own stamp, so it is unpacked only when
+    opened; a Hub snapshot's folder name carries the commit."""
+    text = source.strip()
+    if allow_local and text not in bundled_examples():
+        path = Path(text).expanduser()
+        if path.is_file() and (path.suffix == ".zip" or zipfile.is_zipfile(path)):
+            st = path.stat()
+            return f"zip|{path.resolve()}|{st.st_size}|{st.st_mtime_ns}", lambda: resolve(text, token, allow_local)
+    root = resolve(text, token, allow_local)
+    return f"dir|{_stamp(root)}", lambda: root

@@ -65,13 +65,13 @@ def test_example_boundary_drift_is_whitespace(example, vocab):
     b0, b1 = boundaries(example.turns, vocab)
     assert not b0.continuous and b0.in_output and b0.cause.startswith("whitespace")
     assert b0.held_text.startswith(".\n<tool_call>") and b0.next_text.startswith(".<tool_call>")
-    assert b1.continuous and verdict([b0, b1]) == "1 of 2 boundaries drift"
+    assert b1.continuous and verdict([b0, b1]).text == "1 of 2 boundaries drift"
 
 
 def test_continuous_boundary(hf_tokenizer, vocab):
     t0, t1 = two_turns(hf_tokenizer, "Hello there<|im_end|>", "Hello there")
     b = boundary(t0, t1, vocab)
-    assert b.continuous and b.diverge_at is None and verdict([b]) == "token-in = token-out"
+    assert b.continuous and b.diverge_at is None and verdict([b]).kind == "clean"
 
 
 def test_drift_causes(hf_tokenizer, vocab):
@@ -131,7 +131,7 @@ def test_engine_ids_against_retokenized(example, vocab):
     # seed layout: prompt_ids are the re-tokenized ones, engine ids live in trace.json
     seed = dataclasses.replace(t, prompt_source="retokenized", prompt_ids=retok, retokenized_prompt_ids=None)
     assert engine_check(seed, call, vocab).diverge_at == 40
-    assert engine_check(seed, None, vocab).status == "no engine ids"
+    assert engine_check(seed, None, vocab).status == "no_engine_ids"
 
 
 def test_training_rows_from_trl(example):

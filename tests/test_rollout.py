@@ -7,6 +7,8 @@ import pytest
 
 from artifact import bundled_examples, open_artifact
 from viewer import rollout as rollout_module
+from viewer.contract import MODES, SCOPES, encode
+from viewer.render.outline import outline
 from viewer.rollout import Rollout
 
 
@@ -19,11 +21,11 @@ def test_chunks_reassemble_every_scope(name, chunk, monkeypatch):
         for scope in ("new", "full"):
             start, size = r.scope_size(i, scope)
             parts = [r.chunk(i, scope, k) for k in range(-(-size // chunk))]
-            assert [p["start"] for p in parts] == [start + k * chunk for k in range(len(parts))]
-            ids = np.array([x for p in parts for x in p["ids"]], dtype=np.int32)
+            assert [p.start for p in parts] == [start + k * chunk for k in range(len(parts))]
+            ids = np.array([x for p in parts for x in p.ids], dtype=np.int32)
             assert np.array_equal(ids, t.ids[start:])
-            assert "".join(p["mask"] for p in parts) == "".join(map(str, t.mask[start:].tolist()))
-            lps = [x for p in parts for x in p["lp"]]
+            assert "".join(p.mask for p in parts) == "".join(map(str, t.mask[start:].tolist()))
+            lps = [x for p in parts for x in p.logprob]
             assert all(x is None for x in lps[: max(0, t.n_prompt - start)])  # no logprob over the prompt
             if t.logps.size:
                 assert lps[max(0, t.n_prompt - start):] == [round(float(x), 4) for x in t.logps]
@@ -31,10 +33,22 @@ def test_chunks_reassemble_every_scope(name, chunk, monkeypatch):
 
 def test_outline_is_small_and_complete():
     r = Rollout.load(open_artifact("scripted-smollm2"))
-    o = r.outline()
-    assert [t["i"] for t in o["turns"]] == [0, 1, 2]
-    assert o["turns"][1]["drift"] == 509 and o["turns"][1]["shared"] == 509
-    assert "tv-boundary drift" in o["turns"][1]["boundary_html"]
+    o = outline(r)
+    assert [t.index for t in o.turns] == [0, 1, 2]
+    assert o.turns[1].drift_at == 509 and o.turns[1].shared == 509 and o.turns[1].story_at == 509
+    assert o.turns[0].story_at == o.turns[0].prompt_tokens  # no drift: the story is the generated tokens
+    assert "tv-boundary drift" in o.turns[1].boundary_html
+    assert [m.id for m in o.modes] == list(MODES) and [s.id for s in o.scopes] == list(SCOPES)
+    assert len(encode(o)) < 40_000
+
+
+def test_story_chunk_holds_the_story(monkeypatch):
+    monkeypatch.setattr(rollout_module, "CHUNK", 64)
+    r = Rollout.load(open_artifact("scripted-smollm2"))
+    for turn, scope in [(0, "new"), (0, "full"), (1, "new"), (1, "full"), (2, "full")]:
+        c = r.chunk(turn, scope, r.story_chunk(turn, scope))
+        at = outline(r).turns[turn].story_at
+        assert c.start <= at < c.start + len(c.ids)
 
 
 def test_bad_requests_are_refused():

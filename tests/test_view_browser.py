@@ -34,6 +34,10 @@ def active_turn(page) -> str:
 def test_loads_example_with_masks(page, app_url):
     open_view(page, app_url)
     assert page.locator("[data-testid=nav-turn]").count() == 3
+    assert page.locator("[data-testid=summary]").inner_text() == (
+        "4 of 5 held-out tests passed · reward +0.800 · 2 of 3 agent turns trained")
+    assert page.locator(".tv-reward-value.pos").count() == 1
+    assert page.locator("[data-testid=counts]").inner_text() == "4 model calls · 3 agent turns · 2 trained"
     assert "1 of 2 boundaries drift" in page.locator("[data-testid=continuity]").inner_text()
     assert page.locator(".t[data-mask='1']").count() > 0 and page.locator(".t[data-mask='0']").count() > 0
     assert page.locator("[data-testid=held-out-test]").count() == 5
@@ -67,8 +71,9 @@ def test_deep_link_restores_view(page, app_url):
     assert page.locator(".t[data-i='0']").count() == 1  # full context starts at position 0
     # prompt positions have no logprob: drawn as missing, never as p = 1
     assert page.locator(".t[data-mask='0'].nolp").count() > 0
-    styled = page.locator(".t[data-mask='1']").first.get_attribute("style")
-    assert styled and "background" in styled
+    generated = page.locator(".t[data-mask='1']").first
+    assert generated.get_attribute("style").startswith("--a:")
+    assert generated.evaluate("e => getComputedStyle(e).backgroundColor").startswith("rgba(")
 
 
 def test_modes_scopes_and_hover(page, app_url):
@@ -86,35 +91,141 @@ def test_modes_scopes_and_hover(page, app_url):
     assert re.match(r"position 3 · id \d+ · mask 0 · no logprob", tip)
     page.click("[data-scope=row]")
     page.wait_for_selector(".tv-rowbar button[data-row]", timeout=TIMEOUT)
-    assert "2 training row(s)" in page.locator(".tv-rowbar").inner_text()
+    assert "2 training rows" in page.locator(".tv-rowbar").inner_text()
+    assert "forked" in page.locator(".tv-terms").inner_text()  # the terms are explained where they appear
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
+    # Row scope is coherent: no drift mode, no single turn's tool calls, the row's turns marked in the navigator.
+    assert page.locator("[data-mode=drift]").is_disabled()
+    assert not page.locator(".tv-tools-part").is_visible()
+    assert page.locator(".tv-navitem.active").count() == 1  # row 0 holds turn 0 only
+    page.click("[data-row='1']")
+    page.wait_for_function("document.querySelectorAll('.tv-navitem.active').length === 2")
+    assert "turns 1, 2" in page.locator(".tv-turn-title").inner_text()
 
 
-def test_jump_to_generated_tokens(page, app_url):
+def test_token_cursor_follows_arrow_keys(page, app_url):
+    open_view(page, f"{app_url}/?turn=1")
+    page.focus("[data-testid=tokens]")
+    page.keyboard.press("ArrowRight")
+    cursor = page.locator(".t.cursor")
+    first = int(cursor.get_attribute("data-i"))
+    page.keyboard.press("ArrowRight")
+    assert int(page.locator(".t.cursor").get_attribute("data-i")) == first + 1
+    assert page.locator(".tv-tip").inner_text().startswith(f"position {first + 1} ·")
+    assert "turn=1" in page.url  # arrows inside the tokens move the cursor, not the turn
+    toggles = page.locator(".tv-toolbar [aria-pressed]")
+    assert toggles.count() >= 7
+    assert page.locator("[data-mode=mask]").get_attribute("aria-pressed") == "true"
+    assert page.locator(".tv-help-btn").get_attribute("aria-label")
+
+
+IN_BOX = """e => { const b = e.closest('.tv-tokens').getBoundingClientRect(), r = e.getBoundingClientRect();
+                    return r.top >= b.top && r.bottom <= b.bottom && r.bottom <= window.innerHeight; }"""
+
+
+def test_opens_on_the_generated_tokens_and_jumps_back(page, app_url):
+    """4,392 prompt tokens then 512 generated: the view lands on the generated ones, and g returns there."""
     open_view(page, f"{app_url}/?src=smollm2-offline")
     n_prompt = 4392
-    assert page.locator(f".t[data-i='{n_prompt}']").count() == 0  # the output is far below the first chunk
-    page.keyboard.press("g")
     first = page.locator(f".t[data-i='{n_prompt}']")
     first.wait_for(timeout=TIMEOUT)
-    assert first.get_attribute("data-mask") == "1"
     page.wait_for_timeout(400)
-    inside = first.evaluate("""e => { const b = e.closest('.tv-tokens').getBoundingClientRect(),
-                                      r = e.getBoundingClientRect(); return r.top >= b.top && r.bottom <= b.bottom; }""")
-    assert inside, "the first generated token is scrolled into the token box's view"
+    assert first.get_attribute("data-mask") == "1" and first.evaluate(IN_BOX)
+    page.locator(".tv-tokens").evaluate("e => { e.scrollTop = 0; }")
+    page.wait_for_timeout(200)
+    assert not first.evaluate(IN_BOX)
+    page.keyboard.press("g")
+    page.wait_for_timeout(500)
+    assert first.evaluate(IN_BOX), "the first generated token is scrolled into the token box's view"
     assert page.locator(f".t[data-i='{n_prompt - 1}']").get_attribute("data-mask") == "0"
 
 
-def test_presentation_mode(page, app_url):
-    open_view(page, f"{app_url}/?turn=1")
-    page.keyboard.press("p")
-    assert page.evaluate("document.body.classList.contains('tv-present')")
-    assert not page.locator("#source").is_visible()
-    size = page.locator(".tv-tokens").evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
-    assert size >= 24
-    page.screenshot(path=str(SHOTS / "presentation.png"))
-    page.keyboard.press("Escape")
-    assert page.locator("#source").is_visible()
+COVERED = """() => { const s = document.querySelector('#source').getBoundingClientRect();
+                       const hit = document.elementFromPoint(s.left + 5, s.top + 5);
+                       return !!(hit && hit.closest('.tv.present')); }"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_presentation_at_1024x768(browser, app_url, scheme):
+    """A projector: no chrome, one toolbar line, big type, generated tokens on the first screen of every turn."""
+    ctx = browser.new_context(viewport={"width": 1024, "height": 768}, color_scheme=scheme)
+    page = ctx.new_page()
+    try:
+        open_view(page, app_url)
+        page.keyboard.press("p")
+        assert page.evaluate("document.body.classList.contains('tv-present')")
+        assert page.evaluate(COVERED), "the app's chrome is covered by the view"
+        assert page.locator(".tv-tokens").evaluate("e => parseFloat(getComputedStyle(e).fontSize)") >= 24
+        bar = page.locator(".tv-toolbar").bounding_box()
+        button = page.locator(".tv-toolbar [data-mode=mask]").bounding_box()
+        assert bar["height"] < 2 * button["height"] + 8, "the toolbar is one line"
+        for turn in (1, 2):
+            page.keyboard.press("j")
+            page.wait_for_function(f"location.search.includes('turn={turn}')")
+            page.wait_for_timeout(600)
+            visible = page.locator(".t[data-mask='1']").evaluate_all(
+                "els => els.filter(e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }).length")
+            assert visible > 0, f"generated tokens are on screen in turn {turn}"
+            page.screenshot(path=str(SHOTS / f"presentation-{scheme}-1024-turn{turn}.png"))
+        assert page.locator(".tv-tokens.untrained").count() == 1  # turn 2 keeps its hatch
+        page.keyboard.press("Escape")
+        assert not page.evaluate(COVERED)
+    finally:
+        ctx.close()
+
+
+def test_first_screen_at_1440x900_shows_generated_tokens(browser, app_url):
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = ctx.new_page()
+    try:
+        open_view(page, app_url)
+        page.wait_for_timeout(500)
+        visible = page.locator(".t[data-mask='1']").evaluate_all(
+            "els => els.filter(e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }).length")
+        assert visible > 0 and page.evaluate("window.scrollY") == 0
+        assert page.locator("[data-testid=summary]").evaluate("e => e.getBoundingClientRect().bottom") < 900
+        page.screenshot(path=str(SHOTS / "first-screen-1440x900.png"))
+    finally:
+        ctx.close()
+
+
+CONTRAST = """(sel) => {
+  const lum = (c) => { const [r, g, b] = c.match(/[0-9.]+/g).slice(0, 3).map(Number).map((v) => {
+      v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const bg = (e) => { for (; e; e = e.parentElement) { const c = getComputedStyle(e).backgroundColor;
+      if (!/rgba\(.*, 0\)$/.test(c) && c !== 'transparent') return c; } return 'rgb(255, 255, 255)'; };
+  return [...document.querySelectorAll(sel)].slice(0, 40).map((e) => {
+    const a = lum(getComputedStyle(e).color), b = lum(bg(e));
+    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); });
+}"""
+
+
+# (luminance + 0.05) of the first matching token's background: context and generated must differ in
+# lightness too, so they stay apart in greyscale and for colour-blind readers.
+BACKGROUNDS_APART = CONTRAST.replace("return [...document", "return 0.05 + [...document").replace(
+    "const a = lum(getComputedStyle(e).color), b = lum(bg(e));\n    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); });",
+    "return lum(bg(e)); })[0];")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_contrast_in_both_schemes(browser, app_url, scheme):
+    """WCAG 4.5:1 for token text and the view's buttons against their real backgrounds."""
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900}, color_scheme=scheme)
+    page = ctx.new_page()
+    try:
+        open_view(page, f"{app_url}/?turn=1")
+        assert page.evaluate("document.body.classList.contains('dark')") == (scheme == "dark")
+        for sel in (".t[data-mask='0']", ".t[data-mask='1']", ".tv-toolbar button", ".tv-toolbar button.on",
+                    ".tv-navitem .tv-nav-h", ".tv-badge", ".tv-boundary", ".tv-legend", ".tv-summary span"):
+            ratios = page.evaluate(CONTRAST, sel)
+            assert ratios and min(ratios) >= 4.5, f"{sel} in {scheme}: {min(ratios or [0]):.2f}"
+        # context and generated differ in lightness too, not only in hue
+        ctx_bg, gen_bg = (page.evaluate(BACKGROUNDS_APART, s) for s in (".t[data-mask='0']", ".t[data-mask='1']"))
+        assert max(ctx_bg, gen_bg) / min(ctx_bg, gen_bg) >= 1.3
+        page.screenshot(path=str(SHOTS / f"view-{scheme}-1440.png"))
+    finally:
+        ctx.close()
 
 
 def test_export_cli_opens_offline(page, tmp_path):
@@ -131,9 +242,9 @@ def test_export_cli_opens_offline(page, tmp_path):
 
 
 def test_export_button_one_turn(page, app_url, tmp_path):
-    open_view(page, app_url)
+    open_view(page, f"{app_url}/?turn=1&mode=logprob")
     page.click("text=Export a self-contained HTML file")
-    page.fill("#export-turn textarea, #export-turn input", "1")
+    page.click("#export-what label:has-text('this turn')")
     page.click("#export")
     link = page.locator("#export-file a").first
     link.wait_for(timeout=TIMEOUT)
@@ -143,6 +254,10 @@ def test_export_button_one_turn(page, app_url, tmp_path):
     dl.value.save_as(saved)
     open_view(page, saved.as_uri())
     assert page.locator("[data-testid=nav-turn]").count() == 1
+    assert active_turn(page).startswith("turn 1")  # the turn, mode and scope that were on screen
+    assert page.locator("[data-mode=logprob].on").count() == 1
+    border = page.locator(".tv-table td").first.evaluate("e => getComputedStyle(e).borderTopWidth")
+    assert border == "1px"  # tables keep their borders outside the app
     page.click("[data-scope=full]")
     page.wait_for_selector(".t[data-i='0']", timeout=TIMEOUT)
     assert page.outside_requests == []

@@ -41,7 +41,7 @@ def check(source: str, out: TextIO = sys.stdout) -> int:
         f"  turns        {r.turns} agent turns, {r.trained_turns} trained, of {r.captured_calls} captured calls",
         f"  tokens       {r.prompt_tokens:,} prompt + {r.output_tokens:,} output ({r.trained_tokens:,} trained); "
         f"longest context {r.max_context:,}",
-        f"  continuity   {r.continuity}",
+        f"  continuity   {r.continuity.text}",
         f"  reward       {reward_line}",
     ]
     if a.summary.produced_by:

@@ -2,60 +2,68 @@
 
 The page carries the view's CSS and JavaScript inline and every token chunk it can show as embedded
 JSON, so it makes no request at all. A whole-rollout export embeds each turn's new tokens (what the
-turn adds) and TRL's training rows; a one-turn export also embeds that turn's full context.
+turn adds) and TRL's training rows; a one-turn export also embeds that turn's full context. It opens
+on the turn, mode and scope it was exported from. The embedded JSON escapes every character that
+could end or restructure the script element, so no string from a trace can change the document.
 """
 
 from __future__ import annotations
 
-import json
+import msgspec
 
 from . import assets
+from .contract import Initial, Mode, Opened, Scope, encode
+from .render.outline import outline, training
 from .render.safe import text
 from .rollout import CHUNK, Rollout
+
+# Inside <script type="application/json">: "<" would let "</script>" or "<!--" through; the line
+# separators are legal JSON but not legal in older JavaScript string parsing.
+_EMBED = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def embed_json(data: bytes) -> str:
+    """JSON text that is inert inside a <script> element whatever strings it holds."""
+    return data.decode("utf-8").translate(_EMBED)
 
 
 def _chunks(r: Rollout, turn: int, scope: str, row: int = 0) -> list[dict]:
     _, size = r.scope_size(turn, scope, row)
-    return [r.chunk(turn, scope, k, row) for k in range(-(-size // CHUNK))]
+    return [msgspec.to_builtins(r.chunk(turn, scope, k, row)) for k in range(-(-size // CHUNK))]
 
 
-def export_html(r: Rollout, turn: int | None = None) -> str:
-    outline = r.outline()
-    turns = range(len(r.artifact.turns)) if turn is None else [turn]
-    data: dict = {"new": {str(t): _chunks(r, t, "new") for t in turns}, "full": {}, "row": {}}
+def export_html(r: Rollout, turn: int | None = None, mode: Mode = "mask", scope: Scope = "new", at_turn: int = 0) -> str:
+    """The page; `turn` exports that turn alone, else the whole rollout opens on `at_turn`."""
+    n = len(r.artifact.turns)
+    if turn is not None and not 0 <= turn < n:
+        raise ValueError(f"there is no turn {turn}: this rollout has turns 0 to {n - 1}" if n else
+                         "this rollout has no agent turn to export")
+    turns = list(range(n)) if turn is None else [turn]
+    o = outline(r)
     if turn is not None:
-        if not 0 <= turn < len(r.artifact.turns):
-            raise ValueError(f"no turn {turn}: this rollout has turns 0..{len(r.artifact.turns) - 1}")
-        data["full"][str(turn)] = _chunks(r, turn, "full")
-        outline["turns"] = [outline["turns"][turn]]
-    training = r.training_outline()
-    data["row"] = {str(k): _chunks(r, 0, "row", k) for k in range(len(training["rows"]))}
-    payload = {"outline": outline, "chunks": data, "training": training, "turn_offset": 0 if turn is None else turn}
-    blob = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+        o = msgspec.structs.replace(o, turns=[o.turns[turn]])
+    # Chunks are keyed by the turn's position in the exported outline.
+    chunks: dict = {"new": {str(k): _chunks(r, t, "new") for k, t in enumerate(turns)}, "full": {}, "row": {}}
+    if turn is not None:
+        chunks["full"]["0"] = _chunks(r, turn, "full")
+    elif scope == "full":
+        scope = "new"  # a whole-rollout export carries each turn's new tokens, not every full context
+    rows = training(r)
+    chunks["row"] = {str(k): _chunks(r, 0, "row", k) for k in range(len(rows.rows))}
+    start_turn = 0 if turn is not None else min(max(at_turn, 0), max(n - 1, 0))
+    opened = Opened("export", None, msgspec.Raw(encode(o)), Initial(start_turn, mode, scope), None)
+    blob = embed_json(msgspec.json.encode({"opened": opened, "chunks": chunks, "training": rows}))
     title = f"rollout {r.artifact.summary.task_id[:12]}" + (f" turn {turn}" if turn is not None else "")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<meta name="color-scheme" content="light dark">
 <title>{text(title)}</title>
-<style>body{{font-family:system-ui,sans-serif;margin:16px}}{assets.read("trace_view.css")}</style></head>
+<style>body{{font-family:system-ui,sans-serif;margin:0}}.dark{{background:#0b0f19}}#root{{padding:16px}}
+#root {{ {assets.read("trace_view.css")} }}</style></head>
 <body><div id="root"></div>
 <script type="application/json" id="tv-data">{blob}</script>
 <script>{assets.read("trace_view.js")}
-(() => {{
-  const D = JSON.parse(document.getElementById("tv-data").textContent);
-  const missing = "not included in this export: export this turn alone to get its full context";
-  const api = {{
-    chunk: async (q) => {{
-      const scope = D.chunks[q.scope] || {{}};
-      const key = q.scope === "row" ? String(q.row) : String(q.turn + D.turn_offset);
-      const list = scope[key];
-      return list && list[q.index] ? list[q.index] : {{error: missing}};
-    }},
-    training: async () => D.training,
-  }};
-  const O = D.outline;
-  O.turns.forEach((t, k) => {{ t.i = k + D.turn_offset; }});
-  TraceView.mount(document.getElementById("root"), O, api, {{turn: 0}});
-}})();
+TraceView.mountExport(document.getElementById("tv-data"), document.getElementById("root"));
 </script></body></html>
 """

@@ -1,9 +1,8 @@
-"""One loaded rollout, ready to view: the artifact, its vocabulary, its analyses, and the two things
-the page asks for: a small outline of every turn, and token chunks on demand.
+"""One loaded rollout, ready to view: the artifact, its vocabulary, its analyses, and token chunks on demand.
 
-The page never receives a whole turn's tokens at once. It gets the outline (counts, flags, panels)
+The page never receives a whole turn's tokens at once. It gets an outline (viewer/render/outline.py)
 and asks for 2k-token chunks as they scroll into view; that is what keeps paint time flat from 2k
-to 500k tokens (shared/reference/measurements.md). Positions are absolute within the scope asked
+to 500k tokens (docs/design.md). Positions are absolute within the scope asked
 for: a turn's prompt + output ("full"), the part after the prefix shared with the turn before
 ("new"), or one of TRL's training rows ("row").
 """
@@ -24,12 +23,10 @@ from .analysis.report import Report, report
 from .analysis.spans import ContextDelta, MaskAudit, context_deltas, mask_audit
 from .analysis.tools import ToolCall, tool_calls
 from .analysis.training_rows import TrainingView, training_rows
-from .render import panels
+from .contract import SCOPES, Chunk
 from .tokens import Vocab, resolve_vocab, token_texts
 
 CHUNK = 2048
-MODES = ("mask", "logprob", "drift")
-SCOPES = ("new", "full", "row")
 
 
 @dataclass
@@ -74,33 +71,15 @@ class Rollout:
 
     # -- what the page asks for ------------------------------------------------------------------
 
-    def outline(self) -> dict:
-        a, r = self.artifact, self.report
-        bounds: list[continuity.Boundary | None] = [None] + list(r.boundaries)
-        turns = []
-        for t, d, b, e, au in zip(a.turns, self.deltas, bounds, self.engine_checks, self.audits):
-            calls = [c for c in self.tool_calls if c.turn == t.index]
-            turns.append({
-                "i": t.index, "trained": t.trained, "tools": [n or "?" for n in t.tool_calls],
-                "np": t.n_prompt, "no": t.n_output, "shared": d.shared, "added": d.added,
-                "drift": None if b is None or b.continuous else b.diverge_at,
-                "held": b.held if b is not None else 0,
-                "logps": bool(t.logps.size), "failed": any(c.failed for c in calls),
-                "audit": {"ones_in_prompt": au.ones_in_prompt, "zeros_in_output": au.zeros_in_output,
-                          "trained_without_logprobs": au.trained_without_logprobs},
-                "boundary_html": panels.boundary(b),
-                "engine_html": panels.engine(e),
-                "tools_html": panels.tool_calls(calls),
-            })
-        return {
-            "chunk": CHUNK,
-            "max_ctx": r.max_context,
-            "turns": turns,
-            "header_html": panels.header(a, r, self.vocab.origin if self.vocab else None, self.vocab_why),
-            "tests_html": panels.tests(a),
-            "reward_html": panels.reward(a, r),
-            "alignment_note": self.alignment.note,
-        }
+    def story_chunk(self, turn: int, scope: str) -> int:
+        """The chunk of `scope` holding turn `turn`'s story (its drift, else its first generated token)."""
+        if scope == "row":
+            return 0
+        t = self.artifact.turns[turn]
+        drifts = turn > 0 and not self.report.boundaries[turn - 1].continuous
+        at = self.deltas[turn].shared if drifts else t.n_prompt
+        start, _ = self.scope_size(turn, scope)
+        return max(0, at - start) // CHUNK
 
     def scope_size(self, turn: int, scope: str, row: int = 0) -> tuple[int, int]:
         """(first position, number of positions) a scope covers."""
@@ -127,7 +106,7 @@ class Rollout:
             lp[max(p - lo, 0):] = t.logps[max(lo - p, 0):hi - p]
         return ids, t.mask[lo:hi], lp
 
-    def chunk(self, turn: int, scope: str, index: int, row: int = 0) -> dict:
+    def chunk(self, turn: int, scope: str, index: int, row: int = 0) -> Chunk:
         """Tokens [index*CHUNK, (index+1)*CHUNK) of the scope, as compact parallel arrays."""
         if scope not in SCOPES or not 0 <= turn < len(self.artifact.turns):
             raise ValueError(f"no turn {turn} / scope {scope!r}")
@@ -137,16 +116,6 @@ class Rollout:
             raise ValueError(f"no chunk {index} in this scope")
         ids, mask, lps = self._slice(turn, scope, row, lo, hi)
         tt = token_texts(self.vocab, ids)
-        return {
-            "start": lo,
-            "ids": ids.tolist(),
-            "text": tt.text.tolist(),
-            "kind": "".join(map(str, tt.kind.tolist())),
-            "mask": "".join(map(str, mask.tolist())),
-            "lp": [None if np.isnan(x) else round(float(x), 4) for x in lps.tolist()],
-        }
-
-    def training_outline(self) -> dict:
-        view = self.training
-        return {"html": panels.training(view), "rows": [{"n": int(r.input_ids.size), "trained": r.n_trained,
-                                                         "turns": list(r.turns)} for r in view.rows]}
+        return Chunk(start=lo, ids=ids.tolist(), text=tt.text.tolist(), kind="".join(map(str, tt.kind.tolist())),
+                     mask="".join(map(str, mask.tolist())),
+                     logprob=[None if x != x else round(x, 4) for x in lps.tolist()])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -74,10 +75,16 @@ def boundaries(turns: list[Turn], vocab: Vocab | None) -> list[Boundary]:
     return [boundary(turns[k], turns[k + 1], vocab) for k in range(len(turns) - 1)]
 
 
-def verdict(bounds: list[Boundary]) -> str:
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    kind: Literal["single", "clean", "drift"]
+    text: str
+
+
+def verdict(bounds: list[Boundary]) -> Verdict:
     drifting = sum(not b.continuous for b in bounds)
     if not bounds:
-        return "single turn: no boundary to check"
+        return Verdict("single", "single turn: no boundary to check")
     if drifting == 0:
-        return "token-in = token-out"
-    return f"{drifting} of {len(bounds)} boundaries drift"
+        return Verdict("clean", "token-in = token-out")
+    return Verdict("drift", f"{drifting} of {len(bounds)} boundaries drift")

@@ -9,6 +9,7 @@ trainer needs to see.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -23,7 +24,7 @@ WINDOW = 8
 @dataclass(frozen=True, slots=True)
 class EngineCheck:
     turn: int
-    status: str  # "same", "differ", "no engine ids", "no re-tokenized ids"
+    status: Literal["same", "differ", "no_engine_ids", "no_retokenized_ids"]
     engine_len: int | None = None
     retok_len: int | None = None
     diverge_at: int | None = None
@@ -42,9 +43,9 @@ def _pair(turn: Turn, call: TraceCall | None) -> tuple[np.ndarray | None, np.nda
 def engine_check(turn: Turn, call: TraceCall | None, vocab: Vocab | None) -> EngineCheck:
     engine, retok = _pair(turn, call)
     if engine is None:
-        return EngineCheck(turn.index, "no engine ids")
+        return EngineCheck(turn.index, "no_engine_ids")
     if retok is None:
-        return EngineCheck(turn.index, "no re-tokenized ids", engine_len=engine.size)
+        return EngineCheck(turn.index, "no_retokenized_ids", engine_len=engine.size)
     if np.array_equal(engine, retok):
         return EngineCheck(turn.index, "same", engine.size, retok.size)
     at = common_prefix_len(engine, retok)

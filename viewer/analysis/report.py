@@ -8,7 +8,7 @@ from artifact import Artifact
 from recipe.reward import Step, reward_waterfall
 
 from ..tokens import Vocab
-from .continuity import Boundary, boundaries, verdict
+from .continuity import Boundary, Verdict, boundaries, verdict
 
 REWARD_TOLERANCE = 1e-6
 
@@ -41,7 +41,7 @@ class Report:
     max_context: int
     reward: RewardCheck
     boundaries: list[Boundary]
-    continuity: str
+    continuity: Verdict
 
 
 def report(a: Artifact, vocab: Vocab | None = None) -> Report:

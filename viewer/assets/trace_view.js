@@ -1,101 +1,94 @@
-// The token view: a small outline arrives once; tokens are fetched in chunks as they scroll into view.
-// One shared hover listener serves every token; far-away chunks are emptied so page memory stays bounded.
-// Used twice: inside the Gradio app (chunks come from a server function) and in exported HTML files
-// (chunks come from data embedded in the page). Every string inserted as HTML is escaped here or was
-// escaped by the server (the *_html fragments).
+// The token view. It receives one `Opened` record (viewer/contract.py: the outline, this visitor's
+// initial place, the first chunk) and asks for more token chunks as they scroll into view. Parts, each
+// a small function over one element: the navigator (turns), the toolbar (modes, scopes, actions), the
+// token pane (chunks, colours, the keyboard cursor) and the tooltip. Two adapters at the end mount it
+// inside the Gradio app (chunks from a server function) and in an exported HTML file (chunks embedded).
+// Every string inserted as HTML is escaped here or was escaped by the server (the *_html fragments).
 const TraceView = (() => {
-  const MODES = ["mask", "logprob", "drift"];
   const KEEP_CHUNKS = 12;
   const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
   const shown = (s) => esc(s).replace(/ /g, "<i class='ws'>·</i>").replace(/\t/g, "<i class='ws'>→</i>")
     .replace(/\r/g, "<i class='ws'>␍</i>").replace(/\n/g, "<i class='ws'>↵</i><br>");
-  const lpColor = (lp) => {  // p = 1 white .. p -> 0 red
-    const p = Math.exp(lp);
-    const a = Math.min(1, Math.max(0, 1 - p));
-    return `rgba(220, 38, 38, ${(0.08 + 0.85 * a).toFixed(3)})`;
-  };
   const fmt = (n) => Number(n).toLocaleString("en-US");
+  const lpAlpha = (lp) => (0.08 + 0.85 * Math.min(1, Math.max(0, 1 - Math.exp(lp)))).toFixed(3);  // p=1 faint .. p=0 strong
 
-  function mount(root, outline, api, initial) {
-    const O = outline;
-    const st = {turn: 0, mode: "mask", scope: "new", row: 0, ...initial};
-    st.turn = Math.min(Math.max(0, st.turn | 0), O.turns.length - 1);
-    if (!MODES.includes(st.mode)) st.mode = "mask";
-    if (!["new", "full", "row"].includes(st.scope)) st.scope = "new";
-    let training = null;  // TRL rows, fetched on first use
-    let chunks = new Map(), rendered = new Set(), observer = null, epoch = 0;
-
-    root.innerHTML = `
-      <div class="tv" data-testid="trace-view">
-        <div class="tv-headerbox">${O.header_html}</div>
-        <div class="tv-main">
-          <nav class="tv-nav" aria-label="turns"></nav>
-          <section class="tv-turn">
-            <div class="tv-toolbar">
-              <b class="tv-turn-title"></b>
-              <span class="tv-group" role="group" aria-label="mode">${MODES.map((m) => `<button data-mode="${m}">${m}</button>`).join("")}</span>
-              <span class="tv-group" role="group" aria-label="scope"><button data-scope="new">new in turn</button><button data-scope="full">full context</button><button data-scope="row">training rows</button></span>
-              <button class="tv-jump-btn" title="jump to the generated tokens (g)">↓ generated</button>
-              <button class="tv-present-btn" title="presentation mode (p)">present</button>
-              <button class="tv-help-btn" title="keyboard shortcuts (?)">?</button>
-            </div>
-            <div class="tv-legend"></div>
-            <div class="tv-boundary-box"></div>
-            <div class="tv-rowbar" hidden></div>
-            <div class="tv-tokens" tabindex="0" data-testid="tokens"></div>
-            <h4 class="tv-sub">Tool calls</h4>
-            <div class="tv-tools-box"></div>
-          </section>
-        </div>
-        <div class="tv-lower">
-          <section><h3>Tests</h3>${O.tests_html}</section>
-          <section><h3>Reward</h3>${O.reward_html}</section>
-        </div>
-        <div class="tv-tip" hidden></div>
-        <div class="tv-help" hidden role="dialog" aria-label="keyboard shortcuts">
-          <b>Keyboard</b>
-          <table>
-            <tr><td><kbd>j</kbd> <kbd>→</kbd></td><td>next turn</td></tr>
-            <tr><td><kbd>k</kbd> <kbd>←</kbd></td><td>previous turn</td></tr>
-            <tr><td><kbd>m</kbd></td><td>next mode (mask, logprob, drift)</td></tr>
-            <tr><td><kbd>s</kbd></td><td>next scope (new in turn, full context, training rows)</td></tr>
-            <tr><td><kbd>g</kbd></td><td>jump to the generated tokens</td></tr>
-            <tr><td><kbd>p</kbd></td><td>presentation mode</td></tr>
-            <tr><td><kbd>?</kbd></td><td>this help</td></tr>
-            <tr><td><kbd>Esc</kbd></td><td>close help / leave presentation</td></tr>
-          </table>
-        </div>
-      </div>`;
-    const $ = (sel) => root.querySelector(sel);
-    const nav = $(".tv-nav"), box = $(".tv-tokens"), tip = $(".tv-tip"), help = $(".tv-help");
-
+  // -- navigator: one button per turn --------------------------------------------------------------
+  function navigator(nav, O) {
     nav.innerHTML = O.turns.map((t, pos) => {
-      const occ = O.max_ctx ? Math.round(100 * (t.np + t.no) / O.max_ctx) : 0;
-      const drift = t.drift !== null ? `<span class="tv-driftmark" title="prefix drift at ${t.drift}">⚠ drift</span>` : "";
-      const fail = t.failed ? `<span class="tv-failmark" title="a tool call failed">✗</span>` : "";
-      return `<button class="tv-navitem${t.trained ? " trained" : ""}" data-turn="${pos}" data-testid="nav-turn">
-        <span class="tv-nav-h">turn ${t.i} ${t.trained ? "<span class='tv-pill tr'>trained</span>" : "<span class='tv-pill'>not trained</span>"} ${drift}${fail}</span>
+      const occ = O.max_context ? Math.round(100 * (t.prompt_tokens + t.output_tokens) / O.max_context) : 0;
+      const drift = t.drift_at !== null ? `<span class="tv-driftmark" title="the prompt departs from the turn before at position ${fmt(t.drift_at)}">⚠ drift</span>` : "";
+      const fail = t.tool_failed ? `<span class="tv-failmark" title="a tool call failed" aria-label="a tool call failed">✗</span>` : "";
+      const pill = t.trained ? "<span class='tv-pill tr'>trained</span>" : "<span class='tv-pill'>not trained</span>";
+      return `<button class="tv-navitem${t.trained ? " trained" : ""}" data-turn="${pos}" data-testid="nav-turn" aria-current="false">
+        <span class="tv-nav-h">turn ${t.index} ${pill} ${drift}${fail}</span>
         <span class="tv-nav-tools">${t.tools.length ? t.tools.map(esc).join(", ") : "no tool call"}</span>
-        <span class="tv-nav-n">prompt ${fmt(t.np)} · out ${fmt(t.no)} · new ${fmt(t.added)}</span>
-        <span class="tv-occ" title="context ${fmt(t.np + t.no)} of the rollout's longest ${fmt(O.max_ctx)}"><span style="width:${occ}%"></span></span>
+        <span class="tv-nav-n">prompt ${fmt(t.prompt_tokens)} · out ${fmt(t.output_tokens)} · new ${fmt(t.added)}</span>
+        <span class="tv-occ" title="context ${fmt(t.prompt_tokens + t.output_tokens)} of the rollout's longest ${fmt(O.max_context)}"><span style="width:${occ}%"></span></span>
       </button>`;
     }).join("");
+    return {
+      show(st, rowTurns) {  // the active turn, or in row scope every turn the row holds
+        nav.querySelectorAll(".tv-navitem").forEach((el) => {
+          const k = Number(el.dataset.turn);
+          const on = rowTurns ? rowTurns.includes(O.turns[k].index) : k === st.turn;
+          el.classList.toggle("active", on);
+          el.setAttribute("aria-current", on ? (rowTurns ? "true" : "step") : "false");
+        });
+        const a = nav.querySelector(".active");
+        if (a && a.scrollIntoView) a.scrollIntoView({block: "nearest"});
+      },
+    };
+  }
 
-    function scopeRange() {
-      const t = O.turns[st.turn];
-      if (st.scope === "row") {
-        const r = training && training.rows[st.row];
-        return {start: 0, size: r ? r.n : 0};
-      }
-      const start = st.scope === "new" ? t.shared : 0;
-      return {start, size: t.np + t.no - start};
-    }
+  // -- toolbar: modes, scopes and actions; every toggle says whether it is pressed ------------------
+  function toolbar(bar, O) {
+    const group = (kind, choices) => `<span class="tv-group" role="group" aria-label="${kind}">${choices.map((c) =>
+      `<button data-${kind}="${esc(c.id)}" title="${esc(c.help)}" aria-pressed="false">${esc(c.label)}</button>`).join("")}</span>`;
+    bar.innerHTML = `<b class="tv-turn-title"></b>${group("mode", O.modes)}${group("scope", O.scopes)}
+      <button class="tv-jump-btn" title="jump to where this turn's story is: its drift, or its generated tokens (g)" aria-label="jump to the generated tokens">↓ generated</button>
+      <button class="tv-present-btn" title="presentation mode (p)" aria-pressed="false">present</button>
+      <button class="tv-help-btn" title="keyboard shortcuts (?)" aria-label="keyboard shortcuts" aria-expanded="false">?</button>`;
+    return {
+      show(st, title) {
+        bar.querySelector(".tv-turn-title").textContent = title;
+        bar.querySelectorAll("[data-mode]").forEach((el) => {
+          const on = el.dataset.mode === st.mode;
+          el.classList.toggle("on", on); el.setAttribute("aria-pressed", String(on));
+          el.disabled = st.scope === "row" && el.dataset.mode === "drift";
+          if (el.disabled) el.title = "drift compares a turn with the turn before; a training row spans turns";
+        });
+        bar.querySelectorAll("[data-scope]").forEach((el) => {
+          const on = el.dataset.scope === st.scope;
+          el.classList.toggle("on", on); el.setAttribute("aria-pressed", String(on));
+        });
+      },
+    };
+  }
+
+  function legend(O, st) {
+    const t = O.turns[st.turn];
+    const L = {
+      mask: `<span class="sw m0"></span>context (mask 0) <span class="sw m1"></span>generated (mask 1, underlined${st.scope === "row" ? ")" : t.trained ? ", trained)" : ") <span class='sw m1u'></span>hatched: this turn is not trained"}`,
+      logprob: `<span class="sw lp-hi"></span>p ≈ 1 <span class="sw lp-lo"></span>p ≈ 0 <span class="sw nolp"></span>no logprob recorded (context, or none captured)`,
+      drift: `<span class="sw d-carried"></span>carried over exactly <span class="sw d-rewritten"></span>rewritten (drift) <span class="sw d-new"></span>new context <span class="sw d-out"></span>generated`,
+    }[st.mode];
+    if (st.scope === "row") return L;
+    const a = t.audit, warn = [];
+    if (a.ones_in_prompt) warn.push(`${fmt(a.ones_in_prompt)} prompt tokens have mask 1`);
+    if (a.zeros_in_output) warn.push(`${fmt(a.zeros_in_output)} generated tokens have mask 0`);
+    if (a.trained_without_logprobs) warn.push("trained turn without logprobs");
+    return L + (warn.length ? ` <span class="tv-badge warn">mask audit: ${esc(warn.join("; "))}</span>` : "");
+  }
+
+  // -- token pane: chunks as they scroll into view, colours by mode, a keyboard cursor --------------
+  function tokenPane(box, O, api, st, scopeRange, firstChunk) {
+    let chunks = new Map(), rendered = new Set(), observer = null, epoch = 0, cursor = null;
+    let preloaded = firstChunk;
 
     function driftClass(pos) {
       const t = O.turns[st.turn];
-      if (st.scope === "row") return "";
-      if (pos >= t.np) return "d-out";
-      if (t.drift !== null && pos >= t.drift && pos < t.held) return "d-rewritten";
+      if (pos >= t.prompt_tokens) return "d-out";
+      if (t.drift_at !== null && pos >= t.drift_at && pos < t.carried) return "d-rewritten";
       if (pos < t.shared) return "d-carried";
       return "d-new";
     }
@@ -103,23 +96,15 @@ const TraceView = (() => {
     function spanHtml(c) {
       const out = [];
       for (let k = 0; k < c.ids.length; k++) {
-        const pos = c.start + k, m = c.mask[k], kind = c.kind[k], lp = c.lp[k];
+        const pos = c.start + k, kind = c.kind[k], lp = c.logprob[k];
         let cls = "t k" + kind, style = "";
         if (st.mode === "logprob") {
-          if (lp === null) cls += " nolp"; else style = ` style="background:${lpColor(lp)}"`;
-        } else if (st.mode === "drift") cls += " " + driftClass(pos);
+          if (lp === null) cls += " nolp"; else style = ` style="--a:${lpAlpha(lp)}"`;
+        } else if (st.mode === "drift" && st.scope !== "row") cls += " " + driftClass(pos);
         const txt = kind === "2" ? "" : shown(c.text[k]);
-        out.push(`<span class="${cls}" data-mask="${m}" data-i="${pos}"${style}>${txt}</span>`);
+        out.push(`<span class="${cls}" data-mask="${c.mask[k]}" data-i="${pos}"${style}>${txt}</span>`);
       }
       return out.join("");
-    }
-
-    function renderChunk(el, c) {
-      el.innerHTML = spanHtml(c);
-      el.style.minHeight = "";
-      el.style.height = "";
-      rendered.add(Number(el.dataset.c));
-      if (rendered.size > KEEP_CHUNKS) evictFarFrom(Number(el.dataset.c));
     }
 
     function evictFarFrom(center) {
@@ -128,12 +113,19 @@ const TraceView = (() => {
         const c = order.shift();
         const el = box.querySelector(`.tv-chunk[data-c="${c}"]`);
         if (el) { el.style.height = el.offsetHeight + "px"; el.innerHTML = ""; }
-        rendered.delete(c);
-        chunks.delete(c);
+        rendered.delete(c); chunks.delete(c);
       }
     }
 
-    async function loadChunk(el) {
+    function renderChunk(el, c) {
+      el.innerHTML = spanHtml(c);
+      el.style.minHeight = ""; el.style.height = "";
+      rendered.add(Number(el.dataset.c));
+      if (rendered.size > KEEP_CHUNKS) evictFarFrom(Number(el.dataset.c));
+      if (cursor !== null) mark(cursor);
+    }
+
+    async function load(el) {
       const idx = Number(el.dataset.c), my = epoch;
       if (rendered.has(idx) || el.dataset.loading === "1") return;
       el.dataset.loading = "1";
@@ -148,148 +140,270 @@ const TraceView = (() => {
       } finally { el.dataset.loading = ""; }
     }
 
-    function paintTokens() {
+    function paint(story) {  // all chunks as placeholders; load the story's chunk first and land on it
       epoch++;
-      chunks = new Map(); rendered = new Set();
+      chunks = new Map(); rendered = new Set(); cursor = null;
       if (observer) observer.disconnect();
-      const {start, size} = scopeRange();
+      const {start, size, waiting} = scopeRange();
       const t = O.turns[st.turn];
-      const n = Math.ceil(size / O.chunk);
+      const n = Math.ceil(size / O.chunk_size);
       let html = "";
       if (st.scope === "new" && t.shared > 0) {
-        html += `<button class="tv-collapsed" data-testid="collapsed-prefix">▸ ${fmt(t.shared)} tokens shared with turn ${t.i - 1} — show full context</button>`;
+        html += `<button class="tv-collapsed" data-testid="collapsed-prefix">▸ ${fmt(t.shared)} tokens shared with turn ${O.turns[st.turn - 1] ? O.turns[st.turn - 1].index : t.index - 1}: show the full context</button>`;
       }
-      if (st.scope === "row" && !training) html += `<div class="tv-dim">asking TRL how it packs this rollout…</div>`;
+      if (waiting) html += `<div class="tv-dim">asking TRL how it packs this rollout…</div>`;
       for (let c = 0; c < n; c++) {
-        const est = Math.max(1.6, Math.min(O.chunk, size - c * O.chunk) / 14) * 1.6;  // about 14 tokens a line
+        const est = Math.max(1.6, Math.min(O.chunk_size, size - c * O.chunk_size) / 14) * 1.6;  // about 14 tokens a line
         html += `<div class="tv-chunk" data-c="${c}" style="min-height:${est.toFixed(1)}em"></div>`;
       }
-      if (!n && !(st.scope === "row" && !training)) html += `<div class="tv-dim">no tokens in this scope</div>`;
+      if (!n && !waiting) html += `<div class="tv-dim">no tokens in this scope</div>`;
       box.innerHTML = html;
       box.scrollTop = 0;
       box.classList.toggle("untrained", !t.trained && st.scope !== "row");
-      box.className = box.className.replace(/\bmode-\w+/g, "").trim() + " mode-" + st.mode;
+      box.dataset.paint = st.mode;
+      if (preloaded && preloaded.turn === st.turn && preloaded.scope === st.scope) {
+        chunks.set(preloaded.index, preloaded.chunk);
+        const el = box.querySelector(`.tv-chunk[data-c="${preloaded.index}"]`);
+        if (el) renderChunk(el, preloaded.chunk);
+      }
+      preloaded = null;  // only the first paint has it
       observer = new IntersectionObserver((entries) => {
-        for (const e of entries) if (e.isIntersecting) loadChunk(e.target);
+        for (const e of entries) if (e.isIntersecting) load(e.target);
       }, {root: box, rootMargin: "600px 0px"});
       box.querySelectorAll(".tv-chunk").forEach((el) => observer.observe(el));
-      const first = box.querySelector(".tv-chunk");
-      if (first) loadChunk(first);  // do not wait for the observer's first callback
+      if (story !== null && story !== undefined && story > start) goTo(story);
+      else { const first = box.querySelector(".tv-chunk"); if (first) load(first); }
     }
 
-    function repaintModeOnly() {  // same tokens, new colours: re-render from cached chunks
-      box.className = box.className.replace(/\bmode-\w+/g, "").trim() + " mode-" + st.mode;
+    function goTo(pos) {  // scroll position `pos` to the top third of the pane once its chunk is painted
+      const {start} = scopeRange();
+      const idx = Math.floor(Math.max(0, pos - start) / O.chunk_size);
+      const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`);
+      if (!el) return;
+      const settle = () => {
+        const tok = box.querySelector(`.t[data-i="${pos}"]`);
+        if (!tok) return;
+        const b = box.getBoundingClientRect(), r = tok.getBoundingClientRect();
+        box.scrollTop += r.top - b.top - Math.min(box.clientHeight / 3, 6 * r.height);
+      };
+      whenLaidOut(() => {
+        box.scrollTop += el.getBoundingClientRect().top - box.getBoundingClientRect().top;
+        load(el).then(() => { settle(); setTimeout(settle, 200); });
+      });
+    }
+
+    function whenLaidOut(fn) {  // the app may mount the view before it has a size: scroll once it has one
+      if (box.isConnected && box.clientHeight > 0) { fn(); return; }
+      const ro = new ResizeObserver(() => {
+        if (box.isConnected && box.clientHeight > 0) { ro.disconnect(); fn(); }
+      });
+      ro.observe(box);
+    }
+
+    function recolour() {  // same tokens, new colours: re-render from the cached chunks
+      box.dataset.paint = st.mode;
       for (const idx of rendered) {
         const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`), c = chunks.get(idx);
         if (el && c) el.innerHTML = spanHtml(c);
       }
+      if (cursor !== null) mark(cursor);
     }
 
-    function legend() {
+    function info(pos) {
+      const idx = Math.floor((pos - scopeRange().start) / O.chunk_size), c = chunks.get(idx);
+      if (!c) return "";
+      const k = pos - c.start, lp = c.logprob[k];
+      const lpText = lp === null ? "no logprob" : `logprob ${lp.toFixed(4)} (p = ${Math.exp(lp).toFixed(3)})`;
+      const text = c.kind[k] === "2" ? "(joined with the token before)" : JSON.stringify(c.text[k]);
+      return `position ${fmt(pos)} · id ${c.ids[k]} · mask ${c.mask[k]} · ${lpText}\n${text}`;
+    }
+
+    function mark(pos) {
+      box.querySelectorAll(".t.cursor").forEach((x) => x.classList.remove("cursor"));
+      const s = box.querySelector(`.t[data-i="${pos}"]`);
+      if (s) s.classList.add("cursor");
+      return s;
+    }
+
+    function moveCursor(delta) {  // arrow keys inside the pane: the cursor walks tokens, loading chunks as needed
+      const {start, size} = scopeRange();
+      if (!size) return null;
+      cursor = cursor === null ? Math.max(start, Math.min(start + size - 1, (O.turns[st.turn] || {}).prompt_tokens || start))
+                               : Math.max(start, Math.min(start + size - 1, cursor + delta));
+      const s = mark(cursor);
+      if (s) { s.scrollIntoView({block: "nearest"}); return s; }
+      goTo(cursor);
+      return null;
+    }
+
+    function fit(on) {  // end the pane at the window's bottom edge, so its story is on the first screen
+      if (!on) { box.style.maxHeight = ""; return; }
+      whenLaidOut(() => {
+        const room = window.innerHeight - box.getBoundingClientRect().top - 12;
+        if (window.scrollY === 0 && room >= 260) box.style.maxHeight = Math.min(room, 0.7 * window.innerHeight) + "px";
+      });
+    }
+
+    return {paint, recolour, goTo, info, moveCursor, fit, cursorPos: () => cursor};
+  }
+
+  // -- the whole view --------------------------------------------------------------------------------
+  function mount(root, opened, api) {
+    const O = opened.outline;
+    const modes = O.modes.map((m) => m.id), scopes = O.scopes.map((s) => s.id);
+    const st = {turn: 0, mode: "mask", scope: "new", row: 0, ...(opened.initial || {})};
+    if (!modes.includes(st.mode)) st.mode = "mask";
+    if (!scopes.includes(st.scope)) st.scope = "new";
+    root.innerHTML = `
+      <div class="tv" data-testid="trace-view">
+        ${O.summary_html}
+        <div class="tv-headerbox">${O.header_html}</div>
+        <div class="tv-main">
+          <nav class="tv-nav" aria-label="turns"></nav>
+          <section class="tv-turn">
+            <div class="tv-toolbar"></div>
+            <div class="tv-legend"></div>
+            <div class="tv-boundary-box"></div>
+            <div class="tv-rowbar" hidden></div>
+            <div class="tv-tokens" tabindex="0" role="group" aria-label="tokens: arrow keys move a cursor" data-testid="tokens"></div>
+            <div class="tv-tools-part"><h4 class="tv-sub">Tool calls</h4><div class="tv-tools-box"></div></div>
+          </section>
+        </div>
+        <div class="tv-lower">
+          <section><h3>Tests</h3>${O.tests_html}</section>
+          <section><h3>Reward</h3>${O.reward_html}</section>
+        </div>
+        <div class="tv-tip" hidden role="status"></div>
+        <div class="tv-help" hidden role="dialog" aria-label="keyboard shortcuts">
+          <b>Keyboard</b>
+          <table>
+            <tr><td><kbd>j</kbd> <kbd>→</kbd></td><td>next turn</td></tr>
+            <tr><td><kbd>k</kbd> <kbd>←</kbd></td><td>previous turn</td></tr>
+            <tr><td><kbd>←</kbd> <kbd>→</kbd> in the tokens</td><td>move the token cursor (its details follow)</td></tr>
+            <tr><td><kbd>m</kbd></td><td>next mode (${modes.join(", ")})</td></tr>
+            <tr><td><kbd>s</kbd></td><td>next scope (${O.scopes.map((s) => esc(s.label)).join(", ")})</td></tr>
+            <tr><td><kbd>g</kbd></td><td>jump to the generated tokens</td></tr>
+            <tr><td><kbd>p</kbd></td><td>presentation mode</td></tr>
+            <tr><td><kbd>?</kbd></td><td>this help</td></tr>
+            <tr><td><kbd>Esc</kbd></td><td>close help / leave presentation</td></tr>
+          </table>
+        </div>
+      </div>`;
+    const $ = (sel) => root.querySelector(sel);
+    const view = $(".tv"), box = $(".tv-tokens"), tip = $(".tv-tip"), help = $(".tv-help");
+    if (!O.turns.length) {  // nothing to page through: say so, keep the tests and reward
+      $(".tv-main").innerHTML = `<div class="tv-error" role="status" data-testid="no-turns">${esc(O.notice || "no agent turn")}</div>`;
+      return {state: () => ({...st})};
+    }
+    st.turn = Math.min(Math.max(0, st.turn | 0), O.turns.length - 1);
+    let training = null;  // TRL rows, fetched on first use
+    const nav = navigator($(".tv-nav"), O);
+    const bar = toolbar($(".tv-toolbar"), O);
+
+    function scopeRange() {
       const t = O.turns[st.turn];
-      const L = {
-        mask: `<span class="sw m0"></span>context (mask 0) <span class="sw m1"></span>generated (mask 1${t.trained || st.scope === "row" ? ", trained" : ", turn not trained"})`,
-        logprob: `<span class="sw lp-hi"></span>p ≈ 1 <span class="sw lp-lo"></span>p ≈ 0 <span class="sw nolp"></span>no logprob recorded`,
-        drift: `<span class="sw d-carried"></span>carried over exactly <span class="sw d-rewritten"></span>rewritten (drift) <span class="sw d-new"></span>new context <span class="sw d-out"></span>generated`,
-      }[st.mode];
-      const a = t.audit, warn = [];
-      if (a.ones_in_prompt) warn.push(`${fmt(a.ones_in_prompt)} prompt tokens have mask 1`);
-      if (a.zeros_in_output) warn.push(`${fmt(a.zeros_in_output)} generated tokens have mask 0`);
-      if (a.trained_without_logprobs) warn.push("trained turn without logprobs");
-      return L + (warn.length ? ` <span class="tv-badge warn">mask audit: ${esc(warn.join("; "))}</span>` : "");
-    }
-
-    async function showTraining() {
-      if (!training) {
-        training = await api.training();
-        if (st.scope === "row") update(false);
-        return;
-      }
-    }
-
-    function update(scrollNav = true) {
-      const t = O.turns[st.turn];
-      root.querySelectorAll(".tv-navitem").forEach((el) => el.classList.toggle("active", Number(el.dataset.turn) === st.turn));
-      root.querySelectorAll("[data-mode]").forEach((el) => el.classList.toggle("on", el.dataset.mode === st.mode));
-      root.querySelectorAll("[data-scope]").forEach((el) => el.classList.toggle("on", el.dataset.scope === st.scope));
-      $(".tv-turn-title").textContent = st.scope === "row" ? "TRL training rows" : `turn ${t.i}${t.trained ? "" : " (not trained)"}`;
-      $(".tv-legend").innerHTML = legend();
-      $(".tv-boundary-box").innerHTML = st.scope === "row" ? "" : t.boundary_html + t.engine_html;
-      $(".tv-tools-box").innerHTML = t.tools_html;
-      const rb = $(".tv-rowbar");
-      rb.hidden = st.scope !== "row";
       if (st.scope === "row") {
-        if (!training) { showTraining(); rb.innerHTML = ""; }
-        else rb.innerHTML = training.html + (training.rows.length ? `<div class="tv-group">${training.rows.map((r, k) =>
-          `<button data-row="${k}" class="${k === st.row ? "on" : ""}">row ${k}: turns ${r.turns.join(", ")}</button>`).join("")}</div>` : "");
+        const r = training && training.rows[st.row];
+        return {start: 0, size: r ? r.tokens : 0, waiting: !training};
       }
-      paintTokens();
-      if (scrollNav) { const a = nav.querySelector(".active"); if (a && a.scrollIntoView) a.scrollIntoView({block: "nearest"}); }
-      if (api.onState) api.onState({...st});
+      const start = st.scope === "new" ? t.shared : 0;
+      return {start, size: t.prompt_tokens + t.output_tokens - start, waiting: false};
+    }
+    const first = opened.first_chunk ? {turn: st.turn, scope: st.scope, index: Math.floor((opened.first_chunk.start - scopeRange().start) / O.chunk_size), chunk: opened.first_chunk} : null;
+    const pane = tokenPane(box, O, api, st, scopeRange, first);
+    const story = () => st.scope === "row" ? null : O.turns[st.turn].drift_at !== null ? O.turns[st.turn].drift_at : O.turns[st.turn].prompt_tokens;
+
+    async function fetchTraining() {
+      if (training) return;
+      training = await api.training();
+      if (st.scope === "row") update();
     }
 
-    function jumpToOutput() {  // scroll the first generated token's chunk into view; the observer loads it
-      const t = O.turns[st.turn];
-      if (st.scope === "row") return;
-      const {start} = scopeRange();
-      const idx = Math.floor(Math.max(0, t.np - start) / O.chunk);
-      const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`);
-      if (!el) return;
-      el.scrollIntoView({block: "start"});
-      const settle = () => {  // chunks above may load and change height: re-centre once they have
-        const first = box.querySelector(`.t[data-i="${t.np}"]`);
-        if (first) first.scrollIntoView({block: "center"});
-      };
-      loadChunk(el).then(() => { settle(); setTimeout(settle, 250); });
+    function update() {
+      const t = O.turns[st.turn], rowMode = st.scope === "row";
+      const row = rowMode && training ? training.rows[st.row] : null;
+      if (rowMode && st.mode === "drift") st.mode = "mask";
+      bar.show(st, rowMode ? (row ? `TRL training row ${st.row} of ${training.rows.length}: turns ${row.turns.join(", ")}` : "TRL training rows")
+                           : `turn ${t.index}${t.trained ? "" : " (not trained)"}`);
+      nav.show(st, rowMode ? (row ? row.turns : []) : null);
+      $(".tv-legend").innerHTML = legend(O, st);
+      $(".tv-boundary-box").innerHTML = rowMode ? "" : t.boundary_html + t.engine_html;
+      $(".tv-tools-part").hidden = rowMode;
+      $(".tv-tools-box").innerHTML = rowMode ? "" : t.tools_html;
+      const rb = $(".tv-rowbar");
+      rb.hidden = !rowMode;
+      if (rowMode) {
+        if (!training) { rb.innerHTML = ""; fetchTraining(); }
+        else rb.innerHTML = training.html + (training.rows.length ? `<div class="tv-group" role="group" aria-label="training row">${training.rows.map((r, k) =>
+          `<button data-row="${k}" class="${k === st.row ? "on" : ""}" aria-pressed="${k === st.row}">row ${k}: turns ${r.turns.join(", ")}</button>`).join("")}</div>` : "");
+      }
+      pane.paint(story());
+      if (api.onState) api.onState({turn: st.turn, mode: st.mode, scope: st.scope});
     }
 
-    function go(turn) { st.turn = Math.min(Math.max(0, turn), O.turns.length - 1); if (st.scope === "row") st.scope = "new"; update(); }
-    function setMode(m) { st.mode = m; root.querySelectorAll("[data-mode]").forEach((el) => el.classList.toggle("on", el.dataset.mode === st.mode)); $(".tv-legend").innerHTML = legend(); repaintModeOnly(); if (api.onState) api.onState({...st}); }
-    function setScope(s) { st.scope = s; update(false); }
+    function go(turn) {
+      st.turn = Math.min(Math.max(0, turn), O.turns.length - 1);
+      if (st.scope === "row") st.scope = "new";
+      update();
+    }
+    function setMode(m) {
+      if (st.scope === "row" && m === "drift") return;
+      st.mode = m;
+      bar.show(st, $(".tv-turn-title").textContent);
+      $(".tv-legend").innerHTML = legend(O, st);
+      pane.recolour();
+      if (api.onState) api.onState({turn: st.turn, mode: st.mode, scope: st.scope});
+    }
+    function setScope(s) { st.scope = s; st.row = 0; update(); }
     function present(on) {
-      const v = on === undefined ? !document.body.classList.contains("tv-present") : on;
-      document.body.classList.toggle("tv-present", v);
+      const v = on === undefined ? !view.classList.contains("present") : on;
+      view.classList.toggle("present", v);
+      document.body.classList.toggle("tv-present", v);  // app chrome (tabs, source row) hides on this
+      $(".tv-present-btn").setAttribute("aria-pressed", String(v));
+      pane.fit(!v);
+      if (v) pane.goTo(story() || 0);
+    }
+    function toggleHelp(on) {
+      help.hidden = on === undefined ? !help.hidden : !on;
+      $(".tv-help-btn").setAttribute("aria-expanded", String(!help.hidden));
+    }
+    function showTip(span, text) {
+      tip.textContent = text;
+      tip.hidden = !text;
+      const r = span.getBoundingClientRect();
+      tip.style.left = Math.max(4, Math.min(r.left, window.innerWidth - tip.offsetWidth - 8)) + "px";
+      tip.style.top = (r.bottom + tip.offsetHeight + 12 > window.innerHeight ? r.top - tip.offsetHeight - 6 : r.bottom + 6) + "px";
     }
 
     root.addEventListener("click", (ev) => {
       const b = ev.target.closest("button");
-      if (!b || !root.contains(b)) return;
+      if (!b || !root.contains(b) || b.disabled) return;
       if (b.dataset.turn !== undefined) go(Number(b.dataset.turn));
       else if (b.dataset.mode) setMode(b.dataset.mode);
       else if (b.dataset.scope) setScope(b.dataset.scope);
-      else if (b.dataset.row !== undefined) { st.row = Number(b.dataset.row); update(false); }
+      else if (b.dataset.row !== undefined) { st.row = Number(b.dataset.row); update(); }
       else if (b.classList.contains("tv-collapsed")) setScope("full");
       else if (b.classList.contains("tv-present-btn")) present();
-      else if (b.classList.contains("tv-jump-btn")) jumpToOutput();
-      else if (b.classList.contains("tv-help-btn")) help.hidden = !help.hidden;
+      else if (b.classList.contains("tv-jump-btn")) pane.goTo(story() || 0);
+      else if (b.classList.contains("tv-help-btn")) toggleHelp();
     });
-
-    // one hover listener for every token
-    const tokenInfo = (span) => {
-      const pos = Number(span.dataset.i), idx = Math.floor((pos - scopeRange().start) / O.chunk), c = chunks.get(idx);
-      if (!c) return "";
-      const k = pos - c.start, lp = c.lp[k];
-      const lpText = lp === null ? "no logprob" : `logprob ${lp.toFixed(4)} (p = ${Math.exp(lp).toFixed(3)})`;
-      const text = c.kind[k] === "2" ? "(joined with the token before)" : JSON.stringify(c.text[k]);
-      return `position ${fmt(pos)} · id ${c.ids[k]} · mask ${c.mask[k]} · ${lpText}\n${text}`;
-    };
     box.addEventListener("mouseover", (ev) => {
       const s = ev.target.closest(".t");
-      if (!s) return;
-      tip.textContent = tokenInfo(s);
-      tip.hidden = false;
-      const r = s.getBoundingClientRect();
-      tip.style.left = Math.min(r.left, window.innerWidth - 360) + "px";
-      tip.style.top = (r.bottom + 6) + "px";
+      if (s) showTip(s, pane.info(Number(s.dataset.i)));
     });
-    box.addEventListener("mouseleave", () => { tip.hidden = true; });
+    box.addEventListener("mouseleave", () => { if (pane.cursorPos() === null) tip.hidden = true; });
     box.addEventListener("click", (ev) => {
       const s = ev.target.closest(".t");
       if (!s) return;
       box.querySelectorAll(".t.pinned").forEach((x) => x.classList.remove("pinned"));
       s.classList.add("pinned");
-      tip.textContent = tokenInfo(s);
-      tip.hidden = false;
+      showTip(s, pane.info(Number(s.dataset.i)));
+    });
+    box.addEventListener("keydown", (ev) => {
+      if (ev.key !== "ArrowRight" && ev.key !== "ArrowLeft") return;
+      ev.preventDefault(); ev.stopPropagation();
+      const s = pane.moveCursor(ev.key === "ArrowRight" ? 1 : -1);
+      if (s) showTip(s, pane.info(Number(s.dataset.i)));
     });
 
     const onKey = (ev) => {
@@ -299,20 +413,61 @@ const TraceView = (() => {
       const k = ev.key;
       if (k === "j" || k === "ArrowRight") go(st.turn + 1);
       else if (k === "k" || k === "ArrowLeft") go(st.turn - 1);
-      else if (k === "m") setMode(MODES[(MODES.indexOf(st.mode) + 1) % MODES.length]);
-      else if (k === "s") setScope({new: "full", full: "row", row: "new"}[st.scope]);
+      else if (k === "m") { const usable = modes.filter((m) => !(st.scope === "row" && m === "drift")); setMode(usable[(usable.indexOf(st.mode) + 1) % usable.length]); }
+      else if (k === "s") setScope(scopes[(scopes.indexOf(st.scope) + 1) % scopes.length]);
       else if (k === "p") present();
-      else if (k === "g") jumpToOutput();
-      else if (k === "?") help.hidden = !help.hidden;
-      else if (k === "Escape") { help.hidden = true; present(false); }
+      else if (k === "g") pane.goTo(story() || 0);
+      else if (k === "?") toggleHelp();
+      else if (k === "Escape") { toggleHelp(false); present(false); }
       else return;
       ev.preventDefault();
     };
     document.addEventListener("keydown", onKey);
-    if (st.scope === "row") showTraining();
+    if (st.scope === "row") fetchTraining();
+    pane.fit(true);
     update();
-    return {go, setMode, setScope, state: () => ({...st})};
+    if (document.body.classList.contains("tv-present")) present(true);  // a re-mount keeps presentation on
+    return {go, setMode, setScope, present, state: () => ({...st})};
   }
 
-  return {mount};
+  // -- adapters ----------------------------------------------------------------------------------------
+  function mountInApp(element, props, server, watch) {  // inside gr.HTML: chunks come from server functions
+    const api = {
+      chunk: (q) => server.chunk({...q, key: element.__tvKey}),
+      training: () => server.training({key: element.__tvKey}),
+      onState: (s) => {
+        const u = new URL(window.location.href);
+        if (element.__tvSrc) u.searchParams.set("src", element.__tvSrc); else u.searchParams.delete("src");
+        for (const [k, v] of Object.entries(s)) u.searchParams.set(k, v);
+        window.history.replaceState(null, "", u.toString());
+      },
+    };
+    function start() {
+      const box = element.querySelector(".tv-mount");
+      if (!box || !props.value) return;
+      const opened = JSON.parse(props.value);
+      if (opened.error_html) { box.innerHTML = opened.error_html; return; }
+      element.__tvKey = opened.key; element.__tvSrc = opened.src;
+      const v = mount(box, opened, api);
+      window.__traceView = {...v, state: () => ({...v.state(), key: opened.key})};
+    }
+    start();
+    watch("value", start);
+  }
+
+  function mountExport(dataElement, root) {  // an exported file: every chunk it can show is embedded
+    const D = JSON.parse(dataElement.textContent);
+    const missing = "not included in this export: export this turn alone to get its full context";
+    const api = {
+      chunk: async (q) => {
+        const list = (D.chunks[q.scope] || {})[q.scope === "row" ? String(q.row) : String(q.turn)];
+        return list && list[q.index] ? list[q.index] : {error: missing};
+      },
+      training: async () => D.training,
+    };
+    if (window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches) document.body.classList.add("dark");
+    return mount(root, D.opened, api);
+  }
+
+  return {mount, mountInApp, mountExport};
 })();

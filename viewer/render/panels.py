@@ -3,6 +3,8 @@ engine ids, tool calls, tests, reward waterfall, training rows, problems."""
 
 from __future__ import annotations
 
+import heapq
+
 from artifact import Artifact, Problem, TestResult
 
 from ..analysis.continuity import Boundary
@@ -11,7 +13,13 @@ from ..analysis.report import Report, fmt_reward
 from ..analysis.tools import ToolCall
 from ..analysis.training_rows import TrainingView
 from ..tokens import make_visible
-from .safe import markdown, pre, pretty_json, text
+from .safe import markdown, pre, pretty_json, short, text
+
+MAX_LIST = 200  # rows of any list a trace controls (tests, calls, names); the rest is counted, not sent
+
+
+def _more(n: int, what: str) -> str:
+    return f"<div class='tv-dim'>… and {n - MAX_LIST:,} more {what}, not shown here</div>" if n > MAX_LIST else ""
 
 
 def problems(source: str, items: list[Problem] | list[str]) -> str:
@@ -19,30 +27,64 @@ def problems(source: str, items: list[Problem] | list[str]) -> str:
     return f"<div class='tv-error' role='alert'><b>Cannot open {text(source)}</b><ul>{lis}</ul></div>"
 
 
-def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str]) -> str:
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def _sign(v: float | None) -> str:
+    return "none" if v is None else "pos" if v > 0 else "neg" if v < 0 else "zero"
+
+
+def summary(a: Artifact, r: Report) -> str:
+    """The one line a newcomer reads first: tests, reward (coloured by sign), trained turns."""
+    results = a.test_results or []
+    n_tests = len(a.held_out_tests or [])
+    if results:
+        tests_part = f"{sum(t.passed for t in results)} of {n_tests} held-out tests passed"
+    elif a.held_out_tests is not None:
+        tests_part = f"{_plural(n_tests, 'held-out test')} (no per-test results)"
+    else:
+        tests_part = "no held-out tests in this artifact"
+    rec = r.reward.recorded
+    trained = (f"{r.trained_turns} of {_plural(r.turns, 'agent turn')} trained" if r.turns else
+               "no agent turn: nothing to train")
+    return (f"<div class='tv-summary' data-testid='summary'><span>{text(tests_part)}</span> · "
+            f"<span class='tv-reward-value {_sign(rec)}'>reward {fmt_reward(rec)}</span> · <span>{trained}</span></div>")
+
+
+def _tokenizer_line(vocab_origin: str | None, vocab_why: list[str]) -> str:
+    if vocab_origin:
+        return f"tokenizer: {text(vocab_origin)}"
+    # The short line says what the reader sees; the reasons are one click away.
+    return (f"<details class='tv-inline'><summary>no tokenizer files: showing ids</summary>"
+            f"{text('; '.join(vocab_why))}</details>")
+
+
+def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str], note: str | None = None) -> str:
     instruction = a.task.instruction if a.task else ""
     title = (a.task.task_id if a.task else a.summary.task_id)[:12]
-    badge = "ok" if r.continuity == "token-in = token-out" or r.continuity.startswith("single") else "warn"
-    reward = fmt_reward(r.reward.recorded)
+    badge = "warn" if r.continuity.kind == "drift" else "ok"
     mismatch = "" if r.reward.matches else (f" <span class='tv-badge warn' title='recomputed from the recipe'>"
                                             f"recipe gives {fmt_reward(r.reward.recomputed)}</span>")
-    notices = "".join(f"<li>{text(n)}</li>" for n in a.notices)
+    notices = "".join(f"<li>{text(n)}</li>" for n in [*a.notices, *([note] if note else [])][:MAX_LIST])
     notices = f"<ul class='tv-notices'>{notices}</ul>" if notices else ""
     timed_out = "<span class='tv-badge warn'>timed out</span>" if a.summary.timed_out else ""
-    tok = (f"tokenizer: {text(vocab_origin)}" if vocab_origin else
-           "no tokenizer: showing ids (" + text("; ".join(vocab_why)) + ")")
-    produced = f"<div class='tv-produced'>{text(a.summary.produced_by)}</div>" if a.summary.produced_by else ""
+    produced = f"<div class='tv-produced'>{text(short(a.summary.produced_by, 600))}</div>" if a.summary.produced_by else ""
+    counts = (f"{_plural(r.captured_calls, 'model call')} · {_plural(r.turns, 'agent turn')} · "
+              f"{r.trained_turns:,} trained")
     return (
         "<div class='tv-header'>"
-        f"<div class='tv-h-row'><span class='tv-model'>{text(r.model)}</span>"
-        f"<span class='tv-badge reward'>reward {reward}</span>{mismatch}"
-        f"<span class='tv-badge {badge}' data-testid='continuity'>{text(r.continuity)}</span>"
-        f"<span class='tv-badge'>{r.captured_calls} captured · {r.turns} agent · {r.trained_turns} trained</span>"
+        f"<div class='tv-h-row'><span class='tv-model'>{text(short(r.model, 120))}</span>"
+        f"{mismatch}"
+        f"<span class='tv-badge {badge}' data-testid='continuity' title='does each turn start with exactly the tokens "
+        f"of the turn before?'>{text(r.continuity.text)}</span>"
+        f"<span class='tv-badge' data-testid='counts'>{counts}</span>"
         f"{timed_out}</div>"
         f"{produced}"
-        f"<details class='tv-task'><summary>task {text(title)} — instruction</summary>"
+        f"<details class='tv-task'><summary>task {text(title)}: instruction</summary>"
         f"<div class='tv-md'>{markdown(instruction)}</div></details>"
-        f"<div class='tv-meta'>{tok} · {r.prompt_tokens + r.output_tokens:,} tokens · longest context {r.max_context:,}</div>"
+        f"<div class='tv-meta'>{_tokenizer_line(vocab_origin, vocab_why)} · {r.prompt_tokens + r.output_tokens:,} tokens"
+        f" · longest context {r.max_context:,}</div>"
         f"{notices}"
         "</div>"
     )
@@ -77,32 +119,34 @@ def engine(c: EngineCheck) -> str:
                 f"<div><div class='tv-side-h'>engine</div><code class='tv-tok'>{text(make_visible(c.engine_text))}</code></div>"
                 f"<div><div class='tv-side-h'>re-tokenized</div><code class='tv-tok'>{text(make_visible(c.retok_text))}</code></div>"
                 "</div></div>")
-    return f"<div class='tv-engine'>{text(c.status)}: engine and re-tokenized prompts cannot be compared</div>"
+    why = {"no_engine_ids": "the artifact has no engine prompt ids",
+           "no_retokenized_ids": "the artifact has no re-tokenized prompt"}[c.status]
+    return f"<div class='tv-engine'>{why}: engine and re-tokenized prompts cannot be compared</div>"
 
 
 def tool_calls(calls: list[ToolCall]) -> str:
     if not calls:
         return "<div class='tv-tools empty'>no tool call in this turn (not trained)</div>"
     parts = []
-    for c in calls:
+    for c in calls[:MAX_LIST]:
         status = ("<span class='tv-badge warn'>failed</span>" if c.failed else
                   "<span class='tv-badge'>no result recorded</span>" if c.result is None else "")
         bad_args = "" if c.arguments_ok else "<span class='tv-badge warn'>arguments are not valid JSON</span>"
         args = pretty_json(c.arguments) if c.arguments_ok else str(c.arguments)
         parts.append(
-            f"<div class='tv-call{' failed' if c.failed else ''}'><div class='tv-call-h'><b>{text(c.name or '?')}</b>"
-            f" <span class='tv-dim'>{text(c.call_id or '')}</span> {status}{bad_args}</div>"
+            f"<div class='tv-call{' failed' if c.failed else ''}'><div class='tv-call-h'><b>{text(short(c.name or '?', 80))}</b>"
+            f" <span class='tv-dim'>{text(short(c.call_id or '', 80))}</span> {status}{bad_args}</div>"
             f"<div class='tv-side-h'>arguments</div>{pre(args, label='arguments')}"
             + (f"<div class='tv-side-h'>result</div>{pre(c.result, label='the result')}" if c.result is not None else "")
             + "</div>")
-    return "<div class='tv-tools'>" + "".join(parts) + "</div>"
+    return "<div class='tv-tools'>" + "".join(parts) + _more(len(calls), "tool calls") + "</div>"
 
 
 def tests(a: Artifact) -> str:
     visible = pre(a.visible_tests, label="the visible tests") if a.visible_tests is not None else "<i>not in this artifact</i>"
     results: dict[int, TestResult] = {r.index: r for r in a.test_results or []}
     rows = []
-    for i, t in enumerate(a.held_out_tests or []):
+    for i, t in enumerate((a.held_out_tests or [])[:MAX_LIST]):
         r = results.get(i)
         verdict = (f"<span class='tv-badge {'ok' if r.passed else 'warn'}'>{text(r.status)}</span>"
                    f"{(' <span class=tv-dim>' + text(r.detail) + '</span>') if r.detail else ''}") if r else "<span class='tv-dim'>no per-test result</span>"
@@ -112,7 +156,7 @@ def tests(a: Artifact) -> str:
     passed = sum(r.passed for r in results.values())
     count = f"{n} held-out tests" + (f", {passed} passed" if results else "")
     held = ("<table class='tv-table'><tr><th>#</th><th>input</th><th>expected output</th><th>result</th></tr>"
-            + "".join(rows) + "</table>") if a.held_out_tests is not None else "<i>not in this artifact</i>"
+            + "".join(rows) + "</table>" + _more(n, "held-out tests")) if a.held_out_tests is not None else "<i>not in this artifact</i>"
     return (
         "<div class='tv-tests'>"
         f"<div><h4>Visible example tests <span class='tv-dim'>what the agent could see and run</span></h4>{visible}</div>"
@@ -135,20 +179,33 @@ def reward(a: Artifact, r: Report) -> str:
                     f"<td class='tv-dim'>{text(s.why)}</td></tr>")
     check = ("recorded reward matches the recipe" if r.reward.matches else
              f"<b>recorded {fmt_reward(r.reward.recorded)} but the recipe gives {fmt_reward(r.reward.recomputed)}</b>")
-    tools = "".join(f"<li>{text(k)}: {v}</li>" for k, v in sorted(a.summary.tool_calls_by_name.items()))
+    by_name = heapq.nsmallest(MAX_LIST, a.summary.tool_calls_by_name.items(), key=lambda kv: (-kv[1], kv[0]))
+    tools = "".join(f"<li>{text(short(k, 80))}: {v:,}</li>" for k, v in by_name[:MAX_LIST]) + _more(len(a.summary.tool_calls_by_name), "tool names")
     return (f"<div class='tv-reward'><table class='tv-table'><tr><th>step</th><th>change</th><th>reward</th><th></th><th></th></tr>"
             f"{''.join(rows)}</table><p>{check} · timed out: {'yes' if a.summary.timed_out else 'no'}</p>"
             f"<h4>Tool calls by name</h4><ul>{tools or '<li>none</li>'}</ul></div>")
 
 
-def training(view: TrainingView) -> str:
+TERMS = ("<dl class='tv-terms'><dt>clean</dt><dd>the next turn's prompt starts with exactly this turn's tokens: "
+         "TRL appends it to the same row</dd><dt>realigned</dt><dd>a small drift inside the last answer: TRL overwrites "
+         "it as context and stays in the row</dd><dt>forked</dt><dd>any other drift: TRL starts a new row (with fork "
+         "threshold 0, as in loop-owning training, every drift forks)</dd></dl>")
+
+
+def training(view: TrainingView, trained_turns: int) -> str:
     if view.error:
         return f"<div class='tv-training drift'>{text(view.error)}</div>"
+    if not view.rows:
+        why = ("no turn made a tool call, so no turn is trained" if trained_turns == 0 else
+               "none of its rows holds a trained token")
+        return (f"<div class='tv-training drift' data-testid='no-rows'><b>TRL drops this rollout</b>: {why}. It "
+                "contributes no training row and no gradient.</div>")
     t = view.tally
     rows = "".join(f"<tr><td>{k}</td><td class='num'>{r.input_ids.size:,}</td><td class='num'>{r.n_trained:,}</td>"
-                   f"<td>{text(', '.join(map(str, r.turns)))}</td></tr>" for k, r in enumerate(view.rows))
-    return (f"<div class='tv-training'><p>TRL packs this rollout into <b>{len(view.rows)}</b> training row(s): "
+                   f"<td>{text(', '.join(map(str, r.turns)))}</td></tr>" for k, r in enumerate(view.rows[:MAX_LIST]))
+    return (f"<div class='tv-training'><p>TRL packs this rollout into <b>{_plural(len(view.rows), 'training row')}</b>: "
             f"{int(t.get('clean', 0))} clean, {int(t.get('realign', 0))} realigned, {int(t.get('fork', 0))} forked "
-            f"of {int(t.get('transitions', 0))} transitions; drift {int(t.get('drift_tokens', 0))} tokens in total, "
-            f"at most {int(t.get('drift_max', 0))}.</p><table class='tv-table'><tr><th>row</th><th>tokens</th>"
-            f"<th>trained</th><th>turns</th></tr>{rows}</table></div>")
+            f"of {int(t.get('transitions', 0))} turn boundaries; drift {int(t.get('drift_tokens', 0))} tokens in total, "
+            f"at most {int(t.get('drift_max', 0))}. Only the generated tokens of trained turns get a loss.</p>{TERMS}"
+            f"<table class='tv-table'><tr><th>row</th><th>tokens</th><th>trained</th><th>turns</th></tr>{rows}</table>"
+            f"{_more(len(view.rows), 'rows')}</div>")

@@ -15,6 +15,8 @@ from functools import lru_cache
 from markdown_it import MarkdownIt
 
 FOLD_CHARS = 2000
+MAX_CHARS = 100_000  # of one text in the page; the rest is counted, never sent (the artifact keeps it all)
+MAX_MARKDOWN = 30_000  # longer markdown is shown as plain text: rendering cost grows with its syntax
 
 
 def text(value: object) -> str:
@@ -38,19 +40,28 @@ def _md() -> MarkdownIt:
 
 
 def markdown(value: str | None) -> str:
-    """Markdown to HTML with raw HTML shown as text and images not rendered."""
+    """Markdown to HTML with raw HTML shown as text and images not rendered (long text: plain, folded)."""
+    if value and len(value) > MAX_MARKDOWN:
+        return pre(value, label="the text (too long to render as markdown)")
     return _md().render(value or "")
 
 
+def short(value: str, limit: int) -> str:
+    """At most `limit` characters of a one-line label, with an ellipsis when cut."""
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
 def pre(value: str | None, fold: int = FOLD_CHARS, label: str = "") -> str:
-    """A preformatted block; text longer than `fold` characters is folded, never cut."""
+    """A preformatted block; text longer than `fold` characters is folded; past MAX_CHARS it is counted, not sent."""
     body = value or ""
     if len(body) <= fold:
         return f"<pre class='tv-pre'>{text(body)}</pre>"
-    head = body[:fold]
+    head, rest = body[:fold], body[fold:MAX_CHARS]
+    cut = (f"<div class='tv-dim'>… {len(body) - MAX_CHARS:,} more characters are in the artifact, not shown "
+           f"here</div>") if len(body) > MAX_CHARS else ""
     return (f"<pre class='tv-pre'>{text(head)}</pre><details class='tv-fold'><summary>show all "
             f"{len(body):,} characters{(' of ' + text(label)) if label else ''}</summary>"
-            f"<pre class='tv-pre'>{text(body[fold:])}</pre></details>")
+            f"<pre class='tv-pre'>{text(rest)}</pre>{cut}</details>")
 
 
 def pretty_json(value: object) -> str:

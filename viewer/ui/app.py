@@ -11,13 +11,13 @@ import threading
 
 import gradio as gr
 
-from viewer import assets
-
 from .capture_tab import CaptureTab
 from .view_tab import ViewTab
 
 UPLOAD_LIMIT = "200mb"
-DEFAULT_EXAMPLE = "smollm2-offline"  # a real offline capture (examples/README.md)
+DEFAULT_EXAMPLE = "scripted-smollm2"  # three turns, two trained, a drifting boundary: the most to see at once
+# Gradio keeps every upload in its cache; sweep files older than 15 minutes every 5 minutes.
+UPLOAD_CACHE_SWEEP = (300, 900)
 ENABLE_CAPTURE_ENV = "ROLLOUT_VIEWER_ENABLE_CAPTURE"
 
 
@@ -41,7 +41,7 @@ def build_app(default_source: str = DEFAULT_EXAMPLE, public: bool = False,
     view = ViewTab(default_source, public)
     capture = CaptureTab(view, enabled=capture_enabled, public=public)
     _warm_trl()
-    with gr.Blocks(title="Rollout trace viewer") as demo:
+    with gr.Blocks(title="Rollout trace viewer", delete_cache=UPLOAD_CACHE_SWEEP) as demo:
         with gr.Tabs(selected="view", elem_classes="tv-chrome-tabs") as tabs:
             with gr.Tab("Capture", id="capture", elem_id="capture-tab"):
                 capture.render()
@@ -53,11 +53,13 @@ def build_app(default_source: str = DEFAULT_EXAMPLE, public: bool = False,
 
 
 def launch_options(public: bool) -> dict:
-    """Arguments for `demo.launch`: global CSS, a theme that fetches no web fonts, upload limits."""
+    """Arguments for `demo.launch`: a theme that fetches no web fonts, upload limits.
+
+    The token view's CSS is scoped to its component (viewer/ui/view_tab.py); nothing is global."""
     font = gr.themes.Font
     theme = gr.themes.Default(font=[font("system-ui"), font("Segoe UI"), font("sans-serif")],
                               font_mono=[font("ui-monospace"), font("Menlo"), font("monospace")])
-    opts: dict = {"css": assets.read("trace_view.css"), "theme": theme, "show_error": True}
+    opts: dict = {"theme": theme, "show_error": True}
     if public:
         opts["max_file_size"] = UPLOAD_LIMIT
     return opts

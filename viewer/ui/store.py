@@ -1,38 +1,111 @@
-"""Loaded rollouts kept on the server between page requests, under unguessable keys.
+"""Loaded rollouts shared by every visitor of the same source, bounded by bytes, reloaded when needed.
 
-The page holds only a key; token chunks are served for keys this process issued, so a visitor can
-reach only rollouts that were loaded through the source rules (never an arbitrary path). The store
-is bounded: the least recently used rollout is dropped first.
+A rollout is keyed by its source's identity (a folder's path and file stamps, a zip's stamp, a Hub
+snapshot's commit folder, an upload's digest), so a crowd opening one artifact costs one load and
+one copy in memory, and a page load after the first re-uses the analysis and the encoded outline.
+The key the page holds is an HMAC of that identity under a per-process secret: a visitor can reach
+only rollouts that were opened through the source rules, never guess one. When the byte budget is
+exceeded the least recently used rollout is dropped, but its entry keeps the recipe that opened it,
+so a page still showing it gets it back on its next request (reloaded on the server) instead of an
+error.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
+from viewer.contract import encode
+from viewer.render.outline import outline
 from viewer.rollout import Rollout
 
-MAX_ROLLOUTS = 6
+BUDGET_BYTES = 3 * 1024**3  # rollouts kept in memory across all visitors
+MAX_ENTRIES = 10_000  # recipes remembered (small); beyond this the oldest key stops working
+OVERHEAD_BYTES = 4 * 1024**2  # per rollout: analysis objects, the outline, Python overhead
+
+
+def rollout_bytes(r: Rollout) -> int:
+    """What keeping `r` costs, estimated from its arrays (the analysis roughly doubles the token arrays)."""
+    arrays = sum(t.prompt_ids.nbytes + t.output_ids.nbytes + t.logps.nbytes + t.mask.nbytes for t in r.artifact.turns)
+    return 2 * arrays + OVERHEAD_BYTES
+
+
+@dataclass
+class _Entry:
+    reopen: Callable[[], Rollout]
+    rollout: Rollout | None = None
+    outline_json: bytes | None = None
+    size: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class RolloutStore:
-    def __init__(self, capacity: int = MAX_ROLLOUTS):
-        self._items: OrderedDict[str, Rollout] = OrderedDict()
+    def __init__(self, budget_bytes: int = BUDGET_BYTES):
+        self._secret = secrets.token_bytes(32)
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._lock = threading.Lock()
-        self._capacity = capacity
+        self._budget = budget_bytes
+        self.loads = 0  # how many times a rollout was read from its source (tests and benchmarks read it)
 
-    def put(self, rollout: Rollout) -> str:
-        key = secrets.token_urlsafe(16)
+    def key_for(self, identity: str) -> str:
+        return hmac.new(self._secret, identity.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:32]
+
+    def open(self, identity: str, reopen: Callable[[], Rollout]) -> tuple[str, Rollout]:
+        """The shared rollout for `identity`, loading it with `reopen` only if no visitor has it loaded."""
+        key = self.key_for(identity)
         with self._lock:
-            self._items[key] = rollout
-            while len(self._items) > self._capacity:
-                self._items.popitem(last=False)
-        return key
+            entry = self._entries.get(key)
+            if entry is None:
+                entry = self._entries[key] = _Entry(reopen)
+                while len(self._entries) > MAX_ENTRIES:
+                    self._entries.popitem(last=False)
+            self._entries.move_to_end(key)
+        return key, self._materialise(entry)
 
     def get(self, key: str) -> Rollout | None:
+        """The rollout a page holds the key of, reloaded if it was dropped; None for keys never issued."""
         with self._lock:
-            r = self._items.get(key)
-            if r is not None:
-                self._items.move_to_end(key)
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            self._entries.move_to_end(key)
+        return self._materialise(entry)
+
+    def outline_json(self, key: str) -> bytes:
+        """The encoded outline of a loaded rollout, built once and shared by every page load."""
+        entry = self._entries[key]
+        if entry.outline_json is None:
+            r = self._materialise(entry)
+            entry.outline_json = encode(outline(r))
+        return entry.outline_json
+
+    def _materialise(self, entry: _Entry) -> Rollout:
+        with entry.lock:  # one load per source, however many visitors ask at once
+            r = entry.rollout
+            if r is None:
+                r = entry.reopen()
+                self.loads += 1
+                entry.rollout, entry.size = r, rollout_bytes(r)
+                self._evict(keep=entry)
             return r
+
+    def _evict(self, keep: _Entry) -> None:
+        with self._lock:
+            total = sum(e.size for e in self._entries.values() if e.rollout is not None)
+            for e in list(self._entries.values()):
+                if total <= self._budget:
+                    break
+                if e is keep or e.rollout is None:
+                    continue
+                total -= e.size
+                e.rollout, e.outline_json, e.size = None, None, 0
+
+    def loaded_bytes(self) -> int:
+        with self._lock:
+            return sum(e.size for e in self._entries.values() if e.rollout is not None)
+

@@ -1,60 +1,71 @@
 """The View tab: pick a source (example, Hub id, path, upload) and the token view renders it.
 
 Gradio supplies the source controls, uploads, downloads and page load; the token view itself is one
-custom `gr.HTML` component (viewer/assets/trace_view.js) that gets a small outline as a JSON string
-and fetches token chunks through `server_functions`, which skip the queue. On a public Space
-(`public=True`) visitors can open bundled examples, Hub datasets and uploads, never server paths.
+custom `gr.HTML` component (viewer/assets/trace_view.js, its CSS scoped to the component) that gets
+an `Opened` record (viewer/contract.py) as a JSON string and fetches token chunks through
+`server_functions`, which skip the queue. Loaded rollouts are shared by every visitor of the same
+source (viewer/ui/store.py). On a public Space (`public=True`) visitors can open bundled examples,
+Hub datasets and uploads, never server paths, and messages name what the visitor gave, never a
+server path.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import tempfile
 from pathlib import Path
 
 import gradio as gr
+import msgspec
 
-from artifact import Artifact, ArtifactError, Problem, bundled_examples, load_artifact, open_artifact
+from artifact import ArtifactError, Problem, bundled_examples, load_artifact
 from artifact.schema import FILES
-from artifact.sources import artifact_root, unzip
+from artifact.sources import artifact_root, identify, unzip
 from viewer import assets
+from viewer.contract import MODES, SCOPES, Failed, Initial, Opened, encode
 from viewer.export import export_html
 from viewer.render import panels
-from viewer.rollout import MODES, SCOPES, Rollout
+from viewer.render.outline import training
+from viewer.rollout import Rollout
 
 from .store import RolloutStore
 
-
-MOUNT_JS = """
-const api = {
-  chunk: (q) => server.chunk({...q, key: element.__tvKey}),
-  training: () => server.training({key: element.__tvKey}),
-  onState: (s) => {
-    const u = new URL(window.location.href);
-    if (element.__tvSrc) u.searchParams.set("src", element.__tvSrc); else u.searchParams.delete("src");
-    u.searchParams.set("turn", s.turn); u.searchParams.set("mode", s.mode); u.searchParams.set("scope", s.scope);
-    window.history.replaceState(null, "", u.toString());
-  },
-};
-function start() {
-  const box = element.querySelector(".tv-mount");
-  if (!box || !props.value) return;
-  const O = JSON.parse(props.value);
-  if (O.error_html) { box.innerHTML = O.error_html; return; }
-  element.__tvKey = O.key; element.__tvSrc = O.src;
-  window.__traceView = TraceView.mount(box, O, api, O.initial || {});
-}
-start();
-watch("value", start);
-"""
+MOUNT_JS = "TraceView.mountInApp(element, props, server, watch);"
+MAX_SRC_CHARS = 1000  # a source is a name, an id or a path: anything longer is refused before any lookup
+# The export button sends the view's state (key, turn, mode, scope) instead of the whole outline.
+EXPORT_STATE_JS = "(what, s) => [what, JSON.stringify(window.__traceView ? window.__traceView.state() : {})]"
 
 
 def _int(value, default: int = 0) -> int:
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return default
+
+
+def initial_from_query(q: dict) -> Initial:
+    """This visitor's place from the URL (?turn=&mode=&scope=); anything unusable falls back to the default."""
+    mode, scope = q.get("mode"), q.get("scope")
+    return Initial(turn=max(0, _int(str(q.get("turn", ""))[:12])),
+                   mode=mode if mode in MODES else "mask", scope=scope if scope in SCOPES else "new")
+
+
+def _scrub(p: Problem, path: str, name: str) -> Problem:
+    """The same problem with a server folder replaced by the name the visitor knows."""
+    fix = lambda v: v.replace(path, name) if isinstance(v, str) else v  # noqa: E731
+    return Problem(fix(p.file), fix(p.message), p.turn, fix(p.field), fix(p.expected), fix(p.found))
+
+
+def _digest(paths: list[Path]) -> str:
+    h = hashlib.sha256()
+    for p in sorted(paths, key=lambda p: p.name):
+        h.update(p.name.encode())
+        with p.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
 
 
 class ViewTab:
@@ -67,87 +78,113 @@ class ViewTab:
     # -- values for the token view ------------------------------------------------------------------
 
     def error_value(self, source: str, problems: list) -> str:
-        return json.dumps({"error_html": panels.problems(source, problems)})
+        return encode(Failed(panels.problems(source, problems))).decode()
 
-    def artifact_value(self, artifact: Artifact, src: str | None, initial: dict | None = None) -> str:
-        """The view's value for a validated artifact (analysis failures become a message)."""
-        try:
-            rollout = Rollout.load(artifact)
-            outline = rollout.outline()
-        except Exception as e:  # analysis of a valid artifact failed: say so in the page, no traceback
-            return self.error_value(src or artifact.source, [f"could not analyse it: {type(e).__name__}: {e}"])
-        outline.update(key=self.store.put(rollout), src=src, initial=initial or {})
-        return json.dumps(outline)
+    def opened_value(self, key: str, src: str | None, initial: Initial) -> str:
+        """The view's value: the shared outline, this visitor's place, and the chunk that place shows first."""
+        r = self.store.get(key)
+        assert r is not None
+        turn = min(initial.turn, max(0, len(r.artifact.turns) - 1))
+        initial = Initial(turn, initial.mode, initial.scope)
+        first = None
+        if r.artifact.turns and initial.scope != "row":
+            first = r.chunk(turn, initial.scope, r.story_chunk(turn, initial.scope))
+        return encode(Opened(key, src, msgspec.Raw(self.store.outline_json(key)), initial, first)).decode()
 
-    def source_value(self, source: str, initial: dict | None = None) -> tuple[str, str]:
-        source = (source or "").strip()
+    def _open(self, label: str, identity: str, reopen, src: str | None, initial: Initial) -> str:
         try:
-            a = open_artifact(source, allow_local=not self.public)
+            key, _ = self.store.open(identity, reopen)
+            return self.opened_value(key, src, initial)
         except ArtifactError as e:
-            return self.error_value(source, e.problems), ""
-        except Exception as e:  # a message in the page, never a traceback
-            return self.error_value(source, [f"unexpected {type(e).__name__}: {e}"]), ""
-        return self.artifact_value(a, source, initial), source
+            return self.error_value(label, e.problems)
+        except Exception as e:  # analysis of a valid artifact failed: say so in the page, no traceback
+            return self.error_value(label, [f"could not analyse it: {type(e).__name__}: {str(e)[:300]}"])
 
-    # -- events -------------------------------------------------------------------------------------
+    def source_value(self, source: str, initial: Initial | None = None) -> tuple[str, str]:
+        source = (source or "").strip()
+        shown = source if len(source) <= 80 else source[:77] + "…"
+        if len(source) > MAX_SRC_CHARS:
+            return self.error_value(shown, [Problem("source", "too long to be a source", expected=f"at most "
+                                                    f"{MAX_SRC_CHARS} characters", found=f"{len(source):,}")]), ""
+        try:
+            identity, folder = identify(source, allow_local=not self.public)
+        except ArtifactError as e:
+            return self.error_value(shown, e.problems), ""
+        except Exception as e:  # a message in the page, never a traceback
+            return self.error_value(shown, [f"unexpected {type(e).__name__}"]), ""
+        value = self._open(shown, identity, lambda: Rollout.load(load_artifact(folder(), source=source)), source,
+                           initial or Initial())
+        return value, source
 
     def on_page_load(self, request: gr.Request):
         q = dict(request.query_params) if request is not None else {}
-        initial = {"turn": _int(q.get("turn")), "mode": q.get("mode") if q.get("mode") in MODES else "mask",
-                   "scope": q.get("scope") if q.get("scope") in SCOPES else "new"}
-        src = q.get("src") or self.default_source
-        value, loaded = self.source_value(src, initial)
-        return value, src, loaded
+        src = str(q.get("src") or self.default_source)
+        value, loaded = self.source_value(src, initial_from_query(q))
+        return value, src[:MAX_SRC_CHARS], loaded
 
     def on_upload(self, files):
         paths = [Path(f if isinstance(f, str) else f.name) for f in (files or [])]
         if not paths:
             return self.error_value("upload", ["no file was uploaded"]), ""
-        try:
-            if len(paths) == 1 and paths[0].suffix.lower() == ".zip":
-                root = unzip(paths[0])
-            else:
-                root = Path(tempfile.mkdtemp(prefix="rollout-upload-"))
-                for p in paths:
-                    if p.name not in FILES:
-                        raise ArtifactError([Problem(p.name, "not an artifact file",
-                                                     expected="a .zip or the six artifact files", found=p.name)])
-                    shutil.copy(p, root / p.name)
-                root = artifact_root(root)
-            a = load_artifact(root, source="upload")
-        except ArtifactError as e:
-            return self.error_value("the upload", e.problems), ""
-        return self.artifact_value(a, None), "upload"
+        name = paths[0].name if len(paths) == 1 else f"{len(paths)} uploaded files"
 
-    def chunk(self, req: dict) -> dict:
-        r = self.store.get(str(req.get("key", "")))
-        if r is None:
-            return {"error": "this rollout is no longer loaded on the server: load it again"}
+        def reopen() -> Rollout:
+            work = Path(tempfile.mkdtemp(prefix="rollout-upload-"))
+            try:
+                if len(paths) == 1 and paths[0].suffix.lower() == ".zip":
+                    root = unzip(paths[0], into=work)
+                else:
+                    for p in paths:
+                        if p.name not in FILES:
+                            raise ArtifactError([Problem(p.name, "not an artifact file",
+                                                         expected="a .zip or the artifact files", found=p.name)])
+                        shutil.copy(p, work / p.name)
+                    root = artifact_root(work)
+                return Rollout.load(load_artifact(root, source=name))
+            except ArtifactError as e:  # name the upload, never the temporary folder it was unpacked into
+                raise ArtifactError([_scrub(p, str(work), name) for p in e.problems]) from None
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+
         try:
-            return r.chunk(_int(req.get("turn")), str(req.get("scope")), _int(req.get("index")), _int(req.get("row")))
+            identity = "upload|" + _digest(paths)
+        except OSError:
+            return self.error_value(name, ["the upload could not be read: upload it again"]), ""
+        return self._open(name, identity, reopen, None, Initial()), "upload"
+
+    def chunk(self, req) -> dict:
+        if not isinstance(req, dict):
+            return {"error": "a chunk request is an object with key, turn, scope and index"}
+        r = self.store.get(str(req.get("key", ""))[:64])
+        if r is None:
+            return {"error": "this rollout was never opened here: open it again"}
+        try:
+            c = r.chunk(_int(req.get("turn")), str(req.get("scope")), _int(req.get("index")), _int(req.get("row")))
         except (ValueError, IndexError) as e:
             return {"error": str(e)}
+        return msgspec.to_builtins(c)
 
-    def training(self, req: dict) -> dict:
-        r = self.store.get(str(req.get("key", "")))
+    def training(self, req) -> dict:
+        r = self.store.get(str(req.get("key", ""))[:64]) if isinstance(req, dict) else None
         if r is None:
-            return {"html": "<div class='tv-error'>this rollout is no longer loaded: load it again</div>", "rows": []}
-        return r.training_outline()
+            return {"html": "<div class='tv-error'>this rollout was never opened here: open it again</div>", "rows": []}
+        return msgspec.to_builtins(training(r))
 
-    def on_export(self, value: str, turn):
+    def on_export(self, what: str, state: str):
         try:
-            key = json.loads(value or "{}").get("key")
+            s = json.loads(state or "{}")
         except json.JSONDecodeError:
-            key = None
-        r = self.store.get(key) if key else None
+            s = {}
+        r = self.store.get(str(s.get("key", ""))[:64]) if isinstance(s, dict) else None
         if r is None:
-            raise gr.Error("Load a rollout first.")
-        t = None if turn in (None, "") else _int(turn, -1)
+            raise gr.Error("Open a rollout first.")
+        initial = initial_from_query(s)
+        turn = initial.turn if what == "this turn" else None
         try:
-            page = export_html(r, t)
+            page = export_html(r, turn, mode=initial.mode, scope=initial.scope, at_turn=initial.turn)
         except ValueError as e:
             raise gr.Error(str(e)) from None
-        name = f"rollout-{r.artifact.summary.task_id[:8]}" + (f"-turn{t}" if t is not None else "") + ".html"
+        name = f"rollout-{r.artifact.summary.task_id[:8]}" + (f"-turn{turn}" if turn is not None else "") + ".html"
         out = Path(tempfile.mkdtemp(prefix="rollout-export-")) / name
         out.write_text(page, encoding="utf-8")
         return str(out)
@@ -156,8 +193,11 @@ class ViewTab:
 
     def render(self) -> None:
         """Create the tab's components and wire them (call inside a `gr.Tab`)."""
-        hint = ("a bundled example or a Hub dataset id (org/name[@revision][:sub/folder])" if self.public else
-                "a bundled example, a Hub dataset id (org/name[@revision][:sub/folder]), a folder or a .zip path")
+        hint = ("an example or a Hub dataset (org/name[@revision][:sub/folder])" if self.public else
+                "an example, a Hub dataset (org/name[@revision][:sub/folder]), a folder or a .zip")
+        gr.Markdown("**Rollout trace viewer**: one coding-agent rollout exactly as RL training sees it. "
+                    "Green, underlined tokens were generated by the model (mask 1, the only ones with a gradient); "
+                    "grey ones came from the environment and history.", elem_classes="tv-chrome tv-intro")
         with gr.Row(elem_classes="tv-chrome"):
             self.src = gr.Dropdown(bundled_examples(), value=self.default_source, allow_custom_value=True,
                                    label="Source", info=hint, scale=4, elem_id="source")
@@ -175,14 +215,18 @@ class ViewTab:
             return self.training(req)
 
         self.view = gr.HTML(value="", html_template="<div class='tv-mount'></div>",
+                            css_template=assets.read("trace_view.css"), apply_default_css=False,
                             js_on_load=assets.read("trace_view.js") + MOUNT_JS,
                             server_functions=[chunk, training], elem_id="trace-view", padding=False)
         with gr.Accordion("Export a self-contained HTML file", open=False, elem_classes="tv-chrome"):
             with gr.Row():
-                export_turn = gr.Textbox(label="Only this turn (empty = the whole rollout)", elem_id="export-turn")
+                export_what = gr.Radio(["the whole rollout", "this turn"], value="the whole rollout",
+                                       label="Export", info="the file opens on the turn, mode and scope on screen",
+                                       elem_id="export-what")
+                export_state = gr.Textbox(visible=False)
                 export_btn = gr.Button("Export HTML", elem_id="export")
             export_file = gr.File(label="HTML file", interactive=False, elem_id="export-file")
         load.click(self.source_value, self.src, [self.view, self.loaded])
         self.src.select(self.source_value, self.src, [self.view, self.loaded])
         upload.upload(self.on_upload, upload, [self.view, self.loaded])
-        export_btn.click(self.on_export, [self.view, export_turn], export_file)
+        export_btn.click(self.on_export, [export_what, export_state], export_file, js=EXPORT_STATE_JS)

@@ -1,0 +1,132 @@
+"""The View tab's server side without a browser: rollouts shared by source, the byte-bounded store that
+reloads what it dropped, page-load validation, the component server's answers to bad requests, uploads
+named without server paths, bounded panels, and a rollout with no agent turn."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from artifact import open_artifact, write_artifact
+from conftest import EXAMPLE, edit_json
+from viewer.render import panels
+from viewer.render.safe import MAX_CHARS, markdown, pre
+from viewer.rollout import Rollout
+from viewer.ui.store import RolloutStore, rollout_bytes
+from viewer.ui.view_tab import ViewTab, initial_from_query
+
+
+def opened(value: str) -> dict:
+    return json.loads(value)
+
+
+def test_visitors_of_one_source_share_one_load():
+    tab = ViewTab("scripted-smollm2", public=False)
+    keys = {opened(tab.source_value("scripted-smollm2")[0])["key"] for _ in range(12)}
+    assert len(keys) == 1 and tab.store.loads == 1
+
+
+def test_a_rewritten_folder_is_a_new_identity(tmp_path):
+    folder = tmp_path / "a"
+    shutil.copytree(EXAMPLE, folder)
+    tab = ViewTab("scripted-smollm2", public=False)
+    k1 = opened(tab.source_value(str(folder))[0])["key"]
+    edit_json(folder / "summary.json", lambda d: d.update(produced_by="edited"))
+    k2 = opened(tab.source_value(str(folder))[0])["key"]
+    assert k1 != k2 and tab.store.loads == 2
+
+
+def test_store_evicts_by_bytes_and_reloads_what_a_page_still_uses(tmp_path):
+    one = Rollout.load(open_artifact(EXAMPLE))
+    store = RolloutStore(budget_bytes=int(rollout_bytes(one) * 1.5))  # room for one rollout
+    loads = []
+
+    def opener(name):
+        def load():
+            loads.append(name)
+            return Rollout.load(open_artifact(EXAMPLE))
+        return load
+
+    first, _ = store.open("first", opener("first"))
+    for k in range(10):  # ten other visitors, other sources
+        store.open(f"other-{k}", opener(f"other-{k}"))
+    assert store.loaded_bytes() <= int(rollout_bytes(one) * 1.5)
+    r = store.get(first)  # the first page scrolls: its rollout comes back by itself
+    assert r is not None and r.chunk(0, "new", 0).ids
+    assert loads.count("first") == 2
+    assert store.get("never-issued") is None
+
+
+def test_page_load_query_is_validated():
+    assert initial_from_query({"turn": "2", "mode": "logprob", "scope": "row"}).turn == 2
+    bad = initial_from_query({"turn": "9" * 400, "mode": "<script>", "scope": None})
+    assert (bad.mode, bad.scope) == ("mask", "new") and bad.turn >= 0
+    tab = ViewTab("scripted-smollm2", public=True)
+    value, loaded = tab.source_value("x" * 100_000)
+    assert "too long to be a source" in opened(value)["error_html"] and loaded == ""
+    assert "x" * 200 not in value
+
+
+@pytest.mark.parametrize("req", [None, "key", [1, 2], {"key": 5}, {"key": "k", "turn": "x" * 999}, 3.5])
+def test_component_server_answers_bad_requests_with_a_message(req):
+    tab = ViewTab("scripted-smollm2", public=False)
+    assert "error" in tab.chunk(req)
+    assert tab.training(req)["rows"] == []
+
+
+def test_opened_value_ships_the_first_chunk_at_the_story():
+    tab = ViewTab("scripted-smollm2", public=False)
+    o = opened(tab.source_value("scripted-smollm2")[0])
+    t0 = o["outline"]["turns"][0]
+    first = o["first_chunk"]
+    assert first["start"] <= t0["prompt_tokens"] < first["start"] + len(first["ids"])
+    assert o["initial"] == {"turn": 0, "mode": "mask", "scope": "new"}
+
+
+def _zip(folder: Path, dest: Path) -> Path:
+    with zipfile.ZipFile(dest, "w") as zf:
+        for f in folder.rglob("*"):
+            if f.is_file():
+                zf.write(f, Path("rollout") / f.relative_to(folder))
+    return dest
+
+
+def test_upload_problems_name_the_upload_not_a_server_path(tmp_path):
+    bad = tmp_path / "bad"
+    shutil.copytree(EXAMPLE, bad)
+    edit_json(bad / "turns.json", lambda d: d["turns"][1].update(mask=d["turns"][1]["mask"][:-3]))
+    tab = ViewTab("scripted-smollm2", public=True)
+    value, _ = tab.on_upload([str(_zip(bad, tmp_path / "mine.zip"))])
+    html = opened(value)["error_html"]
+    assert "mine.zip" in html and "turn 1" in html and "/tmp" not in html and "rollout-upload-" not in html
+
+
+def test_no_agent_turn_is_a_message_not_a_crash(tmp_path):
+    a = open_artifact(EXAMPLE)
+    s = msgspec.structs.replace(a.summary, agent_turns=0, trained_turns=0, captured_calls=0, tool_calls_by_name={},
+                                env_reward=0.0, reward_after_penalties=-0.1)
+    dest = tmp_path / "empty"
+    write_artifact(dest, summary=s, turns=[], task=a.task, visible_tests=a.visible_tests,
+                   held_out_tests=a.held_out_tests, trace_entries=[], test_results=a.test_results)
+    tab = ViewTab("scripted-smollm2", public=False)
+    o = opened(tab.source_value(str(dest))[0])
+    assert o["outline"]["turns"] == [] and "no agent turn" in o["outline"]["notice"] and o["first_chunk"] is None
+    assert "TRL drops this rollout" in tab.training({"key": o["key"]})["html"]
+
+
+def test_lists_and_texts_a_trace_controls_are_bounded():
+    huge = "*a* _b_ `c` [d](e) " * 50_000
+    assert len(markdown(huge)) < 3 * MAX_CHARS  # shown as folded text, not rendered
+    assert "more characters are in the artifact" in pre("x" * (MAX_CHARS + 10))
+    a = open_artifact("scripted-smollm2")
+    names = {f"tool{i}": 1 for i in range(5000)}
+    s = msgspec.structs.replace(a.summary, tool_calls_by_name=names)
+    a.summary = s
+    r = Rollout.load(a)
+    html = panels.reward(a, r.report)
+    assert "4,800 more tool names" in html and len(html) < 60_000

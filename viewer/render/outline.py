@@ -1,0 +1,64 @@
+"""The outline the token view opens with: one record per turn plus the rollout's panels, as escaped HTML.
+
+This is the render layer's half of the page contract (viewer/contract.py): the analysis objects in
+viewer/rollout.py stay free of markup, and everything a trace contributed is escaped here, by
+viewer/render/panels.py, before it reaches the page. Lists that a hostile artifact could make huge
+(tools per turn, calls, tests) are bounded in panels.py, so one upload cannot send a giant page.
+"""
+
+from __future__ import annotations
+
+from ..analysis import continuity
+from ..contract import MODE_CHOICES, SCOPE_CHOICES, Audit, Outline, Training, TrainingRow, TurnOutline
+from ..rollout import CHUNK, Rollout
+from . import panels
+
+MAX_TOOL_NAMES = 12  # per turn, in the navigator
+
+
+def _tool_names(names: tuple[str | None, ...]) -> list[str]:
+    shown = [(n or "?")[:80] for n in names[:MAX_TOOL_NAMES]]
+    if len(names) > MAX_TOOL_NAMES:
+        shown.append(f"+{len(names) - MAX_TOOL_NAMES:,} more")
+    return shown
+
+
+def turn_outlines(r: Rollout) -> list[TurnOutline]:
+    a, rep = r.artifact, r.report
+    bounds: list[continuity.Boundary | None] = [None, *rep.boundaries]
+    calls_by_turn: dict[int, list] = {}
+    for c in r.tool_calls:
+        calls_by_turn.setdefault(c.turn, []).append(c)
+    out = []
+    for t, d, b, e, au in zip(a.turns, r.deltas, bounds, r.engine_checks, r.audits):
+        calls = calls_by_turn.get(t.index, [])
+        out.append(TurnOutline(
+            index=t.index, trained=t.trained, tools=_tool_names(t.tool_calls),
+            prompt_tokens=t.n_prompt, output_tokens=t.n_output, shared=d.shared, added=d.added,
+            drift_at=None if b is None or b.continuous else b.diverge_at, carried=b.held if b is not None else 0,
+            has_logprobs=bool(t.logps.size), tool_failed=any(c.failed for c in calls),
+            audit=Audit(au.ones_in_prompt, au.zeros_in_output, au.trained_without_logprobs),
+            boundary_html=panels.boundary(b), engine_html=panels.engine(e), tools_html=panels.tool_calls(calls),
+        ))
+    return out
+
+
+def outline(r: Rollout) -> Outline:
+    a, rep = r.artifact, r.report
+    notice = None
+    if not a.turns:
+        notice = ("This rollout has no agent turn: the agent made no model call with tools, so there are no tokens "
+                  "to show and TRL has nothing to train on. The tests and reward are below.")
+    return Outline(
+        chunk_size=CHUNK, max_context=rep.max_context, turns=turn_outlines(r),
+        modes=MODE_CHOICES, scopes=SCOPE_CHOICES,
+        summary_html=panels.summary(a, rep),
+        header_html=panels.header(a, rep, r.vocab.origin if r.vocab else None, r.vocab_why, r.alignment.note),
+        tests_html=panels.tests(a), reward_html=panels.reward(a, rep), notice=notice,
+    )
+
+
+def training(r: Rollout) -> Training:
+    view = r.training
+    return Training(html=panels.training(view, r.report.trained_turns),
+                    rows=[TrainingRow(int(row.input_ids.size), row.n_trained, list(row.turns)) for row in view.rows])
