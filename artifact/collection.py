@@ -146,7 +146,8 @@ class _Builder:
             return None
         got = self.data.get(path)
         if got is None:
-            findings.add(file, f"larger than {MAX_SMALL_BYTES:,} bytes: not indexed", found=f"{self.listing.files[path]:,} bytes")
+            findings.add(file, "too large to index", expected=f"at most {MAX_SMALL_BYTES:,} bytes",
+                         found=f"{self.listing.files[path]:,} bytes")
             return None
         if isinstance(got, str):
             findings.add(file, got)
@@ -215,7 +216,7 @@ class _Builder:
                 if m is None:
                     if self.listing.complete:
                         findings.add(GROUP_FILE, "the rollout's folder is missing", field=f"rollouts[{i}].folder",
-                                     found=r.folder)
+                                     expected=f"a folder {r.folder}/ beside group.json", found="none")
                     continue
                 if m.task_id is not None and m.task_id != g.task_id:
                     findings.add(_join(r.folder, "summary.json"), "a rollout of another task", field="task_id",

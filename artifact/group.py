@@ -110,12 +110,15 @@ def check_group(g: GroupFile, findings: Findings, name: str = GROUP_FILE) -> Non
         if r.index != i:
             bad("rollouts are numbered 0, 1, 2... in order", field=f"{where}.index", expected=str(i), found=str(r.index))
         if not _FOLDER.match(r.folder) or r.folder in (".", ".."):
-            bad("a folder name inside the group (no path separators)", field=f"{where}.folder", found=repr(r.folder))
+            bad("a folder name inside the group", field=f"{where}.folder", expected="a name like rollout-00, no path",
+                found=repr(r.folder))
         elif r.folder in folders:
-            bad("each rollout has its own folder", field=f"{where}.folder", found=f"{r.folder!r} twice")
+            bad("each rollout has its own folder", field=f"{where}.folder", expected="a name used once",
+                found=f"{r.folder!r} twice")
         folders.add(r.folder)
         if r.reward is not None and not math.isfinite(r.reward):
-            bad("a finite number, or null when unscorable", field=f"{where}.reward", found=str(r.reward))
+            bad("a reward is finite, or null when unscorable", field=f"{where}.reward", expected="a number or null",
+                found=str(r.reward))
         if g.rollout_seed is not None and r.rollout_seed is not None and r.rollout_seed != g.rollout_seed + i:
             bad("rollout i uses rollout_seed + i", field=f"{where}.rollout_seed",
                 expected=str(g.rollout_seed + i), found=str(r.rollout_seed))
@@ -151,7 +154,8 @@ def load_group(root: Path | str) -> GroupFile:
     if g is not None:
         for i, r in enumerate(g.rollouts):
             if _FOLDER.match(r.folder) and not (root / r.folder).is_dir():
-                findings.add(GROUP_FILE, "the rollout's folder is missing", field=f"rollouts[{i}].folder", found=r.folder)
+                findings.add(GROUP_FILE, "the rollout's folder is missing", field=f"rollouts[{i}].folder",
+                             expected=f"a folder {r.folder}/ beside group.json", found="none")
     findings.raise_if_any()
     return g
 
