@@ -95,7 +95,8 @@ def table(records: list[Record]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def ls(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr  # looked up per call, so redirections apply
     filters, notes = filters_from_args(args)
     c = _open(args.source, err)
     if c is None:
@@ -150,8 +151,9 @@ def is_collection(source: str) -> bool:
     return False
 
 
-def check_collection(source: str, out: TextIO = sys.stdout) -> int:
+def check_collection(source: str, out: TextIO | None = None) -> int:
     """Read every artifact of the collection fully and every group against its rollouts; name each invalid one."""
+    out = out or sys.stdout
     c = _open(source, out)
     if c is None:
         return 1
@@ -187,7 +189,7 @@ def _check_one(c: Collection, r: Record) -> list[str]:
         return [str(p) for p in e.problems]
 
 
-def check_source(source: str, single, out: TextIO = sys.stdout) -> int:
+def check_source(source: str, single, out: TextIO | None = None) -> int:
     """`viewer check`: a collection is checked row by row; a single artifact goes to `single` exactly as before."""
     from pathlib import Path
 
