@@ -3,7 +3,7 @@
 Serves dataset repos from local folders so the real `HfApi.dataset_info`, `HfApi.list_repo_tree`
 (with Link-header pagination) and `hf_hub_download` (HEAD for metadata, then GET) run offline:
 
-    GET  /api/datasets/{org}/{name}/revision/{rev}           {"id", "sha"}
+    GET  /api/datasets/{org}/{name}[/revision/{rev}]          {"id", "sha"}
     GET  /api/datasets/{org}/{name}/tree/{rev}[/{path}]?recursive=...   [{"type", "path", "size", "oid"}...]
     HEAD /datasets/{org}/{name}/resolve/{rev}/{path}          X-Repo-Commit, ETag, Content-Length
     GET  /datasets/{org}/{name}/resolve/{rev}/{path}          the bytes
@@ -72,6 +72,10 @@ class HubStandIn:
         with self._lock:
             self.requests.append(("HEAD" if head else "GET", path))
         parts = path.strip("/").split("/")
+        if parts == ["api", "agent-harnesses"]:  # huggingface_hub 2.x asks once for its user-agent registry
+            return self._json(h, {"standardEnvVars": [], "harnesses": {}})
+        if parts[:2] == ["api", "datasets"] and len(parts) == 4:  # dataset_info without a revision
+            parts = [*parts, "revision", "main"]
         if parts[:2] == ["api", "datasets"] and len(parts) >= 6 and parts[4] in ("tree", "revision"):
             repo, rev, rest = f"{parts[2]}/{parts[3]}", parts[5], "/".join(parts[6:])
             if not self._known(h, repo, rev):
