@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .collection import Collection, Record, open_collection
 from .model import Artifact, TraceCall, Turn
 from .problems import ArtifactError, Problem
 from .read import load_artifact, load_index
@@ -21,6 +22,6 @@ def open_artifact(source: str | Path, token: str | None = None, allow_local: boo
     return load_artifact(resolve(str(source), token=token, allow_local=allow_local), source=str(source))
 
 
-__all__ = ["Artifact", "ArtifactError", "OutDirExists", "Problem", "Summary", "Task", "TestCase", "TestResult",
+__all__ = ["Artifact", "ArtifactError", "Collection", "Record", "open_collection", "OutDirExists", "Problem", "Summary", "Task", "TestCase", "TestResult",
            "TraceCall", "Turn", "bundled_examples", "load_artifact", "load_index", "open_artifact", "resolve",
            "write_artifact"]

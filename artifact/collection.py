@@ -266,8 +266,11 @@ def index(listing: Listing, read) -> tuple[list[Record], list[Problem], list[str
     by_path = {d: builder.artifact(d) for d in artifacts}
     records: list[Record] = []
     in_group: set[str] = set()
+    by_parent: dict[str, dict[str, Record]] = defaultdict(dict)
+    for d, r in by_path.items():
+        by_parent[posixpath.dirname(d)][d] = r
     for gpath in groups:
-        members = {d: r for d, r in by_path.items() if posixpath.dirname(d) == gpath}
+        members = by_parent.get(gpath, {})
         row, rows = builder.group(gpath, members)
         records.append(row)
         records.extend(rows)

@@ -17,11 +17,11 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 import zipfile
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
 from .problems import ArtifactError, Problem
@@ -45,7 +45,8 @@ class Listing:
 
 
 def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    t = time.gmtime(ts)
+    return f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}Z"
 
 
 class FolderStore:
@@ -59,7 +60,7 @@ class FolderStore:
 
     def list(self, max_entries: int = MAX_ENTRIES) -> Listing:
         listing = Listing()
-        stack = [(self.root, "")]
+        stack = [(str(self.root), "")]  # plain strings: pathlib costs more than the walk itself here
         while stack:
             folder, rel = stack.pop()
             try:
@@ -74,27 +75,27 @@ class FolderStore:
                 if e.is_dir(follow_symlinks=False):
                     # an artifact's sub-folders hold tokenizer files, never rows
                     if not is_artifact and not e.name.startswith(".") and e.name not in _SKIP_DIRS:
-                        stack.append((Path(e.path), path + "/"))
+                        stack.append((e.path, path + "/"))
                 elif e.is_file():
                     if len(listing.files) >= max_entries:
                         listing.notes.append(f"stopped listing after {max_entries:,} files; the index shows "
                                              "the artifacts found so far")
                         return listing
-                    if e.name in MARKERS or e.name == "task.json":
+                    if e.name in MARKERS:  # sizes shown or bounded, dates shown; other files need no stat
                         st = e.stat()
                         listing.files[path] = st.st_size
-                        listing.times[path] = _iso(st.st_mtime)
+                        if e.name != "turns.json":
+                            listing.times[path] = _iso(st.st_mtime)
                     else:
-                        listing.files[path] = -1  # size unknown until needed: a stat per file adds up
+                        listing.files[path] = -1  # size unknown: read() bounds what it reads instead
         return listing
 
     def read(self, paths: Iterable[str]) -> dict[str, bytes | str]:
         out: dict[str, bytes | str] = {}
+        root = str(self.root)
         for p in paths:
             try:
-                with open(self.root / p, "rb") as f:
-                    data = f.read(MAX_SMALL_BYTES + 1)
-                out[p] = data if len(data) <= MAX_SMALL_BYTES else f"larger than {MAX_SMALL_BYTES:,} bytes"
+                out[p] = _read_small(os.path.join(root, p))
             except OSError as e:
                 out[p] = f"cannot be read ({e.strerror or type(e).__name__})"
         return out
@@ -104,6 +105,23 @@ class FolderStore:
 
     def source_of(self, path: str) -> str | None:
         return str(self.folder(path))
+
+
+def _read_small(path: str) -> bytes | str:
+    """A small file's bytes, or why not. Reads in 64 kB steps: asking os.read for the whole bound would
+    allocate a megabyte per file, which costs more than reading a few kB."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks, size = [], 0
+        while size <= MAX_SMALL_BYTES:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks) if size <= MAX_SMALL_BYTES else f"larger than {MAX_SMALL_BYTES:,} bytes"
 
 
 def _zip_name_ok(name: str) -> bool:

@@ -27,11 +27,11 @@ def add_ls_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", help="a folder, a .zip or a Hub dataset id (org/name[@rev][:sub/folder])")
     p.add_argument("--json", action="store_true", help="print one JSON document (records, problems, notes)")
     for key in QUERY_KEYS:
-        p.add_argument("--" + key.replace("_", "-"), dest="q_" + key, default=None, metavar="VALUE",
-                       help=_HELP.get(key))
+        flags = ["--" + key.replace("_", "-")] + (["--search"] if key == "q" else [])
+        p.add_argument(*flags, dest="q_" + key, default=None, metavar="VALUE", help=_HELP.get(key))
 
 
-_HELP = {"sort": "any column; -COLUMN sorts descending (e.g. -reward)", "q": "text search over titles",
+_HELP = {"sort": "any column; -COLUMN sorts descending (write --sort=-reward)", "q": "text search over titles",
          "tool": "rows that used this tool", "no_tool": "rows that never used this tool",
          "drift": "none, drift or unknown", "timed_out": "yes or no", "valid": "yes or no", "kind": "artifact or group"}
 
