@@ -144,12 +144,18 @@ def _parse(name: str, raw: str):
             return False
         raise ValueError("expected yes or no")
     if "float" in kind:
-        x = float(raw)
+        try:
+            x = float(raw)
+        except ValueError:
+            raise ValueError("expected a number") from None
         if not math.isfinite(x):
             raise ValueError("expected a finite number")
         return x
     if "int" in kind:
-        return int(raw)
+        try:
+            return int(raw)
+        except ValueError:
+            raise ValueError("expected a whole number") from None
     text = raw.strip()
     if name in _CHOICES and text not in _CHOICES[name]:
         raise ValueError("expected one of " + ", ".join(_CHOICES[name]))
@@ -173,7 +179,7 @@ def from_query(params: Mapping[str, str | list[str]]) -> tuple[Filters, list[str
         try:
             values[name] = _parse(name, raw)
         except ValueError as e:
-            notes.append(f"ignored {name}={raw[:40]!r}: {e if str(e).startswith('expected') else 'expected a number'}")
+            notes.append(f"ignored {name}={raw[:40]!r}: {e}")
     f = replace(Filters(), **values)
     if f.reward_min is not None and f.reward_max is not None and f.reward_min > f.reward_max:
         notes.append(f"reward_min {f.reward_min} is above reward_max {f.reward_max}: no row can match")

@@ -96,3 +96,13 @@ def test_hub_invalid_rows_and_cli_json(hub_env, capfd):
     assert [r["path"] for r in doc["records"]] == ["runs/a", "runs/broken/c"]
     assert doc["records"][0]["problem"].startswith("runs/a/summary.json: the file is truncated")
     assert not [p for p in hub.paths() if p.endswith(("turns.json", "trace.json"))]
+
+
+def test_hub_check_collection_and_single(hub_env, capfd):
+    from viewer.cli import main
+
+    assert main(["check", "org/rollouts"]) == 1
+    out = capfd.readouterr().out
+    assert "INVALID runs/broken/c\n" in out and "INVALID runs/broken/d\n" in out and "OK runs/grp/rollout-03\n" in out
+    assert out.rstrip().endswith("7 of 9 valid; invalid: runs/broken/c, runs/broken/d")
+    assert main(["check", "org/rollouts:runs/a"]) == 0  # one artifact: today's single check
