@@ -1,4 +1,5 @@
-"""The rollout artifact: its format (schema), the validating reader, the atomic writer, and sources.
+"""The rollout artifact: its format (schema), the validating reader, the atomic writer, and sources;
+collections of many artifacts and GRPO groups (collection, stores, group, query).
 
 Capture writes through `write_artifact`; the viewer reads through `open_artifact`. Nothing outside
 this package parses artifact files.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .collection import Collection, Record, open_collection
 from .model import Artifact, TraceCall, Turn
 from .problems import ArtifactError, Problem
 from .read import load_artifact, load_index
@@ -21,6 +23,6 @@ def open_artifact(source: str | Path, token: str | None = None, allow_local: boo
     return load_artifact(resolve(str(source), token=token, allow_local=allow_local), source=str(source))
 
 
-__all__ = ["Artifact", "ArtifactError", "OutDirExists", "Problem", "Summary", "Task", "TestCase", "TestResult",
-           "TraceCall", "Turn", "bundled_examples", "load_artifact", "load_index", "open_artifact", "resolve",
-           "write_artifact"]
+__all__ = ["Artifact", "ArtifactError", "Collection", "OutDirExists", "Problem", "Record", "Summary", "Task", "TestCase",
+           "TestResult", "TraceCall", "Turn", "bundled_examples", "load_artifact", "load_index", "open_artifact",
+           "open_collection", "resolve", "write_artifact"]

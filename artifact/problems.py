@@ -60,6 +60,7 @@ _PATH = re.compile(r"^(?P<msg>.*?)(?: - at `(?P<path>[^`]*)`)?$", re.S)
 _TURN = re.compile(r"^\$\.turns\[(\d+)\]\.?(.*)$")
 _EXPECTED = re.compile(r"^Expected `([^`]+)`, got `([^`]+)`$")
 _MISSING = re.compile(r"^Object missing required field `([^`]+)`$")
+_ENUM = re.compile(r"^Invalid enum value (.+)$")
 
 
 def from_msgspec(file: str, exc: Exception, data: bytes) -> Problem:
@@ -81,6 +82,9 @@ def from_msgspec(file: str, exc: Exception, data: bytes) -> Problem:
     if (mm := _MISSING.match(msg)):
         name = f"{fld}.{mm.group(1)}" if fld else mm.group(1)
         return Problem(file, "required field is missing", turn=turn, field=name)
+    if (nm := _ENUM.match(msg)):
+        return Problem(file, "not one of the allowed values", turn=turn, field=fld, expected="one of the values artifact/ lists for it",
+                       found=nm.group(1))
     if "malformed" in msg.lower() or "invalid" in msg.lower():
         return Problem(file, f"not valid JSON: {msg}")
     return Problem(file, msg, turn=turn, field=fld)

@@ -138,6 +138,8 @@ def _check_summary(s: Summary, a: Artifact, findings: Findings) -> None:
     same("trained_turns", sum(t.trained for t in a.turns), s.trained_turns)
     counts = dict(Counter(name for t in a.turns for name in t.tool_calls if name))
     same("tool_calls_by_name", counts, s.tool_calls_by_name)
+    if s.n_tokens is not None:
+        same("n_tokens", a.n_tokens, s.n_tokens)
     if a.trace is not None:
         same("captured_calls", len(a.trace), s.captured_calls)
     if a.held_out_tests is not None:

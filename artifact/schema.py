@@ -19,6 +19,11 @@ Optional extras (format_version 2, written by our capture; all absent in seed ar
                   produced_by      one honest sentence on what produced this rollout
                   reward_breakdown the reward recipe's steps as captured
                   capture          dict of capture settings (backend, seeds, ...); never secrets
+                  captured_at      ISO 8601 time the capture finished (the collection index's date)
+                  n_tokens         prompt + output tokens over the agent turns (checked on read)
+                  drifting_boundaries  turn boundaries where the next prompt does not start with the
+                                   tokens before it (0 = token-in = token-out); lets the collection
+                                   index show drift without reading turns.json
     turns.json    prompt_source    "engine" when prompt_ids are the engine's own ids,
                                    "retokenized" (the seed's behaviour, the default) otherwise
                   retokenized_prompt_ids  the chat-template re-rendering, kept beside engine ids
@@ -81,6 +86,9 @@ class Summary(msgspec.Struct, omit_defaults=True):
     produced_by: str | None = None
     reward_breakdown: list[dict] | None = None
     capture: dict | None = None
+    captured_at: str | None = None
+    n_tokens: int | None = None
+    drifting_boundaries: int | None = None
 
 
 class Task(msgspec.Struct):

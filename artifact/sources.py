@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,31 +78,39 @@ def unzip(path: Path, into: Path | None = None) -> Path:
     return artifact_root(target)
 
 
-def download(ref: HubRef, token: str | None = None) -> Path:
-    """Fetch (or reuse from cache) the artifact files of a Hub dataset repo."""
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import (GatedRepoError, LocalEntryNotFoundError, RepositoryNotFoundError,
-                                        RevisionNotFoundError)
+@contextmanager
+def hub_errors(where: str, revision: str | None = None) -> Iterator[None]:
+    """Turn huggingface_hub's exceptions into an ArtifactError that says what to do next."""
+    from huggingface_hub.errors import (GatedRepoError, LocalEntryNotFoundError, OfflineModeIsEnabled,
+                                        RepositoryNotFoundError, RevisionNotFoundError)
 
-    patterns = None
-    if ref.subfolder:
-        patterns = [f"{ref.subfolder}/*", f"{ref.subfolder}/**"]
-    where = f"{ref.repo_id}" + (f"@{ref.revision}" if ref.revision else "")
     try:
-        local = snapshot_download(ref.repo_id, repo_type="dataset", revision=ref.revision,
-                                  allow_patterns=patterns, token=token)
+        yield
     except RevisionNotFoundError:
-        raise ArtifactError([Problem(where, f"the dataset has no revision {ref.revision!r}")]) from None
+        raise ArtifactError([Problem(where, f"the dataset has no revision {revision!r}")]) from None
     except GatedRepoError:
         raise ArtifactError([Problem(where, "the dataset is gated: accept its terms on the Hub and pass a token")]) from None
     except RepositoryNotFoundError:
         raise ArtifactError([Problem(where, "no such dataset repo, or it is private: check the id, or pass "
                                             "a token (HF_TOKEN) that can read it")]) from None
-    except LocalEntryNotFoundError:
+    except (LocalEntryNotFoundError, OfflineModeIsEnabled):
         raise ArtifactError([Problem(where, "not in the local cache and the Hub cannot be reached "
                                             "(offline, or HF_HUB_OFFLINE=1 is set)")]) from None
-    except OSError as e:  # network failures surface as requests/httpx OSErrors
+    except OSError as e:  # network failures surface as httpx OSErrors
         raise ArtifactError([Problem(where, f"could not download from the Hub: {type(e).__name__}")]) from None
+
+
+def download(ref: HubRef, token: str | None = None) -> Path:
+    """Fetch (or reuse from cache) the artifact files of a Hub dataset repo."""
+    from huggingface_hub import snapshot_download
+
+    patterns = None
+    if ref.subfolder:
+        patterns = [f"{ref.subfolder}/*", f"{ref.subfolder}/**"]
+    where = f"{ref.repo_id}" + (f"@{ref.revision}" if ref.revision else "")
+    with hub_errors(where, ref.revision):
+        local = snapshot_download(ref.repo_id, repo_type="dataset", revision=ref.revision,
+                                  allow_patterns=patterns, token=token)
     root = Path(local) / ref.subfolder if ref.subfolder else Path(local)
     if not root.is_dir():
         raise ArtifactError([Problem(where, "the dataset has no such sub-folder", field=ref.subfolder)])

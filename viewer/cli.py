@@ -1,4 +1,5 @@
-"""Command line: `python -m viewer check SOURCE` and `python -m viewer export SOURCE -o out.html`.
+"""Command line: `python -m viewer check SOURCE`, `python -m viewer export SOURCE -o out.html`, and
+`python -m viewer ls SOURCE` for collections (viewer/collection_cli.py, which `check` also uses on one).
 
 `check` validates an artifact and prints what it holds, for pipelines: exit status 0 when valid,
 1 when not (every problem printed, one a line), 2 for a usage error. `export` writes a
@@ -14,6 +15,7 @@ from typing import TextIO
 from artifact import Artifact, ArtifactError, open_artifact
 
 from .analysis.report import fmt_reward, report
+from .collection_cli import add_ls_arguments, check_source, ls
 
 
 def _open(source: str, out: TextIO) -> Artifact | None:
@@ -82,10 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("-o", "--output", required=True, help="the .html file to write")
     e.add_argument("--turn", type=int, default=None, help="export only this turn (with its full context)")
     e.add_argument("--tokenizer", default=None, help="tokenizer folder or tokenizer.json when the artifact has none")
+    add_ls_arguments(sub.add_parser("ls", help="list a collection (folder, .zip or Hub dataset) from its small files"))
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
-            return check(args.source)
+            return check_source(args.source, check)
+        if args.command == "ls":
+            return ls(args)
         if args.command == "export":
             return export(args.source, args.output, args.turn, args.tokenizer)
     except KeyboardInterrupt:

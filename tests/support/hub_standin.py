@@ -1,0 +1,159 @@
+"""A loopback stand-in for the few Hugging Face Hub endpoints huggingface_hub calls to list and download.
+
+Serves dataset repos from local folders so the real `HfApi.dataset_info`, `HfApi.list_repo_tree`
+(with Link-header pagination) and `hf_hub_download` (HEAD for metadata, then GET) run offline:
+
+    GET  /api/datasets/{org}/{name}[/revision/{rev}]          {"id", "sha"}
+    GET  /api/datasets/{org}/{name}/tree/{rev}[/{path}]?recursive=...   [{"type", "path", "size", "oid"}...]
+    HEAD /datasets/{org}/{name}/resolve/{rev}/{path}          X-Repo-Commit, ETag, Content-Length
+    GET  /datasets/{org}/{name}/resolve/{rev}/{path}          the bytes
+
+Every request is logged in `requests` as (method, path) so tests can prove what was never fetched.
+An unknown repo answers 404 with X-Error-Code RepoNotFound, an unknown revision RevisionNotFound,
+as the Hub does, so huggingface_hub raises its own typed errors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+class HubStandIn:
+    """`with HubStandIn({"org/name": folder}) as hub:` serves those folders at `hub.url`."""
+
+    def __init__(self, repos: dict[str, Path], page_size: int = 1000, revisions: tuple[str, ...] = ("main",)):
+        self.repos = {k: Path(v) for k, v in repos.items()}
+        self.page_size = page_size
+        self.revisions = set(revisions) | {SHA}
+        self.requests: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> HubStandIn:
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def paths(self, method: str | None = None) -> list[str]:
+        return [p for m, p in self.requests if method is None or m == method]
+
+    def _handler(self):
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def do_GET(self):
+                hub._serve(self, head=False)
+
+            def do_HEAD(self):
+                hub._serve(self, head=True)
+
+        return Handler
+
+    # -- routing -----------------------------------------------------------------------------------
+
+    def _serve(self, h: BaseHTTPRequestHandler, head: bool) -> None:
+        url = urlsplit(h.path)
+        path = unquote(url.path)
+        with self._lock:
+            self.requests.append(("HEAD" if head else "GET", path))
+        parts = path.strip("/").split("/")
+        if parts == ["api", "agent-harnesses"]:  # huggingface_hub 2.x asks once for its user-agent registry
+            return self._json(h, {"standardEnvVars": [], "harnesses": {}})
+        if parts[:2] == ["api", "datasets"] and len(parts) == 4:  # dataset_info without a revision
+            parts = [*parts, "revision", "main"]
+        if parts[:2] == ["api", "datasets"] and len(parts) >= 6 and parts[4] in ("tree", "revision"):
+            repo, rev, rest = f"{parts[2]}/{parts[3]}", parts[5], "/".join(parts[6:])
+            if not self._known(h, repo, rev):
+                return
+            if parts[4] == "revision":
+                return self._json(h, {"id": repo, "sha": SHA, "private": False})
+            return self._tree(h, repo, rev, rest, parse_qs(url.query))
+        if parts[:1] == ["datasets"] and len(parts) >= 6 and parts[3] == "resolve":
+            repo, rev, rest = f"{parts[1]}/{parts[2]}", parts[4], "/".join(parts[5:])
+            if not self._known(h, repo, rev):
+                return
+            return self._file(h, repo, rest, head)
+        self._error(h, 404, "EntryNotFound", f"no route for {path}")
+
+    def _known(self, h, repo: str, rev: str) -> bool:
+        if repo not in self.repos:
+            self._error(h, 404, "RepoNotFound", f"Repository {repo} not found")
+            return False
+        if rev not in self.revisions:
+            self._error(h, 404, "RevisionNotFound", f"Invalid rev id: {rev}")
+            return False
+        return True
+
+    def _tree(self, h, repo: str, rev: str, sub: str, query: dict) -> None:
+        root = self.repos[repo]
+        base = root / sub if sub else root
+        if not base.is_dir():
+            return self._error(h, 404, "EntryNotFound", f"{sub} does not exist on {rev}")
+        recursive = query.get("recursive", ["false"])[0].lower() in ("true", "1")
+        items = sorted(base.rglob("*") if recursive else base.iterdir())
+        entries = []
+        for p in items:
+            rel = p.relative_to(root).as_posix()
+            if p.is_dir():
+                entries.append({"type": "directory", "oid": hashlib.sha1(rel.encode()).hexdigest(), "path": rel})
+            else:
+                entries.append({"type": "file", "oid": hashlib.sha1(p.read_bytes()).hexdigest(),
+                                "size": p.stat().st_size, "path": rel})
+        start = int(query.get("cursor", ["0"])[0])
+        page = entries[start: start + self.page_size]
+        headers = {}
+        if start + self.page_size < len(entries):
+            q = f"recursive={'true' if recursive else 'false'}&expand=false&cursor={start + self.page_size}"
+            nxt = f"{self.url}/api/datasets/{repo}/tree/{rev}" + (f"/{quote(sub)}" if sub else "") + f"?{q}"
+            headers["Link"] = f'<{nxt}>; rel="next"'
+        self._json(h, page, headers)
+
+    def _file(self, h, repo: str, rel: str, head: bool) -> None:
+        path = self.repos[repo] / rel
+        if not path.is_file():
+            return self._error(h, 404, "EntryNotFound", f"{rel} does not exist")
+        data = path.read_bytes()
+        h.send_response(200)
+        h.send_header("X-Repo-Commit", SHA)
+        h.send_header("ETag", f'"{hashlib.sha1(data).hexdigest()}"')
+        h.send_header("Content-Length", str(len(data)))
+        h.send_header("Content-Type", "application/octet-stream")
+        h.end_headers()
+        if not head:
+            h.wfile.write(data)
+
+    def _json(self, h, obj, headers: dict | None = None) -> None:
+        body = json.dumps(obj).encode()
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            h.send_header(k, v)
+        h.end_headers()
+        h.wfile.write(body)
+
+    def _error(self, h, status: int, code: str, message: str) -> None:
+        body = json.dumps({"error": message}).encode()
+        h.send_response(status)
+        h.send_header("X-Error-Code", code)
+        h.send_header("X-Error-Message", message)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        if h.command != "HEAD":
+            h.wfile.write(body)

@@ -1,0 +1,108 @@
+"""Collections on the Hub, through the real huggingface_hub client talking to a loopback stand-in.
+
+huggingface_hub reads HF_ENDPOINT into `constants.ENDPOINT` (and the resolve URL template) once, at
+import, so the tests point those constants at the stand-in instead of setting the variable; the
+cache folder and offline switch are read per call from `constants` too, and are patched the same way.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from artifact import ArtifactError
+from artifact.collection import open_collection
+from support.collections import build
+from support.hub_standin import SHA, HubStandIn
+from test_collection import PATHS
+
+
+@pytest.fixture
+def hub_env(tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    repo = build(tmp_path / "repo" / "runs")
+    (repo.parent / "README.md").write_text("a dataset card, not a rollout")
+    with HubStandIn({"org/rollouts": repo.parent}, page_size=25) as hub:
+        monkeypatch.setattr(constants, "ENDPOINT", hub.url)
+        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "cache"))
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        yield hub, repo
+
+
+def test_hub_index_lists_once_and_fetches_only_small_files(hub_env):
+    hub, repo = hub_env
+    c = open_collection("org/rollouts")
+    assert c.kind == "hub" and [r.path for r in c.records] == ["runs/" + p for p in PATHS]
+    local = {r.path: r for r in open_collection(str(repo)).records}
+    for r in c.records:  # the same rows as the folder they came from
+        twin = local[r.path.removeprefix("runs/")]
+        assert (r.valid, r.model, r.reward, r.trained_turns, r.tools, r.k, r.rewards, r.turns_bytes) == (
+            twin.valid, twin.model, twin.reward, twin.trained_turns, twin.tools, twin.k, twin.rewards, twin.turns_bytes)
+    trees = [p for p in hub.paths("GET") if "/tree/" in p]
+    assert len(trees) > 1 and all(p.endswith(f"/tree/{SHA}") for p in trees)  # one listing, several pages, one commit
+    fetched = {p.rsplit("/", 1)[-1] for p in hub.paths() if "/resolve/" in p}
+    assert fetched == {"summary.json", "task.json", "group.json"}  # never turns.json, trace.json, tokenizer files
+    assert not [p for p in hub.paths() if "/resolve/" in p and f"/resolve/{SHA}/" not in p]
+
+
+def test_hub_second_open_uses_the_cache_then_works_offline(hub_env):
+    from huggingface_hub import constants
+
+    hub, _ = hub_env
+    first = open_collection("org/rollouts")
+    hub.requests.clear()
+    again = open_collection("org/rollouts")
+    assert [r for r in again.records] == [r for r in first.records]
+    assert [p for p in hub.paths() if "/resolve/" in p] == []  # pinned to a commit: cached files need no request
+    hub.requests.clear()
+    constants.HF_HUB_OFFLINE = True  # restored by monkeypatch
+    offline = open_collection("org/rollouts")
+    assert hub.requests == []
+    assert {r.path for r in offline.records} == {r.path for r in first.records}
+    assert {r.path: r.reward for r in offline.records} == {r.path: r.reward for r in first.records}
+    assert any("offline" in n for n in offline.notes)
+
+
+def test_hub_subfolder_revision_and_open(hub_env):
+    hub, _ = hub_env
+    c = open_collection("org/rollouts@main:runs/grp")
+    assert [r.path for r in c.records] == ["", "rollout-00", "rollout-01", "rollout-02", "rollout-03"]
+    assert c.records[0].kind == "group" and c.records[0].valid
+    assert c.source_of("rollout-01") == f"org/rollouts@{SHA}:runs/grp/rollout-01"
+    art = c.open("rollout-01")  # the full read downloads that rollout's files only
+    assert len(art.turns) == 3 and art.summary.reward_after_penalties == 0.3
+    turns = [p for p in hub.paths("GET") if p.endswith("turns.json")]
+    assert turns == [f"/datasets/org/rollouts/resolve/{SHA}/runs/grp/rollout-01/turns.json"]
+
+
+def test_hub_errors_are_messages(hub_env):
+    with pytest.raises(ArtifactError, match="no such dataset repo"):
+        open_collection("org/missing")
+    with pytest.raises(ArtifactError, match="has no revision 'v9'"):
+        open_collection("org/rollouts@v9")
+
+
+def test_hub_invalid_rows_and_cli_json(hub_env, capfd):
+    from viewer.cli import main
+
+    hub, repo = hub_env
+    (repo / "a" / "summary.json").write_text("{")
+    assert main(["ls", "org/rollouts", "--json", "--valid", "no"]) == 0
+    doc = json.loads(capfd.readouterr().out)
+    assert [r["path"] for r in doc["records"]] == ["runs/a", "runs/broken/c"]
+    assert doc["records"][0]["problem"].startswith("runs/a/summary.json: the file is truncated")
+    assert not [p for p in hub.paths() if p.endswith(("turns.json", "trace.json"))]
+
+
+def test_hub_check_collection_and_single(hub_env, capfd):
+    from viewer.cli import main
+
+    assert main(["check", "org/rollouts"]) == 1
+    out = capfd.readouterr().out
+    assert "INVALID runs/broken/c\n" in out and "INVALID runs/broken/d\n" in out and "OK runs/grp/rollout-03\n" in out
+    assert out.rstrip().endswith("7 of 9 valid; invalid: runs/broken/c, runs/broken/d")
+    assert main(["check", "org/rollouts:runs/a"]) == 0  # one artifact: today's single check
