@@ -252,9 +252,10 @@ MEASURE_JS = """(button) => {
 
 
 def ours_done(turn: int) -> str:
-    """JS: `turn` is the active nav item and the first chunk of the token box holds spans."""
+    """JS: `turn` is the active nav item and a chunk of the token box holds spans (the view lands on the
+    turn's story, which need not be its first chunk)."""
     return (f"!!document.querySelector('.tv-navitem.active[data-turn=\"{turn}\"]') && "
-            "!!document.querySelector('.tv-tokens .tv-chunk[data-c=\"0\"] .t')")
+            "!!document.querySelector('.tv-tokens .tv-chunk .t')")
 
 
 def naive_done(turn: int, n_tokens: int) -> str:

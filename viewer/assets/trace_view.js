@@ -237,7 +237,8 @@ const TraceView = (() => {
     }
 
     function fit(on) {  // end the pane at the window's bottom edge, so its story is on the first screen
-      if (!on) { box.style.maxHeight = ""; return; }
+      box.style.maxHeight = "";
+      if (!on) return;
       whenLaidOut(() => {
         const room = window.innerHeight - box.getBoundingClientRect().top - 12;
         if (window.scrollY === 0 && room >= 260) box.style.maxHeight = Math.min(room, 0.7 * window.innerHeight) + "px";
@@ -426,6 +427,11 @@ const TraceView = (() => {
     if (st.scope === "row") fetchTraining();
     pane.fit(true);
     update();
+    // The app may still be laying itself out around the view: until the reader touches anything, re-fit
+    // the pane and land on the story again as the layout settles.
+    let touched = false;
+    for (const ev of ["pointerdown", "wheel", "keydown", "touchstart"]) root.addEventListener(ev, () => { touched = true; }, {once: true, passive: true});
+    for (const ms of [250, 800, 2000]) setTimeout(() => { if (!touched && !view.classList.contains("present")) { pane.fit(true); pane.goTo(story() || 0); } }, ms);
     if (document.body.classList.contains("tv-present")) present(true);  // a re-mount keeps presentation on
     return {go, setMode, setScope, present, state: () => ({...st})};
   }

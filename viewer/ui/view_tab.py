@@ -117,9 +117,12 @@ class ViewTab:
         return value, source
 
     def on_page_load(self, request: gr.Request):
+        """The view for this visitor's URL; nothing to send when it is what the page was built with."""
         q = dict(request.query_params) if request is not None else {}
         src = str(q.get("src") or self.default_source)
         value, loaded = self.source_value(src, initial_from_query(q))
+        if value == self.built_value:  # the page already shows it: no second mount, no extra paint
+            return gr.update(), gr.update(), loaded
         return value, src[:MAX_SRC_CHARS], loaded
 
     def on_upload(self, files):
@@ -214,7 +217,10 @@ class ViewTab:
         def training(req: dict) -> dict:
             return self.training(req)
 
-        self.view = gr.HTML(value="", html_template="<div class='tv-mount'></div>",
+        # The default rollout is in the page from the start, so a visitor without a deep link sees tokens
+        # without waiting for the page-load round trip.
+        self.built_value, _ = self.source_value(self.default_source)
+        self.view = gr.HTML(value=self.built_value, html_template="<div class='tv-mount'></div>",
                             css_template=assets.read("trace_view.css"), apply_default_css=False,
                             js_on_load=assets.read("trace_view.js") + MOUNT_JS,
                             server_functions=[chunk, training], elem_id="trace-view", padding=False)
