@@ -14,6 +14,19 @@ from .render.safe import text
 from .rollout import CHUNK, Rollout
 
 
+# Inside <script>, the HTML parser looks for "</script" and, after "<!--", for "<script" (the
+# "script data escaped" states), so either can end or swallow the element whatever JSON says. With
+# no "<", ">" or "&" in the text no tag, comment or entity can begin; U+2028/9 are escaped so the
+# same text is also safe as a JavaScript literal. Each escape decodes to the same character in JSON.
+_EMBED_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                                "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def embed_json(value: object) -> str:
+    """JSON text safe inside a <script type="application/json"> element: no string can end it."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).translate(_EMBED_ESCAPES)
+
+
 def _chunks(r: Rollout, turn: int, scope: str, row: int = 0) -> list[dict]:
     _, size = r.scope_size(turn, scope, row)
     return [r.chunk(turn, scope, k, row) for k in range(-(-size // CHUNK))]
@@ -31,7 +44,7 @@ def export_html(r: Rollout, turn: int | None = None) -> str:
     training = r.training_outline()
     data["row"] = {str(k): _chunks(r, 0, "row", k) for k in range(len(training["rows"]))}
     payload = {"outline": outline, "chunks": data, "training": training, "turn_offset": 0 if turn is None else turn}
-    blob = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    blob = embed_json(payload)
     title = f"rollout {r.artifact.summary.task_id[:12]}" + (f" turn {turn}" if turn is not None else "")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
