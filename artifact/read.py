@@ -105,7 +105,7 @@ def decode_turn(i: int, h: TurnHeader, findings: Findings) -> Turn | None:
         try:
             got[name] = parse(raw)
         except arrays.ArrayError as e:
-            findings.add(file, str(e), turn=i, field=name)
+            findings.add(file, str(e), turn=i, field=name, expected=e.expected, found=e.found)
     if len(got) < 5:
         return None
     p, o, lp, m = got["prompt_ids"], got["output_ids"], got["per_token_logps"], got["mask"]

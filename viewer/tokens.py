@@ -157,6 +157,31 @@ def resolve_vocab(tokenizer_dir: Path | None, model: str | None, user_path: str 
     return None, why
 
 
+def beyond_vocab(vocab: Vocab | None, turns, named: int = 3) -> str | None:
+    """A notice naming the ids this vocabulary has no entry for (they are shown as ⟨id⟩), or None.
+
+    Such ids are valid in the artifact (0..2**31-1) but mean the tokenizer is not the one the rollout
+    was sampled with, or the engine emitted padding ids: either way the reader must be told."""
+    if vocab is None:
+        return None
+    found: list[str] = []
+    total = 0
+    for t in turns:
+        for name in ("prompt_ids", "output_ids"):
+            ids = getattr(t, name)
+            over = np.flatnonzero(ids >= vocab.size)
+            if over.size:
+                total += int(over.size)
+                k = int(over[0])
+                found.append(f"turn {t.index} {name}: {over.size} (first {int(ids[k])} at element {k})")
+    if not found:
+        return None
+    more = f"; and {len(found) - named} more" if len(found) > named else ""
+    return (f"{total} token id(s) are beyond the vocabulary of {vocab.origin} (ids 0..{vocab.size - 1}): "
+            + "; ".join(found[:named]) + more + ". They are shown as ⟨id⟩; the tokenizer may not be the one "
+            "this rollout was sampled with.")
+
+
 def decode(vocab: Vocab | None, ids) -> str:
     """Plain text of a run of ids, or the ids themselves when there is no tokenizer."""
     if vocab is None:
