@@ -6,21 +6,15 @@ this package parses artifact files.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from .model import Artifact, TraceCall, Turn
 from .problems import ArtifactError, Problem
 from .read import load_artifact, load_index
 from .schema import Summary, Task, TestCase, TestResult
-from .sources import bundled_examples, resolve
+from .opening import open_artifact, open_upload
+from .sources import bundled_examples, resolved
+from .unpack import MAX_UNZIPPED_BYTES, UPLOAD_MAX_UNZIPPED_BYTES
 from .write import OutDirExists, write_artifact
 
-
-def open_artifact(source: str | Path, token: str | None = None, allow_local: bool = True) -> Artifact:
-    """Resolve a source (example, folder, zip, Hub id), then read and validate it."""
-    return load_artifact(resolve(str(source), token=token, allow_local=allow_local), source=str(source))
-
-
 __all__ = ["Artifact", "ArtifactError", "OutDirExists", "Problem", "Summary", "Task", "TestCase", "TestResult",
-           "TraceCall", "Turn", "bundled_examples", "load_artifact", "load_index", "open_artifact", "resolve",
+           "TraceCall", "Turn", "bundled_examples", "load_artifact", "load_index", "open_artifact", "open_upload", "resolved", "MAX_UNZIPPED_BYTES", "UPLOAD_MAX_UNZIPPED_BYTES",
            "write_artifact"]

@@ -41,7 +41,8 @@ class Rollout:
 
     @classmethod
     def load(cls, artifact: Artifact, tokenizer_path: str | None = None) -> "Rollout":
-        vocab, why = resolve_vocab(artifact.tokenizer_dir, artifact.summary.model, tokenizer_path)
+        vocab, why = resolve_vocab(artifact.tokenizer_dir, artifact.summary.model, tokenizer_path,
+                                   artifact.tokenizer_json)
         notice = beyond_vocab(vocab, artifact.turns)
         if notice:  # a copy: the artifact may be shared, and the notice is about this vocabulary
             artifact = dataclasses.replace(artifact, notices=[*artifact.notices, notice])

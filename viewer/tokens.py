@@ -129,12 +129,20 @@ def _load_tokenizer(path: Path):
     return AutoTokenizer.from_pretrained(str(path), local_files_only=True).backend_tokenizer
 
 
-def resolve_vocab(tokenizer_dir: Path | None, model: str | None, user_path: str | None = None) -> tuple[Vocab | None, list[str]]:
-    """The first tokenizer found (artifact files, local HF cache for `model`, `user_path`) and why others failed."""
+def resolve_vocab(tokenizer_dir: Path | None, model: str | None, user_path: str | None = None,
+                  tokenizer_json: bytes | None = None) -> tuple[Vocab | None, list[str]]:
+    """The first tokenizer found (artifact files or the artifact's tokenizer.json held in memory, local
+    HF cache for `model`, `user_path`) and why others failed."""
     why: list[str] = []
     candidates: list[tuple[str, callable]] = []
     if tokenizer_dir is not None:
         candidates.append((f"the artifact's {tokenizer_dir.name}/ files", lambda: _load_tokenizer(tokenizer_dir)))
+    elif tokenizer_json is not None:  # an unpacked upload, deleted after loading: its tokenizer was kept
+        def from_memory():
+            from tokenizers import Tokenizer
+
+            return Tokenizer.from_str(tokenizer_json.decode("utf-8"))
+        candidates.append(("the artifact's tokenizer/ files", from_memory))
     else:
         why.append("the artifact carries no tokenizer files")
     if model:
