@@ -25,6 +25,7 @@ from recipe.verifier import score
 
 from . import opencode
 from .agent import AgentError, AgentRun, Cancelled, Layout, free_port
+from .policy import PolicyError, check_public
 from .preflight import check_endpoint
 from .progress import Callback, Reporter
 from .sandbox import LocalSandbox
@@ -125,7 +126,14 @@ LOCAL_MODEL_MAX_OUTPUT = 512
 
 
 def capture(cfg: CaptureConfig, progress: Callback | None = None, cancel: threading.Event | None = None,
-            sandbox_factory: Callable | None = None) -> Artifact:
+            sandbox_factory: Callable | None = None, public: bool = False) -> Artifact:
+    """Run one capture. `public=True` (a public app) first refuses any field that names a server path
+    and the local backend (capture/policy.py), before anything is read, imported or started."""
+    if public:
+        try:
+            check_public(cfg)
+        except PolicyError as e:
+            raise CaptureError(f"refused on a public app: {e}") from None
     say = Reporter(progress)
     if cfg.local_model:
         return _capture_with_local_model(cfg, say, cancel, sandbox_factory)
