@@ -40,7 +40,7 @@ def test_each_server_path_field_is_refused_by_its_label(change, label):
     problems = public_problems(cfg)
     assert [p.label for p in problems] == [label]
     for value in change.values():
-        if isinstance(value, str):
+        if isinstance(value, str) and ("/" in value or "." in value):
             assert value not in str(problems[0])  # the value is never reflected back
 
 
