@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+from . import processes
 
 
 @dataclass
@@ -47,14 +48,10 @@ class LocalProcess:
         return self._popen.poll()
 
     def kill(self) -> bool:
-        if not self.running:
-            return False
-        try:
-            os.killpg(self._popen.pid, signal.SIGKILL)  # the whole group: opencode spawns children
-        except ProcessLookupError:
-            return False
-        self._popen.wait(timeout=10)
-        return True
+        """Kill the whole group (opencode spawns children), even when the leader already exited."""
+        was_running = self.running
+        processes.stop(self._popen)
+        return was_running
 
 
 class _Files:
@@ -101,14 +98,14 @@ class LocalSandbox:
         where = str(self.path(cwd)) if cwd else str(self.root)
         shell = isinstance(cmd, str)
         if background:
-            popen = subprocess.Popen(cmd, shell=shell, cwd=where, env=full_env, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            popen = processes.popen(cmd, shell=shell, cwd=where, env=full_env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             proc = LocalProcess(str(len(self._procs)), popen.pid, cmd, popen)
             self._procs.append(proc)
             return proc
-        popen = subprocess.Popen(cmd, shell=shell, cwd=where, env=full_env, text=True, start_new_session=True,
-                                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        popen = processes.popen(cmd, shell=shell, cwd=where, env=full_env, text=True,
+                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         out_parts: list[str] = []
 
         def pump() -> None:
@@ -127,8 +124,8 @@ class LocalSandbox:
             popen.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            os.killpg(popen.pid, signal.SIGKILL)
-            popen.wait()
+        finally:  # whatever ended the wait (timeout, Ctrl-C), nothing of the command outlives it
+            processes.stop(popen)
         reader.join(timeout=5)
         result = CommandResult(popen.returncode, "".join(out_parts), popen.stderr.read(), timed_out)
         if check and (not result.ok or timed_out):
