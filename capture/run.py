@@ -204,6 +204,12 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
 
     say(f"opening the {cfg.backend} sandbox", stage="sandbox")
     box = _open_sandbox(cfg, sandbox_factory)
+    isolation = getattr(box, "isolation", "hf-sandbox")  # a LocalSandbox says; a Hugging Face one is remote
+    if isolation == "none":
+        say(f"WARNING: the agent's commands run on this machine as you, NOT isolated ({box.isolation_note}); "
+            "install bubblewrap to fence them in")
+    elif isolation == "bubblewrap":
+        say("isolation: bubblewrap (read-only system, only the sandbox folder writable)")
     run = AgentRun(box, _layout(cfg, box), say)
     try:
         run.start(cfg.llm_url, cfg.model, task.instruction, cfg.max_output_tokens, cfg.context, cfg.api_key,
@@ -259,7 +265,7 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
                  "task_index": cfg.task_index, "timeout_s": cfg.timeout_s, "opencode_exit": exit_code,
                  "sandbox_image": cfg.sandbox_image if cfg.backend == "hf-sandbox" else None,
                  "sandbox_flavor": cfg.sandbox_flavor if cfg.backend == "hf-sandbox" else None,
-                 "agent_events": len(events), "denied_tools": list(cfg.deny_tools),
+                 "agent_events": len(events), "denied_tools": list(cfg.deny_tools), "isolation": isolation,
                  "max_output_tokens": cfg.max_output_tokens},
     )
     say(f"writing {out}", stage="write")

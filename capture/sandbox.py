@@ -2,8 +2,10 @@
 
 Capture drives the agent through the subset of `huggingface_hub.Sandbox` it needs: `run` (foreground
 or background), `processes`, `files.write/read/exists`, and `kill`. `LocalSandbox` implements that
-subset with subprocesses in a fresh temporary folder. It is the `local` backend, and it is the
-stand-in the tests use for the `hf-sandbox` backend, which cannot be reached from our machines.
+subset with subprocesses in a fresh temporary folder, fenced in with bubblewrap where the machine
+allows (capture/isolation.py: read-only system, only that folder writable); `isolation` says which.
+It is the `local` backend, and it is the stand-in the tests use for the `hf-sandbox` backend, which
+cannot be reached from our machines.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from . import isolation as fence
 from . import processes
 
 
@@ -75,17 +78,21 @@ class _Files:
 class LocalSandbox:
     """The Sandbox subset on this machine: commands run as subprocesses, relative paths under `root`."""
 
-    def __init__(self, root: Path, env: dict[str, str] | None = None):
+    def __init__(self, root: Path, env: dict[str, str] | None = None, isolate: bool = True):
         self.id = f"local-{root.name}"
         self.root = root
+        usable, self.isolation_note = fence.available() if isolate else (False, "isolation was not asked for")
+        self.isolation = fence.BUBBLEWRAP if usable else fence.NONE
         self._env = {**os.environ, **(env or {})}
         self._procs: list[LocalProcess] = []
         self.files = _Files(self)
 
     @classmethod
-    def create(cls, image: str | None = None, *, env: dict[str, Any] | None = None, **_: Any) -> "LocalSandbox":
+    def create(cls, image: str | None = None, *, env: dict[str, Any] | None = None, isolate: bool = True,
+               **_: Any) -> "LocalSandbox":
         """Same call shape as `huggingface_hub.Sandbox.create`; image and flavor mean nothing here."""
-        return cls(Path(tempfile.mkdtemp(prefix="rollout-sandbox-")), {k: str(v) for k, v in (env or {}).items()})
+        return cls(Path(tempfile.mkdtemp(prefix="rollout-sandbox-")), {k: str(v) for k, v in (env or {}).items()},
+                   isolate=isolate)
 
     def path(self, p: str) -> Path:
         q = Path(p)
@@ -97,6 +104,8 @@ class LocalSandbox:
         full_env = {**self._env, **{k: str(v) for k, v in (env or {}).items()}}
         where = str(self.path(cwd)) if cwd else str(self.root)
         shell = isinstance(cmd, str)
+        if self.isolation == fence.BUBBLEWRAP:  # the command, shell included, runs inside the fence
+            cmd, shell = fence.wrap(["sh", "-c", cmd] if shell else list(cmd), self.root, where), False
         if background:
             popen = processes.popen(cmd, shell=shell, cwd=where, env=full_env, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
