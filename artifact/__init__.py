@@ -1,7 +1,8 @@
 """The rollout artifact: its format (schema), the validating reader, the atomic writer, and sources.
 
-Capture writes through `write_artifact`; the viewer reads through `open_artifact`. Nothing outside
-this package parses artifact files.
+Capture writes through `write_artifact`; the viewer reads through `open_artifact` (a named source)
+and `open_upload` (uploaded files), which leave nothing unpacked on disk. Nothing outside this
+package parses artifact files.
 """
 
 from __future__ import annotations
@@ -15,6 +16,6 @@ from .sources import bundled_examples, resolved
 from .unpack import MAX_UNZIPPED_BYTES, UPLOAD_MAX_UNZIPPED_BYTES
 from .write import OutDirExists, write_artifact
 
-__all__ = ["Artifact", "ArtifactError", "OutDirExists", "Problem", "Summary", "Task", "TestCase", "TestResult",
-           "TraceCall", "Turn", "bundled_examples", "load_artifact", "load_index", "open_artifact", "open_upload", "resolved", "MAX_UNZIPPED_BYTES", "UPLOAD_MAX_UNZIPPED_BYTES",
-           "write_artifact"]
+__all__ = ["MAX_UNZIPPED_BYTES", "UPLOAD_MAX_UNZIPPED_BYTES", "Artifact", "ArtifactError", "OutDirExists", "Problem",
+           "Summary", "Task", "TestCase", "TestResult", "TraceCall", "Turn", "bundled_examples", "load_artifact",
+           "load_index", "open_artifact", "open_upload", "resolved", "write_artifact"]
