@@ -1,28 +1,24 @@
 """The rollout artifact: its format (schema), the validating reader, the atomic writer, and sources;
 collections of many artifacts and GRPO groups (collection, stores, group, query).
 
-Capture writes through `write_artifact`; the viewer reads through `open_artifact`. Nothing outside
-this package parses artifact files.
+Capture writes through `write_artifact`; the viewer reads through `open_artifact` (a named source)
+and `open_upload` (uploaded files), which leave nothing unpacked on disk. Nothing outside this
+package parses artifact files.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from .collection import Collection, Record, open_collection
 from .model import Artifact, TraceCall, Turn
 from .problems import ArtifactError, Problem
 from .read import load_artifact, load_index
 from .schema import Summary, Task, TestCase, TestResult
-from .sources import bundled_examples, resolve
+from .opening import open_artifact, open_upload
+from .sources import bundled_examples, resolved
+from .unpack import MAX_UNZIPPED_BYTES, UPLOAD_MAX_UNZIPPED_BYTES
 from .write import OutDirExists, write_artifact
 
-
-def open_artifact(source: str | Path, token: str | None = None, allow_local: bool = True) -> Artifact:
-    """Resolve a source (example, folder, zip, Hub id), then read and validate it."""
-    return load_artifact(resolve(str(source), token=token, allow_local=allow_local), source=str(source))
-
-
-__all__ = ["Artifact", "ArtifactError", "Collection", "OutDirExists", "Problem", "Record", "Summary", "Task", "TestCase",
-           "TestResult", "TraceCall", "Turn", "bundled_examples", "load_artifact", "load_index", "open_artifact",
-           "open_collection", "resolve", "write_artifact"]
+__all__ = ["MAX_UNZIPPED_BYTES", "UPLOAD_MAX_UNZIPPED_BYTES", "Artifact", "ArtifactError", "Collection", "OutDirExists",
+           "Problem", "Record", "Summary", "Task", "TestCase", "TestResult", "TraceCall", "Turn", "bundled_examples",
+           "load_artifact", "load_index", "open_artifact", "open_collection", "open_upload", "resolved",
+           "write_artifact"]

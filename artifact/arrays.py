@@ -18,7 +18,14 @@ _INT32_MAX = 2**31 - 1
 
 
 class ArrayError(ValueError):
-    """A raw array is not what its field requires; the message says what was found and where."""
+    """A raw array is not what its field requires; the message says what was found and where.
+
+    `expected` and `found` (when set) are the exact requirement and the value as written in the file,
+    so a reader can put them in a Problem without re-parsing the message."""
+
+    def __init__(self, message: str, expected: str | None = None, found: str | None = None):
+        super().__init__(message)
+        self.expected, self.found = expected, found
 
 
 def _fallback(raw: bytes, kind: type) -> list:
@@ -51,27 +58,40 @@ def _parse(raw, dtype: type) -> np.ndarray | None:
         return None
 
 
-def token_ids(raw: bytes) -> np.ndarray:
-    """Token ids as int32; each must be a JSON integer in 0..2**31-1."""
+def _literal(raw, k: int) -> str:
+    """Element k exactly as the file writes it (numpy saturates 2**64 to 2**63-1; the file does not)."""
+    inner = memoryview(raw)[1:-1].tobytes()
+    text = inner.split(b",")[k].strip().decode("utf-8", "replace")
+    return text if len(text) <= 40 else text[:40] + "…"
+
+
+def _integers(raw, what: str, hi: int) -> np.ndarray:
+    """Integers in 0..hi as int64; the first one outside is named with its exact text and position."""
+    expected = f"an integer in 0..{hi}"
     arr = _parse(raw, np.int64)
     if arr is None:
-        arr = np.asarray(_fallback(raw, int), dtype=np.int64)
-    if arr.size:
-        lo, hi = int(arr.min()), int(arr.max())
-        if lo < 0:
-            raise ArrayError(f"a negative token id {lo} at element {int(np.argmin(arr))}")
-        if hi > _INT32_MAX:
-            raise ArrayError(f"token id {hi} at element {int(np.argmax(arr))} is larger than any vocabulary")
-    return arr.astype(np.int32)
+        values = _fallback(raw, int)  # Python ints: exact however large, so check before numpy sees them
+        bad = next((k for k, v in enumerate(values) if not 0 <= v <= hi), None)
+        if bad is not None:
+            found = str(values[bad]) if len(str(values[bad])) <= 40 else str(values[bad])[:40] + "…"
+            raise ArrayError(f"{what} at element {bad} is out of range", expected, found)
+        return np.asarray(values, dtype=np.int64)
+    outside = np.flatnonzero((arr < 0) | (arr > hi)) if arr.size else arr
+    if outside.size:
+        k = int(outside[0])
+        found = _literal(raw, k)
+        raise ArrayError(f"{what} at element {k} is out of range", expected, found)
+    return arr
+
+
+def token_ids(raw: bytes) -> np.ndarray:
+    """Token ids as int32; each must be a JSON integer in 0..2**31-1."""
+    return _integers(raw, "token id", _INT32_MAX).astype(np.int32)
 
 
 def mask_values(raw: bytes) -> np.ndarray:
     """A 0/1 mask as int8."""
-    arr = token_ids(raw)
-    bad = np.flatnonzero(arr > 1)
-    if bad.size:
-        raise ArrayError(f"value {int(arr[bad[0]])} at element {int(bad[0])}; a mask holds only 0 and 1")
-    return arr.astype(np.int8)
+    return _integers(raw, "mask value", 1).astype(np.int8)
 
 
 def logprobs(raw: bytes) -> np.ndarray:

@@ -69,7 +69,7 @@ class TraceCall:
 @dataclass
 class Artifact:
     source: str  # how the user named it (path, zip, hub id, example name)
-    root: Path  # local folder holding the files
+    root: Path | None  # local folder holding the files; None once a temporary (unpacked) copy is deleted
     summary: Summary
     turns: list[Turn]
     task: Task | None = None
@@ -79,6 +79,7 @@ class Artifact:
     test_results: list[TestResult] | None = None
     solution: str | None = None
     tokenizer_dir: Path | None = None
+    tokenizer_json: bytes | None = None  # tokenizer.json in memory, when its folder was temporary and is gone
     notices: list[str] = field(default_factory=list)
 
     @property

@@ -27,20 +27,34 @@ _BLANK = re.compile(rb"\s*\Z")
 _DECODERS = {t: msgspec.json.Decoder(t) for t in (TurnsFile, Summary, Task, list[TestCase], TestResults, TraceFile)}
 
 
-def _read(root: Path, name: str) -> bytes | None:
-    path = root / name
-    return path.read_bytes() if path.is_file() else None
+class _Unreadable:
+    """A file that exists but could not be read; the problem is already recorded."""
 
 
-def _map(root: Path, name: str) -> mmap.mmap | bytes | None:
-    """A big JSON file mapped read-only instead of copied; msgspec.Raw fields keep the map alive."""
+UNREADABLE = _Unreadable()
+# Free-form JSON (trace requests and responses, summary extras) is handed to code that recurses: the
+# page's JSON encoder, pretty-printers, Gradio (orjson refuses more than 255 levels). Real traces
+# nest about 10 deep; anything past this is refused here with a message instead of failing there.
+MAX_NESTING = 128
+
+
+def _read(root: Path, name: str, findings: Findings, mapped: bool = False) -> mmap.mmap | bytes | _Unreadable | None:
+    """The file's bytes (mapped read-only when `mapped`), None when absent, UNREADABLE on an OS error.
+
+    A mapped file is not copied; msgspec.Raw fields keep the map alive until the arrays are parsed."""
     path = root / name
-    if not path.is_file():
-        return None
-    with path.open("rb") as f:
-        if os.fstat(f.fileno()).st_size == 0:
-            return b""
-        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        if not path.is_file():
+            return None
+        if not mapped:
+            return path.read_bytes()
+        with path.open("rb") as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                return b""
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as e:  # permission denied, an I/O error: name the file, not the server path
+        findings.add(name, f"cannot be read: {e.strerror or type(e).__name__}")
+        return UNREADABLE
 
 
 def _decode(data: bytes, kind, name: str, findings: Findings):
@@ -51,19 +65,48 @@ def _decode(data: bytes, kind, name: str, findings: Findings):
         return _DECODERS[kind].decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError) as e:
         findings.problems.append(from_msgspec(name, e, data))
+    except RecursionError:  # msgspec and json both recurse per level; 100k levels exhaust the stack
+        findings.add(name, "JSON nested too deeply to read", expected=f"at most {MAX_NESTING} levels",
+                     found="far more")
+    return None
+
+
+def _nesting(value: object, limit: int = MAX_NESTING) -> int:
+    """Depth of nested lists/dicts, counted without recursion and stopping once past `limit`."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            v = v.values()
+        elif not isinstance(v, list):
+            continue
+        deepest = max(deepest, d)
+        if deepest > limit:
+            return deepest
+        stack.extend((x, d + 1) for x in v if isinstance(x, (list, dict)))
+    return deepest
+
+
+def _check_nesting(value: object, file: str, findings: Findings, turn: int | None = None, field: str | None = None) -> None:
+    if _nesting(value) > MAX_NESTING:
+        findings.add(file, "JSON nested too deeply", turn=turn, field=field, expected=f"at most {MAX_NESTING} levels",
+                     found=f"more than {MAX_NESTING}")
+
+
+def _require(root: Path, name: str, kind, findings: Findings, label: str):
+    data = _read(root, name, findings, mapped=kind is TurnsFile)
+    if data is UNREADABLE:
         return None
-
-
-def _require(root: Path, name: str, kind, findings: Findings):
-    data = (_map if kind is TurnsFile else _read)(root, name)
     if data is None:
-        findings.add(name, f"required file is missing from {root}")
+        findings.add(name, f"required file is missing from {label}")
         return None
     return _decode(data, kind, name, findings)
 
 
 def _optional(root: Path, name: str, kind, findings: Findings, say_missing: bool = True):
-    data = _read(root, name)
+    data = _read(root, name, findings)
+    if data is UNREADABLE:
+        return None
     if data is None:
         if say_missing:
             findings.notices.append(f"{name} is not in this artifact; the parts of the view that need it are empty")
@@ -83,7 +126,7 @@ def _check_header(i: int, h: TurnHeader, findings: Findings) -> None:
 def load_index(root: Path) -> list[TurnHeader]:
     """The per-turn small fields of turns.json (arrays left raw); raises ArtifactError when unreadable."""
     findings = Findings()
-    turns = _require(Path(root), "turns.json", TurnsFile, findings)
+    turns = _require(Path(root), "turns.json", TurnsFile, findings, str(root))
     findings.raise_if_any()
     for i, h in enumerate(turns.turns):
         _check_header(i, h, findings)
@@ -105,7 +148,7 @@ def decode_turn(i: int, h: TurnHeader, findings: Findings) -> Turn | None:
         try:
             got[name] = parse(raw)
         except arrays.ArrayError as e:
-            findings.add(file, str(e), turn=i, field=name)
+            findings.add(file, str(e), turn=i, field=name, expected=e.expected, found=e.found)
     if len(got) < 5:
         return None
     p, o, lp, m = got["prompt_ids"], got["output_ids"], got["per_token_logps"], got["mask"]
@@ -152,17 +195,30 @@ def _check_summary(s: Summary, a: Artifact, findings: Findings) -> None:
 def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
     """Read and validate every file; raise ArtifactError naming each problem found."""
     root = Path(root)
+    label = source or str(root)  # what the user named: an upload's temporary folder is not shown
     findings = Findings()
-    if not root.is_dir():
-        raise ArtifactError([Problem(str(root), "not a folder")])
-    turns_file = _require(root, "turns.json", TurnsFile, findings)
-    summary = _require(root, "summary.json", Summary, findings)
+    try:
+        if not root.is_dir():
+            raise ArtifactError([Problem(label, "not a folder")])
+    except OSError as e:
+        raise ArtifactError([Problem(label, f"cannot be read: {e.strerror or type(e).__name__}")]) from None
+    turns_file = _require(root, "turns.json", TurnsFile, findings, label)
+    summary = _require(root, "summary.json", Summary, findings, label)
     task = _optional(root, "task.json", Task, findings)
     held_out = _optional(root, "held_out_tests.json", list[TestCase], findings)
     trace_file = _optional(root, "trace.json", TraceFile, findings)
     results = _optional(root, "test_results.json", TestResults, findings, say_missing=False)
-    visible = _read(root, "visible_tests.txt")
-    if visible is None:
+    if summary is not None:
+        _check_nesting(summary.reward_breakdown, "summary.json", findings, field="reward_breakdown")
+        _check_nesting(summary.capture, "summary.json", findings, field="capture")
+    if trace_file is not None:
+        for i, e in enumerate(trace_file.turns):
+            for name in ("request", "response", "metadata"):
+                _check_nesting(getattr(e, name), "trace.json", findings, turn=i, field=name)
+    visible = _read(root, "visible_tests.txt", findings)
+    if visible is UNREADABLE:
+        visible = None
+    elif visible is None:
         findings.notices.append("visible_tests.txt is not in this artifact; the visible tests are not shown")
     turns = []
     if turns_file is not None:
@@ -173,7 +229,8 @@ def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
     trace = normalise(trace_file.turns, findings) if trace_file is not None else None
     findings.raise_if_any()
     tok_dir = root / TOKENIZER_DIR
-    solution = _read(root, "solution.py")
+    solution = _read(root, "solution.py", findings)
+    solution = None if solution is UNREADABLE else solution
     artifact = Artifact(
         source=source or str(root), root=root, summary=summary, turns=turns, task=task,
         visible_tests=_text(visible, "visible_tests.txt", findings),

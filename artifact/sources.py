@@ -2,23 +2,23 @@
 
 Hub artifacts are fetched with `huggingface_hub.snapshot_download`, which caches them and honours
 `HF_HUB_OFFLINE`; private repos use the caller's token, which is passed through and never stored.
-Zips are unpacked into a fresh temporary folder after checking every member stays inside it.
+Zips are unpacked (artifact/unpack.py) into a temporary folder that `resolved` removes when its
+block ends: nothing a load unpacks outlives the load, whether it was accepted or refused.
 """
 
 from __future__ import annotations
 
 import re
-import tempfile
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from .problems import ArtifactError, Problem
+from .unpack import MAX_UNZIPPED_BYTES, extract_zip, scratch
 
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
-MAX_UNZIPPED_BYTES = 2 * 1024**3
 # org/name, then optional @revision and :sub/folder; names as the Hub allows them.
 HUB_ID = re.compile(r"^(?:hf://datasets/)?(?P<repo>[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96})"
                     r"(?:@(?P<rev>[\w./-]{1,200}))?(?::(?P<sub>[\w./-]{1,300}))?$")
@@ -44,38 +44,22 @@ def parse_hub_id(text: str) -> HubRef | None:
     return HubRef(m.group("repo"), m.group("rev"), sub.strip("/") if sub else None)
 
 
-def artifact_root(folder: Path) -> Path:
-    """The folder itself, or its single sub-folder holding turns.json (how zips of a folder unpack)."""
+def artifact_root(folder: Path, label: str | None = None) -> Path:
+    """The folder itself, or its single sub-folder holding turns.json (how zips of a folder unpack).
+
+    Messages name `label` (how the user named the source) and paths relative to the folder, so a
+    temporary folder's server path never reaches a visitor."""
+    label = label or str(folder)
     if (folder / "turns.json").is_file():
         return folder
     found = [p.parent for p in folder.rglob("turns.json")]
     if len(found) == 1:
         return found[0]
     if not found:
-        raise ArtifactError([Problem(str(folder), "no turns.json here or below: this is not a rollout artifact")])
-    raise ArtifactError([Problem(str(folder), f"{len(found)} artifacts inside; name one of them",
-                                 expected="one turns.json", found=", ".join(str(p) for p in found[:5]))])
-
-
-def unzip(path: Path, into: Path | None = None) -> Path:
-    """Unpack a zip safely (no member may escape the target, bounded size) and return the artifact root."""
-    target = Path(into or tempfile.mkdtemp(prefix="rollout-zip-"))
-    try:
-        with zipfile.ZipFile(path) as zf:
-            total = 0
-            for info in zf.infolist():
-                dest = (target / info.filename).resolve()
-                if not dest.is_relative_to(target.resolve()) or info.filename.startswith("/"):
-                    raise ArtifactError([Problem(path.name, "a member would unpack outside its folder",
-                                                 field=info.filename)])
-                total += info.file_size
-            if total > MAX_UNZIPPED_BYTES:
-                raise ArtifactError([Problem(path.name, "too large to unpack", expected=f"at most {MAX_UNZIPPED_BYTES} bytes",
-                                             found=f"{total} bytes")])
-            zf.extractall(target)
-    except zipfile.BadZipFile:
-        raise ArtifactError([Problem(path.name, "not a readable zip file (truncated or another format)")]) from None
-    return artifact_root(target)
+        raise ArtifactError([Problem(label, "no turns.json here or below: this is not a rollout artifact")])
+    names = ", ".join(str(p.relative_to(folder)) or "." for p in found[:5])
+    raise ArtifactError([Problem(label, f"{len(found)} artifacts inside; name one of them",
+                                 expected="one turns.json", found=names)])
 
 
 @contextmanager
@@ -117,32 +101,55 @@ def download(ref: HubRef, token: str | None = None) -> Path:
     return artifact_root(root)
 
 
-def resolve(source: str, token: str | None = None, allow_local: bool = True) -> Path:
-    """Local folder holding the artifact that `source` names.
+@contextmanager
+def resolved(source: str, token: str | None = None, allow_local: bool = True,
+             max_unzipped_bytes: int = MAX_UNZIPPED_BYTES) -> Iterator[tuple[Path, bool]]:
+    """(local folder holding the artifact that `source` names, whether that folder is temporary).
+
+    A temporary folder (an unpacked zip) is removed when the block ends, so read everything needed
+    inside it (artifact.open_artifact does, tokenizer included).
 
     Order: a bundled example's name; a local folder or .zip (only when `allow_local`, which a public
     Space turns off so visitors cannot read server paths); a Hub dataset id.
     """
     text = source.strip()
     if text in bundled_examples():
-        return EXAMPLES_DIR / text
+        yield EXAMPLES_DIR / text, False
+        return
     if allow_local:
         path = Path(text).expanduser()
-        if path.is_dir():
-            return artifact_root(path)
-        if path.is_file():
-            if zipfile.is_zipfile(path) or path.suffix == ".zip":
-                return unzip(path)
+        try:
+            is_dir, is_file = path.is_dir(), path.is_file()
+        except OSError as e:  # a name too long, a loop of symlinks...
+            raise ArtifactError([Problem(text[:200], f"cannot use this path: {e.strerror or type(e).__name__}")]) from None
+        if is_dir:
+            yield artifact_root(path), False
+            return
+        if is_file:
+            if path.suffix.lower() == ".zip" or _is_zip(path):
+                with scratch("rollout-zip-") as folder:
+                    extract_zip(path, folder, label=text, max_bytes=max_unzipped_bytes)
+                    yield artifact_root(folder, text), True
+                return
             if path.name == "turns.json":
-                return path.parent
+                yield path.parent, False
+                return
             raise ArtifactError([Problem(str(path), "not a folder, a .zip or a turns.json")])
     ref = parse_hub_id(text)
     if ref is None:
         hint = "a bundled example, a folder, a .zip or a Hub dataset id (org/name[@revision][:sub/folder])"
         if not allow_local:
             hint = "a bundled example or a Hub dataset id (org/name[@revision][:sub/folder])"
-        raise ArtifactError([Problem(text or "(empty)", "cannot find this artifact", expected=hint, found="none of these")])
-    return download(ref, token=token)
+        raise ArtifactError([Problem(text[:200] or "(empty)", "cannot find this artifact", expected=hint,
+                                     found="none of these")])
+    yield download(ref, token=token), False
+
+
+def _is_zip(path: Path) -> bool:
+    try:
+        return zipfile.is_zipfile(path)
+    except OSError:
+        return False
 
 
 def _stamp(folder: Path) -> str:
@@ -154,15 +161,20 @@ def _stamp(folder: Path) -> str:
     return "|".join(parts)
 
 
-def identify(source: str, token: str | None = None, allow_local: bool = True) -> tuple[str, Callable[[], Path]]:
-    """(identity, opener): the identity is the same for every visitor of the same artifact version, and
-    `opener()` gives the artifact's folder. A zip's identity is its own stamp, so it is unpacked only when
-    opened; a Hub snapshot's folder name carries the commit."""
+def identify(source: str, token: str | None = None, allow_local: bool = True) -> str:
+    """What stays the same for every visitor of the same artifact version and changes when it changes.
+
+    A folder's is its path and file stamps (a Hub snapshot's folder name carries the commit); a zip's is
+    its own stamp, so naming a zip does not unpack it."""
     text = source.strip()
     if allow_local and text not in bundled_examples():
         path = Path(text).expanduser()
-        if path.is_file() and (path.suffix == ".zip" or zipfile.is_zipfile(path)):
+        try:
+            zipped = path.is_file() and (path.suffix.lower() == ".zip" or _is_zip(path))
+        except OSError:
+            zipped = False
+        if zipped:
             st = path.stat()
-            return f"zip|{path.resolve()}|{st.st_size}|{st.st_mtime_ns}", lambda: resolve(text, token, allow_local)
-    root = resolve(text, token, allow_local)
-    return f"dir|{_stamp(root)}", lambda: root
+            return f"zip|{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    with resolved(text, token=token, allow_local=allow_local) as (root, _):
+        return f"dir|{_stamp(root)}"

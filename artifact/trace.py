@@ -27,7 +27,7 @@ def _array(raw: msgspec.Raw, parse, findings: Findings, i: int, name: str):
     try:
         return parse(raw)
     except arrays.ArrayError as e:
-        findings.add(FILE, str(e), turn=i, field=name)
+        findings.add(FILE, str(e), turn=i, field=name, expected=e.expected, found=e.found)
         return None
 
 

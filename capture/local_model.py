@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
+from . import processes
 from .agent import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -153,9 +154,9 @@ class LocalModelServer:
             raise RuntimeError(f"port {self.port} is already in use; pick another or leave port=None")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(serve_command(self.port), cwd=ROOT, env=serve_env(),
-                                         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                         start_new_session=True)  # own process group: stop() kills all
+            # own process group, registered: stop() kills all of it, and so does the app's SIGTERM
+            self.proc = processes.popen(serve_command(self.port), cwd=ROOT, env=serve_env(),
+                                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout_s
         while True:
             code = self.proc.poll()
@@ -177,6 +178,14 @@ class LocalModelServer:
         proc, self.proc = self.proc, None
         if proc is None:
             return
+        try:
+            self._stop_group(proc, grace_s)
+        finally:
+            processes.stop(proc)  # SIGKILL whatever is left of the group and forget it
+
+    @staticmethod
+    def _stop_group(proc: subprocess.Popen, grace_s: float) -> None:
+        """SIGTERM first so vLLM can shut its engine down cleanly, then SIGKILL."""
         try:
             pgid = os.getpgid(proc.pid)
         except ProcessLookupError:

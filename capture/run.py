@@ -25,6 +25,7 @@ from recipe.verifier import score
 
 from . import opencode
 from .agent import AgentError, AgentRun, Cancelled, Layout, free_port
+from .policy import PolicyError, check_public
 from .preflight import check_endpoint
 from .progress import Callback, Reporter
 from .sandbox import LocalSandbox
@@ -125,7 +126,14 @@ LOCAL_MODEL_MAX_OUTPUT = 512
 
 
 def capture(cfg: CaptureConfig, progress: Callback | None = None, cancel: threading.Event | None = None,
-            sandbox_factory: Callable | None = None) -> Artifact:
+            sandbox_factory: Callable | None = None, public: bool = False) -> Artifact:
+    """Run one capture. `public=True` (a public app) first refuses any field that names a server path
+    and the local backend (capture/policy.py), before anything is read, imported or started."""
+    if public:
+        try:
+            check_public(cfg)
+        except PolicyError as e:
+            raise CaptureError(f"refused on a public app: {e}") from None
     say = Reporter(progress)
     if cfg.local_model:
         return _capture_with_local_model(cfg, say, cancel, sandbox_factory)
@@ -196,6 +204,12 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
 
     say(f"opening the {cfg.backend} sandbox", stage="sandbox")
     box = _open_sandbox(cfg, sandbox_factory)
+    isolation = getattr(box, "isolation", "hf-sandbox")  # a LocalSandbox says; a Hugging Face one is remote
+    if isolation == "none":
+        say(f"WARNING: the agent's commands run on this machine as you, NOT isolated ({box.isolation_note}); "
+            "install bubblewrap to fence them in")
+    elif isolation == "bubblewrap":
+        say("isolation: bubblewrap (read-only system, only the sandbox folder writable)")
     run = AgentRun(box, _layout(cfg, box), say)
     try:
         run.start(cfg.llm_url, cfg.model, task.instruction, cfg.max_output_tokens, cfg.context, cfg.api_key,
@@ -251,7 +265,7 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
                  "task_index": cfg.task_index, "timeout_s": cfg.timeout_s, "opencode_exit": exit_code,
                  "sandbox_image": cfg.sandbox_image if cfg.backend == "hf-sandbox" else None,
                  "sandbox_flavor": cfg.sandbox_flavor if cfg.backend == "hf-sandbox" else None,
-                 "agent_events": len(events), "denied_tools": list(cfg.deny_tools),
+                 "agent_events": len(events), "denied_tools": list(cfg.deny_tools), "isolation": isolation,
                  "max_output_tokens": cfg.max_output_tokens},
     )
     say(f"writing {out}", stage="write")

@@ -2,21 +2,25 @@
 
 Capture drives the agent through the subset of `huggingface_hub.Sandbox` it needs: `run` (foreground
 or background), `processes`, `files.write/read/exists`, and `kill`. `LocalSandbox` implements that
-subset with subprocesses in a fresh temporary folder. It is the `local` backend, and it is the
-stand-in the tests use for the `hf-sandbox` backend, which cannot be reached from our machines.
+subset with subprocesses in a fresh temporary folder, fenced in with bubblewrap where the machine
+allows (capture/isolation.py: read-only system, only that folder writable); `isolation` says which.
+It is the `local` backend, and it is the stand-in the tests use for the `hf-sandbox` backend, which
+cannot be reached from our machines.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+from . import isolation as fence
+from . import processes
 
 
 @dataclass
@@ -47,14 +51,10 @@ class LocalProcess:
         return self._popen.poll()
 
     def kill(self) -> bool:
-        if not self.running:
-            return False
-        try:
-            os.killpg(self._popen.pid, signal.SIGKILL)  # the whole group: opencode spawns children
-        except ProcessLookupError:
-            return False
-        self._popen.wait(timeout=10)
-        return True
+        """Kill the whole group (opencode spawns children), even when the leader already exited."""
+        was_running = self.running
+        processes.stop(self._popen)
+        return was_running
 
 
 class _Files:
@@ -78,17 +78,21 @@ class _Files:
 class LocalSandbox:
     """The Sandbox subset on this machine: commands run as subprocesses, relative paths under `root`."""
 
-    def __init__(self, root: Path, env: dict[str, str] | None = None):
+    def __init__(self, root: Path, env: dict[str, str] | None = None, isolate: bool = True):
         self.id = f"local-{root.name}"
         self.root = root
+        usable, self.isolation_note = fence.available() if isolate else (False, "isolation was not asked for")
+        self.isolation = fence.BUBBLEWRAP if usable else fence.NONE
         self._env = {**os.environ, **(env or {})}
         self._procs: list[LocalProcess] = []
         self.files = _Files(self)
 
     @classmethod
-    def create(cls, image: str | None = None, *, env: dict[str, Any] | None = None, **_: Any) -> "LocalSandbox":
+    def create(cls, image: str | None = None, *, env: dict[str, Any] | None = None, isolate: bool = True,
+               **_: Any) -> "LocalSandbox":
         """Same call shape as `huggingface_hub.Sandbox.create`; image and flavor mean nothing here."""
-        return cls(Path(tempfile.mkdtemp(prefix="rollout-sandbox-")), {k: str(v) for k, v in (env or {}).items()})
+        return cls(Path(tempfile.mkdtemp(prefix="rollout-sandbox-")), {k: str(v) for k, v in (env or {}).items()},
+                   isolate=isolate)
 
     def path(self, p: str) -> Path:
         q = Path(p)
@@ -100,15 +104,17 @@ class LocalSandbox:
         full_env = {**self._env, **{k: str(v) for k, v in (env or {}).items()}}
         where = str(self.path(cwd)) if cwd else str(self.root)
         shell = isinstance(cmd, str)
+        if self.isolation == fence.BUBBLEWRAP:  # the command, shell included, runs inside the fence
+            cmd, shell = fence.wrap(["sh", "-c", cmd] if shell else list(cmd), self.root, where), False
         if background:
-            popen = subprocess.Popen(cmd, shell=shell, cwd=where, env=full_env, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            popen = processes.popen(cmd, shell=shell, cwd=where, env=full_env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             proc = LocalProcess(str(len(self._procs)), popen.pid, cmd, popen)
             self._procs.append(proc)
             return proc
-        popen = subprocess.Popen(cmd, shell=shell, cwd=where, env=full_env, text=True, start_new_session=True,
-                                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        popen = processes.popen(cmd, shell=shell, cwd=where, env=full_env, text=True,
+                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         out_parts: list[str] = []
 
         def pump() -> None:
@@ -127,8 +133,8 @@ class LocalSandbox:
             popen.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            os.killpg(popen.pid, signal.SIGKILL)
-            popen.wait()
+        finally:  # whatever ended the wait (timeout, Ctrl-C), nothing of the command outlives it
+            processes.stop(popen)
         reader.join(timeout=5)
         result = CommandResult(popen.returncode, "".join(out_parts), popen.stderr.read(), timed_out)
         if check and (not result.ok or timed_out):

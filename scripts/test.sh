@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Set up everything the tests need (venv, pinned packages, Debian's chromium), then run every test.
+# Set up everything the tests need (venv, pinned packages, Debian's chromium and bubblewrap), then run every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --dev
-if ! [ -x /usr/bin/chromium ]; then
+# chromium for the browser tests; bubblewrap fences the local capture backend (capture/isolation.py)
+missing=""
+[ -x /usr/bin/chromium ] || missing="$missing chromium"
+command -v bwrap >/dev/null || missing="$missing bubblewrap"
+if [ -n "$missing" ]; then
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+  apt-get update -qq && apt-get install -y -qq $missing >/dev/null
 fi
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1
 exec .venv/bin/python -m pytest -q tests "$@"

@@ -56,3 +56,19 @@ def test_no_tokenizer_says_why_and_does_not_crash(tmp_path):
     v, why = resolve_vocab(tmp_path, None, str(tmp_path / "missing"))
     assert v is None
     assert why[-1] == "showing token ids instead of text" and len(why) == 3
+
+
+def test_ids_beyond_the_vocabulary_get_a_notice(example_copy):
+    """Issue 14 #11: ids the tokenizer has no entry for were shown as ⟨id⟩ without any notice."""
+    from conftest import edit_json
+    from viewer.render.outline import outline
+    from viewer.rollout import Rollout
+
+    assert Rollout.load(open_artifact(example_copy)).artifact.notices == open_artifact(example_copy).notices
+    edit_json(example_copy / "turns.json", lambda d: d["turns"][2]["output_ids"].__setitem__(1, 60000))
+    a = open_artifact(example_copy)
+    r = Rollout.load(a)
+    [notice] = [n for n in r.artifact.notices if "beyond the vocabulary" in n]
+    assert "turn 2 output_ids: 1 (first 60000 at element 1)" in notice and "ids 0..49151" in notice
+    assert notice in outline(r).header_html.replace("&#x27;", "'")
+    assert a.notices == open_artifact(example_copy).notices  # the shared artifact is not changed

@@ -18,7 +18,7 @@ from viewer.render import panels
 from viewer.render.safe import MAX_CHARS, markdown, pre
 from viewer.rollout import Rollout
 from viewer.ui.store import RolloutStore, rollout_bytes
-from viewer.ui.view_tab import ViewTab, initial_from_query
+from viewer.ui.view_tab import ViewTab
 
 
 def opened(value: str) -> dict:
@@ -62,10 +62,7 @@ def test_store_evicts_by_bytes_and_reloads_what_a_page_still_uses(tmp_path):
     assert store.get("never-issued") is None
 
 
-def test_page_load_query_is_validated():
-    assert initial_from_query({"turn": "2", "mode": "logprob", "scope": "row"}).turn == 2
-    bad = initial_from_query({"turn": "9" * 400, "mode": "<script>", "scope": None})
-    assert (bad.mode, bad.scope) == ("mask", "new") and bad.turn >= 0
+def test_an_overlong_source_is_refused_before_any_lookup():
     tab = ViewTab("scripted-smollm2", public=True)
     value, loaded = tab.source_value("x" * 100_000)
     assert "too long to be a source" in opened(value)["error_html"] and loaded == ""

@@ -1,14 +1,25 @@
 """Command line: `python -m viewer check SOURCE`, `python -m viewer export SOURCE -o out.html`, and
 `python -m viewer ls SOURCE` for collections (viewer/collection_cli.py, which `check` also uses on one).
 
-`check` validates an artifact and prints what it holds, for pipelines: exit status 0 when valid,
-1 when not (every problem printed, one a line), 2 for a usage error. `export` writes a
+`check` validates an artifact and prints what it holds, for pipelines. `export` writes a
 self-contained HTML file of the rollout (or of one turn with --turn). Messages, never tracebacks.
+A zip is unpacked into a temporary folder that is deleted before the command ends.
+
+Exit status (also in `--help`):
+    0    valid (check) / written (export)
+    1    the artifact is invalid or cannot be read: every problem printed, one a line, naming the
+         file, turn and field (unreadable files, bad zips, too-deep JSON included)
+    2    usage error (unknown option, --turn outside the rollout)
+    4    the output cannot be written (export -o into a missing folder, no permission, disk full)
+    130  interrupted (Ctrl-C)
+    141  the reader of our output went away (`| head -1`): nothing more is printed
+    3    an internal error (a bug in this program): the message says what failed
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TextIO
 
@@ -16,6 +27,16 @@ from artifact import Artifact, ArtifactError, open_artifact
 
 from .analysis.report import fmt_reward, report
 from .collection_cli import add_ls_arguments, check_source, ls
+
+OK, INVALID, USAGE, INTERNAL, CANNOT_WRITE, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 3, 4, 130, 141
+EXIT_CODES = """exit status:
+  0    valid (check) / written (export)
+  1    the artifact is invalid or cannot be read (every problem printed)
+  2    usage error
+  4    the output file cannot be written
+  130  interrupted
+  141  the output pipe was closed (e.g. | head -1)
+  3    internal error (a bug)"""
 
 
 def _open(source: str, out: TextIO) -> Artifact | None:
@@ -32,7 +53,7 @@ def _open(source: str, out: TextIO) -> Artifact | None:
 def check(source: str, out: TextIO = sys.stdout) -> int:
     a = _open(source, out)
     if a is None:
-        return 1
+        return INVALID
     r = report(a)
     rc = r.reward
     reward_line = f"{fmt_reward(rc.recorded)} (verifier {fmt_reward(a.summary.env_reward)}; "
@@ -53,7 +74,7 @@ def check(source: str, out: TextIO = sys.stdout) -> int:
         print("notices:", file=out)
         for n in a.notices:
             print(f"  - {n}", file=out)
-    return 0
+    return OK
 
 
 def export(source: str, out_path: str, turn: int | None, tokenizer: str | None, out: TextIO = sys.stdout) -> int:
@@ -64,22 +85,29 @@ def export(source: str, out_path: str, turn: int | None, tokenizer: str | None, 
 
     a = _open(source, out)
     if a is None:
-        return 1
+        return INVALID
     if turn is not None and not 0 <= turn < len(a.turns):
         print(f"ERROR --turn {turn}: this rollout has turns 0..{len(a.turns) - 1}", file=out)
-        return 2
+        return USAGE
     page = export_html(Rollout.load(a, tokenizer), turn)
-    Path(out_path).write_text(page, encoding="utf-8")
+    try:
+        Path(out_path).write_text(page, encoding="utf-8")
+    except OSError as e:
+        print(f"ERROR cannot write {out_path}: {e.strerror or type(e).__name__}", file=sys.stderr)
+        return CANNOT_WRITE
     print(f"wrote {out_path} ({len(page.encode()) / 1e6:.1f} MB)", file=out)
-    return 0
+    return OK
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m viewer", description="Rollout artifact tools.")
+    parser = argparse.ArgumentParser(prog="python -m viewer", description="Rollout artifact tools.",
+                                     epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("check", help="validate an artifact and print a short summary")
+    p = sub.add_parser("check", help="validate an artifact and print a short summary", epilog=EXIT_CODES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("source", help="a folder, a .zip, a Hub dataset id (org/name[@rev][:sub/folder]) or a bundled example")
-    e = sub.add_parser("export", help="write a self-contained HTML file of the rollout")
+    e = sub.add_parser("export", help="write a self-contained HTML file of the rollout", epilog=EXIT_CODES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("source")
     e.add_argument("-o", "--output", required=True, help="the .html file to write")
     e.add_argument("--turn", type=int, default=None, help="export only this turn (with its full context)")
@@ -88,14 +116,24 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
-            return check_source(args.source, check)
-        if args.command == "ls":
-            return ls(args)
-        if args.command == "export":
-            return export(args.source, args.output, args.turn, args.tokenizer)
+            code = check_source(args.source, check)
+        elif args.command == "ls":
+            code = ls(args)
+        elif args.command == "export":
+            code = export(args.source, args.output, args.turn, args.tokenizer)
+        else:
+            return USAGE
+        sys.stdout.flush()  # here, not at exit, so a closed pipe is caught below
+        return code
     except KeyboardInterrupt:
-        return 130
-    except Exception as e:  # the promise is a message, not a traceback
-        print(f"ERROR {args.source}: unexpected {type(e).__name__}: {e}", file=sys.stderr)
-        return 3
-    return 2
+        return INTERRUPTED
+    except BrokenPipeError:
+        # the reader stopped reading: point stdout at /dev/null so the interpreter's final flush
+        # does not raise again, and say nothing (there is nobody to read it)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return BROKEN_PIPE
+    except Exception as e:  # a bug: still a message, not a traceback
+        print(f"ERROR {args.source}: internal error (a bug in the viewer), {type(e).__name__}: {str(e)[:300]}",
+              file=sys.stderr)
+        return INTERNAL

@@ -115,6 +115,7 @@ class Opened(msgspec.Struct, frozen=True):
     outline: msgspec.Raw  # an encoded Outline, shared by every visitor of the rollout
     initial: Initial
     first_chunk: Chunk | None  # the chunk holding the initial turn's story, so the first paint needs no round trip
+    built: bool = False  # the value the page was built with (the default rollout), not an answer to this visitor
 
 
 class Failed(msgspec.Struct, frozen=True):

@@ -17,14 +17,17 @@ from .render.outline import outline, training
 from .render.safe import text
 from .rollout import CHUNK, Rollout
 
-# Inside <script type="application/json">: "<" would let "</script>" or "<!--" through; the line
-# separators are legal JSON but not legal in older JavaScript string parsing.
+# Inside <script>, the HTML parser looks for "</script" and, after "<!--", for "<script" (the
+# "script data escaped" states), so either can end or swallow the element whatever JSON says. With
+# no "<", ">" or "&" in the text no tag, comment or entity can begin; U+2028/9 are escaped so the
+# same text is also safe as a JavaScript literal. Each escape decodes to the same character in JSON.
 _EMBED = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
-def embed_json(data: bytes) -> str:
-    """JSON text that is inert inside a <script> element whatever strings it holds."""
-    return data.decode("utf-8").translate(_EMBED)
+def embed_json(value: object) -> str:
+    """JSON text safe inside a <script type="application/json"> element: no string can end it."""
+    return msgspec.json.encode(value).decode("utf-8").translate(_EMBED)
+
 
 
 def _chunks(r: Rollout, turn: int, scope: str, row: int = 0) -> list[dict]:
@@ -52,7 +55,7 @@ def export_html(r: Rollout, turn: int | None = None, mode: Mode = "mask", scope:
     chunks["row"] = {str(k): _chunks(r, 0, "row", k) for k in range(len(rows.rows))}
     start_turn = 0 if turn is not None else min(max(at_turn, 0), max(n - 1, 0))
     opened = Opened("export", None, msgspec.Raw(encode(o)), Initial(start_turn, mode, scope), None)
-    blob = embed_json(msgspec.json.encode({"opened": opened, "chunks": chunks, "training": rows}))
+    blob = embed_json({"opened": opened, "chunks": chunks, "training": rows})
     title = f"rollout {r.artifact.summary.task_id[:12]}" + (f" turn {turn}" if turn is not None else "")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

@@ -9,6 +9,7 @@ for: a turn's prompt + output ("full"), the part after the prefix shared with th
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -24,7 +25,7 @@ from .analysis.spans import ContextDelta, MaskAudit, context_deltas, mask_audit
 from .analysis.tools import ToolCall, tool_calls
 from .analysis.training_rows import TrainingView, training_rows
 from .contract import SCOPES, Chunk
-from .tokens import Vocab, resolve_vocab, token_texts
+from .tokens import Vocab, beyond_vocab, resolve_vocab, token_texts
 
 CHUNK = 2048
 
@@ -37,7 +38,11 @@ class Rollout:
 
     @classmethod
     def load(cls, artifact: Artifact, tokenizer_path: str | None = None) -> "Rollout":
-        vocab, why = resolve_vocab(artifact.tokenizer_dir, artifact.summary.model, tokenizer_path)
+        vocab, why = resolve_vocab(artifact.tokenizer_dir, artifact.summary.model, tokenizer_path,
+                                   artifact.tokenizer_json)
+        notice = beyond_vocab(vocab, artifact.turns)
+        if notice:  # a copy: the artifact may be shared, and the notice is about this vocabulary
+            artifact = dataclasses.replace(artifact, notices=[*artifact.notices, notice])
         return cls(artifact, vocab, why)
 
     @cached_property

@@ -129,12 +129,20 @@ def _load_tokenizer(path: Path):
     return AutoTokenizer.from_pretrained(str(path), local_files_only=True).backend_tokenizer
 
 
-def resolve_vocab(tokenizer_dir: Path | None, model: str | None, user_path: str | None = None) -> tuple[Vocab | None, list[str]]:
-    """The first tokenizer found (artifact files, local HF cache for `model`, `user_path`) and why others failed."""
+def resolve_vocab(tokenizer_dir: Path | None, model: str | None, user_path: str | None = None,
+                  tokenizer_json: bytes | None = None) -> tuple[Vocab | None, list[str]]:
+    """The first tokenizer found (artifact files or the artifact's tokenizer.json held in memory, local
+    HF cache for `model`, `user_path`) and why others failed."""
     why: list[str] = []
     candidates: list[tuple[str, callable]] = []
     if tokenizer_dir is not None:
         candidates.append((f"the artifact's {tokenizer_dir.name}/ files", lambda: _load_tokenizer(tokenizer_dir)))
+    elif tokenizer_json is not None:  # an unpacked upload, deleted after loading: its tokenizer was kept
+        def from_memory():
+            from tokenizers import Tokenizer
+
+            return Tokenizer.from_str(tokenizer_json.decode("utf-8"))
+        candidates.append(("the artifact's tokenizer/ files", from_memory))
     else:
         why.append("the artifact carries no tokenizer files")
     if model:
@@ -155,6 +163,31 @@ def resolve_vocab(tokenizer_dir: Path | None, model: str | None, user_path: str 
             why.append(f"{origin}: {type(e).__name__}: {str(e)[:200]}")
     why.append("showing token ids instead of text")
     return None, why
+
+
+def beyond_vocab(vocab: Vocab | None, turns, named: int = 3) -> str | None:
+    """A notice naming the ids this vocabulary has no entry for (they are shown as ⟨id⟩), or None.
+
+    Such ids are valid in the artifact (0..2**31-1) but mean the tokenizer is not the one the rollout
+    was sampled with, or the engine emitted padding ids: either way the reader must be told."""
+    if vocab is None:
+        return None
+    found: list[str] = []
+    total = 0
+    for t in turns:
+        for name in ("prompt_ids", "output_ids"):
+            ids = getattr(t, name)
+            over = np.flatnonzero(ids >= vocab.size)
+            if over.size:
+                total += int(over.size)
+                k = int(over[0])
+                found.append(f"turn {t.index} {name}: {over.size} (first {int(ids[k])} at element {k})")
+    if not found:
+        return None
+    more = f"; and {len(found) - named} more" if len(found) > named else ""
+    return (f"{total} token id(s) are beyond the vocabulary of {vocab.origin} (ids 0..{vocab.size - 1}): "
+            + "; ".join(found[:named]) + more + ". They are shown as ⟨id⟩; the tokenizer may not be the one "
+            "this rollout was sampled with.")
 
 
 def decode(vocab: Vocab | None, ids) -> str:

@@ -175,14 +175,19 @@ const TraceView = (() => {
       else { const first = box.querySelector(".tv-chunk"); if (first) load(first); }
     }
 
+    // A reader who scrolls wins: a landing still settling (its chunk on the way) gives up.
+    let moved = false;
+    for (const ev of ["wheel", "pointerdown", "touchstart"]) box.addEventListener(ev, () => { moved = true; }, {passive: true});
+
     function goTo(pos) {  // scroll position `pos` to the top third of the pane once its chunk is painted
+      moved = false;
       const {start} = scopeRange();
       const idx = Math.floor(Math.max(0, pos - start) / O.chunk_size);
       const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`);
       if (!el) return;
       const settle = () => {
         const tok = box.querySelector(`.t[data-i="${pos}"]`);
-        if (!tok) return;
+        if (!tok || moved) return;
         const b = box.getBoundingClientRect(), r = tok.getBoundingClientRect();
         box.scrollTop += r.top - b.top - Math.min(box.clientHeight / 3, 6 * r.height);
       };
@@ -249,7 +254,7 @@ const TraceView = (() => {
   }
 
   // -- the whole view --------------------------------------------------------------------------------
-  function mount(root, opened, api) {
+  function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alone until the reader moves
     const O = opened.outline;
     const modes = O.modes.map((m) => m.id), scopes = O.scopes.map((s) => s.id);
     const st = {turn: 0, mode: "mask", scope: "new", row: 0, ...(opened.initial || {})};
@@ -292,6 +297,9 @@ const TraceView = (() => {
       </div>`;
     const $ = (sel) => root.querySelector(sel);
     const view = $(".tv"), box = $(".tv-tokens"), tip = $(".tv-tip"), help = $(".tv-help");
+    // Listeners on `root` and `document` outlive a re-mount into the same element: each checks it is current.
+    const mountId = (root.__tvMounts = (root.__tvMounts || 0) + 1);
+    const live = () => root.__tvMounts === mountId;
     if (!O.turns.length) {  // nothing to page through: say so, keep the tests and reward
       $(".tv-main").innerHTML = `<div class="tv-error" role="status" data-testid="no-turns">${esc(O.notice || "no agent turn")}</div>`;
       return {state: () => ({...st})};
@@ -339,8 +347,13 @@ const TraceView = (() => {
           `<button data-row="${k}" class="${k === st.row ? "on" : ""}" aria-pressed="${k === st.row}">row ${k}: turns ${r.turns.join(", ")}</button>`).join("")}</div>` : "");
       }
       pane.paint(story());
-      if (api.onState) api.onState({turn: st.turn, mode: st.mode, scope: st.scope});
+      tellState();
     }
+
+    // The URL follows the reader, not the first paint: the app reads the page's own URL on load (a deep
+    // link), which a rewrite at mount would replace before it is read.
+    let mounted = !quiet;
+    function tellState() { if (mounted && api.onState) api.onState({turn: st.turn, mode: st.mode, scope: st.scope}); }
 
     function go(turn) {
       st.turn = Math.min(Math.max(0, turn), O.turns.length - 1);
@@ -353,7 +366,7 @@ const TraceView = (() => {
       bar.show(st, $(".tv-turn-title").textContent);
       $(".tv-legend").innerHTML = legend(O, st);
       pane.recolour();
-      if (api.onState) api.onState({turn: st.turn, mode: st.mode, scope: st.scope});
+      tellState();
     }
     function setScope(s) { st.scope = s; st.row = 0; update(); }
     function present(on) {
@@ -378,7 +391,7 @@ const TraceView = (() => {
 
     root.addEventListener("click", (ev) => {
       const b = ev.target.closest("button");
-      if (!b || !root.contains(b) || b.disabled) return;
+      if (!live() || !b || !root.contains(b) || b.disabled) return;
       if (b.dataset.turn !== undefined) go(Number(b.dataset.turn));
       else if (b.dataset.mode) setMode(b.dataset.mode);
       else if (b.dataset.scope) setScope(b.dataset.scope);
@@ -407,8 +420,8 @@ const TraceView = (() => {
       if (s) showTip(s, pane.info(Number(s.dataset.i)));
     });
 
-    const onKey = (ev) => {
-      if (!document.body.contains(root)) { document.removeEventListener("keydown", onKey); return; }
+    const onKey = (ev) => {  // one listener per live mount: a re-mount into the same element retires this one
+      if (!document.body.contains(root) || !live()) { document.removeEventListener("keydown", onKey); return; }
       const tag = (ev.target && ev.target.tagName) || "";
       if (/INPUT|TEXTAREA|SELECT/.test(tag) || ev.target.isContentEditable || ev.ctrlKey || ev.metaKey || ev.altKey) return;
       const k = ev.key;
@@ -427,6 +440,7 @@ const TraceView = (() => {
     if (st.scope === "row") fetchTraining();
     pane.fit(true);
     update();
+    mounted = true;
     // The app may still be laying itself out around the view: until the reader touches anything, re-fit
     // the pane and land on the story again as the layout settles.
     let touched = false;
@@ -448,13 +462,18 @@ const TraceView = (() => {
         window.history.replaceState(null, "", u.toString());
       },
     };
+    // The page is built with the default rollout in it. A deep link (?src, ?turn...) is answered by the
+    // page-load event instead: skip the built value rather than paint the wrong view first.
+    const q = new URLSearchParams(window.location.search);
+    const deepLink = ["src", "turn", "mode", "scope"].some((k) => q.has(k));
     function start() {
       const box = element.querySelector(".tv-mount");
       if (!box || !props.value) return;
       const opened = JSON.parse(props.value);
+      if (opened.built && deepLink) { box.innerHTML = "<div class='tv-dim' style='padding:12px'>opening the link…</div>"; return; }
       if (opened.error_html) { box.innerHTML = opened.error_html; return; }
       element.__tvKey = opened.key; element.__tvSrc = opened.src;
-      const v = mount(box, opened, api);
+      const v = mount(box, opened, api, !!opened.built);
       window.__traceView = {...v, state: () => ({...v.state(), key: opened.key})};
     }
     start();

@@ -13,19 +13,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import tempfile
 from pathlib import Path
 
 import gradio as gr
 import msgspec
 
-from artifact import ArtifactError, Problem, bundled_examples, load_artifact
-from artifact.schema import FILES
-from artifact.sources import artifact_root, identify, unzip
+from artifact import ArtifactError, Problem, bundled_examples, open_artifact, open_upload
+from artifact.sources import identify
 from viewer import assets
 from viewer.contract import MODES, SCOPES, Failed, Initial, Opened, encode
 from viewer.export import export_html
+from viewer.query import MAX_SRC_CHARS, PageQuery, parse_page_query
 from viewer.render import panels
 from viewer.render.outline import training
 from viewer.rollout import Rollout
@@ -33,7 +32,6 @@ from viewer.rollout import Rollout
 from .store import RolloutStore
 
 MOUNT_JS = "TraceView.mountInApp(element, props, server, watch);"
-MAX_SRC_CHARS = 1000  # a source is a name, an id or a path: anything longer is refused before any lookup
 # The export button sends the view's state (key, turn, mode, scope) instead of the whole outline.
 EXPORT_STATE_JS = "(what, s) => [what, JSON.stringify(window.__traceView ? window.__traceView.state() : {})]"
 
@@ -45,11 +43,8 @@ def _int(value, default: int = 0) -> int:
         return default
 
 
-def initial_from_query(q: dict) -> Initial:
-    """This visitor's place from the URL (?turn=&mode=&scope=); anything unusable falls back to the default."""
-    mode, scope = q.get("mode"), q.get("scope")
-    return Initial(turn=max(0, _int(str(q.get("turn", ""))[:12])),
-                   mode=mode if mode in MODES else "mask", scope=scope if scope in SCOPES else "new")
+def _initial(q: PageQuery) -> Initial:
+    return Initial(q.turn, q.mode, q.scope)  # type: ignore[arg-type]  # parse_page_query checked mode and scope
 
 
 def _scrub(p: Problem, path: str, name: str) -> Problem:
@@ -80,7 +75,7 @@ class ViewTab:
     def error_value(self, source: str, problems: list) -> str:
         return encode(Failed(panels.problems(source, problems))).decode()
 
-    def opened_value(self, key: str, src: str | None, initial: Initial) -> str:
+    def opened_value(self, key: str, src: str | None, initial: Initial, built: bool = False) -> str:
         """The view's value: the shared outline, this visitor's place, and the chunk that place shows first."""
         r = self.store.get(key)
         assert r is not None
@@ -89,41 +84,47 @@ class ViewTab:
         first = None
         if r.artifact.turns and initial.scope != "row":
             first = r.chunk(turn, initial.scope, r.story_chunk(turn, initial.scope))
-        return encode(Opened(key, src, msgspec.Raw(self.store.outline_json(key)), initial, first)).decode()
+        return encode(Opened(key, src, msgspec.Raw(self.store.outline_json(key)), initial, first, built)).decode()
 
-    def _open(self, label: str, identity: str, reopen, src: str | None, initial: Initial) -> str:
+    def _open(self, label: str, identity: str, reopen, src: str | None, initial: Initial, built: bool = False) -> str:
         try:
             key, _ = self.store.open(identity, reopen)
-            return self.opened_value(key, src, initial)
+            return self.opened_value(key, src, initial, built)
         except ArtifactError as e:
             return self.error_value(label, e.problems)
         except Exception as e:  # analysis of a valid artifact failed: say so in the page, no traceback
             return self.error_value(label, [f"could not analyse it: {type(e).__name__}: {str(e)[:300]}"])
 
-    def source_value(self, source: str, initial: Initial | None = None) -> tuple[str, str]:
+    def source_value(self, source: str, initial: Initial | None = None, built: bool = False) -> tuple[str, str]:
         source = (source or "").strip()
         shown = source if len(source) <= 80 else source[:77] + "…"
         if len(source) > MAX_SRC_CHARS:
             return self.error_value(shown, [Problem("source", "too long to be a source", expected=f"at most "
                                                     f"{MAX_SRC_CHARS} characters", found=f"{len(source):,}")]), ""
+        allow_local = not self.public
         try:
-            identity, folder = identify(source, allow_local=not self.public)
+            identity = identify(source, allow_local=allow_local)
         except ArtifactError as e:
             return self.error_value(shown, e.problems), ""
         except Exception as e:  # a message in the page, never a traceback
             return self.error_value(shown, [f"unexpected {type(e).__name__}"]), ""
-        value = self._open(shown, identity, lambda: Rollout.load(load_artifact(folder(), source=source)), source,
-                           initial or Initial())
+        value = self._open(shown, identity, lambda: Rollout.load(open_artifact(source, allow_local=allow_local)),
+                           source, initial or Initial(), built)
         return value, source
 
     def on_page_load(self, request: gr.Request):
-        """The view for this visitor's URL; nothing to send when it is what the page was built with."""
-        q = dict(request.query_params) if request is not None else {}
-        src = str(q.get("src") or self.default_source)
-        value, loaded = self.source_value(src, initial_from_query(q))
-        if value == self.built_value:  # the page already shows it: no second mount, no extra paint
-            return gr.update(), gr.update(), loaded
-        return value, src[:MAX_SRC_CHARS], loaded
+        """The view a deep link asks for; nothing to send without one (the page was built with the default).
+
+        A link whose source cannot be used says why; a bad turn, mode or scope falls back to the default."""
+        params = dict(request.query_params) if request is not None else {}
+        if not any(k in params for k in ("src", "turn", "mode", "scope")):
+            return gr.update(), gr.update(), self.default_source
+        q = parse_page_query(params, self.public, bundled_examples())
+        if "src" in params and q.src is None and q.problems:
+            return self.error_value("this link", q.problems), gr.update(), ""
+        src = q.src or self.default_source
+        value, loaded = self.source_value(src, _initial(q))
+        return value, src, loaded
 
     def on_upload(self, files):
         paths = [Path(f if isinstance(f, str) else f.name) for f in (files or [])]
@@ -132,22 +133,10 @@ class ViewTab:
         name = paths[0].name if len(paths) == 1 else f"{len(paths)} uploaded files"
 
         def reopen() -> Rollout:
-            work = Path(tempfile.mkdtemp(prefix="rollout-upload-"))
-            try:
-                if len(paths) == 1 and paths[0].suffix.lower() == ".zip":
-                    root = unzip(paths[0], into=work)
-                else:
-                    for p in paths:
-                        if p.name not in FILES:
-                            raise ArtifactError([Problem(p.name, "not an artifact file",
-                                                         expected="a .zip or the artifact files", found=p.name)])
-                        shutil.copy(p, work / p.name)
-                    root = artifact_root(work)
-                return Rollout.load(load_artifact(root, source=name))
-            except ArtifactError as e:  # name the upload, never the temporary folder it was unpacked into
-                raise ArtifactError([_scrub(p, str(work), name) for p in e.problems]) from None
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
+            try:  # open_upload deletes what it unpacked, accepted or refused
+                return Rollout.load(open_upload(paths, label=name))
+            except ArtifactError as e:  # name the upload, never a server folder
+                raise ArtifactError([_scrub(p, str(paths[0].parent), name) for p in e.problems]) from None
 
         try:
             identity = "upload|" + _digest(paths)
@@ -181,7 +170,8 @@ class ViewTab:
         r = self.store.get(str(s.get("key", ""))[:64]) if isinstance(s, dict) else None
         if r is None:
             raise gr.Error("Open a rollout first.")
-        initial = initial_from_query(s)
+        initial = _initial(parse_page_query({k: str(v) for k, v in s.items() if k in ("turn", "mode", "scope")},
+                                            public=False))
         turn = initial.turn if what == "this turn" else None
         try:
             page = export_html(r, turn, mode=initial.mode, scope=initial.scope, at_turn=initial.turn)
@@ -219,7 +209,7 @@ class ViewTab:
 
         # The default rollout is in the page from the start, so a visitor without a deep link sees tokens
         # without waiting for the page-load round trip.
-        self.built_value, _ = self.source_value(self.default_source)
+        self.built_value, _ = self.source_value(self.default_source, built=True)
         self.view = gr.HTML(value=self.built_value, html_template="<div class='tv-mount'></div>",
                             css_template=assets.read("trace_view.css"), apply_default_css=False,
                             js_on_load=assets.read("trace_view.js") + MOUNT_JS,

@@ -1,0 +1,52 @@
+"""Fence the local backend's processes in with bubblewrap where the machine allows it.
+
+The local backend runs opencode, and whatever its bash tool is told to run, on this machine as this
+user. Under `bwrap` every command sees the whole file system read-only except its own work folder
+(and a private /tmp), gets fresh /dev and /proc, its own PID namespace (so it cannot signal our
+processes, and everything in it dies with it), and dies if we die. The network is shared, as
+without bwrap: the proxy, the model endpoint and opencode talk over loopback.
+
+`available()` runs a quick self-test once per process (bwrap present, and a write outside the work
+folder really fails). When it fails, the caller falls back to running commands unfenced and says
+so (a progress warning, and `isolation: "none"` in the artifact's summary.capture).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+BUBBLEWRAP = "bubblewrap"
+NONE = "none"
+
+
+def wrap(argv: list[str], workdir: Path, cwd: str) -> list[str]:
+    """`argv` run under bwrap with only `workdir` writable (a private tmpfs on /tmp besides)."""
+    work = str(workdir)
+    return ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            "--bind", work, work,  # after the tmpfs: the work folder usually lives under /tmp
+            "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
+            "--chdir", cwd, "--", *argv]
+
+
+@lru_cache(maxsize=1)
+def available() -> tuple[bool, str]:
+    """(usable, why not): bwrap exists, and a fenced command can write its folder but nothing outside
+    it that the host sees."""
+    if shutil.which("bwrap") is None:
+        return False, "bwrap is not installed (Debian package `bubblewrap`)"
+    with tempfile.TemporaryDirectory(prefix="rollout-bwrap-test-") as d:
+        work, outside = Path(d) / "work", Path(d) / "outside"
+        work.mkdir()
+        # outside the work folder a write either fails or lands in the private /tmp: never on the host
+        probe = f"echo ok > {work}/in && {{ (echo no > {outside}) 2>/dev/null; true; }}"
+        try:
+            r = subprocess.run(wrap(["sh", "-c", probe], work, str(work)), capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return False, f"bwrap did not run: {type(e).__name__}"
+        if r.returncode != 0 or not (work / "in").is_file() or outside.exists():
+            return False, f"bwrap failed its self-test (exit {r.returncode}: {r.stderr.strip()[:200]})"
+    return True, ""
