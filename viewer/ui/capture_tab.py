@@ -43,7 +43,7 @@ LABELS = {"backend": "Backend", "model": "Model", "endpoint": "Endpoint URL", "s
           "seed": "Dataset seed", "rollout_seed": "Rollout seed", "task_index": "Task index",
           "timeout_s": "Timeout (s)", "sandbox_image": "Sandbox image", "sandbox_flavor": "Sandbox flavor",
           "local_model": "Local model", "out_dir": "Output folder"}
-REQUIRED = ("model", "endpoint", "dataset")
+REQUIRED = ("model", "endpoint", "dataset", "sandbox_image", "sandbox_flavor")  # the sandbox pair: shown for hf-sandbox only
 LOCAL_BACKEND_NOTE = ("**The local backend is not a sandbox.** The agent's commands (opencode's bash and file "
                       "writes) run on this machine, as the user running this app, in a temporary folder. Use it with "
                       "a model and tasks you trust.")
@@ -161,8 +161,7 @@ class CaptureTab:
             n_prompts=numbers["n_prompts"] if numbers["n_prompts"] is not None else DEFAULTS.n_prompts,
             seed=numbers["seed"] if numbers["seed"] is not None else DEFAULTS.seed, rollout_seed=rollout_seed,
             task_index=numbers["task_index"] if numbers["task_index"] is not None else DEFAULTS.task_index,
-            sandbox_image=text("sandbox_image") or DEFAULTS.sandbox_image,
-            sandbox_flavor=text("sandbox_flavor") or DEFAULTS.sandbox_flavor,
+            sandbox_image=text("sandbox_image"), sandbox_flavor=text("sandbox_flavor"),
             timeout_s=timeout_s, out_dir=out_dir, public=self.public)
         return cfg, found
 
