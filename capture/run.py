@@ -46,15 +46,17 @@ def _load_tokenizer(cfg: CaptureConfig, say) -> Any:
     from transformers import AutoTokenizer
 
     name = cfg.tokenizer or cfg.model
-    offline = hub.unreachable()
-    why = ""
-    for local_only in (True,) if offline else (True, False):
+    offline, why = None, ""
+    for local_only in (True, False):
+        if not local_only and (offline := hub.unreachable()):  # asked only when the local files are not enough
+            break
         try:
             if cfg.public:
                 from huggingface_hub import snapshot_download
 
+                # token=False without the visitor's own: the server's credentials never read a visitor's pick
                 folder = snapshot_download(name, allow_patterns=TOKENIZER_FILES, local_files_only=local_only,
-                                           token=cfg.hf_token)
+                                           token=cfg.hf_token or False)
                 return AutoTokenizer.from_pretrained(folder, local_files_only=True)
             return AutoTokenizer.from_pretrained(name, local_files_only=local_only)
         except Exception as e:  # no tokenizer is a notice, not a failure
