@@ -364,9 +364,9 @@ class CaptureTab:
             self.check_btn = gr.Button("Check endpoint", elem_id="cap-check")
             self.run_btn = gr.Button("Capture", variant="primary", elem_id="cap-run")
             self.cancel_btn = gr.Button("Cancel", variant="stop", elem_id="cap-cancel")
-        self.preview_box = gr.HTML(elem_id="cap-preview-box")
-        self.verdict = gr.HTML(elem_id="cap-verdict")
-        self.status = gr.HTML(elem_id="cap-status")
+        self.preview_box = gr.HTML(elem_id="cap-preview-box", padding=False)
+        self.verdict = gr.HTML(elem_id="cap-verdict", padding=False)
+        self.status = gr.HTML(elem_id="cap-status", padding=False)
         self.log = gr.Textbox(label="Log", lines=12, max_lines=12, autoscroll=True, interactive=False, elem_id="cap-log")
         with gr.Row():
             self.download = gr.File(label="Artifact (.zip)", interactive=False, elem_id="cap-download")
