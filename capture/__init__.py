@@ -8,13 +8,13 @@ from .agent import Cancelled
 from .config import (BACKENDS, DEFAULT_DATASET, DEFAULT_FLAVOR, DEFAULT_IMAGE, ENDPOINT_FIELDS, TASK_FIELDS,
                      CaptureConfig, problems, redact_url)
 from .errors import CaptureError, flag
-from .policy import check_public, public_datasets
+from .policy import PolicyError, check_public, public_problems
 from .preflight import Verdict, check_endpoint
 from .progress import Progress
 from .run import capture, check, push
 from .tasks import TaskError, TaskSpec, task_for
 
 __all__ = ["BACKENDS", "DEFAULT_DATASET", "DEFAULT_FLAVOR", "DEFAULT_IMAGE", "ENDPOINT_FIELDS", "TASK_FIELDS",
-           "Cancelled", "CaptureConfig", "CaptureError", "Progress", "TaskError", "TaskSpec", "Verdict", "capture",
-           "check", "check_endpoint", "check_public", "flag", "problems", "public_datasets", "push", "redact_url",
-           "task_for"]
+           "Cancelled", "CaptureConfig", "CaptureError", "PolicyError", "Progress", "TaskError", "TaskSpec", "Verdict",
+           "capture", "check", "check_endpoint", "check_public", "flag", "problems", "public_problems", "push",
+           "redact_url", "task_for"]

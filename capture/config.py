@@ -47,8 +47,8 @@ class CaptureConfig:
     context: int = 32768
     deny_tools: tuple[str, ...] = opencode.DENIED_TOOLS
     local_model: bool = False  # serve SmolLM2-135M-Instruct with vLLM CPU for this capture (capture/local_model.py)
-    # Asked for by a visitor of a public deployment: every name is a Hub id, never a server path, and
-    # capture.policy.check_public must pass before anything runs.
+    # Asked for by a visitor of a public deployment: capture.policy.check_public must pass before
+    # anything runs, and the tokenizer is fetched by Hub repo id, never looked up as a server folder.
     public: bool = False
     api_key: str | None = field(default=None, repr=False)  # upstream credential, never logged
     hf_token: str | None = field(default=None, repr=False)

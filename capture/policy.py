@@ -1,64 +1,120 @@
-"""What a visitor of a public deployment may ask a capture to do: nothing that names a server path or
-runs on the server itself.
+"""What a public deployment lets a visitor ask a capture to do: nothing that names this server.
 
-A public server (`app.py --public`, a Space) takes capture settings from strangers, who can call its
-API directly with any value, hidden fields included. `check_public(cfg)` is the gate every such
-request passes before anything is read, imported, probed or started: no training script, no local
-task file, no local tokenizer folder, no local backend (it runs the agent's commands on the server),
-no endpoint on the server's own network. The dataset is compared with the owner's list as a plain
-string, so the answer never depends on what exists on the server's disk.
+On a public app every form field is typed by a stranger, and several fields are read as server
+paths by the code behind them: the training script (`example`) is imported and run, a dataset file
+or folder is read (and a "does not exist" reply says whether a path exists), a tokenizer or model
+name that is a local folder is loaded from disk, and the output folder is written. The `local`
+backend runs the agent's commands on this machine. `public_problems` lists every such field,
+named as the Capture form labels it, without echoing the value (the reply must not reflect a server
+path back either); `capture.run.capture(..., public=True)` refuses on any of them, so the rule holds
+in the library and not only in the UI.
+
+Pure checks on the config text, except one: a name that would be found as a path relative to the
+working directory is refused too (the libraries that load datasets and tokenizers look there first).
 """
 
 from __future__ import annotations
 
 import ipaddress
-import os
 import re
+from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
-from .config import DEFAULT_DATASET, CaptureConfig
-from .errors import CaptureError
-
-DATASETS_ENV = "ROLLOUT_VIEWER_CAPTURE_DATASETS"  # comma-separated Hub dataset ids a visitor may pick
-# A Hub repo id (name or org/name); anything else (a slash-led, dotted or nested path) is refused unread.
-_REPO_ID = re.compile(r"^(?:[A-Za-z0-9][\w.-]{0,95}/)?[A-Za-z0-9][\w.-]{0,95}$")
-
-
-def public_datasets() -> list[str]:
-    """The Hub datasets a visitor of a public server may capture from (the owner's list, or the default)."""
-    listed = [d.strip() for d in os.environ.get(DATASETS_ENV, "").split(",") if d.strip()]
-    return listed or [DEFAULT_DATASET]
+# The labels the Capture form shows (viewer/ui/capture_tab.py); messages must use these.
+LABELS = {"backend": "Backend", "model": "Model", "endpoint": "Endpoint URL", "sandbox_vllm_url": "Endpoint URL",
+          "dataset": "Dataset", "example": "Training script", "tokenizer": "Tokenizer", "out_dir": "Output folder",
+          "local_model": "Backend"}
+# org/name as the Hub spells repo ids; one slash, no leading dot, no path tricks
+HUB_REPO = re.compile(r"^[A-Za-z0-9][\w-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
+# a served model name: a Hub id or a bare name (vLLM's --served-model-name), never a path
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(?:/[A-Za-z0-9][\w.-]{0,95})?$")
+FILE_SUFFIXES = (".json", ".jsonl", ".parquet", ".csv", ".txt", ".py", ".arrow", ".zip", ".gz")
 
 
-def _is_repo_id(value: str) -> bool:
-    return bool(_REPO_ID.match(value)) and ".." not in value and not value.endswith((".json", ".jsonl", ".parquet"))
+@dataclass(frozen=True)
+class PolicyProblem:
+    field: str  # CaptureConfig field
+    label: str  # how the form names it
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.label}: {self.reason}"
 
 
-def _internal_host(url: str) -> bool:
-    """True when the URL names this machine or its private network by name or address literal."""
-    host = (urlsplit(url).hostname or "").lower()
-    if host in ("", "localhost") or host.endswith((".localhost", ".local", ".internal")):
+class PolicyError(ValueError):
+    """The config asks for something a public deployment does not allow; `problems` says each."""
+
+    def __init__(self, problems: list[PolicyProblem]):
+        self.problems = problems
+        super().__init__("; ".join(str(p) for p in problems))
+
+
+def _exists_here(name: str) -> bool:
+    try:
+        return Path(name).exists()
+    except (OSError, ValueError):
+        return True  # cannot tell: treat as a path
+
+
+def _hub_id(value: str) -> bool:
+    return bool(HUB_REPO.fullmatch(value)) and not value.lower().endswith(FILE_SUFFIXES) and not _exists_here(value)
+
+
+def _private_host(url: str) -> bool:
+    """True for URLs the server itself would reach on its own machine or private network."""
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").strip("[]").lower()
+    except ValueError:
+        return True
+    if parts.scheme not in ("http", "https") or not host:
+        return True
+    if host == "localhost" or host.endswith((".localhost", ".local", ".internal")):
         return True
     try:
         ip = ipaddress.ip_address(host)
     except ValueError:
-        return False
-    return ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_reserved or ip.is_unspecified
+        return False  # a DNS name: resolved by the endpoint check, which only asks an OpenAI-style API
+    return ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_unspecified or ip.is_reserved or ip.is_multicast
 
 
-def check_public(cfg: CaptureConfig) -> None:
-    """Raise `CaptureError` (naming the setting, never echoing a path) unless a public visitor may run `cfg`."""
+def public_problems(cfg, allowed_out_root: str | Path | None = None) -> list[PolicyProblem]:
+    """Every field of `cfg` (a CaptureConfig) that a public deployment must refuse, or [].
+
+    `allowed_out_root`: the folder the server writes captures under; an out_dir outside it is refused
+    (the app chooses out_dir itself; this stops a visitor-chosen one reaching the library)."""
+    found: list[PolicyProblem] = []
+
+    def refuse(field: str, reason: str) -> None:
+        found.append(PolicyProblem(field, LABELS[field], reason))
+
     if cfg.backend != "hf-sandbox" or cfg.local_model:
-        field = "local_model" if cfg.local_model else "backend"
-        raise CaptureError("must be hf-sandbox on a public server: the local backend runs the agent's commands "
-                           "on the server itself", field)
+        refuse("local_model" if cfg.local_model else "backend",
+               "a public app runs captures only in a Hugging Face sandbox (hf-sandbox); the local backend runs "
+               "the agent's commands on this server")
     if cfg.example:
-        raise CaptureError("cannot be set on a public server: it would run a file from the server", "example")
-    if cfg.dataset not in public_datasets():
-        raise CaptureError("must be one of the Hub datasets this server allows: " + ", ".join(public_datasets()),
-                           "dataset")
-    if cfg.tokenizer and not _is_repo_id(cfg.tokenizer):
-        raise CaptureError("must be a Hugging Face Hub repo id (org/name) on a public server", "tokenizer")
-    if cfg.llm_url and _internal_host(cfg.llm_url):
-        raise CaptureError("must be a public address on a public server (not localhost or a private network)",
-                           cfg.url_field)
+        refuse("example", "a public app does not take a training script: it would run as code on this server")
+    if cfg.dataset and not _hub_id(cfg.dataset):
+        refuse("dataset", "a public app takes only a Hub dataset id (org/name), not a file or folder")
+    if cfg.tokenizer and not _hub_id(cfg.tokenizer):
+        refuse("tokenizer", "a public app takes only a Hub model id (org/name), not a file or folder")
+    if not cfg.tokenizer and (not MODEL_NAME.fullmatch(cfg.model or "") or _exists_here(cfg.model)):
+        # without a tokenizer field the model name is loaded as the tokenizer: the same rule applies
+        refuse("model", "a public app takes a model name or Hub id (org/name), not a file or folder")
+    url = cfg.sandbox_vllm_url if cfg.backend == "hf-sandbox" else None  # local is refused above
+    if url and _private_host(url):
+        refuse("sandbox_vllm_url", "a public app takes only a public http(s) URL, not this machine or a private network")
+    if allowed_out_root is not None:
+        root = Path(allowed_out_root).resolve()
+        out = Path(cfg.out_dir).resolve()
+        if out == root or not out.is_relative_to(root):
+            refuse("out_dir", "a public app chooses where captures are written")
+    return found
+
+
+def check_public(cfg, allowed_out_root: str | Path | None = None) -> None:
+    """Raise PolicyError naming every field a public deployment refuses (see `public_problems`)."""
+    problems = public_problems(cfg, allowed_out_root)
+    if problems:
+        raise PolicyError(problems)

@@ -26,11 +26,10 @@ from . import hub, opencode
 from .agent import AgentError, AgentRun, Cancelled, Layout, free_port
 from .config import CaptureConfig, problems, redact_url
 from .errors import CaptureError
-from .policy import check_public
 from .preflight import check_endpoint
 from .progress import Callback, Reporter
 from .sandbox import LocalSandbox
-from .tasks import task_for
+from .tasks import refuse_for_public, task_for
 from .turns import TurnError, derive_turns
 
 # The files a tokenizer needs, fetched alone when a public server loads one from the Hub.
@@ -103,18 +102,22 @@ LOCAL_MODEL_MAX_OUTPUT = 512
 def check(cfg: CaptureConfig) -> None:
     """Refuse a malformed request, or a public one that names a server path, before anything starts."""
     if cfg.public:
-        check_public(cfg)
+        refuse_for_public(cfg)
     found = problems(cfg)
     if found:
         raise found[0]
 
 
 def capture(cfg: CaptureConfig, progress: Callback | None = None, cancel: threading.Event | None = None,
-            sandbox_factory: Callable | None = None) -> Artifact:
+            sandbox_factory: Callable | None = None, public: bool = False) -> Artifact:
+    """Run one capture. A public request (`cfg.public`, or `public=True`) is refused first if any field
+    names a server path or asks for the local backend (capture/policy.py)."""
+    if public:
+        cfg = replace(cfg, public=True)
     say = Reporter(progress)
     if cfg.local_model:  # it supplies its own endpoint and model; _capture checks the rest
         if cfg.public:
-            check_public(cfg)  # refuses it: the model and the agent would run on the server
+            refuse_for_public(cfg)  # refuses it: the model and the agent would run on the server
         return _capture_with_local_model(cfg, say, cancel, sandbox_factory)
     return _capture(cfg, say, cancel, sandbox_factory)
 
@@ -160,14 +163,14 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
     check(cfg)
     out = _check_out_dir(cfg)
     rollout_seed = cfg.rollout_seed if cfg.rollout_seed is not None else cfg.seed
-    if cfg.backend == "hf-sandbox" and sandbox_factory is None:
-        offline = hub.unreachable()
-        if offline:  # say it now, not after minutes of retries
-            raise CaptureError(f"hf-sandbox needs the Hugging Face Hub, which this machine cannot reach now "
-                               f"({offline})", "backend")
 
     say(f"building tasks from {cfg.example or cfg.dataset} (n_prompts={cfg.n_prompts}, seed={cfg.seed})", stage="task")
-    task = task_for(cfg)
+    task = task_for(cfg)  # fails at once offline too (a Hub dataset is refused without retries)
+    if cfg.backend == "hf-sandbox" and sandbox_factory is None:
+        offline = hub.unreachable()
+        if offline:  # say it now, not after the endpoint probe and minutes of sandbox retries
+            raise CaptureError(f"hf-sandbox needs the Hugging Face Hub, which this machine cannot reach now "
+                               f"({offline})", "backend")
     say(f"task index={task.index} id={task.task_id[:12]} held_out_tests={len(task.held_out)} "
         f"dataset_seed={cfg.seed} rollout_seed={rollout_seed}")
 

@@ -28,7 +28,7 @@ from recipe.tasks import instruction_for, task_id, visible_tests_from
 from . import hub
 from .config import CaptureConfig
 from .errors import CaptureError
-from .policy import check_public
+from .policy import PolicyError, check_public
 
 DEFAULT_CONFIG = "primeintellect"
 N_TESTS_EVAL = 12
@@ -174,13 +174,21 @@ def select_task(tasks: list[TaskSpec], index: int) -> TaskSpec:
     return tasks[index]
 
 
+def refuse_for_public(cfg: CaptureConfig) -> None:
+    """`check_public` as a CaptureError: each refused field by its form label, never its value."""
+    try:
+        check_public(cfg)
+    except PolicyError as e:
+        raise CaptureError("; ".join(str(p) for p in e.problems)) from None
+
+
 def task_for(cfg: CaptureConfig) -> TaskSpec:
     """The task a capture with these settings runs (the one place tasks are built for a run or a preview).
 
     A public config passes `check_public` first, so nothing a visitor names is read from the server.
     """
     if cfg.public:
-        check_public(cfg)
+        refuse_for_public(cfg)
     if cfg.example:
         tasks = tasks_from_example(Path(cfg.example), cfg.n_prompts, cfg.seed)
     else:

@@ -61,7 +61,7 @@ def test_public_exploit_through_the_http_api(tmp_path, monkeypatch):
             assert not marker.exists(), f"{name}: the uploaded script ran on the server"
             assert server_path not in text, (name, text)
             assert "Not allowed on a public server" in text, text
-            assert "Tokenizer must be a Hugging Face Hub repo id" in text, text  # the first path field it meets
+            assert "Tokenizer: a public app takes only a Hub model id" in text, text
         assert not (tmp_path / "captures").exists()
         # a wrong password is refused before anything else
         labels = [p["label"] for p in api["/preview"]["parameters"]]

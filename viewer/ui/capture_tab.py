@@ -7,8 +7,10 @@ is running. Cancel stops the agent and the sandbox, and nothing is written. The 
 is only passed to the Hub call that needs it: never echoed, logged or stored.
 
 On a public server (`public=True`) the form has no field that names a server path and no local
-backend, and every handler first asks the gate (capture_gate.py) and `capture.check_public`: a
-visitor calling the API directly meets the same checks as one using the page.
+backend, and every handler first asks the gate (capture_gate.py), then compares the dataset with the
+owner's list (a plain string comparison: the answer never depends on what exists on the server's
+disk), then `capture.check_public`: a visitor calling the API directly meets the same checks as one
+using the page.
 """
 
 from __future__ import annotations
@@ -27,13 +29,15 @@ from typing import Any
 import gradio as gr
 
 from artifact import Artifact
-from capture import (BACKENDS, ENDPOINT_FIELDS, TASK_FIELDS, Cancelled, CaptureConfig, CaptureError, Progress,
-                     capture, check_endpoint, check_public, problems, public_datasets, push, task_for)
+from capture import (BACKENDS, DEFAULT_DATASET, ENDPOINT_FIELDS, TASK_FIELDS, Cancelled, CaptureConfig,
+                     CaptureError, PolicyError, Progress, capture, check_endpoint, check_public, problems, push,
+                     task_for)
 from viewer.render import safe
 
 from .capture_gate import Gate
 
 CAPTURE_DIR_ENV = "ROLLOUT_VIEWER_CAPTURE_DIR"
+DATASETS_ENV = "ROLLOUT_VIEWER_CAPTURE_DATASETS"  # comma-separated Hub dataset ids a public visitor may pick
 MAX_LOG_LINES = 400
 DEFAULTS = CaptureConfig()  # the form's defaults are the library's
 
@@ -72,6 +76,12 @@ class Slot:
 
     def describe(self) -> str:
         return f"a capture is already running (stage: {self.stage or 'starting'}, {time.monotonic() - self.started:.0f} s)"
+
+
+def public_datasets() -> list[str]:
+    """The Hub datasets a visitor of a public server may capture from (the owner's list, or the default)."""
+    listed = [d.strip() for d in os.environ.get(DATASETS_ENV, "").split(",") if d.strip()]
+    return listed or [DEFAULT_DATASET]
 
 
 def captures_root() -> Path:
@@ -181,10 +191,17 @@ class CaptureTab:
             return None, _error_html(testid, [refused], "Not allowed")
         cfg, found = self.config(values, out_dir)
         if self.public:
-            try:
-                check_public(cfg)
-            except CaptureError as e:
-                return None, _error_html(testid, [describe(e)], "Not allowed on a public server")
+            refused = []
+            if cfg.dataset not in public_datasets():  # before check_public, which looks for it on disk
+                refused.append("Dataset: must be one of the Hub datasets this server offers: "
+                               + ", ".join(public_datasets()))
+            else:
+                try:
+                    check_public(cfg, allowed_out_root=captures_root() if out_dir else None)
+                except PolicyError as e:
+                    refused = [str(p) for p in e.problems]
+            if refused:
+                return None, _error_html(testid, refused, "Not allowed on a public server")
         found = [p for p in found if only is None or p.field in only] + problems(cfg, only)
         return (None, _error_html(testid, [describe(p) for p in found])) if found else (cfg, "")
 
