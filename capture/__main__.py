@@ -8,36 +8,39 @@ import os
 import sys
 
 from .agent import Cancelled
+from .config import BACKENDS, CaptureConfig
+from .errors import CaptureError
 from .progress import print_progress
-from .run import DEFAULT_FLAVOR, DEFAULT_IMAGE, CaptureConfig, CaptureError, capture
-from .tasks import DEFAULT_DATASET
+from .run import capture
+
+DEFAULTS = CaptureConfig()  # the flags' defaults are the library's
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m capture", description="Capture one opencode rollout trace as an artifact.")
-    p.add_argument("--model", default="Qwen/Qwen3-8B", help="served model name (and tokenizer id)")
-    p.add_argument("--backend", choices=["hf-sandbox", "local"], default="hf-sandbox",
+    p.add_argument("--model", default=DEFAULTS.model, help="served model name (and tokenizer id)")
+    p.add_argument("--backend", choices=BACKENDS, default=DEFAULTS.backend,
                    help="where opencode runs: a Hugging Face sandbox, or this machine")
     p.add_argument("--sandbox-vllm-url", default=None, help="public URL the remote sandbox reaches vLLM through")
     p.add_argument("--endpoint", default=None, help="local backend: the OpenAI-compatible server (vLLM) to forward to")
     p.add_argument("--local-model", action="store_true",
                    help="no GPU, no network: serve SmolLM2-135M-Instruct with vLLM's CPU build for this capture "
                         "(prepared once by scripts/local_model.sh prepare; implies --backend local)")
-    p.add_argument("--dataset", default=DEFAULT_DATASET, help="Hub dataset id, or a local .jsonl/.parquet file "
+    p.add_argument("--dataset", default=DEFAULTS.dataset, help="Hub dataset id, or a local .jsonl/.parquet file "
                    "of rows with `problem` and `tests`")
     p.add_argument("--example", default=None, help="a training script defining build_dataset (TRL's "
                    "opencode_hf_sandbox.py): the source of truth for which task an index points at")
-    p.add_argument("--n-prompts", type=int, default=64, help="same as training, so task indices line up")
-    p.add_argument("--seed", type=int, default=0, help="dataset seed: decides which task each index points at")
+    p.add_argument("--n-prompts", type=int, default=DEFAULTS.n_prompts, help="same as training, so task indices line up")
+    p.add_argument("--seed", type=int, default=DEFAULTS.seed, help="dataset seed: decides which task each index points at")
     p.add_argument("--rollout-seed", type=int, default=None, help="seed for the rollout only (defaults to --seed)")
-    p.add_argument("--task-index", type=int, default=0, help="which task of the built dataset to capture")
-    p.add_argument("--sandbox-image", default=DEFAULT_IMAGE)
-    p.add_argument("--sandbox-flavor", default=DEFAULT_FLAVOR)
-    p.add_argument("--out-dir", default="trace_artifact")
-    p.add_argument("--timeout-s", type=float, default=900.0)
+    p.add_argument("--task-index", type=int, default=DEFAULTS.task_index, help="which task of the built dataset to capture")
+    p.add_argument("--sandbox-image", default=DEFAULTS.sandbox_image)
+    p.add_argument("--sandbox-flavor", default=DEFAULTS.sandbox_flavor)
+    p.add_argument("--out-dir", default=DEFAULTS.out_dir)
+    p.add_argument("--timeout-s", type=float, default=DEFAULTS.timeout_s)
     p.add_argument("--tokenizer", default=None, help="tokenizer path or id when it differs from --model")
-    p.add_argument("--max-output-tokens", type=int, default=8192, help="per-turn completion cap")
-    p.add_argument("--context", type=int, default=32768, help="the model's context length, told to opencode")
+    p.add_argument("--max-output-tokens", type=int, default=DEFAULTS.max_output_tokens, help="per-turn completion cap")
+    p.add_argument("--context", type=int, default=DEFAULTS.context, help="the model's context length, told to opencode")
     p.add_argument("--push-to-dataset", default=os.environ.get("PUSH_TO_DATASET"),
                    help="Hub dataset repo to upload the artifact to (or set PUSH_TO_DATASET)")
     return p.parse_args(argv)

@@ -53,15 +53,6 @@ class Layout:
         return f"{self.home}/.capture"
 
 
-@dataclass
-class AgentResult:
-    entries: list[dict]
-    timed_out: bool
-    exit_code: int | None
-    solution: str | None
-    events: list[dict]
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

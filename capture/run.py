@@ -11,11 +11,10 @@ from __future__ import annotations
 import sys
 import threading
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import urlsplit, urlunsplit
 
 from artifact import Artifact, ArtifactError, OutDirExists, Summary, Task, TestResult, write_artifact
 from artifact.trace import calls_from_entries
@@ -23,71 +22,46 @@ from recipe.agent_turns import select_agent_calls
 from recipe.reward import reward_waterfall
 from recipe.verifier import score
 
-from . import opencode
+from . import hub, opencode
 from .agent import AgentError, AgentRun, Cancelled, Layout, free_port
-from .policy import PolicyError, check_public
+from .config import CaptureConfig, problems, redact_url
+from .errors import CaptureError
 from .preflight import check_endpoint
 from .progress import Callback, Reporter
 from .sandbox import LocalSandbox
-from .tasks import DEFAULT_DATASET, TaskError, build_tasks, load_rows, select_task, tasks_from_example
+from .tasks import refuse_for_public, task_for
 from .turns import TurnError, derive_turns
 
-DEFAULT_IMAGE = "ghcr.io/huggingface/openenv-opencode-sandbox:latest"
-DEFAULT_FLAVOR = "cpu-basic"
-
-
-class CaptureError(RuntimeError):
-    """A capture that could not finish; the message is for the user."""
-
-
-@dataclass
-class CaptureConfig:
-    model: str = "Qwen/Qwen3-8B"
-    backend: str = "hf-sandbox"  # or "local"
-    endpoint: str | None = None  # local: the OpenAI-compatible server the proxy forwards to
-    sandbox_vllm_url: str | None = None  # hf-sandbox: a URL the remote sandbox can reach
-    dataset: str = DEFAULT_DATASET
-    example: str | None = None
-    n_prompts: int = 64
-    seed: int = 0
-    rollout_seed: int | None = None
-    task_index: int = 0
-    sandbox_image: str = DEFAULT_IMAGE
-    sandbox_flavor: str = DEFAULT_FLAVOR
-    out_dir: str = "trace_artifact"
-    timeout_s: float = 900.0
-    push_to_dataset: str | None = None
-    tokenizer: str | None = None  # path or hub id of the tokenizer, for re-tokenized prompts and offline rendering
-    max_output_tokens: int = 8192
-    context: int = 32768
-    deny_tools: tuple[str, ...] = opencode.DENIED_TOOLS
-    local_model: bool = False  # serve SmolLM2-135M-Instruct with vLLM CPU for this capture (capture/local_model.py)
-    api_key: str | None = field(default=None, repr=False)  # upstream credential, never logged
-    hf_token: str | None = field(default=None, repr=False)
-
-    @property
-    def llm_url(self) -> str | None:
-        return self.endpoint if self.backend == "local" else self.sandbox_vllm_url
-
-
-def redact_url(url: str) -> str:
-    """The URL without credentials or query (what may be recorded in an artifact)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
+# The files a tokenizer needs, fetched alone when a public server loads one from the Hub.
+TOKENIZER_FILES = ["tokenizer*", "special_tokens_map.json", "vocab*", "merges.txt", "*.model", "config.json",
+                   "chat_template*"]
 
 def _load_tokenizer(cfg: CaptureConfig, say) -> Any:
+    """The tokenizer for re-tokenized prompts and text, or None with a notice (never a failure).
+
+    Local files first; the Hub only when it answers (offline, transformers retries for about 50 s).
+    A public config names a Hub repo, never a folder on the server, so it is fetched by repo id.
+    """
     from transformers import AutoTokenizer
 
     name = cfg.tokenizer or cfg.model
+    offline, why = None, ""
     for local_only in (True, False):
+        if not local_only and (offline := hub.unreachable()):  # asked only when the local files are not enough
+            break
         try:
+            if cfg.public:
+                from huggingface_hub import snapshot_download
+
+                # token=False without the visitor's own: the server's credentials never read a visitor's pick
+                folder = snapshot_download(name, allow_patterns=TOKENIZER_FILES, local_files_only=local_only,
+                                           token=cfg.hf_token or False)
+                return AutoTokenizer.from_pretrained(folder, local_files_only=True)
             return AutoTokenizer.from_pretrained(name, local_files_only=local_only)
         except Exception as e:  # no tokenizer is a notice, not a failure
             why = f"{type(e).__name__}: {str(e)[:200]}"
+    if offline:
+        why = f"not in the local cache, and the Hub is out of reach: {offline}"
     say(f"no tokenizer for {name} ({why}); the artifact keeps engine ids only and renders ids without text")
     return None
 
@@ -125,17 +99,25 @@ LOCAL_MODEL_DENY = opencode.DENIED_TOOLS + ("glob", "grep", "list", "read", "ski
 LOCAL_MODEL_MAX_OUTPUT = 512
 
 
+def check(cfg: CaptureConfig) -> None:
+    """Refuse a malformed request, or a public one that names a server path, before anything starts."""
+    if cfg.public:
+        refuse_for_public(cfg)
+    found = problems(cfg)
+    if found:
+        raise found[0]
+
+
 def capture(cfg: CaptureConfig, progress: Callback | None = None, cancel: threading.Event | None = None,
             sandbox_factory: Callable | None = None, public: bool = False) -> Artifact:
-    """Run one capture. `public=True` (a public app) first refuses any field that names a server path
-    and the local backend (capture/policy.py), before anything is read, imported or started."""
+    """Run one capture. A public request (`cfg.public`, or `public=True`) is refused first if any field
+    names a server path or asks for the local backend (capture/policy.py)."""
     if public:
-        try:
-            check_public(cfg)
-        except PolicyError as e:
-            raise CaptureError(f"refused on a public app: {e}") from None
+        cfg = replace(cfg, public=True)
     say = Reporter(progress)
-    if cfg.local_model:
+    if cfg.local_model:  # it supplies its own endpoint and model; _capture checks the rest
+        if cfg.public:
+            refuse_for_public(cfg)  # refuses it: the model and the agent would run on the server
         return _capture_with_local_model(cfg, say, cancel, sandbox_factory)
     return _capture(cfg, say, cancel, sandbox_factory)
 
@@ -143,7 +125,7 @@ def capture(cfg: CaptureConfig, progress: Callback | None = None, cancel: thread
 def _check_out_dir(cfg: CaptureConfig) -> Path:
     out = Path(cfg.out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise CaptureError(f"--out-dir {out} already exists and is not empty: choose another or remove it")
+        raise CaptureError(f"{out} already exists and is not empty: choose another or remove it", "out_dir")
     return out
 
 
@@ -178,21 +160,17 @@ def _capture_with_local_model(cfg: CaptureConfig, say: Reporter, cancel: threadi
 
 def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
              sandbox_factory: Callable | None, served_by: str | None = None) -> Artifact:
+    check(cfg)
     out = _check_out_dir(cfg)
-    if cfg.backend not in ("local", "hf-sandbox"):
-        raise CaptureError(f"--backend must be local or hf-sandbox, not {cfg.backend!r}")
-    if not cfg.llm_url:
-        raise CaptureError("--endpoint is required with --backend local" if cfg.backend == "local"
-                           else "--sandbox-vllm-url is required with --backend hf-sandbox")
     rollout_seed = cfg.rollout_seed if cfg.rollout_seed is not None else cfg.seed
 
     say(f"building tasks from {cfg.example or cfg.dataset} (n_prompts={cfg.n_prompts}, seed={cfg.seed})", stage="task")
-    try:
-        tasks = (tasks_from_example(Path(cfg.example), cfg.n_prompts, cfg.seed) if cfg.example
-                 else build_tasks(load_rows(cfg.dataset), cfg.n_prompts, cfg.seed))
-        task = select_task(tasks, cfg.task_index)
-    except TaskError as e:
-        raise CaptureError(str(e)) from None
+    task = task_for(cfg)  # fails at once offline too (a Hub dataset is refused without retries)
+    if cfg.backend == "hf-sandbox" and sandbox_factory is None:
+        offline = hub.unreachable()
+        if offline:  # say it now, not after the endpoint probe and minutes of sandbox retries
+            raise CaptureError(f"hf-sandbox needs the Hugging Face Hub, which this machine cannot reach now "
+                               f"({offline})", "backend")
     say(f"task index={task.index} id={task.task_id[:12]} held_out_tests={len(task.held_out)} "
         f"dataset_seed={cfg.seed} rollout_seed={rollout_seed}")
 
@@ -294,7 +272,8 @@ def push(folder: Path, repo: str, token: str | None, say) -> str:
         api.upload_folder(folder_path=str(folder), repo_id=repo, repo_type="dataset",
                           commit_message="Capture one opencode rollout trace")
     except Exception as e:
-        raise CaptureError(f"the artifact is written at {folder} but pushing to {repo} failed: "
+        # no folder in the message: on a public server it is a server path
+        raise CaptureError(f"pushing to {repo} failed (the artifact itself is written and kept): "
                            f"{type(e).__name__}: {str(e)[:300]}") from None
     url = f"https://huggingface.co/datasets/{repo}"
     say(f"pushed: {url}")

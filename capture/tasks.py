@@ -6,6 +6,9 @@ shuffled with `random.Random(seed)`, keeping rows with at least 3 stdin/stdout t
 `n_prompts` of them; held-out tests capped at 12. With `--example PATH` the user's copy of TRL's
 training script is loaded and its `build_dataset` decides instead, exactly as the seed does, so a
 task index means what it meant in training.
+
+`task_for(cfg)` is the one place a capture's task is built: the capture itself and the Capture tab's
+Preview both call it, so the preview shows exactly the task the run will get.
 """
 
 from __future__ import annotations
@@ -22,7 +25,11 @@ from typing import Any
 from artifact import TestCase
 from recipe.tasks import instruction_for, task_id, visible_tests_from
 
-DEFAULT_DATASET = "agentica-org/DeepCoder-Preview-Dataset"
+from . import hub
+from .config import CaptureConfig
+from .errors import CaptureError
+from .policy import PolicyError, check_public
+
 DEFAULT_CONFIG = "primeintellect"
 N_TESTS_EVAL = 12
 MIN_TESTS = 3
@@ -30,8 +37,8 @@ _PREFIX = re.compile(r"^\s*Solve the following coding problem using the programm
 _SUFFIX = re.compile(r"\n\s*(The input will be|Now solve the problem|Now solve this problem).*\Z", re.S | re.I)
 
 
-class TaskError(ValueError):
-    """The task source cannot give the requested task; the message says which row or field and why."""
+class TaskError(CaptureError):
+    """The task source cannot give the requested task; the message says which row or setting and why."""
 
 
 @dataclass(frozen=True)
@@ -72,29 +79,44 @@ def stdin_tests(raw: Any, row: int) -> list[TestCase]:
     return out
 
 
-def load_rows(dataset: str, config: str | None = DEFAULT_CONFIG) -> list[dict]:
-    """Rows from a local .jsonl/.json/.parquet file or a Hub dataset (through `datasets`, cached)."""
-    import datasets
+def load_rows(dataset: str, config: str | None = DEFAULT_CONFIG, local_files: bool = True) -> list[dict]:
+    """Rows from a local .jsonl/.json/.parquet file or a Hub dataset (through `datasets`, cached).
 
+    `local_files=False` (a public server) never reads a file named by `dataset`. A Hub id is tried
+    only when the Hub answers or HF_HUB_OFFLINE is set (then `datasets` reads its cache at once):
+    otherwise it would retry for about 25 s before failing.
+    """
     path = Path(dataset).expanduser()
-    if path.suffix in (".jsonl", ".json", ".parquet"):
+    if local_files and path.suffix in (".jsonl", ".json", ".parquet"):
+        import datasets
+
         if not path.is_file():
-            raise TaskError(f"task file {path} does not exist")
+            raise TaskError(f"names {path}, which is not a file", "dataset")
         kind = "parquet" if path.suffix == ".parquet" else "json"
         try:
             ds = datasets.load_dataset(kind, data_files=str(path), split="train")
         except Exception as e:
-            raise TaskError(f"cannot read task file {path}: {type(e).__name__}: {str(e)[:300]}") from None
+            raise TaskError(f"file {path} cannot be read: {type(e).__name__}: {str(e)[:300]}", "dataset") from None
     else:
+        offline = hub.unreachable()
+        if offline and not hub.offline_mode():
+            hint = ("Give a local .jsonl/.parquet task file, or set HF_HUB_OFFLINE=1 to use a copy in the Hub cache."
+                    if local_files else "Try again later.")
+            raise TaskError(f"{dataset} is on the Hugging Face Hub, which this machine cannot reach now: {offline}. "
+                            + hint, "dataset")
+        import datasets
+
         try:
             ds = datasets.load_dataset(dataset, config, split="train")
         except Exception as e:
-            raise TaskError(f"cannot load dataset {dataset} ({config}): {type(e).__name__}: {str(e)[:300]}. "
-                            "Without network, pass a local --dataset file.") from None
+            why = f"{type(e).__name__}: {str(e)[:300]}"
+            hint = (" HF_HUB_OFFLINE is set and the Hub cache has no copy: give a local .jsonl/.parquet task file."
+                    if offline else "")
+            raise TaskError(f"{dataset} ({config}) cannot be loaded: {why}.{hint}", "dataset") from None
     missing = {"problem", "tests"} - set(ds.column_names)
     if missing:
-        raise TaskError(f"dataset {dataset} has no column(s) {', '.join(sorted(missing))}; "
-                        "rows need `problem` and `tests`")
+        raise TaskError(f"{dataset} has no column(s) {', '.join(sorted(missing))}; rows need `problem` and `tests`",
+                        "dataset")
     return list(ds)
 
 
@@ -121,7 +143,7 @@ def tasks_from_example(path: Path, n_prompts: int, seed: int) -> list[TaskSpec]:
     """The training script's own `build_dataset(n_prompts, seed)` decides the tasks (as the seed does)."""
     path = Path(path).expanduser()
     if not path.is_file():
-        raise TaskError(f"--example {path} does not exist")
+        raise TaskError(f"{path} is not a file", "example")
     spec = importlib.util.spec_from_file_location("_training_example", path)
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(path.parent))
@@ -129,7 +151,7 @@ def tasks_from_example(path: Path, n_prompts: int, seed: int) -> list[TaskSpec]:
         spec.loader.exec_module(module)
         rows, tests_by_id = module.build_dataset(n_prompts=n_prompts, seed=seed)
     except Exception as e:
-        raise TaskError(f"--example {path}: build_dataset failed: {type(e).__name__}: {str(e)[:300]}") from None
+        raise TaskError(f"{path}: build_dataset failed: {type(e).__name__}: {str(e)[:300]}", "example") from None
     finally:
         sys.path.remove(str(path.parent))
     ident = getattr(module, "_instruction_id", task_id)
@@ -145,6 +167,30 @@ def tasks_from_example(path: Path, n_prompts: int, seed: int) -> list[TaskSpec]:
 
 
 def select_task(tasks: list[TaskSpec], index: int) -> TaskSpec:
+    if not tasks:
+        raise TaskError("has no task: no row has at least 3 stdin/stdout tests", "dataset")
     if not 0 <= index < len(tasks):
-        raise TaskError(f"--task-index {index} outside 0..{len(tasks) - 1}")
+        raise TaskError(f"{index} is outside 0..{len(tasks) - 1} (the task list has {len(tasks)})", "task_index")
     return tasks[index]
+
+
+def refuse_for_public(cfg: CaptureConfig) -> None:
+    """`check_public` as a CaptureError: each refused field by its form label, never its value."""
+    try:
+        check_public(cfg)
+    except PolicyError as e:
+        raise CaptureError("; ".join(str(p) for p in e.problems)) from None
+
+
+def task_for(cfg: CaptureConfig) -> TaskSpec:
+    """The task a capture with these settings runs (the one place tasks are built for a run or a preview).
+
+    A public config passes `check_public` first, so nothing a visitor names is read from the server.
+    """
+    if cfg.public:
+        refuse_for_public(cfg)
+    if cfg.example:
+        tasks = tasks_from_example(Path(cfg.example), cfg.n_prompts, cfg.seed)
+    else:
+        tasks = build_tasks(load_rows(cfg.dataset, local_files=not cfg.public), cfg.n_prompts, cfg.seed)
+    return select_task(tasks, cfg.task_index)

@@ -100,3 +100,66 @@ def test_public_space_has_capture_off(browser, monkeypatch):
         page.close()
     finally:
         demo.close()
+
+
+SCREENS = [((1440, 900), "light"), ((1440, 900), "dark"), ((1024, 768), "light"), ((1024, 768), "dark")]
+
+
+def test_backend_fields_and_form_messages(browser, capture_app):
+    """Only the chosen backend's fields show; the local backend says what it is; a missing required
+    field is named by its label before anything starts. At both sizes, in light and dark."""
+    from playwright.sync_api import expect
+
+    url, captures = capture_app
+    for (width, height), scheme in SCREENS:
+        ctx = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+        page = ctx.new_page()
+        try:
+            page.goto(url)
+            page.click("button[role=tab]:has-text('Capture')")
+            page.wait_for_selector("#cap-backend", timeout=TIMEOUT)
+            assert "Model *" in page.locator("#cap-model").inner_text()  # required fields are marked
+            # hf-sandbox (the library's default): its image and flavor show, the local note does not
+            expect(page.locator("#cap-image")).to_be_visible()
+            expect(page.locator("#cap-flavor")).to_be_visible()
+            expect(page.locator("#cap-local-note")).to_be_hidden()
+            page.locator("#cap-backend label:has-text('local')").click()
+            expect(page.locator("#cap-image")).to_be_hidden()
+            expect(page.locator("#cap-flavor")).to_be_hidden()
+            expect(page.locator("#cap-local-note")).to_be_visible()
+            assert "run on this machine, as the user running this app" in page.locator("#cap-local-note").inner_text()
+            page.click("#cap-run")
+            status = page.locator("[data-testid=capture-status]")
+            status.wait_for(timeout=TIMEOUT)
+            assert "Endpoint URL is required with the local backend" in status.inner_text()
+            assert "--" not in status.inner_text()
+            page.screenshot(path=str(SHOTS / f"capture_form_local_{width}x{height}_{scheme}.png"), full_page=True)
+            page.locator("#cap-backend label:has-text('hf-sandbox')").click()
+            expect(page.locator("#cap-image")).to_be_visible()
+            expect(page.locator("#cap-local-note")).to_be_hidden()
+        finally:
+            ctx.close()
+    assert not captures.exists()  # no capture started
+
+
+def test_public_capture_form_names_no_path(browser, monkeypatch):
+    """A public app with capture on: a password field, no backend choice, no training script, and the
+    dataset a fixed list."""
+    monkeypatch.setenv("ROLLOUT_VIEWER_ENABLE_CAPTURE", "1")
+    monkeypatch.setenv("ROLLOUT_VIEWER_CAPTURE_SECRET", "pw-for-the-test")
+    demo, url = launch_app(public=True)
+    try:
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.goto(url)
+        page.click("button[role=tab]:has-text('Capture')")
+        page.wait_for_selector("#cap-secret", timeout=TIMEOUT)
+        assert page.locator("#cap-backend").count() == 0 and page.locator("#cap-example").count() == 0
+        page.fill("#cap-secret input", "wrong")
+        page.click("#cap-preview")
+        box = page.locator("[data-testid=task-preview]")
+        box.wait_for(timeout=TIMEOUT)
+        assert "Not allowed" in box.inner_text() and "capture password" in box.inner_text()
+        page.screenshot(path=str(SHOTS / "capture_public_gate.png"), full_page=True)
+        page.close()
+    finally:
+        demo.close()

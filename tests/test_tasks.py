@@ -44,7 +44,7 @@ def test_held_out_capped_and_function_tests_skipped():
 
 
 def test_index_out_of_range_says_the_range():
-    with pytest.raises(TaskError, match=r"--task-index 7 outside 0\.\.1"):
+    with pytest.raises(TaskError, match=r"--task-index 7 is outside 0\.\.1"):
         select_task(build_tasks(rows(2), 2, 0), 7)
 
 
@@ -68,7 +68,7 @@ def test_local_task_files(task_file, tmp_path):
     (tmp_path / "bad.jsonl").write_text(json.dumps({"statement": "x"}))
     with pytest.raises(TaskError, match="no column"):
         load_rows(str(tmp_path / "bad.jsonl"))
-    with pytest.raises(TaskError, match="does not exist"):
+    with pytest.raises(TaskError, match="--dataset names .*missing.parquet, which is not a file"):
         load_rows(str(tmp_path / "missing.parquet"))
 
 

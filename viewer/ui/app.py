@@ -43,10 +43,10 @@ def build_app(default_source: str = DEFAULT_EXAMPLE, public: bool = False,
     _warm_trl()
     with gr.Blocks(title="Rollout trace viewer", delete_cache=UPLOAD_CACHE_SWEEP) as demo:
         with gr.Tabs(selected="view", elem_classes="tv-chrome-tabs") as tabs:
-            with gr.Tab("Capture", id="capture", elem_id="capture-tab"):
-                capture.render()
-            with gr.Tab("View", id="view", elem_id="view-tab"):
-                view.render()
+            parts = [("Capture", capture), ("View", view)]
+            for name, part in parts if capture_enabled else parts[::-1]:  # without capture, View comes first
+                with gr.Tab(name, id=name.lower(), elem_id=f"{name.lower()}-tab"):
+                    part.render()
         capture.wire(tabs)
         demo.load(view.on_page_load, None, [view.view, view.src, view.loaded])
     return demo

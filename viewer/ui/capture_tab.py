@@ -1,13 +1,21 @@
 """The Capture tab: fill in a form, check the endpoint, run one rollout, watch it, open it in View.
 
-The capture runs in a background thread (capture.run.capture); the Capture button's generator
-streams its progress. One capture runs at a time per server: a second visitor is told one is
-running. Cancel stops the agent and the sandbox, and nothing is written. The visitor's HF token is
-only passed to the Hub call that needs it: never echoed, logged or stored.
+The form is checked on the server before anything starts, and every message names a setting by its
+label here. The capture runs in a background thread (capture.capture); the Capture button's
+generator streams its progress. One capture runs at a time per server: a second visitor is told one
+is running. Cancel stops the agent and the sandbox, and nothing is written. The visitor's HF token
+is only passed to the Hub call that needs it: never echoed, logged or stored.
+
+On a public server (`public=True`) the form has no field that names a server path and no local
+backend, and every handler first asks the gate (capture_gate.py), then compares the dataset with the
+owner's list (a plain string comparison: the answer never depends on what exists on the server's
+disk), then `capture.check_public`: a visitor calling the API directly meets the same checks as one
+using the page.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import queue
 import shutil
@@ -16,19 +24,45 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
 from artifact import Artifact
-from capture.agent import Cancelled
-from capture.preflight import check_endpoint
-from capture.progress import Progress
-from capture.run import DEFAULT_FLAVOR, DEFAULT_IMAGE, CaptureConfig, CaptureError, capture, push
-from capture.tasks import DEFAULT_DATASET, TaskError, build_tasks, load_rows, select_task, tasks_from_example
+from capture import (BACKENDS, DEFAULT_DATASET, ENDPOINT_FIELDS, TASK_FIELDS, Cancelled, CaptureConfig,
+                     CaptureError, PolicyError, Progress, capture, check_endpoint, check_public, problems, push,
+                     task_for)
 from viewer.render import safe
 
+from .capture_gate import Gate
+
 CAPTURE_DIR_ENV = "ROLLOUT_VIEWER_CAPTURE_DIR"
+DATASETS_ENV = "ROLLOUT_VIEWER_CAPTURE_DATASETS"  # comma-separated Hub dataset ids a public visitor may pick
 MAX_LOG_LINES = 400
+DEFAULTS = CaptureConfig()  # the form's defaults are the library's
+
+# What the form calls each CaptureConfig setting: messages about a setting use exactly these words.
+LABELS = {"backend": "Backend", "model": "Model", "endpoint": "Endpoint URL", "sandbox_vllm_url": "Endpoint URL",
+          "dataset": "Dataset", "example": "Training script", "tokenizer": "Tokenizer", "n_prompts": "Tasks (n_prompts)",
+          "seed": "Dataset seed", "rollout_seed": "Rollout seed", "task_index": "Task index",
+          "timeout_s": "Timeout (s)", "sandbox_image": "Sandbox image", "sandbox_flavor": "Sandbox flavor",
+          "local_model": "Local model", "out_dir": "Output folder"}
+REQUIRED = ("model", "endpoint", "dataset", "sandbox_image", "sandbox_flavor")  # the sandbox pair: shown for hf-sandbox only
+LOCAL_BACKEND_NOTE = ("**The local backend is not a sandbox.** The agent's commands (opencode's bash and file "
+                      "writes) run on this machine, as the user running this app, in a temporary folder. Use it with "
+                      "a model and tasks you trust.")
+ENDPOINT_INFO = {"local": "the vLLM server as this machine reaches it, e.g. http://127.0.0.1:8000/v1",
+                 "hf-sandbox": "a public URL of the vLLM server that the Hugging Face sandbox can reach"}
+
+
+def label(name: str) -> str:
+    """A setting's label as the form shows it: required ones marked with *."""
+    return LABELS[name] + (" *" if name in REQUIRED else "")
+
+
+def describe(error: CaptureError) -> str:
+    """The error's message with its setting named by the form's label."""
+    return error.naming(LABELS.get)
 
 
 @dataclass
@@ -44,6 +78,12 @@ class Slot:
         return f"a capture is already running (stage: {self.stage or 'starting'}, {time.monotonic() - self.started:.0f} s)"
 
 
+def public_datasets() -> list[str]:
+    """The Hub datasets a visitor of a public server may capture from (the owner's list, or the default)."""
+    listed = [d.strip() for d in os.environ.get(DATASETS_ENV, "").split(",") if d.strip()]
+    return listed or [DEFAULT_DATASET]
+
+
 def captures_root() -> Path:
     return Path(os.environ.get(CAPTURE_DIR_ENV) or Path.cwd() / "captures")
 
@@ -53,141 +93,243 @@ def _status(stage: str, turns: int, elapsed: float, note: str = "") -> str:
             f"{turns} agent turn(s) so far · {elapsed:.0f} s{(' · ' + safe.text(note)) if note else ''}</div>")
 
 
+def _error_html(testid: str, messages: list[str], title: str = "Check the form") -> str:
+    items = "".join(f"<li>{safe.text(m)}</li>" for m in messages)
+    return f"<div class='tv-error' data-testid='{testid}'><b>{safe.text(title)}</b><ul>{items}</ul></div>"
+
+
+def _whole(value: Any, name: str, found: list[CaptureError], optional: bool = False) -> int | None:
+    """A whole number from a form value (the API may send anything), or a problem naming the field."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if optional:
+            return None
+        found.append(CaptureError("is required: a whole number", name))
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number) or number != int(number):
+        found.append(CaptureError(f"must be a whole number, not {str(value)[:40]!r}", name))
+        return None
+    return int(number)
+
+
 class CaptureTab:
-    def __init__(self, view, enabled: bool, public: bool):
+    """Owns the Capture tab's components (as attributes) and its event handlers.
+
+    Handlers take the form as one dict {component: value} (Gradio's set inputs) and answer with dicts
+    of the components they change, so adding a field touches one place.
+    """
+
+    def __init__(self, view, enabled: bool, public: bool, gate: Gate | None = None):
         self.view, self.enabled, self.public = view, enabled, public
+        self.gate = gate if gate is not None else Gate.from_env()
         self.slot = Slot()
         self.last_artifact: Path | None = None
+        self.fields: dict[str, gr.components.Component] = {}  # CaptureConfig name -> its component
+        self.secret: gr.Textbox | None = None
+        self.tabs: gr.Tabs | None = None  # the app's tabs, to switch to View after a capture (set by wire)
 
     # -- form -> config -----------------------------------------------------------------------------
 
-    @staticmethod
-    def config(backend, model, endpoint, dataset, example, tokenizer, n_prompts, seed, rollout_seed, task_index,
-               image, flavor, timeout_s, out_dir="") -> CaptureConfig:
-        url = (endpoint or "").strip() or None
-        return CaptureConfig(
-            model=(model or "").strip(), backend=backend, endpoint=url if backend == "local" else None,
-            sandbox_vllm_url=url if backend == "hf-sandbox" else None,
-            dataset=(dataset or DEFAULT_DATASET).strip(), example=(example or "").strip() or None,
-            tokenizer=(tokenizer or "").strip() or None, n_prompts=int(n_prompts), seed=int(seed),
-            rollout_seed=None if rollout_seed in (None, "") else int(rollout_seed), task_index=int(task_index),
-            sandbox_image=(image or DEFAULT_IMAGE).strip(), sandbox_flavor=(flavor or DEFAULT_FLAVOR).strip(),
-            timeout_s=float(timeout_s), out_dir=out_dir)
+    @property
+    def form(self) -> set:
+        """Every input a handler reads: the settings and, on a public server, the capture password."""
+        return set(self.fields.values()) | ({self.secret} if self.secret is not None else set())
+
+    def values(self, **by_name: Any) -> dict:
+        """The form as a handler receives it: the defaults, with `by_name` (setting names) changed."""
+        out = {c: c.value for c in self.form}
+        for name, value in by_name.items():
+            out[self.secret if name == "secret" else self.fields[name]] = value
+        return out
+
+    def config(self, values: dict, out_dir: str = "") -> tuple[CaptureConfig, list[CaptureError]]:
+        """The CaptureConfig a filled form asks for, and what is wrong with the values that are not numbers."""
+        got = {name: values.get(comp) for name, comp in self.fields.items()}
+
+        def text(name: str) -> str:
+            return str(got.get(name) or "").strip()
+
+        found: list[CaptureError] = []
+        # On a public server the form offers no backend choice and no path fields: those settings are
+        # not read from the request at all, whatever it carries.
+        backend = (text("backend") or DEFAULTS.backend) if "backend" in self.fields else "hf-sandbox"
+        url = text("endpoint") or None
+        numbers = {name: _whole(got.get(name), name, found) for name in ("n_prompts", "seed", "task_index")}
+        rollout_seed = _whole(got.get("rollout_seed"), "rollout_seed", found, optional=True)
+        try:
+            timeout_s = float(got.get("timeout_s"))
+        except (TypeError, ValueError):
+            found.append(CaptureError("must be a number of seconds", "timeout_s"))
+            timeout_s = DEFAULTS.timeout_s
+        cfg = CaptureConfig(
+            model=text("model"), backend=backend, endpoint=url if backend == "local" else None,
+            sandbox_vllm_url=url if backend != "local" else None, dataset=text("dataset"),
+            example=text("example") or None, tokenizer=text("tokenizer") or None,
+            n_prompts=numbers["n_prompts"] if numbers["n_prompts"] is not None else DEFAULTS.n_prompts,
+            seed=numbers["seed"] if numbers["seed"] is not None else DEFAULTS.seed, rollout_seed=rollout_seed,
+            task_index=numbers["task_index"] if numbers["task_index"] is not None else DEFAULTS.task_index,
+            sandbox_image=text("sandbox_image"), sandbox_flavor=text("sandbox_flavor"),
+            timeout_s=timeout_s, out_dir=out_dir, public=self.public)
+        return cfg, found
+
+    def _refusal(self, values: dict, profile: gr.OAuthProfile | None) -> str | None:
+        """Why this visitor may not use the tab (capture off, or the public gate), or None."""
+        if not self.enabled:
+            return "Capture is off on this server."
+        if self.public:
+            return self.gate.refusal(values.get(self.secret) if self.secret else None, profile)
+        return None
+
+    def _vet(self, values: dict, profile: gr.OAuthProfile | None, only: tuple[str, ...] | None, testid: str,
+             out_dir: str = "") -> tuple[CaptureConfig | None, str]:
+        """The config to act on, or the message (HTML) that stops it: gate, public policy, then the form."""
+        refused = self._refusal(values, profile)
+        if refused:
+            return None, _error_html(testid, [refused], "Not allowed")
+        cfg, found = self.config(values, out_dir)
+        if self.public:
+            refused = []
+            if cfg.dataset not in public_datasets():  # before check_public, which looks for it on disk
+                refused.append("Dataset: must be one of the Hub datasets this server offers: "
+                               + ", ".join(public_datasets()))
+            else:
+                try:
+                    check_public(cfg, allowed_out_root=captures_root() if out_dir else None)
+                except PolicyError as e:
+                    refused = [str(p) for p in e.problems]
+            if refused:
+                return None, _error_html(testid, refused, "Not allowed on a public server")
+        found = [p for p in found if only is None or p.field in only] + problems(cfg, only)
+        return (None, _error_html(testid, [describe(p) for p in found])) if found else (cfg, "")
 
     # -- events -------------------------------------------------------------------------------------
 
-    def preview(self, *form) -> str:
-        cfg = self.config(*form)
+    def on_backend(self, backend: str) -> dict:
+        """Show only the chosen backend's fields, and say plainly what the local backend is."""
+        local = backend == "local"
+        return {self.sandbox_row: gr.update(visible=not local), self.local_note: gr.update(visible=local),
+                self.fields["endpoint"]: gr.update(info=ENDPOINT_INFO.get(backend, ""))}
+
+    def preview(self, values: dict, profile: gr.OAuthProfile | None = None) -> str:
+        cfg, stop = self._vet(values, profile, TASK_FIELDS, "task-preview")
+        if cfg is None:
+            return stop
         try:
-            tasks = (tasks_from_example(Path(cfg.example), cfg.n_prompts, cfg.seed) if cfg.example
-                     else build_tasks(load_rows(cfg.dataset), cfg.n_prompts, cfg.seed))
-            t = select_task(tasks, cfg.task_index)
-        except TaskError as e:
-            return f"<div class='tv-error' data-testid='task-preview'>{safe.text(e)}</div>"
+            t = task_for(cfg)
+        except CaptureError as e:
+            return f"<div class='tv-error' data-testid='task-preview'>{safe.text(describe(e))}</div>"
         return (f"<div data-testid='task-preview'><b>task {t.index}</b> <span class='tv-dim'>{t.task_id[:12]} · "
                 f"{len(t.held_out)} held-out tests (hidden from the agent)</span>"
                 f"<div class='tv-md'>{safe.markdown(t.instruction)}</div></div>")
 
-    def check(self, *form) -> str:
-        cfg = self.config(*form)
-        if not cfg.llm_url:
-            return "<div class='tv-error' data-testid='endpoint-verdict'>Give the endpoint URL first.</div>"
+    def check(self, values: dict, profile: gr.OAuthProfile | None = None) -> str:
+        cfg, stop = self._vet(values, profile, ENDPOINT_FIELDS, "endpoint-verdict")
+        if cfg is None:
+            return stop
         v = check_endpoint(cfg.llm_url, cfg.model)
         rows = (f"<ul><li>reachable: {'yes' if v.reachable else 'no'}</li><li>token ids: {'yes' if v.token_ids else 'no'}</li>"
                 f"<li>logprobs: {'yes' if v.logprobs else 'no'}</li><li>tool calls: {safe.text(v.tool_calls or 'not checked')}</li></ul>")
         cls = "tv-boundary ok" if v.ok else "tv-error"
         return f"<div class='{cls}' data-testid='endpoint-verdict'><b>{'Ready' if v.ok else 'Not usable'}</b>: {safe.text(v.message)}{rows}</div>"
 
-    def run(self, *form):
-        """Generator: (status html, log text, view value, loaded, selected tab, download, view source)."""
-        no = gr.update()
-        keep = (no,) * 5  # leave the view, loaded, tab, download and source as they are
-        if not self.enabled:
-            yield _status("disabled", 0, 0, "capture is off on this server"), "", *keep
+    def run(self, values: dict, profile: gr.OAuthProfile | None = None):
+        """Generator of {component: value}: the status and log as it goes; the View tab on success."""
+        out = captures_root() / time.strftime("%Y%m%d-%H%M%S")
+        cfg, stop = self._vet(values, profile, None, "capture-status", out_dir=str(out))
+        if cfg is None:
+            yield {self.status: stop}
             return
         if not self.slot.lock.acquire(blocking=False):
-            yield _status("busy", 0, 0, self.slot.describe()), "", *keep
+            yield {self.status: _status("busy", 0, 0, self.slot.describe())}
             return
         try:
-            self.slot.cancel.clear()
-            self.slot.started, self.slot.stage = time.monotonic(), "task"
-            out = captures_root() / time.strftime("%Y%m%d-%H%M%S")
-            try:
-                cfg = self.config(*form, out_dir=str(out))
-            except (TypeError, ValueError) as e:
-                yield _status("failed", 0, 0, f"the form has a bad value: {e}"), "", *keep
-                return
-            events: queue.Queue = queue.Queue()
-            result: dict = {}
-
-            def work() -> None:
-                try:
-                    result["artifact"] = capture(cfg, progress=events.put, cancel=self.slot.cancel)
-                except Cancelled:
-                    result["cancelled"] = True
-                except CaptureError as e:
-                    result["error"] = str(e)
-                except Exception as e:  # a message for the page, never a traceback
-                    result["error"] = f"unexpected {type(e).__name__}: {e}"
-
-            worker = threading.Thread(target=work, daemon=True, name="capture")
-            worker.start()
-            lines: list[str] = []
-            last = Progress("task", "starting", 0, 0.0)
-            while worker.is_alive() or not events.empty():
-                try:
-                    p = events.get(timeout=0.5)
-                except queue.Empty:
-                    yield (_status(last.stage, last.turns, time.monotonic() - self.slot.started), "\n".join(lines),
-                           *keep)
-                    continue
-                last, self.slot.stage = p, p.stage
-                lines = (lines + [f"[{p.elapsed_s:6.1f}s {p.stage}] {p.line}"])[-MAX_LOG_LINES:]
-                yield _status(p.stage, p.turns, p.elapsed_s), "\n".join(lines), *keep
-            elapsed = time.monotonic() - self.slot.started
-            if "artifact" in result:
-                a: Artifact = result["artifact"]
-                self.last_artifact = a.root
-                zipped = shutil.make_archive(str(Path(tempfile.mkdtemp(prefix="capture-zip-")) / a.root.name), "zip",
-                                             a.root.parent, a.root.name)
-                note = f"reward {a.summary.reward_after_penalties}; opened in the View tab"
-                src = None if self.public else str(a.root)  # a deep link to it works where paths are allowed
-                value = self.view.artifact_value(a, src)
-                yield (_status("done", len(a.turns), elapsed, note), "\n".join(lines), value,
-                       str(a.root), gr.Tabs(selected="view"), zipped, gr.update(value=src) if src else no)
-            elif result.get("cancelled"):
-                yield (_status("cancelled", last.turns, elapsed, "the agent and sandbox were stopped; nothing was written"),
-                       "\n".join(lines), *keep)
-            else:
-                yield (_status("failed", last.turns, elapsed, result.get("error", "")), "\n".join(lines),
-                       *keep)
+            yield from self._run(cfg)
         finally:
             self.slot.lock.release()
 
-    def cancel(self) -> str:
+    def _run(self, cfg: CaptureConfig):
+        self.slot.cancel.clear()
+        self.slot.started, self.slot.stage = time.monotonic(), "task"
+        events: queue.Queue = queue.Queue()
+        result: dict = {}
+
+        def work() -> None:
+            try:
+                result["artifact"] = capture(cfg, progress=events.put, cancel=self.slot.cancel)
+            except Cancelled:
+                result["cancelled"] = True
+            except CaptureError as e:
+                result["error"] = describe(e)
+            except Exception as e:  # a message for the page, never a traceback
+                result["error"] = f"unexpected {type(e).__name__}: {e}"
+
+        worker = threading.Thread(target=work, daemon=True, name="capture")
+        worker.start()
+        lines: list[str] = []
+        last = Progress("task", "starting", 0, 0.0)
+        while worker.is_alive() or not events.empty():
+            try:
+                p = events.get(timeout=0.5)
+            except queue.Empty:
+                yield {self.status: _status(last.stage, last.turns, time.monotonic() - self.slot.started),
+                       self.log: "\n".join(lines)}
+                continue
+            last, self.slot.stage = p, p.stage
+            lines = (lines + [f"[{p.elapsed_s:6.1f}s {p.stage}] {p.line}"])[-MAX_LOG_LINES:]
+            yield {self.status: _status(p.stage, p.turns, p.elapsed_s), self.log: "\n".join(lines)}
+        elapsed = time.monotonic() - self.slot.started
+        log = "\n".join(lines)
+        if "artifact" in result:
+            a: Artifact = result["artifact"]
+            self.last_artifact = a.root
+            zipped = shutil.make_archive(str(Path(tempfile.mkdtemp(prefix="capture-zip-")) / a.root.name), "zip",
+                                         a.root.parent, a.root.name)
+            note = f"reward {a.summary.reward_after_penalties}; opened in the View tab"
+            src = None if self.public else str(a.root)  # a deep link to it works where paths are allowed
+            update = {self.status: _status("done", len(a.turns), elapsed, note), self.log: log,
+                      self.view.view: self.view.artifact_value(a, src), self.view.loaded: str(a.root),
+                      self.tabs: gr.Tabs(selected="view"), self.download: zipped}
+            if src:
+                update[self.view.src] = gr.update(value=src)
+            yield update
+        elif result.get("cancelled"):
+            yield {self.status: _status("cancelled", last.turns, elapsed,
+                                        "the agent and sandbox were stopped; nothing was written"), self.log: log}
+        else:
+            yield {self.status: _status("failed", last.turns, elapsed, result.get("error", "")), self.log: log}
+
+    def cancel(self, values: dict, profile: gr.OAuthProfile | None = None) -> str:
+        refused = self._refusal(values, profile)
+        if refused:
+            return _error_html("capture-status", [refused], "Not allowed")
         if not self.slot.lock.locked():
             return _status("idle", 0, 0, "no capture is running")
         self.slot.cancel.set()
         return _status("cancelling", 0, time.monotonic() - self.slot.started, "stopping the agent and the sandbox")
 
-    def push(self, repo: str, token: str) -> str:
+    def push(self, values: dict, profile: gr.OAuthProfile | None = None) -> str:
+        refused = self._refusal(values, profile)
+        if refused:
+            return _error_html("push-status", [refused], "Not allowed")
         if self.last_artifact is None or not self.last_artifact.is_dir():
             return "<div class='tv-error'>Capture a rollout first.</div>"
-        repo = (repo or "").strip()
+        repo = str(values.get(self.repo) or "").strip()
         if not repo:
-            return "<div class='tv-error'>Name the Hub dataset repo (org/name).</div>"
-        lines: list[str] = []
+            return "<div class='tv-error'>Push to Hub dataset is required: name the repo (org/name).</div>"
+        token = str(values.get(self.token) or "").strip() or None
         try:
-            url = push(self.last_artifact, repo, (token or "").strip() or None, lambda line, **_: lines.append(line))
+            url = push(self.last_artifact, repo, token, lambda line, **_: None)
         except CaptureError as e:
-            return f"<div class='tv-error'>{safe.text(e)}</div>"
+            return f"<div class='tv-error'>{safe.text(describe(e))}</div>"
         return f"<div class='tv-boundary ok'>pushed to {safe.text(url)}</div>"
 
     # -- layout -------------------------------------------------------------------------------------
 
     def render(self) -> None:
         """Create the tab's components (inside a `gr.Tab`); `wire` connects them once the View tab exists."""
-        self._wiring = None
         if not self.enabled:
             gr.Markdown("**Capture is off on this server.** It runs an agent and a sandbox, so a public Space keeps it "
                         "off unless its owner sets `ROLLOUT_VIEWER_ENABLE_CAPTURE=1`. "
@@ -195,58 +337,86 @@ class CaptureTab:
             return
         gr.Markdown("Run **one** rollout: the task goes to opencode in a sandbox, the capture proxy records every "
                     "model call with exact token ids and logprobs, the held-out tests give the reward, and the "
-                    "artifact opens in the View tab.")
+                    "artifact opens in the View tab. Fields marked * are required.")
+        if self.public:
+            self._render_access()
+        f = self.fields
         with gr.Row():
-            backend = gr.Radio(["local", "hf-sandbox"], value="local", label="Backend",
-                               info="local: opencode on this machine; hf-sandbox: a Hugging Face sandbox", elem_id="cap-backend")
-            model = gr.Textbox("Qwen/Qwen3-8B", label="Model", info="served model name (and tokenizer id)", elem_id="cap-model")
-            endpoint = gr.Textbox("", label="Endpoint URL", info="local: the vLLM server; hf-sandbox: a URL the sandbox can reach",
-                                  elem_id="cap-endpoint")
+            if not self.public:  # a public server runs only hf-sandbox: no choice to offer
+                f["backend"] = gr.Radio(list(BACKENDS), value=DEFAULTS.backend, label=label("backend"),
+                                        info="local: opencode on this machine (no sandbox); "
+                                             "hf-sandbox: a Hugging Face sandbox", elem_id="cap-backend")
+            f["model"] = gr.Textbox(DEFAULTS.model, label=label("model"), info="served model name (and tokenizer id)",
+                                    elem_id="cap-model")
+            f["endpoint"] = gr.Textbox("", label=label("endpoint"), info=ENDPOINT_INFO[DEFAULTS.backend],
+                                       placeholder="http://…/v1", elem_id="cap-endpoint")
+        self.local_note = gr.Markdown(LOCAL_BACKEND_NOTE, visible=DEFAULTS.backend == "local" and not self.public,
+                                      elem_id="cap-local-note")
         with gr.Row():
-            dataset = gr.Textbox(DEFAULT_DATASET, label="Dataset", info="Hub dataset id or a local .jsonl/.parquet task file",
-                                 elem_id="cap-dataset")
-            example = gr.Textbox("", label="Training script (optional)", info="defines build_dataset; decides the tasks",
-                                 visible=not self.public, elem_id="cap-example")
-            tokenizer = gr.Textbox("", label="Tokenizer (optional)", info="path or id, when it differs from the model",
-                                   elem_id="cap-tokenizer")
+            if self.public:  # compared with the owner's list as a string: never a path on this server
+                f["dataset"] = gr.Dropdown(public_datasets(), value=public_datasets()[0], label=label("dataset"),
+                                           info="a Hub dataset this server allows", elem_id="cap-dataset")
+            else:
+                f["dataset"] = gr.Textbox(DEFAULTS.dataset, label=label("dataset"),
+                                          info="Hub dataset id or a local .jsonl/.parquet task file", elem_id="cap-dataset")
+                f["example"] = gr.Textbox("", label=LABELS["example"] + " (optional)",
+                                          info="a .py defining build_dataset; decides the tasks (it is run)",
+                                          elem_id="cap-example")
+            f["tokenizer"] = gr.Textbox("", label=LABELS["tokenizer"] + " (optional)",
+                                        info=("a Hub id, when it differs from the model" if self.public else
+                                              "path or Hub id, when it differs from the model"), elem_id="cap-tokenizer")
         with gr.Row():
-            n_prompts = gr.Number(64, precision=0, label="Tasks (n_prompts)", info="as in training", elem_id="cap-n")
-            seed = gr.Number(0, precision=0, label="Dataset seed", elem_id="cap-seed")
-            rollout_seed = gr.Textbox("", label="Rollout seed", info="empty = dataset seed", elem_id="cap-rseed")
-            task_index = gr.Number(0, precision=0, label="Task index", elem_id="cap-index")
-            timeout_s = gr.Number(900, label="Timeout (s)", elem_id="cap-timeout")
+            f["n_prompts"] = gr.Number(DEFAULTS.n_prompts, precision=0, label=label("n_prompts"), info="as in training",
+                                       elem_id="cap-n")
+            f["seed"] = gr.Number(DEFAULTS.seed, precision=0, label=label("seed"), elem_id="cap-seed")
+            f["rollout_seed"] = gr.Textbox("", label=label("rollout_seed"), info="empty = dataset seed",
+                                           elem_id="cap-rseed")
+            f["task_index"] = gr.Number(DEFAULTS.task_index, precision=0, label=label("task_index"), elem_id="cap-index")
+            f["timeout_s"] = gr.Number(DEFAULTS.timeout_s, label=label("timeout_s"), elem_id="cap-timeout")
+        with gr.Row(visible=DEFAULTS.backend != "local" or self.public, elem_id="cap-sandbox-row") as self.sandbox_row:
+            f["sandbox_image"] = gr.Textbox(DEFAULTS.sandbox_image, label=label("sandbox_image"), elem_id="cap-image")
+            f["sandbox_flavor"] = gr.Textbox(DEFAULTS.sandbox_flavor, label=label("sandbox_flavor"), elem_id="cap-flavor")
         with gr.Row():
-            image = gr.Textbox(DEFAULT_IMAGE, label="Sandbox image", elem_id="cap-image")
-            flavor = gr.Textbox(DEFAULT_FLAVOR, label="Sandbox flavor", elem_id="cap-flavor")
-        form = [backend, model, endpoint, dataset, example, tokenizer, n_prompts, seed, rollout_seed, task_index,
-                image, flavor, timeout_s]
+            self.preview_btn = gr.Button("Preview task", elem_id="cap-preview")
+            self.check_btn = gr.Button("Check endpoint", elem_id="cap-check")
+            self.run_btn = gr.Button("Capture", variant="primary", elem_id="cap-run")
+            self.cancel_btn = gr.Button("Cancel", variant="stop", elem_id="cap-cancel")
+        self.preview_box = gr.HTML(elem_id="cap-preview-box", padding=False)
+        self.verdict = gr.HTML(elem_id="cap-verdict", padding=False)
+        self.status = gr.HTML(elem_id="cap-status", padding=False)
+        self.log = gr.Textbox(label="Log", lines=12, max_lines=12, autoscroll=True, interactive=False, elem_id="cap-log")
         with gr.Row():
-            preview_btn = gr.Button("Preview task", elem_id="cap-preview")
-            check_btn = gr.Button("Check endpoint", elem_id="cap-check")
-            run_btn = gr.Button("Capture", variant="primary", elem_id="cap-run")
-            cancel_btn = gr.Button("Cancel", variant="stop", elem_id="cap-cancel")
-        preview = gr.HTML(elem_id="cap-preview-box")
-        verdict = gr.HTML(elem_id="cap-verdict")
-        status = gr.HTML(elem_id="cap-status")
-        log = gr.Textbox(label="Log", lines=12, max_lines=12, autoscroll=True, interactive=False, elem_id="cap-log")
-        with gr.Row():
-            download = gr.File(label="Artifact (.zip)", interactive=False, elem_id="cap-download")
+            self.download = gr.File(label="Artifact (.zip)", interactive=False, elem_id="cap-download")
             with gr.Column():
-                repo = gr.Textbox("", label="Push to Hub dataset", placeholder="org/name", elem_id="cap-repo")
-                token = gr.Textbox("", label="HF token (write access; used once, never stored)", type="password",
-                                   elem_id="cap-token")
-                push_btn = gr.Button("Push", elem_id="cap-push")
-                pushed = gr.HTML(elem_id="cap-pushed")
-        self._wiring = (form, preview_btn, preview, check_btn, verdict, run_btn, status, log, download, cancel_btn,
-                        push_btn, repo, token, pushed)
+                self.repo = gr.Textbox("", label="Push to Hub dataset", placeholder="org/name", elem_id="cap-repo")
+                self.token = gr.Textbox("", label="HF token (write access; used once, never stored)", type="password",
+                                        elem_id="cap-token")
+                self.push_btn = gr.Button("Push", elem_id="cap-push")
+                self.pushed = gr.HTML(elem_id="cap-pushed")
+
+    def _render_access(self) -> None:
+        """The password field and/or the Hugging Face sign-in a public server's owner asked for."""
+        if not self.gate.configured:
+            gr.Markdown(self.gate.refusal(None, None) or "", elem_id="cap-access")
+            return
+        gr.Markdown(self.gate.how(), elem_id="cap-access")
+        with gr.Row():
+            if self.gate.secret:
+                self.secret = gr.Textbox("", label="Capture password", type="password", elem_id="cap-secret")
+            if self.gate.users and os.environ.get("SPACE_ID"):  # Gradio's sign-in needs a Space's OAuth
+                gr.LoginButton(elem_id="cap-login")
 
     def wire(self, tabs: gr.Tabs) -> None:
-        if self._wiring is None:
+        if not self.enabled:
             return
-        (form, preview_btn, preview, check_btn, verdict, run_btn, status, log, download, cancel_btn,
-         push_btn, repo, token, pushed) = self._wiring
-        preview_btn.click(self.preview, form, preview)
-        check_btn.click(self.check, form, verdict)
-        run_btn.click(self.run, form, [status, log, self.view.view, self.view.loaded, tabs, download, self.view.src])
-        cancel_btn.click(self.cancel, None, status, queue=False)
-        push_btn.click(self.push, [repo, token], pushed)
+        self.tabs = tabs
+        form = self.form
+        if "backend" in self.fields:
+            self.fields["backend"].change(self.on_backend, self.fields["backend"],
+                                          [self.sandbox_row, self.local_note, self.fields["endpoint"]], queue=False)
+        self.preview_btn.click(self.preview, form, self.preview_box)
+        self.check_btn.click(self.check, form, self.verdict)
+        self.run_btn.click(self.run, form, [self.status, self.log, self.view.view, self.view.loaded, tabs,
+                                            self.download, self.view.src])
+        self.cancel_btn.click(self.cancel, form, self.status, queue=False)
+        self.push_btn.click(self.push, form | {self.repo, self.token}, self.pushed)

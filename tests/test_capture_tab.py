@@ -1,0 +1,235 @@
+"""The Capture tab's handlers called directly (no browser): form checks that name each field by its
+label, the Hub detected offline at once, the public policy (no server path, no local backend) and the
+owner's gate; plus the upload-then-import exploit through the real HTTP API of a public app."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import gradio as gr
+import pytest
+
+from capture import CaptureConfig, CaptureError, capture, hub, task_for
+from capture.run import _load_tokenizer
+from viewer.ui.capture_gate import SECRET_ENV, USERS_ENV, Gate
+from viewer.ui.capture_tab import LABELS, CaptureTab
+
+SECRET = "owner-pass-4f1c"
+
+
+def make_tab(public: bool = False, gate: Gate | None = None, enabled: bool = True) -> CaptureTab:
+    tab = CaptureTab(view=None, enabled=enabled, public=public, gate=gate or Gate())
+    with gr.Blocks():
+        tab.render()
+    return tab
+
+
+def texts(html: str) -> list[str]:
+    """The list items of an error box, as plain text."""
+    return [re.sub(r"<[^>]+>", "", m).replace("&#x27;", "'") for m in re.findall(r"<li>(.*?)</li>", html)]
+
+
+@pytest.fixture
+def offline_hub(monkeypatch):
+    """A Hub endpoint nothing listens on: the real probe runs and finds it unreachable, network or not."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    hub.forget()
+    yield
+    hub.forget()
+
+
+# -- form checks ------------------------------------------------------------------------------------
+
+def test_labels_are_the_fields_labels():
+    tab = make_tab()
+    for name, comp in tab.fields.items():
+        assert comp.label.removesuffix(" *").removesuffix(" (optional)") == LABELS[name], name
+    assert tab.fields["model"].label == "Model *" and tab.fields["endpoint"].label == "Endpoint URL *"
+    assert tab.fields["dataset"].label == "Dataset *" and tab.fields["seed"].label == "Dataset seed"
+
+
+@pytest.mark.parametrize("handler,form,expected", [
+    ("check", dict(backend="local"), ["Endpoint URL is required with the local backend"]),
+    ("check", dict(backend="hf-sandbox", model=" "), ["Model is required: the model name the endpoint serves",
+                                                      "Endpoint URL is required with the hf-sandbox backend"]),
+    ("check", dict(backend="local", endpoint="ftp://x"),
+     ["Endpoint URL should be an http:// or https:// URL, such as http://127.0.0.1:8000/v1"]),
+    ("preview", dict(n_prompts="many"), ["Tasks (n_prompts) must be a whole number, not 'many'"]),
+    ("preview", dict(n_prompts=2, task_index=5), ["Task index must be from 0 to 1 (one less than the number of "
+                                                  "tasks), not 5"]),
+    ("preview", dict(dataset=""), ["Dataset is required: a Hub dataset id or a task file"]),
+    ("preview", dict(seed=1.5), ["Dataset seed must be a whole number, not '1.5'"]),
+    ("run", dict(backend="hf-sandbox", endpoint="http://h/v1", sandbox_image="", timeout_s=0, rollout_seed="x"),
+     ["Rollout seed must be a whole number, not 'x'", "Timeout (s) must be more than 0 seconds, not 0.0",
+      "Sandbox image is required with the hf-sandbox backend"]),
+])
+def test_form_problems_name_the_fields_as_labelled(handler, form, expected, tmp_path, monkeypatch):
+    monkeypatch.setenv("ROLLOUT_VIEWER_CAPTURE_DIR", str(tmp_path / "captures"))
+    tab = make_tab()
+    answer = getattr(tab, handler)(tab.values(**form))
+    html = list(answer)[-1][tab.status] if handler == "run" else answer
+    assert "Check the form" in html and texts(html) == expected
+    assert "--" not in html  # never a command-line flag
+    assert not tab.slot.lock.locked() and not (tmp_path / "captures").exists()  # nothing started
+
+
+def test_preview_checks_only_the_task_fields(task_file):
+    tab = make_tab()
+    html = tab.preview(tab.values(backend="local", endpoint="", model="", dataset=str(task_file), n_prompts=1))
+    assert "distinct values" in html and "3 held-out tests" in html
+
+
+def test_task_errors_name_the_field(task_file, tmp_path):
+    tab = make_tab()
+    assert "Task index 0 is outside" not in tab.preview(tab.values(dataset=str(task_file), n_prompts=1))
+    html = tab.preview(tab.values(dataset=str(tmp_path / "nope.jsonl"), n_prompts=1))
+    assert "Dataset names" in html and "which is not a file" in html
+    html = tab.preview(tab.values(example=str(tmp_path / "nope.py"), n_prompts=1))
+    assert "Training script" in html and "is not a file" in html
+
+
+def test_cli_names_flags():
+    with pytest.raises(CaptureError, match="^--endpoint is required with the local backend$"):
+        capture(CaptureConfig(backend="local", out_dir="/nonexistent/never-written"))
+
+
+# -- offline: said at once --------------------------------------------------------------------------
+
+def test_preview_offline_fails_at_once(offline_hub):
+    tab = make_tab()
+    start = time.monotonic()
+    html = tab.preview(tab.values())  # the default dataset is a Hub id
+    took = time.monotonic() - start
+    assert took < 5, f"offline preview took {took:.1f} s"
+    assert "Dataset agentica-org/DeepCoder-Preview-Dataset is on the Hugging Face Hub, which this machine cannot " \
+           "reach now" in html and "HF_HUB_OFFLINE=1" in html
+
+
+def test_tokenizer_offline_is_a_notice_at_once(offline_hub):
+    from transformers import AutoTokenizer  # noqa: F401  (a 10 s import, before the clock: only the lookup is timed)
+
+    said = []
+    start = time.monotonic()
+    tok = _load_tokenizer(CaptureConfig(model="nobody-cached/no-such-model"), lambda line, **_: said.append(line))
+    took = time.monotonic() - start
+    assert tok is None and took < 5, f"took {took:.1f} s"
+    assert "the Hub is out of reach" in said[0]
+
+
+def test_offline_env_is_named(monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    hub.forget()
+    try:
+        assert hub.unreachable() == "HF_HUB_OFFLINE is set"
+    finally:
+        hub.forget()
+
+
+def test_hf_sandbox_offline_fails_before_the_endpoint_probe(offline_hub, tmp_path, task_file):
+    cfg = CaptureConfig(backend="hf-sandbox", sandbox_vllm_url="http://127.0.0.1:9/v1", dataset=str(task_file),
+                        n_prompts=1, out_dir=str(tmp_path / "o"))
+    start = time.monotonic()
+    with pytest.raises(CaptureError, match="^--backend hf-sandbox needs the Hugging Face Hub"):
+        capture(cfg)
+    assert time.monotonic() - start < 5
+
+
+# -- public: no server path, no local backend -------------------------------------------------------
+
+def public_cfg(**kw) -> CaptureConfig:
+    return CaptureConfig(**({"backend": "hf-sandbox", "sandbox_vllm_url": "https://vllm.example.org/v1",
+                             "public": True} | kw))
+
+
+def write_payload(tmp_path):
+    marker = tmp_path / "payload-ran"
+    script = tmp_path / "evil.py"
+    script.write_text(f"open({str(marker)!r}, 'w').write('ran')\n"
+                      "def build_dataset(n_prompts, seed):\n    return [], {}\n")
+    return script, marker
+
+
+def test_library_never_imports_a_visitors_script(tmp_path):
+    """The upload-then-import route at the library level: a public config with `example` set."""
+    script, marker = write_payload(tmp_path)
+    cfg = public_cfg(example=str(script), out_dir=str(tmp_path / "out"))
+    for call in (task_for, capture):
+        with pytest.raises(CaptureError) as e:
+            call(cfg)
+        assert str(e.value) == ("Training script: a public app does not take a training script: it would run as "
+                                "code on this server")
+        assert not marker.exists()
+
+
+def test_public_form_has_no_path_field_and_no_local_backend():
+    tab = make_tab(public=True, gate=Gate(SECRET))
+    assert {"example", "backend"}.isdisjoint(tab.fields)
+    assert isinstance(tab.fields["dataset"], gr.Dropdown)
+    cfg, _ = tab.config(tab.values(secret=SECRET))
+    assert cfg.backend == "hf-sandbox" and cfg.public and cfg.example is None
+
+
+def test_public_dataset_answer_does_not_depend_on_the_server_disk(tmp_path, task_file):
+    tab = make_tab(public=True, gate=Gate(SECRET))
+    answers = {p: tab.preview(tab.values(secret=SECRET, dataset=p))
+               for p in (str(task_file), str(tmp_path / "missing.jsonl"), "/etc", "/no/such/dir",
+                         "examples/scripted-smollm2", "examples/no-such-example")}  # org/name-shaped, here or not
+    assert len(set(answers.values())) == 1, answers
+    [html] = set(answers.values())
+    assert "Dataset: must be one of the Hub datasets this server offers" in html
+    assert all(p not in html for p in answers)
+
+
+# -- the owner's gate -------------------------------------------------------------------------------
+
+def profile(user: str) -> gr.OAuthProfile:
+    return gr.OAuthProfile({"name": user, "preferred_username": user, "profile": "", "picture": ""})
+
+
+def test_secret_gate(monkeypatch):
+    tab = make_tab(public=True, gate=Gate(SECRET))
+    for typed in ("", "wrong", SECRET[:-1], None):
+        html = tab.preview(tab.values(secret=typed))
+        assert "Not allowed" in html and "capture password" in html and SECRET not in html
+        assert "Not allowed" in tab.cancel(tab.values(secret=typed))
+        assert "Not allowed" in tab.push(tab.values(secret=typed) | {tab.repo: "a/b", tab.token: ""})
+        assert "Not allowed" in list(tab.run(tab.values(secret=typed)))[-1][tab.status]
+    assert "Not allowed" not in tab.preview(tab.values(secret=SECRET))
+    assert "no capture is running" in tab.cancel(tab.values(secret=SECRET))
+
+
+def test_users_gate_and_env(monkeypatch):
+    monkeypatch.setenv(USERS_ENV, "Alice, bob")
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    gate = Gate.from_env()
+    assert gate.users == {"alice", "bob"} and not gate.secret
+    tab = make_tab(public=True, gate=gate)
+    assert tab.secret is None  # no password field when the owner set none
+    assert "sign in with Hugging Face" in tab.preview(tab.values())
+    assert "Not allowed" in tab.preview(tab.values(), profile("mallory"))
+    assert "Not allowed" not in tab.preview(tab.values(), profile("alice"))
+
+
+def test_public_capture_without_a_gate_refuses_everyone():
+    tab = make_tab(public=True, gate=Gate())
+    html = tab.preview(tab.values())
+    assert "Not allowed" in html and SECRET_ENV in html and USERS_ENV in html
+    assert "Not allowed" in tab.preview(tab.values(), profile("alice"))
+
+
+def test_view_tab_comes_first_without_capture(monkeypatch):
+    from viewer.ui.app import build_app
+
+    monkeypatch.delenv("ROLLOUT_VIEWER_ENABLE_CAPTURE", raising=False)
+
+    def tabs(demo):
+        return [b.label for b in demo.blocks.values() if isinstance(b, gr.Tab)]
+
+    assert tabs(build_app("scripted-smollm2", public=True)) == ["View", "Capture"]
+    assert tabs(build_app("scripted-smollm2", public=False)) == ["Capture", "View"]
