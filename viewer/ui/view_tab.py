@@ -30,6 +30,7 @@ from viewer.render import panels
 from viewer.render.outline import training
 from viewer.rollout import Rollout
 
+from .collection_view import CollectionView
 from .store import RolloutStore
 
 MOUNT_JS = "TraceView.mountInApp(element, props, server, watch);"
@@ -74,6 +75,7 @@ class ViewTab:
     def __init__(self, default_source: str, public: bool):
         self.default_source, self.public = default_source, public
         self.store = RolloutStore()
+        self.collections = CollectionView(self)  # decides collection or single artifact; owns the index
 
     # -- values for the token view ------------------------------------------------------------------
 
@@ -214,6 +216,7 @@ class ViewTab:
         def training(req: dict) -> dict:
             return self.training(req)
 
+        index = self.collections.render()  # the collection index, above the token view
         self.view = gr.HTML(value="", html_template="<div class='tv-mount'></div>",
                             css_template=assets.read("trace_view.css"), apply_default_css=False,
                             js_on_load=assets.read("trace_view.js") + MOUNT_JS,
@@ -226,7 +229,9 @@ class ViewTab:
                 export_state = gr.Textbox(visible=False)
                 export_btn = gr.Button("Export HTML", elem_id="export")
             export_file = gr.File(label="HTML file", interactive=False, elem_id="export-file")
-        load.click(self.source_value, self.src, [self.view, self.loaded])
-        self.src.select(self.source_value, self.src, [self.view, self.loaded])
-        upload.upload(self.on_upload, upload, [self.view, self.loaded])
+        opened = [self.view, self.loaded, index]
+        load.click(self.collections.open_source, self.src, opened)
+        self.src.select(self.collections.open_source, self.src, opened)
+        upload.upload(self.collections.on_upload, upload, opened)
+        self.collections.wire(opened)
         export_btn.click(self.on_export, [export_what, export_state], export_file, js=EXPORT_STATE_JS)
