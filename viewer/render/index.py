@@ -15,6 +15,7 @@ MAX_NOTES = 20
 # (sort column, heading, tooltip); the table's columns in order. Sorting goes through artifact.query.
 HEADINGS: tuple[tuple[str, str, str], ...] = (
     ("path", "where", "the folder in the collection"),
+    ("valid", "status", "invalid rows show their first problem"),
     ("model", "model", ""),
     ("task_id", "task", "task id and the first line of its statement"),
     ("reward", "reward", "reward after penalties; a group shows its mean, spread and K"),
@@ -26,7 +27,6 @@ HEADINGS: tuple[tuple[str, str, str], ...] = (
     ("timed_out", "timed out", ""),
     ("tools", "tools", "tools the agent used"),
     ("captured", "captured", "capture date"),
-    ("valid", "status", "invalid rows show their first problem"),
 )
 
 
@@ -90,14 +90,13 @@ def _row(r: IndexRow) -> str:
     timed = f"<span class='ci-timeout'>yes</span>" if r.timed_out == "yes" else text(r.timed_out)
     classes = " ".join(c for c in ("ci-row", r.kind, "" if r.valid else "invalid") if c)
     return (f"<tr class='{classes}' data-path='{text(r.path)}' data-testid='index-row'>"
-            f"{_where(r)}"
+            f"{_where(r)}<td class='ci-status'>{status}</td>"
             f"<td class='ci-model' title='{text(r.model_full)}'>{text(short(r.model, 32))}</td>"
             f"<td class='ci-task'><code>{text(r.task)}</code> <span class='ci-title'>{text(r.title)}</span></td>"
             f"<td class='ci-num'>{reward}</td><td class='ci-num'>{text(r.env_reward)}</td>"
             f"<td class='ci-num'>{text(r.agent_turns)}</td><td class='ci-num'>{text(r.trained_turns)}</td>"
             f"<td class='ci-num'>{text(r.tokens)}</td><td>{drift}</td><td>{timed}</td>"
-            f"<td class='ci-tools'>{text(short(r.tools, 80))}</td><td class='ci-date'>{text(r.captured)}</td>"
-            f"<td class='ci-status'>{status}</td></tr>")
+            f"<td class='ci-tools'>{text(short(r.tools, 80))}</td><td class='ci-date'>{text(r.captured)}</td></tr>")
 
 
 def table(rows: list[IndexRow], sort: str) -> str:
