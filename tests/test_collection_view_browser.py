@@ -66,13 +66,14 @@ def test_open_sort_filter_open_row_and_back(page, app_url, coll):
     open_index(page, url_of(app_url, str(coll)), len(ALL_ROWS))
     assert rows(page) == ALL_ROWS
     assert "9 matching rows · 9 in the collection · 1 invalid" in page.locator("[data-testid=index-counts]").inner_text()
-    bad = page.locator("tr[data-path='broken/c']")
-    assert "invalid" in bad.get_attribute("class") and "agent_turns" in bad.locator(".ci-problem").inner_text()
-    group = page.locator("tr[data-path='grp']")
+    bad = page.locator("tr.ci-row[data-path='broken/c']")
+    assert "invalid" in bad.get_attribute("class") and bad.locator(".ci-bad").inner_text() == "invalid"
+    assert "agent_turns" in page.locator("tr.ci-problem-row[data-path='broken/c']").inner_text()
+    group = page.locator("tr.ci-row[data-path='grp']")
     assert "group · K=4" in group.inner_text() and "-0.100..+0.800" in group.inner_text()
-    assert "rollout 3" in page.locator("tr[data-path='grp/rollout-03']").inner_text()
+    assert "rollout 3" in page.locator("tr.ci-row[data-path='grp/rollout-03']").inner_text()
     # hostile task text is text
-    assert "<img src=x" in page.locator("tr[data-path='broken/d'] .ci-title").inner_text()
+    assert "<img src=x" in page.locator("tr.ci-row[data-path='broken/d'] .ci-title").inner_text()
     assert page.locator(".ci-table img").count() == 0
     assert page.locator(".tv-tokens").count() == 0  # the token view is empty while the index shows
 
@@ -96,7 +97,7 @@ def test_open_sort_filter_open_row_and_back(page, app_url, coll):
     assert "timed_out" not in query(page)
 
     # open the row: the token view shows it, the URL names it, the back bar says where we are
-    page.locator("tr[data-path='deep/nested/b'] .ci-open").click()
+    page.locator("tr.ci-row[data-path='deep/nested/b'] .ci-open").click()
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
     page.wait_for_function("new URLSearchParams(location.search).get('row') === 'deep/nested/b'")
     assert page.locator("[data-testid=back-to-index]").is_visible()
@@ -112,7 +113,7 @@ def test_open_sort_filter_open_row_and_back(page, app_url, coll):
     assert page.locator(".tv-tokens").count() == 0
 
     # ... and with the browser's Back
-    page.locator("tr[data-path='deep/nested/b']").click()
+    page.locator("tr.ci-row[data-path='deep/nested/b']").click()
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
     page.go_back()
     wait_rows(page, ["deep/nested/b"])
@@ -151,7 +152,7 @@ def test_deep_link_to_a_filtered_index_and_to_a_row(page, app_url, coll):
 def test_group_row_opens_its_first_rollout_and_a_single_artifact_no_index(page, app_url, coll):
     open_index(page, url_of(app_url, str(coll), kind="group"))
     wait_rows(page, ["grp"])
-    page.locator("tr[data-path='grp'] .ci-open").click()
+    page.locator("tr.ci-row[data-path='grp'] .ci-open").click()
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
     assert "showing its rollout 0 (grp/rollout-00)" in page.locator(".ci-backbar").inner_text()
     assert query(page)["row"] == "grp"
@@ -182,7 +183,7 @@ def test_hub_collection_through_the_stand_in(page, app_url, tmp_path, monkeypatc
         assert rows(page) == ["runs/" + p for p in ALL_ROWS if p != "broken/c"]
         assert "Hub dataset org/ui-rollouts" in page.locator("[data-testid=index-counts]").inner_text()
         assert not [p for p in hub.paths() if p.endswith("turns.json")]  # the index read small files only
-        page.locator("tr[data-path='runs/grp/rollout-01']").click()
+        page.locator("tr.ci-row[data-path='runs/grp/rollout-01']").click()
         page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
         turns = [p for p in hub.paths("GET") if p.endswith("turns.json")]
         assert len(turns) == 1 and turns[0].endswith("runs/grp/rollout-01/turns.json")
@@ -207,7 +208,7 @@ def test_screenshots(browser, app_url, coll, scheme, size):
         assert pg.evaluate("document.body.classList.contains('dark')") == (scheme == "dark")
         pg.select_option("[data-testid=filter-tool]", "bash")
         pg.wait_for_function("location.search.includes('tool=bash')")
-        pg.locator("tr[data-path='grp/rollout-01']").click()
+        pg.locator("tr.ci-row[data-path='grp/rollout-01']").click()
         pg.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
         pg.screenshot(path=str(SHOTS / f"{name}-row.png"))
         assert errors == []

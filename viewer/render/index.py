@@ -6,6 +6,8 @@ and is untrusted: it goes through `safe.text`, in element bodies and attribute v
 
 from __future__ import annotations
 
+from urllib.parse import parse_qsl
+
 from artifact.collection import Record
 
 from ..index_contract import IndexRow
@@ -84,19 +86,22 @@ def _row(r: IndexRow) -> str:
     if r.spread:
         reward += f"<div class='ci-spread' title='lowest..highest reward in the group'>{text(r.spread)}</div>"
     status = ("<span class='ci-ok'>ok</span>" if r.valid else
-              f"<span class='ci-bad' title='{text(r.problem or '')}'>invalid</span>"
-              f"<div class='ci-problem'>{text(short(r.problem or '', 160))}</div>")
+              f"<span class='ci-bad' title='{text(r.problem or '')}'>invalid</span>")
+    # An invalid row's first problem gets a line of its own under the row: too long for a cell.
+    problem = ("" if r.valid else f"<tr class='ci-problem-row' data-path='{text(r.path)}'><td colspan='{len(HEADINGS)}'>"
+               f"<span class='ci-problem'>first problem: {text(short(r.problem or 'invalid', 300))}</span></td></tr>")
     drift = f"<span class='ci-drift {text(r.drift)}'>{text(r.drift)}</span>"
     timed = f"<span class='ci-timeout'>yes</span>" if r.timed_out == "yes" else text(r.timed_out)
     classes = " ".join(c for c in ("ci-row", r.kind, "" if r.valid else "invalid") if c)
     return (f"<tr class='{classes}' data-path='{text(r.path)}' data-testid='index-row'>"
             f"{_where(r)}<td class='ci-status'>{status}</td>"
             f"<td class='ci-model' title='{text(r.model_full)}'>{text(short(r.model, 32))}</td>"
-            f"<td class='ci-task'><code>{text(r.task)}</code> <span class='ci-title'>{text(r.title)}</span></td>"
+            f"<td class='ci-task' title='{text(r.title)}'><code>{text(r.task)}</code> "
+            f"<span class='ci-title'>{text(r.title)}</span></td>"
             f"<td class='ci-num'>{reward}</td><td class='ci-num'>{text(r.env_reward)}</td>"
             f"<td class='ci-num'>{text(r.agent_turns)}</td><td class='ci-num'>{text(r.trained_turns)}</td>"
             f"<td class='ci-num'>{text(r.tokens)}</td><td>{drift}</td><td>{timed}</td>"
-            f"<td class='ci-tools'>{text(short(r.tools, 80))}</td><td class='ci-date'>{text(r.captured)}</td></tr>")
+            f"<td class='ci-tools'>{text(short(r.tools, 80))}</td><td class='ci-date'>{text(r.captured)}</td></tr>{problem}")
 
 
 def table(rows: list[IndexRow], sort: str) -> str:
@@ -121,6 +126,7 @@ def notes(items: list[str]) -> str:
 def opened_row(r: Record | None, path: str, matched: int, query: str, note: str = "") -> str:
     """What the back bar says about the opened row: its kind, where it lives, how many rows the index shows."""
     what = "group" if r is not None and r.kind == "group" else "rollout"
-    filt = f" matching {text(short(query, 120))}" if query else ""
+    shown = " · ".join(f"{k}={v}" for k, v in parse_qsl(query))
+    filt = f" matching {text(short(shown, 160))}" if shown else ""
     return (f"<span class='ci-here'>{what} <code>{text(short(path or '(the collection itself)', 120))}</code></span>"
             f"<span class='ci-dim'>{text(note)} · the index has {matched:,} row{'' if matched == 1 else 's'}{filt}</span>")
