@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
-from conftest import CHROMIUM_ARGS, SHOTS  # noqa: F401
+from conftest import SHOTS
 from support.collections import build
 from support.hub_standin import HubStandIn
 

@@ -100,9 +100,16 @@ class CollectionView:
         return encode(IndexPage(serial=next(_serial), mode="index", src=src,
                                 error_html=panels.problems(_shown(src), problems))).decode()
 
+    def _collection(self, src: str) -> Collection:
+        """The shared collection `src` names; raises ArtifactError (an empty name is not "." on the server)."""
+        if not src.strip() or len(src) > MAX_SRC_CHARS:
+            raise ArtifactError([Problem(_shown(src) or "(empty)", "name a collection: a folder, a .zip or a Hub "
+                                                                    "dataset id")])
+        return self.cache.get(src, self.allow_local(src))
+
     def index_page(self, src: str, params: Mapping[str, object]) -> IndexPage:
         try:
-            c = self.cache.get(src, self.allow_local(src))
+            c = self._collection(src)
         except ArtifactError as e:
             return IndexPage(serial=next(_serial), mode="index", src=src,
                              error_html=panels.problems(_shown(src), e.problems))
@@ -124,9 +131,9 @@ class CollectionView:
 
     # -- opening rows --------------------------------------------------------------------------------
 
-    def _load_row(self, src: str, allow: bool, path: str) -> Rollout:
+    def _load_row(self, src: str, path: str) -> Rollout:
         """Read one row fully (the collection is looked up again, so a reload after eviction works)."""
-        c = self.cache.get(src, allow)
+        c = self._collection(src)
         folder = c.folder(path)
         try:
             return Rollout.load(load_artifact(folder, source=f"{src}:{path}" if path else src))
@@ -151,7 +158,7 @@ class CollectionView:
             identity = f"hub-row|{c.source_of(path)}"  # pinned to a commit: never changes
         if identity is None:
             identity = f"{collection_identity(src, allow)}|row|{path}"
-        return self.view._open(label, identity, lambda: self._load_row(src, allow, path), src, initial)
+        return self.view._open(label, identity, lambda: self._load_row(src, path), src, initial)
 
     def open_group(self, c: Collection, src: str, group: Record, initial: Initial) -> tuple[str, str, str]:
         """Hook for the group view: until it exists, a group opens its rollout 0 and the back bar says so.
@@ -170,7 +177,7 @@ class CollectionView:
         """(token view value, loaded, index value) for one row of a collection, the filter state kept."""
         path = path.strip().strip("/")
         try:
-            c = self.cache.get(src, self.allow_local(src))
+            c = self._collection(src)
         except ArtifactError as e:
             return CLEARED, "", self.error_value(src, e.problems)
         rec = c.record(path)
