@@ -204,7 +204,7 @@ def test_screenshots(browser, app_url, coll, scheme, size):
         SHOTS.mkdir(parents=True, exist_ok=True)
         name = f"collection-{scheme}-{size[0]}x{size[1]}"
         open_index(pg, url_of(app_url, str(coll), sort="-reward"), len(ALL_ROWS))
-        pg.screenshot(path=str(SHOTS / f"{name}-index.png"))
+        pg.screenshot(path=str(SHOTS / f"{name}-index.png"), full_page=True)
         assert pg.evaluate("document.body.classList.contains('dark')") == (scheme == "dark")
         pg.select_option("[data-testid=filter-tool]", "bash")
         pg.wait_for_function("location.search.includes('tool=bash')")
