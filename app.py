@@ -1,6 +1,7 @@
 """Rollout trace viewer: `python app.py [SOURCE] [--host H] [--port P] [--public]`.
 
-SOURCE is a bundled example name, a folder, a .zip or a Hub dataset id (org/name[@rev][:sub/folder]).
+SOURCE is a bundled example name, a folder, a .zip or a Hub dataset id (org/name[@rev][:sub/folder]),
+holding one artifact or a collection of them; without it, ROLLOUT_VIEWER_SOURCE, else the bundled example.
 On a Hugging Face Space (SPACE_ID is set) or with --public, visitors cannot name server paths.
 """
 
@@ -9,18 +10,18 @@ from __future__ import annotations
 import argparse
 import os
 
-from viewer.ui.app import DEFAULT_EXAMPLE, build_app, launch_options
+from viewer.ui.app import build_app, configured_source, launch_options
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("source", nargs="?", default=DEFAULT_EXAMPLE)
+    ap.add_argument("source", nargs="?", default=None, help="overrides ROLLOUT_VIEWER_SOURCE")
     ap.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
     ap.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
     ap.add_argument("--public", action="store_true", help="Space mode: no server paths, size-limited uploads")
     args = ap.parse_args()
     public = args.public or bool(os.environ.get("SPACE_ID"))
-    demo = build_app(default_source=args.source, public=public)
+    demo = build_app(default_source=configured_source(args.source), public=public)
     demo.launch(server_name=args.host, server_port=args.port, **launch_options(public))
 
 

@@ -19,6 +19,12 @@ DEFAULT_EXAMPLE = "scripted-smollm2"  # three turns, two trained, a drifting bou
 # Gradio keeps every upload in its cache; sweep files older than 15 minutes every 5 minutes.
 UPLOAD_CACHE_SWEEP = (300, 900)
 ENABLE_CAPTURE_ENV = "ROLLOUT_VIEWER_ENABLE_CAPTURE"
+SOURCE_ENV = "ROLLOUT_VIEWER_SOURCE"  # the source (artifact or collection) the app opens on; `app.py SOURCE` wins
+
+
+def configured_source(cli_source: str | None = None) -> str:
+    """What the app opens on: the command line's SOURCE, else ROLLOUT_VIEWER_SOURCE, else the bundled example."""
+    return (cli_source or "").strip() or os.environ.get(SOURCE_ENV, "").strip() or DEFAULT_EXAMPLE
 
 
 def _warm_trl() -> None:
@@ -34,8 +40,9 @@ def _warm_trl() -> None:
     threading.Thread(target=run, daemon=True, name="warm-trl").start()
 
 
-def build_app(default_source: str = DEFAULT_EXAMPLE, public: bool = False,
+def build_app(default_source: str | None = None, public: bool = False,
               capture_enabled: bool | None = None) -> gr.Blocks:
+    default_source = configured_source(default_source)
     if capture_enabled is None:
         capture_enabled = not public or os.environ.get(ENABLE_CAPTURE_ENV) == "1"
     view = ViewTab(default_source, public)
@@ -48,7 +55,7 @@ def build_app(default_source: str = DEFAULT_EXAMPLE, public: bool = False,
                 with gr.Tab(name, id=name.lower(), elem_id=f"{name.lower()}-tab"):
                     part.render()
         capture.wire(tabs)
-        demo.load(view.on_page_load, None, [view.view, view.src, view.loaded])
+        demo.load(view.collections.on_page_load, None, [view.view, view.src, view.loaded, view.collections.component])
     return demo
 
 

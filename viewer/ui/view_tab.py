@@ -29,6 +29,7 @@ from viewer.render import panels
 from viewer.render.outline import training
 from viewer.rollout import Rollout
 
+from .collection_view import CollectionView
 from .store import RolloutStore
 
 MOUNT_JS = "TraceView.mountInApp(element, props, server, watch);"
@@ -45,6 +46,12 @@ def _int(value, default: int = 0) -> int:
 
 def _initial(q: PageQuery) -> Initial:
     return Initial(q.turn, q.mode, q.scope)  # type: ignore[arg-type]  # parse_page_query checked mode and scope
+
+
+def initial_from_params(params: dict) -> Initial:
+    """Turn, mode and scope from a URL's parameters (each bad value falls back to its default)."""
+    keep = {k: params[k] for k in ("turn", "mode", "scope") if k in params}
+    return _initial(parse_page_query(keep, public=False))
 
 
 def _scrub(p: Problem, path: str, name: str) -> Problem:
@@ -69,6 +76,7 @@ class ViewTab:
     def __init__(self, default_source: str, public: bool):
         self.default_source, self.public = default_source, public
         self.store = RolloutStore()
+        self.collections = CollectionView(self)  # decides collection or single artifact; owns the index
 
     # -- values for the token view ------------------------------------------------------------------
 
@@ -170,8 +178,7 @@ class ViewTab:
         r = self.store.get(str(s.get("key", ""))[:64]) if isinstance(s, dict) else None
         if r is None:
             raise gr.Error("Open a rollout first.")
-        initial = _initial(parse_page_query({k: str(v) for k, v in s.items() if k in ("turn", "mode", "scope")},
-                                            public=False))
+        initial = initial_from_params({k: str(v) for k, v in s.items()})
         turn = initial.turn if what == "this turn" else None
         try:
             page = export_html(r, turn, mode=initial.mode, scope=initial.scope, at_turn=initial.turn)
@@ -207,9 +214,11 @@ class ViewTab:
         def training(req: dict) -> dict:
             return self.training(req)
 
+        index = self.collections.render()  # the collection index, above the token view
         # The default rollout is in the page from the start, so a visitor without a deep link sees tokens
-        # without waiting for the page-load round trip.
-        self.built_value, _ = self.source_value(self.default_source, built=True)
+        # without waiting for the page-load round trip (a default collection opens through the page load).
+        self.built_value = "" if self.collections.is_collection(self.default_source) else \
+            self.source_value(self.default_source, built=True)[0]
         self.view = gr.HTML(value=self.built_value, html_template="<div class='tv-mount'></div>",
                             css_template=assets.read("trace_view.css"), apply_default_css=False,
                             js_on_load=assets.read("trace_view.js") + MOUNT_JS,
@@ -222,7 +231,9 @@ class ViewTab:
                 export_state = gr.Textbox(visible=False)
                 export_btn = gr.Button("Export HTML", elem_id="export")
             export_file = gr.File(label="HTML file", interactive=False, elem_id="export-file")
-        load.click(self.source_value, self.src, [self.view, self.loaded])
-        self.src.select(self.source_value, self.src, [self.view, self.loaded])
-        upload.upload(self.on_upload, upload, [self.view, self.loaded])
+        opened = [self.view, self.loaded, index]
+        load.click(self.collections.open_source, self.src, opened)
+        self.src.select(self.collections.open_source, self.src, opened)
+        upload.upload(self.collections.on_upload, upload, opened)
+        self.collections.wire(opened)
         export_btn.click(self.on_export, [export_what, export_state], export_file, js=EXPORT_STATE_JS)

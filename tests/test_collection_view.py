@@ -1,0 +1,214 @@
+"""The collection index's server side, without a browser: the collection-or-artifact decision, index pages
+(filters, sort, paging, escaping, notes), opening rows and groups, the index's events, the server
+function's handling of junk, the collection cache's bounds, zip clean-up, public Space rules, and the
+owner's configured source."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from artifact import ArtifactError
+from artifact.collection import Collection, open_collection
+from support.collections import build
+from viewer.contract import Initial
+from viewer.index_page import build_page
+from viewer.render.index import index_row, table
+from viewer.ui.collection_cache import CollectionCache, collection_identity
+from viewer.ui.collection_view import CLEARED
+from viewer.ui.view_tab import ViewTab
+
+
+@pytest.fixture(scope="module")
+def coll(tmp_path_factory) -> Path:
+    root = build(tmp_path_factory.mktemp("cv") / "runs")
+    task = root / "broken" / "d" / "task.json"
+    data = json.loads(task.read_text())
+    data["instruction"] = "<script>alert('t')</script> Count & compare"
+    task.write_text(json.dumps(data))
+    odd = root / "odd'<b>name"  # a folder name with markup characters
+    shutil.copytree(root / "a", odd)
+    return root
+
+
+def tab(public: bool = False, default: str = "scripted-smollm2") -> ViewTab:
+    return ViewTab(default, public)
+
+
+def page_of(value: str) -> dict:
+    return json.loads(value)
+
+
+class Evt:  # what Gradio passes for trigger("click", {...})
+    def __init__(self, data):
+        self._data = data
+
+
+def test_one_place_decides_collection_or_artifact(coll, tmp_path):
+    cv = tab().collections
+    assert cv.is_collection(str(coll)) and cv.is_collection(str(coll / "grp"))  # many artifacts; a group
+    assert not cv.is_collection("scripted-smollm2") and not cv.is_collection(str(coll / "a"))
+    assert not cv.is_collection("") and not cv.is_collection("x" * 2000) and not cv.is_collection("no such thing")
+    z = tmp_path / "c.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        for f in coll.rglob("*"):
+            if f.is_file():
+                zf.write(f, f.relative_to(coll.parent).as_posix())
+    assert cv.is_collection(str(z))
+    # the Load button: a collection clears the token view and shows the index; an artifact opens as before
+    view, loaded, index = cv.open_source(str(coll))
+    assert view == CLEARED and loaded == "" and page_of(index)["mode"] == "index"
+    view, loaded, index = cv.open_source("scripted-smollm2")
+    assert '"key"' in view and loaded == "scripted-smollm2" and page_of(index)["mode"] == "none"
+
+
+def test_index_page_filters_sorts_pages_and_counts(coll):
+    c = open_collection(str(coll))
+    p = build_page(c, str(coll), {"sort": "-reward", "tool": "bash", "src": "ignored"}, serial=1)
+    assert (p.total, p.invalid, p.kind) == (10, 1, "folder")
+    assert p.matched == 9 and p.query == "tool=bash&sort=-reward" and p.filters == {"tool": "bash", "sort": "-reward"}
+    assert p.models == ["HuggingFaceTB/SmolLM2-135M-Instruct", "org/Other-7B"] and p.tools == ["bash", "write"]
+    assert "aria-sort='descending'" in p.table_html and p.table_html.index("deep/nested/b") < p.table_html.index("'a'")
+    small = build_page(c, str(coll), {"page": "2"}, serial=2, page_size=4)
+    assert (small.page, small.pages, small.first, small.shown, small.matched) == (1, 3, 5, 4, 10)
+    last = build_page(c, str(coll), {"page": "99"}, serial=3, page_size=4)
+    assert (last.page, last.shown) == (2, 2)  # past the end: the last page
+    bad = build_page(c, str(coll), {"reward_min": "lots", "page": "x"}, serial=4)
+    assert bad.page == 0 and bad.matched == 10 and "ignored reward_min" in bad.notes_html
+    none = build_page(c, str(coll), {"model": "nobody"}, serial=5)
+    assert none.matched == 0 and "no row matches" in none.table_html and none.first == 0
+
+
+def test_every_collection_string_is_escaped(coll):
+    c = open_collection(str(coll))
+    html = table([index_row(r) for r in c.records], "path")
+    assert "<script>" not in html and "&lt;script&gt;alert(&#x27;t&#x27;)&lt;/script&gt;" in html
+    assert "<b>name" not in html and "data-path='odd&#x27;&lt;b&gt;name'" in html
+    assert "Count &amp; compare" in html
+    bad = next(r for r in c.records if r.path == "broken/c")
+    assert "ci-problem-row" in html and "agent_turns" in html and not bad.valid
+
+
+def test_open_row_group_and_unknown_rows_keep_the_filter(coll):
+    cv = tab().collections
+    src = str(coll)
+    view, loaded, index = cv.open_row(src, "deep/nested/b", {"model": "Other", "sort": "-reward"}, Initial(turn=1))
+    opened, pg = page_of(view), page_of(index)
+    assert opened["src"] == src and opened["initial"]["turn"] == 1  # the URL keeps naming the collection
+    assert loaded == str(coll / "deep/nested/b")
+    assert (pg["mode"], pg["row"], pg["query"], pg["matched"]) == ("row", "deep/nested/b", "model=Other&sort=-reward", 1)
+    assert "model=Other · sort=-reward" in pg["row_html"]
+    # the same artifact opened directly shares the loaded rollout (same identity in the store)
+    again, _ = cv.view.source_value(str(coll / "deep/nested/b"))
+    assert page_of(again)["key"] == opened["key"]
+    # a group opens its rollout 0, and says so
+    view, loaded, index = cv.open_row(src, "grp", {}, Initial())
+    assert page_of(view)["key"] and loaded.endswith("grp/rollout-00")
+    assert "showing its rollout 0 (grp/rollout-00)" in page_of(index)["row_html"]
+    # a row that is not in the collection, or an invalid one: messages, never a traceback
+    view, loaded, index = cv.open_row(src, "../../etc", {}, Initial())
+    assert view == CLEARED and "no such row" in page_of(index)["error_html"]
+    view, _, index = cv.open_row(src, "broken/d", {}, Initial())  # small files fine, turns.json truncated
+    assert "error_html" in page_of(view) and page_of(index)["mode"] == "row"
+
+
+def test_events_open_and_back(coll):
+    cv = tab().collections
+    src = str(coll)
+    view, loaded, index = cv.on_action(Evt({"action": "open", "src": src, "row": "a", "query": "drift=unknown"}))
+    assert page_of(view)["key"] and page_of(index)["query"] == "drift=unknown"
+    view, loaded, index = cv.on_action(Evt({"action": "back", "src": src, "query": "drift=unknown&page=1"}))
+    pg = page_of(index)
+    assert view == CLEARED and pg["mode"] == "index" and pg["filters"] == {"drift": "unknown"}
+    assert "deep/nested/b" not in pg["table_html"]
+    view, _, index = cv.on_action(Evt(None))  # junk: an error in the index, nothing raised
+    assert page_of(index)["error_html"]
+    a, b = page_of(cv.index_value(src, {})), page_of(cv.index_value(src, {}))
+    assert b["serial"] > a["serial"]  # the same rows sent twice still re-render
+
+
+def test_server_function_index(coll):
+    cv = tab().collections
+    got = cv.index({"src": str(coll), "query": "kind=group"})
+    assert got["matched"] == 1 and "grp" in got["table_html"] and got["mode"] == "index"
+    assert cv.index("nonsense")["error_html"]
+    assert "cannot find this collection" in cv.index({"src": "/no/such/place", "query": ""})["error_html"]
+    assert cv.index({"src": str(coll), "query": "x" * 100_000})["matched"] == 10  # long queries are cut, not fatal
+
+
+def test_page_load_routes_by_source_and_row(coll):
+    cv = tab().collections
+
+    def load(**q):
+        return cv.on_page_load(SimpleNamespace(query_params=q))
+
+    view, src, loaded, index = load(src=str(coll), timed_out="yes")
+    assert view == CLEARED and src == str(coll) and page_of(index)["matched"] == 2
+    view, src, loaded, index = load(src=str(coll), row="a", turn="2", mode="logprob")
+    assert page_of(view)["initial"] == {"turn": 2, "mode": "logprob", "scope": "new"} and page_of(index)["row"] == "a"
+    view, src, loaded, index = load()  # the default: the page was built with the bundled example, no index
+    assert view == {"__type__": "update"} and loaded == "scripted-smollm2" and page_of(index)["mode"] == "none"
+
+
+def test_public_space_opens_hub_only_but_the_owners_source(coll):
+    visitor = tab(public=True).collections
+    assert not visitor.is_collection(str(coll))
+    assert "Hub dataset id" in page_of(visitor.index_value(str(coll), {}))["error_html"]
+    owner = tab(public=True, default=str(coll)).collections
+    assert owner.is_collection(str(coll)) and page_of(owner.index_value(str(coll), {}))["total"] == 10
+    assert not owner.is_collection(str(coll / "grp"))  # only exactly what the owner configured
+
+
+def test_cache_shares_bounds_by_count_and_age_and_closes(coll):
+    closed: list[str] = []
+    now = [0.0]
+
+    def opener(source, allow_local=True):
+        c = Collection(source=source, kind="folder", records=[])
+        c.close = lambda: closed.append(source)  # type: ignore[method-assign]
+        return c
+
+    cache = CollectionCache(max_entries=2, max_age_s=10, opener=opener, clock=lambda: now[0])
+    first = cache.get(str(coll), True)
+    assert cache.get(str(coll), True) is first and cache.opens == 1
+    cache.get(str(coll / "a"), True)
+    cache.get(str(coll / "grp"), True)  # a third: the least recently used is dropped and closed
+    assert closed == [str(coll)] and len(cache) == 2
+    now[0] = 11.0
+    assert cache.get(str(coll / "grp"), True) is not None and cache.opens == 4  # too old: reopened
+    assert closed[-1] == str(coll / "grp")
+    assert collection_identity("org/name", True) == "hub|org/name"
+    assert collection_identity(str(coll), False) == f"hub|{coll}"  # never a path when paths are not allowed
+    cache.close()
+    assert len(cache) == 0
+
+
+def test_zip_rows_clean_up_what_they_unpacked(coll, tmp_path):
+    z = tmp_path / "runs.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        for f in coll.rglob("*"):
+            if f.is_file():
+                zf.write(f, f.relative_to(coll).as_posix())
+    cv = tab().collections
+    view, loaded, index = cv.open_row(str(z), "grp/rollout-01", {}, Initial())
+    assert page_of(view)["key"]
+    c = cv.cache.get(str(z), True)
+    assert c.kind == "zip" and c.store._tmp == []  # the rollout is in memory; its unpacked folder is gone
+    with pytest.raises(ArtifactError):
+        c.open("nowhere")
+    cv.cache.close()
+
+
+def test_owner_source_from_env_and_command_line(monkeypatch):
+    from viewer.ui.app import DEFAULT_EXAMPLE, SOURCE_ENV, configured_source
+
+    monkeypatch.delenv(SOURCE_ENV, raising=False)
+    assert configured_source(None) == DEFAULT_EXAMPLE
+    monkeypatch.setenv(SOURCE_ENV, "org/rollouts")
+    assert configured_source(None) == "org/rollouts" and configured_source("  ") == "org/rollouts"
+    assert configured_source("other/set") == "other/set"  # the command line wins

@@ -1,0 +1,235 @@
+// The collection index: the filter form, the table the server renders (viewer/render/index.py) and the
+// pager, over one IndexPage (viewer/index_contract.py). Sorting, filtering and paging ask the server
+// (server.index, which skips the queue) for a new IndexPage; opening a row and coming back are Gradio
+// events (trigger "click" with an action) because they change the token view too. The filter state
+// lives in the URL: filters change it in place (replaceState), opening a row pushes an entry, so the
+// browser's Back button returns to the index with the same filters. Collection text only ever reaches
+// the page inside server-escaped table_html/notes_html or through textContent and option values.
+const CollectionIndex = (() => {
+  const QUERY_KEYS = ["model", "task", "reward_min", "reward_max", "drift", "trained_min", "trained_max",
+                      "timed_out", "tool", "no_tool", "q", "kind", "valid", "sort"];
+  const VIEW_KEYS = ["turn", "mode", "scope"];  // the token view's place: not part of the index's URL
+  const SELECTS = {drift: ["none", "drift", "unknown"], timed_out: ["yes", "no"], kind: ["artifact", "group"],
+                   valid: ["yes", "no"]};
+
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "text") e.textContent = v; else e.setAttribute(k, v);
+    }
+    for (const c of children) e.append(c);
+    return e;
+  }
+
+  function field(key, label, input) {
+    input.name = key;
+    input.dataset.key = key;
+    input.id = "ci-f-" + key;
+    return el("label", {class: "ci-field", for: input.id}, el("span", {text: label}), input);
+  }
+
+  function select(key, label, choices, anyLabel) {
+    const s = el("select", {"data-testid": "filter-" + key});
+    s.append(new Option(anyLabel || "any", ""));
+    for (const c of choices) s.append(new Option(c, c));
+    return field(key, label, s);
+  }
+
+  function input(key, label, type, extra) {
+    return field(key, label, el("input", {type, "data-testid": "filter-" + key, ...(extra || {})}));
+  }
+
+  function skeleton(box) {
+    const back = el("div", {class: "ci-backbar", hidden: ""},
+                    el("button", {type: "button", class: "ci-back", "data-testid": "back-to-index"}, "← back to the index"),
+                    el("span", {class: "ci-backinfo"}));
+    const form = el("form", {class: "ci-form", "data-testid": "index-filters", role: "search"},
+      select("model", "model", [], "any model"),
+      input("task", "task", "text", {placeholder: "id or title", size: "10"}),
+      input("reward_min", "reward ≥", "number", {step: "any", size: "5"}),
+      input("reward_max", "reward ≤", "number", {step: "any", size: "5"}),
+      select("drift", "drift", SELECTS.drift),
+      input("trained_min", "trained ≥", "number", {step: "1", min: "0", size: "3"}),
+      input("trained_max", "trained ≤", "number", {step: "1", min: "0", size: "3"}),
+      select("timed_out", "timed out", SELECTS.timed_out),
+      select("tool", "used tool", []),
+      select("no_tool", "never used", []),
+      select("kind", "kind", SELECTS.kind),
+      select("valid", "valid", SELECTS.valid),
+      input("q", "search titles", "search", {placeholder: "text in title, id, path", size: "18"}),
+      el("button", {type: "reset", class: "ci-clear", "data-testid": "clear-filters"}, "clear filters"));
+    const main = el("div", {class: "ci-main"},
+      el("div", {class: "ci-head"}, el("span", {class: "ci-counts", "data-testid": "index-counts", "aria-live": "polite"}),
+         el("span", {class: "ci-pager"},
+            el("button", {type: "button", class: "ci-prev", "data-testid": "prev-page"}, "‹ previous"),
+            el("span", {class: "ci-pageno"}),
+            el("button", {type: "button", class: "ci-next", "data-testid": "next-page"}, "next ›"))),
+      form, el("div", {class: "ci-error"}), el("div", {class: "ci-notesbox"}), el("div", {class: "ci-tablebox"}));
+    const root = el("div", {class: "ci", "data-testid": "collection-index"}, back, main);
+    box.replaceChildren(root);
+    return {root, back, main, form};
+  }
+
+  function mount(box, api) {
+    const ui = skeleton(box);
+    let page = null;
+    let asked = 0;  // responses to older requests are dropped
+    let typing = null;
+
+    function formQuery(overrides) {
+      const p = new URLSearchParams();
+      for (const e of ui.form.querySelectorAll("[data-key]")) if (e.value !== "") p.set(e.dataset.key, e.value.trim());
+      const sort = overrides && "sort" in overrides ? overrides.sort : (page ? page.sort : "path");
+      if (sort && sort !== "path") p.set("sort", sort);
+      const n = overrides && "page" in overrides ? overrides.page : 0;
+      if (n > 0) p.set("page", String(n + 1));
+      return p.toString();
+    }
+
+    function syncForm(pg) {
+      for (const [key, choices] of [["model", pg.models], ["tool", pg.tools], ["no_tool", pg.tools]]) {
+        const s = ui.form.querySelector(`[data-key="${key}"]`);
+        const want = ["", ...choices];
+        const have = Array.from(s.options).map((o) => o.value);
+        if (want.join("\n") !== have.join("\n")) {
+          const first = s.options[0];
+          s.replaceChildren(first);
+          for (const c of choices) s.append(new Option(c, c));
+        }
+      }
+      for (const e of ui.form.querySelectorAll("[data-key]")) {
+        if (e === document.activeElement && e.tagName === "INPUT") continue;  // never rewrite what the visitor types
+        const v = pg.filters[e.dataset.key] || "";
+        if (e.tagName === "SELECT" && v && !Array.from(e.options).some((o) => o.value === v)) e.append(new Option(v, v));
+        e.value = v;
+      }
+    }
+
+    function writeUrl(pg, push) {
+      const u = new URL(window.location.href);
+      for (const k of [...QUERY_KEYS, "page", "row"]) u.searchParams.delete(k);
+      if (pg.mode === "none") { history.replaceState(history.state, "", u.toString()); return; }
+      u.searchParams.set("src", pg.src);
+      for (const [k, v] of new URLSearchParams(pg.query)) u.searchParams.set(k, v);
+      if (pg.mode === "index") {
+        for (const k of VIEW_KEYS) u.searchParams.delete(k);
+        if (pg.page > 0) u.searchParams.set("page", String(pg.page + 1));
+      } else if (pg.row !== null) {
+        u.searchParams.set("row", pg.row);
+      }
+      if (push) history.pushState({ci: pg.mode}, "", u.toString());
+      else history.replaceState(history.state, "", u.toString());
+    }
+
+    function render(pg, fromUrl) {
+      page = pg;
+      ui.root.dataset.mode = pg.mode;
+      ui.root.hidden = pg.mode === "none";
+      ui.back.hidden = pg.mode !== "row";
+      ui.main.hidden = pg.mode !== "index";
+      if (!fromUrl) writeUrl(pg, false);
+      if (pg.mode === "row") { ui.back.querySelector(".ci-backinfo").innerHTML = pg.row_html; return; }
+      if (pg.mode !== "index") return;
+      ui.main.querySelector(".ci-error").innerHTML = pg.error_html || "";
+      ui.main.querySelector(".ci-notesbox").innerHTML = pg.notes_html;
+      ui.main.querySelector(".ci-tablebox").innerHTML = pg.error_html ? "" : pg.table_html;
+      ui.form.hidden = !!pg.error_html;
+      const what = pg.kind === "hub" ? "Hub dataset" : pg.kind === "zip" ? "zip" : "folder";
+      const range = pg.shown ? `${pg.first.toLocaleString()}–${(pg.first + pg.shown - 1).toLocaleString()} of ` : "";
+      ui.main.querySelector(".ci-counts").textContent = pg.error_html ? "" :
+        `${what} ${pg.src}: showing ${range}${pg.matched.toLocaleString()} matching rows · ` +
+        `${pg.total.toLocaleString()} in the collection` + (pg.invalid ? ` · ${pg.invalid.toLocaleString()} invalid` : "");
+      ui.main.querySelector(".ci-pager").hidden = pg.pages <= 1;
+      ui.main.querySelector(".ci-pageno").textContent = `page ${pg.page + 1} of ${pg.pages}`;
+      ui.main.querySelector(".ci-prev").disabled = pg.page <= 0;
+      ui.main.querySelector(".ci-next").disabled = pg.page >= pg.pages - 1;
+      syncForm(pg);
+    }
+
+    async function ask(query) {
+      const mine = ++asked;
+      ui.root.classList.add("ci-busy");
+      try {
+        const pg = await api.index({src: page.src, query});
+        if (mine === asked) render(pg, false);
+      } finally {
+        if (mine === asked) ui.root.classList.remove("ci-busy");
+      }
+    }
+
+    function open(path) {
+      const u = new URL(window.location.href);
+      u.searchParams.set("row", path);
+      for (const k of VIEW_KEYS) u.searchParams.delete(k);
+      history.pushState({ci: "row"}, "", u.toString());
+      api.open({src: page.src, row: path, query: page.query});
+    }
+
+    function urlQuery() {  // the index's part of the current URL: filters and page
+      const p = new URLSearchParams();
+      for (const [k, v] of new URL(window.location.href).searchParams) if (QUERY_KEYS.includes(k) || k === "page") p.set(k, v);
+      return p.toString();
+    }
+
+    function back() {
+      if (history.state && history.state.ci === "row") { history.back(); return; }  // popstate comes back here
+      const u = new URL(window.location.href);
+      for (const k of ["row", ...VIEW_KEYS]) u.searchParams.delete(k);
+      history.replaceState(null, "", u.toString());
+      api.back({src: page.src, query: urlQuery()});
+    }
+
+    ui.form.addEventListener("submit", (ev) => { ev.preventDefault(); ask(formQuery()); });
+    ui.form.addEventListener("change", () => { clearTimeout(typing); ask(formQuery()); });
+    ui.form.addEventListener("input", (ev) => {
+      if (ev.target.type !== "text" && ev.target.type !== "search") return;
+      clearTimeout(typing);
+      typing = setTimeout(() => ask(formQuery()), 300);
+    });
+    ui.form.addEventListener("reset", () => setTimeout(() => ask(formQuery({sort: page.sort})), 0));
+    ui.main.addEventListener("click", (ev) => {
+      const sortBtn = ev.target.closest(".ci-sort");
+      if (sortBtn) {
+        const col = sortBtn.dataset.sort;
+        ask(formQuery({sort: page.sort === col ? "-" + col : col}));
+        return;
+      }
+      if (ev.target.closest(".ci-prev")) { ask(formQuery({page: page.page - 1})); return; }
+      if (ev.target.closest(".ci-next")) { ask(formQuery({page: page.page + 1})); return; }
+      const row = ev.target.closest("tr[data-path]");
+      if (row && !ev.target.closest("a, summary") && !window.getSelection().toString()) open(row.dataset.path);
+    });
+    ui.back.querySelector(".ci-back").addEventListener("click", back);
+    const onPop = () => {
+      if (!document.body.contains(ui.root)) { window.removeEventListener("popstate", onPop); return; }
+      if (!page || page.mode === "none") return;
+      const u = new URL(window.location.href);
+      const src = u.searchParams.get("src") || page.src;
+      const row = u.searchParams.get("row");
+      if (row === null && page.mode === "row") api.back({src, query: urlQuery()});
+      else if (row !== null && (page.mode === "index" || row !== page.row)) api.open({src, row, query: urlQuery()});
+      else if (row === null && page.mode === "index" && urlQuery() !== formQuery({page: page.page})) ask(urlQuery());
+    };
+    window.addEventListener("popstate", onPop);
+    return {box, render, state: () => page};
+  }
+
+  function mountInApp(element, props, server, watch, trigger) {
+    const api = {
+      index: (req) => server.index(req),
+      open: (req) => trigger("click", {action: "open", ...req}),
+      back: (req) => trigger("click", {action: "back", ...req}),
+    };
+    let view = null;
+    function start() {
+      const box = element.querySelector(".ci-mount");
+      if (!box || !props.value) return;
+      if (!view || view.box !== box || !box.firstChild) view = mount(box, api);  // a re-rendered template is a new box
+      view.render(JSON.parse(props.value), false);
+    }
+    start();
+    watch("value", start);
+  }
+
+  return {mountInApp};
+})();

@@ -1,0 +1,56 @@
+"""One page of a collection's index: filtered and sorted on the server, bounded, as an `IndexPage`.
+
+Pure: a `Collection`, the filter state from the URL and a page number in, a typed record out. The
+filtering and sorting are artifact/query.py's, the same the command line uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from artifact.collection import Collection
+from artifact.query import QUERY_KEYS, Filters, apply, from_query, to_query
+
+from .index_contract import IndexPage
+from .render import index as render
+
+PAGE_SIZE = 200  # rows in one page of the table
+MAX_CHOICES = 200  # models and tools offered as filter choices
+
+
+def page_number(params: Mapping[str, object]) -> int:
+    """The 0-based page from `?page=` (1-based in the URL, as people count); 0 when unreadable."""
+    raw = params.get("page")
+    if isinstance(raw, (list, tuple)):
+        raw = raw[-1] if raw else None
+    try:
+        return max(0, int(str(raw)[:9]) - 1)
+    except (TypeError, ValueError):
+        return 0
+
+
+def filter_values(f: Filters) -> dict[str, str]:
+    """The filter state key by key, as the form shows it (only the keys that are set)."""
+    from urllib.parse import parse_qsl
+
+    return dict(parse_qsl(to_query(f)))
+
+
+def build_page(c: Collection, src: str, params: Mapping[str, object], serial: int,
+               page_size: int = PAGE_SIZE) -> IndexPage:
+    """The rows of `c` passing the filters in `params` (URL query keys), sorted, one page of them."""
+    filters, notes = from_query({k: v for k, v in params.items() if k in QUERY_KEYS})  # type: ignore[misc]
+    rows = apply(c.records, filters)
+    pages = max(1, -(-len(rows) // page_size))
+    page = min(page_number(params), pages - 1)
+    shown = rows[page * page_size:(page + 1) * page_size]
+    models = sorted({r.model for r in c.records if r.model})[:MAX_CHOICES]
+    tools = sorted({t for r in c.records for t in r.tools})[:MAX_CHOICES]
+    return IndexPage(
+        serial=serial, mode="index", src=src, query=to_query(filters), filters=filter_values(filters),
+        sort=filters.sort, page=page, pages=pages, page_size=page_size, total=len(c.records), matched=len(rows),
+        first=page * page_size + 1 if shown else 0, shown=len(shown), invalid=sum(not r.valid for r in c.records),
+        kind=c.kind, models=models, tools=tools,
+        table_html=render.table([render.index_row(r) for r in shown], filters.sort),
+        notes_html=render.notes(c.notes + notes),
+    )
