@@ -51,7 +51,10 @@ def load(name: str, dtype: str = "float32", device: str = "cpu", temperature: fl
     """The model in eval mode on `device`, patched with TRL's fused LM head at `temperature`."""
     import torch
     from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
     from trl.trainer.utils import add_fused_lm_head
+
+    hf_logging.disable_progress_bar()  # our progress lines say what happens; a bar per weight file is noise
 
     if dtype not in DTYPES:
         raise RescoreError(f"--dtype {dtype}: choose one of {', '.join(DTYPES)}")

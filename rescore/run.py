@@ -42,6 +42,7 @@ class RescoreConfig:
     per_turn: bool = False  # forward each turn on its own instead of each training row once (slower; a check)
     name: str | None = None  # part name; None: derived from model, dtype, device and temperature
     label: str | None = None  # what to record as the model (default `model`), e.g. where a local folder came from
+    slug: str | None = None  # the model's part of the part name (default: the last path component of `model`)
 
 
 def recorded_temperature(a: Artifact) -> tuple[float | None, str]:
@@ -148,7 +149,7 @@ def rescore(a: Artifact, cfg: RescoreConfig, root: Path | None = None,
         duration_s=round(time.perf_counter() - t0, 2),
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         model_revision=tm.revision, model_sha256=tm.sha256)
-    name = cfg.name or part_name(cfg.model, cfg.dtype, cfg.device, temperature)
+    name = cfg.name or part_name(cfg.slug or cfg.model, cfg.dtype, cfg.device, temperature)
     part = write_rescore(root or a.root, name, meta, arrays, a.turns)
     a.rescores[name] = part
     return part

@@ -1,8 +1,13 @@
-"""Command line: `python -m viewer check SOURCE` and `python -m viewer export SOURCE -o out.html`.
+"""Command line: `python -m viewer check SOURCE`, `export SOURCE -o out.html`, `rescore SOURCE --model M`.
 
-`check` validates an artifact and prints what it holds, for pipelines: exit status 0 when valid,
-1 when not (every problem printed, one a line), 2 for a usage error. `export` writes a
-self-contained HTML file of the rollout (or of one turn with --turn). Messages, never tracebacks.
+`check` validates an artifact and prints what it holds, for pipelines. `export` writes a
+self-contained HTML file of the rollout (or of one turn with --turn). `rescore` scores every output
+token with a training model as TRL's trainer does and stores the result in the artifact
+(viewer/rescore_cli.py). Messages, never tracebacks. Exit status, every command:
+    0  done            1  the artifact is invalid (every problem printed, one a line)
+    2  usage error     3  unexpected error (a bug: the message names the exception)
+    4  re-scoring failed (the model cannot be loaded or cannot score these tokens; the message says why)
+    130 interrupted
 """
 
 from __future__ import annotations
@@ -82,12 +87,17 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("-o", "--output", required=True, help="the .html file to write")
     e.add_argument("--turn", type=int, default=None, help="export only this turn (with its full context)")
     e.add_argument("--tokenizer", default=None, help="tokenizer folder or tokenizer.json when the artifact has none")
+    from .rescore_cli import add_parser as add_rescore, run as run_rescore
+
+    add_rescore(sub)
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
             return check(args.source)
         if args.command == "export":
             return export(args.source, args.output, args.turn, args.tokenizer)
+        if args.command == "rescore":
+            return run_rescore(args)
     except KeyboardInterrupt:
         return 130
     except Exception as e:  # the promise is a message, not a traceback

@@ -137,3 +137,37 @@ def stats(views: list[TokenView], trained_only: bool = False) -> Stats:
 def rollout_views(a: Artifact, part: Rescore, eps_low: float = 0.2, eps_high: float = 0.2,
                   advantage: float | None = None) -> list[TokenView]:
     return [token_view(t, part, eps_low, eps_high, advantage) for t in a.turns]
+
+
+def _num(x: float) -> float | None:
+    """JSON has no NaN: a missing statistic is null."""
+    return None if not np.isfinite(x) else float(x)
+
+
+def stats_dict(s: Stats) -> dict:
+    """A Stats as plain JSON-able data (NaN -> None)."""
+    return {k: (_num(v) if isinstance(v, float) else list(v) if isinstance(v, tuple) else v)
+            for k, v in s.__dict__.items()}
+
+
+def summary(a: Artifact, part: Rescore, advantage: float | None = None) -> dict:
+    """Everything `python -m viewer rescore --json` prints about one part, as plain data.
+
+    `outside_clip` uses TRL's default band [0.8, 1.2]; `outside_clip_dapo` DAPO's [0.8, 1.28].
+    """
+    views = {eps: rollout_views(a, part, *eps, advantage) for eps in EPS_CHOICES}
+    base, dapo = stats(views[EPS_CHOICES[0]]), stats(views[EPS_CHOICES[1]])
+    m = part.meta
+    return {
+        "part": part.name, "model": m.model, "model_revision": m.model_revision, "model_sha256": m.model_sha256,
+        "dtype": m.dtype, "device": m.device, "temperature": m.temperature, "temperature_source": m.temperature_source,
+        "top_k": m.top_k, "duration_s": m.duration_s,
+        "tokens": base.tokens, "with_engine_logprob": base.with_engine,
+        "trained_tokens": stats(views[EPS_CHOICES[0]], trained_only=True).tokens,
+        "mean_abs_log_ratio": _num(base.mean_abs_log_ratio), "max_abs_log_ratio": _num(base.max_abs_log_ratio),
+        "mean_kl_k3": _num(base.mean_kl_k3), "mean_entropy": _num(base.mean_entropy), "top1": base.top1,
+        "outside_clip": base.outside_clip, "outside_clip_dapo": dapo.outside_clip,
+        "histogram": {"edges": list(HIST_EDGES), "counts": list(base.histogram)},
+        "turns": [{"turn": v.turn, "trained": bool(a.turns[v.turn].trained), "row": m.turns[v.turn].row,
+                   **stats_dict(stats([v]))} for v in views[EPS_CHOICES[0]]],
+    }
