@@ -61,6 +61,8 @@ class CaptureConfig:
     context: int = 32768
     deny_tools: tuple[str, ...] = opencode.DENIED_TOOLS
     local_model: bool = False  # serve SmolLM2-135M-Instruct with vLLM CPU for this capture (capture/local_model.py)
+    rescore: bool = False  # re-score the written artifact with the training model (rescore_after_capture)
+    trainer_model: str | None = None  # that model; None: the local SmolLM2 with local_model, else tokenizer/model
     api_key: str | None = field(default=None, repr=False)  # upstream credential, never logged
     hf_token: str | None = field(default=None, repr=False)
 
@@ -128,8 +130,31 @@ def capture(cfg: CaptureConfig, progress: Callback | None = None, cancel: thread
             sandbox_factory: Callable | None = None) -> Artifact:
     say = Reporter(progress)
     if cfg.local_model:
-        return _capture_with_local_model(cfg, say, cancel, sandbox_factory)
-    return _capture(cfg, say, cancel, sandbox_factory)
+        artifact = _capture_with_local_model(cfg, say, cancel, sandbox_factory)
+    else:
+        artifact = _capture(cfg, say, cancel, sandbox_factory)
+    return rescore_after_capture(artifact, cfg, say) if cfg.rescore else artifact
+
+
+def rescore_after_capture(artifact: Artifact, cfg: CaptureConfig, say: Reporter) -> Artifact:
+    """Add the trainer's view (a rescore part) to the artifact just written; the serving model is stopped by now.
+
+    The capture itself succeeded, so a failure here says the artifact is written and how to retry."""
+    from rescore import RescoreConfig, RescoreError, local_model, rescore
+
+    say("re-scoring every output token with the training model (TRL's fused LM head)", stage="rescore")
+    try:
+        if cfg.trainer_model is None and cfg.local_model:
+            model, label = local_model(lambda line: say(line))
+            rc = RescoreConfig(model, local_files_only=True, label=label, slug="smollm2-135m-instruct")
+        else:
+            rc = RescoreConfig(cfg.trainer_model or cfg.tokenizer or cfg.model)
+        part = rescore(artifact, rc, progress=lambda line: say(line))
+    except (RescoreError, ArtifactError) as e:
+        raise CaptureError(f"the artifact is written at {artifact.root}, but re-scoring it failed: {e}. "
+                           f"Retry with `python -m viewer rescore {artifact.root} --model ...`") from None
+    say(f"re-scored: {artifact.root / 'rescore' / part.name}")
+    return artifact
 
 
 def _check_out_dir(cfg: CaptureConfig) -> Path:

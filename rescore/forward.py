@@ -11,6 +11,7 @@ top-K: memory stays `positions_per_tile x vocab_per_tile` floats whatever the se
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,12 @@ import numpy as np
 # A top-K tile is POS_TILE x VOCAB_TILE float32 values (64 MB), small beside any model.
 POS_TILE = 512
 VOCAB_TILE = 32768
+# TRL folds the LM head in [4096 tokens x 32768 vocab] tiles, sized for a GPU. On CPU its torch
+# fallback holds about five float32 temporaries of a tile at once (~2.5 GB). Each token's statistics
+# are folded on their own, so fewer tokens per tile changes no number (tests/test_rescore_model.py
+# checks), only the peak: 1024 tokens keep it near 0.6 GB. The vocabulary tiling, which decides the
+# summation order, stays TRL's.
+CPU_TOKEN_TILE = 1024
 
 
 @dataclass
@@ -84,7 +91,7 @@ def score_sequence(model, ids: np.ndarray, targets: np.ndarray, k: int, temperat
     backbone = model.base_model  # what the fused forward runs before its LM head
     hook = backbone.register_forward_hook(lambda _m, _a, out: caught.__setitem__("h", out.last_hidden_state))
     try:
-        with torch.inference_mode():
+        with torch.inference_mode(), _token_tile(device):
             out = model(input_ids=torch.as_tensor(ids, dtype=torch.long, device=device)[None],
                         position_ids=torch.arange(ids.size, device=device)[None],
                         shift_labels=torch.as_tensor(labels, device=device)[None], fused_lm_head=True)
@@ -95,6 +102,20 @@ def score_sequence(model, ids: np.ndarray, targets: np.ndarray, k: int, temperat
     finally:
         hook.remove()
     return Scores(logprobs.astype(np.float32), entropy.astype(np.float32), top1.astype(bool), topk_i, topk_v)
+
+
+@contextmanager
+def _token_tile(device):
+    """TRL's token tile, made CPU_TOKEN_TILE for the duration of a CPU forward (see above)."""
+    from trl.kernels import chunked_logprob
+
+    before = chunked_logprob.TOKEN_CHUNK_SIZE
+    if device.type == "cpu":
+        chunked_logprob.TOKEN_CHUNK_SIZE = min(before, CPU_TOKEN_TILE)
+    try:
+        yield
+    finally:
+        chunked_logprob.TOKEN_CHUNK_SIZE = before
 
 
 def _topk(model, hidden, pos, k: int, temperature: float) -> tuple[np.ndarray, np.ndarray]:

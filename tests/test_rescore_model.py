@@ -169,3 +169,45 @@ def test_temperature_recorded_in_the_trace_is_used(tiny, example_copy):
     a.trace[1] = replace(a.trace[1], metadata={**a.trace[1].metadata, "sampling_params": {"temperature": 0.7}})
     assert choose_temperature(a, None) == (0.7, "trace.json call 1 metadata.sampling_params.temperature")
     assert choose_temperature(a, 1.0) == (1.0, "--temperature")
+
+
+def test_token_tile_changes_no_number(tiny, monkeypatch):
+    """The CPU token tile only bounds memory: TRL's 4096-token tile and a 5-token tile give the same scores."""
+    tm = load(str(tiny), "float32", "cpu", 1.0, local_files_only=True)
+    ids = np.random.default_rng(1).integers(0, 49152, 64)
+    targets = np.arange(10, 64)
+    monkeypatch.setattr(forward, "CPU_TOKEN_TILE", 4096)
+    wide = forward.score_sequence(tm.model, ids, targets, 3, 1.0)
+    monkeypatch.setattr(forward, "CPU_TOKEN_TILE", 5)
+    narrow = forward.score_sequence(tm.model, ids, targets, 3, 1.0)
+    assert np.allclose(wide.logprobs, narrow.logprobs, atol=1e-6) and np.array_equal(wide.is_top1, narrow.is_top1)
+    assert np.allclose(wide.entropy, narrow.entropy, atol=1e-5)
+    from trl.kernels import chunked_logprob
+    assert chunked_logprob.TOKEN_CHUNK_SIZE == 4096  # restored
+
+
+def test_capture_rescore_step_adds_a_part(tiny, example_copy):
+    from capture.progress import Reporter
+    from capture.run import CaptureConfig, rescore_after_capture
+
+    lines = []
+    a = load_artifact(example_copy)
+    rescore_after_capture(a, CaptureConfig(rescore=True, trainer_model=str(tiny)), Reporter(lambda *x, **k: lines.append(x)))
+    assert "tiny-llama.float32.cpu.t1" in load_artifact(example_copy).rescores
+
+
+def test_rollout_api_gives_plain_data(tiny, example_copy):
+    from viewer.rollout import Rollout
+
+    main(["rescore", str(example_copy), "--model", str(tiny), "--json"])
+    r = Rollout.load(load_artifact(example_copy))
+    name = "tiny-llama.float32.cpu.t1"
+    assert name in [p["name"] for p in r.rescore_parts()]
+    t = r.trainer_tokens(1, name, 0.2, 0.28, advantage=-1.0)
+    n = r.artifact.turns[1].n_output
+    assert t["start"] == r.artifact.turns[1].n_prompt
+    assert all(len(t[k]) == n for k in ("trainer_lp", "engine_lp", "ratio", "loss", "clipped_low", "topk_text"))
+    json.dumps(t)  # plain data only
+    s = r.trainer_stats(name)
+    assert len(s["turns"]) == len(r.artifact.turns) and len(s["rollout"]["histogram"]) == len(s["histogram_edges"]) + 1
+    json.dumps(s)

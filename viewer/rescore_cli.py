@@ -106,8 +106,10 @@ def _rescore(args: argparse.Namespace, say) -> tuple[dict, Path]:
     return summary(a, part), a.root / "rescore" / part.name
 
 
-def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     from rescore import RescoreError
+
+    out, err = out or sys.stdout, err or sys.stderr  # looked up now: tests and callers may swap them
 
     def say(line: str) -> None:
         print(line, file=err, flush=True)
