@@ -19,6 +19,7 @@ from typing import TextIO
 from artifact import Artifact, ArtifactError, open_artifact
 
 from .analysis.report import fmt_reward, report
+from .analysis.trainer_view import summary
 
 
 def _open(source: str, out: TextIO) -> Artifact | None:
@@ -51,6 +52,10 @@ def check(source: str, out: TextIO = sys.stdout) -> int:
     ]
     if a.summary.produced_by:
         lines.append(f"  produced by  {a.summary.produced_by}")
+    for name, part in a.rescores.items():
+        s = summary(a, part)
+        lines.append(f"  rescore      {name}: mean |log ratio| {s['mean_abs_log_ratio'] or 0:.2g}, max "
+                     f"{s['max_abs_log_ratio'] or 0:.2g}, {s['outside_clip']} of {s['tokens']} tokens outside [0.8, 1.2]")
     print("\n".join(lines), file=out)
     if a.notices:
         print("notices:", file=out)
