@@ -54,8 +54,9 @@ def check(source: str, out: TextIO = sys.stdout) -> int:
         lines.append(f"  produced by  {a.summary.produced_by}")
     for name, part in a.rescores.items():
         s = summary(a, part)
-        lines.append(f"  rescore      {name}: mean |log ratio| {s['mean_abs_log_ratio'] or 0:.2g}, max "
-                     f"{s['max_abs_log_ratio'] or 0:.2g}, {s['outside_clip']} of {s['tokens']} tokens outside [0.8, 1.2]")
+        mean, top = (("n/a" if x is None else f"{x:.2g}") for x in (s["mean_abs_log_ratio"], s["max_abs_log_ratio"]))
+        lines.append(f"  rescore      {name}: mean |log ratio| {mean}, max {top}, "
+                     f"{s['outside_clip']} of {s['tokens']} tokens outside [0.8, 1.2]")
     print("\n".join(lines), file=out)
     if a.notices:
         print("notices:", file=out)
