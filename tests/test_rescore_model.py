@@ -55,6 +55,7 @@ def _chain(base: Turn, n: int = 3, prompt: int = 120, out: int = 24) -> list[Tur
     return turns
 
 
+@pytest.mark.slow  # 1-2 min on 2 shared cores (model load + two forwards)
 @real_model
 def test_trainer_logprob_equals_full_logits_log_softmax(smol, example_copy):
     a = load_artifact(example_copy)
@@ -69,6 +70,7 @@ def test_trainer_logprob_equals_full_logits_log_softmax(smol, example_copy):
     assert np.abs(s.topk_logprobs[s.is_top1, 0] - s.logprobs[s.is_top1]).max() < 1e-4
 
 
+@pytest.mark.slow  # ~4 min on 2 shared cores (four forwards)
 @real_model
 def test_row_once_equals_one_forward_per_turn(smol, example_copy):
     turns = _chain(load_artifact(example_copy).turns[0])
