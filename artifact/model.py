@@ -13,7 +13,7 @@ from typing import Literal
 
 import numpy as np
 
-from .schema import Summary, Task, TestCase, TestResult
+from .schema import RescoreMeta, Summary, Task, TestCase, TestResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +66,24 @@ class TraceCall:
         return None
 
 
+@dataclass(frozen=True)
+class Rescore:
+    """One validated rescore part: the trainer's scores of every output token (artifact/schema.py)."""
+
+    name: str
+    meta: RescoreMeta
+    offsets: np.ndarray  # int64 [turns + 1]
+    logprobs: np.ndarray  # float32 [N]
+    entropy: np.ndarray  # float32 [N]
+    is_top1: np.ndarray  # bool [N]
+    topk_ids: np.ndarray  # int32 [N, K]
+    topk_logprobs: np.ndarray  # float32 [N, K]
+
+    def turn_slice(self, turn: int) -> slice:
+        """Where turn `turn`'s output tokens sit in the flat arrays."""
+        return slice(int(self.offsets[turn]), int(self.offsets[turn + 1]))
+
+
 @dataclass
 class Artifact:
     source: str  # how the user named it (path, zip, hub id, example name)
@@ -81,6 +99,7 @@ class Artifact:
     tokenizer_dir: Path | None = None
     tokenizer_json: bytes | None = None  # tokenizer.json in memory, when its folder was temporary and is gone
     notices: list[str] = field(default_factory=list)
+    rescores: dict[str, Rescore] = field(default_factory=dict)  # by part name; empty when never re-scored
 
     @property
     def n_tokens(self) -> int:

@@ -19,6 +19,7 @@ import msgspec
 from . import arrays
 from .model import Artifact, Turn
 from .problems import ArtifactError, Findings, Problem, from_msgspec
+from .rescore import read_parts
 from .schema import (NO_RAW, TOKENIZER_DIR, Summary, Task, TestCase,
                      TestResults, TraceFile, TurnHeader, TurnsFile)
 from .trace import normalise
@@ -239,6 +240,7 @@ def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
         solution=_text(solution, "solution.py", findings),
         tokenizer_dir=tok_dir if (tok_dir / "tokenizer.json").is_file() or (tok_dir / "tokenizer_config.json").is_file() else None,
         notices=findings.notices,
+        rescores=read_parts(root, turns, findings),
     )
     _check_summary(summary, artifact, findings)
     if task is not None and hashlib.sha1(task.instruction.encode()).hexdigest() != task.task_id:

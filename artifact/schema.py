@@ -31,10 +31,25 @@ Optional extras (format_version 2, written by our capture; all absent in seed ar
                          so the artifact renders offline
     test_results.json    TestResults: per held-out test pass/fail, time, status
     solution.py          the agent's final solution, as verified
+    rescore/<name>/      the trainer's view of every completion token, one folder per re-scoring
+                         (`python -m viewer rescore`; several can sit side by side, named by what
+                         made them: model, dtype, device, temperature). artifact/rescore.py reads it:
+        meta.json           RescoreMeta: model and its revision or weights hash, vocabulary size,
+                            dtype, device, temperature, top-K, library versions, duration, and
+                            per turn whether it was trained and which training row scored it
+        scores.safetensors  flat arrays over every turn's output tokens, turn after turn:
+                            offsets int64 [turns + 1]      turn i is [offsets[i], offsets[i+1])
+                            logprobs float32 [N]           trainer log-probability of the token
+                            entropy float32 [N]            entropy of the next-token distribution
+                            is_top1 uint8 [N]              1 when the token is the trainer's argmax
+                            topk_ids int32 [N, K]          the K most likely tokens, best first
+                            topk_logprobs float32 [N, K]   their log-probabilities
 
 Invariants checked on read (artifact/read.py): len(mask) == n_prompt_ids + n_output_ids and
 n_* equal the array lengths; len(per_token_logps) is n_output_ids or 0; mask values are 0/1;
 `trained` is true iff the turn made a tool call; summary counts agree with the files.
+A rescore part must match the turns exactly (one value per output token, finite values, every
+token id, the artifact's and the top-K's, inside the scoring model's vocabulary).
 """
 
 from __future__ import annotations
@@ -130,3 +145,34 @@ class TraceEntry(msgspec.Struct):
 
 class TraceFile(msgspec.Struct):
     turns: list[TraceEntry]
+
+
+RESCORE_DIR = "rescore"
+RESCORE_META = "meta.json"
+RESCORE_SCORES = "scores.safetensors"
+RESCORE_VERSION = 1
+
+
+class RescoredTurn(msgspec.Struct, forbid_unknown_fields=True):
+    turn: int
+    trained: bool
+    row: int | None  # the TRL training row whose single forward scored it; None: forwarded on its own
+
+
+class RescoreMeta(msgspec.Struct, forbid_unknown_fields=True):
+    """rescore/<name>/meta.json: what produced the scores, so two re-scorings can be told apart."""
+
+    format_version: int
+    model: str  # path or Hub id as given
+    vocab_size: int  # rows of the model's output embedding: every scored id must be below it
+    dtype: Literal["float32", "bfloat16", "float16"]
+    device: str
+    temperature: float
+    temperature_source: str  # where the value came from (recorded sampling params, flag, default)
+    top_k: int
+    turns: list[RescoredTurn]
+    libraries: dict[str, str]  # torch, transformers, trl, safetensors versions
+    duration_s: float
+    created: str  # ISO 8601, UTC
+    model_revision: str | None = None  # Hub commit when loaded from the Hub
+    model_sha256: str | None = None  # hash of the weight files when loaded from a folder

@@ -41,6 +41,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--tokenizer", default=None, help="tokenizer path or id when it differs from --model")
     p.add_argument("--max-output-tokens", type=int, default=DEFAULTS.max_output_tokens, help="per-turn completion cap")
     p.add_argument("--context", type=int, default=DEFAULTS.context, help="the model's context length, told to opencode")
+    p.add_argument("--rescore", action="store_true",
+                   help="re-score the captured rollout with the training model right after (python -m viewer rescore)")
+    p.add_argument("--trainer-model", default=None, help="with --rescore: the training model (default: the local "
+                   "SmolLM2 with --local-model, else --tokenizer or --model)")
     p.add_argument("--push-to-dataset", default=os.environ.get("PUSH_TO_DATASET"),
                    help="Hub dataset repo to upload the artifact to (or set PUSH_TO_DATASET)")
     return p.parse_args(argv)
@@ -54,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         task_index=a.task_index, sandbox_image=a.sandbox_image, sandbox_flavor=a.sandbox_flavor, out_dir=a.out_dir,
         timeout_s=a.timeout_s, push_to_dataset=a.push_to_dataset, tokenizer=a.tokenizer,
         max_output_tokens=a.max_output_tokens, context=a.context, local_model=a.local_model,
+        rescore=a.rescore, trainer_model=a.trainer_model,
         api_key=os.environ.get("OPENENV_LLM_API_KEY") or None, hf_token=os.environ.get("HF_TOKEN") or None)
     try:
         capture(cfg, progress=print_progress)

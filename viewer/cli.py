@@ -1,16 +1,19 @@
-"""Command line: `python -m viewer check SOURCE`, `python -m viewer export SOURCE -o out.html`, and
-`python -m viewer ls SOURCE` for collections (viewer/collection_cli.py, which `check` also uses on one).
+"""Command line: `python -m viewer check SOURCE`, `export SOURCE -o out.html`, `rescore SOURCE --model M`,
+and `ls SOURCE` for collections (viewer/collection_cli.py, which `check` also uses on one).
 
 `check` validates an artifact and prints what it holds, for pipelines. `export` writes a
-self-contained HTML file of the rollout (or of one turn with --turn). Messages, never tracebacks.
-A zip is unpacked into a temporary folder that is deleted before the command ends.
+self-contained HTML file of the rollout (or of one turn with --turn). `rescore` scores every output
+token with a training model as TRL's trainer does and stores the result in the artifact
+(viewer/rescore_cli.py). Messages, never tracebacks. A zip is unpacked into a temporary folder that
+is deleted before the command ends.
 
 Exit status (also in `--help`):
-    0    valid (check) / written (export)
+    0    valid (check) / written (export, rescore)
     1    the artifact is invalid or cannot be read: every problem printed, one a line, naming the
          file, turn and field (unreadable files, bad zips, too-deep JSON included)
     2    usage error (unknown option, --turn outside the rollout)
     4    the output cannot be written (export -o into a missing folder, no permission, disk full)
+    5    re-scoring failed (the model cannot be loaded or cannot score these tokens; the message says why)
     130  interrupted (Ctrl-C)
     141  the reader of our output went away (`| head -1`): nothing more is printed
     3    an internal error (a bug in this program): the message says what failed
@@ -34,9 +37,11 @@ EXIT_CODES = """exit status:
   1    the artifact is invalid or cannot be read (every problem printed)
   2    usage error
   4    the output file cannot be written
+  5    re-scoring failed
   130  interrupted
   141  the output pipe was closed (e.g. | head -1)
   3    internal error (a bug)"""
+from .analysis.trainer_view import summary
 
 
 def _open(source: str, out: TextIO) -> Artifact | None:
@@ -69,6 +74,11 @@ def check(source: str, out: TextIO = sys.stdout) -> int:
     ]
     if a.summary.produced_by:
         lines.append(f"  produced by  {a.summary.produced_by}")
+    for name, part in a.rescores.items():
+        s = summary(a, part)
+        mean, top = (("n/a" if x is None else f"{x:.2g}") for x in (s["mean_abs_log_ratio"], s["max_abs_log_ratio"]))
+        lines.append(f"  rescore      {name}: mean |log ratio| {mean}, max {top}, "
+                     f"{s['outside_clip']} of {s['tokens']} tokens outside [0.8, 1.2]")
     print("\n".join(lines), file=out)
     if a.notices:
         print("notices:", file=out)
@@ -113,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--turn", type=int, default=None, help="export only this turn (with its full context)")
     e.add_argument("--tokenizer", default=None, help="tokenizer folder or tokenizer.json when the artifact has none")
     add_ls_arguments(sub.add_parser("ls", help="list a collection (folder, .zip or Hub dataset) from its small files"))
+    from .rescore_cli import add_parser as add_rescore
+    from .rescore_cli import run as run_rescore
+
+    add_rescore(sub)
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
@@ -121,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
             code = ls(args)
         elif args.command == "export":
             code = export(args.source, args.output, args.turn, args.tokenizer)
+        elif args.command == "rescore":
+            code = run_rescore(args)
         else:
             return USAGE
         sys.stdout.flush()  # here, not at exit, so a closed pipe is caught below

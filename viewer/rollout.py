@@ -23,6 +23,7 @@ from .analysis.engine_ids import EngineCheck, engine_check
 from .analysis.report import Report, report
 from .analysis.spans import ContextDelta, MaskAudit, context_deltas, mask_audit
 from .analysis.tools import ToolCall, tool_calls
+from .analysis.trainer_view import EPS_CHOICES, HIST_EDGES, stats, stats_dict, token_view
 from .analysis.training_rows import TrainingView, training_rows
 from .contract import SCOPES, Chunk
 from .tokens import Vocab, beyond_vocab, resolve_vocab, token_texts
@@ -124,3 +125,53 @@ class Rollout:
         return Chunk(start=lo, ids=ids.tolist(), text=tt.text.tolist(), kind="".join(map(str, tt.kind.tolist())),
                      mask="".join(map(str, mask.tolist())),
                      logprob=[None if x != x else round(x, 4) for x in lps.tolist()])
+
+    # -- the trainer's view: rescore parts (python -m viewer rescore) ---------------------------------
+
+    def rescore_parts(self) -> list[dict]:
+        """The rescore parts this rollout carries (maybe none), as plain data for a picker."""
+        return [{"name": name, "model": p.meta.model, "dtype": p.meta.dtype, "device": p.meta.device,
+                 "temperature": p.meta.temperature, "temperature_source": p.meta.temperature_source,
+                 "top_k": p.meta.top_k, "vocab_size": p.meta.vocab_size, "created": p.meta.created,
+                 "eps_choices": [list(e) for e in EPS_CHOICES]}
+                for name, p in self.artifact.rescores.items()]
+
+    def _alt_text(self, ids: np.ndarray) -> list[list[str]]:
+        """Each top-K alternative decoded on its own (not merged with its neighbours as a sequence is)."""
+        v = self.vocab
+        return [[str(v.text[i]) if v is not None and 0 <= i < v.size else f"⟨{i}⟩" for i in row] for row in ids.tolist()]
+
+    def trainer_tokens(self, turn: int, part: str, eps_low: float = 0.2, eps_high: float = 0.2,
+                       advantage: float | None = None) -> dict:
+        """Per output token of `turn`, the trainer's view as parallel lists (None where undefined).
+
+        `start` is the absolute position of the first output token in the turn's prompt + output (the
+        positions `chunk` uses). Ratios are None where the engine recorded no logprob; `loss` and the
+        clip flags need an `advantage` (e.g. +1 / -1)."""
+        v = token_view(self.artifact.turns[turn], self.artifact.rescores[part], eps_low, eps_high, advantage)
+
+        def nums(x: np.ndarray, digits: int = 6) -> list[float | None]:
+            return [None if not np.isfinite(y) else round(float(y), digits) for y in x.tolist()]
+
+        return {
+            "turn": turn, "part": part, "start": self.artifact.turns[turn].n_prompt, "eps": [eps_low, eps_high],
+            "advantage": advantage, "trained": v.trained.astype(int).tolist(),
+            "trainer_lp": nums(v.trainer_logprob), "engine_lp": nums(v.engine_logprob),
+            "log_ratio": nums(v.log_ratio), "ratio": nums(v.ratio), "kl_k3": nums(v.kl_k3, 8),
+            "entropy": nums(v.entropy, 4), "top1": v.is_top1.astype(int).tolist(),
+            "outside": v.outside.astype(int).tolist(), "loss": nums(v.loss),
+            "clipped_low": v.clipped_low.astype(int).tolist(), "clipped_high": v.clipped_high.astype(int).tolist(),
+            "topk_ids": v.topk_ids.tolist(), "topk_probs": [[round(p, 4) for p in r] for r in v.topk_probs.tolist()],
+            "topk_text": self._alt_text(v.topk_ids),
+        }
+
+    def trainer_stats(self, part: str, eps_low: float = 0.2, eps_high: float = 0.2,
+                      advantage: float | None = None) -> dict:
+        """Per-turn and per-rollout statistics of a part (all output tokens; `trained`: only TRL's loss tokens),
+        and the log-ratio histogram: `counts[i]` holds edges[i-1] <= log ratio < edges[i] (open ends)."""
+        p = self.artifact.rescores[part]
+        views = [token_view(t, p, eps_low, eps_high, advantage) for t in self.artifact.turns]
+        return {"part": part, "eps": [eps_low, eps_high], "advantage": advantage,
+                "rollout": stats_dict(stats(views)), "trained": stats_dict(stats(views, trained_only=True)),
+                "turns": [{"turn": v.turn, "row": p.meta.turns[v.turn].row, **stats_dict(stats([v]))} for v in views],
+                "histogram_edges": list(HIST_EDGES)}
