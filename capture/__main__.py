@@ -38,6 +38,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--tokenizer", default=None, help="tokenizer path or id when it differs from --model")
     p.add_argument("--max-output-tokens", type=int, default=8192, help="per-turn completion cap")
     p.add_argument("--context", type=int, default=32768, help="the model's context length, told to opencode")
+    p.add_argument("--group-size", type=int, default=None, metavar="K",
+                   help="capture a GRPO group: K rollouts of the same task (TRL's num_generations) with rollout "
+                        "seeds rollout_seed..rollout_seed+K-1, written as OUT/group.json + OUT/rollout-NN")
+    p.add_argument("--parallel", type=int, default=None, metavar="P",
+                   help="with --group-size: rollouts at once (default min(K, 4) local, min(K, 8) hf-sandbox)")
     p.add_argument("--push-to-dataset", default=os.environ.get("PUSH_TO_DATASET"),
                    help="Hub dataset repo to upload the artifact to (or set PUSH_TO_DATASET)")
     return p.parse_args(argv)
@@ -52,8 +57,16 @@ def main(argv: list[str] | None = None) -> int:
         timeout_s=a.timeout_s, push_to_dataset=a.push_to_dataset, tokenizer=a.tokenizer,
         max_output_tokens=a.max_output_tokens, context=a.context, local_model=a.local_model,
         api_key=os.environ.get("OPENENV_LLM_API_KEY") or None, hf_token=os.environ.get("HF_TOKEN") or None)
+    if a.parallel is not None and a.group_size is None:
+        print("capture failed: --parallel needs --group-size", file=sys.stderr)
+        return 2
     try:
-        capture(cfg, progress=print_progress)
+        if a.group_size is not None:
+            from .group import capture_group, print_group_progress
+
+            capture_group(cfg, a.group_size, a.parallel, progress=print_group_progress)
+        else:
+            capture(cfg, progress=print_progress)
     except CaptureError as e:
         print(f"capture failed: {e}", file=sys.stderr)
         return 1
