@@ -157,7 +157,7 @@ def _endpoint(cfg: CaptureConfig, say: Reporter) -> Iterator[tuple[CaptureConfig
     say(f"starting vLLM (CPU) serving {local_model.MODEL_NAME} on {server.url} for the whole group", stage="preflight")
     try:
         server.start()
-    except RuntimeError as e:
+    except (RuntimeError, TimeoutError) as e:
         raise CaptureError(f"the local model server did not start: {e}") from None
     try:
         yield local_model_config(cfg, server.url), local_model_served_by()

@@ -13,7 +13,7 @@ holds: `steps[n]` is the n-th reply, a (tool name, arguments) pair or plain text
 
 `scripts` plays a different script per rollout of a GRPO group, chosen by the request's `seed` (a
 group sends each rollout's seed with every call, so the choice is stable across retries and
-concurrent sessions): seed -> steps, or CRASH to refuse every agent call of that rollout with a 400.
+concurrent sessions): seed -> steps, or CRASH to refuse every call of that rollout with a 400.
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ class ScriptedLLM:
         @app.post("/v1/chat/completions")
         async def chat(request: Request):
             body = await request.json()
-            if self.scripts.get(body.get("seed")) == CRASH and body.get("tools") and len(body["tools"]) > 1:
+            if self.scripts.get(body.get("seed")) == CRASH:  # the title call too: nothing is captured
                 self.requests.append(body)
                 return JSONResponse({"error": {"message": "scripted crash: this rollout's engine refuses",
                                                "type": "invalid_request_error"}}, status_code=400)
