@@ -41,6 +41,9 @@ from .tasks import TaskError, build_tasks, load_rows, select_task, tasks_from_ex
 # hf-sandbox: every rollout is a remote sandbox, so the bound is the endpoint's batch, not our CPU.
 DEFAULT_PARALLEL = {"local": 4, "hf-sandbox": 8}
 MAX_GROUP_SIZE = 64
+# vLLM CPU starts in about a minute on an idle 2-core machine, and took over 5 on a loaded one; a group
+# runs for many minutes anyway, so waiting longer beats failing the whole group at the start.
+LOCAL_SERVER_START_S = 900.0
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,7 @@ def _endpoint(cfg: CaptureConfig, say: Reporter) -> Iterator[tuple[CaptureConfig
     server = local_model.LocalModelServer()
     say(f"starting vLLM (CPU) serving {local_model.MODEL_NAME} on {server.url} for the whole group", stage="preflight")
     try:
-        server.start()
+        server.start(timeout_s=LOCAL_SERVER_START_S)
     except (RuntimeError, TimeoutError) as e:
         raise CaptureError(f"the local model server did not start: {e}") from None
     try:
