@@ -43,6 +43,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "seeds rollout_seed..rollout_seed+K-1, written as OUT/group.json + OUT/rollout-NN")
     p.add_argument("--parallel", type=int, default=None, metavar="P",
                    help="with --group-size: rollouts at once (default min(K, 4) local, min(K, 8) hf-sandbox)")
+    p.add_argument("--no-request-seed", action="store_true",
+                   help="with --group-size: record each rollout's seed but do not send it as the request `seed` "
+                        "(for engines that reject or crash on seeded requests; implied by --local-model)")
     p.add_argument("--push-to-dataset", default=os.environ.get("PUSH_TO_DATASET"),
                    help="Hub dataset repo to upload the artifact to (or set PUSH_TO_DATASET)")
     return p.parse_args(argv)
@@ -64,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         if a.group_size is not None:
             from .group import capture_group, print_group_progress
 
-            capture_group(cfg, a.group_size, a.parallel, progress=print_group_progress)
+            capture_group(cfg, a.group_size, a.parallel, progress=print_group_progress,
+                          send_seed=False if a.no_request_seed else None)
         else:
             capture(cfg, progress=print_progress)
     except CaptureError as e:

@@ -185,12 +185,14 @@ CaptureFn = Callable[..., Artifact]  # run._capture's shape: (cfg, say, cancel, 
 
 def capture_group(cfg: CaptureConfig, k: int, parallel: int | None = None, progress: GroupCallback | None = None,
                   cancel: threading.Event | None = None, sandbox_factory: Callable | None = None,
-                  capture_fn: CaptureFn | None = None) -> GroupResult:
+                  capture_fn: CaptureFn | None = None, send_seed: bool | None = None) -> GroupResult:
     """Capture K rollouts of `cfg`'s task, P at a time, and write them as one group at `cfg.out_dir`.
 
     `progress` gets a RolloutProgress per line, from worker threads. Raises CaptureError when the
     group cannot run at all (bad task, endpoint down for every rollout is NOT this: those rollouts
     are kept as failed), Cancelled when `cancel` is set (nothing is written).
+    `send_seed`: send each rollout's seed as the request `seed` (default: yes, except with --local-model:
+    vLLM 0.32's CPU build crashes its engine on a seeded request, "CPU Generator does not use offset").
     `capture_fn` replaces the single capture (tests).
     """
     if not 1 <= k <= MAX_GROUP_SIZE:
@@ -209,16 +211,20 @@ def capture_group(cfg: CaptureConfig, k: int, parallel: int | None = None, progr
         f"task_index={cfg.task_index})", stage="task")
     task = _task(cfg)
     backend = "local" if cfg.local_model else cfg.backend
+    if send_seed is None:
+        send_seed = not cfg.local_model
     p = parallel or default_parallel(backend, k)
     p = min(p, k)
     say(f"group of {k} rollouts of task {task.task_id[:12]}, {p} at a time, rollout seeds "
-        f"{base_seed}..{base_seed + k - 1}")
+        f"{base_seed}..{base_seed + k - 1}" + (" (sent as the request seed)" if send_seed else
+                                               " (recorded; not sent to the engine)"))
     outcomes = [RolloutOutcome(i, base_seed + i) for i in range(k)]
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.group-partial-", dir=out.parent))
     try:
         with _endpoint(cfg, say) as (run_cfg, served_by):
-            _run_all(run_cfg, outcomes, p, staging, progress, cancel, sandbox_factory, run_one, served_by, start)
+            _run_all(run_cfg, outcomes, p, staging, progress, cancel, sandbox_factory, run_one, served_by, start,
+                     send_seed)
         if cancel.is_set():
             raise Cancelled("capture cancelled")
         if all(o.artifact is None for o in outcomes):  # nothing to compare: say why instead of an empty group
@@ -266,13 +272,13 @@ class _GroupReporter(Reporter):
 
 def _run_all(cfg: CaptureConfig, outcomes: list[RolloutOutcome], parallel: int, staging: Path,
              progress: GroupCallback | None, cancel: threading.Event, sandbox_factory: Callable | None,
-             run_one: CaptureFn, served_by: str | None, start: float) -> None:
+             run_one: CaptureFn, served_by: str | None, start: float, send_seed: bool) -> None:
     def job(o: RolloutOutcome) -> None:
         say = _GroupReporter(o.index, progress, start)
         if cancel.is_set():  # queued behind the first P: never start once cancelled
             return
         one = replace(cfg, out_dir=str(staging / rollout_folder(o.index)), rollout_seed=o.rollout_seed,
-                      request_seed=o.rollout_seed, push_to_dataset=None, local_model=False)
+                      request_seed=o.rollout_seed if send_seed else None, push_to_dataset=None, local_model=False)
         o.status, o.started, o.started_at = "running", time.monotonic(), _now()
         say(f"rollout seed {o.rollout_seed}", stage="task")
         try:

@@ -91,6 +91,12 @@ def test_group_keeps_failures_and_scores_like_trl(tmp_path, task_file):
     assert any(p.rollout == 1 and p.stage == "failed" for p in lines)
 
 
+def test_seed_recorded_but_not_sent(tmp_path, task_file):
+    seen = []
+    capture_group(config(tmp_path, task_file), 2, capture_fn=stand_in({}, seen), send_seed=False)
+    assert sorted((s, q) for s, q, _ in seen) == [(10, None), (11, None)]
+
+
 def test_advantages_all_unscorable_and_all_equal(tmp_path, task_file):
     r = capture_group(config(tmp_path, task_file), 3, capture_fn=stand_in({10: 0.5, 11: 0.5, 12: 0.5}))
     assert [x.advantage for x in r.group.rollouts] == [0.0, 0.0, 0.0]  # std 0: (r - mean) / 1e-8 = 0
@@ -240,3 +246,26 @@ def test_cli_group_flags(tmp_path, task_file):
     assert r.returncode == 1 and "no rollout of the group produced an artifact" in r.stderr, r.stdout + r.stderr
     assert "[rollout 0]" in r.stdout and "[rollout 1]" in r.stdout and "Traceback" not in r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_group_json_v2_rollout_without_folder():
+    from artifact.group import GroupFile, GroupRollout, encode_group, parse_group
+    from artifact.problems import Findings
+
+    def check(rollouts, version=None):
+        g = GroupFile(task_id="t", k=len(rollouts), rollouts=rollouts)
+        data = encode_group(g) if version is None else encode_group(g).replace(b'"format_version": 2',
+                                                                             f'"format_version": {version}'.encode())
+        f = Findings()
+        got = parse_group(data, f)
+        return got, [str(p) for p in f.problems]
+
+    ok = [GroupRollout(index=0, status="ok", reward=1.0, advantage=0.0, folder="rollout-00"),
+          GroupRollout(index=1, status="failed", reward=None, advantage=0.0, error="no model call")]
+    g, problems = check(ok)
+    assert problems == [] and g.format_version == 2 and g.rollouts[1].folder is None
+    _, problems = check(ok, version=1)
+    assert any("format_version" in p for p in problems)
+    bad = [GroupRollout(index=0, status="ok", reward=None, advantage=0.0)]
+    _, problems = check(bad)
+    assert any("rollouts[0].folder" in p for p in problems)
