@@ -30,11 +30,7 @@ for p in (ROOT, ROOT / "tests"):
         sys.path.insert(0, str(p))
 
 OUT = ROOT / "bench" / "out"
-TASK = {"problem": "Solve the following coding problem using the programming language python:\nYou are given n "
-                   "integers. Print how many distinct values there are.\n\nInput\n5\n1 2 2 3 3\nOutput\n3\n\nThe "
-                   "input will be given via stdin and the output should be printed to stdout.",
-        "tests": json.dumps([{"type": "stdin_stdout", "input": "5\n1 2 2 3 3\n", "output": "3\n"},
-                             {"type": "stdin_stdout", "input": "1\n7\n", "output": "1\n"}])}
+from conftest import TASK_ROWS  # noqa: E402  the one-task file the capture tests use
 
 
 def tokenizer():
@@ -77,7 +73,7 @@ def main() -> int:
     tok_dir = work / "tokenizer"
     tok.save_pretrained(str(tok_dir))
     task_file = work / "tasks.jsonl"
-    task_file.write_text(json.dumps(TASK) + "\n")
+    task_file.write_text("\n".join(json.dumps(r) for r in TASK_ROWS))
     llm = ScriptedLLM(tok, delay_s=args.delay_s).start()
     try:
         runs = [run_group(llm.url, str(tok_dir), task_file, work / f"p{p}", args.k, p) for p in (args.parallel, 1)]
