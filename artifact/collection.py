@@ -212,6 +212,8 @@ class _Builder:
         rows: list[Record] = []
         if g is not None:
             for i, r in enumerate(g.rollouts):
+                if r.folder is None:  # failed before it produced an artifact: group.json is all there is
+                    continue
                 m = members.get(_join(path, r.folder))
                 if m is None:
                     if self.listing.complete:
@@ -221,9 +223,14 @@ class _Builder:
                 if m.task_id is not None and m.task_id != g.task_id:
                     findings.add(_join(r.folder, "summary.json"), "a rollout of another task", field="task_id",
                                  expected=g.task_id, found=m.task_id)
-                if r.reward is not None and m.reward is not None and abs(r.reward - m.reward) > 1e-9:
+                if (r.reward is None) != (m.reward is None) or (
+                        r.reward is not None and abs(r.reward - m.reward) > 1e-9):
                     findings.add(GROUP_FILE, "the group's reward disagrees with the rollout's summary.json",
                                  field=f"rollouts[{i}].reward", expected=str(m.reward), found=str(r.reward))
+                if m.timed_out is not None and (r.status == "timed-out") != m.timed_out:
+                    findings.add(GROUP_FILE, "the rollout's status disagrees with its summary.json timed_out",
+                                 field=f"rollouts[{i}].status",
+                                 expected="timed-out" if m.timed_out else "ok or failed", found=r.status)
                 rows.append(msgspec.structs.replace(m, group=path, rollout=i, advantage=r.advantage))
         valid, problem = self._finish(path, findings)
         bad = next((m for m in rows if not m.valid), None)

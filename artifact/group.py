@@ -5,7 +5,7 @@ A group is a folder holding `group.json` and one complete artifact per rollout (
 between capture (which writes it) and the viewer (which reads it); it is versioned like summary.json.
 
     group.json  GroupFile
-        format_version  int, 1
+        format_version  int: 1, or 2 when a rollout has no folder (this reader reads both)
         task_id         the task all K rollouts were given (sha1 of the instruction)
         task_index      its row in the dataset, when known
         model           the policy that sampled the rollouts
@@ -19,6 +19,8 @@ between capture (which writes it) and the viewer (which reads it); it is version
             index, folder, rollout_seed, status ("ok" | "failed" | "timed-out"),
             reward (null = unscorable, TRL's NaN), advantage (TRL's formula below),
             started_at, wall_s, error (one line when status is not "ok")
+            folder is null (format_version 2) for a rollout that failed before it produced an
+            artifact: its status and error are all there is, its reward null, its advantage 0.
 
 The advantage is TRL's (`trl/experimental/async_grpo/async_rollout_worker.py`, `_score_group`):
 `(r - mean) / (std + 1e-8)` over the scorable rollouts, numpy's population std; an unscorable
@@ -40,7 +42,7 @@ import numpy as np
 from .problems import ArtifactError, Findings, Problem, from_msgspec
 
 GROUP_FILE = "group.json"
-GROUP_FORMAT_VERSION = 1
+GROUP_FORMAT_VERSION = 2  # the newest this reader understands; files say the oldest that can read them
 ADVANTAGE_EPS = 1e-8  # TRL's: scored.std() + 1e-8
 ADVANTAGE_TOLERANCE = 1e-6  # written advantages are floats that went through JSON
 _FOLDER = re.compile(r"^[\w.-]{1,100}$")
@@ -48,10 +50,10 @@ _FOLDER = re.compile(r"^[\w.-]{1,100}$")
 
 class GroupRollout(msgspec.Struct, omit_defaults=True):
     index: int
-    folder: str
     status: Literal["ok", "failed", "timed-out"]
     reward: float | None  # None: unscorable (TRL's NaN); JSON has no NaN
     advantage: float
+    folder: str | None = None  # None: failed before any artifact existed (format_version 2)
     rollout_seed: int | None = None
     started_at: str | None = None
     wall_s: float | None = None
@@ -62,7 +64,7 @@ class GroupFile(msgspec.Struct, omit_defaults=True):
     task_id: str
     k: int
     rollouts: list[GroupRollout]
-    format_version: int = GROUP_FORMAT_VERSION
+    format_version: int = 1
     model: str | None = None
     task_index: int | None = None
     rollout_seed: int | None = None
@@ -107,9 +109,21 @@ def check_group(g: GroupFile, findings: Findings, name: str = GROUP_FILE) -> Non
     folders = set()
     for i, r in enumerate(g.rollouts):
         where = f"rollouts[{i}]"
+        if r.folder is None:
+            if r.status == "ok":
+                bad("a rollout that finished has its artifact folder", field=f"{where}.folder",
+                    expected="a folder name", found="null")
+            if r.reward is not None:
+                bad("a rollout without an artifact cannot be scored", field=f"{where}.reward", expected="null",
+                    found=str(r.reward))
+            if g.format_version < 2:
+                bad("a rollout without a folder needs format_version 2", field="format_version", expected="2",
+                    found=str(g.format_version))
         if r.index != i:
             bad("rollouts are numbered 0, 1, 2... in order", field=f"{where}.index", expected=str(i), found=str(r.index))
-        if not _FOLDER.match(r.folder) or r.folder in (".", ".."):
+        if r.folder is None:
+            pass
+        elif not _FOLDER.match(r.folder) or r.folder in (".", ".."):
             bad("a folder name inside the group", field=f"{where}.folder", expected="a name like rollout-00, no path",
                 found=repr(r.folder))
         elif r.folder in folders:
@@ -153,13 +167,24 @@ def load_group(root: Path | str) -> GroupFile:
     g = parse_group(path.read_bytes(), findings)
     if g is not None:
         for i, r in enumerate(g.rollouts):
-            if _FOLDER.match(r.folder) and not (root / r.folder).is_dir():
+            if r.folder is not None and _FOLDER.match(r.folder) and not (root / r.folder).is_dir():
                 findings.add(GROUP_FILE, "the rollout's folder is missing", field=f"rollouts[{i}].folder",
                              expected=f"a folder {r.folder}/ beside group.json", found="none")
     findings.raise_if_any()
     return g
 
 
+def format_version_for(rollouts: Sequence[GroupRollout]) -> int:
+    """The oldest group.json version that can hold these rollouts: 2 when one has no folder, else 1."""
+    return 2 if any(r.folder is None for r in rollouts) else 1
+
+
 def encode_group(g: GroupFile) -> bytes:
-    """group.json bytes as capture should write them (indented, no NaN: unscorable rewards are null)."""
+    """group.json bytes as capture should write them (indented, no NaN: unscorable rewards are null).
+
+    The version written is the oldest that can read the file: 2 only when a rollout has no folder.
+    """
+    needed = format_version_for(g.rollouts)
+    if g.format_version < needed:
+        g = msgspec.structs.replace(g, format_version=needed)
     return msgspec.json.format(msgspec.json.encode(g), indent=2)

@@ -45,6 +45,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="re-score the captured rollout with the training model right after (python -m viewer rescore)")
     p.add_argument("--trainer-model", default=None, help="with --rescore: the training model (default: the local "
                    "SmolLM2 with --local-model, else --tokenizer or --model)")
+    p.add_argument("--group-size", type=int, default=None, metavar="K",
+                   help="capture a GRPO group: K rollouts of the same task (TRL's num_generations) with rollout "
+                        "seeds rollout_seed..rollout_seed+K-1, written as OUT/group.json + OUT/rollout-NN")
+    p.add_argument("--parallel", type=int, default=None, metavar="P",
+                   help="with --group-size: rollouts at once (default min(K, 4) local, min(K, 8) hf-sandbox)")
+    p.add_argument("--no-request-seed", action="store_true",
+                   help="with --group-size: record each rollout's seed but do not send it as the request `seed` "
+                        "(for engines that reject or crash on seeded requests; implied by --local-model)")
     p.add_argument("--push-to-dataset", default=os.environ.get("PUSH_TO_DATASET"),
                    help="Hub dataset repo to upload the artifact to (or set PUSH_TO_DATASET)")
     return p.parse_args(argv)
@@ -60,8 +68,17 @@ def main(argv: list[str] | None = None) -> int:
         max_output_tokens=a.max_output_tokens, context=a.context, local_model=a.local_model,
         rescore=a.rescore, trainer_model=a.trainer_model,
         api_key=os.environ.get("OPENENV_LLM_API_KEY") or None, hf_token=os.environ.get("HF_TOKEN") or None)
+    if a.parallel is not None and a.group_size is None:
+        print("capture failed: --parallel needs --group-size", file=sys.stderr)
+        return 2
     try:
-        capture(cfg, progress=print_progress)
+        if a.group_size is not None:
+            from .group import capture_group, print_group_progress
+
+            capture_group(cfg, a.group_size, a.parallel, progress=print_group_progress,
+                          send_seed=False if a.no_request_seed else None)
+        else:
+            capture(cfg, progress=print_progress)
     except CaptureError as e:
         print(f"capture failed: {e}", file=sys.stderr)
         return 1

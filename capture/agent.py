@@ -70,7 +70,8 @@ class AgentRun:
         return self.box.run(argv, timeout=timeout, check=check)
 
     def start(self, llm_url: str, model: str, task_text: str, max_output_tokens: int, context: int,
-              api_key: str | None = None, deny: tuple[str, ...] = opencode.DENIED_TOOLS) -> None:
+              api_key: str | None = None, deny: tuple[str, ...] = opencode.DENIED_TOOLS,
+              seed: int | None = None) -> None:
         lay = self.lay
         for d in (lay.workdir, f"{lay.state}/home/.config", f"{lay.state}/home/.local/share", f"{lay.state}/home/.cache"):
             self.box.files.write(f"{d}/.keep", b"")
@@ -89,7 +90,7 @@ class AgentRun:
         session = self._run([lay.python, f"{lay.state}/in_sandbox.py", "session", str(lay.proxy_port)])
         self.session_id = json.loads(session.stdout)["session_id"]
         cfg = opencode.config(f"http://127.0.0.1:{lay.proxy_port}/v1", self.session_id, model, max_output_tokens,
-                              context, deny)
+                              context, deny, seed=seed)
         cfg_path = f"{lay.state}/opencode.json"
         self.box.files.write(cfg_path, json.dumps(cfg, indent=2))
         agent_env = opencode.environment(f"{lay.state}/home", cfg_path)

@@ -49,6 +49,7 @@ class CaptureConfig:
     local_model: bool = False  # serve SmolLM2-135M-Instruct with vLLM CPU for this capture (capture/local_model.py)
     rescore: bool = False  # re-score the written artifact with the training model (run.rescore_after_capture)
     trainer_model: str | None = None  # that model; None: the local SmolLM2 with local_model, else tokenizer/model
+    request_seed: int | None = None  # sent as each model call's `seed` (group rollouts); None = the engine's own
     # Asked for by a visitor of a public deployment: capture.policy.check_public must pass before
     # anything runs, and the tokenizer is fetched by Hub repo id, never looked up as a server folder.
     public: bool = False

@@ -17,7 +17,12 @@ LOCAL_BINARY = ROOT / "node_modules" / ".bin" / "opencode"
 
 
 def config(base_url: str, session_id: str, model: str, max_output_tokens: int, context: int,
-           deny: tuple[str, ...] = DENIED_TOOLS) -> dict:
+           deny: tuple[str, ...] = DENIED_TOOLS, seed: int | None = None) -> dict:
+    """`seed`, when given, is sent as the request's `seed` on every model call: the capture proxy passes
+    unknown body fields through, so it reaches the engine (vLLM seeds that request's sampler)."""
+    models = {model: {"name": model, "tool_call": True, "limit": {"context": context, "output": max_output_tokens}}}
+    if seed is not None:
+        models[model]["options"] = {"seed": seed}  # @ai-sdk/openai-compatible spreads these into the body
     return {
         "$schema": "https://opencode.ai/config.json",
         "model": f"{PROVIDER}/{model}",
@@ -29,8 +34,7 @@ def config(base_url: str, session_id: str, model: str, max_output_tokens: int, c
                 "npm": "@ai-sdk/openai-compatible",
                 "name": "policy behind the capture proxy",
                 "options": {"baseURL": base_url, "apiKey": session_id},
-                "models": {model: {"name": model, "tool_call": True,
-                                   "limit": {"context": context, "output": max_output_tokens}}},
+                "models": models,
             }
         },
         "permission": {**{tool: "deny" for tool in deny}, "edit": "allow", "bash": "allow",

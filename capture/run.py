@@ -171,14 +171,27 @@ def _capture_with_local_model(cfg: CaptureConfig, say: Reporter, cancel: threadi
     except RuntimeError as e:
         raise CaptureError(f"the local model server did not start: {e}") from None
     try:
-        local = replace(cfg, local_model=False, backend="local", endpoint=server.url, model=local_model.MODEL_NAME,
-                        tokenizer=str(local_model.model_dir()), context=local_model.MAX_MODEL_LEN,
-                        max_output_tokens=min(cfg.max_output_tokens, LOCAL_MODEL_MAX_OUTPUT),
-                        deny_tools=tuple(dict.fromkeys(cfg.deny_tools + LOCAL_MODEL_DENY)))
-        return _capture(local, say, cancel, sandbox_factory, served_by=f"vLLM {local_model.VLLM_VERSION} on CPU")
+        return _capture(local_model_config(cfg, server.url), say, cancel, sandbox_factory,
+                        served_by=local_model_served_by())
     finally:
         say("stopping the local model server")
         server.stop()
+
+
+def local_model_config(cfg: CaptureConfig, url: str) -> CaptureConfig:
+    """`cfg` pointed at the local SmolLM2 server at `url`, with the context, output cap and tools it fits."""
+    from . import local_model
+
+    return replace(cfg, local_model=False, backend="local", endpoint=url, model=local_model.MODEL_NAME,
+                   tokenizer=str(local_model.model_dir()), context=local_model.MAX_MODEL_LEN,
+                   max_output_tokens=min(cfg.max_output_tokens, LOCAL_MODEL_MAX_OUTPUT),
+                   deny_tools=tuple(dict.fromkeys(cfg.deny_tools + LOCAL_MODEL_DENY)))
+
+
+def local_model_served_by() -> str:
+    from . import local_model
+
+    return f"vLLM {local_model.VLLM_VERSION} on CPU"
 
 
 def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
@@ -214,7 +227,7 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
     run = AgentRun(box, _layout(cfg, box), say)
     try:
         run.start(cfg.llm_url, cfg.model, task.instruction, cfg.max_output_tokens, cfg.context, cfg.api_key,
-                  cfg.deny_tools)
+                  cfg.deny_tools, seed=cfg.request_seed)
         timed_out, exit_code, events = run.wait(cfg.timeout_s, cancel)
         entries, solution = run.collect()
         if exit_code not in (0, None):
@@ -267,7 +280,7 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
                  "sandbox_image": cfg.sandbox_image if cfg.backend == "hf-sandbox" else None,
                  "sandbox_flavor": cfg.sandbox_flavor if cfg.backend == "hf-sandbox" else None,
                  "agent_events": len(events), "denied_tools": list(cfg.deny_tools), "isolation": isolation,
-                 "max_output_tokens": cfg.max_output_tokens},
+                 "max_output_tokens": cfg.max_output_tokens, "request_seed": cfg.request_seed},
     )
     say(f"writing {out}", stage="write")
     try:
@@ -285,7 +298,7 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
     return artifact
 
 
-def push(folder: Path, repo: str, token: str | None, say) -> str:
+def push(folder: Path, repo: str, token: str | None, say, message: str = "Capture one opencode rollout trace") -> str:
     from huggingface_hub import HfApi
 
     say(f"pushing to the Hub dataset {repo}", stage="push")
@@ -293,7 +306,7 @@ def push(folder: Path, repo: str, token: str | None, say) -> str:
     try:
         api.create_repo(repo, repo_type="dataset", exist_ok=True)
         api.upload_folder(folder_path=str(folder), repo_id=repo, repo_type="dataset",
-                          commit_message="Capture one opencode rollout trace")
+                          commit_message=message)
     except Exception as e:
         # no folder in the message: on a public server it is a server path
         raise CaptureError(f"pushing to {repo} failed (the artifact itself is written and kept): "

@@ -179,14 +179,29 @@ def check_collection(source: str, out: TextIO | None = None) -> int:
 
 
 def _check_one(c: Collection, r: Record) -> list[str]:
+    if r.kind == "group":
+        return _group_problems(c, r)
     try:
-        if r.kind == "group":
-            load_group(c.folder(r.path))
-            return [] if r.valid else [r.problem or "invalid"]  # cross-checks with the rollouts' summaries
         c.open(r.path)
         return []
     except ArtifactError as e:
         return [str(p) for p in e.problems]
+
+
+def _group_problems(c: Collection, r: Record) -> list[str]:
+    """Every problem of group.json on its own (k, advantages by TRL's formula, seeds, folders) and against
+    its rollouts (rewards and statuses against their summary.json, their task); a rollout's own problems
+    are listed on its own row."""
+    prefix = f"{r.path}/" if r.path else ""
+    mine = {prefix + "group.json", prefix + "task.json"}
+    problems = [p for p in c.problems if p.file in mine]
+    try:  # the folder itself: a rollout folder a partial listing could not see
+        load_group(c.folder(r.path))
+    except ArtifactError as e:
+        seen = {(p.field, p.message) for p in problems}  # the index already ran the same group.json checks
+        problems += [p for p in e.problems if (p.field, p.message) not in seen]
+    found = [str(p) for p in problems]
+    return found or ([] if r.valid else [r.problem or "invalid"])
 
 
 def check_source(source: str, single, out: TextIO | None = None) -> int:

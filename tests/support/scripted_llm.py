@@ -10,6 +10,10 @@ processed-logprobs engine would.
 The script decides from the request, so retries are harmless: requests without tools (opencode's
 title call) get a short answer; with tools, the reply depends on how many tool results the history
 holds: `steps[n]` is the n-th reply, a (tool name, arguments) pair or plain text that ends the run.
+
+`scripts` plays a different script per rollout of a GRPO group, chosen by the request's `seed` (a
+group sends each rollout's seed with every call, so the choice is stable across retries and
+concurrent sessions): seed -> steps, or CRASH to refuse every call of that rollout with a 400.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ DEFAULT_STEPS: list[Any] = [
     "The example prints 3. Done.",
 ]
 _TOP_LOGITS = [6.75, 0.0, -1.0, -2.0, -3.0]
+CRASH = "crash"
 
 
 def _text(content: Any) -> str:
@@ -46,9 +51,11 @@ def _text(content: Any) -> str:
 
 class ScriptedLLM:
     def __init__(self, tokenizer, model: str = "scripted-model", steps: list[Any] | None = None,
-                 token_ids: bool = True, delay_s: float = 0.0, slow_after: int = 0):
+                 token_ids: bool = True, delay_s: float = 0.0, slow_after: int = 0,
+                 scripts: dict[int, Any] | None = None):
         """`delay_s` slows each agent reply once the history holds `slow_after` tool results."""
         self.tok, self.model, self.steps = tokenizer, model, steps or DEFAULT_STEPS
+        self.scripts = scripts or {}
         self.token_ids, self.delay_s, self.slow_after = token_ids, delay_s, slow_after
         self.requests: list[dict] = []
         self.port = free_port()
@@ -67,7 +74,8 @@ class ScriptedLLM:
             return "Count distinct values", []
         names = [(t.get("function") or {}).get("name") for t in tools]
         n = sum(1 for m in body.get("messages") or [] if m.get("role") == "tool")
-        step = self.steps[min(n, len(self.steps) - 1)]
+        steps = self.scripts.get(body.get("seed"), self.steps)
+        step = steps[min(n, len(steps) - 1)]
         if isinstance(step, str):
             return step, []
         name, args = step
@@ -138,6 +146,10 @@ class ScriptedLLM:
         @app.post("/v1/chat/completions")
         async def chat(request: Request):
             body = await request.json()
+            if self.scripts.get(body.get("seed")) == CRASH:  # the title call too: nothing is captured
+                self.requests.append(body)
+                return JSONResponse({"error": {"message": "scripted crash: this rollout's engine refuses",
+                                               "type": "invalid_request_error"}}, status_code=400)
             results = sum(1 for m in body.get("messages") or [] if m.get("role") == "tool")
             if self.delay_s and body.get("tools") and len(body["tools"]) > 1 and results >= self.slow_after:
                 await asyncio.sleep(self.delay_s)
