@@ -1,6 +1,6 @@
 """The rollout artifact format: the one place that says what each file holds.
 
-An artifact is a folder. The six files below are exactly what `shared/seed/capture_trace.py` writes;
+An artifact is a folder. The six files below are exactly what the original capture script writes (docs/design.md);
 artifacts from it exist on the Hub, so they are read as they are and none of their fields may become
 required beyond what the seed writes.
 

@@ -1,6 +1,6 @@
 """Write a large synthetic rollout artifact in the seed's exact format, for benchmarks.
 
-The folder holds what `shared/seed/capture_trace.py` writes (minus trace.json), formatted the same
+The folder holds what the original capture script writes (docs/design.md) (minus trace.json), formatted the same
 way, `json.dumps(..., indent=2)`: turns.json, summary.json, task.json, visible_tests.txt and
 held_out_tests.json. Nothing in it comes from a model: ids and logprobs are random, which is why
 summary.json names the model "synthetic/bench".

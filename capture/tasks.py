@@ -1,6 +1,6 @@
 """Which task a capture runs: the training example's task list, built deterministically.
 
-By default the list is built here with the example's rules (shared/reference/training-example.md):
+By default the list is built here with the example's rules (docs/design.md):
 rows of the DeepCoder set (or a local JSONL/Parquet file of rows with `problem` and `tests`),
 shuffled with `random.Random(seed)`, keeping rows with at least 3 stdin/stdout tests, the first
 `n_prompts` of them; held-out tests capped at 12. With `--example PATH` the user's copy of TRL's

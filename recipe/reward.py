@@ -1,6 +1,6 @@
 """The reward recipe as a waterfall of steps: verifier score, each penalty, final.
 
-Rules (shared/reference/training-example.md): no verifier score -> unscorable (None, never 0.0);
+Rules (docs/design.md): no verifier score -> unscorable (None, never 0.0);
 no `bash` call at all -> the reward is -0.1; timed out -> base 0; otherwise base = fraction of
 held-out tests passed; then minus 0.03 per tool call beyond 30, at most 0.5 in total.
 """

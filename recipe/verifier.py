@@ -1,7 +1,7 @@
 """The held-out verifier's rules: run `solution.py` on each test, compare stdout, score = fraction passed.
 
 Outputs match when they are equal after trimming trailing spaces and blank lines, or when their
-whitespace-separated tokens are equal (shared/reference/training-example.md). Each run gets a time
+whitespace-separated tokens are equal (docs/design.md). Each run gets a time
 limit, a memory limit and an output cap, so a solution that hangs or floods stdout fails its test
 instead of stalling the capture.
 

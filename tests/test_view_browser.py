@@ -362,3 +362,44 @@ def test_public_mode_refuses_server_paths(browser, tmp_path):
         page.close()
     finally:
         demo.close()
+
+
+def test_a_crowd_does_not_break_an_open_page(browser, app_url, tmp_path):
+    """Issue 14 #2: other visitors' page loads used to push an open page's rollout out of the server."""
+    first = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = first.new_page()
+    try:
+        open_view(page, f"{app_url}/?turn=1")
+        others = []
+        for k in range(10):  # ten visitors, half of them on other sources (each its own identity)
+            folder = tmp_path / f"copy{k}"
+            if k % 2:
+                shutil.copytree(EXAMPLE, folder)
+            ctx = browser.new_context()
+            p = ctx.new_page()
+            open_view(p, f"{app_url}/?src={folder}" if k % 2 else app_url)
+            others.append(ctx)
+        for ctx in others:
+            ctx.close()
+        page.click("[data-scope=full]")
+        page.wait_for_selector(".t[data-i='0']", timeout=TIMEOUT)
+        page.click("[data-scope=row]")
+        page.wait_for_selector(".tv-rowbar button[data-row]", timeout=TIMEOUT)
+        assert page.locator(".tv-err").count() == 0 and "no longer loaded" not in page.content()
+    finally:
+        first.close()
+
+
+def test_a_rollout_without_agent_turns_shows_a_message(page, app_url, tmp_path):
+    import msgspec
+
+    a = open_artifact(EXAMPLE)
+    s = msgspec.structs.replace(a.summary, agent_turns=0, trained_turns=0, captured_calls=0, tool_calls_by_name={},
+                                env_reward=0.0, reward_after_penalties=-0.1)
+    dest = tmp_path / "empty"
+    write_artifact(dest, summary=s, turns=[], task=a.task, visible_tests=a.visible_tests,
+                   held_out_tests=a.held_out_tests, trace_entries=[], test_results=a.test_results)
+    page.goto(f"{app_url}/?src={dest}")
+    page.wait_for_selector("[data-testid=no-turns]", timeout=TIMEOUT)
+    assert "no agent turn" in page.locator("[data-testid=no-turns]").inner_text()
+    assert page.locator("[data-testid=held-out-test]").count() == 5 and page.errors == []
