@@ -39,6 +39,11 @@ UNREADABLE = _Unreadable()
 MAX_NESTING = 128
 
 
+# The small files are small in every real artifact; one that is not (a summary with millions of tool
+# names) would cost a visitor's request seconds and hundreds of MB, so it is refused by its size.
+MAX_SMALL_FILE_BYTES = {"summary.json": 16 * 2**20, "task.json": 16 * 2**20, "visible_tests.txt": 16 * 2**20}
+
+
 def _read(root: Path, name: str, findings: Findings, mapped: bool = False) -> mmap.mmap | bytes | _Unreadable | None:
     """The file's bytes (mapped read-only when `mapped`), None when absent, UNREADABLE on an OS error.
 
@@ -47,6 +52,10 @@ def _read(root: Path, name: str, findings: Findings, mapped: bool = False) -> mm
     try:
         if not path.is_file():
             return None
+        cap = MAX_SMALL_FILE_BYTES.get(name)
+        if cap is not None and (size := path.stat().st_size) > cap:
+            findings.add(name, "too large for this file", expected=f"at most {cap:,} bytes", found=f"{size:,} bytes")
+            return UNREADABLE
         if not mapped:
             return path.read_bytes()
         with path.open("rb") as f:

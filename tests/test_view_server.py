@@ -127,3 +127,27 @@ def test_lists_and_texts_a_trace_controls_are_bounded():
     r = Rollout.load(a)
     html = panels.reward(a, r.report)
     assert "4,800 more tool names" in html and len(html) < 60_000
+
+
+def test_an_oversized_summary_is_refused_by_its_size(example_copy):
+    from artifact import ArtifactError, load_artifact
+    from artifact.read import MAX_SMALL_FILE_BYTES
+
+    with (example_copy / "summary.json").open("a") as f:
+        f.write(" " * (MAX_SMALL_FILE_BYTES["summary.json"] + 1))
+    with pytest.raises(ArtifactError, match="summary.json: too large"):
+        load_artifact(example_copy)
+
+
+def test_downloads_live_in_one_folder_that_prunes_old_files(monkeypatch):
+    import os
+    import time
+
+    from viewer.ui import downloads
+
+    first = downloads.new_download_dir()
+    (first / "a.html").write_text("x")
+    old = time.time() - downloads.MAX_AGE_S - 10
+    os.utime(first, (old, old))
+    second = downloads.new_download_dir()
+    assert second.parent == first.parent and not first.exists() and second.is_dir()

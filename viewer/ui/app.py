@@ -66,7 +66,9 @@ def launch_options(public: bool) -> dict:
     font = gr.themes.Font
     theme = gr.themes.Default(font=[font("system-ui"), font("Segoe UI"), font("sans-serif")],
                               font_mono=[font("ui-monospace"), font("Menlo"), font("monospace")])
-    opts: dict = {"theme": theme, "show_error": True}
+    # In public mode Gradio's own error texts (which can name server paths) become a generic message;
+    # our handlers answer in the page and through gr.Error, which is always shown.
+    opts: dict = {"theme": theme, "show_error": not public}
     if public:
         opts["max_file_size"] = UPLOAD_LIMIT
     return opts

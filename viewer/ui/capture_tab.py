@@ -19,7 +19,6 @@ import math
 import os
 import queue
 import shutil
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from capture import (BACKENDS, DEFAULT_DATASET, ENDPOINT_FIELDS, TASK_FIELDS, Ca
 from viewer.render import safe
 
 from .capture_gate import Gate
+from .downloads import new_download_dir
 
 CAPTURE_DIR_ENV = "ROLLOUT_VIEWER_CAPTURE_DIR"
 DATASETS_ENV = "ROLLOUT_VIEWER_CAPTURE_DATASETS"  # comma-separated Hub dataset ids a public visitor may pick
@@ -285,7 +285,7 @@ class CaptureTab:
         if "artifact" in result:
             a: Artifact = result["artifact"]
             self.last_artifact = a.root
-            zipped = shutil.make_archive(str(Path(tempfile.mkdtemp(prefix="capture-zip-")) / a.root.name), "zip",
+            zipped = shutil.make_archive(str(new_download_dir() / a.root.name), "zip",
                                          a.root.parent, a.root.name)
             note = f"reward {a.summary.reward_after_penalties}; opened in the View tab"
             src = None if self.public else str(a.root)  # a deep link to it works where paths are allowed

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tempfile
 from pathlib import Path
 
 import gradio as gr
@@ -30,6 +29,7 @@ from viewer.render.outline import training
 from viewer.rollout import Rollout
 
 from .collection_view import CollectionView
+from .downloads import new_download_dir
 from .store import RolloutStore
 
 MOUNT_JS = "TraceView.mountInApp(element, props, server, watch);"
@@ -185,7 +185,7 @@ class ViewTab:
         except ValueError as e:
             raise gr.Error(str(e)) from None
         name = f"rollout-{r.artifact.summary.task_id[:8]}" + (f"-turn{turn}" if turn is not None else "") + ".html"
-        out = Path(tempfile.mkdtemp(prefix="rollout-export-")) / name
+        out = new_download_dir() / name
         out.write_text(page, encoding="utf-8")
         return str(out)
 
