@@ -22,3 +22,14 @@ def test_long_text_is_folded_not_cut():
     body = "x" * 5000 + "END"
     out = pre(body, fold=100)
     assert "<details" in out and "END" in out and "show all 5,003 characters" in out
+
+
+def test_component_css_is_a_safe_gradio_template():
+    """Gradio evaluates css_template as a JavaScript template string: a backtick, a backslash or `${`
+    breaks the whole component ("Error rendering HTML"). Scoped CSS needs no !important either."""
+    from viewer import assets
+
+    for name in ("trace_view.css", "collection_index.css"):
+        css = assets.read(name)
+        assert "`" not in css and "\\" not in css and "${" not in css, name
+        assert "!important" not in css, name
