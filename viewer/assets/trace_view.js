@@ -337,7 +337,7 @@ const TraceView = (() => {
     function histogram(counts) {  // inline SVG: one bar per log-ratio bin, ticks at the bin edges
       const n = counts.length, bw = 22, h = 70, left = 30, top = 8, max = Math.max(1, ...counts);
       const x = (i) => left + i * bw;
-      const lab = {"-1": "-1", "-0.1": "-0.1", "-0.01": "-0.01", "-0.0001": "-1e-4", "0.0001": "1e-4", "0.01": "0.01", "0.1": "0.1", "1": "1"};
+      const lab = {"-1": "-1", "-0.1": "-0.1", "-0.01": "-0.01", "0.01": "0.01", "0.1": "0.1", "1": "1"};
       let s = `<svg role="img" aria-label="histogram of log ratios" width="${x(n) + 12}" height="${top + h + 30}" data-testid="trainer-histogram">`;
       s += `<line class="axl" x1="${left}" y1="${top + h}" x2="${x(n)}" y2="${top + h}"/><line class="axl" x1="${left}" y1="${top}" x2="${left}" y2="${top + h}"/>`;
       s += `<text class="ax" x="${left - 4}" y="${top + 8}" text-anchor="end">${max}</text><text class="ax" x="${left - 4}" y="${top + h}" text-anchor="end">0</text>`;
@@ -351,8 +351,9 @@ const TraceView = (() => {
         if (name) s += `<text class="ax" x="${x(j + 1)}" y="${top + h + 11}" text-anchor="middle">${name}</text>`;
         if (Math.abs(Math.abs(e) - 0.2) < 1e-9) s += `<line class="band" x1="${x(j + 1)}" y1="${top - 4}" x2="${x(j + 1)}" y2="${top + h}"/>`;
       });
+      s += `<text class="ax" x="${x(Math.floor(n / 2)) + bw / 2}" y="${top + h + 11}" text-anchor="middle">0</text>`;
       s += `<text class="ax" x="${(left + x(n)) / 2}" y="${top + h + 25}" text-anchor="middle">log ratio (trainer − engine), tokens per bin</text></svg>`;
-      return `<figure class="tv-hist">${s}<figcaption>log-spaced bins; dashed at ±0.2, near the clip band (ln 0.8 = −0.22, ln 1.2 = +0.18)</figcaption></figure>`;
+      return `<figure class="tv-hist">${s}<figcaption>log-spaced bins; dashed: ±0.2, near the clip band</figcaption></figure>`;
     }
 
     function showSummary(S) {
