@@ -13,9 +13,11 @@ from typing import Literal
 
 import msgspec
 
-Mode = Literal["mask", "logprob", "drift"]
+Mode = Literal["mask", "logprob", "drift", "mismatch", "entropy", "loss"]
 Scope = Literal["new", "full", "row"]
-MODES: tuple[Mode, ...] = ("mask", "logprob", "drift")
+MODES: tuple[Mode, ...] = ("mask", "logprob", "drift", "mismatch", "entropy", "loss")
+# The trainer's view (docs/trainer-view.md): offered only when the rollout carries a rescore part.
+TRAINER_MODES: frozenset[str] = frozenset({"mismatch", "entropy", "loss"})
 SCOPES: tuple[Scope, ...] = ("new", "full", "row")
 
 
@@ -29,6 +31,10 @@ MODE_CHOICES = (
     Choice("mask", "mask", "context (mask 0) against generated tokens (mask 1)"),
     Choice("logprob", "logprob", "how likely the engine found each generated token"),
     Choice("drift", "drift", "which context tokens were carried over, rewritten or new"),
+    # Appended, trainer's view (issue 9): need a rescore part; the outline leaves them out otherwise.
+    Choice("mismatch", "mismatch", "log ratio trainer - engine per generated token, with TRL's clip band"),
+    Choice("entropy", "entropy", "the trainer's entropy at each generated token"),
+    Choice("loss", "loss", "TRL's per-token loss -min(r·A, clip(r)·A) for the chosen advantage; clipped tokens marked"),
 )
 SCOPE_CHOICES = (
     Choice("new", "new in turn", "what this turn adds; the prefix shared with the turn before is folded"),
@@ -83,6 +89,76 @@ class Initial(msgspec.Struct, frozen=True):
     scope: Scope = "new"
 
 
+class TrainerPart(msgspec.Struct, frozen=True):
+    """One rescore part (rescore/<name>/): what made it, for the part picker."""
+
+    name: str
+    label: str  # short, e.g. "bfloat16 · t1"
+    model: str
+    dtype: str
+    device: str
+    temperature: float
+    top_k: int
+
+
+class TrainerOutline(msgspec.Struct, frozen=True):
+    """What the trainer's view can show for this rollout; the numbers come per turn (`TrainerTurn`)."""
+
+    parts: list[TrainerPart]
+    eps_choices: list[tuple[float, float]]  # (eps_low, eps_high): TRL's default, DAPO's
+    histogram_edges: list[float]  # log-ratio bin edges; bin i holds edges[i-1] <= x < edges[i], open ends
+
+
+class TrainerTurn(msgspec.Struct, frozen=True):
+    """One turn's output tokens as the trainer sees them, as parallel arrays (None: undefined there).
+
+    Position `start + k` of the turn's prompt + output is output token k. Ratio-derived values are None
+    where the engine recorded no logprob (drawn as missing, never as a ratio of 1)."""
+
+    turn: int
+    part: str
+    start: int
+    eps: tuple[float, float]
+    advantage: float
+    trained: str  # one digit per token: in TRL's loss
+    top1: str  # one digit per token: the trainer's argmax
+    outside: str  # one digit per token: ratio outside [1 - eps_low, 1 + eps_high]
+    clipped: str  # one char per token: "l" / "h" TRL counts it low / high clipped, "0" not
+    trainer_lp: list[float | None]
+    engine_lp: list[float | None]
+    log_ratio: list[float | None]
+    kl_k3: list[float | None]
+    entropy: list[float | None]
+    loss: list[float | None]
+    topk_text: list[list[str]]  # decoded alternatives: untrusted text, the page escapes it
+    topk_probs: list[list[float]]
+
+
+class TrainerStats(msgspec.Struct, frozen=True):
+    tokens: int
+    with_engine: int
+    mean_abs_log_ratio: float | None
+    max_abs_log_ratio: float | None
+    mean_kl_k3: float | None
+    mean_entropy: float | None
+    top1: int
+    outside_clip: int
+    clipped_low: int
+    clipped_high: int
+    mean_loss: float | None
+    histogram: list[int]
+
+
+class TrainerSummary(msgspec.Struct, frozen=True):
+    """Per-rollout and per-turn statistics of one part, band and advantage (all output tokens)."""
+
+    part: str
+    eps: tuple[float, float]
+    advantage: float
+    rollout: TrainerStats
+    turns: list[TrainerStats]
+
+
 class Outline(msgspec.Struct, frozen=True):
     chunk_size: int
     max_context: int
@@ -94,6 +170,8 @@ class Outline(msgspec.Struct, frozen=True):
     tests_html: str
     reward_html: str
     notice: str | None  # a rollout-level note the page shows once (e.g. no agent turn at all)
+    trainer: TrainerOutline | None = None  # rescore parts, when the rollout has any (issue 9)
+    advantage: float | None = None  # the rollout's group advantage, when a group capture gives one
 
 
 class TrainingRow(msgspec.Struct, frozen=True):

@@ -54,8 +54,9 @@ const TraceView = (() => {
         bar.querySelectorAll("[data-mode]").forEach((el) => {
           const on = el.dataset.mode === st.mode;
           el.classList.toggle("on", on); el.setAttribute("aria-pressed", String(on));
-          el.disabled = st.scope === "row" && el.dataset.mode === "drift";
-          if (el.disabled) el.title = "drift compares a turn with the turn before; a training row spans turns";
+          el.disabled = st.scope === "row" && ROW_OFF.has(el.dataset.mode);
+          if (el.disabled) el.title = el.dataset.mode === "drift" ? "drift compares a turn with the turn before; a training row spans turns"
+                                                                  : "the trainer's view is per turn; a training row spans turns";
         });
         bar.querySelectorAll("[data-scope]").forEach((el) => {
           const on = el.dataset.scope === st.scope;
@@ -65,9 +66,9 @@ const TraceView = (() => {
     };
   }
 
-  function legend(O, st) {
+  function legend(O, st, trainer) {
     const t = O.turns[st.turn];
-    const L = {
+    const L = TRAINER_MODES.has(st.mode) && trainer ? trainer.legend() : {
       mask: `<span class="sw m0"></span>context (mask 0) <span class="sw m1"></span>generated (mask 1, underlined${st.scope === "row" ? ")" : t.trained ? ", trained)" : ") <span class='sw m1u'></span>hatched: this turn is not trained"}`,
       logprob: `<span class="sw lp-hi"></span>p ≈ 1 <span class="sw lp-lo"></span>p ≈ 0 <span class="sw nolp"></span>no logprob recorded (context, or none captured)`,
       drift: `<span class="sw d-carried"></span>carried over exactly <span class="sw d-rewritten"></span>rewritten (drift) <span class="sw d-new"></span>new context <span class="sw d-out"></span>generated`,
@@ -81,7 +82,7 @@ const TraceView = (() => {
   }
 
   // -- token pane: chunks as they scroll into view, colours by mode, a keyboard cursor --------------
-  function tokenPane(box, O, api, st, scopeRange, firstChunk) {
+  function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
     let chunks = new Map(), rendered = new Set(), observer = null, epoch = 0, cursor = null;
     let preloaded = firstChunk;
 
@@ -101,6 +102,7 @@ const TraceView = (() => {
         if (st.mode === "logprob") {
           if (lp === null) cls += " nolp"; else style = ` style="--a:${lpAlpha(lp)}"`;
         } else if (st.mode === "drift" && st.scope !== "row") cls += " " + driftClass(pos);
+        else if (trainer && TRAINER_MODES.has(st.mode) && st.scope !== "row") cls += trainer.tokenClass(pos);
         const txt = kind === "2" ? "" : shown(c.text[k]);
         out.push(`<span class="${cls}" data-mask="${c.mask[k]}" data-i="${pos}"${style}>${txt}</span>`);
       }
@@ -220,7 +222,8 @@ const TraceView = (() => {
       const k = pos - c.start, lp = c.logprob[k];
       const lpText = lp === null ? "no logprob" : `logprob ${lp.toFixed(4)} (p = ${Math.exp(lp).toFixed(3)})`;
       const text = c.kind[k] === "2" ? "(joined with the token before)" : JSON.stringify(c.text[k]);
-      return `position ${fmt(pos)} · id ${c.ids[k]} · mask ${c.mask[k]} · ${lpText}\n${text}`;
+      const extra = trainer && TRAINER_MODES.has(st.mode) && st.scope !== "row" ? trainer.info(pos) : "";
+      return `position ${fmt(pos)} · id ${c.ids[k]} · mask ${c.mask[k]} · ${lpText}\n${text}${extra}`;
     }
 
     function mark(pos) {
@@ -253,9 +256,162 @@ const TraceView = (() => {
     return {paint, recolour, goTo, info, moveCursor, fit, cursorPos: () => cursor};
   }
 
+  // -- the trainer's view (issue 9): rescore parts, mismatch / entropy / loss colours, stats, histogram --
+  // Everything about the trainer lives here so the rest of the view only asks it for a class, a legend,
+  // tooltip lines and "is this turn's data here yet". Numbers come from server.trainer (TrainerTurn and
+  // TrainerSummary in viewer/contract.py), cached per turn, part, band and advantage.
+  const TRAINER_MODES = new Set(["mismatch", "entropy", "loss"]);
+  const ROW_OFF = new Set(["drift", ...TRAINER_MODES]);  // modes a training row (several turns) cannot show
+  const num = (x, d = 4) => x === null || x === undefined ? "n/a" : Math.abs(x) > 0 && Math.abs(x) < 1e-3 ? x.toExponential(1) : x.toFixed(d);
+
+  function trainerPart(box, nav, O, api, st, onData) {
+    const T = O.trainer, parts = T.parts, edges = T.histogram_edges;
+    const group = O.advantage === null || O.advantage === undefined ? null : Number(O.advantage);
+    const ts = {part: parts[0].name, eps: 0, adv: group !== null ? "group" : "+1"};
+    const turnCache = new Map(), sumCache = new Map();
+    const advantage = () => ts.adv === "group" ? group : ts.adv === "-1" ? -1 : 1;
+    const eps = () => T.eps_choices[ts.eps];
+    const keyOf = () => `${ts.part}|${ts.eps}|${advantage()}`;
+    const req = (extra) => ({part: ts.part, eps: eps(), advantage: advantage(), ...extra});
+
+    function need(turn) {  // fetch a turn's numbers once per setting; onData repaints when they land
+      const k = keyOf() + "|" + turn;
+      if (turnCache.has(k)) return;
+      turnCache.set(k, null);
+      api.trainer(req({turn})).then((d) => { turnCache.set(k, d); onData(); })
+        .catch((e) => { turnCache.set(k, {error: String(e && e.message || e)}); onData(); });
+    }
+    const data = (turn) => turnCache.get(keyOf() + "|" + turn) || null;
+
+    function level(lr, out) {  // |log ratio| in bins that separate float noise, bf16 and worse
+      if (out === "1") return 4;
+      const a = Math.abs(lr);
+      return a < 1e-3 ? 0 : a < 1e-2 ? 1 : a < 5e-2 ? 2 : 3;
+    }
+    function tokenClass(pos) {  // the class a token at absolute position `pos` of the turn gets
+      const d = data(st.turn);
+      if (!d || d.error) return " tr-ctx";
+      const k = pos - d.start;
+      if (k < 0 || k >= d.entropy.length) return " tr-ctx";  // prompt / context: not the trainer's to colour
+      if (st.mode === "entropy") {
+        const e = d.entropy[k];
+        return e === null ? " nolp" : " en-" + (e < 0.1 ? 0 : e < 0.5 ? 1 : e < 1.5 ? 2 : e < 3 ? 3 : 4);
+      }
+      const lr = d.log_ratio[k];
+      if (lr === null) return " nolp";  // no engine logprob: missing, never a ratio of 1
+      if (st.mode === "mismatch") {
+        const l = level(lr, d.outside[k]);
+        return l === 0 ? " mm-0" : ` mm-${lr < 0 ? "n" : "p"}${l}${l === 4 ? " tr-out" : ""}`;
+      }
+      if (d.trained[k] !== "1") return " tr-off";  // not in TRL's loss
+      if (d.clipped[k] !== "0") return " ls-clip";
+      const A = Math.abs(d.advantage) || 1, loss = d.loss[k], rel = Math.abs(loss) / A;
+      return ` ls-${loss < 0 ? "u" : "d"}${rel < 0.95 ? 1 : rel <= 1.05 ? 2 : 3}`;
+    }
+
+    function legend() {
+      const [lo, hi] = eps(), band = `[${(1 - lo).toFixed(2)}, ${(1 + hi).toFixed(2)}]`;
+      const d = data(st.turn), wait = !d ? " <span class='tv-dim'>(loading the trainer's numbers…)</span>" : d.error ? ` <span class="tv-err">${esc(d.error)}</span>` : "";
+      const miss = `<span class="sw nolp"></span>no engine logprob`;
+      if (st.mode === "mismatch") return `log ratio = trainer − engine: <span class="sw mm-n4 tr-out"></span>ratio below the clip band <span class="sw mm-n2"></span>trainer lower <span class="sw mm-0"></span>|log r| &lt; 1e-3 <span class="sw mm-p2"></span>trainer higher <span class="sw mm-p4 tr-out"></span>above the band; <b data-testid="clip-band">clip band ${band}</b> (ε ${lo} / ${hi}) ${miss}${wait}`;
+      if (st.mode === "entropy") return `trainer entropy (nats): <span class="sw en-0"></span>&lt; 0.1 <span class="sw en-1"></span>&lt; 0.5 <span class="sw en-2"></span>&lt; 1.5 <span class="sw en-3"></span>&lt; 3 <span class="sw en-4"></span>≥ 3${wait}`;
+      const A = advantage();
+      return `per-token loss −min(r·A, clip(r)·A), A = ${A > 0 ? "+" : ""}${num(A, 3)}: <span class="sw ls-u2"></span>raised (loss &lt; 0) <span class="sw ls-d2"></span>lowered (loss &gt; 0), paler / stronger = |loss| below / above |A| <span class="sw ls-clip"></span>clipped by TRL, no gradient (band ${band}) <span class="sw tr-off"></span>not in the loss ${miss}${wait}`;
+    }
+
+    function info(pos) {  // tooltip lines for a generated token (plain text: the tooltip sets textContent)
+      const d = data(st.turn);
+      if (!d || d.error) return "";
+      const k = pos - d.start;
+      if (k < 0 || k >= d.entropy.length) return "";
+      const lr = d.log_ratio[k], [lo, hi] = eps();
+      const ratio = lr === null ? "ratio n/a (no engine logprob)" :
+        `ratio ${Math.exp(lr).toFixed(5)} (log ratio ${num(lr, 5)}) · ${d.outside[k] === "1" ? "OUTSIDE" : "inside"} the clip band [${1 - lo}, ${1 + hi}]`;
+      const kl = d.kl_k3[k] === null ? "n/a" : d.kl_k3[k] === 0 ? "< 1e-8" : num(d.kl_k3[k], 6);
+      const loss = d.trained[k] !== "1" ? "not in TRL's loss" :
+        d.loss[k] === null ? "loss n/a" : `loss ${num(d.loss[k], 5)} (A = ${advantage()})${d.clipped[k] === "l" ? " · clipped low" : d.clipped[k] === "h" ? " · clipped high" : ""}`;
+      const alts = d.topk_text[k].map((t, j) => `${JSON.stringify(t)} ${d.topk_probs[k][j].toFixed(3)}`).join(" · ");
+      return `\ntrainer logprob ${num(d.trainer_lp[k])} · engine logprob ${num(d.engine_lp[k])}\n${ratio}\nk3 KL ${kl} · entropy ${num(d.entropy[k], 3)} · top-1: ${d.top1[k] === "1" ? "yes" : "no"}\n${loss}\ntop-${d.topk_text[k].length}: ${alts}`;
+    }
+
+    function histogram(counts) {  // inline SVG: one bar per log-ratio bin, ticks at the bin edges
+      const n = counts.length, bw = 22, h = 70, left = 30, top = 8, max = Math.max(1, ...counts);
+      const x = (i) => left + i * bw;
+      const lab = {"-1": "-1", "-0.1": "-0.1", "-0.01": "-0.01", "0.01": "0.01", "0.1": "0.1", "1": "1"};
+      let s = `<svg role="img" aria-label="histogram of log ratios" width="${x(n) + 12}" height="${top + h + 30}" data-testid="trainer-histogram">`;
+      s += `<line class="axl" x1="${left}" y1="${top + h}" x2="${x(n)}" y2="${top + h}"/><line class="axl" x1="${left}" y1="${top}" x2="${left}" y2="${top + h}"/>`;
+      s += `<text class="ax" x="${left - 4}" y="${top + 8}" text-anchor="end">${max}</text><text class="ax" x="${left - 4}" y="${top + h}" text-anchor="end">0</text>`;
+      counts.forEach((c, i) => {
+        const bh = c ? Math.max(1.5, h * c / max) : 0, mid = i === Math.floor(n / 2);
+        const lo = i === 0 ? "−∞" : edges[i - 1], hi = i === n - 1 ? "∞" : edges[i];
+        s += `<rect class="${mid ? "b-0" : i < n / 2 ? "b-n" : "b-p"}" x="${x(i) + 2}" y="${top + h - bh}" width="${bw - 4}" height="${bh}"><title>${c} tokens with log ratio in [${lo}, ${hi})</title></rect>`;
+      });
+      edges.forEach((e, j) => {
+        const name = lab[String(e)];
+        if (name) s += `<text class="ax" x="${x(j + 1)}" y="${top + h + 11}" text-anchor="middle">${name}</text>`;
+        if (Math.abs(Math.abs(e) - 0.2) < 1e-9) s += `<line class="band" x1="${x(j + 1)}" y1="${top - 4}" x2="${x(j + 1)}" y2="${top + h}"/>`;
+      });
+      s += `<text class="ax" x="${x(Math.floor(n / 2)) + bw / 2}" y="${top + h + 11}" text-anchor="middle">0</text>`;
+      s += `<text class="ax" x="${(left + x(n)) / 2}" y="${top + h + 25}" text-anchor="middle">log ratio (trainer − engine), tokens per bin</text></svg>`;
+      return `<figure class="tv-hist">${s}<figcaption>log-spaced bins; dashed: ±0.2, near the clip band</figcaption></figure>`;
+    }
+
+    function showSummary(S) {
+      const out = box.querySelector(".tv-trainer-out");
+      if (S.error) { out.innerHTML = `<span class="tv-err">${esc(S.error)}</span>`; return; }
+      const R = S.rollout, [lo, hi] = S.eps;
+      out.innerHTML = `<div class="tv-trainer-stats" data-testid="trainer-stats">rollout, ${fmt(R.tokens)} generated tokens:
+        max |log ratio| <b>${num(R.max_abs_log_ratio)}</b> · mean k3 KL <b>${num(R.mean_kl_k3, 5)}</b> ·
+        mean entropy <b>${num(R.mean_entropy, 3)}</b> · outside clip [${1 - lo}, ${1 + hi}] <b>${fmt(R.outside_clip)}</b> ·
+        trainer's top-1 ${fmt(R.top1)} · clipped (A = ${S.advantage}) ${fmt(R.clipped_low + R.clipped_high)}
+        ${R.with_engine < R.tokens ? ` · <span class="tv-err">${fmt(R.tokens - R.with_engine)} without an engine logprob</span>` : ""}</div>${histogram(R.histogram)}`;
+      nav.querySelectorAll(".tv-navitem").forEach((el) => {  // per turn, under each navigator entry
+        const t = S.turns[Number(el.dataset.turn)];
+        let span = el.querySelector(".tv-nav-tr");
+        if (!span) { span = document.createElement("span"); span.className = "tv-nav-tr"; span.dataset.testid = "nav-trainer"; el.appendChild(span); }
+        if (!t) { span.textContent = ""; return; }
+        span.innerHTML = `max |log r| ${num(t.max_abs_log_ratio, 3)} · <span class="${t.outside_clip ? "hot" : ""}">${fmt(t.outside_clip)} outside clip</span>`;
+      });
+    }
+
+    function summary() {
+      const k = keyOf();
+      if (sumCache.has(k)) { showSummary(sumCache.get(k)); return; }
+      api.trainer(req({summary: true})).then((S) => { sumCache.set(k, S); if (k === keyOf()) showSummary(S); })
+        .catch((e) => showSummary({error: String(e && e.message || e)}));
+    }
+
+    function controls() {
+      const btn = (attr, v, label, on, title = "") => `<button data-${attr}="${esc(v)}" class="${on ? "on" : ""}" aria-pressed="${on}" title="${esc(title)}">${esc(label)}</button>`;
+      const advs = [...(group !== null ? [["group", `group A = ${group.toFixed(3)}`, "the advantage TRL gave this rollout in its group"]] : []),
+        ["+1", "A = +1", "if this rollout had been above its group"], ["-1", "A = −1", "if this rollout had been below its group"]];
+      box.innerHTML = `<div class="tv-trainer" data-testid="trainer-panel"><div class="tv-trainer-ctl"><b>Trainer's view</b>
+        ${parts.length > 1 ? `<span class="tv-lab">part</span>` : ""}<span class="tv-group" role="group" aria-label="rescore part">${parts.map((p) => btn("tpart", p.name, p.label, p.name === ts.part, `${p.model}, ${p.dtype} on ${p.device}, temperature ${p.temperature}, top-${p.top_k}`)).join("")}</span>
+        <span class="tv-lab">clip ε</span><span class="tv-group" role="group" aria-label="clip band">${T.eps_choices.map((e, i) => btn("teps", i, `${e[0]} / ${e[1]}`, i === ts.eps, i ? "DAPO's clip-higher" : "TRL's default")).join("")}</span>
+        <span class="tv-lab">advantage</span><span class="tv-group" role="group" aria-label="advantage">${advs.map(([v, l, t]) => btn("tadv", v, l, v === ts.adv, t)).join("")}</span></div>
+        <div class="tv-trainer-out"></div></div>`;
+      summary();
+    }
+
+    box.addEventListener("click", (ev) => {
+      const b = ev.target.closest("button");
+      if (!b || !box.contains(b)) return;
+      if (b.dataset.tpart !== undefined) ts.part = b.dataset.tpart;
+      else if (b.dataset.teps !== undefined) ts.eps = Number(b.dataset.teps);
+      else if (b.dataset.tadv !== undefined) ts.adv = b.dataset.tadv;
+      else return;
+      controls();
+      onData();
+    });
+    controls();
+    return {need, ready: (turn) => !!data(turn), tokenClass, legend, info};
+  }
+
   // -- the whole view --------------------------------------------------------------------------------
   function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alone until the reader moves
-    const O = opened.outline;
+    // The trainer's modes need a rescore part and a way to ask for its numbers (an export has none).
+    const hasTrainer = !!(opened.outline.trainer && api.trainer);
+    const O = hasTrainer ? opened.outline : {...opened.outline, modes: opened.outline.modes.filter((m) => !TRAINER_MODES.has(m.id))};
     const modes = O.modes.map((m) => m.id), scopes = O.scopes.map((s) => s.id);
     const st = {turn: 0, mode: "mask", scope: "new", row: 0, ...(opened.initial || {})};
     if (!modes.includes(st.mode)) st.mode = "mask";
@@ -264,6 +420,7 @@ const TraceView = (() => {
       <div class="tv" data-testid="trace-view">
         ${O.summary_html}
         <div class="tv-headerbox">${O.header_html}</div>
+        <div class="tv-trainer-box"></div>
         <div class="tv-main">
           <nav class="tv-nav" aria-label="turns"></nav>
           <section class="tv-turn">
@@ -319,7 +476,12 @@ const TraceView = (() => {
       return {start, size: t.prompt_tokens + t.output_tokens - start, waiting: false};
     }
     const first = opened.first_chunk ? {turn: st.turn, scope: st.scope, index: Math.floor((opened.first_chunk.start - scopeRange().start) / O.chunk_size), chunk: opened.first_chunk} : null;
-    const pane = tokenPane(box, O, api, st, scopeRange, first);
+    const trainer = hasTrainer ? trainerPart($(".tv-trainer-box"), $(".tv-nav"), O, api, st, () => {
+      $(".tv-legend").innerHTML = legend(O, st, trainer);
+      if (TRAINER_MODES.has(st.mode)) { trainerNeed(); pane.recolour(); }
+    }) : null;
+    function trainerNeed() { if (trainer && TRAINER_MODES.has(st.mode) && st.scope !== "row") trainer.need(st.turn); }
+    const pane = tokenPane(box, O, api, st, scopeRange, first, trainer);
     const story = () => st.scope === "row" ? null : O.turns[st.turn].drift_at !== null ? O.turns[st.turn].drift_at : O.turns[st.turn].prompt_tokens;
 
     async function fetchTraining() {
@@ -331,11 +493,12 @@ const TraceView = (() => {
     function update() {
       const t = O.turns[st.turn], rowMode = st.scope === "row";
       const row = rowMode && training ? training.rows[st.row] : null;
-      if (rowMode && st.mode === "drift") st.mode = "mask";
+      if (rowMode && ROW_OFF.has(st.mode)) st.mode = "mask";
+      trainerNeed();
       bar.show(st, rowMode ? (row ? `TRL training row ${st.row} of ${training.rows.length}: turns ${row.turns.join(", ")}` : "TRL training rows")
                            : `turn ${t.index}${t.trained ? "" : " (not trained)"}`);
       nav.show(st, rowMode ? (row ? row.turns : []) : null);
-      $(".tv-legend").innerHTML = legend(O, st);
+      $(".tv-legend").innerHTML = legend(O, st, trainer);
       $(".tv-boundary-box").innerHTML = rowMode ? "" : t.boundary_html + t.engine_html;
       $(".tv-tools-part").hidden = rowMode;
       $(".tv-tools-box").innerHTML = rowMode ? "" : t.tools_html;
@@ -361,10 +524,11 @@ const TraceView = (() => {
       update();
     }
     function setMode(m) {
-      if (st.scope === "row" && m === "drift") return;
+      if (st.scope === "row" && ROW_OFF.has(m)) return;
       st.mode = m;
+      trainerNeed();
       bar.show(st, $(".tv-turn-title").textContent);
-      $(".tv-legend").innerHTML = legend(O, st);
+      $(".tv-legend").innerHTML = legend(O, st, trainer);
       pane.recolour();
       tellState();
     }
@@ -427,7 +591,7 @@ const TraceView = (() => {
       const k = ev.key;
       if (k === "j" || k === "ArrowRight") go(st.turn + 1);
       else if (k === "k" || k === "ArrowLeft") go(st.turn - 1);
-      else if (k === "m") { const usable = modes.filter((m) => !(st.scope === "row" && m === "drift")); setMode(usable[(usable.indexOf(st.mode) + 1) % usable.length]); }
+      else if (k === "m") { const usable = modes.filter((m) => !(st.scope === "row" && ROW_OFF.has(m))); setMode(usable[(usable.indexOf(st.mode) + 1) % usable.length]); }
       else if (k === "s") setScope(scopes[(scopes.indexOf(st.scope) + 1) % scopes.length]);
       else if (k === "p") present();
       else if (k === "g") pane.goTo(story() || 0);
@@ -455,6 +619,7 @@ const TraceView = (() => {
     const api = {
       chunk: (q) => server.chunk({...q, key: element.__tvKey}),
       training: () => server.training({key: element.__tvKey}),
+      trainer: (q) => server.trainer({...q, key: element.__tvKey}),
       onState: (s) => {
         const u = new URL(window.location.href);
         if (element.__tvSrc) u.searchParams.set("src", element.__tvSrc); else u.searchParams.delete("src");

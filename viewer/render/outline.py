@@ -9,8 +9,9 @@ viewer/render/panels.py, before it reaches the page. Lists that a hostile artifa
 from __future__ import annotations
 
 from ..analysis import continuity
-from ..contract import MODE_CHOICES, SCOPE_CHOICES, Audit, Outline, Training, TrainingRow, TurnOutline
+from ..contract import MODE_CHOICES, SCOPE_CHOICES, TRAINER_MODES, Audit, Outline, Training, TrainingRow, TurnOutline
 from ..rollout import CHUNK, Rollout
+from ..trainer_records import trainer_outline
 from . import panels
 
 MAX_TOOL_NAMES = 12  # per turn, in the navigator
@@ -49,12 +50,16 @@ def outline(r: Rollout) -> Outline:
     if not a.turns:
         notice = ("This rollout has no agent turn: the agent made no model call with tools, so there are no tokens "
                   "to show and TRL has nothing to train on. The tests and reward are below.")
+    trainer = trainer_outline(r)  # the trainer's modes need a rescore part: offered only with one
+    modes = tuple(m for m in MODE_CHOICES if trainer is not None or m.id not in TRAINER_MODES)
     return Outline(
         chunk_size=CHUNK, max_context=rep.max_context, turns=turn_outlines(r),
-        modes=MODE_CHOICES, scopes=SCOPE_CHOICES,
+        modes=modes, scopes=SCOPE_CHOICES,
         summary_html=panels.summary(a, rep),
         header_html=panels.header(a, rep, r.vocab.origin if r.vocab else None, r.vocab_why, r.alignment.note),
         tests_html=panels.tests(a), reward_html=panels.reward(a, rep), notice=notice,
+        # A group capture (issue 10) will give the rollout its advantage; until then the reader picks a sign.
+        trainer=trainer, advantage=getattr(r, "advantage", None),
     )
 
 

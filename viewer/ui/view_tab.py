@@ -27,6 +27,7 @@ from viewer.query import MAX_SRC_CHARS, PageQuery, parse_page_query
 from viewer.render import panels
 from viewer.render.outline import training
 from viewer.rollout import Rollout
+from viewer.trainer_records import BadRequest, parse_request, trainer_summary, trainer_turn
 
 from .collection_view import CollectionView
 from .downloads import new_download_dir
@@ -170,6 +171,22 @@ class ViewTab:
             return {"html": "<div class='tv-error'>this rollout was never opened here: open it again</div>", "rows": []}
         return msgspec.to_builtins(training(r))
 
+    def trainer(self, req) -> dict:
+        """One turn's trainer numbers ({key, turn, part, eps, advantage}), or with `summary: true` the
+        rollout's and every turn's statistics; {"error": ...} for anything the rollout cannot answer."""
+        if not isinstance(req, dict):
+            return {"error": "a trainer request is an object with key, turn, part, eps and advantage"}
+        r = self.store.get(str(req.get("key", ""))[:64])
+        if r is None:
+            return {"error": "this rollout was never opened here: open it again"}
+        try:
+            part, lo, hi, adv = parse_request(r, req)
+            if req.get("summary"):
+                return msgspec.to_builtins(trainer_summary(r, part, lo, hi, adv))
+            return msgspec.to_builtins(trainer_turn(r, _int(req.get("turn"), -1), part, lo, hi, adv))
+        except (BadRequest, IndexError, KeyError) as e:
+            return {"error": str(e)}
+
     def on_export(self, what: str, state: str):
         try:
             s = json.loads(state or "{}")
@@ -214,6 +231,9 @@ class ViewTab:
         def training(req: dict) -> dict:
             return self.training(req)
 
+        def trainer(req: dict) -> dict:
+            return self.trainer(req)
+
         index = self.collections.render()  # the collection index, above the token view
         # The default rollout is in the page from the start, so a visitor without a deep link sees tokens
         # without waiting for the page-load round trip (a default collection opens through the page load).
@@ -222,7 +242,7 @@ class ViewTab:
         self.view = gr.HTML(value=self.built_value, html_template="<div class='tv-mount'></div>",
                             css_template=assets.read("trace_view.css"), apply_default_css=False,
                             js_on_load=assets.read("trace_view.js") + MOUNT_JS,
-                            server_functions=[chunk, training], elem_id="trace-view", padding=False)
+                            server_functions=[chunk, training, trainer], elem_id="trace-view", padding=False)
         with gr.Accordion("Export a self-contained HTML file", open=False, elem_classes="tv-chrome"):
             with gr.Row():
                 export_what = gr.Radio(["the whole rollout", "this turn"], value="the whole rollout",
