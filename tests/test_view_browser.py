@@ -80,7 +80,9 @@ def test_modes_scopes_and_hover(page, app_url):
     open_view(page, f"{app_url}/?turn=1")
     page.click("[data-mode=drift]")
     assert page.locator(".t.d-rewritten").count() > 0 and page.locator(".t.d-out").count() > 0
-    page.keyboard.press("m")  # drift -> mask
+    page.keyboard.press("m")  # drift -> the next mode
+    assert page.locator("[data-mode=drift].on").count() == 0
+    page.click("[data-mode=mask]")
     assert page.locator("[data-mode=mask].on").count() == 1
     first = page.locator(".t").first
     assert first.get_attribute("data-i") == "509"  # new-in-turn scope starts after the shared prefix
@@ -155,7 +157,7 @@ def test_presentation_at_1024x768(browser, app_url, scheme):
         open_view(page, app_url)
         page.keyboard.press("p")
         assert page.evaluate("document.body.classList.contains('tv-present')")
-        assert page.evaluate(COVERED), "the app's chrome is covered by the view"
+        page.wait_for_function(COVERED, timeout=10_000)  # the app's chrome is covered by the view
         assert page.locator(".tv-tokens").evaluate("e => parseFloat(getComputedStyle(e).fontSize)") >= 24
         bar = page.locator(".tv-toolbar").bounding_box()
         button = page.locator(".tv-toolbar [data-mode=mask]").bounding_box()

@@ -249,7 +249,7 @@ const TraceView = (() => {
       if (!on) return;
       whenLaidOut(() => {
         const room = window.innerHeight - box.getBoundingClientRect().top - 12;
-        if (window.scrollY === 0 && room >= 260) box.style.maxHeight = Math.min(room, 0.7 * window.innerHeight) + "px";
+        if (window.scrollY === 0 && room >= 180) box.style.maxHeight = Math.min(room, 0.7 * window.innerHeight) + "px";
       });
     }
 
@@ -480,7 +480,10 @@ const TraceView = (() => {
       $(".tv-legend").innerHTML = legend(O, st, trainer);
       if (TRAINER_MODES.has(st.mode)) { trainerNeed(); pane.recolour(); }
     }) : null;
-    function trainerNeed() { if (trainer && TRAINER_MODES.has(st.mode) && st.scope !== "row") trainer.need(st.turn); }
+    function trainerNeed() {  // the panel shows only with a trainer mode: the tokens keep the first screen otherwise
+      $(".tv-trainer-box").hidden = !(trainer && TRAINER_MODES.has(st.mode));
+      if (trainer && TRAINER_MODES.has(st.mode) && st.scope !== "row") trainer.need(st.turn);
+    }
     const pane = tokenPane(box, O, api, st, scopeRange, first, trainer);
     const story = () => st.scope === "row" ? null : O.turns[st.turn].drift_at !== null ? O.turns[st.turn].drift_at : O.turns[st.turn].prompt_tokens;
 
