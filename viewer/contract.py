@@ -13,9 +13,9 @@ from typing import Literal
 
 import msgspec
 
-Mode = Literal["mask", "logprob", "drift"]
+Mode = Literal["mask", "logprob", "drift", "advantage"]
 Scope = Literal["new", "full", "row"]
-MODES: tuple[Mode, ...] = ("mask", "logprob", "drift")
+MODES: tuple[Mode, ...] = ("mask", "logprob", "drift", "advantage")
 SCOPES: tuple[Scope, ...] = ("new", "full", "row")
 
 
@@ -29,6 +29,8 @@ MODE_CHOICES = (
     Choice("mask", "mask", "context (mask 0) against generated tokens (mask 1)"),
     Choice("logprob", "logprob", "how likely the engine found each generated token"),
     Choice("drift", "drift", "which context tokens were carried over, rewritten or new"),
+    Choice("advantage", "advantage", "the GRPO advantage TRL stamps on every trained token of this rollout "
+           "(known when it is opened from its group)"),
 )
 SCOPE_CHOICES = (
     Choice("new", "new in turn", "what this turn adds; the prefix shared with the turn before is folded"),
@@ -94,6 +96,9 @@ class Outline(msgspec.Struct, frozen=True):
     tests_html: str
     reward_html: str
     notice: str | None  # a rollout-level note the page shows once (e.g. no agent turn at all)
+    # The rollout's GRPO advantage when it was opened from its group (TRL stamps it on all its rows);
+    # None when opened on its own. The advantage mode colours by it; a loss mode may read it.
+    advantage: float | None = None
 
 
 class TrainingRow(msgspec.Struct, frozen=True):
