@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import EXAMPLE, edit_json
 
 from artifact.group import GroupFile, GroupRollout, encode_group, grpo_advantages
-from conftest import EXAMPLE, edit_json
 from viewer.contract import MODES, Initial
 from viewer.group import GroupCell, GroupMap, GroupRow, first_difference
 from viewer.render import group_map as render
@@ -84,7 +83,7 @@ def test_advantage_mode_is_listed():
 def test_open_group_shows_the_map_sorted_by_advantage(tab, grp):
     cv = tab.collections
     assert cv.is_collection(str(grp))
-    view, loaded, index = cv.open_source(str(grp))
+    _, _, index = cv.open_source(str(grp))
     page = json.loads(index)
     assert page["mode"] == "group" and page["row"] == ""
     order = [int(x) for x in __import__("re").findall(r"<tr class='gm-row[^']*' data-rollout='(\d+)'", page["group_html"])]
@@ -114,6 +113,10 @@ def test_compare_marks_the_first_difference(tab, grp):
     n_prompt = json.loads((grp / "rollout-00" / "turns.json").read_text())["turns"][0]["n_prompt_ids"]
     assert f"position {n_prompt + CHANGED_AT:,} (in the generated tokens)" in html
     assert html.count("data-testid='divergence'") == 2 and html.count("data-testid='compare-side'") == 2
+    # the bundled real group: prompts part at the sandbox folder's name; the header says where outputs part
+    cv.open_source("smollm2-group")
+    real = cv.compare({"src": "smollm2-group", "row": "", "a": 0, "b": 1, "turn": 0})["html"]
+    assert "(in the prompt)" in real and "their generated tokens part at generated token" in real
     same = cv.compare({"src": str(grp), "row": "", "a": 0, "b": 2, "turn": 0})["html"]
     assert "identical" in same
     assert "error" in cv.compare({"src": str(grp), "row": "", "a": 0, "b": 0, "turn": 0})

@@ -76,6 +76,7 @@ class CompareSide(msgspec.Struct, frozen=True, kw_only=True):
 class Compare(msgspec.Struct, frozen=True, kw_only=True):
     turn: int
     diverge_at: int | None  # the first position where the two differ; None = identical
+    output_diverge_at: int | None = None  # the first generated token (0 = the first one) where the outputs differ
     a: CompareSide
     b: CompareSide
     note: str = ""
@@ -92,8 +93,8 @@ def group_row(i: int, status: str, reward: float | None, advantage: float, membe
     """One map row from group.json's entry, the rollout's index row and, when it loaded, the rollout."""
     if reward is not None and not math.isfinite(reward):
         reward = None
-    base = dict(rollout=i, path=member.path if member else None, status=status, reward=reward, advantage=advantage,
-                problem=problem)
+    base = {"rollout": i, "path": member.path if member else None, "status": status, "reward": reward,
+            "advantage": advantage, "problem": problem}
     if rollout is None:
         return GroupRow(**base, trained_turns=member.trained_turns if member else None,
                         tokens=member.tokens if member else None)
@@ -155,5 +156,7 @@ def compare(ra: Rollout, ia: int, rb: Rollout, ib: int, turn: int) -> Compare:
     # Show the divergence with some shared context before it; identical turns show their generated part.
     pivot = at if at is not None else ra.artifact.turns[ta].n_prompt
     lo, hi = max(0, pivot - BEFORE), pivot + AFTER
-    note = "" if ta == tb == turn else f"one of them has fewer turns: comparing its last turn"
-    return Compare(turn=turn, diverge_at=at, a=_side(ra, ia, ta, lo, hi), b=_side(rb, ib, tb, lo, hi), note=note)
+    note = "" if ta == tb == turn else "one of them has fewer turns: comparing its last turn"
+    out_at = first_difference(ra.artifact.turns[ta].output_ids, rb.artifact.turns[tb].output_ids)
+    return Compare(turn=turn, diverge_at=at, output_diverge_at=out_at, a=_side(ra, ia, ta, lo, hi),
+                   b=_side(rb, ib, tb, lo, hi), note=note)

@@ -107,6 +107,12 @@ def compare(c: Compare) -> str:
     else:
         part = "in the prompt" if c.diverge_at < min(c.a.prompt_tokens, c.b.prompt_tokens) else "in the generated tokens"
         where = f"they part at position {c.diverge_at:,} ({part})"
+        if part == "in the prompt" and c.output_diverge_at is not None:
+            # siblings' prompts can differ in small things (each sandbox has its own folder name): say where
+            # the model's own tokens part too, which is what GRPO compares
+            where += f"; their generated tokens part at generated token {c.output_diverge_at:,}"
+        elif part == "in the prompt":
+            where += "; their generated tokens are identical"
     note = f" · {text(c.note)}" if c.note else ""
 
     def side(s: CompareSide) -> str:
@@ -121,3 +127,10 @@ def compare(c: Compare) -> str:
     return (f"<div class='gm-cmp'><div class='gm-cmp-h'><b>turn {c.turn}</b>: {text(where)}{note} "
             "<span class='gm-dim'>(generated tokens underlined; the first difference boxed)</span></div>"
             f"{side(c.a)}{side(c.b)}<div class='gm-callrow'>{calls(c.a)}{calls(c.b)}</div></div>")
+
+
+def opened_rollout(group_path: str, rollout: int, advantage: float | None, k: int) -> str:
+    """What the back bar says over a rollout opened from its group map."""
+    adv = "" if advantage is None else f" · advantage <span class='gm-adv {_sign(advantage)}'>{advantage:+.3f}</span>"
+    return (f"<span class='ci-here'>rollout {rollout} of {k} in group <code>{text(short(group_path or '(this group)', 120))}"
+            f"</code></span><span class='ci-dim'>{adv}</span>")

@@ -29,9 +29,23 @@ from typing import Any
 import gradio as gr
 
 from artifact import Artifact
-from capture import (BACKENDS, DEFAULT_DATASET, ENDPOINT_FIELDS, TASK_FIELDS, Cancelled, CaptureConfig,
-                     CaptureError, PolicyError, Progress, capture, check_endpoint, check_public, problems, push,
-                     task_for)
+from capture import (
+    BACKENDS,
+    DEFAULT_DATASET,
+    ENDPOINT_FIELDS,
+    TASK_FIELDS,
+    Cancelled,
+    CaptureConfig,
+    CaptureError,
+    PolicyError,
+    Progress,
+    capture,
+    check_endpoint,
+    check_public,
+    problems,
+    push,
+    task_for,
+)
 from capture.group import RolloutProgress, StageBoard, capture_group
 from viewer.contract import Initial
 from viewer.render import safe
@@ -269,8 +283,8 @@ class CaptureTab:
             k = _whole(values.get(self.group_size), "group_size", found, optional=True) if self.group_size else None
             p = _whole(values.get(self.parallel), "parallel", found, optional=True) if self.parallel else None
             if found or (k is not None and k < 1) or (p is not None and p < 1):
-                yield {self.status: _error_html("capture-status", ["Group size and Parallel are whole numbers, at "
-                                                                   "least 1 (Parallel may be empty)"])}
+                why = "Group size and Parallel are whole numbers, at least 1 (Parallel may be empty)"
+                yield {self.status: _error_html("capture-status", [why])}
                 return
             if k is not None and k > 1:
                 yield from self._run_group(cfg, k, p)

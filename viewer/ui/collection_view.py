@@ -31,11 +31,11 @@ from artifact.sources import bundled_groups, identify, parse_hub_id
 from viewer import assets
 from viewer.collection_cli import is_collection as local_is_collection
 from viewer.contract import Failed, Initial, encode
-from viewer.index_contract import IndexPage
-from viewer.index_page import build_page
 from viewer.group import compare as group_compare
 from viewer.group import group_map as build_group_map
 from viewer.group import group_row
+from viewer.index_contract import IndexPage
+from viewer.index_page import build_page
 from viewer.render import group_map as render_group
 from viewer.render import index as render_index
 from viewer.render import panels
@@ -228,10 +228,9 @@ class CollectionView:
         adv = group.advantages[rollout] if rollout < len(group.advantages) else None
         value = self._open_artifact(c, src, m.path, initial, advantage=adv)
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
-        note = f" · rollout {rollout} · advantage {adv:+.3f}" if adv is not None else f" · rollout {rollout}"
         page = IndexPage(serial=next(_serial), mode="row", src=src, query=to_query(filters), sort=filters.sort,
                          row=group.path, rollout=rollout, total=len(c.records), matched=len(c.records), kind=c.kind,
-                         row_html=render_index.opened_row(group, group.path, len(c.records), "", note=note))
+                         row_html=render_group.opened_rollout(group.path, rollout, adv, group.k or 0))
         return value, c.source_of(m.path) or f"{src}:{m.path}", encode(page).decode()
 
     def open_row(self, src: str, path: str, params: Mapping[str, object],
