@@ -80,7 +80,8 @@ def test_modes_scopes_and_hover(page, app_url):
     open_view(page, f"{app_url}/?turn=1")
     page.click("[data-mode=drift]")
     assert page.locator(".t.d-rewritten").count() > 0 and page.locator(".t.d-out").count() > 0
-    page.keyboard.press("m")  # drift -> mask
+    page.keyboard.press("m")  # drift -> advantage (the modes cycle in MODE_CHOICES order) -> mask
+    page.keyboard.press("m")
     assert page.locator("[data-mode=mask].on").count() == 1
     first = page.locator(".t").first
     assert first.get_attribute("data-i") == "509"  # new-in-turn scope starts after the shared prefix
