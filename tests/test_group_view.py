@@ -156,4 +156,7 @@ def test_capture_tab_group_run_with_a_stand_in(tab, grp, monkeypatch, tmp_path):
     seen = []
     cap._run = lambda cfg: iter(seen.append(cfg) or [{cap.status: "single"}])
     assert list(cap.run(cap.values(group_size=1)))[-1][cap.status] == "single" and seen
-    assert "whole numbers" in list(cap.run(cap.values(group_size=0)))[-1][cap.status]
+    assert "whole number" in list(cap.run(cap.values(group_size=0)))[-1][cap.status]
+    cap.capture_group = stand_in
+    list(cap.run(cap.values(group_size=2, parallel=0)))  # the form's default: the backend's own P
+    assert calls == {"k": 2, "parallel": None}

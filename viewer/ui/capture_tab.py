@@ -282,8 +282,9 @@ class CaptureTab:
             found: list[CaptureError] = []
             k = _whole(values.get(self.group_size), "group_size", found, optional=True) if self.group_size else None
             p = _whole(values.get(self.parallel), "parallel", found, optional=True) if self.parallel else None
+            p = p or None  # 0 or empty: the backend's default (capture.group.default_parallel)
             if found or (k is not None and k < 1) or (p is not None and p < 1):
-                why = "Group size and Parallel are whole numbers, at least 1 (Parallel may be empty)"
+                why = "Group size is a whole number, at least 1; Parallel a whole number (0 = the backend's default)"
                 yield {self.status: _error_html("capture-status", [why])}
                 return
             if k is not None and k > 1:
@@ -435,7 +436,8 @@ class CaptureTab:
             return
         gr.Markdown("Run **one** rollout: the task goes to opencode in a sandbox, the capture proxy records every "
                     "model call with exact token ids and logprobs, the held-out tests give the reward, and the "
-                    "artifact opens in the View tab. Fields marked * are required.")
+                    "artifact opens in the View tab. A group size K > 1 runs K rollouts of the same task (a GRPO "
+                    "group) and opens its group map. Fields marked * are required.")
         if self.public:
             self._render_access()
         f = self.fields
@@ -474,8 +476,8 @@ class CaptureTab:
             self.group_size = gr.Number(1, precision=0, minimum=1, label="Group size",
                                         info="K rollouts of the same task (TRL's num_generations); 1 = one rollout",
                                         elem_id="cap-k")
-            self.parallel = gr.Number(None, precision=0, minimum=1, label="Parallel",
-                                      info="rollouts at once; empty = the backend's default", elem_id="cap-parallel")
+            self.parallel = gr.Number(0, precision=0, minimum=0, label="Parallel",
+                                      info="rollouts at once; 0 = the backend's default", elem_id="cap-parallel")
         with gr.Row(visible=DEFAULTS.backend != "local" or self.public, elem_id="cap-sandbox-row") as self.sandbox_row:
             f["sandbox_image"] = gr.Textbox(DEFAULTS.sandbox_image, label=label("sandbox_image"), elem_id="cap-image")
             f["sandbox_flavor"] = gr.Textbox(DEFAULTS.sandbox_flavor, label=label("sandbox_flavor"), elem_id="cap-flavor")
