@@ -36,6 +36,11 @@ def bundled_examples() -> list[str]:
     return sorted(p.name for p in EXAMPLES_DIR.iterdir() if (p / "turns.json").is_file()) if EXAMPLES_DIR.is_dir() else []
 
 
+def bundled_groups() -> list[str]:
+    """Names of the GRPO groups shipped under examples/ (a folder with group.json); they open as a group map."""
+    return sorted(p.name for p in EXAMPLES_DIR.iterdir() if (p / "group.json").is_file()) if EXAMPLES_DIR.is_dir() else []
+
+
 def parse_hub_id(text: str) -> HubRef | None:
     m = HUB_ID.match(text.strip())
     if not m or ".." in text:

@@ -106,10 +106,11 @@ def test_open_row_group_and_unknown_rows_keep_the_filter(coll):
     # the same artifact opened directly shares the loaded rollout (same identity in the store)
     again, _ = cv.view.source_value(str(coll / "deep/nested/b"))
     assert page_of(again)["key"] == opened["key"]
-    # a group opens its rollout 0, and says so
+    # a group opens its map (the token view is cleared); ?rollout= opens that rollout from it
     view, loaded, index = cv.open_row(src, "grp", {}, Initial())
-    assert page_of(view)["key"] and loaded.endswith("grp/rollout-00")
-    assert "showing its rollout 0 (grp/rollout-00)" in page_of(index)["row_html"]
+    assert view == CLEARED and page_of(index)["mode"] == "group" and "data-testid='group-map'" in page_of(index)["group_html"]
+    view, loaded, index = cv.open_row(src, "grp", {}, Initial(), rollout=0)
+    assert page_of(view)["key"] and loaded.endswith("grp/rollout-00") and page_of(index)["rollout"] == 0
     # a row that is not in the collection, or an invalid one: messages, never a traceback
     view, loaded, index = cv.open_row(src, "../../etc", {}, Initial())
     assert view == CLEARED and "no such row" in page_of(index)["error_html"]

@@ -149,12 +149,12 @@ def test_deep_link_to_a_filtered_index_and_to_a_row(page, app_url, coll):
     assert page.errors == []
 
 
-def test_group_row_opens_its_first_rollout_and_a_single_artifact_no_index(page, app_url, coll):
+def test_group_row_opens_its_map_and_a_single_artifact_no_index(page, app_url, coll):
     open_index(page, url_of(app_url, str(coll), kind="group"))
     wait_rows(page, ["grp"])
     page.locator("tr.ci-row[data-path='grp'] .ci-open").click()
-    page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
-    assert "showing its rollout 0 (grp/rollout-00)" in page.locator(".ci-backbar").inner_text()
+    page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
+    assert page.locator("[data-testid=group-row]").count() == 4
     assert query(page)["row"] == "grp"
 
     # one artifact of the collection named directly opens as before: no index

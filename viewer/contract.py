@@ -13,9 +13,9 @@ from typing import Literal
 
 import msgspec
 
-Mode = Literal["mask", "logprob", "drift", "mismatch", "entropy", "loss"]
+Mode = Literal["mask", "logprob", "drift", "advantage", "mismatch", "entropy", "loss"]
 Scope = Literal["new", "full", "row"]
-MODES: tuple[Mode, ...] = ("mask", "logprob", "drift", "mismatch", "entropy", "loss")
+MODES: tuple[Mode, ...] = ("mask", "logprob", "drift", "advantage", "mismatch", "entropy", "loss")
 # The trainer's view (docs/trainer-view.md): offered only when the rollout carries a rescore part.
 TRAINER_MODES: frozenset[str] = frozenset({"mismatch", "entropy", "loss"})
 SCOPES: tuple[Scope, ...] = ("new", "full", "row")
@@ -31,7 +31,9 @@ MODE_CHOICES = (
     Choice("mask", "mask", "context (mask 0) against generated tokens (mask 1)"),
     Choice("logprob", "logprob", "how likely the engine found each generated token"),
     Choice("drift", "drift", "which context tokens were carried over, rewritten or new"),
-    # Appended, trainer's view (issue 9): need a rescore part; the outline leaves them out otherwise.
+    Choice("advantage", "advantage", "the GRPO advantage TRL stamps on every trained token of this rollout "
+           "(known when it is opened from its group)"),
+    # The trainer's view (issue 9): need a rescore part; the outline leaves them out otherwise.
     Choice("mismatch", "mismatch", "log ratio trainer - engine per generated token, with TRL's clip band"),
     Choice("entropy", "entropy", "the trainer's entropy at each generated token"),
     Choice("loss", "loss", "TRL's per-token loss -min(r·A, clip(r)·A) for the chosen advantage; clipped tokens marked"),
@@ -171,7 +173,9 @@ class Outline(msgspec.Struct, frozen=True):
     reward_html: str
     notice: str | None  # a rollout-level note the page shows once (e.g. no agent turn at all)
     trainer: TrainerOutline | None = None  # rescore parts, when the rollout has any (issue 9)
-    advantage: float | None = None  # the rollout's group advantage, when a group capture gives one
+    # The rollout's GRPO advantage when it was opened from its group (TRL stamps it on all its rows);
+    # None when opened on its own. The advantage mode colours by it; the loss mode uses it when present.
+    advantage: float | None = None
 
 
 class TrainingRow(msgspec.Struct, frozen=True):

@@ -13,7 +13,7 @@ from typing import Literal
 
 import msgspec
 
-IndexMode = Literal["index", "row", "none"]  # the table; a back bar over an opened row; nothing (one artifact)
+IndexMode = Literal["index", "row", "group", "none"]  # the table; a back bar over an opened row; a group map; nothing
 
 
 class IndexRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -69,3 +69,5 @@ class IndexPage(msgspec.Struct, frozen=True, kw_only=True):
     row: str | None = None  # mode "row": the opened row's path
     row_html: str = ""  # mode "row": what the back bar says about it
     error_html: str | None = None
+    group_html: str = ""  # mode "group": the group map (viewer/render/group_map.py); row is the group's path
+    rollout: int | None = None  # mode "row" opened from a group map: the rollout's index (back returns to the map)

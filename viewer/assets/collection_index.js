@@ -65,9 +65,41 @@ const CollectionIndex = (() => {
             el("span", {class: "ci-pageno"}),
             el("button", {type: "button", class: "ci-next", "data-testid": "next-page"}, "next ›"))),
       form, el("div", {class: "ci-error"}), el("div", {class: "ci-notesbox"}), el("div", {class: "ci-tablebox"}));
-    const root = el("div", {class: "ci", "data-testid": "collection-index"}, back, main);
+    const group = el("div", {class: "ci-groupbox", hidden: ""});
+    const root = el("div", {class: "ci", "data-testid": "collection-index"}, back, group, main);
     box.replaceChildren(root);
-    return {root, back, main, form};
+    return {root, back, group, main, form};
+  }
+
+  // -- group map: server-rendered rows (viewer/render/group_map.py); the page reads data-rollout/turn only --
+  function groupMap(box, api, page) {
+    const ticked = () => Array.from(box.querySelectorAll(".gm-pick:checked")).map((c) => Number(c.dataset.rollout));
+    function sync() {  // at most two ticked: the oldest tick gives way
+      const b = box.querySelector(".gm-compare");
+      if (b) b.disabled = ticked().length !== 2;
+    }
+    box.addEventListener("change", (ev) => {
+      const c = ev.target.closest(".gm-pick");
+      if (!c) return;
+      if (c.checked) {
+        const others = Array.from(box.querySelectorAll(".gm-pick:checked")).filter((x) => x !== c);
+        if (others.length >= 2) others[0].checked = false;
+      }
+      sync();
+    });
+    box.addEventListener("click", async (ev) => {
+      const open = ev.target.closest(".gm-open");
+      if (open) { api.openRollout(Number(open.dataset.rollout), Number(open.dataset.turn)); return; }
+      if (!ev.target.closest(".gm-compare")) return;
+      const [a, b] = ticked();
+      const out = box.querySelector(".gm-comparebox");
+      out.textContent = "comparing…";
+      const turn = Math.max(0, Number(box.querySelector(".gm-cturn").value) || 0);
+      const got = await api.compare({src: page().src, row: page().row, a, b, turn});
+      if (got && got.html) out.innerHTML = got.html;  // escaped by the server
+      else out.textContent = (got && got.error) || "could not compare";
+    });
+    return {show(html) { box.innerHTML = html; sync(); }};
   }
 
   function mount(box, api) {
@@ -107,7 +139,7 @@ const CollectionIndex = (() => {
 
     function writeUrl(pg, push) {
       const u = new URL(window.location.href);
-      for (const k of [...QUERY_KEYS, "page", "row"]) u.searchParams.delete(k);
+      for (const k of [...QUERY_KEYS, "page", "row", "rollout"]) u.searchParams.delete(k);
       if (pg.mode === "none") { history.replaceState(history.state, "", u.toString()); return; }
       u.searchParams.set("src", pg.src);
       for (const [k, v] of new URLSearchParams(pg.query)) u.searchParams.set(k, v);
@@ -116,6 +148,8 @@ const CollectionIndex = (() => {
         if (pg.page > 0) u.searchParams.set("page", String(pg.page + 1));
       } else if (pg.row !== null) {
         u.searchParams.set("row", pg.row);
+        if (pg.mode === "group") for (const k of VIEW_KEYS) u.searchParams.delete(k);
+        if (pg.rollout !== null && pg.rollout !== undefined) u.searchParams.set("rollout", String(pg.rollout));
       }
       if (push) history.pushState({ci: pg.mode}, "", u.toString());
       else history.replaceState(history.state, "", u.toString());
@@ -125,9 +159,17 @@ const CollectionIndex = (() => {
       page = pg;
       ui.root.dataset.mode = pg.mode;
       ui.root.hidden = pg.mode === "none";
-      ui.back.hidden = pg.mode !== "row";
+      ui.back.hidden = pg.mode !== "row" && pg.mode !== "group";
       ui.main.hidden = pg.mode !== "index";
+      ui.group.hidden = pg.mode !== "group";
+      const fromGroup = pg.mode === "row" && pg.rollout !== null && pg.rollout !== undefined;
+      ui.back.querySelector(".ci-back").textContent = fromGroup ? "← back to the group map" : "← back to the index";
       if (!fromUrl) writeUrl(pg, false);
+      if (pg.mode === "group") {
+        ui.back.querySelector(".ci-backinfo").textContent = "";
+        gm.show(pg.error_html ? pg.error_html + pg.group_html : pg.group_html);
+        return;
+      }
       if (pg.mode === "row") { ui.back.querySelector(".ci-backinfo").innerHTML = pg.row_html; return; }
       if (pg.mode !== "index") return;
       ui.main.querySelector(".ci-error").innerHTML = pg.error_html || "";
@@ -160,7 +202,7 @@ const CollectionIndex = (() => {
     function open(path) {
       const u = new URL(window.location.href);
       u.searchParams.set("row", path);
-      for (const k of VIEW_KEYS) u.searchParams.delete(k);
+      for (const k of [...VIEW_KEYS, "rollout"]) u.searchParams.delete(k);
       history.pushState({ci: "row"}, "", u.toString());
       api.open({src: page.src, row: path, query: page.query});
     }
@@ -172,9 +214,14 @@ const CollectionIndex = (() => {
     }
 
     function back() {
+      if (page && page.mode === "row" && page.rollout !== null && page.rollout !== undefined) {  // to the group map
+        if (history.state && history.state.ci === "rollout") { history.back(); return; }
+        api.open({src: page.src, row: page.row, query: page.query});
+        return;
+      }
       if (history.state && history.state.ci === "row") { history.back(); return; }  // popstate comes back here
       const u = new URL(window.location.href);
-      for (const k of ["row", ...VIEW_KEYS]) u.searchParams.delete(k);
+      for (const k of ["row", "rollout", ...VIEW_KEYS]) u.searchParams.delete(k);
       history.replaceState(null, "", u.toString());
       api.back({src: page.src, query: urlQuery()});
     }
@@ -200,13 +247,26 @@ const CollectionIndex = (() => {
       if (row && !ev.target.closest("a, summary") && !window.getSelection().toString()) open(row.dataset.path);
     });
     ui.back.querySelector(".ci-back").addEventListener("click", back);
+    const gm = groupMap(ui.group, {
+      compare: (req) => api.compare(req),
+      openRollout(rollout, turn) {  // a row or cell of the map: that rollout at that turn
+        const u = new URL(window.location.href);
+        u.searchParams.set("rollout", String(rollout));
+        u.searchParams.set("turn", String(turn));
+        history.pushState({ci: "rollout"}, "", u.toString());
+        api.open({src: page.src, row: page.row, query: page.query, rollout, turn});
+      },
+    }, () => page);
     const onPop = () => {
       if (!document.body.contains(ui.root)) { window.removeEventListener("popstate", onPop); return; }
       if (!page || page.mode === "none") return;
       const u = new URL(window.location.href);
       const src = u.searchParams.get("src") || page.src;
       const row = u.searchParams.get("row");
-      if (row === null && page.mode === "row") api.back({src, query: urlQuery()});
+      const rollout = u.searchParams.get("rollout");
+      const here = page.rollout === null || page.rollout === undefined ? null : String(page.rollout);
+      if (row !== null && rollout !== here) { api.open({src, row, query: urlQuery(), rollout, turn: u.searchParams.get("turn") || 0}); return; }
+      if (row === null && page.mode !== "index") api.back({src, query: urlQuery()});
       else if (row !== null && (page.mode === "index" || row !== page.row)) api.open({src, row, query: urlQuery()});
       else if (row === null && page.mode === "index" && urlQuery() !== formQuery({page: page.page})) ask(urlQuery());
     };
@@ -217,6 +277,7 @@ const CollectionIndex = (() => {
   function mountInApp(element, props, server, watch, trigger) {
     const api = {
       index: (req) => server.index(req),
+      compare: (req) => server.compare(req),
       open: (req) => trigger("click", {action: "open", ...req}),
       back: (req) => trigger("click", {action: "back", ...req}),
     };

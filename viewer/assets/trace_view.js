@@ -12,6 +12,26 @@ const TraceView = (() => {
   const fmt = (n) => Number(n).toLocaleString("en-US");
   const lpAlpha = (lp) => (0.08 + 0.85 * Math.min(1, Math.max(0, 1 - Math.exp(lp)))).toFixed(3);  // p=1 faint .. p=0 strong
 
+  // -- advantage mode (GRPO groups): every trained generated token carries its rollout's advantage ------
+  // Kept apart from the other modes so the trainer-view modes can merge beside it; a loss mode may read
+  // O.advantage too. Alpha grows with |advantage| (TRL's advantages are z-scores: 2 is already far out).
+  function advantageClass(O, t, mask, rowScope) {
+    const trained = mask === "1" && (rowScope || (t && t.trained));
+    if (!trained) return {cls: " adv-ctx", style: ""};
+    const a = O.advantage;
+    if (a === null || a === undefined) return {cls: " adv-unknown", style: ""};
+    const alpha = (0.18 + 0.7 * Math.min(1, Math.abs(a) / 2)).toFixed(3);
+    return {cls: a > 0 ? " adv-pos" : a < 0 ? " adv-neg" : " adv-zero", style: ` style="--a:${alpha}"`};
+  }
+
+  function advantageLegend(O) {
+    const a = O.advantage;
+    const val = a === null || a === undefined
+      ? "<span class='tv-badge warn'>advantage unknown: open this rollout from its group map</span>"
+      : `this rollout's advantage <b>${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}</b>`;
+    return `<span class="sw adv-pos"></span>pushed up (advantage &gt; 0) <span class="sw adv-neg"></span>pushed down (&lt; 0) <span class="sw adv-zero"></span>no push (0) <span class="sw adv-ctx"></span>not trained · ${val}`;
+  }
+
   // -- navigator: one button per turn --------------------------------------------------------------
   function navigator(nav, O) {
     nav.innerHTML = O.turns.map((t, pos) => {
@@ -72,6 +92,7 @@ const TraceView = (() => {
       mask: `<span class="sw m0"></span>context (mask 0) <span class="sw m1"></span>generated (mask 1, underlined${st.scope === "row" ? ")" : t.trained ? ", trained)" : ") <span class='sw m1u'></span>hatched: this turn is not trained"}`,
       logprob: `<span class="sw lp-hi"></span>p ≈ 1 <span class="sw lp-lo"></span>p ≈ 0 <span class="sw nolp"></span>no logprob recorded (context, or none captured)`,
       drift: `<span class="sw d-carried"></span>carried over exactly <span class="sw d-rewritten"></span>rewritten (drift) <span class="sw d-new"></span>new context <span class="sw d-out"></span>generated`,
+      advantage: advantageLegend(O),
     }[st.mode];
     if (st.scope === "row") return L;
     const a = t.audit, warn = [];
@@ -103,6 +124,7 @@ const TraceView = (() => {
           if (lp === null) cls += " nolp"; else style = ` style="--a:${lpAlpha(lp)}"`;
         } else if (st.mode === "drift" && st.scope !== "row") cls += " " + driftClass(pos);
         else if (trainer && TRAINER_MODES.has(st.mode) && st.scope !== "row") cls += trainer.tokenClass(pos);
+        else if (st.mode === "advantage") { const a = advantageClass(O, O.turns[st.turn], c.mask[k], st.scope === "row"); cls += a.cls; style = a.style; }
         const txt = kind === "2" ? "" : shown(c.text[k]);
         out.push(`<span class="${cls}" data-mask="${c.mask[k]}" data-i="${pos}"${style}>${txt}</span>`);
       }

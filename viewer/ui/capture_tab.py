@@ -28,9 +28,25 @@ from typing import Any
 import gradio as gr
 
 from artifact import Artifact
-from capture import (BACKENDS, DEFAULT_DATASET, ENDPOINT_FIELDS, TASK_FIELDS, Cancelled, CaptureConfig,
-                     CaptureError, PolicyError, Progress, capture, check_endpoint, check_public, problems, push,
-                     task_for)
+from capture import (
+    BACKENDS,
+    DEFAULT_DATASET,
+    ENDPOINT_FIELDS,
+    TASK_FIELDS,
+    Cancelled,
+    CaptureConfig,
+    CaptureError,
+    PolicyError,
+    Progress,
+    capture,
+    check_endpoint,
+    check_public,
+    problems,
+    push,
+    task_for,
+)
+from capture.group import RolloutProgress, StageBoard, capture_group
+from viewer.contract import Initial
 from viewer.render import safe
 
 from .capture_gate import Gate
@@ -93,6 +109,18 @@ def _status(stage: str, turns: int, elapsed: float, note: str = "") -> str:
             f"{turns} agent turn(s) so far · {elapsed:.0f} s{(' · ' + safe.text(note)) if note else ''}</div>")
 
 
+def group_status(board: StageBoard, elapsed: float, note: str = "") -> str:
+    """The K rollouts of a group side by side: one row each with its stage, turns and last line."""
+    rows = "".join(f"<tr data-testid='group-progress-row'><td>rollout {p.rollout}</td><td><b>{safe.text(p.stage)}</b></td>"
+                   f"<td>{p.turns}</td><td>{p.elapsed_s:.0f} s</td><td>{safe.text(safe.short(p.line, 120))}</td></tr>"
+                   for p in board.snapshot())
+    g = board.group
+    return (f"<div class='tv-capture-status' data-testid='capture-status'><b>group: {safe.text(g.stage)}</b> · "
+            f"{elapsed:.0f} s{(' · ' + safe.text(note)) if note else ''}"
+            "<table class='tv-group-progress' data-testid='group-progress'><thead><tr><th>rollout</th><th>stage</th>"
+            f"<th>turns</th><th>time</th><th>last line</th></tr></thead><tbody>{rows}</tbody></table></div>")
+
+
 def _error_html(testid: str, messages: list[str], title: str = "Check the form") -> str:
     items = "".join(f"<li>{safe.text(m)}</li>" for m in messages)
     return f"<div class='tv-error' data-testid='{testid}'><b>{safe.text(title)}</b><ul>{items}</ul></div>"
@@ -129,6 +157,9 @@ class CaptureTab:
         self.last_artifact: Path | None = None
         self.fields: dict[str, gr.components.Component] = {}  # CaptureConfig name -> its component
         self.secret: gr.Textbox | None = None
+        self.group_size: gr.Number | None = None  # K (1 = one rollout) and P: not CaptureConfig settings
+        self.parallel: gr.Number | None = None
+        self.capture_group = capture_group  # replaced by tests with a stand-in
         self.tabs: gr.Tabs | None = None  # the app's tabs, to switch to View after a capture (set by wire)
 
     # -- form -> config -----------------------------------------------------------------------------
@@ -136,13 +167,15 @@ class CaptureTab:
     @property
     def form(self) -> set:
         """Every input a handler reads: the settings and, on a public server, the capture password."""
-        return set(self.fields.values()) | ({self.secret} if self.secret is not None else set())
+        extra = {c for c in (self.secret, self.group_size, self.parallel) if c is not None}
+        return set(self.fields.values()) | extra
 
     def values(self, **by_name: Any) -> dict:
         """The form as a handler receives it: the defaults, with `by_name` (setting names) changed."""
         out = {c: c.value for c in self.form}
         for name, value in by_name.items():
-            out[self.secret if name == "secret" else self.fields[name]] = value
+            special = {"secret": self.secret, "group_size": self.group_size, "parallel": self.parallel}
+            out[special[name] if name in special else self.fields[name]] = value
         return out
 
     def config(self, values: dict, out_dir: str = "") -> tuple[CaptureConfig, list[CaptureError]]:
@@ -246,9 +279,75 @@ class CaptureTab:
             yield {self.status: _status("busy", 0, 0, self.slot.describe())}
             return
         try:
-            yield from self._run(cfg)
+            found: list[CaptureError] = []
+            k = _whole(values.get(self.group_size), "group_size", found, optional=True) if self.group_size else None
+            p = _whole(values.get(self.parallel), "parallel", found, optional=True) if self.parallel else None
+            p = p or None  # 0 or empty: the backend's default (capture.group.default_parallel)
+            if found or (k is not None and k < 1) or (p is not None and p < 1):
+                why = "Group size is a whole number, at least 1; Parallel a whole number (0 = the backend's default)"
+                yield {self.status: _error_html("capture-status", [why])}
+                return
+            if k is not None and k > 1:
+                yield from self._run_group(cfg, k, p)
+            else:
+                yield from self._run(cfg)
         finally:
             self.slot.lock.release()
+
+    def _run_group(self, cfg: CaptureConfig, k: int, parallel: int | None):
+        """A GRPO group: K rollouts side by side (StageBoard), then the group map in the View tab."""
+        self.slot.cancel.clear()
+        self.slot.started, self.slot.stage = time.monotonic(), "task"
+        board = StageBoard(k)
+        events: queue.Queue = queue.Queue()
+        result: dict = {}
+
+        def progress(p: RolloutProgress) -> None:
+            board.update(p)
+            events.put(p)
+
+        def work() -> None:
+            try:
+                result["group"] = self.capture_group(cfg, k, parallel, progress=progress, cancel=self.slot.cancel)
+            except Cancelled:
+                result["cancelled"] = True
+            except CaptureError as e:
+                result["error"] = describe(e)
+            except Exception as e:  # a message for the page, never a traceback
+                result["error"] = f"unexpected {type(e).__name__}: {e}"
+
+        worker = threading.Thread(target=work, daemon=True, name="capture-group")
+        worker.start()
+        lines: list[str] = []
+        while worker.is_alive() or not events.empty():
+            try:
+                p = events.get(timeout=0.5)
+                who = "group" if p.rollout is None else f"rollout {p.rollout}"
+                lines = (lines + [f"[{p.elapsed_s:6.1f}s {who} {p.stage}] {p.line}"])[-MAX_LOG_LINES:]
+                self.slot.stage = board.group.stage
+            except queue.Empty:
+                pass
+            yield {self.status: group_status(board, time.monotonic() - self.slot.started), self.log: "\n".join(lines)}
+        elapsed = time.monotonic() - self.slot.started
+        log = "\n".join(lines)
+        if "group" in result:
+            g = result["group"]
+            self.last_artifact = g.root
+            zipped = shutil.make_archive(str(Path(tempfile.mkdtemp(prefix="capture-zip-")) / g.root.name), "zip",
+                                         g.root.parent, g.root.name)
+            ok = sum(1 for r in g.group.rollouts if r.status == "ok")
+            status = group_status(board, elapsed, f"{ok} of {k} rollouts ok")
+            update = {self.status: status, self.log: log, self.download: zipped}
+            if not self.public:  # a public visitor cannot open server paths: the zip is theirs to open
+                value, loaded, index = self.view.collections.open_row(str(g.root), "", {}, Initial())
+                update.update({self.view.view: value, self.view.loaded: loaded, self.view.collections.component: index,
+                               self.tabs: gr.Tabs(selected="view"), self.view.src: gr.update(value=str(g.root))})
+            yield update
+        elif result.get("cancelled"):
+            yield {self.status: _status("cancelled", 0, elapsed, "every rollout was stopped; nothing was written"),
+                   self.log: log}
+        else:
+            yield {self.status: _status("failed", 0, elapsed, result.get("error", "")), self.log: log}
 
     def _run(self, cfg: CaptureConfig):
         self.slot.cancel.clear()
@@ -337,7 +436,8 @@ class CaptureTab:
             return
         gr.Markdown("Run **one** rollout: the task goes to opencode in a sandbox, the capture proxy records every "
                     "model call with exact token ids and logprobs, the held-out tests give the reward, and the "
-                    "artifact opens in the View tab. Fields marked * are required.")
+                    "artifact opens in the View tab. A group size K > 1 runs K rollouts of the same task (a GRPO "
+                    "group) and opens its group map. Fields marked * are required.")
         if self.public:
             self._render_access()
         f = self.fields
@@ -373,6 +473,11 @@ class CaptureTab:
                                            elem_id="cap-rseed")
             f["task_index"] = gr.Number(DEFAULTS.task_index, precision=0, label=label("task_index"), elem_id="cap-index")
             f["timeout_s"] = gr.Number(DEFAULTS.timeout_s, label=label("timeout_s"), elem_id="cap-timeout")
+            self.group_size = gr.Number(1, precision=0, minimum=1, label="Group size",
+                                        info="K rollouts of the same task (TRL's num_generations); 1 = one rollout",
+                                        elem_id="cap-k")
+            self.parallel = gr.Number(0, precision=0, minimum=0, label="Parallel",
+                                      info="rollouts at once; 0 = the backend's default", elem_id="cap-parallel")
         with gr.Row(visible=DEFAULTS.backend != "local" or self.public, elem_id="cap-sandbox-row") as self.sandbox_row:
             f["sandbox_image"] = gr.Textbox(DEFAULTS.sandbox_image, label=label("sandbox_image"), elem_id="cap-image")
             f["sandbox_flavor"] = gr.Textbox(DEFAULTS.sandbox_flavor, label=label("sandbox_flavor"), elem_id="cap-flavor")
@@ -416,7 +521,7 @@ class CaptureTab:
                                           [self.sandbox_row, self.local_note, self.fields["endpoint"]], queue=False)
         self.preview_btn.click(self.preview, form, self.preview_box)
         self.check_btn.click(self.check, form, self.verdict)
-        self.run_btn.click(self.run, form, [self.status, self.log, self.view.view, self.view.loaded, tabs,
-                                            self.download, self.view.src])
+        self.run_btn.click(self.run, self.form, [self.status, self.log, self.view.view, self.view.loaded, tabs,
+                                                 self.download, self.view.src, self.view.collections.component])
         self.cancel_btn.click(self.cancel, form, self.status, queue=False)
         self.push_btn.click(self.push, form | {self.repo, self.token}, self.pushed)

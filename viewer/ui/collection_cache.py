@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from artifact import bundled_examples
+from artifact.sources import bundled_groups
 from artifact.collection import Collection, open_collection
 
 MAX_COLLECTIONS = 8
@@ -28,6 +29,8 @@ MAX_AGE_S = 300.0
 def collection_identity(source: str, allow_local: bool) -> str:
     """Who else's collection this is: the same string for every visitor of the same collection version."""
     text = source.strip()
+    if text in bundled_groups():
+        return f"example|{text}"
     if allow_local and text not in bundled_examples():
         path = Path(text).expanduser()
         if path.is_dir():

@@ -27,12 +27,16 @@ import msgspec
 from artifact import ArtifactError, Problem, bundled_examples, load_artifact
 from artifact.collection import Collection, Record
 from artifact.query import apply, from_query, to_query
-from artifact.sources import identify, parse_hub_id
+from artifact.sources import bundled_groups, identify, parse_hub_id
 from viewer import assets
 from viewer.collection_cli import is_collection as local_is_collection
 from viewer.contract import Failed, Initial, encode
+from viewer.group import compare as group_compare
+from viewer.group import group_map as build_group_map
+from viewer.group import group_row
 from viewer.index_contract import IndexPage
 from viewer.index_page import build_page
+from viewer.render import group_map as render_group
 from viewer.render import index as render_index
 from viewer.render import panels
 from viewer.rollout import Rollout
@@ -55,6 +59,19 @@ def _params(query: str) -> dict[str, str]:
     return dict(parse_qsl(str(query or "")[:MAX_QUERY_CHARS], keep_blank_values=False))
 
 
+def _int(value, default: int = 0) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        return default
+
+
+def _rollout_param(value) -> int | None:
+    """`rollout=N` from a link or an event: a small non-negative whole number, else None (ignored)."""
+    text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 5 else None
+
+
 def _shown(text: str) -> str:
     return text if len(text) <= 80 else text[:77] + "…"
 
@@ -75,6 +92,8 @@ class CollectionView:
     def is_collection(self, source: str) -> bool:
         """The one decision: True when `source` holds more than one artifact, or a group (opens the index)."""
         text = (source or "").strip()
+        if text in bundled_groups():
+            return True
         if not text or len(text) > MAX_SRC_CHARS or text in bundled_examples():
             return False
         allow = self.allow_local(text)
@@ -144,36 +163,78 @@ class CollectionView:
                 if isinstance(tmp, list) and folder in tmp:
                     tmp.remove(folder)
 
-    def _open_artifact(self, c: Collection, src: str, path: str, initial: Initial) -> str:
-        """The token view's value for one artifact row, through the shared rollout store."""
-        allow = self.allow_local(src)
-        label = _shown(f"{src}:{path}" if path else src)
-        identity = None
+    def _identity(self, c: Collection, src: str, path: str) -> str:
+        """The rollout store's identity for one artifact row (raises ArtifactError for a bad folder)."""
         if c.kind == "folder" and c.source_of(path):
-            try:  # the artifact's own identity: shared with opening it directly, and new when its files change
-                identity = identify(c.source_of(path), allow_local=True)
-            except ArtifactError as e:
-                return self.view.error_value(label, e.problems)
-        elif c.kind == "hub":
-            identity = f"hub-row|{c.source_of(path)}"  # pinned to a commit: never changes
-        if identity is None:
-            identity = f"{collection_identity(src, allow)}|row|{path}"
-        return self.view._open(label, identity, lambda: self._load_row(src, path), src, initial)
+            # the artifact's own identity: shared with opening it directly, and new when its files change
+            return identify(c.source_of(path), allow_local=True)
+        if c.kind == "hub":
+            return f"hub-row|{c.source_of(path)}"  # pinned to a commit: never changes
+        return f"{collection_identity(src, self.allow_local(src))}|row|{path}"
 
-    def open_group(self, c: Collection, src: str, group: Record, initial: Initial) -> tuple[str, str, str]:
-        """Hook for the group view: until it exists, a group opens its rollout 0 and the back bar says so.
+    def _open_artifact(self, c: Collection, src: str, path: str, initial: Initial,
+                       advantage: float | None = None) -> str:
+        """The token view's value for one artifact row, through the shared rollout store."""
+        label = _shown(f"{src}:{path}" if path else src)
+        try:
+            identity = self._identity(c, src, path)
+        except ArtifactError as e:
+            return self.view.error_value(label, e.problems)
+        return self.view._open(label, identity, lambda: self._load_row(src, path), src, initial, advantage=advantage)
 
-        Returns (token view value, the row path opened, what the back bar adds)."""
-        first = next((r for r in c.records if r.group == group.path and r.rollout == 0), None)
-        if first is None:
-            return (self.view.error_value(_shown(f"{src}:{group.path}"),
-                                          [Problem(group.path or "(root)", "this group has no readable rollout 0")]),
-                    group.path, "")
-        return (self._open_artifact(c, src, first.path, initial), first.path,
-                f" · showing its rollout 0 ({first.path}); the group view is not built yet")
+    def _rollout(self, c: Collection, src: str, path: str) -> Rollout:
+        """One rollout of a group, loaded once through the shared store (the map and the token view share it)."""
+        _, r = self.view.store.open(self._identity(c, src, path), lambda: self._load_row(src, path))
+        return r
+
+    def _members(self, c: Collection, group: Record) -> dict[int, Record]:
+        return {r.rollout: r for r in c.records if r.group == group.path and r.rollout is not None}
+
+    def group_page(self, c: Collection, src: str, group: Record, params: Mapping[str, object]) -> IndexPage:
+        """The group map of `group`: each rollout read (for its turns), rows sorted by advantage."""
+        members = self._members(c, group)
+        rows = []
+        for i, status in enumerate(group.statuses):
+            m = members.get(i)
+            rollout, problem = None, None
+            if m is not None and m.valid:
+                try:
+                    rollout = self._rollout(c, src, m.path)
+                except ArtifactError as e:
+                    problem = str(e.problems[0]) if e.problems else "could not be read"
+                except Exception as e:  # one unreadable sibling never hides the others
+                    problem = f"could not be read: {type(e).__name__}"
+            elif m is not None:
+                problem = m.problem or "invalid"
+            reward = group.rewards[i] if i < len(group.rewards) else None
+            adv = group.advantages[i] if i < len(group.advantages) else 0.0
+            rows.append(group_row(i, status, reward, adv, m, rollout, problem))
+        filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
+        return IndexPage(serial=next(_serial), mode="group", src=src, query=to_query(filters), sort=filters.sort,
+                         row=group.path, total=len(c.records), kind=c.kind,
+                         group_html=render_group.group_map(build_group_map(group, rows)))
+
+    def open_group(self, c: Collection, src: str, group: Record, params: Mapping[str, object],
+                   initial: Initial, rollout: int | None) -> tuple[str, str, str]:
+        """(token view, loaded, index) for a group: its map, or with `rollout` that rollout at `initial`'s turn."""
+        if rollout is None:
+            return CLEARED, "", encode(self.group_page(c, src, group, params)).decode()
+        m = self._members(c, group).get(rollout)
+        if m is None:
+            page = self.group_page(c, src, group, params)
+            return CLEARED, "", encode(msgspec.structs.replace(page, error_html=panels.problems(
+                _shown(f"{src}:{group.path}"), [Problem(group.path or "(root)", "this group has no readable rollout",
+                                                        found=str(rollout))]))).decode()
+        adv = group.advantages[rollout] if rollout < len(group.advantages) else None
+        value = self._open_artifact(c, src, m.path, initial, advantage=adv)
+        filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
+        page = IndexPage(serial=next(_serial), mode="row", src=src, query=to_query(filters), sort=filters.sort,
+                         row=group.path, rollout=rollout, total=len(c.records), matched=len(c.records), kind=c.kind,
+                         row_html=render_group.opened_rollout(group.path, rollout, adv, group.k or 0))
+        return value, c.source_of(m.path) or f"{src}:{m.path}", encode(page).decode()
 
     def open_row(self, src: str, path: str, params: Mapping[str, object],
-                 initial: Initial) -> tuple[str, str, str]:
+                 initial: Initial, rollout: int | None = None) -> tuple[str, str, str]:
         """(token view value, loaded, index value) for one row of a collection, the filter state kept."""
         path = path.strip().strip("/")
         try:
@@ -183,18 +244,45 @@ class CollectionView:
         rec = c.record(path)
         if rec is None:
             return CLEARED, "", self.error_value(src, [Problem(path or "(root)", "no such row in this collection")])
-        extra, shown_path = "", path
         if rec.kind == "group":
-            value, shown_path, extra = self.open_group(c, src, rec, initial)
-        else:
-            value = self._open_artifact(c, src, path, initial)
+            return self.open_group(c, src, rec, params, initial, rollout)
+        value = self._open_artifact(c, src, path, initial)
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         query = to_query(filters)
         matched = len(apply(c.records, filters))
         page = IndexPage(serial=next(_serial), mode="row", src=src, query=query, sort=filters.sort, row=path,
                          total=len(c.records), matched=matched, kind=c.kind,
-                         row_html=render_index.opened_row(rec, path, matched, query, note=extra))
-        return value, c.source_of(shown_path) or f"{src}:{shown_path}", encode(page).decode()
+                         row_html=render_index.opened_row(rec, path, matched, query))
+        return value, c.source_of(path) or f"{src}:{path}", encode(page).decode()
+
+    def compare(self, req) -> dict:
+        """Server function: {src, row (the group), a, b (rollout indices), turn} -> {html} or {error}."""
+        if not isinstance(req, dict):
+            return {"error": "a request is {src, row, a, b, turn}"}
+        src = str(req.get("src") or "").strip()[:MAX_SRC_CHARS]
+        try:
+            c = self._collection(src)
+            group = c.record(str(req.get("row") or "").strip("/")[:MAX_SRC_CHARS])
+            if group is None or group.kind != "group":
+                return {"error": "no such group in this collection"}
+            members = self._members(c, group)
+            a, b, turn = (_int(req.get(k)) for k in ("a", "b", "turn"))
+            if a not in members or b not in members or a == b:
+                return {"error": "pick two different rollouts that have an artifact"}
+            got = group_compare(self._rollout(c, src, members[a].path), a, self._rollout(c, src, members[b].path), b, turn)
+        except ArtifactError as e:
+            return {"error": str(e.problems[0]) if e.problems else "could not read the rollouts"}
+        except ValueError as e:
+            return {"error": str(e)}
+        return {"html": render_group.compare(got)}
+
+    def _root_group(self, src: str) -> Record | None:
+        """The group a source is, when the source itself is one group (its map opens instead of the index)."""
+        try:
+            rec = self._collection(src).record("")
+        except Exception:
+            return None
+        return rec if rec is not None and rec.kind == "group" else None
 
     # -- events ------------------------------------------------------------------------------------
 
@@ -202,6 +290,8 @@ class CollectionView:
         """Load button and source picker: (token view value, loaded, index value)."""
         source = (source or "").strip()
         if self.is_collection(source):
+            if self._root_group(source) is not None:
+                return self.open_row(source, "", {}, Initial())
             return CLEARED, "", self.index_value(source, {})
         value, loaded = self.view.source_value(source)
         return value, loaded, self.none_value()
@@ -211,10 +301,15 @@ class CollectionView:
         q = dict(request.query_params) if request is not None else {}
         src = str(q.get("src") or self.view.default_source or "").strip()
         if self.is_collection(src):
-            if q.get("row") is not None:
+            rollout = _rollout_param(q.get("rollout"))
+            row = q.get("row")
+            if row is None and (rollout is not None or not any(k in q for k in ("page", "sort"))) \
+                    and self._root_group(src) is not None:
+                row = ""  # the source is one group: its map (or ?rollout=) rather than the index
+            if row is not None:
                 from .view_tab import initial_from_params
 
-                value, loaded, index = self.open_row(src, str(q["row"])[:MAX_SRC_CHARS], q, initial_from_params(q))
+                value, loaded, index = self.open_row(src, str(row)[:MAX_SRC_CHARS], q, initial_from_params(q), rollout)
                 return value, src, loaded, index
             return CLEARED, src, "", self.index_value(src, q)
         value, shown, loaded = self.view.on_page_load(request)
@@ -232,7 +327,9 @@ class CollectionView:
         src = str(data.get("src") or "").strip()[:MAX_SRC_CHARS]
         params = _params(str(data.get("query") or ""))
         if data.get("action") == "open":
-            return self.open_row(src, str(data.get("row") or "")[:MAX_SRC_CHARS], params, Initial())
+            rollout = _rollout_param(data.get("rollout"))
+            initial = Initial(turn=max(0, _int(data.get("turn")))) if rollout is not None else Initial()
+            return self.open_row(src, str(data.get("row") or "")[:MAX_SRC_CHARS], params, initial, rollout)
         return CLEARED, "", self.index_value(src, params)
 
     # -- layout ------------------------------------------------------------------------------------
@@ -243,10 +340,13 @@ class CollectionView:
         def index(req: dict) -> dict:  # a plain function: the page calls it by this name (server.index)
             return self.index(req)
 
+        def compare(req: dict) -> dict:  # server.compare: two siblings of a group map, one turn
+            return self.compare(req)
+
         self.component = gr.HTML(value="", html_template="<div class='ci-mount'></div>",
                                  css_template=assets.read("collection_index.css"), apply_default_css=False,
                                  js_on_load=assets.read("collection_index.js") + MOUNT_JS,
-                                 server_functions=[index], elem_id="collection-index", padding=False)
+                                 server_functions=[index, compare], elem_id="collection-index", padding=False)
         return self.component
 
     def wire(self, outputs: list) -> None:

@@ -20,7 +20,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from viewer.contract import encode
+import msgspec
+
+from viewer.contract import Outline, encode
 from viewer.render.outline import outline
 from viewer.rollout import Rollout
 
@@ -40,6 +42,7 @@ class _Entry:
     reopen: Callable[[], Rollout]
     rollout: Rollout | None = None
     outline_json: bytes | None = None
+    with_advantage: dict[float, bytes] = field(default_factory=dict)  # the outline as opened from a group
     size: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -76,13 +79,21 @@ class RolloutStore:
             self._entries.move_to_end(key)
         return self._materialise(entry)
 
-    def outline_json(self, key: str) -> bytes:
-        """The encoded outline of a loaded rollout, built once and shared by every page load."""
+    def outline_json(self, key: str, advantage: float | None = None) -> bytes:
+        """The encoded outline of a loaded rollout, built once and shared by every page load.
+
+        With `advantage` (opened from its group): the same outline carrying it, also built once."""
         entry = self._entries[key]
         if entry.outline_json is None:
             r = self._materialise(entry)
             entry.outline_json = encode(outline(r))
-        return entry.outline_json
+            entry.with_advantage = {}
+        if advantage is None:
+            return entry.outline_json
+        if advantage not in entry.with_advantage:
+            o = msgspec.json.decode(entry.outline_json, type=Outline)
+            entry.with_advantage[advantage] = encode(msgspec.structs.replace(o, advantage=advantage))
+        return entry.with_advantage[advantage]
 
     def _materialise(self, entry: _Entry) -> Rollout:
         with entry.lock:  # one load per source, however many visitors ask at once
@@ -104,6 +115,7 @@ class RolloutStore:
                     continue
                 total -= e.size
                 e.rollout, e.outline_json, e.size = None, None, 0
+                e.with_advantage = {}
 
     def loaded_bytes(self) -> int:
         with self._lock:

@@ -19,7 +19,7 @@ import gradio as gr
 import msgspec
 
 from artifact import ArtifactError, Problem, bundled_examples, open_artifact, open_upload
-from artifact.sources import identify
+from artifact.sources import bundled_groups, identify
 from viewer import assets
 from viewer.contract import MODES, SCOPES, Failed, Initial, Opened, encode
 from viewer.export import export_html
@@ -84,7 +84,8 @@ class ViewTab:
     def error_value(self, source: str, problems: list) -> str:
         return encode(Failed(panels.problems(source, problems))).decode()
 
-    def opened_value(self, key: str, src: str | None, initial: Initial, built: bool = False) -> str:
+    def opened_value(self, key: str, src: str | None, initial: Initial, built: bool = False,
+                     advantage: float | None = None) -> str:
         """The view's value: the shared outline, this visitor's place, and the chunk that place shows first."""
         r = self.store.get(key)
         assert r is not None
@@ -93,12 +94,14 @@ class ViewTab:
         first = None
         if r.artifact.turns and initial.scope != "row":
             first = r.chunk(turn, initial.scope, r.story_chunk(turn, initial.scope))
-        return encode(Opened(key, src, msgspec.Raw(self.store.outline_json(key)), initial, first, built)).decode()
+        outline = msgspec.Raw(self.store.outline_json(key, advantage))
+        return encode(Opened(key, src, outline, initial, first, built)).decode()
 
-    def _open(self, label: str, identity: str, reopen, src: str | None, initial: Initial, built: bool = False) -> str:
+    def _open(self, label: str, identity: str, reopen, src: str | None, initial: Initial, built: bool = False,
+              advantage: float | None = None) -> str:
         try:
             key, _ = self.store.open(identity, reopen)
-            return self.opened_value(key, src, initial, built)
+            return self.opened_value(key, src, initial, built, advantage)
         except ArtifactError as e:
             return self.error_value(label, e.problems)
         except Exception as e:  # analysis of a valid artifact failed: say so in the page, no traceback
@@ -128,7 +131,7 @@ class ViewTab:
         params = dict(request.query_params) if request is not None else {}
         if not any(k in params for k in ("src", "turn", "mode", "scope")):
             return gr.update(), gr.update(), self.default_source
-        q = parse_page_query(params, self.public, bundled_examples())
+        q = parse_page_query(params, self.public, bundled_examples() + bundled_groups())
         if "src" in params and q.src is None and q.problems:
             return self.error_value("this link", q.problems), gr.update(), ""
         src = q.src or self.default_source
@@ -216,7 +219,7 @@ class ViewTab:
                     "tokens are the model's (mask 1, the only ones with a gradient); grey ones came from the "
                     "environment.", elem_classes="tv-chrome tv-intro")
         with gr.Row(elem_classes="tv-chrome"):
-            self.src = gr.Dropdown(bundled_examples(), value=self.default_source, allow_custom_value=True,
+            self.src = gr.Dropdown(bundled_examples() + bundled_groups(), value=self.default_source, allow_custom_value=True,
                                    label="Source", info=hint, scale=4, elem_id="source")
             load = gr.Button("Load", variant="primary", scale=1, elem_id="load")
             upload = gr.File(label="…or upload a .zip or the artifact files", file_count="multiple",

@@ -1,0 +1,162 @@
+"""The group view without a browser: records and rendering of the group map and the comparison, opening a
+group (map, ?rollout= deep link, advantage in the outline), the compare server function, and the Capture
+tab's group run with a stand-in `capture_group` (no opencode)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import EXAMPLE, edit_json
+
+from artifact.group import GroupFile, GroupRollout, encode_group, grpo_advantages
+from viewer.contract import MODES, Initial
+from viewer.group import GroupCell, GroupMap, GroupRow, first_difference
+from viewer.render import group_map as render
+
+ROOT = Path(__file__).resolve().parent.parent
+REWARDS = [0.2, 1.0, -0.1, None]
+CHANGED_AT = 10  # rollout-01's turn 0 output differs from its siblings' at this generated token
+
+
+def make_group(root: Path, rewards=REWARDS) -> Path:
+    """examples/scripted-smollm2 copied to rollout-00..03 with edited rewards; rollout-01 says something else."""
+    rollouts = []
+    for i, r in enumerate(rewards):
+        name = f"rollout-{i:02d}"
+        shutil.copytree(EXAMPLE, root / name)
+        edit_json(root / name / "summary.json", lambda d, r=r: d.update(reward_after_penalties=r, timed_out=r is None))
+        rollouts.append(GroupRollout(index=i, folder=name, status="timed-out" if r is None else "ok", reward=r,
+                                     advantage=0.0, rollout_seed=i))
+    edit_json(root / "rollout-01" / "turns.json",
+              lambda d: d["turns"][0]["output_ids"].__setitem__(CHANGED_AT, d["turns"][0]["output_ids"][CHANGED_AT] + 1))
+    for g, a in zip(rollouts, grpo_advantages(rewards)):
+        g.advantage = a
+    task = json.loads((EXAMPLE / "task.json").read_text())
+    shutil.copy(EXAMPLE / "task.json", root / "task.json")
+    g = GroupFile(task_id=task["task_id"], k=len(rewards), rollouts=rollouts, model="HuggingFaceTB/SmolLM2-135M-Instruct",
+                  rollout_seed=0)
+    (root / "group.json").write_bytes(encode_group(g))
+    return root
+
+
+@pytest.fixture(scope="module")
+def grp(tmp_path_factory) -> Path:
+    return make_group(tmp_path_factory.mktemp("grp") / "grp")
+
+
+@pytest.fixture
+def tab():
+    from viewer.ui.view_tab import ViewTab
+
+    return ViewTab("scripted-smollm2", public=False)
+
+
+def _row(i, adv, tools=("bash",), failed=False, **kw) -> GroupRow:
+    return GroupRow(rollout=i, path=f"rollout-{i:02d}", status="ok", reward=adv, advantage=adv,
+                    cells=[GroupCell(turn=0, tools=list(tools), failed=failed, trained=True, output_tokens=5)], **kw)
+
+
+def test_render_escapes_and_marks_failures():
+    m = GroupMap(path="", title="<script>alert(1)</script>", model="m", k=2, max_abs_advantage=1.0, max_turns=1,
+                 rows=[_row(0, 1.0, tools=("<img src=x onerror=alert(1)>",), failed=True), _row(1, -1.0)])
+    html = render.group_map(m)
+    assert "<script>" not in html and "<img" not in html and "&lt;img src=x" in html
+    assert html.count("data-testid='group-row'") == 2 and "gm-fail" in html and "cell gm-cell" not in html
+    assert "gm-bar-fill pos" in html and "gm-bar-fill neg" in html
+
+
+def test_first_difference():
+    a = np.array([1, 2, 3, 4])
+    assert first_difference(a, a.copy()) is None
+    assert first_difference(a, np.array([1, 2, 9, 4])) == 2
+    assert first_difference(a, a[:3]) == 3
+
+
+def test_advantage_mode_is_listed():
+    assert MODES[-1] == "advantage"
+
+
+def test_open_group_shows_the_map_sorted_by_advantage(tab, grp):
+    cv = tab.collections
+    assert cv.is_collection(str(grp))
+    _, _, index = cv.open_source(str(grp))
+    page = json.loads(index)
+    assert page["mode"] == "group" and page["row"] == ""
+    order = [int(x) for x in __import__("re").findall(r"<tr class='gm-row[^']*' data-rollout='(\d+)'", page["group_html"])]
+    adv = grpo_advantages(REWARDS)
+    assert order == sorted(range(4), key=lambda i: (-adv[i], i)) == [1, 3, 0, 2]  # unscorable: 0, above a negative
+    assert "timed-out" in page["group_html"]
+
+
+def test_bundled_group_opens_and_deep_link_carries_the_advantage(tab, grp):
+    cv = tab.collections
+    assert cv.is_collection("smollm2-group")
+    assert json.loads(cv.open_source("smollm2-group")[2])["mode"] == "group"
+    view, loaded, index = cv.open_row(str(grp), "", {}, Initial(turn=0), rollout=1)
+    opened, page = json.loads(view), json.loads(index)
+    assert page["mode"] == "row" and page["rollout"] == 1 and loaded.endswith("rollout-01")
+    assert opened["outline"]["advantage"] == pytest.approx(grpo_advantages(REWARDS)[1])
+    # the same rollout opened on its own has no advantage (one shared rollout, two outlines)
+    alone = json.loads(tab.source_value(str(grp / "rollout-01"))[0])
+    assert alone["outline"]["advantage"] is None and alone["key"] == opened["key"]
+
+
+def test_compare_marks_the_first_difference(tab, grp):
+    cv = tab.collections
+    cv.open_source(str(grp))
+    got = cv.compare({"src": str(grp), "row": "", "a": 0, "b": 1, "turn": 0})
+    html = got["html"]
+    n_prompt = json.loads((grp / "rollout-00" / "turns.json").read_text())["turns"][0]["n_prompt_ids"]
+    assert f"position {n_prompt + CHANGED_AT:,} (in the generated tokens)" in html
+    assert html.count("data-testid='divergence'") == 2 and html.count("data-testid='compare-side'") == 2
+    # the bundled real group: prompts part at the sandbox folder's name; the header says where outputs part
+    cv.open_source("smollm2-group")
+    real = cv.compare({"src": "smollm2-group", "row": "", "a": 0, "b": 1, "turn": 0})["html"]
+    assert "(in the prompt)" in real and "their generated tokens part at generated token" in real
+    same = cv.compare({"src": str(grp), "row": "", "a": 0, "b": 2, "turn": 0})["html"]
+    assert "identical" in same
+    assert "error" in cv.compare({"src": str(grp), "row": "", "a": 0, "b": 0, "turn": 0})
+
+
+def test_capture_tab_group_run_with_a_stand_in(tab, grp, monkeypatch, tmp_path):
+    import gradio as gr
+
+    from capture.group import GroupResult, RolloutProgress
+    from viewer.ui import capture_tab as ct
+
+    monkeypatch.setenv(ct.CAPTURE_DIR_ENV, str(tmp_path))
+    cap = ct.CaptureTab(tab, enabled=True, public=False)
+    with gr.Blocks():
+        tab.render()
+        cap.render()
+    calls = {}
+
+    def stand_in(cfg, k, parallel=None, progress=None, cancel=None):
+        calls.update(k=k, parallel=parallel)
+        for i in range(k):
+            progress(RolloutProgress(i, "agent", f"rollout {i} <b>works</b>", i, 0.1))
+        progress(RolloutProgress(None, "done", "group written", 0, 0.2))
+        g = GroupFile(task_id="t", k=k, rollouts=[])
+        return GroupResult(root=grp, group=g, outcomes=[], artifacts=[])
+
+    cap.capture_group = stand_in
+    cap._vet = lambda values, profile, only, testid, out_dir="": (ct.CaptureConfig(out_dir=out_dir), None)
+    updates = list(cap.run(cap.values(group_size=4, parallel=2)))
+    assert calls == {"k": 4, "parallel": 2}
+    last = updates[-1]
+    status = last[cap.status]
+    assert status.count("data-testid='group-progress-row'") == 4 and "&lt;b&gt;works" in status
+    assert json.loads(last[tab.collections.component])["mode"] == "group"
+    # K = 1 keeps the single capture path
+    cap.capture_group = lambda *a, **k: pytest.fail("a single rollout must not run a group")
+    seen = []
+    cap._run = lambda cfg: iter(seen.append(cfg) or [{cap.status: "single"}])
+    assert list(cap.run(cap.values(group_size=1)))[-1][cap.status] == "single" and seen
+    assert "whole number" in list(cap.run(cap.values(group_size=0)))[-1][cap.status]
+    cap.capture_group = stand_in
+    list(cap.run(cap.values(group_size=2, parallel=0)))  # the form's default: the backend's own P
+    assert calls == {"k": 2, "parallel": None}

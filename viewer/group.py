@@ -1,0 +1,162 @@
+"""A GRPO group as the viewer shows it: the group map's records, and two siblings compared turn by turn.
+
+Plain typed records, no markup: viewer/render/group_map.py turns them into escaped HTML. The map
+lines the K rollouts up turn by turn (one cell per turn: its tool calls and whether one failed), so
+a reader sees where siblings parted; rows are sorted by advantage, best first, because that is the
+direction GRPO pushes. `compare` finds the first token where two siblings' chosen turns differ:
+siblings share the task prompt, so at turn 0 that is inside the completion.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import msgspec
+import numpy as np
+
+from artifact.collection import Record
+
+from .rollout import Rollout
+from .tokens import token_texts
+
+MAX_TURN_CELLS = 60  # per row; longer rollouts show the first ones and say how many more
+BEFORE = 24  # tokens of shared context shown before the divergence
+AFTER = 160  # tokens shown from the divergence on
+
+
+class GroupCell(msgspec.Struct, frozen=True):
+    """One turn of one rollout: what it called and how that went."""
+
+    turn: int
+    tools: list[str]
+    failed: bool  # a tool call of this turn failed (TRL's rule: error/failed/traceback/exception in its result)
+    trained: bool
+    output_tokens: int
+
+
+class GroupRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One rollout of the group, as the map shows it. None = not known (a rollout without an artifact)."""
+
+    rollout: int
+    path: str | None  # its row in the collection; None when it failed before writing an artifact
+    status: str
+    reward: float | None
+    advantage: float
+    trained_turns: int | None = None
+    tokens: int | None = None
+    drifting: int | None = None  # turn boundaries where the context drifts
+    cells: list[GroupCell] = []
+    more_turns: int = 0
+    problem: str | None = None  # why it could not be read
+
+
+class GroupMap(msgspec.Struct, frozen=True, kw_only=True):
+    path: str  # the group's row in the collection ("" = the collection is the group)
+    title: str
+    model: str
+    k: int
+    max_abs_advantage: float
+    max_turns: int
+    rows: list[GroupRow]  # sorted by advantage, best first
+
+
+class CompareSide(msgspec.Struct, frozen=True, kw_only=True):
+    rollout: int
+    turn: int
+    start: int  # absolute position of text[0]
+    text: list[str]
+    mask: str  # one digit per token
+    prompt_tokens: int
+    length: int  # prompt + output of the turn
+    tools: list[str]
+    failed: bool
+
+
+class Compare(msgspec.Struct, frozen=True, kw_only=True):
+    turn: int
+    diverge_at: int | None  # the first position where the two differ; None = identical
+    output_diverge_at: int | None = None  # the first generated token (0 = the first one) where the outputs differ
+    a: CompareSide
+    b: CompareSide
+    note: str = ""
+
+
+def _cells(r: Rollout) -> list[GroupCell]:
+    failed = {c.turn for c in r.tool_calls if c.failed}
+    return [GroupCell(turn=t.index, tools=[(n or "?")[:40] for n in t.tool_calls[:6]], failed=t.index in failed,
+                      trained=t.trained, output_tokens=t.n_output) for t in r.artifact.turns[:MAX_TURN_CELLS]]
+
+
+def group_row(i: int, status: str, reward: float | None, advantage: float, member: Record | None,
+              rollout: Rollout | None, problem: str | None = None) -> GroupRow:
+    """One map row from group.json's entry, the rollout's index row and, when it loaded, the rollout."""
+    if reward is not None and not math.isfinite(reward):
+        reward = None
+    base = {"rollout": i, "path": member.path if member else None, "status": status, "reward": reward,
+            "advantage": advantage, "problem": problem}
+    if rollout is None:
+        return GroupRow(**base, trained_turns=member.trained_turns if member else None,
+                        tokens=member.tokens if member else None)
+    rep, turns = rollout.report, rollout.artifact.turns
+    return GroupRow(**base, trained_turns=rep.trained_turns, tokens=sum(t.n_prompt + t.n_output for t in turns),
+                    drifting=sum(1 for b in rep.boundaries if not b.continuous), cells=_cells(rollout),
+                    more_turns=max(0, len(turns) - MAX_TURN_CELLS))
+
+
+def group_map(group: Record, rows: list[GroupRow]) -> GroupMap:
+    ordered = sorted(rows, key=lambda r: (-r.advantage, r.rollout))
+    return GroupMap(path=group.path, title=group.title, model=(group.model or "-").rsplit("/", 1)[-1], k=group.k or len(rows),
+                    max_abs_advantage=max((abs(r.advantage) for r in rows), default=0.0),
+                    max_turns=max((len(r.cells) for r in rows), default=0), rows=ordered)
+
+
+def _turn_ids(r: Rollout, turn: int) -> np.ndarray:
+    t = r.artifact.turns[turn]
+    return np.concatenate([t.prompt_ids, t.output_ids])
+
+
+def first_difference(a: np.ndarray, b: np.ndarray) -> int | None:
+    """The first position where the two token sequences differ (the shorter one's end counts); None if equal."""
+    n = min(a.size, b.size)
+    diff = np.flatnonzero(a[:n] != b[:n])
+    if diff.size:
+        return int(diff[0])
+    return None if a.size == b.size else n
+
+
+def _args(value: object) -> str:
+    """A tool call's arguments on one short line (the map only needs enough to tell two calls apart)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= 160 else text[:159] + "…"
+
+
+def _side(r: Rollout, rollout: int, turn: int, lo: int, hi: int) -> CompareSide:
+    t = r.artifact.turns[turn]
+    ids = _turn_ids(r, turn)
+    hi = min(hi, ids.size)
+    lo = min(lo, hi)
+    calls = [c for c in r.tool_calls if c.turn == t.index][:12]
+    failed = any(c.failed for c in calls)
+    tools = [f"{c.name or '?'}({_args(c.arguments)})" + (" ✗ failed" if c.failed else "") for c in calls] or \
+        [(n or "?")[:40] for n in t.tool_calls[:12]]
+    return CompareSide(rollout=rollout, turn=t.index, start=lo, text=token_texts(r.vocab, ids[lo:hi]).text.tolist(),
+                       mask="".join(map(str, t.mask[lo:hi].tolist())), prompt_tokens=t.n_prompt, length=int(ids.size),
+                       tools=tools, failed=failed)
+
+
+def compare(ra: Rollout, ia: int, rb: Rollout, ib: int, turn: int) -> Compare:
+    """Turn `turn` (a position in each rollout's turn list, clamped) of two siblings, cut around their divergence."""
+    na, nb = len(ra.artifact.turns), len(rb.artifact.turns)
+    if not na or not nb:
+        raise ValueError("a rollout without agent turns has nothing to compare")
+    ta, tb = min(max(turn, 0), na - 1), min(max(turn, 0), nb - 1)
+    at = first_difference(_turn_ids(ra, ta), _turn_ids(rb, tb))
+    # Show the divergence with some shared context before it; identical turns show their generated part.
+    pivot = at if at is not None else ra.artifact.turns[ta].n_prompt
+    lo, hi = max(0, pivot - BEFORE), pivot + AFTER
+    note = "" if ta == tb == turn else "one of them has fewer turns: comparing its last turn"
+    out_at = first_difference(ra.artifact.turns[ta].output_ids, rb.artifact.turns[tb].output_ids)
+    return Compare(turn=turn, diverge_at=at, output_diverge_at=out_at, a=_side(ra, ia, ta, lo, hi),
+                   b=_side(rb, ib, tb, lo, hi), note=note)

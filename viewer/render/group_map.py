@@ -1,0 +1,136 @@
+"""The group map and the sibling comparison as escaped HTML, from viewer/group.py's records.
+
+Tool names, statuses, problems and token texts come from artifacts and are untrusted: every one goes
+through `safe.text`. The page (viewer/assets/collection_index.js) only reads the data-* attributes
+(rollout, turn) to open a rollout and never builds markup from them.
+"""
+
+from __future__ import annotations
+
+from ..group import Compare, CompareSide, GroupMap, GroupRow
+from .safe import short, text
+
+
+def _num(v: float | None, fmt: str = "+.3f") -> str:
+    return "-" if v is None else format(v, fmt)
+
+
+def _count(v: int | None) -> str:
+    return "-" if v is None else f"{v:,}"
+
+
+def _sign(v: float | None) -> str:
+    return "none" if v is None else "pos" if v > 0 else "neg" if v < 0 else "zero"
+
+
+def _bar(adv: float, scale: float) -> str:
+    """A bar from the middle: right and green for a positive advantage, left and red for a negative one."""
+    width = 0.0 if scale <= 0 else min(50.0, 50.0 * abs(adv) / scale)
+    side = "left:50%" if adv >= 0 else f"left:{50 - width:.1f}%"
+    return (f"<span class='gm-bar' title='advantage {adv:+.4f}'><span class='gm-bar-mid'></span>"
+            f"<span class='gm-bar-fill {_sign(adv)}' style='{side};width:{width:.1f}%'></span></span>"
+            f"<span class='gm-adv {_sign(adv)}'>{adv:+.2f}</span>")
+
+
+def _cell(row: GroupRow, pos: int) -> str:
+    if pos >= len(row.cells):
+        return "<td class='gm-cell gm-none'></td>"
+    c = row.cells[pos]
+    tools = ", ".join(c.tools) if c.tools else "no tool call"
+    classes = " ".join(x for x in ("gm-cell", "trained" if c.trained else "untrained", "failed" if c.failed else "",
+                                   "stop" if not c.tools else "") if x)
+    fail = "<span class='gm-fail' aria-label='a tool call failed'>✗</span> " if c.failed else ""
+    tip = f"turn {c.turn}: {tools}{' (failed)' if c.failed else ''} · {'trained' if c.trained else 'not trained'} · {c.output_tokens:,} generated tokens"
+    return (f"<td class='{classes}'><button type='button' class='gm-open' data-rollout='{row.rollout}' data-turn='{pos}' "
+            f"title='{text(tip)}' data-testid='group-cell'>{fail}{text(short(tools, 40))}</button></td>")
+
+
+def _row(row: GroupRow, m: GroupMap) -> str:
+    status = text(row.status) + (f" <span class='gm-problem'>{text(short(row.problem, 120))}</span>" if row.problem else "")
+    openable = row.path is not None and row.problem is None
+    pick = (f"<input type='checkbox' class='gm-pick' data-rollout='{row.rollout}' "
+            f"aria-label='compare rollout {row.rollout}' data-testid='group-pick'>" if openable and row.cells else "")
+    name = (f"<button type='button' class='gm-open gm-name' data-rollout='{row.rollout}' data-turn='0'>rollout {row.rollout}</button>"
+            if openable else f"<span class='gm-name'>rollout {row.rollout}</span>")
+    more = f"<td class='gm-more'>+{row.more_turns:,} turns</td>" if row.more_turns else ""
+    cells = "".join(_cell(row, i) for i in range(m.max_turns))
+    return (f"<tr class='gm-row status-{text(row.status)}{'' if openable else ' closed'}' data-rollout='{row.rollout}' "
+            f"data-testid='group-row'><td class='gm-pickcell'>{pick}</td><td>{name}</td>"
+            f"<td class='gm-num'><span class='gm-reward {_sign(row.reward)}'>{_num(row.reward)}</span></td>"
+            f"<td class='gm-advcell'>{_bar(row.advantage, m.max_abs_advantage)}</td>"
+            f"<td class='gm-status'>{status}</td><td class='gm-num'>{_count(row.trained_turns)}</td>"
+            f"<td class='gm-num'>{_count(row.tokens)}</td>"
+            f"<td class='gm-num'>{'-' if row.drifting is None else 'none' if not row.drifting else f'{row.drifting} ⚠'}</td>"
+            f"{cells}{more}</tr>")
+
+
+def group_map(m: GroupMap) -> str:
+    """The map: one row per rollout (best advantage first), one column per turn so siblings line up."""
+    turns = "".join(f"<th scope='col' class='gm-turnh'>turn {i}</th>" for i in range(m.max_turns))
+    head = ("<tr><th scope='col' class='gm-pickcell' title='pick two rows to compare'>⇄</th><th scope='col'>rollout</th>"
+            "<th scope='col'>reward</th><th scope='col' title='TRL: (reward - mean) / (std + 1e-8) over the group'>advantage</th>"
+            "<th scope='col'>status</th><th scope='col'>trained</th><th scope='col'>tokens</th><th scope='col'>drift</th>"
+            f"{turns}</tr>")
+    body = "".join(_row(r, m) for r in m.rows)
+    same = len({r.advantage for r in m.rows}) <= 1
+    note = ("<div class='gm-note'>every rollout has the same advantage: GRPO learns nothing from this group "
+            "(all rewards equal)</div>") if same and m.rows else ""
+    return (f"<div class='gm' data-testid='group-map'><div class='gm-head'><b>GRPO group · K={m.k}</b> "
+            f"<span class='gm-dim'>{text(short(m.model, 40))} · {text(short(m.title, 100))}</span></div>{note}"
+            "<div class='gm-help gm-dim'>Rows are sorted by advantage, best first. Click a rollout or a turn to open it; "
+            "tick two rows and press compare to see a turn of both, one above the other.</div>"
+            f"<div class='gm-tablebox'><table class='gm-table'><thead>{head}</thead><tbody>{body}</tbody></table></div>"
+            "<div class='gm-compare-bar'><label>turn <input type='number' class='gm-cturn' min='0' value='0' "
+            "data-testid='compare-turn'></label><button type='button' class='gm-compare' disabled "
+            "data-testid='compare'>compare the two ticked rollouts</button></div>"
+            "<div class='gm-comparebox' data-testid='compare-box'></div></div>")
+
+
+def _strip(s: CompareSide, at: int | None) -> str:
+    out = []
+    for k, tok in enumerate(s.text):
+        pos = s.start + k
+        cls = "gm-t" + (" gen" if s.mask[k] == "1" else "") + (" div" if at is not None and pos == at else "") + \
+            (" after" if at is not None and pos > at else "")
+        title = f" title='first difference, position {pos:,}'" if at is not None and pos == at else ""
+        mark = " data-testid='divergence'" if at is not None and pos == at else ""
+        out.append(f"<span class='{cls}'{title}{mark}>{text(tok)}</span>")
+    if at is not None and at >= s.length:
+        out.append("<span class='gm-t div end' data-testid='divergence' title='this turn ends here'>⟂ end</span>")
+    return "".join(out)
+
+
+def compare(c: Compare) -> str:
+    """Two siblings' turn, one above the other, the first differing token marked, their tool calls side by side."""
+    if c.diverge_at is None:
+        where = "the two turns are identical, token for token"
+    else:
+        part = "in the prompt" if c.diverge_at < min(c.a.prompt_tokens, c.b.prompt_tokens) else "in the generated tokens"
+        where = f"they part at position {c.diverge_at:,} ({part})"
+        if part == "in the prompt" and c.output_diverge_at is not None:
+            # siblings' prompts can differ in small things (each sandbox has its own folder name): say where
+            # the model's own tokens part too, which is what GRPO compares
+            where += f"; their generated tokens part at generated token {c.output_diverge_at:,}"
+        elif part == "in the prompt":
+            where += "; their generated tokens are identical"
+    note = f" · {text(c.note)}" if c.note else ""
+
+    def side(s: CompareSide) -> str:
+        return (f"<div class='gm-side' data-testid='compare-side'><div class='gm-side-h'>rollout {s.rollout} · turn {s.turn}"
+                f" <span class='gm-dim'>tokens {s.start:,}–{s.start + len(s.text):,} of {s.length:,}</span></div>"
+                f"<div class='gm-strip'>{_strip(s, c.diverge_at)}</div></div>")
+
+    def calls(s: CompareSide) -> str:
+        items = "".join(f"<li>{text(short(t, 200))}</li>" for t in s.tools) or "<li class='gm-dim'>no tool call</li>"
+        return f"<div class='gm-calls{' failed' if s.failed else ''}'><b>rollout {s.rollout}</b><ul>{items}</ul></div>"
+
+    return (f"<div class='gm-cmp'><div class='gm-cmp-h'><b>turn {c.turn}</b>: {text(where)}{note} "
+            "<span class='gm-dim'>(generated tokens underlined; the first difference boxed)</span></div>"
+            f"{side(c.a)}{side(c.b)}<div class='gm-callrow'>{calls(c.a)}{calls(c.b)}</div></div>")
+
+
+def opened_rollout(group_path: str, rollout: int, advantage: float | None, k: int) -> str:
+    """What the back bar says over a rollout opened from its group map."""
+    adv = "" if advantage is None else f" · advantage <span class='gm-adv {_sign(advantage)}'>{advantage:+.3f}</span>"
+    return (f"<span class='ci-here'>rollout {rollout} of {k} in group <code>{text(short(group_path or '(this group)', 120))}"
+            f"</code></span><span class='ci-dim'>{adv}</span>")
