@@ -143,8 +143,12 @@ def test_agent_crash_is_explained(tmp_path, task_file, tokenizer_dir, scripted_l
     fake.write_text("#!/bin/sh\necho 'opencode: fatal: something broke' >&2\nexit 3\n")
     fake.chmod(0o755)
     monkeypatch.setattr("capture.opencode.LOCAL_BINARY", fake)
+    # Unfenced: the fake lives under this test's /tmp folder, which bubblewrap's private /tmp hides.
+    from capture.sandbox import LocalSandbox
+
     with pytest.raises(CaptureError, match="no model call.*exit status 3.*something broke"):
-        capture(config(tmp_path, task_file, tokenizer_dir, llm.url))
+        capture(config(tmp_path, task_file, tokenizer_dir, llm.url),
+                sandbox_factory=lambda **kw: LocalSandbox.create(isolate=False, **kw))
     assert not (tmp_path / "out").exists()
 
 

@@ -26,7 +26,7 @@ from capture import CaptureConfig, CaptureError
 from capture.agent import Cancelled
 from capture.group import StageBoard, _task, capture_group, default_parallel
 from conftest import ROOT
-from support.collections import copy_example
+from support.collection_data import copy_example
 
 
 def trl_advantages(rewards) -> np.ndarray:

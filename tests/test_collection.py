@@ -15,7 +15,7 @@ from artifact import stores
 from artifact.collection import COLUMNS, open_collection, title_of
 from artifact.group import grpo_advantages
 from artifact.query import Filters, apply, from_query, sort_records, to_query
-from support.collections import GROUP_REWARDS, build, copy_example
+from support.collection_data import GROUP_REWARDS, build, copy_example
 from viewer.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ import pytest
 
 from artifact.group import GroupFile, encode_group, grpo_advantages, load_group, reward_spread
 from artifact.problems import ArtifactError
-from support.collections import GROUP_REWARDS, build_group
+from support.collection_data import GROUP_REWARDS, build_group
 
 
 def trl_reference(rewards: list[float | None]) -> list[float]:

@@ -13,7 +13,7 @@ import pytest
 
 from artifact import ArtifactError
 from artifact.collection import open_collection
-from support.collections import build
+from support.collection_data import build
 from support.hub_standin import SHA, HubStandIn
 from test_collection import PATHS
 

@@ -15,7 +15,7 @@ import pytest
 
 from artifact import ArtifactError
 from artifact.collection import Collection, open_collection
-from support.collections import build
+from support.collection_data import build
 from viewer.contract import Initial
 from viewer.index_page import build_page
 from viewer.render.index import index_row, table

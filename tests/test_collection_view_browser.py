@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 import pytest
 
 from conftest import SHOTS
-from support.collections import build
+from support.collection_data import build
 from support.hub_standin import HubStandIn
 
 pytestmark = pytest.mark.browser

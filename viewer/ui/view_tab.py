@@ -18,7 +18,7 @@ from pathlib import Path
 import gradio as gr
 import msgspec
 
-from artifact import ArtifactError, Problem, bundled_examples, open_artifact, open_upload
+from artifact import Artifact, ArtifactError, Problem, bundled_examples, open_artifact, open_upload
 from artifact.sources import bundled_groups, identify
 from viewer import assets
 from viewer.contract import MODES, SCOPES, Failed, Initial, Opened, encode
@@ -106,6 +106,11 @@ class ViewTab:
             return self.error_value(label, e.problems)
         except Exception as e:  # analysis of a valid artifact failed: say so in the page, no traceback
             return self.error_value(label, [f"could not analyse it: {type(e).__name__}: {str(e)[:300]}"])
+
+    def artifact_value(self, a: Artifact, src: str | None) -> str:
+        """The view's value for an artifact already read (a capture just wrote it), shared like any other."""
+        identity = identify(str(a.root), allow_local=True) if a.root is not None else f"capture|{id(a)}"
+        return self._open(src or "the capture", identity, lambda: Rollout.load(a), src, Initial())
 
     def source_value(self, source: str, initial: Initial | None = None, built: bool = False) -> tuple[str, str]:
         source = (source or "").strip()
