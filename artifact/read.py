@@ -20,8 +20,7 @@ from . import arrays
 from .model import Artifact, Turn
 from .problems import ArtifactError, Findings, Problem, from_msgspec
 from .rescore import read_parts
-from .schema import (NO_RAW, TOKENIZER_DIR, Summary, Task, TestCase,
-                     TestResults, TraceFile, TurnHeader, TurnsFile)
+from .schema import NO_RAW, TOKENIZER_DIR, Summary, Task, TestCase, TestResults, TraceFile, TurnHeader, TurnsFile
 from .trace import normalise
 
 _BLANK = re.compile(rb"\s*\Z")

@@ -51,7 +51,7 @@ def _check_meta(meta: RescoreMeta, turns: list[Turn], file: str, f: Findings) ->
               expected=str(RESCORE_VERSION), found=str(meta.format_version))
     if len(meta.turns) != len(turns):
         f.add(file, "one entry per agent turn", field="turns", expected=str(len(turns)), found=str(len(meta.turns)))
-    for i, (m, t) in enumerate(zip(meta.turns, turns)):
+    for i, (m, t) in enumerate(zip(meta.turns, turns, strict=False)):  # a length mismatch is reported above
         if m.turn != i or m.trained != t.trained:
             f.add(file, "describes another turn than turns.json", turn=i, field="turns",
                   expected=f"turn {i}, trained {str(t.trained).lower()}",

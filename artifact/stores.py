@@ -292,7 +292,7 @@ class HubStore:
         if self._offline_root is not None:
             return FolderStore(self._offline_root).read(paths)
         with ThreadPoolExecutor(max_workers=HUB_WORKERS) as pool:
-            return dict(zip(paths, pool.map(self._download, paths)))
+            return dict(zip(paths, pool.map(self._download, paths), strict=True))
 
     def _download(self, path: str) -> bytes | str:
         from huggingface_hub import hf_hub_download
