@@ -171,6 +171,7 @@ def load_group(root: Path | str) -> GroupFile:
                 findings.add(GROUP_FILE, "the rollout's folder is missing", field=f"rollouts[{i}].folder",
                              expected=f"a folder {r.folder}/ beside group.json", found="none")
     findings.raise_if_any()
+    assert g is not None  # parse_group returns None only with a problem recorded
     return g
 
 
