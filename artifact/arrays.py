@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from types import GenericAlias
 
 import msgspec
 import numpy as np
@@ -30,7 +31,7 @@ class ArrayError(ValueError):
 
 def _fallback(raw: bytes, kind: type) -> list:
     try:
-        return msgspec.json.decode(raw, type=list[kind])
+        return msgspec.json.decode(raw, type=GenericAlias(list, (kind,)))  # list[kind]
     except msgspec.ValidationError as e:
         m = re.match(r"Expected `(\w+)`, got `(\w+)`(?: - at `\$\[(\d+)\]`)?", str(e))
         if not m:

@@ -18,7 +18,7 @@ import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -87,13 +87,18 @@ class Collection:
     def record(self, path: str) -> Record | None:
         return next((r for r in self.records if r.path == path), None)
 
+    def _opened(self) -> FolderStore | ZipStore | HubStore:
+        if self.store is None:
+            raise ValueError("this collection has no store: build it with open_collection")
+        return self.store
+
     def source_of(self, path: str) -> str | None:
         """A source string `open_artifact` accepts for this row (folder path or Hub id); None inside a zip."""
-        return self.store.source_of(path)
+        return self._opened().source_of(path)
 
     def folder(self, path: str) -> Path:
         """A local folder with every file of this row (downloads or unpacks just that row)."""
-        return self.store.folder(path)
+        return self._opened().folder(path)
 
     def open(self, path: str) -> Artifact:
         """Read and validate one artifact of the collection fully; raises ArtifactError."""
@@ -181,7 +186,7 @@ class _Builder:
                          expected=f"at most {s.agent_turns}", found=str(s.trained_turns))
         valid, problem = self._finish(path, findings)
         turns_bytes = self.listing.files.get(_join(path, "turns.json"))
-        base = dict(kind="artifact", path=path, valid=valid, problem=problem,
+        base: dict[str, Any] = dict(kind="artifact", path=path, valid=valid, problem=problem,
                     turns_bytes=turns_bytes if turns_bytes is not None and turns_bytes >= 0 else None,
                     title=title_of(t.instruction) if t is not None else "", task_id=t.task_id if t else None,
                     captured=self.listing.times.get(_join(path, "summary.json")))
@@ -224,7 +229,7 @@ class _Builder:
                     findings.add(_join(r.folder, "summary.json"), "a rollout of another task", field="task_id",
                                  expected=g.task_id, found=m.task_id)
                 if (r.reward is None) != (m.reward is None) or (
-                        r.reward is not None and abs(r.reward - m.reward) > 1e-9):
+                        r.reward is not None and m.reward is not None and abs(r.reward - m.reward) > 1e-9):
                     findings.add(GROUP_FILE, "the group's reward disagrees with the rollout's summary.json",
                                  field=f"rollouts[{i}].reward", expected=str(m.reward), found=str(r.reward))
                 if m.timed_out is not None and (r.status == "timed-out") != m.timed_out:
@@ -251,7 +256,7 @@ class _Builder:
             timed_out=any(r.status == "timed-out" for r in g.rollouts) or any(m.timed_out for m in known),
             tools=tuple(sorted({n for m in known for n in m.tools})),
             trained_turns=max((m.trained_turns or 0 for m in known), default=None),
-            tokens=sum(tokens) if known and None not in tokens else None,
+            tokens=sum(t for t in tokens if t is not None) if known and None not in tokens else None,
             drift="drift" if any(m.drift == "drift" for m in known) else
                   "none" if known and all(m.drift == "none" for m in known) else "unknown",
             captured=g.created_at or self.listing.times.get(gpath),

@@ -137,7 +137,7 @@ def check_group(g: GroupFile, findings: Findings, name: str = GROUP_FILE) -> Non
             bad("rollout i uses rollout_seed + i", field=f"{where}.rollout_seed",
                 expected=str(g.rollout_seed + i), found=str(r.rollout_seed))
     expected = grpo_advantages([r.reward if r.reward is None or math.isfinite(r.reward) else None for r in g.rollouts])
-    for i, (r, a) in enumerate(zip(g.rollouts, expected)):
+    for i, (r, a) in enumerate(zip(g.rollouts, expected, strict=True)):
         if not math.isfinite(r.advantage) or abs(r.advantage - a) > ADVANTAGE_TOLERANCE * max(1.0, abs(a)):
             bad("the advantage is TRL's (r - mean) / (std + 1e-8) over the scorable rewards, 0 when unscorable",
                 field=f"rollouts[{i}].advantage", expected=f"{a:.6g}", found=f"{r.advantage:.6g}")
@@ -171,6 +171,7 @@ def load_group(root: Path | str) -> GroupFile:
                 findings.add(GROUP_FILE, "the rollout's folder is missing", field=f"rollouts[{i}].folder",
                              expected=f"a folder {r.folder}/ beside group.json", found="none")
     findings.raise_if_any()
+    assert g is not None  # parse_group returns None only with a problem recorded
     return g
 
 

@@ -7,6 +7,7 @@ traceback at a user: readers collect `Problem`s and raise one `ArtifactError` at
 
 from __future__ import annotations
 
+import mmap
 import re
 from dataclasses import dataclass, field
 
@@ -63,7 +64,7 @@ _MISSING = re.compile(r"^Object missing required field `([^`]+)`$")
 _ENUM = re.compile(r"^Invalid enum value (.+)$")
 
 
-def from_msgspec(file: str, exc: Exception, data: bytes) -> Problem:
+def from_msgspec(file: str, exc: Exception, data: bytes | mmap.mmap) -> Problem:
     """Translate a msgspec decode/validation error into a Problem that names turn and field."""
     text = str(exc)
     if "truncated" in text.lower():

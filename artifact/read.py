@@ -7,32 +7,36 @@ reads only the small per-turn fields, which is what a turn list needs, without m
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import mmap
 import os
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Final
 
 import msgspec
+import numpy as np
 
 from . import arrays
 from .model import Artifact, Turn
 from .problems import ArtifactError, Findings, Problem, from_msgspec
 from .rescore import read_parts
-from .schema import (NO_RAW, TOKENIZER_DIR, Summary, Task, TestCase,
-                     TestResults, TraceFile, TurnHeader, TurnsFile)
+from .schema import NO_RAW, TOKENIZER_DIR, Summary, Task, TestCase, TestResults, TraceFile, TurnHeader, TurnsFile
 from .trace import normalise
 
 _BLANK = re.compile(rb"\s*\Z")
 _DECODERS = {t: msgspec.json.Decoder(t) for t in (TurnsFile, Summary, Task, list[TestCase], TestResults, TraceFile)}
 
 
-class _Unreadable:
+class _Unreadable(enum.Enum):
     """A file that exists but could not be read; the problem is already recorded."""
 
+    UNREADABLE = "unreadable"
 
-UNREADABLE = _Unreadable()
+
+UNREADABLE: Final = _Unreadable.UNREADABLE
 # Free-form JSON (trace requests and responses, summary extras) is handed to code that recurses: the
 # page's JSON encoder, pretty-printers, Gradio (orjson refuses more than 255 levels). Real traces
 # nest about 10 deep; anything past this is refused here with a message instead of failing there.
@@ -67,7 +71,7 @@ def _read(root: Path, name: str, findings: Findings, mapped: bool = False) -> mm
         return UNREADABLE
 
 
-def _decode(data: bytes, kind, name: str, findings: Findings):
+def _decode(data: bytes | mmap.mmap, kind, name: str, findings: Findings):
     if _BLANK.match(data):
         findings.add(name, "the file is empty")
         return None
@@ -147,19 +151,17 @@ def load_index(root: Path) -> list[TurnHeader]:
 def decode_turn(i: int, h: TurnHeader, findings: Findings) -> Turn | None:
     """Materialise one turn's arrays and check its length invariants."""
     file = "turns.json"
-    got = {}
-    for name, parse in (("prompt_ids", arrays.token_ids), ("output_ids", arrays.token_ids),
-                        ("per_token_logps", arrays.logprobs), ("mask", arrays.mask_values),
-                        ("retokenized_prompt_ids", arrays.token_ids)):
-        raw = getattr(h, name)
-        if name == "retokenized_prompt_ids" and memoryview(raw) == bytes(NO_RAW):
-            got[name] = None
-            continue
+    got: dict[str, np.ndarray] = {}
+    fields = [("prompt_ids", arrays.token_ids), ("output_ids", arrays.token_ids),
+              ("per_token_logps", arrays.logprobs), ("mask", arrays.mask_values)]
+    if memoryview(h.retokenized_prompt_ids) != bytes(NO_RAW):  # NO_RAW: the capture kept no re-tokenization
+        fields.append(("retokenized_prompt_ids", arrays.token_ids))
+    for name, parse in fields:
         try:
-            got[name] = parse(raw)
+            got[name] = parse(getattr(h, name))
         except arrays.ArrayError as e:
             findings.add(file, str(e), turn=i, field=name, expected=e.expected, found=e.found)
-    if len(got) < 5:
+    if len(got) < len(fields):
         return None
     p, o, lp, m = got["prompt_ids"], got["output_ids"], got["per_token_logps"], got["mask"]
     ok = True
@@ -178,7 +180,7 @@ def decode_turn(i: int, h: TurnHeader, findings: Findings) -> Turn | None:
         ok = False
     if not ok:
         return None
-    return Turn(i, h.trained, tuple(h.tool_calls), p, o, lp, m, h.prompt_source, got["retokenized_prompt_ids"])
+    return Turn(i, h.trained, tuple(h.tool_calls), p, o, lp, m, h.prompt_source, got.get("retokenized_prompt_ids"))
 
 
 def _check_summary(s: Summary, a: Artifact, findings: Findings) -> None:
@@ -222,19 +224,21 @@ def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
         _check_nesting(summary.reward_breakdown, "summary.json", findings, field="reward_breakdown")
         _check_nesting(summary.capture, "summary.json", findings, field="capture")
     if trace_file is not None:
-        for i, e in enumerate(trace_file.turns):
+        for i, entry in enumerate(trace_file.turns):
             for name in ("request", "response", "metadata"):
-                _check_nesting(getattr(e, name), "trace.json", findings, turn=i, field=name)
+                _check_nesting(getattr(entry, name), "trace.json", findings, turn=i, field=name)
     visible = _read(root, "visible_tests.txt", findings)
     if visible is UNREADABLE:
         visible = None
     elif visible is None:
         findings.notices.append("visible_tests.txt is not in this artifact; the visible tests are not shown")
-    turns = []
+    turns: list[Turn] = []
     if turns_file is not None:
         for i, h in enumerate(turns_file.turns):
             _check_header(i, h, findings)
-            turns.append(decode_turn(i, h, findings))
+            turn = decode_turn(i, h, findings)
+            if turn is not None:  # None only with a problem recorded: raise_if_any below stops the load
+                turns.append(turn)
         del turns_file  # drop the raw bytes: only numpy arrays are kept
     trace = normalise(trace_file.turns, findings) if trace_file is not None else None
     findings.raise_if_any()
@@ -258,11 +262,11 @@ def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
     return artifact
 
 
-def _text(data: bytes | None, name: str, findings: Findings) -> str | None:
+def _text(data: bytes | mmap.mmap | None, name: str, findings: Findings) -> str | None:
     if data is None:
         return None
     try:
-        return data.decode("utf-8")
+        return str(data, "utf-8")
     except UnicodeDecodeError as e:
         findings.add(name, f"not UTF-8 text (byte {e.start})")
         return None

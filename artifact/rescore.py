@@ -51,7 +51,7 @@ def _check_meta(meta: RescoreMeta, turns: list[Turn], file: str, f: Findings) ->
               expected=str(RESCORE_VERSION), found=str(meta.format_version))
     if len(meta.turns) != len(turns):
         f.add(file, "one entry per agent turn", field="turns", expected=str(len(turns)), found=str(len(meta.turns)))
-    for i, (m, t) in enumerate(zip(meta.turns, turns)):
+    for i, (m, t) in enumerate(zip(meta.turns, turns, strict=False)):  # a length mismatch is reported above
         if m.turn != i or m.trained != t.trained:
             f.add(file, "describes another turn than turns.json", turn=i, field="turns",
                   expected=f"turn {i}, trained {str(t.trained).lower()}",
@@ -140,10 +140,12 @@ def read_part(root: Path, name: str, turns: list[Turn]) -> Rescore:
     if meta is not None:
         _check_meta(meta, turns, meta_file, f)
     f.raise_if_any()
+    assert meta is not None  # a meta that could not be read or decoded is a problem raised above
     arrays = _load_arrays(base / RESCORE_SCORES, scores_file, f)
     if arrays is not None and _check_shapes(arrays, meta, turns, scores_file, f):
         _check_values(arrays, meta.vocab_size, scores_file, f)
     f.raise_if_any()
+    assert arrays is not None  # None only with a problem recorded
     a = arrays
     return Rescore(name, meta, a["offsets"], a["logprobs"], a["entropy"], a["is_top1"].astype(bool),
                    a["topk_ids"], a["topk_logprobs"])

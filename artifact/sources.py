@@ -70,8 +70,13 @@ def artifact_root(folder: Path, label: str | None = None) -> Path:
 @contextmanager
 def hub_errors(where: str, revision: str | None = None) -> Iterator[None]:
     """Turn huggingface_hub's exceptions into an ArtifactError that says what to do next."""
-    from huggingface_hub.errors import (GatedRepoError, LocalEntryNotFoundError, OfflineModeIsEnabled,
-                                        RepositoryNotFoundError, RevisionNotFoundError)
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        LocalEntryNotFoundError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
 
     try:
         yield

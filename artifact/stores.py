@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Literal
 
 from .problems import ArtifactError, Problem
 from .sources import MAX_UNZIPPED_BYTES, HubRef, hub_errors
@@ -52,7 +53,7 @@ def _iso(ts: float) -> str:
 class FolderStore:
     """A local folder. The walk does not descend into an artifact's own sub-folders (tokenizer/ ...)."""
 
-    kind = "folder"
+    kind: Literal["folder"] = "folder"
 
     def __init__(self, root: Path, label: str | None = None):
         self.root = Path(root)
@@ -70,21 +71,21 @@ class FolderStore:
                 continue
             names = {e.name for e in entries}
             is_artifact = "group.json" not in names and any(m in names for m in MARKERS)
-            for e in entries:
-                path = f"{rel}{e.name}"
-                if e.is_dir(follow_symlinks=False):
+            for entry in entries:
+                path = f"{rel}{entry.name}"
+                if entry.is_dir(follow_symlinks=False):
                     # an artifact's sub-folders hold tokenizer files, never rows
-                    if not is_artifact and not e.name.startswith(".") and e.name not in _SKIP_DIRS:
-                        stack.append((e.path, path + "/"))
-                elif e.is_file():
+                    if not is_artifact and not entry.name.startswith(".") and entry.name not in _SKIP_DIRS:
+                        stack.append((entry.path, path + "/"))
+                elif entry.is_file():
                     if len(listing.files) >= max_entries:
                         listing.notes.append(f"stopped listing after {max_entries:,} files; the index shows "
                                              "the artifacts found so far")
                         return listing
-                    if e.name in MARKERS:  # sizes shown or bounded, dates shown; other files need no stat
-                        st = e.stat()
+                    if entry.name in MARKERS:  # sizes shown or bounded, dates shown; other files need no stat
+                        st = entry.stat()
                         listing.files[path] = st.st_size
-                        if e.name != "turns.json":
+                        if entry.name != "turns.json":
                             listing.times[path] = _iso(st.st_mtime)
                     else:
                         listing.files[path] = -1  # size unknown: read() bounds what it reads instead
@@ -132,7 +133,7 @@ def _zip_name_ok(name: str) -> bool:
 class ZipStore:
     """A .zip read in place: the listing is its central directory; small members are read, nothing is unpacked."""
 
-    kind = "zip"
+    kind: Literal["zip"] = "zip"
 
     def __init__(self, path: Path, label: str | None = None):
         self.path = Path(path)
@@ -213,7 +214,7 @@ def _hub_cache_folder(repo_id: str) -> Path:
 class HubStore:
     """A Hub dataset repo (optionally a revision and a sub-folder), pinned to one commit."""
 
-    kind = "hub"
+    kind: Literal["hub"] = "hub"
 
     def __init__(self, ref: HubRef, token: str | None = None, label: str | None = None):
         self.ref = ref
@@ -292,7 +293,7 @@ class HubStore:
         if self._offline_root is not None:
             return FolderStore(self._offline_root).read(paths)
         with ThreadPoolExecutor(max_workers=HUB_WORKERS) as pool:
-            return dict(zip(paths, pool.map(self._download, paths)))
+            return dict(zip(paths, pool.map(self._download, paths), strict=True))
 
     def _download(self, path: str) -> bytes | str:
         from huggingface_hub import hf_hub_download

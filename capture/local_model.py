@@ -8,10 +8,13 @@ into a float32 safetensors folder whose tokenizer carries the hermes ChatML temp
 
 `LocalModelServer` starts that server in its own process group, with the flags a trainable capture
 needs (prompt and completion token ids, `token_id:N` logprobs, hermes tool calls), waits until it
-answers, and kills the whole group on exit:
+answers, and kills the whole group on exit (`capture(CaptureConfig(local_model=True))` does all this):
+
+    from capture import CaptureConfig, capture
+    from capture.run import local_model_config
 
     with LocalModelServer() as server:
-        run_capture(base_url=server.url, model=MODEL_NAME)
+        capture(local_model_config(CaptureConfig(), server.url))
 
 Nothing here imports vLLM, transformers or Gradio; the capture CLI and the app both use it.
 """

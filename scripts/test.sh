@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up everything the tests need (venv, pinned packages, Debian's chromium and bubblewrap), then run every test.
+# Set up everything the tests need (venv, pinned packages, Debian's chromium and bubblewrap), run ruff and mypy,
+# then run every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --dev
@@ -11,5 +12,8 @@ if [ -n "$missing" ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq && apt-get install -y -qq $missing >/dev/null
 fi
+# static checks first (config in pyproject.toml); any finding fails the run
+.venv/bin/ruff check artifact recipe viewer/analysis
+.venv/bin/mypy
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1
 exec .venv/bin/python -m pytest -q tests "$@"

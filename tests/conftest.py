@@ -6,13 +6,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parent.parent  # on sys.path through pyproject.toml's pythonpath
 EXAMPLE = ROOT / "examples" / "scripted-smollm2"
 HERMES = (ROOT / "examples" / "hermes_chatml.jinja").read_text()
 

@@ -16,7 +16,7 @@ from viewer.analysis.alignment import align
 from viewer.analysis.continuity import boundaries, boundary, verdict
 from viewer.analysis.engine_ids import engine_check
 from viewer.analysis.report import reward_check
-from viewer.analysis.spans import common_prefix_len, context_deltas, mask_audit, mask_runs
+from viewer.analysis.spans import common_prefix_len, context_deltas, mask_audit
 from viewer.analysis.tools import tool_calls
 from viewer.analysis.training_rows import training_rows
 
@@ -44,11 +44,9 @@ def two_turns(tok, model_text: str, history_text: str, extra_user: str = "ok") -
     return make_turn(0, p0, out), make_turn(1, p1, tok.encode("done<|im_end|>", add_special_tokens=False))
 
 
-def test_common_prefix_and_runs():
+def test_common_prefix():
     assert common_prefix_len(np.array([1, 2, 3]), np.array([1, 2, 4, 5])) == 2
     assert common_prefix_len(np.array([1, 2]), np.array([1, 2, 3])) == 2
-    runs = mask_runs(np.array([0, 0, 1, 1, 1, 0], np.int8))
-    assert [(r.start, r.end, r.value) for r in runs] == [(0, 2, 0), (2, 5, 1), (5, 6, 0)]
 
 
 def test_context_delta_is_the_tool_observation(example, vocab):

@@ -55,7 +55,7 @@ def build_group(folder: Path, rewards: list[float | None] = GROUP_REWARDS, advan
         rollouts.append(GroupRollout(index=i, folder=name, status="timed-out" if r is None else "ok", reward=r,
                                      advantage=0.0, rollout_seed=7 + i, wall_s=1.5))
     adv = advantages if advantages is not None else grpo_advantages(rewards)
-    for r, a in zip(rollouts, adv):
+    for r, a in zip(rollouts, adv, strict=True):
         r.advantage = a
     task = json.loads((EXAMPLE / "task.json").read_text())
     g = GroupFile(task_id=task["task_id"], k=len(rewards), rollouts=rollouts, model="HuggingFaceTB/SmolLM2-135M-Instruct",

@@ -29,7 +29,7 @@ def align(artifact: Artifact) -> Alignment:
         return Alignment([None] * len(artifact.turns),
                          f"trace.json has {len(agent)} agent calls by the recipe's rule, turns.json has "
                          f"{len(artifact.turns)} turns: calls are not paired with turns")
-    mismatched = [t.index for t, c in zip(artifact.turns, agent)
+    mismatched = [t.index for t, c in zip(artifact.turns, agent, strict=True)
                   if c.completion_ids is not None and not np.array_equal(c.completion_ids, t.output_ids)]
     note = None
     if mismatched:

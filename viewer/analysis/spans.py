@@ -1,4 +1,4 @@
-"""Mask runs and the context delta: what each turn's prompt adds to what the model already had.
+"""The context delta: what each turn's prompt adds to what the model already had.
 
 Turn k+1's prompt normally starts with turn k's prompt + output; what follows that shared prefix is
 the tool observations and chat-template glue the environment contributed this turn. Comparisons
@@ -21,23 +21,6 @@ def common_prefix_len(a: np.ndarray, b: np.ndarray) -> int:
         return 0
     diff = np.flatnonzero(a[:n] != b[:n])
     return int(diff[0]) if diff.size else n
-
-
-@dataclass(frozen=True, slots=True)
-class Run:
-    start: int
-    end: int  # exclusive
-    value: int
-
-
-def mask_runs(mask: np.ndarray) -> list[Run]:
-    """Maximal runs of equal mask values, in order."""
-    if mask.size == 0:
-        return []
-    cuts = np.flatnonzero(np.diff(mask)) + 1
-    starts = np.concatenate([[0], cuts])
-    ends = np.concatenate([cuts, [mask.size]])
-    return [Run(int(s), int(e), int(mask[s])) for s, e in zip(starts, ends)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,7 +119,7 @@ def stats(views: list[TokenView], trained_only: bool = False) -> Stats:
     pick = [v.trained if trained_only else np.ones(v.trained.shape, bool) for v in views]
 
     def cat(name: str) -> np.ndarray:
-        arrays = [getattr(v, name)[p] for v, p in zip(views, pick)]
+        arrays = [getattr(v, name)[p] for v, p in zip(views, pick, strict=True)]
         return np.concatenate(arrays) if arrays else np.zeros(0)
 
     lr, k3, loss = cat("log_ratio"), cat("kl_k3"), cat("loss")

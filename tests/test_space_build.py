@@ -1,0 +1,139 @@
+"""The Space build (issue 13 #10): `requirements.txt` ALONE, installed into a fresh venv of the Python the
+README front matter pins, runs `app.py` in Space mode (SPACE_ID set): the View works, Capture is off,
+and no server path opens.
+
+Slow: the install takes minutes (wheels come from pip's cache and the machine's local wheel folder)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, SHOTS
+
+pytestmark = pytest.mark.slow
+INSTALL_TIMEOUT = 1800  # seconds for venv + pip install: about 10 min here on 2 shared cores, once 15+ (cold cache)
+START_TIMEOUT = 180  # seconds for app.py to answer HTTP
+TIMEOUT = 60_000  # ms, browser waits
+
+
+def space_python_version() -> str:
+    """`python_version` from README.md's front matter: the Python the Space builds with."""
+    front = ROOT.joinpath("README.md").read_text().split("---")[1]
+    m = re.search(r'^python_version:\s*"?([0-9.]+)"?\s*$', front, re.M)
+    assert m, "README.md front matter names no python_version (Spaces would default to 3.10)"
+    return m.group(1)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            pytest.fail(f"app.py exited with {proc.returncode}:\n{log.read_text()[-4000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(1)
+    pytest.fail(f"app.py did not answer within {timeout} s:\n{log.read_text()[-4000:]}")
+
+
+def test_requirements_alone_run_the_app_in_space_mode(tmp_path, capsys):
+    version = space_python_version()
+    assert version == "3.11", "we test with 3.11; numpy 2.4.6 needs >= 3.11"
+    python = shutil.which(f"python{version}")
+    if python is None:
+        pytest.skip(f"python{version} (the README's python_version) is not installed on this machine")
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "SPACE_BUILD_VENV")}
+    # SPACE_BUILD_VENV: reuse a venv an earlier run built the same way (checks the app only, not the install)
+    venv = Path(os.environ.get("SPACE_BUILD_VENV") or tmp_path / "space-venv")
+    vpy = venv / "bin" / "python"
+    t0 = time.monotonic()
+    if not os.environ.get("SPACE_BUILD_VENV"):
+        subprocess.run([python, "-m", "venv", str(venv)], check=True, timeout=120)
+        install = subprocess.run([str(vpy), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                                  "-r", str(ROOT / "requirements.txt")],
+                                 env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
+        assert install.returncode == 0, f"pip install -r requirements.txt failed:\n{install.stderr[-4000:]}"
+    build_s = time.monotonic() - t0
+    got = subprocess.run([str(vpy), "-c", "import sys; print(sys.version_info[:2])"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert got == f"({version.replace('.', ', ')})"
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = tmp_path / "app.log"
+    app_env = {k: v for k, v in env.items() if not k.startswith(("ROLLOUT_VIEWER_", "GRADIO_"))}
+    app_env.update(SPACE_ID="test/space", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+                   GRADIO_ANALYTICS_ENABLED="False", PYTHONUNBUFFERED="1")
+    t1 = time.monotonic()
+    with log.open("w") as out:
+        proc = subprocess.Popen([str(vpy), "app.py", "--host", "127.0.0.1", "--port", str(port)], cwd=ROOT,
+                                env=app_env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_http(url + "/", proc, log, START_TIMEOUT)
+        start_s = time.monotonic() - t1
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                errors: list[str] = []
+                page.on("pageerror", lambda e: errors.append(str(e)))
+                # the View tab: the default example's tokens, generated and context
+                page.goto(url + "/")
+                page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
+                assert page.locator(".t[data-mask='1']").count() > 0
+                assert page.locator("[data-testid=nav-turn]").count() > 0
+                # the Capture tab: off on a Space, no run button
+                page.click("button[role=tab]:has-text('Capture')")
+                note = page.locator("#capture-disabled")
+                note.wait_for(timeout=TIMEOUT)
+                assert "Capture is off on this server" in note.inner_text()
+                assert page.locator("#cap-run").count() == 0
+                page.screenshot(path=str(SHOTS / "space_build_capture_off.png"), full_page=True)
+                # a server path: refused, nothing of it shown
+                page.goto(url + "/?src=/etc")
+                err = page.locator(".tv-error")
+                err.wait_for(timeout=TIMEOUT)
+                assert "neither a bundled example nor a Hub dataset id" in err.inner_text()
+                body = page.locator("body").inner_text()
+                for leak in ("root:x:0:0", "passwd", "hostname", "os-release"):
+                    assert leak not in body, leak
+                assert page.locator(".t[data-mask]").count() == 0
+                page.screenshot(path=str(SHOTS / "space_build_refuses_etc.png"), full_page=True)
+                assert errors == []
+            finally:
+                browser.close()
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=15)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=15)
+    with capsys.disabled():
+        print(f"\nspace build: venv + pip install -r requirements.txt {build_s:.0f} s; app.py answered in "
+              f"{start_s:.0f} s (python {version}, {sys.platform})")
