@@ -23,7 +23,7 @@ class Turn:
     tool_calls: tuple[str | None, ...]
     prompt_ids: np.ndarray
     output_ids: np.ndarray
-    logps: np.ndarray  # len(output_ids) or 0 when the proxy recorded none
+    logprobs: np.ndarray  # the engine's, len(output_ids), or 0 when the proxy recorded none
     mask: np.ndarray  # prompt + output, 0 = context, 1 = generated (trained when `trained`)
     prompt_source: Literal["engine", "retokenized"] = "retokenized"
     retokenized_prompt_ids: np.ndarray | None = None
@@ -54,7 +54,7 @@ class TraceCall:
     finish_reason: str | None
     engine_prompt_ids: np.ndarray | None
     completion_ids: np.ndarray | None
-    logps: np.ndarray | None
+    logprobs: np.ndarray | None
     loss_mask: np.ndarray | None
     metadata: dict
 

@@ -58,11 +58,11 @@ def normalise(entries: list[TraceEntry], findings: Findings) -> list[TraceCall]:
         completion = _array(e.completion_token_ids, arrays.token_ids, findings, i, "completion_token_ids")
         if completion is None and e.completion_tokens:
             completion = _ids_from_strings(e.completion_tokens, findings, i)
-        logps = _array(e.per_token_logps, arrays.logprobs, findings, i, "per_token_logps")
+        logprobs = _array(e.per_token_logps, arrays.logprobs, findings, i, "per_token_logps")
         mask = _array(e.loss_mask, arrays.mask_values, findings, i, "loss_mask")
-        if completion is not None and logps is not None and logps.size not in (0, completion.size):
+        if completion is not None and logprobs is not None and logprobs.size not in (0, completion.size):
             findings.add(FILE, "one logprob per completion token", turn=i, field="per_token_logps",
-                         expected=f"{completion.size} values", found=f"{logps.size}")
+                         expected=f"{completion.size} values", found=f"{logprobs.size}")
         if mask is not None and prompt_ids is not None and completion is not None:
             if mask.size != prompt_ids.size + completion.size:
                 findings.add(FILE, "loss_mask covers prompt + completion", turn=i, field="loss_mask",
@@ -78,7 +78,7 @@ def normalise(entries: list[TraceEntry], findings: Findings) -> list[TraceCall]:
             finish_reason=choice.get("finish_reason") or e.finish_reason,
             engine_prompt_ids=prompt_ids,
             completion_ids=completion,
-            logps=logps,
+            logprobs=logprobs,
             loss_mask=mask,
             metadata=e.metadata,
         ))

@@ -31,7 +31,7 @@ def turn_record(t: Turn) -> dict[str, Any]:
         "turn": t.index, "trained": t.trained, "tool_calls": list(t.tool_calls),
         "n_prompt_ids": t.n_prompt, "n_output_ids": t.n_output,
         "prompt_ids": t.prompt_ids.tolist(), "output_ids": t.output_ids.tolist(),
-        "per_token_logps": t.logps.tolist(), "mask": t.mask.tolist(),
+        "per_token_logps": t.logprobs.tolist(), "mask": t.mask.tolist(),
         "prompt_source": t.prompt_source,
     }
     if t.retokenized_prompt_ids is not None:

@@ -54,8 +54,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 # bench/ is on sys.path (this file runs as a script); _array and _SLOT lay arrays out as json.dumps(indent=2) does
-from make_large import (INSTRUCTION, MODEL, N_TESTS_EVAL, _SLOT, _array, _held_out_tests,
-                        _visible_tests_from)
+from make_large import _SLOT, INSTRUCTION, MODEL, N_TESTS_EVAL, _array, _held_out_tests, _visible_tests_from
 
 if TYPE_CHECKING:
     import gradio as gr
@@ -203,7 +202,7 @@ def naive_app(folder: Path) -> tuple[gr.Blocks, dict[str, float]]:
         turn = art.turns[k]
         text = token_texts(vocab, turn.ids).text.tolist()
         spans = "".join(f'<span class="t" data-mask="{m}" data-i="{i}">{html.escape(s)}</span>'
-                        for i, (s, m) in enumerate(zip(text, turn.mask.tolist())))
+                        for i, (s, m) in enumerate(zip(text, turn.mask.tolist(), strict=False)))
         built[f"turn{k}"] = 1e3 * (time.perf_counter() - t0)
         return f'<div class="tv-tokens" id="naive-view-{k}">{spans}</div>'
 

@@ -5,10 +5,18 @@ task building (`task_for`), the endpoint probe (`check_endpoint`), progress, and
 """
 
 from . import processes  # noqa: F401  (first, from the main thread: installs the SIGTERM/atexit cleanup)
-
 from .agent import Cancelled
-from .config import (BACKENDS, DEFAULT_DATASET, DEFAULT_FLAVOR, DEFAULT_IMAGE, ENDPOINT_FIELDS, TASK_FIELDS,
-                     CaptureConfig, problems, redact_url)
+from .config import (
+                     BACKENDS,
+                     DEFAULT_DATASET,
+                     DEFAULT_FLAVOR,
+                     DEFAULT_IMAGE,
+                     ENDPOINT_FIELDS,
+                     TASK_FIELDS,
+                     CaptureConfig,
+                     problems,
+                     redact_url,
+)
 from .errors import CaptureError, flag
 from .policy import PolicyError, check_public, public_problems
 from .preflight import Verdict, check_endpoint

@@ -28,11 +28,18 @@ from typing import Callable, Iterator
 import msgspec
 
 from artifact import Artifact, ArtifactError, Task, load_artifact
-from artifact.group import (GROUP_FILE, GroupFile, GroupRollout, encode_group, format_version_for, grpo_advantages,
-                            load_group)
+from artifact.group import (
+    GROUP_FILE,
+    GroupFile,
+    GroupRollout,
+    encode_group,
+    format_version_for,
+    grpo_advantages,
+    load_group,
+)
 
 from .agent import Cancelled
-from .progress import Progress, Reporter
+from .progress import Reporter
 from .run import CaptureConfig, CaptureError, _capture, _check_out_dir, local_model_config, local_model_served_by, push
 from .tasks import TaskError, build_tasks, load_rows, select_task, tasks_from_example
 
@@ -127,10 +134,13 @@ def default_parallel(backend: str, k: int) -> int:
     return max(1, min(k, DEFAULT_PARALLEL.get(backend, 4)))
 
 
-def print_group_progress(p: RolloutProgress, _lock: threading.Lock = threading.Lock()) -> None:
+_PRINT_LOCK = threading.Lock()
+
+
+def print_group_progress(p: RolloutProgress) -> None:
     """The CLI's lines: `[rollout k]` (or `[group]`) before the single capture's format."""
     who = "group" if p.rollout is None else f"rollout {p.rollout}"
-    with _lock:  # rollouts report from their own threads: one whole line at a time
+    with _PRINT_LOCK:  # rollouts report from their own threads: one whole line at a time
         print(f"[{who}] [{p.elapsed_s:6.1f}s {p.stage:>9}] {p.line}", flush=True)
 
 
@@ -245,7 +255,7 @@ def capture_group(cfg: CaptureConfig, k: int, parallel: int | None = None, progr
         raise
     artifacts = [replace(a, source=str(out / o.folder), root=out / o.folder,
                          tokenizer_dir=(out / o.folder / a.tokenizer_dir.name) if a.tokenizer_dir else None)
-                 if a is not None and o.folder else None for a, o in zip(artifacts, outcomes)]
+                 if a is not None and o.folder else None for a, o in zip(artifacts, outcomes, strict=False)]
     say(f"wrote {out}", stage="write")
     if cfg.push_to_dataset:
         push(out, cfg.push_to_dataset, cfg.hf_token, say, message=f"Capture a GRPO group of {k} opencode rollouts")
@@ -315,7 +325,7 @@ def _group_file(cfg: CaptureConfig, run_cfg: CaptureConfig, task, outcomes: list
     advantages = grpo_advantages(rewards)
     rollouts = [GroupRollout(index=o.index, folder=o.folder, status=o.status, reward=o.reward, advantage=a,
                              rollout_seed=o.rollout_seed, started_at=o.started_at, wall_s=o.wall_s, error=o.error)
-                for o, a in zip(outcomes, advantages)]
+                for o, a in zip(outcomes, advantages, strict=False)]
     return GroupFile(task_id=task.task_id, k=len(outcomes), rollouts=rollouts, model=run_cfg.model,
                      task_index=task.index, rollout_seed=outcomes[0].rollout_seed, parallel=parallel,
                      backend="local" if cfg.local_model else cfg.backend, created_at=_now(), wall_s=round(wall_s, 3),

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+
 @dataclass(frozen=True)
 class Progress:
     stage: str

@@ -44,7 +44,7 @@ def derive_turns(agent_calls: list[TraceCall], tokenizer=None) -> list[Turn]:
             mask = call.loss_mask
         else:
             mask = np.concatenate([np.zeros(prompt.size, np.int8), np.ones(output.size, np.int8)])
-        logps = call.logps if call.logps is not None and call.logps.size == output.size else np.empty(0)
+        logprobs = call.logprobs if call.logprobs is not None and call.logprobs.size == output.size else np.empty(0)
         names = tuple((tc.get("function") or tc).get("name") for tc in call.reply.get("tool_calls") or [])
-        turns.append(Turn(n, has_tool_call(call), names, prompt, output, logps, mask, source, retok))
+        turns.append(Turn(n, has_tool_call(call), names, prompt, output, logprobs, mask, source, retok))
     return turns

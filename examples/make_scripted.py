@@ -25,11 +25,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from artifact import Summary, Task, TestCase, Turn, write_artifact  # noqa: E402
+from artifact import (  # noqa: E402
+    Summary,
+    Task,
+    TestCase,
+    TestResult,  # noqa: E402
+    Turn,
+    write_artifact,
+)
 from recipe.reward import reward  # noqa: E402
 from recipe.tasks import instruction_for, task_id, visible_tests_from  # noqa: E402
 from recipe.verifier import run_tests, score  # noqa: E402
-from artifact import TestResult  # noqa: E402
 
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -13,7 +13,7 @@ if [ -n "$missing" ]; then
   apt-get update -qq && apt-get install -y -qq $missing >/dev/null
 fi
 # static checks first (config in pyproject.toml); any finding fails the run
-.venv/bin/ruff check artifact recipe viewer/analysis
+.venv/bin/ruff check .
 .venv/bin/mypy
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1
 exec .venv/bin/python -m pytest -q tests "$@"

@@ -26,9 +26,9 @@ def example():
     return open_artifact("scripted-smollm2")
 
 
-def make_turn(index: int, prompt: list[int], output: list[int], trained: bool = True, logps: bool = True) -> Turn:
+def make_turn(index: int, prompt: list[int], output: list[int], trained: bool = True, logprobs: bool = True) -> Turn:
     return Turn(index, trained, ("bash",) if trained else (), np.asarray(prompt, np.int32), np.asarray(output, np.int32),
-                np.full(len(output) if logps else 0, -0.5), np.asarray([0] * len(prompt) + [1] * len(output), np.int8))
+                np.full(len(output) if logprobs else 0, -0.5), np.asarray([0] * len(prompt) + [1] * len(output), np.int8))
 
 
 def render(tok, messages, gen=True) -> list[int]:
@@ -149,7 +149,7 @@ def test_training_rows_clean_chain_is_one_row(hf_tokenizer):
 
 
 def test_training_rows_without_logprobs_reports_trl_refusal():
-    view = training_rows([make_turn(0, [1, 2], [3, 4], logps=False)])
+    view = training_rows([make_turn(0, [1, 2], [3, 4], logprobs=False)])
     assert view.rows == [] and view.error.startswith("TRL rejects these turns")
 
 

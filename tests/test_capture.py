@@ -3,7 +3,6 @@ scripted vLLM-shaped server; plus the faults a capture must survive with a clear
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import threading
@@ -11,7 +10,6 @@ import threading
 import numpy as np
 import pytest
 
-from artifact import load_artifact
 from capture import CaptureConfig, CaptureError, capture
 from capture.agent import Cancelled
 from capture.sandbox import LocalSandbox
@@ -36,9 +34,9 @@ def test_local_capture_end_to_end(tmp_path, task_file, tokenizer_dir, scripted_l
     assert [t.tool_calls for t in a.turns] == [("write",), ("bash",), ()]
     assert [t.trained for t in a.turns] == [True, True, False]
     assert all(t.prompt_source == "engine" and t.retokenized_prompt_ids is not None for t in a.turns)
-    for t, call in zip(a.turns, a.trace):
+    for t, call in zip(a.turns, a.trace, strict=False):
         assert np.array_equal(t.prompt_ids, call.engine_prompt_ids)
-        assert t.logps.size == t.n_output and np.isfinite(t.logps).all() and (t.logps < 0).all()
+        assert t.logprobs.size == t.n_output and np.isfinite(t.logprobs).all() and (t.logprobs < 0).all()
         assert t.mask[: t.n_prompt].sum() == 0 and t.mask[t.n_prompt:].all()
     # the held-out tests ran in the sandbox against the agent's solution.py: 2 of 3 pass (n = 0 has no 2nd line)
     assert [r.status for r in a.test_results] == ["pass", "pass", "error"]

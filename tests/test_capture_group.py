@@ -9,8 +9,6 @@ script per rollout (chosen by the request `seed` the group sends), P=4 at once.
 from __future__ import annotations
 
 import json
-import math
-import shutil
 import subprocess
 import sys
 import threading

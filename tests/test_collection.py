@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from artifact import ArtifactError
-from artifact import stores
+from artifact import ArtifactError, stores
 from artifact.collection import COLUMNS, open_collection, title_of
 from artifact.group import grpo_advantages
 from artifact.query import Filters, apply, from_query, sort_records, to_query

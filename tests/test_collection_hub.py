@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_collection import PATHS
 
 from artifact import ArtifactError
 from artifact.collection import open_collection
 from support.collection_data import build
 from support.hub_standin import SHA, HubStandIn
-from test_collection import PATHS
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ from __future__ import annotations
 from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
-from conftest import SHOTS
 from test_group_view import REWARDS, make_group
 
 from artifact.group import grpo_advantages
+from conftest import SHOTS
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 60_000

@@ -10,8 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from capture import CaptureConfig, capture
-from capture import local_model
+from capture import CaptureConfig, capture, local_model
 from conftest import ROOT
 from recipe.reward import reward
 
@@ -25,11 +24,11 @@ def test_offline_capture_with_a_real_model(tmp_path, task_file):
     assert local_model.is_prepared()
     assert a.summary.model == local_model.MODEL_NAME and "vLLM" in a.summary.produced_by
     assert len(a.turns) >= 1 and a.trace is not None
-    for t, call in zip(a.turns, [c for c in a.trace if c.tools]):
+    for t, call in zip(a.turns, [c for c in a.trace if c.tools], strict=False):
         assert t.prompt_source == "engine" and call.engine_prompt_ids is not None
         assert np.array_equal(t.prompt_ids, call.engine_prompt_ids)  # the engine's own ids
-        assert t.n_output > 0 and t.logps.size == t.n_output  # a real logprob for every generated token
-        assert np.isfinite(t.logps).all() and (t.logps <= 0).all() and np.unique(t.logps).size > 1
+        assert t.n_output > 0 and t.logprobs.size == t.n_output  # a real logprob for every generated token
+        assert np.isfinite(t.logprobs).all() and (t.logprobs <= 0).all() and np.unique(t.logprobs).size > 1
         assert t.mask.size == t.n_prompt + t.n_output and t.mask[: t.n_prompt].sum() == 0
         assert t.mask[t.n_prompt:].all()
         assert t.n_prompt + t.n_output <= local_model.MAX_MODEL_LEN

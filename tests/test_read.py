@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from artifact import ArtifactError, load_artifact, load_index, open_artifact
-from conftest import EXAMPLE, edit_json
+from conftest import edit_json
 
 
 def problems_of(folder) -> list[str]:
@@ -24,7 +24,7 @@ def test_bundled_example_loads_with_typed_arrays():
     assert len(a.turns) == a.summary.agent_turns == 3
     assert [t.trained for t in a.turns] == [True, True, False]
     t = a.turns[0]
-    assert t.prompt_ids.dtype == np.int32 and t.mask.dtype == np.int8 and t.logps.size == t.n_output
+    assert t.prompt_ids.dtype == np.int32 and t.mask.dtype == np.int8 and t.logprobs.size == t.n_output
     assert t.mask.size == t.n_prompt + t.n_output
     assert a.trace is not None and [c.dialect for c in a.trace] == ["openenv"] * 4
     assert a.tokenizer_dir is not None and a.notices == []

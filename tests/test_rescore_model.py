@@ -118,6 +118,7 @@ def test_too_small_vocabulary_is_refused_before_any_forward(tmp_path, example_co
 
 def _args(argv):
     import argparse
+
     from viewer import rescore_cli
 
     p = argparse.ArgumentParser()

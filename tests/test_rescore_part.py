@@ -77,8 +77,8 @@ def test_corrupt_scores_file_is_named(bare, corrupt, expect):
 
 def _write_raw(root, a, arrays, meta=None):
     """Write a part past the writer's own validation, as a buggy or foreign tool might."""
-    from safetensors.numpy import save_file
     import msgspec
+    from safetensors.numpy import save_file
 
     d = root / "rescore" / "m"
     d.mkdir(parents=True)

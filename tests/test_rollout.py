@@ -27,8 +27,8 @@ def test_chunks_reassemble_every_scope(name, chunk, monkeypatch):
             assert "".join(p.mask for p in parts) == "".join(map(str, t.mask[start:].tolist()))
             lps = [x for p in parts for x in p.logprob]
             assert all(x is None for x in lps[: max(0, t.n_prompt - start)])  # no logprob over the prompt
-            if t.logps.size:
-                assert lps[max(0, t.n_prompt - start):] == [round(float(x), 4) for x in t.logps]
+            if t.logprobs.size:
+                assert lps[max(0, t.n_prompt - start):] == [round(float(x), 4) for x in t.logprobs]
 
 
 def test_outline_is_small_and_complete():

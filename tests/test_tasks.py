@@ -6,8 +6,16 @@ import json
 
 import pytest
 
-from capture.tasks import (MIN_TESTS, N_TESTS_EVAL, TaskError, build_tasks, clean_problem, load_rows, select_task,
-                           tasks_from_example)
+from capture.tasks import (
+    MIN_TESTS,
+    N_TESTS_EVAL,
+    TaskError,
+    build_tasks,
+    clean_problem,
+    load_rows,
+    select_task,
+    tasks_from_example,
+)
 from recipe.tasks import task_id
 
 

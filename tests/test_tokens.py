@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import shutil
 
-from pathlib import Path
-
 import numpy as np
 
 from artifact import open_artifact

@@ -62,7 +62,7 @@ def test_no_solution_scores_zero(tmp_path):
 
 def test_runs_standalone_as_a_script(tmp_path):
     """Capture uploads the file alone into the sandbox: it must run without this project."""
-    sol = _solution(tmp_path, "print(input()[::-1])\n")
+    _solution(tmp_path, "print(input()[::-1])\n")
     (tmp_path / "tests.json").write_text(json.dumps([case("abc\n", "cba\n")]))
     shutil_copy = tmp_path / "verifier.py"
     shutil_copy.write_text((ROOT / "recipe" / "verifier.py").read_text())

@@ -192,7 +192,7 @@ def test_first_screen_at_1440x900_shows_generated_tokens(browser, app_url):
         ctx.close()
 
 
-CONTRAST = """(sel) => {
+CONTRAST = r"""(sel) => {
   const lum = (c) => { const [r, g, b] = c.match(/[0-9.]+/g).slice(0, 3).map(Number).map((v) => {
       v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
     return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
@@ -314,13 +314,14 @@ def hostile_artifact(tmp_path: Path, tokenizer) -> Path:
     t0 = a.turns[0]
     out = np.asarray(tokenizer.encode(evil, add_special_tokens=False), np.int32)
     import dataclasses
-    turns = [dataclasses.replace(t0, output_ids=out, logps=np.full(out.size, -1.0),
+    turns = [dataclasses.replace(t0, output_ids=out, logprobs=np.full(out.size, -1.0),
                                  mask=np.concatenate([t0.mask[: t0.n_prompt], np.ones(out.size, np.int8)]))] + a.turns[1:]
     for e in trace:
         if e["metadata"]["node_id"] == "call-1":
             e["completion_token_ids"], e["per_token_logps"] = out.tolist(), [-1.0] * out.size
             e["loss_mask"] = [0] * t0.n_prompt + [1] * out.size
     import msgspec
+
     from artifact import Task, TestCase
     summary = msgspec.structs.replace(a.summary, produced_by=evil, model="evil/" + PAYLOADS[1][:20])
     task = Task(a.task.task_id, 0, a.task.instruction + "\n\n" + evil)

@@ -21,8 +21,8 @@ def test_round_trip(tmp_path):
     a = open_artifact("scripted-smollm2")
     b = write_artifact(tmp_path / "out", **_kwargs(a))
     assert b.summary == a.summary
-    for x, y in zip(a.turns, b.turns):
-        assert np.array_equal(x.ids, y.ids) and np.array_equal(x.mask, y.mask) and np.allclose(x.logps, y.logps)
+    for x, y in zip(a.turns, b.turns, strict=False):
+        assert np.array_equal(x.ids, y.ids) and np.array_equal(x.mask, y.mask) and np.allclose(x.logprobs, y.logprobs)
     assert (tmp_path / "out").stat().st_mode & 0o777 == 0o755
 
 

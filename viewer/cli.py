@@ -29,6 +29,7 @@ from typing import TextIO
 from artifact import Artifact, ArtifactError, open_artifact
 
 from .analysis.report import fmt_reward, report
+from .analysis.trainer_view import summary
 from .collection_cli import add_ls_arguments, check_source, ls
 
 OK, INVALID, USAGE, INTERNAL, CANNOT_WRITE, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 3, 4, 130, 141
@@ -41,7 +42,6 @@ EXIT_CODES = """exit status:
   130  interrupted
   141  the output pipe was closed (e.g. | head -1)
   3    internal error (a bug)"""
-from .analysis.trainer_view import summary
 
 
 def _open(source: str, out: TextIO) -> Artifact | None:

@@ -17,7 +17,6 @@ import numpy as np
 
 from artifact import Artifact
 
-from .analysis import continuity
 from .analysis.alignment import Alignment, align
 from .analysis.engine_ids import EngineCheck, engine_check
 from .analysis.report import Report, report
@@ -65,7 +64,7 @@ class Rollout:
 
     @cached_property
     def engine_checks(self) -> list[EngineCheck]:
-        return [engine_check(t, c, self.vocab) for t, c in zip(self.artifact.turns, self.alignment.calls)]
+        return [engine_check(t, c, self.vocab) for t, c in zip(self.artifact.turns, self.alignment.calls, strict=False)]
 
     @cached_property
     def audits(self) -> list[MaskAudit]:
@@ -108,8 +107,8 @@ class Rollout:
         p = t.n_prompt
         ids = np.concatenate([t.prompt_ids[min(lo, p):min(hi, p)], t.output_ids[max(lo - p, 0):max(hi - p, 0)]])
         lp = np.full(hi - lo, np.nan)
-        if t.logps.size and hi > p:
-            lp[max(p - lo, 0):] = t.logps[max(lo - p, 0):hi - p]
+        if t.logprobs.size and hi > p:
+            lp[max(p - lo, 0):] = t.logprobs[max(lo - p, 0):hi - p]
         return ids, t.mask[lo:hi], lp
 
     def chunk(self, turn: int, scope: str, index: int, row: int = 0) -> Chunk:

@@ -48,7 +48,7 @@ def parse_request(r: Rollout, req: dict) -> tuple[str, float, float, float]:
         advantage = float(req.get("advantage", 1.0))
     except (TypeError, ValueError):
         raise BadRequest("eps is a pair of numbers and advantage a number") from None
-    if not any(len(eps) == 2 and all(abs(a - b) < 1e-9 for a, b in zip(eps, c)) for c in EPS_CHOICES):
+    if not any(len(eps) == 2 and all(abs(a - b) < 1e-9 for a, b in zip(eps, c, strict=False)) for c in EPS_CHOICES):
         raise BadRequest(f"eps must be one of {[list(c) for c in EPS_CHOICES]}")
     if not math.isfinite(advantage) or abs(advantage) > MAX_ADVANTAGE:
         raise BadRequest(f"advantage must be a finite number within ±{MAX_ADVANTAGE:g}")
@@ -60,7 +60,7 @@ def trainer_turn(r: Rollout, turn: int, part: str, eps_low: float, eps_high: flo
         raise BadRequest(f"no turn {turn}")
     d = r.trainer_tokens(turn, part, eps_low, eps_high, advantage)
     digits = lambda xs: "".join(str(int(x)) for x in xs)  # noqa: E731
-    clipped = "".join("l" if lo else "h" if hi else "0" for lo, hi in zip(d["clipped_low"], d["clipped_high"]))
+    clipped = "".join("l" if lo else "h" if hi else "0" for lo, hi in zip(d["clipped_low"], d["clipped_high"], strict=False))
     return TrainerTurn(
         turn=turn, part=part, start=d["start"], eps=(eps_low, eps_high), advantage=advantage,
         trained=digits(d["trained"]), top1=digits(d["top1"]), outside=digits(d["outside"]), clipped=clipped,

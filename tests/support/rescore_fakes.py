@@ -15,7 +15,7 @@ def fake_arrays(a: Artifact, k: int = 3, seed: int = 0) -> dict[str, np.ndarray]
     """Plausible scores: the engine's logprobs nudged by small noise, positive entropies, ids in range."""
     rng = np.random.default_rng(seed)
     n = sum(t.n_output for t in a.turns)
-    engine = np.concatenate([t.logps for t in a.turns]) if n else np.zeros(0)
+    engine = np.concatenate([t.logprobs for t in a.turns]) if n else np.zeros(0)
     logprobs = np.minimum(engine + rng.normal(0, 0.05, n), 0)
     return {
         "offsets": np.concatenate([[0], np.cumsum([t.n_output for t in a.turns])]).astype(np.int64),

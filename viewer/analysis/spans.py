@@ -52,5 +52,5 @@ def mask_audit(turn: Turn) -> MaskAudit:
     return MaskAudit(
         ones_in_prompt=int(turn.mask[: turn.n_prompt].sum()),
         zeros_in_output=int(turn.n_output - turn.mask[turn.n_prompt:].sum()),
-        trained_without_logprobs=bool(turn.trained and turn.mask[turn.n_prompt:].any() and turn.logps.size == 0),
+        trained_without_logprobs=bool(turn.trained and turn.mask[turn.n_prompt:].any() and turn.logprobs.size == 0),
     )

@@ -85,7 +85,7 @@ def loss_terms(ratio: np.ndarray, advantage: float, eps_low: float, eps_high: fl
 
 def engine_logprobs(turn: Turn) -> np.ndarray:
     """The engine's logprob of each output token, NaN when it recorded none."""
-    return turn.logps.astype(np.float64) if turn.logps.size == turn.n_output else np.full(turn.n_output, np.nan)
+    return turn.logprobs.astype(np.float64) if turn.logprobs.size == turn.n_output else np.full(turn.n_output, np.nan)
 
 
 def token_view(turn: Turn, part: Rescore, eps_low: float = 0.2, eps_high: float = 0.2,

@@ -58,7 +58,7 @@ def training_rows(turns: list[Turn], fork_threshold: int = LOOP_OWNING_FORK_THRE
         TurnRecord(
             prompt_ids=t.prompt_ids.tolist(),
             output_ids=t.output_ids.tolist(),
-            output_log_probs=t.logps.tolist(),
+            output_log_probs=t.logprobs.tolist(),
             output_mask=(t.mask[t.n_prompt:] * int(t.trained)).tolist(),
         )
         for t in turns

@@ -91,7 +91,7 @@ def _row(r: IndexRow) -> str:
     problem = ("" if r.valid else f"<tr class='ci-problem-row' data-path='{text(r.path)}'><td colspan='{len(HEADINGS)}'>"
                f"<span class='ci-problem'>first problem: {text(short(r.problem or 'invalid', 300))}</span></td></tr>")
     drift = f"<span class='ci-drift {text(r.drift)}'>{text(r.drift)}</span>"
-    timed = f"<span class='ci-timeout'>yes</span>" if r.timed_out == "yes" else text(r.timed_out)
+    timed = "<span class='ci-timeout'>yes</span>" if r.timed_out == "yes" else text(r.timed_out)
     classes = " ".join(c for c in ("ci-row", r.kind, "" if r.valid else "invalid") if c)
     return (f"<tr class='{classes}' data-path='{text(r.path)}' data-testid='index-row'>"
             f"{_where(r)}<td class='ci-status'>{status}</td>"

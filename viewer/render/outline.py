@@ -31,13 +31,13 @@ def turn_outlines(r: Rollout) -> list[TurnOutline]:
     for c in r.tool_calls:
         calls_by_turn.setdefault(c.turn, []).append(c)
     out = []
-    for t, d, b, e, au in zip(a.turns, r.deltas, bounds, r.engine_checks, r.audits):
+    for t, d, b, e, au in zip(a.turns, r.deltas, bounds, r.engine_checks, r.audits, strict=False):
         calls = calls_by_turn.get(t.index, [])
         out.append(TurnOutline(
             index=t.index, trained=t.trained, tools=_tool_names(t.tool_calls),
             prompt_tokens=t.n_prompt, output_tokens=t.n_output, shared=d.shared, added=d.added,
             drift_at=None if b is None or b.continuous else b.diverge_at, carried=b.held if b is not None else 0,
-            has_logprobs=bool(t.logps.size), tool_failed=any(c.failed for c in calls),
+            has_logprobs=bool(t.logprobs.size), tool_failed=any(c.failed for c in calls),
             audit=Audit(au.ones_in_prompt, au.zeros_in_output, au.trained_without_logprobs),
             boundary_html=panels.boundary(b), engine_html=panels.engine(e), tools_html=panels.tool_calls(calls),
         ))

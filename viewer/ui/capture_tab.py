@@ -333,7 +333,7 @@ class CaptureTab:
         if "group" in result:
             g = result["group"]
             self.last_artifact = g.root
-            zipped = shutil.make_archive(str(Path(tempfile.mkdtemp(prefix="capture-zip-")) / g.root.name), "zip",
+            zipped = shutil.make_archive(str(new_download_dir() / g.root.name), "zip",
                                          g.root.parent, g.root.name)
             ok = sum(1 for r in g.group.rollouts if r.status == "ok")
             status = group_status(board, elapsed, f"{ok} of {k} rollouts ok")

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from artifact import bundled_examples
-from artifact.sources import bundled_groups
 from artifact.collection import Collection, open_collection
+from artifact.sources import bundled_groups
 
 MAX_COLLECTIONS = 8
 MAX_AGE_S = 300.0

@@ -33,7 +33,7 @@ OVERHEAD_BYTES = 4 * 1024**2  # per rollout: analysis objects, the outline, Pyth
 
 def rollout_bytes(r: Rollout) -> int:
     """What keeping `r` costs, estimated from its arrays (the analysis roughly doubles the token arrays)."""
-    arrays = sum(t.prompt_ids.nbytes + t.output_ids.nbytes + t.logps.nbytes + t.mask.nbytes for t in r.artifact.turns)
+    arrays = sum(t.prompt_ids.nbytes + t.output_ids.nbytes + t.logprobs.nbytes + t.mask.nbytes for t in r.artifact.turns)
     return 2 * arrays + OVERHEAD_BYTES
 
 

@@ -21,7 +21,7 @@ import msgspec
 from artifact import Artifact, ArtifactError, Problem, bundled_examples, open_artifact, open_upload
 from artifact.sources import bundled_groups, identify
 from viewer import assets
-from viewer.contract import MODES, SCOPES, Failed, Initial, Opened, encode
+from viewer.contract import Failed, Initial, Opened, encode
 from viewer.export import export_html
 from viewer.query import MAX_SRC_CHARS, PageQuery, parse_page_query
 from viewer.render import panels
