@@ -40,7 +40,16 @@ from artifact.group import (
 
 from .agent import Cancelled
 from .progress import Reporter
-from .run import CaptureConfig, CaptureError, _capture, _check_out_dir, local_model_config, local_model_served_by, push
+from .run import (
+    CaptureConfig,
+    CaptureError,
+    _capture,
+    _check_out_dir,
+    local_model_config,
+    local_model_served_by,
+    push,
+    serving_local_model,
+)
 from .tasks import TaskError, build_tasks, load_rows, select_task, tasks_from_example
 
 # How many rollouts run at once by default. local: P opencode + P proxy processes on this machine
@@ -158,25 +167,8 @@ def _endpoint(cfg: CaptureConfig, say: Reporter) -> Iterator[tuple[CaptureConfig
     if not cfg.local_model:
         yield cfg, None
         return
-    from . import local_model
-
-    if not local_model.is_prepared():
-        say("preparing the local model (vLLM CPU + SmolLM2-135M-Instruct; a few minutes, once)", stage="preflight")
-        try:
-            local_model.prepare(lambda line: say(line))
-        except RuntimeError as e:
-            raise CaptureError(str(e)) from None
-    server = local_model.LocalModelServer()
-    say(f"starting vLLM (CPU) serving {local_model.MODEL_NAME} on {server.url} for the whole group", stage="preflight")
-    try:
-        server.start(timeout_s=LOCAL_SERVER_START_S)
-    except (RuntimeError, TimeoutError) as e:
-        raise CaptureError(f"the local model server did not start: {e}") from None
-    try:
-        yield local_model_config(cfg, server.url), local_model_served_by()
-    finally:
-        say("stopping the local model server")
-        server.stop()
+    with serving_local_model(say, "for the whole group", timeout_s=LOCAL_SERVER_START_S) as url:
+        yield local_model_config(cfg, url), local_model_served_by()
 
 
 def _task(cfg: CaptureConfig):

@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
@@ -152,12 +154,11 @@ def _check_out_dir(cfg: CaptureConfig) -> Path:
     return out
 
 
-def _capture_with_local_model(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
-                              sandbox_factory: Callable | None) -> Artifact:
-    """Prepare (once) and serve the offline model, capture against it, and stop it again."""
+@contextmanager
+def serving_local_model(say: Reporter, for_whom: str, timeout_s: float = 300) -> Iterator[str]:
+    """Prepare (once) and serve the offline model for the block; yields its URL and stops it afterwards."""
     from . import local_model
 
-    _check_out_dir(cfg)  # before minutes of model preparation
     if not local_model.is_prepared():
         say("preparing the local model (vLLM CPU + SmolLM2-135M-Instruct; a few minutes, once)", stage="preflight")
         try:
@@ -165,17 +166,24 @@ def _capture_with_local_model(cfg: CaptureConfig, say: Reporter, cancel: threadi
         except RuntimeError as e:
             raise CaptureError(str(e)) from None
     server = local_model.LocalModelServer()
-    say(f"starting vLLM (CPU) serving {local_model.MODEL_NAME} on {server.url} (about a minute)", stage="preflight")
+    say(f"starting vLLM (CPU) serving {local_model.MODEL_NAME} on {server.url} {for_whom}", stage="preflight")
     try:
-        server.start()
-    except RuntimeError as e:
+        server.start(timeout_s=timeout_s)
+    except (RuntimeError, TimeoutError) as e:
         raise CaptureError(f"the local model server did not start: {e}") from None
     try:
-        return _capture(local_model_config(cfg, server.url), say, cancel, sandbox_factory,
-                        served_by=local_model_served_by())
+        yield server.url
     finally:
         say("stopping the local model server")
         server.stop()
+
+
+def _capture_with_local_model(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
+                              sandbox_factory: Callable | None) -> Artifact:
+    """Serve the offline model, capture against it, and stop it again."""
+    _check_out_dir(cfg)  # before minutes of model preparation
+    with serving_local_model(say, "(about a minute)") as url:
+        return _capture(local_model_config(cfg, url), say, cancel, sandbox_factory, served_by=local_model_served_by())
 
 
 def local_model_config(cfg: CaptureConfig, url: str) -> CaptureConfig:

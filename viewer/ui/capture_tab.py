@@ -143,6 +143,23 @@ def _whole(value: Any, name: str, found: list[CaptureError], optional: bool = Fa
     return int(number)
 
 
+def _start(job, result: dict, key: str, name: str) -> threading.Thread:
+    """Run `job` in a thread; `result` gets `key` (its value), "cancelled" or "error" (a message, no traceback)."""
+    def work() -> None:
+        try:
+            result[key] = job()
+        except Cancelled:
+            result["cancelled"] = True
+        except CaptureError as e:
+            result["error"] = describe(e)
+        except Exception as e:  # a message for the page, never a traceback
+            result["error"] = f"unexpected {type(e).__name__}: {e}"
+
+    worker = threading.Thread(target=work, daemon=True, name=name)
+    worker.start()
+    return worker
+
+
 class CaptureTab:
     """Owns the Capture tab's components (as attributes) and its event handlers.
 
@@ -306,18 +323,8 @@ class CaptureTab:
             board.update(p)
             events.put(p)
 
-        def work() -> None:
-            try:
-                result["group"] = self.capture_group(cfg, k, parallel, progress=progress, cancel=self.slot.cancel)
-            except Cancelled:
-                result["cancelled"] = True
-            except CaptureError as e:
-                result["error"] = describe(e)
-            except Exception as e:  # a message for the page, never a traceback
-                result["error"] = f"unexpected {type(e).__name__}: {e}"
-
-        worker = threading.Thread(target=work, daemon=True, name="capture-group")
-        worker.start()
+        worker = _start(lambda: self.capture_group(cfg, k, parallel, progress=progress, cancel=self.slot.cancel),
+                        result, "group", "capture-group")
         lines: list[str] = []
         while worker.is_alive() or not events.empty():
             try:
@@ -355,18 +362,7 @@ class CaptureTab:
         events: queue.Queue = queue.Queue()
         result: dict = {}
 
-        def work() -> None:
-            try:
-                result["artifact"] = capture(cfg, progress=events.put, cancel=self.slot.cancel)
-            except Cancelled:
-                result["cancelled"] = True
-            except CaptureError as e:
-                result["error"] = describe(e)
-            except Exception as e:  # a message for the page, never a traceback
-                result["error"] = f"unexpected {type(e).__name__}: {e}"
-
-        worker = threading.Thread(target=work, daemon=True, name="capture")
-        worker.start()
+        worker = _start(lambda: capture(cfg, progress=events.put, cancel=self.slot.cancel), result, "artifact", "capture")
         lines: list[str] = []
         last = Progress("task", "starting", 0, 0.0)
         while worker.is_alive() or not events.empty():
