@@ -247,8 +247,7 @@ def test_export_cli_opens_offline(page, tmp_path):
 def test_export_button_one_turn(page, app_url, tmp_path):
     open_view(page, f"{app_url}/?turn=1&mode=logprob")
     page.click("text=Export a self-contained HTML file")
-    page.click("#export-what label:has-text('this turn')")
-    page.click("#export")
+    page.click("#export-turn")
     link = page.locator("#export-file a").first
     link.wait_for(timeout=TIMEOUT)
     with page.expect_download() as dl:

@@ -35,7 +35,7 @@ from .store import RolloutStore
 
 MOUNT_JS = "TraceView.mountInApp(element, props, server, watch);"
 # The export button sends the view's state (key, turn, mode, scope) instead of the whole outline.
-EXPORT_STATE_JS = "(what, s) => [what, JSON.stringify(window.__traceView ? window.__traceView.state() : {})]"
+EXPORT_STATE_JS = "(s) => JSON.stringify(window.__traceView ? window.__traceView.state() : {})"
 
 
 def _int(value, default: int = 0) -> int:
@@ -252,16 +252,17 @@ class ViewTab:
                             js_on_load=assets.read("trace_view.js") + MOUNT_JS,
                             server_functions=[chunk, training, trainer], elem_id="trace-view", padding=False)
         with gr.Accordion("Export a self-contained HTML file", open=False, elem_classes="tv-chrome"):
+            # Two buttons, no extra widget: every component type is one more module the page boots with.
             with gr.Row():
-                export_what = gr.Radio(["the whole rollout", "this turn"], value="the whole rollout",
-                                       label="Export", info="the file opens on the turn, mode and scope on screen",
-                                       elem_id="export-what")
+                export_all = gr.Button("Export the whole rollout", elem_id="export")
+                export_turn = gr.Button("Export the turn on screen", elem_id="export-turn")
                 export_state = gr.Textbox(visible=False)
-                export_btn = gr.Button("Export HTML", elem_id="export")
+            gr.Markdown("The file opens offline on the turn, mode and scope on screen.")
             export_file = gr.File(label="HTML file", interactive=False, elem_id="export-file")
         opened = [self.view, self.loaded, index]
         load.click(self.collections.open_source, self.src, opened)
         self.src.select(self.collections.open_source, self.src, opened)
         upload.upload(self.collections.on_upload, upload, opened)
         self.collections.wire(opened)
-        export_btn.click(self.on_export, [export_what, export_state], export_file, js=EXPORT_STATE_JS)
+        export_all.click(lambda s: self.on_export("the whole rollout", s), export_state, export_file, js=EXPORT_STATE_JS)
+        export_turn.click(lambda s: self.on_export("this turn", s), export_state, export_file, js=EXPORT_STATE_JS)
