@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, SHOTS
+from conftest import ROOT, SHOTS
 
 pytestmark = pytest.mark.slow
 INSTALL_TIMEOUT = 1800  # seconds for venv + pip install: about 10 min here on 2 shared cores, once 15+ (cold cache)
@@ -56,7 +56,7 @@ def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float) -> No
     pytest.fail(f"app.py did not answer within {timeout} s:\n{log.read_text()[-4000:]}")
 
 
-def test_requirements_alone_run_the_app_in_space_mode(tmp_path, capsys):
+def test_requirements_alone_run_the_app_in_space_mode(tmp_path, capsys, browser):
     version = space_python_version()
     assert version == "3.11", "we test with 3.11; numpy 2.4.6 needs >= 3.11"
     python = shutil.which(f"python{version}")
@@ -92,39 +92,36 @@ def test_requirements_alone_run_the_app_in_space_mode(tmp_path, capsys):
     try:
         wait_http(url + "/", proc, log, START_TIMEOUT)
         start_s = time.monotonic() - t1
-        from playwright.sync_api import sync_playwright
-
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                errors: list[str] = []
-                page.on("pageerror", lambda e: errors.append(str(e)))
-                # the View tab: the default example's tokens, generated and context
-                page.goto(url + "/")
-                page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
-                assert page.locator(".t[data-mask='1']").count() > 0
-                assert page.locator("[data-testid=nav-turn]").count() > 0
-                # the Capture tab: off on a Space, no run button
-                page.click("button[role=tab]:has-text('Capture')")
-                note = page.locator("#capture-disabled")
-                note.wait_for(timeout=TIMEOUT)
-                assert "Capture is off on this server" in note.inner_text()
-                assert page.locator("#cap-run").count() == 0
-                page.screenshot(path=str(SHOTS / "space_build_capture_off.png"), full_page=True)
-                # a server path: refused, nothing of it shown
-                page.goto(url + "/?src=/etc")
-                err = page.locator(".tv-error")
-                err.wait_for(timeout=TIMEOUT)
-                assert "neither a bundled example nor a Hub dataset id" in err.inner_text()
-                body = page.locator("body").inner_text()
-                for leak in ("root:x:0:0", "passwd", "hostname", "os-release"):
-                    assert leak not in body, leak
-                assert page.locator(".t[data-mask]").count() == 0
-                page.screenshot(path=str(SHOTS / "space_build_refuses_etc.png"), full_page=True)
-                assert errors == []
-            finally:
-                browser.close()
+        # the suite's one Playwright browser (a second sync_playwright inside its event loop is refused)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            # the View tab: the default example's tokens, generated and context
+            page.goto(url + "/")
+            page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
+            assert page.locator(".t[data-mask='1']").count() > 0
+            assert page.locator("[data-testid=nav-turn]").count() > 0
+            # the Capture tab: off on a Space, no run button
+            page.click("button[role=tab]:has-text('Capture')")
+            note = page.locator("#capture-disabled")
+            note.wait_for(timeout=TIMEOUT)
+            assert "Capture is off on this server" in note.inner_text()
+            assert page.locator("#cap-run").count() == 0
+            page.screenshot(path=str(SHOTS / "space_build_capture_off.png"), full_page=True)
+            # a server path: refused, nothing of it shown
+            page.goto(url + "/?src=/etc")
+            err = page.locator(".tv-error")
+            err.wait_for(timeout=TIMEOUT)
+            assert "neither a bundled example nor a Hub dataset id" in err.inner_text()
+            body = page.locator("body").inner_text()
+            for leak in ("root:x:0:0", "passwd", "hostname", "os-release"):
+                assert leak not in body, leak
+            assert page.locator(".t[data-mask]").count() == 0
+            page.screenshot(path=str(SHOTS / "space_build_refuses_etc.png"), full_page=True)
+            assert errors == []
+        finally:
+            page.close()
     finally:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
