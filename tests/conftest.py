@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,29 @@ def edit_json(path: Path, change) -> None:
     data = json.loads(path.read_text())
     change(data)
     path.write_text(json.dumps(data, indent=2))
+
+
+def zip_folder(folder: Path, dest: Path, prefix: str = "rollout") -> Path:
+    """`folder` zipped under `prefix/`, as a user zips an artifact folder."""
+    with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in folder.rglob("*"):
+            if f.is_file():
+                zf.write(f, Path(prefix) / f.relative_to(folder))
+    return dest
+
+
+def artifact_without_turns(dest: Path) -> Path:
+    """A valid artifact whose agent made no model call with tools: tests and reward, no turn."""
+    import msgspec
+
+    from artifact import open_artifact, write_artifact
+
+    a = open_artifact(EXAMPLE)
+    s = msgspec.structs.replace(a.summary, agent_turns=0, trained_turns=0, captured_calls=0, tool_calls_by_name={},
+                                env_reward=0.0, reward_after_penalties=-0.1)
+    write_artifact(dest, summary=s, turns=[], task=a.task, visible_tests=a.visible_tests,
+                   held_out_tests=a.held_out_tests, trace_entries=[], test_results=a.test_results)
+    return dest
 
 
 # -- browser fixtures: the real app in-process, Playwright driving Debian's chromium ----------------

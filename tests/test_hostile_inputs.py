@@ -17,7 +17,7 @@ import pytest
 
 from artifact import ArtifactError, open_artifact, open_upload
 from artifact.unpack import extract_zip
-from conftest import EXAMPLE, ROOT
+from conftest import EXAMPLE, ROOT, zip_folder
 
 
 def cli(*args: str, tmp: Path, **kw) -> subprocess.CompletedProcess:
@@ -25,14 +25,6 @@ def cli(*args: str, tmp: Path, **kw) -> subprocess.CompletedProcess:
     env = {**os.environ, "TMPDIR": str(tmp)}
     return subprocess.run([sys.executable, "-m", "viewer", *args], cwd=ROOT, capture_output=True, text=True,
                           env=env, timeout=120, **kw)
-
-
-def zip_folder(folder: Path, dest: Path, prefix: str = "rollout") -> Path:
-    with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as zf:
-        for f in folder.rglob("*"):
-            if f.is_file():
-                zf.write(f, Path(prefix) / f.relative_to(folder))
-    return dest
 
 
 @pytest.fixture

@@ -8,14 +8,13 @@ import re
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from artifact import open_artifact, write_artifact
-from conftest import EXAMPLE, ROOT, SHOTS, launch_app
+from conftest import EXAMPLE, ROOT, SHOTS, artifact_without_turns, launch_app, zip_folder
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 60_000
@@ -265,17 +264,9 @@ def test_export_button_one_turn(page, app_url, tmp_path):
     assert page.outside_requests == []
 
 
-def _zip(folder: Path, dest: Path) -> Path:
-    with zipfile.ZipFile(dest, "w") as zf:
-        for f in folder.rglob("*"):
-            if f.is_file():
-                zf.write(f, Path("rollout") / f.relative_to(folder))
-    return dest
-
-
 def test_upload_zip(page, app_url, tmp_path):
     open_view(page, app_url)
-    page.set_input_files("#upload input[type=file]", str(_zip(EXAMPLE, tmp_path / "rollout.zip")))
+    page.set_input_files("#upload input[type=file]", str(zip_folder(EXAMPLE, tmp_path / "rollout.zip")))
     page.wait_for_function("location.search.includes('turn=0') && !location.search.includes('src=')", timeout=TIMEOUT)
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
     assert page.locator("[data-testid=nav-turn]").count() == 3
@@ -288,7 +279,7 @@ def test_malformed_artifact_shows_message(page, app_url, tmp_path):
     data["turns"][1]["mask"] = data["turns"][1]["mask"][:-3]
     (bad / "turns.json").write_text(json.dumps(data))
     open_view(page, app_url)
-    page.set_input_files("#upload input[type=file]", str(_zip(bad, tmp_path / "bad.zip")))
+    page.set_input_files("#upload input[type=file]", str(zip_folder(bad, tmp_path / "bad.zip")))
     err = page.locator(".tv-error")
     err.wait_for(timeout=TIMEOUT)
     text = err.inner_text()
@@ -335,7 +326,7 @@ def hostile_artifact(tmp_path: Path, tokenizer) -> Path:
 def test_hostile_artifact_renders_as_text(page, app_url, tmp_path, hf_tokenizer):
     folder = hostile_artifact(tmp_path, hf_tokenizer)
     open_view(page, app_url)
-    page.set_input_files("#upload input[type=file]", str(_zip(folder, tmp_path / "hostile.zip")))
+    page.set_input_files("#upload input[type=file]", str(zip_folder(folder, tmp_path / "hostile.zip")))
     page.wait_for_selector("text=evil/", timeout=TIMEOUT)
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
     page.click("summary:has-text('instruction')")
@@ -393,14 +384,7 @@ def test_a_crowd_does_not_break_an_open_page(browser, app_url, tmp_path):
 
 
 def test_a_rollout_without_agent_turns_shows_a_message(page, app_url, tmp_path):
-    import msgspec
-
-    a = open_artifact(EXAMPLE)
-    s = msgspec.structs.replace(a.summary, agent_turns=0, trained_turns=0, captured_calls=0, tool_calls_by_name={},
-                                env_reward=0.0, reward_after_penalties=-0.1)
-    dest = tmp_path / "empty"
-    write_artifact(dest, summary=s, turns=[], task=a.task, visible_tests=a.visible_tests,
-                   held_out_tests=a.held_out_tests, trace_entries=[], test_results=a.test_results)
+    dest = artifact_without_turns(tmp_path / "empty")
     page.goto(f"{app_url}/?src={dest}")
     page.wait_for_selector("[data-testid=no-turns]", timeout=TIMEOUT)
     assert "no agent turn" in page.locator("[data-testid=no-turns]").inner_text()

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import zipfile
-from pathlib import Path
 
 import msgspec
 import pytest
 
-from artifact import open_artifact, write_artifact
-from conftest import EXAMPLE, edit_json
+from artifact import open_artifact
+from conftest import EXAMPLE, artifact_without_turns, edit_json, zip_folder
 from viewer.render import panels
 from viewer.render.safe import MAX_CHARS, markdown, pre
 from viewer.rollout import Rollout
@@ -85,31 +83,18 @@ def test_opened_value_ships_the_first_chunk_at_the_story():
     assert o["initial"] == {"turn": 0, "mode": "mask", "scope": "new"}
 
 
-def _zip(folder: Path, dest: Path) -> Path:
-    with zipfile.ZipFile(dest, "w") as zf:
-        for f in folder.rglob("*"):
-            if f.is_file():
-                zf.write(f, Path("rollout") / f.relative_to(folder))
-    return dest
-
-
 def test_upload_problems_name_the_upload_not_a_server_path(tmp_path):
     bad = tmp_path / "bad"
     shutil.copytree(EXAMPLE, bad)
     edit_json(bad / "turns.json", lambda d: d["turns"][1].update(mask=d["turns"][1]["mask"][:-3]))
     tab = ViewTab("scripted-smollm2", public=True)
-    value, _ = tab.on_upload([str(_zip(bad, tmp_path / "mine.zip"))])
+    value, _ = tab.on_upload([str(zip_folder(bad, tmp_path / "mine.zip"))])
     html = opened(value)["error_html"]
     assert "mine.zip" in html and "turn 1" in html and "/tmp" not in html and "rollout-upload-" not in html
 
 
 def test_no_agent_turn_is_a_message_not_a_crash(tmp_path):
-    a = open_artifact(EXAMPLE)
-    s = msgspec.structs.replace(a.summary, agent_turns=0, trained_turns=0, captured_calls=0, tool_calls_by_name={},
-                                env_reward=0.0, reward_after_penalties=-0.1)
-    dest = tmp_path / "empty"
-    write_artifact(dest, summary=s, turns=[], task=a.task, visible_tests=a.visible_tests,
-                   held_out_tests=a.held_out_tests, trace_entries=[], test_results=a.test_results)
+    dest = artifact_without_turns(tmp_path / "empty")
     tab = ViewTab("scripted-smollm2", public=False)
     o = opened(tab.source_value(str(dest))[0])
     assert o["outline"]["turns"] == [] and "no agent turn" in o["outline"]["notice"] and o["first_chunk"] is None
