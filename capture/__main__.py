@@ -10,6 +10,7 @@ import sys
 from .agent import Cancelled
 from .config import BACKENDS, CaptureConfig
 from .errors import CaptureError
+from .live import follow_printer
 from .progress import print_progress
 from .run import capture
 
@@ -53,6 +54,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--no-request-seed", action="store_true",
                    help="with --group-size: record each rollout's seed but do not send it as the request `seed` "
                         "(for engines that reject or crash on seeded requests; implied by --local-model)")
+    p.add_argument("--follow", action="store_true",
+                   help="print one line per model call as the proxy records it (turn, tokens in/out, tool, the "
+                        "start of the output), while the agent works")
     p.add_argument("--push-to-dataset", default=os.environ.get("PUSH_TO_DATASET"),
                    help="Hub dataset repo to upload the artifact to (or set PUSH_TO_DATASET)")
     return p.parse_args(argv)
@@ -71,14 +75,15 @@ def main(argv: list[str] | None = None) -> int:
     if a.parallel is not None and a.group_size is None:
         print("capture failed: --parallel needs --group-size", file=sys.stderr)
         return 2
+    live = follow_printer() if a.follow else None
     try:
         if a.group_size is not None:
             from .group import capture_group, print_group_progress
 
             capture_group(cfg, a.group_size, a.parallel, progress=print_group_progress,
-                          send_seed=False if a.no_request_seed else None)
+                          send_seed=False if a.no_request_seed else None, live=live)
         else:
-            capture(cfg, progress=print_progress)
+            capture(cfg, progress=print_progress, live=live)
     except CaptureError as e:
         print(f"capture failed: {e}", file=sys.stderr)
         return 1

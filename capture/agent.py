@@ -15,6 +15,8 @@ import shlex
 import socket
 import threading
 import time
+import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +45,7 @@ class Layout:
     python: str  # a python with openenv installed
     opencode: str  # the opencode binary
     proxy_port: int = 8100
+    proxy_from_host: bool = False  # the proxy's port is reachable from here (local backend: shared network)
 
     @property
     def workdir(self) -> str:
@@ -113,8 +116,20 @@ class AgentRun:
         text = self._read(name).strip()
         return text[-n:] if text else f"(no {name})"
 
-    def wait(self, timeout_s: float, cancel: threading.Event | None = None) -> tuple[bool, int | None, list[dict]]:
-        """Until opencode exits or the timeout: (timed out, exit code, events seen)."""
+    def proxy_get(self, path: str) -> dict:
+        """GET `path` on the capture proxy: directly when its port is reachable from here, else from inside
+        the sandbox (a Hugging Face sandbox's proxy listens on its own loopback only)."""
+        port = self.lay.proxy_port
+        if self.lay.proxy_from_host:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
+                return json.loads(r.read())
+        r = self._run([self.lay.python, f"{self.lay.state}/in_sandbox.py", "get", str(port), path], timeout=30)
+        return json.loads(r.stdout)
+
+    def wait(self, timeout_s: float, cancel: threading.Event | None = None,
+             on_poll: Callable[[], None] | None = None) -> tuple[bool, int | None, list[dict]]:
+        """Until opencode exits or the timeout: (timed out, exit code, events seen). `on_poll` runs on every
+        pass of the loop (the live view's proxy watch, which keeps its own pace)."""
         deadline = time.monotonic() + timeout_s
         events: list[dict] = []
         seen = 0
@@ -130,6 +145,8 @@ class AgentRun:
                 events.append(ev)
                 self._narrate(ev, events)
             seen = len(lines) if lines and lines[-1].strip().endswith("}") else max(0, len(lines) - 1)
+            if on_poll is not None:
+                on_poll()
             done = self._read("agent.exit").strip()
             if done:
                 return False, int(done) if done.lstrip("-").isdigit() else None, events

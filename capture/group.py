@@ -39,6 +39,7 @@ from artifact.group import (
 )
 
 from .agent import Cancelled
+from .live import LiveCallback
 from .progress import Reporter
 from .run import (
     CaptureConfig,
@@ -187,7 +188,8 @@ CaptureFn = Callable[..., Artifact]  # run._capture's shape: (cfg, say, cancel, 
 
 def capture_group(cfg: CaptureConfig, k: int, parallel: int | None = None, progress: GroupCallback | None = None,
                   cancel: threading.Event | None = None, sandbox_factory: Callable | None = None,
-                  capture_fn: CaptureFn | None = None, send_seed: bool | None = None) -> GroupResult:
+                  capture_fn: CaptureFn | None = None, send_seed: bool | None = None,
+                  live: LiveCallback | None = None) -> GroupResult:
     """Capture K rollouts of `cfg`'s task, P at a time, and write them as one group at `cfg.out_dir`.
 
     `progress` gets a RolloutProgress per line, from worker threads. Raises CaptureError when the
@@ -195,6 +197,7 @@ def capture_group(cfg: CaptureConfig, k: int, parallel: int | None = None, progr
     are kept as failed), Cancelled when `cancel` is set (nothing is written).
     `send_seed`: send each rollout's seed as the request `seed` (default: yes, except with --local-model:
     vLLM 0.32's CPU build crashes its engine on a seeded request, "CPU Generator does not use offset").
+    `live` gets every rollout's live updates (capture/live.py), each tagged with its rollout's index.
     `capture_fn` replaces the single capture (tests).
     """
     if not 1 <= k <= MAX_GROUP_SIZE:
@@ -226,7 +229,7 @@ def capture_group(cfg: CaptureConfig, k: int, parallel: int | None = None, progr
     try:
         with _endpoint(cfg, say) as (run_cfg, served_by):
             _run_all(run_cfg, outcomes, p, staging, progress, cancel, sandbox_factory, run_one, served_by, start,
-                     send_seed)
+                     send_seed, live)
         if cancel.is_set():
             raise Cancelled("capture cancelled")
         if all(o.artifact is None for o in outcomes):  # nothing to compare: say why instead of an empty group
@@ -274,7 +277,8 @@ class _GroupReporter(Reporter):
 
 def _run_all(cfg: CaptureConfig, outcomes: list[RolloutOutcome], parallel: int, staging: Path,
              progress: GroupCallback | None, cancel: threading.Event, sandbox_factory: Callable | None,
-             run_one: CaptureFn, served_by: str | None, start: float, send_seed: bool) -> None:
+             run_one: CaptureFn, served_by: str | None, start: float, send_seed: bool,
+             live: LiveCallback | None = None) -> None:
     def job(o: RolloutOutcome) -> None:
         say = _GroupReporter(o.index, progress, start)
         if cancel.is_set():  # queued behind the first P: never start once cancelled
@@ -284,7 +288,9 @@ def _run_all(cfg: CaptureConfig, outcomes: list[RolloutOutcome], parallel: int, 
         o.status, o.started, o.started_at = "running", time.monotonic(), _now()
         say(f"rollout seed {o.rollout_seed}", stage="task")
         try:
-            kw = {"served_by": served_by} if served_by else {}
+            kw: dict = {"served_by": served_by} if served_by else {}
+            if live is not None:
+                kw["live"] = lambda u, i=o.index: live(replace(u, rollout=i))
             o.artifact = run_one(one, say, cancel, sandbox_factory, **kw)
             o.status = "timed-out" if o.artifact.summary.timed_out else "ok"
         except Cancelled:

@@ -2,7 +2,7 @@
 
     python in_sandbox.py health PORT SECONDS     wait until the proxy answers /health
     python in_sandbox.py session PORT            mint a capture session; prints its JSON
-    python in_sandbox.py status PORT SID         the session's live stats (captured calls so far)
+    python in_sandbox.py get PORT PATH           GET PATH on the proxy; prints its JSON (the live view's poll)
     python in_sandbox.py entries PORT SID FILE   write the session's trace entries to FILE
 
 The proxy listens on the sandbox's loopback only, so these requests are made from inside.
@@ -37,8 +37,8 @@ def main(argv):
         return 1
     if cmd == "session":
         print(json.dumps(call("POST", base + "/sessions", {"purpose": "train"})))
-    elif cmd == "status":
-        print(json.dumps(call("GET", f"{base}/sessions/{argv[2]}", timeout=10)))
+    elif cmd == "get":
+        print(json.dumps(call("GET", base + argv[2], timeout=10)))
     elif cmd == "entries":
         try:
             payload = call("GET", f"{base}/sessions/{argv[2]}/trace_entries", timeout=120)

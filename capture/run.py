@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from artifact import Artifact, ArtifactError, OutDirExists, Summary, Task, TestResult, write_artifact
-from artifact.trace import calls_from_entries
-from recipe.agent_turns import select_agent_calls
 from recipe.reward import reward_waterfall
 from recipe.verifier import score
 
@@ -28,11 +26,12 @@ from . import hub, opencode
 from .agent import AgentError, AgentRun, Cancelled, Layout, free_port
 from .config import CaptureConfig, problems, redact_url
 from .errors import CaptureError
+from .live import LiveCallback, LiveTrace, LiveUpdate, ProxyWatch
 from .preflight import check_endpoint
 from .progress import Callback, Reporter
 from .sandbox import LocalSandbox
 from .tasks import refuse_for_public, task_for
-from .turns import TurnError, derive_turns
+from .turns import TurnError
 
 # The files a tokenizer needs, fetched alone when a public server loads one from the Hub.
 TOKENIZER_FILES = ["tokenizer*", "special_tokens_map.json", "vocab*", "merges.txt", "*.model", "config.json",
@@ -71,7 +70,7 @@ def _load_tokenizer(cfg: CaptureConfig, say) -> Any:
 def _layout(cfg: CaptureConfig, box) -> Layout:
     if isinstance(box, LocalSandbox):
         return Layout(home=str(box.root), python=sys.executable, opencode=str(opencode.LOCAL_BINARY),
-                      proxy_port=free_port())
+                      proxy_port=free_port(), proxy_from_host=True)
     return Layout(home="/root", python="python3", opencode="opencode")
 
 
@@ -111,18 +110,20 @@ def check(cfg: CaptureConfig) -> None:
 
 
 def capture(cfg: CaptureConfig, progress: Callback | None = None, cancel: threading.Event | None = None,
-            sandbox_factory: Callable | None = None, public: bool = False) -> Artifact:
+            sandbox_factory: Callable | None = None, public: bool = False, live: LiveCallback | None = None) -> Artifact:
     """Run one capture. A public request (`cfg.public`, or `public=True`) is refused first if any field
-    names a server path or asks for the local backend (capture/policy.py)."""
+    names a server path or asks for the local backend (capture/policy.py). `live` gets a `LiveUpdate`
+    each time the proxy has recorded new calls while the agent works, and once more with all of them
+    (capture/live.py); it is called from the capture's thread and must return quickly."""
     if public:
         cfg = replace(cfg, public=True)
     say = Reporter(progress)
     if cfg.local_model:  # it supplies its own endpoint and model; _capture checks the rest
         if cfg.public:
             refuse_for_public(cfg)  # refuses it: the model and the agent would run on the server
-        artifact = _capture_with_local_model(cfg, say, cancel, sandbox_factory)
+        artifact = _capture_with_local_model(cfg, say, cancel, sandbox_factory, live)
     else:
-        artifact = _capture(cfg, say, cancel, sandbox_factory)
+        artifact = _capture(cfg, say, cancel, sandbox_factory, live=live)
     return rescore_after_capture(artifact, cfg, say) if cfg.rescore else artifact
 
 
@@ -179,11 +180,12 @@ def serving_local_model(say: Reporter, for_whom: str, timeout_s: float = 300) ->
 
 
 def _capture_with_local_model(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
-                              sandbox_factory: Callable | None) -> Artifact:
+                              sandbox_factory: Callable | None, live: LiveCallback | None) -> Artifact:
     """Serve the offline model, capture against it, and stop it again."""
     _check_out_dir(cfg)  # before minutes of model preparation
     with serving_local_model(say, "(about a minute)") as url:
-        return _capture(local_model_config(cfg, url), say, cancel, sandbox_factory, served_by=local_model_served_by())
+        return _capture(local_model_config(cfg, url), say, cancel, sandbox_factory, served_by=local_model_served_by(),
+                        live=live)
 
 
 def local_model_config(cfg: CaptureConfig, url: str) -> CaptureConfig:
@@ -202,8 +204,37 @@ def local_model_served_by() -> str:
     return f"vLLM {local_model.VLLM_VERSION} on CPU"
 
 
+def _produced_by(cfg: CaptureConfig, served_by: str | None) -> str:
+    return (f"Captured by `python -m capture` ({cfg.backend} backend): opencode {opencode.OPENCODE_VERSION} "
+            f"behind the openenv {version('openenv')} capture proxy, model {cfg.model}"
+            + (f" served by {served_by}" if served_by else "") + ".")
+
+
+def _watch(run: AgentRun, trace: LiveTrace, live: LiveCallback) -> ProxyWatch:
+    """The proxy watch that hands `live` a snapshot each time calls land (entries that cannot form turns
+    yet are skipped: the final read decides what is written)."""
+    def on_entries(entries: list[dict], recorded_at: float | None) -> None:
+        try:
+            update = trace.update(entries, recorded_at)
+        except (ArtifactError, TurnError):
+            return
+        live(update)
+
+    return ProxyWatch(run.proxy_get, run.session_id or "", on_entries)
+
+
+def _all_turns(trace: LiveTrace, entries: list[dict]) -> LiveUpdate:
+    try:
+        return trace.update(entries)
+    except ArtifactError as e:
+        raise CaptureError(f"the proxy returned entries we cannot read: {e}") from None
+    except TurnError as e:
+        raise CaptureError(str(e)) from None
+
+
 def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
-             sandbox_factory: Callable | None, served_by: str | None = None) -> Artifact:
+             sandbox_factory: Callable | None, served_by: str | None = None,
+             live: LiveCallback | None = None) -> Artifact:
     check(cfg)
     out = _check_out_dir(cfg)
     rollout_seed = cfg.rollout_seed if cfg.rollout_seed is not None else cfg.seed
@@ -224,6 +255,8 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
     if not verdict.ok:
         raise CaptureError(verdict.message)
 
+    tokenizer = _load_tokenizer(cfg, say)  # before the agent: live turns are derived as calls land
+    trace = LiveTrace(cfg.model, task, tokenizer, _produced_by(cfg, served_by))
     say(f"opening the {cfg.backend} sandbox", stage="sandbox")
     box = _open_sandbox(cfg, sandbox_factory)
     isolation = getattr(box, "isolation", "hf-sandbox")  # a LocalSandbox says; a Hugging Face one is remote
@@ -236,14 +269,18 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
     try:
         run.start(cfg.llm_url, cfg.model, task.instruction, cfg.max_output_tokens, cfg.context, cfg.api_key,
                   cfg.deny_tools, seed=cfg.request_seed)
-        timed_out, exit_code, events = run.wait(cfg.timeout_s, cancel)
+        watch = _watch(run, trace, live) if live is not None else None
+        timed_out, exit_code, events = run.wait(cfg.timeout_s, cancel, watch.tick if watch else None)
         entries, solution = run.collect()
         if exit_code not in (0, None):
             say(f"opencode exited with status {exit_code}: {run.agent_stderr()[-300:]}")
         if not entries:
             raise CaptureError(f"the agent made no model call through the proxy (opencode exit status {exit_code}). "
                                f"opencode said: {run.agent_stderr()[-600:]}")
+        final = _all_turns(trace, entries)
         say(f"{len(entries)} captured model calls", stage="verify")
+        if live is not None:
+            live(final)
         if solution is None:
             say("the agent wrote no solution.py: the verifier scores 0")
         results = run.verify([{"input": t.input, "output": t.output} for t in task.held_out])
@@ -261,16 +298,7 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
 
     env_reward = score(results)
     say(f"held-out tests: {sum(r['passed'] for r in results)}/{len(results)} passed (score {env_reward:.3f})")
-    try:
-        calls = calls_from_entries(entries)
-    except ArtifactError as e:
-        raise CaptureError(f"the proxy returned entries we cannot read: {e}") from None
-    agent_calls = select_agent_calls(calls)
-    tokenizer = _load_tokenizer(cfg, say)
-    try:
-        turns = derive_turns(agent_calls, tokenizer)
-    except TurnError as e:
-        raise CaptureError(str(e)) from None
+    turns = final.artifact.turns
     counts = dict(Counter(name for t in turns for name in t.tool_calls if name))
     steps = reward_waterfall(env_reward, counts, timed_out)
     summary = Summary(
@@ -278,9 +306,7 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
         trained_turns=sum(t.trained for t in turns), tool_calls_by_name=counts, held_out_tests=len(task.held_out),
         n_tests_eval_cap=task.n_tests_eval_cap, env_reward=env_reward, reward_after_penalties=steps[-1].value,
         timed_out=timed_out,
-        produced_by=(f"Captured by `python -m capture` ({cfg.backend} backend): opencode {opencode.OPENCODE_VERSION} "
-                     f"behind the openenv {version('openenv')} capture proxy, model {cfg.model}"
-                     + (f" served by {served_by}" if served_by else "") + "."),
+        produced_by=_produced_by(cfg, served_by),
         reward_breakdown=[{"label": s.label, "delta": s.delta, "value": s.value, "why": s.why} for s in steps],
         capture={"backend": cfg.backend, "endpoint": redact_url(cfg.llm_url), "dataset": cfg.example or cfg.dataset,
                  "n_prompts": cfg.n_prompts, "seed": cfg.seed, "rollout_seed": rollout_seed,

@@ -26,25 +26,27 @@ def retokenize(tokenizer, call: TraceCall) -> np.ndarray:
 
 
 def derive_turns(agent_calls: list[TraceCall], tokenizer=None) -> list[Turn]:
-    turns = []
-    for n, call in enumerate(agent_calls):
-        if call.completion_ids is None:
-            raise TurnError(f"captured call {call.index} has no completion token ids: the endpoint did not return "
-                            "them (vLLM needs --return-tokens-as-token-ids)")
-        output = call.completion_ids
-        retok = retokenize(tokenizer, call) if tokenizer is not None else None
-        if call.engine_prompt_ids is not None:
-            prompt, source = call.engine_prompt_ids, "engine"
-        elif retok is not None:
-            prompt, source, retok = retok, "retokenized", None
-        else:
-            raise TurnError(f"captured call {call.index} has no engine prompt ids and no tokenizer is available "
-                            "to re-tokenize its request")
-        if call.loss_mask is not None and call.loss_mask.size == prompt.size + output.size:
-            mask = call.loss_mask
-        else:
-            mask = np.concatenate([np.zeros(prompt.size, np.int8), np.ones(output.size, np.int8)])
-        logprobs = call.logprobs if call.logprobs is not None and call.logprobs.size == output.size else np.empty(0)
-        names = tuple((tc.get("function") or tc).get("name") for tc in call.reply.get("tool_calls") or [])
-        turns.append(Turn(n, has_tool_call(call), names, prompt, output, logprobs, mask, source, retok))
-    return turns
+    return [derive_turn(n, call, tokenizer) for n, call in enumerate(agent_calls)]
+
+
+def derive_turn(n: int, call: TraceCall, tokenizer=None) -> Turn:
+    """Agent call `call` as turn `n`: engine ids and mask when the proxy recorded them, else re-rendered."""
+    if call.completion_ids is None:
+        raise TurnError(f"captured call {call.index} has no completion token ids: the endpoint did not return "
+                        "them (vLLM needs --return-tokens-as-token-ids)")
+    output = call.completion_ids
+    retok = retokenize(tokenizer, call) if tokenizer is not None else None
+    if call.engine_prompt_ids is not None:
+        prompt, source = call.engine_prompt_ids, "engine"
+    elif retok is not None:
+        prompt, source, retok = retok, "retokenized", None
+    else:
+        raise TurnError(f"captured call {call.index} has no engine prompt ids and no tokenizer is available "
+                        "to re-tokenize its request")
+    if call.loss_mask is not None and call.loss_mask.size == prompt.size + output.size:
+        mask = call.loss_mask
+    else:
+        mask = np.concatenate([np.zeros(prompt.size, np.int8), np.ones(output.size, np.int8)])
+    logprobs = call.logprobs if call.logprobs is not None and call.logprobs.size == output.size else np.empty(0)
+    names = tuple((tc.get("function") or tc).get("name") for tc in call.reply.get("tool_calls") or [])
+    return Turn(n, has_tool_call(call), names, prompt, output, logprobs, mask, source, retok)

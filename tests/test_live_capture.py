@@ -1,0 +1,147 @@
+"""Watching a capture as it runs (capture/live.py): the proxy watch's pace, live updates that arrive
+before the capture ends and match the written artifact, the polling that stops with the capture, and
+`python -m capture --follow` printing each call as it lands."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+from test_capture import config
+
+from artifact import load_artifact
+from capture import capture
+from capture.agent import AgentRun, Cancelled
+from capture.live import ProxyWatch
+from conftest import ROOT
+
+
+class FakeProxy:
+    """A proxy session whose recorded calls the test adds; it counts what it was asked."""
+
+    def __init__(self):
+        self.entries: list[dict] = []
+        self.asked: list[str] = []
+        self.fail = False
+
+    def get(self, path: str) -> dict:
+        self.asked.append(path)
+        if self.fail:
+            raise OSError("proxy busy")
+        if path.endswith("/trace_entries"):
+            return {"entries": list(self.entries)}
+        return {"n_turns": len(self.entries), "idle_s": 0.5}
+
+
+def test_watch_keeps_a_steady_pace_and_fetches_entries_only_when_calls_land():
+    proxy, now, got = FakeProxy(), [0.0], []
+    watch = ProxyWatch(proxy.get, "s1", lambda e, at: got.append((len(e), at)), interval_s=1.0, clock=lambda: now[0])
+    for step in range(40):  # the wait loop ticks every 0.25 s for 10 s
+        now[0] = step * 0.25
+        if step == 8:
+            proxy.entries.append({"n": 1})
+        if step == 20:
+            proxy.entries += [{"n": 2}, {"n": 3}]
+        watch.tick()
+    status = [p for p in proxy.asked if p == "/sessions/s1"]
+    fetches = [p for p in proxy.asked if p.endswith("/trace_entries")]
+    assert len(status) == 10  # once a second, however often the loop runs
+    assert len(fetches) == 2 and [n for n, _ in got] == [1, 3]  # only when the count grew
+    assert all(at is not None and abs(at - (time.time() - 0.5)) < 5 for _, at in got)
+    assert watch.requests == len(proxy.asked)
+
+
+def test_watch_skips_a_failed_poll_and_catches_up():
+    proxy, now, got = FakeProxy(), [0.0], []
+    watch = ProxyWatch(proxy.get, "s1", lambda e, at: got.append(len(e)), clock=lambda: now[0])
+    proxy.entries.append({"n": 1})
+    proxy.fail = True
+    watch.tick()
+    assert watch.failures == 1 and got == []
+    proxy.fail, now[0] = False, 1.0
+    watch.tick()
+    assert got == [1]
+
+
+@pytest.mark.capture
+def test_live_updates_arrive_before_the_capture_ends_and_match_the_artifact(tmp_path, task_file, tokenizer_dir,
+                                                                            scripted_llm, monkeypatch):
+    llm = scripted_llm(delay_s=2.0, slow_after=0)  # every agent reply takes 2 s: time to watch it grow
+    asked: list[float] = []
+    real_get = AgentRun.proxy_get
+
+    def counting_get(self, path):
+        asked.append(time.monotonic())
+        return real_get(self, path)
+
+    monkeypatch.setattr(AgentRun, "proxy_get", counting_get)
+    updates, stages = [], []
+    a = capture(config(tmp_path, task_file, tokenizer_dir, llm.url), progress=lambda p: stages.append(p.stage),
+                live=lambda u: updates.append((time.time(), len(stages), u)))
+    ended = time.monotonic()
+    counts = [len(u.artifact.turns) for _, _, u in updates]
+    assert counts == sorted(counts) and counts[-1] == 3
+    first = next(i for i, c in enumerate(counts) if c >= 1)
+    # turn 0 was seen while the agent still worked: before the verify stage began
+    assert stages[: updates[first][1]].count("verify") == 0
+    assert len([c for c in counts if c < 3]) >= 2  # more than one step on the way
+    for seen_at, _, u in updates[:-1]:
+        assert u.artifact.root is None and u.artifact.test_results is None
+        assert u.artifact.summary.reward_after_penalties is None
+        assert u.recorded_at is not None and 0 <= seen_at - u.recorded_at < 2.0  # about one poll behind the proxy
+    # the written artifact holds what was shown live: same turns, ids and masks
+    written = load_artifact(tmp_path / "out")
+    last = updates[-1][2].artifact
+    assert len(written.turns) == len(last.turns) == len(a.turns)
+    for w, t in zip(written.turns, last.turns, strict=True):
+        assert np.array_equal(w.ids, t.ids) and np.array_equal(w.mask, t.mask)
+        assert np.array_equal(w.logprobs, t.logprobs) and w.trained == t.trained and w.tool_calls == t.tool_calls
+    # the watch polled about once a second while the agent worked, and not once after the capture ended
+    assert asked and max(asked) <= ended
+    span = max(asked) - min(asked)
+    assert len(asked) <= 2 * (span + 1) + 2
+    time.sleep(1.5)
+    assert max(asked) <= ended
+
+
+@pytest.mark.capture
+def test_cancel_midway_keeps_what_was_seen(tmp_path, task_file, tokenizer_dir, scripted_llm):
+    llm = scripted_llm(delay_s=60.0, slow_after=1)
+    updates, cancel = [], threading.Event()
+
+    def on_update(u):
+        updates.append(u)
+        if u.artifact.turns:
+            cancel.set()
+
+    with pytest.raises(Cancelled):
+        capture(config(tmp_path, task_file, tokenizer_dir, llm.url), live=on_update, cancel=cancel)
+    assert updates and len(updates[-1].artifact.turns) >= 1
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.capture
+def test_follow_prints_each_call_as_it_lands(tmp_path, task_file, tokenizer_dir, scripted_llm):
+    llm = scripted_llm(delay_s=1.5, slow_after=0)
+    cmd = [sys.executable, "-m", "capture", "--backend", "local", "--endpoint", llm.url, "--model", "scripted-model",
+           "--dataset", str(task_file), "--n-prompts", "1", "--tokenizer", str(tokenizer_dir),
+           "--out-dir", str(tmp_path / "out"), "--follow"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=240)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    lines = out.splitlines()
+    live = [i for i, line in enumerate(lines) if "     live] " in line]
+    turns = [i for i in live if "] turn " in lines[i]]
+    verify = next(i for i, line in enumerate(lines) if " verify]" in line)
+    assert turns and turns[0] < verify, out  # turn 0 printed while the agent was still working
+    assert "] turn 0 · in " in lines[turns[0]] and "tool write" in lines[turns[0]] and " out " in lines[turns[0]]
+    assert any("] turn 2 (not trained)" in lines[i] and "no tool" in lines[i] and "Done" in lines[i] for i in turns)
+    written = load_artifact(tmp_path / "out")
+    assert len(turns) == len(written.turns)  # one line per agent turn, none twice
