@@ -19,6 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from artifact import Artifact, Summary, Task, TraceCall, Turn
 from artifact.trace import calls_from_entries
@@ -36,6 +37,7 @@ class LiveUpdate:
     artifact: Artifact  # root None, test_results None, rewards None
     new_turns: list[Turn]
     recorded_at: float | None  # time.time() when the proxy recorded the newest call (None: not known)
+    tokenizer: Any = None  # the capture's tokenizer (None when it has none): the viewer shows text with it
     rollout: int | None = None  # the rollout's index in a group; None for a single capture
 
 
@@ -71,7 +73,7 @@ class LiveTrace:
             turns.append(t if t.index == n else replace(t, index=n))
         known = len(self.turns)
         self.turns, self.calls = turns, calls
-        return LiveUpdate(self.artifact(), turns[known:], recorded_at)
+        return LiveUpdate(self.artifact(), turns[known:], recorded_at, self.tokenizer)
 
     def artifact(self) -> Artifact:
         task = self.task

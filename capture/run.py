@@ -257,6 +257,8 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
 
     tokenizer = _load_tokenizer(cfg, say)  # before the agent: live turns are derived as calls land
     trace = LiveTrace(cfg.model, task, tokenizer, _produced_by(cfg, served_by))
+    if live is not None:  # the task and its tests, before the first call: the view has a page to show
+        live(trace.update([]))
     say(f"opening the {cfg.backend} sandbox", stage="sandbox")
     box = _open_sandbox(cfg, sandbox_factory)
     isolation = getattr(box, "isolation", "hf-sandbox")  # a LocalSandbox says; a Hugging Face one is remote

@@ -189,6 +189,36 @@ class Training(msgspec.Struct, frozen=True):
     rows: list[TrainingRow]
 
 
+LiveState = Literal["running", "done", "cancelled", "failed"]
+
+
+class LiveSibling(msgspec.Struct, frozen=True):
+    """One rollout of a group being captured: the page offers to follow any of them."""
+
+    rollout: int
+    stage: str
+    turns: int
+
+
+class Live(msgspec.Struct, frozen=True):
+    """A capture being watched while it runs (viewer/ui/live.py): the page keeps asking for this record.
+
+    `version` grows with every change; `changed` is the version at which the rollout itself (its turns,
+    panels or final artifact) last changed, so the page re-reads the outline only then."""
+
+    run: str  # an unguessable id: whoever holds it may watch this capture
+    version: int
+    changed: int
+    state: LiveState
+    stage: str  # what the capture is doing, in words ("agent working", "verifying", ...)
+    elapsed_s: float
+    calls: int  # agent turns recorded so far
+    recorded_at: float | None  # Unix time the proxy recorded the newest call (the paint delay is measured from it)
+    message: str = ""  # why it was cancelled or failed
+    rollout: int | None = None  # the followed rollout of a group
+    siblings: list[LiveSibling] = []
+
+
 class Opened(msgspec.Struct, frozen=True):
     """What the app sends when a rollout opens: the shared outline, this visitor's place, the first chunk."""
 
@@ -198,6 +228,7 @@ class Opened(msgspec.Struct, frozen=True):
     initial: Initial
     first_chunk: Chunk | None  # the chunk holding the initial turn's story, so the first paint needs no round trip
     built: bool = False  # the value the page was built with (the default rollout), not an answer to this visitor
+    live: Live | None = None  # set while a capture is watched, and on the artifact that finishes it
 
 
 class Failed(msgspec.Struct, frozen=True):

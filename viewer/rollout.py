@@ -35,6 +35,9 @@ class Rollout:
     artifact: Artifact
     vocab: Vocab | None
     vocab_why: list[str] = field(default_factory=list)
+    # A watched capture (viewer/ui/live.py) has no tests or reward yet: "running", or how it stopped
+    # ("cancelled", "failed"). None for an artifact.
+    pending: str | None = None
 
     @classmethod
     def load(cls, artifact: Artifact, tokenizer_path: str | None = None) -> "Rollout":

@@ -440,7 +440,8 @@ const TraceView = (() => {
     if (!scopes.includes(st.scope)) st.scope = "new";
     root.innerHTML = `
       <div class="tv" data-testid="trace-view">
-        ${O.summary_html}
+        <div class="tv-live-box" hidden></div>
+        <div class="tv-summary-box">${O.summary_html}</div>
         <div class="tv-headerbox">${O.header_html}</div>
         <div class="tv-trainer-box"></div>
         <div class="tv-main">
@@ -455,8 +456,8 @@ const TraceView = (() => {
           </section>
         </div>
         <div class="tv-lower">
-          <section><h3>Tests</h3>${O.tests_html}</section>
-          <section><h3>Reward</h3>${O.reward_html}</section>
+          <section><h3>Tests</h3><div class="tv-tests-box">${O.tests_html}</div></section>
+          <section><h3>Reward</h3><div class="tv-reward-box">${O.reward_html}</div></section>
         </div>
         <div class="tv-tip" hidden role="status"></div>
         <div class="tv-help" hidden role="dialog" aria-label="keyboard shortcuts">
@@ -479,13 +480,18 @@ const TraceView = (() => {
     // Listeners on `root` and `document` outlive a re-mount into the same element: each checks it is current.
     const mountId = (root.__tvMounts = (root.__tvMounts || 0) + 1);
     const live = () => root.__tvMounts === mountId;
+    const liveBar = followBar($(".tv-live-box"), {follow: () => { st.follow = true; liveBar.following(true); go(O.turns.length - 1, true); },
+                                                   sibling: (k) => api.sibling && api.sibling(k)});
+    st.follow = !!opened.live;  // a watched capture: the view follows its newest turn until the reader moves
+    const showLive = (L) => liveBar.show(L, st.follow);
+    if (opened.live) showLive(opened.live);
     if (!O.turns.length) {  // nothing to page through: say so, keep the tests and reward
-      $(".tv-main").innerHTML = `<div class="tv-error" role="status" data-testid="no-turns">${esc(O.notice || "no agent turn")}</div>`;
-      return {state: () => ({...st})};
+      $(".tv-main").innerHTML = `<div class="${opened.live ? "tv-dim" : "tv-error"}" role="status" data-testid="no-turns">${esc(O.notice || "no agent turn")}</div>`;
+      return {state: () => ({...st}), grow: () => false, showLive};
     }
     st.turn = Math.min(Math.max(0, st.turn | 0), O.turns.length - 1);
     let training = null;  // TRL rows, fetched on first use
-    const nav = navigator($(".tv-nav"), O);
+    let nav = navigator($(".tv-nav"), O);
     const bar = toolbar($(".tv-toolbar"), O);
 
     function scopeRange() {
@@ -516,6 +522,12 @@ const TraceView = (() => {
     }
 
     function update() {
+      sides();
+      pane.paint(story());
+      tellState();
+    }
+
+    function sides() {  // everything about the turn on screen except its tokens
       const t = O.turns[st.turn], rowMode = st.scope === "row";
       const row = rowMode && training ? training.rows[st.row] : null;
       if (rowMode && ROW_OFF.has(st.mode)) st.mode = "mask";
@@ -534,8 +546,25 @@ const TraceView = (() => {
         else rb.innerHTML = training.html + (training.rows.length ? `<div class="tv-group" role="group" aria-label="training row">${training.rows.map((r, k) =>
           `<button data-row="${k}" class="${k === st.row ? "on" : ""}" aria-pressed="${k === st.row}">row ${k}: turns ${r.turns.join(", ")}</button>`).join("")}</div>` : "");
       }
-      pane.paint(story());
-      tellState();
+    }
+
+    // A watched capture grew (or finished): same rollout, more turns or fuller panels. The reader keeps
+    // their place; a reader following the newest turn moves to it. False when only a fresh mount can show
+    // it (the modes changed: a rescore part arrived with the final artifact).
+    function grow(next) {
+      const N = next.outline;
+      if (!!N.trainer !== hasTrainer) return false;
+      Object.assign(O, hasTrainer ? N : {...N, modes: N.modes.filter((m) => !TRAINER_MODES.has(m.id))});
+      $(".tv-summary-box").innerHTML = O.summary_html;
+      $(".tv-headerbox").innerHTML = O.header_html;
+      $(".tv-tests-box").innerHTML = O.tests_html;
+      $(".tv-reward-box").innerHTML = O.reward_html;
+      nav = navigator($(".tv-nav"), O);
+      training = null;  // TRL packs the longer rollout afresh
+      if (st.follow && st.turn !== O.turns.length - 1) { go(O.turns.length - 1, true); return true; }
+      sides();
+      if (st.scope === "row") pane.paint(null);
+      return true;
     }
 
     // The URL follows the reader, not the first paint: the app reads the page's own URL on load (a deep
@@ -543,8 +572,9 @@ const TraceView = (() => {
     let mounted = !quiet;
     function tellState() { if (mounted && api.onState) api.onState({turn: st.turn, mode: st.mode, scope: st.scope}); }
 
-    function go(turn) {
+    function go(turn, auto = false) {
       st.turn = Math.min(Math.max(0, turn), O.turns.length - 1);
+      if (!auto && opened.live) { st.follow = st.turn === O.turns.length - 1; liveBar.following(st.follow); }
       if (st.scope === "row") st.scope = "new";
       update();
     }
@@ -636,7 +666,93 @@ const TraceView = (() => {
     for (const ev of ["pointerdown", "wheel", "keydown", "touchstart"]) root.addEventListener(ev, () => { touched = true; }, {once: true, passive: true});
     for (const ms of [250, 800, 2000]) setTimeout(() => { if (!touched && !view.classList.contains("present")) { pane.fit(true); pane.goTo(story() || 0); } }, ms);
     if (document.body.classList.contains("tv-present")) present(true);  // a re-mount keeps presentation on
-    return {go, setMode, setScope, present, state: () => ({...st})};
+    return {go, setMode, setScope, present, grow, showLive, state: () => ({...st})};
+  }
+
+  // -- a watched capture: running badge with elapsed time and stage, follow, a group's rollouts ----------
+  function followBar(el, on) {
+    let L = null, timer = null, started = 0, shownHtml = "", shownFollow = null;
+    const clock = (s) => `${Math.floor(s / 60)}:${String(Math.floor(s % 60)).padStart(2, "0")}`;
+    const words = {running: "running", done: "captured", cancelled: "cancelled", failed: "failed"};
+    function tick() {
+      const t = el.querySelector(".tv-live-clock");
+      if (t && L) t.textContent = clock(L.state === "running" ? (Date.now() - started) / 1000 : L.elapsed_s);
+    }
+    function show(next, isFollowing) {
+      L = next;
+      started = Date.now() - 1000 * L.elapsed_s;
+      const running = L.state === "running";
+      const what = running ? `${esc(L.stage)} · ${fmt(L.calls)} turn${L.calls === 1 ? "" : "s"} so far`
+        : L.state === "done" ? "the written artifact is on screen"
+        : L.state === "cancelled" ? "what was seen before the capture stopped: nothing was written"
+        : esc(L.message || "the capture failed");
+      const sibs = L.siblings.length ? `<span class="tv-group" role="group" aria-label="rollout to follow">${L.siblings.map((s) =>
+        `<button data-live-rollout="${s.rollout}" aria-pressed="${s.rollout === L.rollout}" class="${s.rollout === L.rollout ? "on" : ""}" title="rollout ${s.rollout}: ${esc(s.stage)}, ${s.turns} turns">rollout ${s.rollout} · ${s.turns}</button>`).join("")}</span>` : "";
+      el.hidden = false;
+      const html = `<div class="tv-live ${L.state}" data-testid="live-badge" data-state="${L.state}" role="status">
+        <span class="tv-live-dot" aria-hidden="true"></span><b>${words[L.state]}</b> · <span class="tv-live-clock"></span> · <span>${what}</span>
+        ${L.state === "cancelled" || L.state === "failed" ? "" : `<span class="tv-live-follow"></span>`}${sibs}</div>`;
+      if (html !== shownHtml) { el.innerHTML = html; shownHtml = html; shownFollow = null; }  // a button under the pointer stays put
+      following(isFollowing);
+      tick();
+      clearInterval(timer);
+      if (running) timer = setInterval(() => { if (!el.isConnected) clearInterval(timer); else tick(); }, 1000);
+    }
+    function following(on) {
+      const f = el.querySelector(".tv-live-follow");
+      if (!f || !L || shownFollow === on) return;
+      shownFollow = on;
+      f.innerHTML = L.state !== "running" ? "" : on ? "<span class='tv-dim' data-testid='following'>following the newest turn</span>"
+        : "<button class='tv-follow-btn' data-testid='follow' title='go to the newest turn and stay on it as turns arrive'>follow ↓</button>";
+    }
+    el.addEventListener("click", (ev) => {
+      const b = ev.target.closest("button");
+      if (!b) return;
+      ev.stopPropagation();
+      if (b.classList.contains("tv-follow-btn")) on.follow();
+      else if (b.dataset.liveRollout !== undefined) on.sibling(Number(b.dataset.liveRollout));
+    });
+    return {show, following};
+  }
+
+  // The page side of a watched capture (viewer/ui/live.py): ask about twice a second for the run's record
+  // and, when the rollout changed, its new value; grow the view in place. Stops when the run has ended,
+  // or when this element shows something else.
+  const LIVE_POLL_MS = 500;
+  function watchRun(element, opened, server, remount) {
+    let L = opened.live, changed = L.changed, rollout = L.rollout, timer = null, stopped = false;
+    let view = remount(opened);
+    const me = {run: L.run, apply, sibling, polls: 0};  // polls: questions asked (the tests count them)
+    function apply(next) {  // a value of this run: newer content grows the view, a new record updates the badge
+      const nl = next.live;
+      if (nl.changed > changed || nl.rollout !== L.rollout) {
+        changed = nl.changed;
+        const other = nl.rollout !== L.rollout;
+        L = nl;
+        element.__tvKey = next.key; element.__tvSrc = next.src;
+        if (other || !view.grow(next)) view = remount(next, other ? null : view.state());
+      }
+      L = nl;
+      view.showLive(L);
+      if (L.state !== "running") stop();
+      return true;
+    }
+    function sibling(k) { rollout = k; changed = 0; clearTimeout(timer); poll(); }
+    function stop() { stopped = true; clearTimeout(timer); }
+    async function poll() {
+      if (stopped || element.__tvLive !== me || !element.isConnected) return;
+      try {
+        me.polls++;
+        const r = await server.live({run: L.run, rollout, version: changed});
+        if (r.error) { view.showLive({...L, state: "failed", message: r.error}); stop(); return; }
+        if (r.opened) apply(JSON.parse(r.opened));
+        else { L = r.live; view.showLive(L); if (L.state !== "running") stop(); }
+      } catch (e) { /* a missed answer: ask again next time */ }
+      if (!stopped) timer = setTimeout(poll, LIVE_POLL_MS);
+    }
+    element.__tvLive = me;
+    if (L.state === "running") timer = setTimeout(poll, LIVE_POLL_MS); else stop();
+    return me;
   }
 
   // -- adapters ----------------------------------------------------------------------------------------
@@ -645,6 +761,7 @@ const TraceView = (() => {
       chunk: (q) => server.chunk({...q, key: element.__tvKey}),
       training: () => server.training({key: element.__tvKey}),
       trainer: (q) => server.trainer({...q, key: element.__tvKey}),
+      sibling: (k) => element.__tvLive && element.__tvLive.sibling(k),
       onState: (s) => {
         const u = new URL(window.location.href);
         if (element.__tvSrc) u.searchParams.set("src", element.__tvSrc); else u.searchParams.delete("src");
@@ -661,10 +778,17 @@ const TraceView = (() => {
       if (!box || !props.value) return;
       const opened = JSON.parse(props.value);
       if (opened.built && deepLink) { box.innerHTML = "<div class='tv-dim' style='padding:12px'>opening the link…</div>"; return; }
-      if (opened.error_html) { box.innerHTML = opened.error_html; return; }
-      element.__tvKey = opened.key; element.__tvSrc = opened.src;
-      const v = mount(box, opened, api, !!opened.built);
-      window.__traceView = {...v, state: () => ({...v.state(), key: opened.key})};
+      if (opened.error_html) { element.__tvLive = null; box.innerHTML = opened.error_html; return; }
+      const watched = element.__tvLive;
+      if (opened.live && watched && watched.run === opened.live.run) { watched.apply(opened); return; }  // in place
+      const show = (o, keep) => {
+        element.__tvKey = o.key; element.__tvSrc = o.src;
+        const v = mount(box, keep ? {...o, initial: {turn: keep.turn, mode: keep.mode, scope: keep.scope}} : o, api, !!o.built);
+        window.__traceView = {...v, state: () => ({...v.state(), key: element.__tvKey}), watching: () => element.__tvLive};
+        return v;
+      };
+      if (opened.live) watchRun(element, opened, server, show);
+      else { element.__tvLive = null; show(opened); }
     }
     start();
     watch("value", start);

@@ -47,7 +47,11 @@ def turn_outlines(r: Rollout) -> list[TurnOutline]:
 def outline(r: Rollout) -> Outline:
     a, rep = r.artifact, r.report
     notice = None
-    if not a.turns:
+    if not a.turns and r.pending == "running":
+        notice = "Waiting for the agent's first model call: its turns appear here as the capture proxy records them."
+    elif not a.turns and r.pending:
+        notice = f"The capture {r.pending} before the agent's first model call was recorded: there are no turns to show."
+    elif not a.turns:
         notice = ("This rollout has no agent turn: the agent made no model call with tools, so there are no tokens "
                   "to show and TRL has nothing to train on. The tests and reward are below.")
     trainer = trainer_outline(r)  # the trainer's modes need a rescore part: offered only with one
@@ -55,9 +59,9 @@ def outline(r: Rollout) -> Outline:
     return Outline(
         chunk_size=CHUNK, max_context=rep.max_context, turns=turn_outlines(r),
         modes=modes, scopes=SCOPE_CHOICES,
-        summary_html=panels.summary(a, rep),
+        summary_html=panels.summary(a, rep, r.pending),
         header_html=panels.header(a, rep, r.vocab.origin if r.vocab else None, r.vocab_why, r.alignment.note),
-        tests_html=panels.tests(a), reward_html=panels.reward(a, rep), notice=notice,
+        tests_html=panels.tests(a, r.pending), reward_html=panels.reward(a, rep, r.pending), notice=notice,
         # A group capture (issue 10) will give the rollout its advantage; until then the reader picks a sign.
         trainer=trainer, advantage=getattr(r, "advantage", None),
     )

@@ -16,6 +16,7 @@ from ..tokens import make_visible
 from .safe import markdown, pre, pretty_json, short, text
 
 MAX_LIST = 200  # rows of any list a trace controls (tests, calls, names); the rest is counted, not sent
+_PENDING_TEST = {"running": "runs when the agent finishes"}  # a watched capture's tests (else: never ran)
 
 
 def _more(n: int, what: str) -> str:
@@ -35,10 +36,20 @@ def _sign(v: float | None) -> str:
     return "none" if v is None else "pos" if v > 0 else "neg" if v < 0 else "zero"
 
 
-def summary(a: Artifact, r: Report) -> str:
-    """The one line a newcomer reads first: tests, reward (coloured by sign), trained turns."""
+def summary(a: Artifact, r: Report, pending: str | None = None) -> str:
+    """The one line a newcomer reads first: tests, reward (coloured by sign), trained turns.
+
+    `pending`: the state of a capture whose tests have not run (viewer/ui/live.py): running, cancelled, failed."""
     results = a.test_results or []
     n_tests = len(a.held_out_tests or [])
+    if pending is not None:
+        tests_part, reward_part = ((f"{_plural(n_tests, 'held-out test')} run when the agent finishes", "reward pending")
+                                   if pending == "running" else
+                                   (f"{_plural(n_tests, 'held-out test')} never ran: the capture {pending}", "no reward"))
+        trained = f"{r.trained_turns} of {_plural(r.turns, 'agent turn')} trained so far" if r.turns else \
+            "no agent turn yet"
+        return (f"<div class='tv-summary' data-testid='summary'><span>{text(tests_part)}</span> · "
+                f"<span class='tv-reward-value none'>{reward_part}</span> · <span>{trained}</span></div>")
     if results:
         tests_part = f"{sum(t.passed for t in results)} of {n_tests} held-out tests passed"
     elif a.held_out_tests is not None:
@@ -142,14 +153,15 @@ def tool_calls(calls: list[ToolCall]) -> str:
     return "<div class='tv-tools'>" + "".join(parts) + _more(len(calls), "tool calls") + "</div>"
 
 
-def tests(a: Artifact) -> str:
+def tests(a: Artifact, pending: str | None = None) -> str:
     visible = pre(a.visible_tests, label="the visible tests") if a.visible_tests is not None else "<i>not in this artifact</i>"
     results: dict[int, TestResult] = {r.index: r for r in a.test_results or []}
     rows = []
     for i, t in enumerate((a.held_out_tests or [])[:MAX_LIST]):
         r = results.get(i)
         verdict = (f"<span class='tv-badge {'ok' if r.passed else 'warn'}'>{text(r.status)}</span>"
-                   f"{(' <span class=tv-dim>' + text(r.detail) + '</span>') if r.detail else ''}") if r else "<span class='tv-dim'>no per-test result</span>"
+                   f"{(' <span class=tv-dim>' + text(r.detail) + '</span>') if r.detail else ''}") if r else \
+            f"<span class='tv-dim'>{_PENDING_TEST.get(pending or '', 'never ran') if pending else 'no per-test result'}</span>"
         rows.append(f"<tr data-testid='held-out-test'><td>{i}</td><td>{pre(t.input, 400, 'the input')}</td>"
                     f"<td>{pre(t.output, 400, 'the output')}</td><td>{verdict}</td></tr>")
     n = len(a.held_out_tests or [])
@@ -165,7 +177,13 @@ def tests(a: Artifact) -> str:
     )
 
 
-def reward(a: Artifact, r: Report) -> str:
+def reward(a: Artifact, r: Report, pending: str | None = None) -> str:
+    if pending == "running":
+        return ("<div class='tv-reward'><p class='tv-dim'>The reward is computed from the held-out tests once the "
+                "agent finishes, then penalised by the recipe's rules.</p></div>")
+    if pending is not None:
+        return (f"<div class='tv-reward'><p class='tv-dim'>No reward: the capture {text(pending)} before its held-out "
+                "tests ran.</p></div>")
     steps = r.reward.steps
     scale = max([abs(s.value) for s in steps if s.value is not None] + [1.0])
     rows = []

@@ -46,6 +46,7 @@ from capture import (
     task_for,
 )
 from capture.group import RolloutProgress, StageBoard, capture_group
+from capture.live import LiveUpdate
 from viewer.contract import Initial
 from viewer.render import safe
 
@@ -357,14 +358,24 @@ class CaptureTab:
             yield {self.status: _status("failed", 0, elapsed, result.get("error", "")), self.log: log}
 
     def _run(self, cfg: CaptureConfig):
+        """One rollout, watched as it runs: the View tab gets the live view once the task is known and comes
+        to the front when the first turn lands; the page follows it from there (viewer/ui/live.py)."""
         self.slot.cancel.clear()
         self.slot.started, self.slot.stage = time.monotonic(), "task"
         events: queue.Queue = queue.Queue()
         result: dict = {}
+        live = self.view.live
+        run = live.start()
 
-        worker = _start(lambda: capture(cfg, progress=events.put, cancel=self.slot.cancel), result, "artifact", "capture")
+        def on_live(u: LiveUpdate) -> None:
+            live.update(run, u)
+            events.put(u)
+
+        worker = _start(lambda: capture(cfg, progress=events.put, cancel=self.slot.cancel, live=on_live), result,
+                        "artifact", "capture")
         lines: list[str] = []
         last = Progress("task", "starting", 0, 0.0)
+        shown = switched = False
         while worker.is_alive() or not events.empty():
             try:
                 p = events.get(timeout=0.5)
@@ -372,7 +383,17 @@ class CaptureTab:
                 yield {self.status: _status(last.stage, last.turns, time.monotonic() - self.slot.started),
                        self.log: "\n".join(lines)}
                 continue
+            if isinstance(p, LiveUpdate):  # the page asks for the rest itself; only the first value is sent
+                update: dict = {}
+                if not shown and (value := live.value(run)) is not None:
+                    update[self.view.view], shown = value, True
+                if shown and not switched and p.artifact.turns:
+                    update[self.tabs], switched = gr.Tabs(selected="view"), True
+                if update:
+                    yield update
+                continue
             last, self.slot.stage = p, p.stage
+            live.stage(run, p.stage)
             lines = (lines + [f"[{p.elapsed_s:6.1f}s {p.stage}] {p.line}"])[-MAX_LOG_LINES:]
             yield {self.status: _status(p.stage, p.turns, p.elapsed_s), self.log: "\n".join(lines)}
         elapsed = time.monotonic() - self.slot.started
@@ -384,17 +405,27 @@ class CaptureTab:
                                          a.root.parent, a.root.name)
             note = f"reward {a.summary.reward_after_penalties}; opened in the View tab"
             src = None if self.public else str(a.root)  # a deep link to it works where paths are allowed
+            try:
+                live.finish(run, "done", finals={None: (self.view.keep_artifact(a), src, None)})
+            except Exception as e:  # the artifact is written; its analysis failed: say so in the view
+                live.finish(run, "failed", f"the artifact is written, but could not be analysed: "
+                                           f"{type(e).__name__}: {str(e)[:300]}")
             update = {self.status: _status("done", len(a.turns), elapsed, note), self.log: log,
-                      self.view.view: self.view.artifact_value(a, src), self.view.loaded: str(a.root),
-                      self.tabs: gr.Tabs(selected="view"), self.download: zipped}
+                      self.view.loaded: str(a.root), self.tabs: gr.Tabs(selected="view"), self.download: zipped}
+            if (value := live.value(run)) is not None:  # the artifact replaces the live view in place
+                update[self.view.view] = value
             if src:
                 update[self.view.src] = gr.update(value=src)
             yield update
-        elif result.get("cancelled"):
-            yield {self.status: _status("cancelled", last.turns, elapsed,
-                                        "the agent and sandbox were stopped; nothing was written"), self.log: log}
-        else:
-            yield {self.status: _status("failed", last.turns, elapsed, result.get("error", "")), self.log: log}
+        else:  # the live view keeps what it showed, marked cancelled or failed
+            state = "cancelled" if result.get("cancelled") else "failed"
+            why = "the agent and sandbox were stopped; nothing was written" if state == "cancelled" else \
+                result.get("error", "")
+            live.finish(run, state, why)
+            update = {self.status: _status(state, last.turns, elapsed, why), self.log: log}
+            if shown and (value := live.value(run)) is not None:
+                update[self.view.view] = value
+            yield update
 
     def cancel(self, values: dict, profile: gr.OAuthProfile | None = None) -> str:
         refused = self._refusal(values, profile)
@@ -517,7 +548,9 @@ class CaptureTab:
                                           [self.sandbox_row, self.local_note, self.fields["endpoint"]], queue=False)
         self.preview_btn.click(self.preview, form, self.preview_box)
         self.check_btn.click(self.check, form, self.verdict)
+        # No progress overlay: the live token view is an output of this event, and the reader works in it.
         self.run_btn.click(self.run, self.form, [self.status, self.log, self.view.view, self.view.loaded, tabs,
-                                                 self.download, self.view.src, self.view.collections.component])
+                                                 self.download, self.view.src, self.view.collections.component],
+                           show_progress="hidden")
         self.cancel_btn.click(self.cancel, form, self.status, queue=False)
         self.push_btn.click(self.push, form | {self.repo, self.token}, self.pushed)

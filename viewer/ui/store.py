@@ -70,6 +70,23 @@ class RolloutStore:
             self._entries.move_to_end(key)
         return key, self._materialise(entry)
 
+    def put(self, identity: str, rollout: Rollout) -> str:
+        """Keep `rollout` under `identity`, replacing what was there: a watched capture's newest snapshot.
+
+        Pages holding the key see the new rollout on their next request; its outline is rebuilt once."""
+        key = self.key_for(identity)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                entry = self._entries[key] = _Entry(lambda: rollout)
+            self._entries.move_to_end(key)
+        with entry.lock:
+            entry.reopen = lambda: rollout
+            entry.rollout, entry.size = rollout, rollout_bytes(rollout)
+            entry.outline_json, entry.with_advantage = None, {}
+        self._evict(keep=entry)
+        return key
+
     def get(self, key: str) -> Rollout | None:
         """The rollout a page holds the key of, reloaded if it was dropped; None for keys never issued."""
         with self._lock:
@@ -84,14 +101,17 @@ class RolloutStore:
 
         With `advantage` (opened from its group): the same outline carrying it, also built once."""
         entry = self._entries[key]
-        if entry.outline_json is None:
-            r = self._materialise(entry)
-            entry.outline_json = encode(outline(r))
-            entry.with_advantage = {}
+        r = self._materialise(entry)
+        built = entry.outline_json
+        if built is None:
+            built = encode(outline(r))
+            with entry.lock:
+                if entry.rollout is r:  # not if a watched capture replaced it meanwhile (put): that one gets its own
+                    entry.outline_json, entry.with_advantage = built, {}
         if advantage is None:
-            return entry.outline_json
+            return built
         if advantage not in entry.with_advantage:
-            o = msgspec.json.decode(entry.outline_json, type=Outline)
+            o = msgspec.json.decode(built, type=Outline)
             entry.with_advantage[advantage] = encode(msgspec.structs.replace(o, advantage=advantage))
         return entry.with_advantage[advantage]
 

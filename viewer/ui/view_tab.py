@@ -21,7 +21,7 @@ import msgspec
 from artifact import Artifact, ArtifactError, Problem, bundled_examples, open_artifact, open_upload
 from artifact.sources import bundled_groups, identify
 from viewer import assets
-from viewer.contract import Failed, Initial, Opened, encode
+from viewer.contract import Failed, Initial, Live, Opened, encode
 from viewer.export import export_html
 from viewer.query import MAX_SRC_CHARS, PageQuery, parse_page_query
 from viewer.render import panels
@@ -31,6 +31,7 @@ from viewer.trainer_records import BadRequest, parse_request, trainer_summary, t
 
 from .collection_view import CollectionView
 from .downloads import new_download_dir
+from .live import LiveRuns
 from .store import RolloutStore
 
 MOUNT_JS = "TraceView.mountInApp(element, props, server, watch);"
@@ -78,6 +79,8 @@ class ViewTab:
         self.default_source, self.public = default_source, public
         self.store = RolloutStore()
         self.collections = CollectionView(self)  # decides collection or single artifact; owns the index
+        self.live = LiveRuns(self.store, lambda key, src, initial, live, advantage:
+                             self.opened_value(key, src, initial, advantage=advantage, live=live))
 
     # -- values for the token view ------------------------------------------------------------------
 
@@ -85,7 +88,7 @@ class ViewTab:
         return encode(Failed(panels.problems(source, problems))).decode()
 
     def opened_value(self, key: str, src: str | None, initial: Initial, built: bool = False,
-                     advantage: float | None = None) -> str:
+                     advantage: float | None = None, live: Live | None = None) -> str:
         """The view's value: the shared outline, this visitor's place, and the chunk that place shows first."""
         r = self.store.get(key)
         assert r is not None
@@ -95,7 +98,7 @@ class ViewTab:
         if r.artifact.turns and initial.scope != "row":
             first = r.chunk(turn, initial.scope, r.story_chunk(turn, initial.scope))
         outline = msgspec.Raw(self.store.outline_json(key, advantage))
-        return encode(Opened(key, src, outline, initial, first, built)).decode()
+        return encode(Opened(key, src, outline, initial, first, built, live)).decode()
 
     def _open(self, label: str, identity: str, reopen, src: str | None, initial: Initial, built: bool = False,
               advantage: float | None = None) -> str:
@@ -107,10 +110,11 @@ class ViewTab:
         except Exception as e:  # analysis of a valid artifact failed: say so in the page, no traceback
             return self.error_value(label, [f"could not analyse it: {type(e).__name__}: {str(e)[:300]}"])
 
-    def artifact_value(self, a: Artifact, src: str | None) -> str:
-        """The view's value for an artifact already read (a capture just wrote it), shared like any other."""
+    def keep_artifact(self, a: Artifact) -> str:
+        """Load an artifact already read (a capture just wrote it) into the shared store; returns its key.
+        Raises what its analysis raises."""
         identity = identify(str(a.root), allow_local=True) if a.root is not None else f"capture|{id(a)}"
-        return self._open(src or "the capture", identity, lambda: Rollout.load(a), src, Initial())
+        return self.store.open(identity, lambda: Rollout.load(a))[0]
 
     def source_value(self, source: str, initial: Initial | None = None, built: bool = False) -> tuple[str, str]:
         source = (source or "").strip()
@@ -242,6 +246,9 @@ class ViewTab:
         def trainer(req: dict) -> dict:
             return self.trainer(req)
 
+        def live(req: dict) -> dict:
+            return self.live.answer(req)
+
         index = self.collections.render()  # the collection index, above the token view
         # The default rollout is in the page from the start, so a visitor without a deep link sees tokens
         # without waiting for the page-load round trip (a default collection opens through the page load).
@@ -250,7 +257,7 @@ class ViewTab:
         self.view = gr.HTML(value=self.built_value, html_template="<div class='tv-mount'></div>",
                             css_template=assets.read("trace_view.css"), apply_default_css=False,
                             js_on_load=assets.read("trace_view.js") + MOUNT_JS,
-                            server_functions=[chunk, training, trainer], elem_id="trace-view", padding=False)
+                            server_functions=[chunk, training, trainer, live], elem_id="trace-view", padding=False)
         with gr.Accordion("Export a self-contained HTML file", open=False, elem_classes="tv-chrome"):
             # Two buttons, no extra widget: every component type is one more module the page boots with.
             with gr.Row():

@@ -1,0 +1,121 @@
+"""The live view's server side without a browser (viewer/ui/live.py): a watched run answers the page with
+its newest snapshot only when it changed, chunks of a snapshot come through the usual server function,
+the written artifact replaces the snapshot, a cancelled run says its tests never ran, and requests that
+name no run, or a forgotten one, get a message."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import msgspec
+import pytest
+
+from artifact import open_artifact
+from capture.live import LiveUpdate
+from conftest import EXAMPLE
+from viewer.ui import live as live_module
+from viewer.ui.view_tab import ViewTab
+
+
+@pytest.fixture(scope="module")
+def example():
+    return open_artifact(str(EXAMPLE))
+
+
+def snapshot(a, turns: int, tokenizer=None) -> LiveUpdate:
+    """What a capture of the example had recorded after `turns` agent turns."""
+    part = dataclasses.replace(a, root=None, source="live capture", turns=a.turns[:turns], test_results=None,
+                               trace=None, tokenizer_dir=None,
+                               summary=msgspec.structs.replace(a.summary, env_reward=None, reward_after_penalties=None))
+    return LiveUpdate(part, list(part.turns[-1:]), recorded_at=1.0e9 + turns, tokenizer=tokenizer)
+
+
+def ask(tab: ViewTab, run: str, version: int = 0, rollout=None) -> dict:
+    got = tab.live.answer({"run": run, "version": version, "rollout": rollout})
+    if "opened" in got:
+        got["opened"] = json.loads(got["opened"])
+        got["outline"] = got["opened"]["outline"]
+    return got
+
+
+def test_the_page_gets_the_newest_snapshot_only_when_it_changed(example, hf_tokenizer):
+    tab = ViewTab("scripted-smollm2", public=False)
+    run = tab.live.start()
+    assert tab.live.value(run) is None  # nothing to show before the first snapshot
+    tab.live.update(run, snapshot(example, 0, hf_tokenizer))
+    first = ask(tab, run)
+    assert first["live"]["state"] == "running" and first["live"]["calls"] == 0
+    assert first["outline"]["turns"] == [] and "Waiting for the agent's first model call" in first["outline"]["notice"]
+    assert "run when the agent finishes" in first["outline"]["summary_html"]
+
+    tab.live.update(run, snapshot(example, 1, hf_tokenizer))
+    got = ask(tab, run, first["live"]["changed"])
+    assert len(got["outline"]["turns"]) == 1 and got["live"]["recorded_at"] == 1.0e9 + 1
+    assert got["opened"]["live"]["run"] == run and got["opened"]["initial"]["turn"] == 0
+    assert "reward pending" in got["outline"]["summary_html"]
+    assert "tokenizer: the capture&#x27;s tokenizer" in got["outline"]["header_html"]
+    # a stage change is news for the badge only: no outline is resent
+    tab.live.stage(run, "agent")
+    quiet = ask(tab, run, got["live"]["changed"])
+    assert "opened" not in quiet and quiet["live"]["stage"] == "agent working"
+    assert quiet["live"]["version"] > got["live"]["version"]
+    # chunks of the snapshot come through the token view's own server function, as text
+    chunk = tab.chunk({"key": got["opened"]["key"], "turn": 0, "scope": "full", "index": 0})
+    assert chunk["ids"] and any(chunk["text"]) and set(chunk["mask"]) <= {"0", "1"}
+
+    tab.live.update(run, snapshot(example, 3, hf_tokenizer))
+    third = ask(tab, run, quiet["live"]["changed"])
+    assert len(third["outline"]["turns"]) == 3 and third["opened"]["initial"]["turn"] == 2  # lands on the newest
+    assert third["opened"]["key"] == got["opened"]["key"]  # one key per watched rollout
+
+    # the written artifact replaces the snapshot: a new key, real tests and reward
+    final_key = tab.keep_artifact(example)
+    tab.live.finish(run, "done", finals={None: (final_key, str(EXAMPLE), None)})
+    done = ask(tab, run, third["live"]["changed"])
+    assert done["live"]["state"] == "done" and done["opened"]["key"] == final_key
+    assert done["opened"]["src"] == str(EXAMPLE) and "held-out tests passed" in done["outline"]["summary_html"]
+    assert tab.live.requests(run) == 5
+
+
+def test_a_cancelled_run_keeps_what_was_seen_and_says_its_tests_never_ran(example):
+    tab = ViewTab("scripted-smollm2", public=False)
+    run = tab.live.start()
+    tab.live.update(run, snapshot(example, 2))
+    seen = ask(tab, run)
+    tab.live.finish(run, "cancelled", "the agent and sandbox were stopped; nothing was written")
+    got = ask(tab, run, seen["live"]["changed"])
+    assert got["live"]["state"] == "cancelled" and "nothing was written" in got["live"]["message"]
+    assert len(got["outline"]["turns"]) == 2  # what was seen stays
+    assert "never ran: the capture cancelled" in got["outline"]["summary_html"]
+    assert "no reward" in got["outline"]["summary_html"] and "No reward" in got["outline"]["reward_html"]
+    assert "showing ids" in got["outline"]["header_html"]  # no tokenizer: ids, and why
+
+
+def test_a_group_is_watched_one_rollout_at_a_time(example):
+    tab = ViewTab("scripted-smollm2", public=False)
+    run = tab.live.start(rollouts=3)
+    tab.live.update(run, dataclasses.replace(snapshot(example, 1), rollout=0))
+    tab.live.update(run, dataclasses.replace(snapshot(example, 3), rollout=2))
+    tab.live.stage(run, "verify", rollout=2)
+    zero, two = ask(tab, run, rollout=0), ask(tab, run, rollout=2)
+    assert len(zero["outline"]["turns"]) == 1 and len(two["outline"]["turns"]) == 3
+    assert zero["opened"]["key"] != two["opened"]["key"]
+    assert [(s["rollout"], s["turns"], s["stage"]) for s in two["live"]["siblings"]] == \
+        [(0, 1, "preparing the task"), (1, 0, "preparing the task"), (2, 3, "verifying")]
+    assert "opened" not in ask(tab, run, rollout=1)  # nothing recorded for rollout 1 yet
+
+
+@pytest.mark.parametrize("req", [None, "run", {"run": "0" * 32}, {"run": ["x"]}, {}])
+def test_requests_that_name_no_watched_run_get_a_message(req):
+    tab = ViewTab("scripted-smollm2", public=False)
+    got = tab.live.answer(req)
+    assert set(got) == {"error"} and isinstance(got["error"], str)
+
+
+def test_only_the_newest_runs_are_kept(example, monkeypatch):
+    monkeypatch.setattr(live_module, "MAX_RUNS", 2)
+    tab = ViewTab("scripted-smollm2", public=False)
+    runs = [tab.live.start() for _ in range(3)]
+    assert "error" in tab.live.answer({"run": runs[0]}) and "live" in tab.live.answer({"run": runs[2]})
+    assert len(set(runs)) == 3 and all(len(r) == 32 for r in runs)

@@ -1,0 +1,159 @@
+"""The live view in a real browser: a capture through the Capture tab with the scripted endpoint slowed per
+call, watched in the View tab while the agent works. Turns appear before the capture ends, the view
+follows the newest turn until the reader moves, "follow" resumes, the written artifact replaces the live
+view in place, the page stops asking once the run ended, cancel keeps what was seen; presentation mode
+follows too. Screenshots in light and dark, at 1440x900 and 1024x768."""
+
+from __future__ import annotations
+
+import pytest
+from test_capture_browser import capture_app, fill_form  # noqa: F401  (capture_app is a fixture)
+
+from conftest import SHOTS
+from support.scripted_llm import DEFAULT_STEPS
+
+STEPS = [DEFAULT_STEPS[0], DEFAULT_STEPS[1], DEFAULT_STEPS[1], DEFAULT_STEPS[2]]  # four turns: write, bash, bash, stop
+
+pytestmark = [pytest.mark.browser, pytest.mark.capture]
+TIMEOUT = 180_000
+
+# Records, in the page, every change of the turn count and badge state with its time: the order of events
+# is then asserted from one timeline instead of racing the capture.
+TIMELINE = """() => {
+  window.__timeline = [];
+  const note = () => {
+    const badge = document.querySelector('#view-tab [data-testid=live-badge]');
+    const status = document.querySelector('[data-testid=capture-status]');
+    const row = {t: Date.now(), turns: badge ? document.querySelectorAll('#view-tab [data-testid=nav-turn]').length : 0,
+                 badge: badge ? badge.dataset.state : null, status: status ? status.innerText.split(' ')[0] : null};
+    const last = window.__timeline[window.__timeline.length - 1];
+    if (!last || last.turns !== row.turns || last.badge !== row.badge || last.status !== row.status) window.__timeline.push(row);
+  };
+  new MutationObserver(note).observe(document.body, {subtree: true, childList: true, attributes: true});
+  note();
+}"""
+NAV = "#view-tab [data-testid=nav-turn]"
+ACTIVE = "() => [...document.querySelectorAll('#view-tab [data-testid=nav-turn]')].findIndex((e) => e.classList.contains('active'))"
+
+
+def turns(page) -> int:
+    return page.locator(NAV).count()
+
+
+def wait_turns(page, n: int) -> None:
+    page.wait_for_function(f"document.querySelector('#view-tab [data-testid=live-badge]') && "
+                           f"document.querySelectorAll('{NAV}').length >= {n}", timeout=TIMEOUT)
+
+
+def test_live_view_follows_a_capture_and_becomes_the_artifact(browser, capture_app, scripted_llm, task_file,  # noqa: F811
+                                                              tokenizer_dir):
+    url, captures = capture_app
+    llm = scripted_llm(delay_s=5.0, slow_after=0, steps=STEPS)  # 5 s per agent turn: time to watch each arrive
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900}, color_scheme="light")
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(url)
+        page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
+        fill_form(page, llm, task_file, tokenizer_dir)
+        page.evaluate(TIMELINE)
+        page.click("#cap-run")
+        wait_turns(page, 1)  # the View tab comes to the front with the first turn
+        assert page.locator("#view-tab").is_visible()
+        badge = page.locator("#view-tab [data-testid=live-badge]")
+        assert badge.get_attribute("data-state") == "running" and "running" in badge.inner_text()
+        assert "reward pending" in page.locator("#view-tab [data-testid=summary]").inner_text()
+        page.wait_for_selector("#view-tab .t[data-mask='1']", timeout=TIMEOUT)  # its tokens, coloured by mask
+        page.screenshot(path=str(SHOTS / "live_running_1440_light.png"))
+        page.set_viewport_size({"width": 1024, "height": 768})
+        page.screenshot(path=str(SHOTS / "live_running_1024_light.png"))
+        page.set_viewport_size({"width": 1440, "height": 900})
+
+        # following: the newest turn is on screen as it arrives
+        wait_turns(page, 2)
+        page.wait_for_function(f"({ACTIVE})() === 1", timeout=10_000)
+        assert page.get_by_test_id("following").is_visible()
+        # the reader moves away: the view stays where they are while turns keep arriving
+        page.locator(NAV).nth(0).click()
+        page.get_by_test_id("follow").wait_for(timeout=10_000)
+        wait_turns(page, 3)
+        page.wait_for_timeout(1200)
+        assert page.evaluate(ACTIVE) == 0
+        page.get_by_test_id("follow").click()  # resume: to the newest turn, and stay there as turns arrive
+        page.wait_for_function(f"({ACTIVE})() === 2", timeout=10_000)
+        wait_turns(page, 4)
+        page.wait_for_function(f"({ACTIVE})() === 3", timeout=10_000)
+        shown = page.locator(NAV).all_inner_texts()
+        # the written artifact replaces the live view in place: the same element, nothing repainted
+        page.evaluate("document.querySelector('#view-tab .tv').__sameView = 1; "
+                      "window.__scrollBefore = document.querySelector('#view-tab .tv-tokens').scrollTop")
+        page.wait_for_function("document.querySelector('#view-tab [data-testid=live-badge]').dataset.state === 'done'",
+                               timeout=TIMEOUT)
+        assert page.evaluate("document.querySelector('#view-tab .tv').__sameView") == 1
+        assert page.evaluate("document.querySelector('#view-tab .tv-tokens').scrollTop === window.__scrollBefore")
+        assert page.locator(NAV).all_inner_texts() == shown  # the same turns, the same token counts
+        summary = page.locator("#view-tab [data-testid=summary]").inner_text()
+        assert "2 of 3 held-out tests passed" in summary and "reward +" in summary
+        [folder] = list(captures.iterdir())
+        assert page.locator("#source input").input_value() == str(folder)
+
+        timeline = page.evaluate("window.__timeline")
+        first = next(r for r in timeline if r["turns"] >= 1)
+        assert first["badge"] == "running" and first["status"] not in ("done", "failed")  # turn 0 before the end
+        done = next(r for r in timeline if r["badge"] == "done")
+        assert [r["turns"] for r in timeline if r["t"] <= done["t"] and r["turns"]][-1] == 4
+        # once the run ended the page stops asking
+        polls = page.evaluate("window.__traceView.watching().polls")
+        page.wait_for_timeout(2500)
+        assert page.evaluate("window.__traceView.watching().polls") == polls
+        page.screenshot(path=str(SHOTS / "live_done_1440_light.png"))
+        assert not errors, errors
+    finally:
+        ctx.close()
+
+
+def test_presentation_follows_live_and_cancel_keeps_what_was_seen(browser, capture_app, scripted_llm,  # noqa: F811
+                                                                  task_file, tokenizer_dir):
+    url, captures = capture_app
+    llm = scripted_llm(delay_s=4.0, slow_after=0, steps=STEPS)
+    ctx = browser.new_context(viewport={"width": 1024, "height": 768}, color_scheme="dark")
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(url)
+        page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
+        fill_form(page, llm, task_file, tokenizer_dir)
+        page.click("#cap-run")
+        wait_turns(page, 1)
+        page.keyboard.press("p")  # presentation: the room sees the tokens arrive
+        assert page.evaluate("document.body.classList.contains('tv-present')")
+        wait_turns(page, 2)
+        page.wait_for_function(f"({ACTIVE})() === 1", timeout=10_000)  # it follows in presentation too
+        assert page.locator(".tv.present [data-testid=live-badge]").is_visible()
+        assert page.locator(".tv.present .tv-tokens").evaluate("e => parseFloat(getComputedStyle(e).fontSize)") >= 24
+        page.wait_for_selector(".tv.present .t[data-mask='1']", timeout=TIMEOUT)
+        page.screenshot(path=str(SHOTS / "live_present_1024_dark.png"))
+        page.set_viewport_size({"width": 1440, "height": 900})
+        page.screenshot(path=str(SHOTS / "live_present_1440_dark.png"))
+        page.keyboard.press("Escape")
+        page.screenshot(path=str(SHOTS / "live_running_1440_dark.png"))
+        seen = turns(page)
+        # cancel from the Capture tab: the view keeps what it showed, marked cancelled, and nothing is written
+        page.click("button[role=tab]:has-text('Capture')")
+        page.click("#cap-cancel")
+        page.wait_for_function("document.querySelector('[data-testid=capture-status]').innerText.startsWith('cancelled')",
+                               timeout=TIMEOUT)
+        page.click("button[role=tab]:has-text('View')")
+        page.wait_for_function("document.querySelector('#view-tab [data-testid=live-badge]').dataset.state === 'cancelled'",
+                               timeout=TIMEOUT)
+        badge = page.locator("#view-tab [data-testid=live-badge]").inner_text()
+        assert "cancelled" in badge and "nothing was written" in badge
+        assert turns(page) >= seen >= 2
+        page.set_viewport_size({"width": 1024, "height": 768})
+        page.screenshot(path=str(SHOTS / "live_cancelled_1024_dark.png"))
+        assert not captures.exists() or not any(captures.iterdir())
+        assert not errors, errors
+    finally:
+        ctx.close()
