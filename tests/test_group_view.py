@@ -135,7 +135,7 @@ def test_capture_tab_group_run_with_a_stand_in(tab, grp, monkeypatch, tmp_path):
         cap.render()
     calls = {}
 
-    def stand_in(cfg, k, parallel=None, progress=None, cancel=None):
+    def stand_in(cfg, k, parallel=None, progress=None, cancel=None, live=None):
         calls.update(k=k, parallel=parallel)
         for i in range(k):
             progress(RolloutProgress(i, "agent", f"rollout {i} <b>works</b>", i, 0.1))

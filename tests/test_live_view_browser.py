@@ -7,7 +7,7 @@ follows too. Screenshots in light and dark, at 1440x900 and 1024x768."""
 from __future__ import annotations
 
 import pytest
-from test_capture_browser import capture_app, fill_form  # noqa: F401  (capture_app is a fixture)
+from test_capture_browser import capture_app, fill, fill_form  # noqa: F401  (capture_app is a fixture)
 
 from conftest import SHOTS
 from support.scripted_llm import DEFAULT_STEPS
@@ -154,6 +154,42 @@ def test_presentation_follows_live_and_cancel_keeps_what_was_seen(browser, captu
         page.set_viewport_size({"width": 1024, "height": 768})
         page.screenshot(path=str(SHOTS / "live_cancelled_1024_dark.png"))
         assert not captures.exists() or not any(captures.iterdir())
+        assert not errors, errors
+    finally:
+        ctx.close()
+
+
+def test_a_group_is_watched_one_rollout_at_a_time(browser, capture_app, scripted_llm, task_file,  # noqa: F811
+                                                  tokenizer_dir):
+    url, captures = capture_app
+    llm = scripted_llm(delay_s=4.0, slow_after=0)
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900}, color_scheme="light")
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(url)
+        page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
+        fill_form(page, llm, task_file, tokenizer_dir)
+        fill(page, "cap-k", "2")
+        fill(page, "cap-parallel", "2")
+        page.click("#cap-run")
+        wait_turns(page, 1)
+        sibs = page.locator("#view-tab [data-live-rollout]")
+        assert sibs.count() == 2 and sibs.nth(0).get_attribute("aria-pressed") == "true"
+        sibs.nth(1).click()  # follow the other rollout of the group
+        page.wait_for_function("document.querySelector('#view-tab [data-live-rollout=\"1\"]').getAttribute('aria-pressed') === 'true'",
+                               timeout=10_000)
+        wait_turns(page, 1)
+        page.screenshot(path=str(SHOTS / "live_group_1440_light.png"))
+        page.wait_for_function("document.querySelector('#view-tab [data-testid=live-badge]').dataset.state === 'done'",
+                               timeout=TIMEOUT)
+        assert page.locator("#view-tab [data-live-rollout='1']").get_attribute("aria-pressed") == "true"
+        assert "held-out tests passed" in page.locator("#view-tab [data-testid=summary]").inner_text()
+        assert turns(page) == 3
+        page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)  # the group map opens above
+        [group] = list(captures.iterdir())
+        assert (group / "group.json").is_file()
         assert not errors, errors
     finally:
         ctx.close()

@@ -687,9 +687,9 @@ const TraceView = (() => {
         : L.state === "cancelled" ? "what was seen before the capture stopped: nothing was written"
         : esc(L.message || "the capture failed");
       const sibs = L.siblings.length ? `<span class="tv-group" role="group" aria-label="rollout to follow">${L.siblings.map((s) =>
-        `<button data-live-rollout="${s.rollout}" aria-pressed="${s.rollout === L.rollout}" class="${s.rollout === L.rollout ? "on" : ""}" title="rollout ${s.rollout}: ${esc(s.stage)}, ${s.turns} turns">rollout ${s.rollout} · ${s.turns}</button>`).join("")}</span>` : "";
+        `<button data-live-rollout="${s.rollout}" aria-pressed="${s.rollout === L.rollout}" class="${s.rollout === L.rollout ? "on" : ""}" title="follow rollout ${s.rollout} of the group (${esc(s.stage)})">rollout ${s.rollout}: ${s.turns} turn${s.turns === 1 ? "" : "s"}</button>`).join("")}</span>` : "";
       el.hidden = false;
-      const html = `<div class="tv-live ${L.state}" data-testid="live-badge" data-state="${L.state}" role="status">
+      const html = `<div class="tv-live ${L.state}" data-testid="live-badge" data-state="${L.state}" data-recorded-at="${L.recorded_at || ""}" role="status">
         <span class="tv-live-dot" aria-hidden="true"></span><b>${words[L.state]}</b> · <span class="tv-live-clock"></span> · <span>${what}</span>
         ${L.state === "cancelled" || L.state === "failed" ? "" : `<span class="tv-live-follow"></span>`}${sibs}</div>`;
       if (html !== shownHtml) { el.innerHTML = html; shownHtml = html; shownFollow = null; }  // a button under the pointer stays put

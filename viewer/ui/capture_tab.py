@@ -313,34 +313,56 @@ class CaptureTab:
             self.slot.lock.release()
 
     def _run_group(self, cfg: CaptureConfig, k: int, parallel: int | None):
-        """A GRPO group: K rollouts side by side (StageBoard), then the group map in the View tab."""
+        """A GRPO group: K rollouts side by side (StageBoard) and watched live in the View tab, one at a time
+        (the page picks which); then the group map, and each rollout's artifact in place of its live view."""
         self.slot.cancel.clear()
         self.slot.started, self.slot.stage = time.monotonic(), "task"
         board = StageBoard(k)
         events: queue.Queue = queue.Queue()
         result: dict = {}
+        live = self.view.live
+        run = live.start(rollouts=k)
 
         def progress(p: RolloutProgress) -> None:
             board.update(p)
             events.put(p)
 
-        worker = _start(lambda: self.capture_group(cfg, k, parallel, progress=progress, cancel=self.slot.cancel),
-                        result, "group", "capture-group")
+        def on_live(u: LiveUpdate) -> None:
+            live.update(run, u)
+            events.put(u)
+
+        worker = _start(lambda: self.capture_group(cfg, k, parallel, progress=progress, cancel=self.slot.cancel,
+                                                   live=on_live), result, "group", "capture-group")
         lines: list[str] = []
+        shown = switched = False
         while worker.is_alive() or not events.empty():
             try:
                 p = events.get(timeout=0.5)
+                if isinstance(p, LiveUpdate):
+                    update: dict = {}
+                    if not shown and (value := live.value(run, p.rollout)) is not None:
+                        update[self.view.view], shown = value, True
+                    if shown and not switched and p.artifact.turns:
+                        update[self.tabs], switched = gr.Tabs(selected="view"), True
+                    if update:
+                        yield update
+                    continue
                 who = "group" if p.rollout is None else f"rollout {p.rollout}"
                 lines = (lines + [f"[{p.elapsed_s:6.1f}s {who} {p.stage}] {p.line}"])[-MAX_LOG_LINES:]
                 self.slot.stage = board.group.stage
+                if p.rollout is not None:
+                    live.stage(run, p.stage, p.rollout)
             except queue.Empty:
                 pass
             yield {self.status: group_status(board, time.monotonic() - self.slot.started), self.log: "\n".join(lines)}
         elapsed = time.monotonic() - self.slot.started
         log = "\n".join(lines)
+        # The page asks for the rollout it follows (viewer/ui/live.py): no view value is pushed from here,
+        # which would move a reader following another rollout.
         if "group" in result:
             g = result["group"]
             self.last_artifact = g.root
+            live.finish(run, "done", finals=self._finals(g))
             zipped = shutil.make_archive(str(new_download_dir() / g.root.name), "zip",
                                          g.root.parent, g.root.name)
             ok = sum(1 for r in g.group.rollouts if r.status == "ok")
@@ -348,14 +370,30 @@ class CaptureTab:
             update = {self.status: status, self.log: log, self.download: zipped}
             if not self.public:  # a public visitor cannot open server paths: the zip is theirs to open
                 value, loaded, index = self.view.collections.open_row(str(g.root), "", {}, Initial())
-                update.update({self.view.view: value, self.view.loaded: loaded, self.view.collections.component: index,
+                update.update({self.view.loaded: loaded, self.view.collections.component: index,
                                self.tabs: gr.Tabs(selected="view"), self.view.src: gr.update(value=str(g.root))})
+                if not shown:
+                    update[self.view.view] = value
             yield update
         elif result.get("cancelled"):
+            live.finish(run, "cancelled", "every rollout was stopped; nothing was written")
             yield {self.status: _status("cancelled", 0, elapsed, "every rollout was stopped; nothing was written"),
                    self.log: log}
         else:
+            live.finish(run, "failed", result.get("error", ""))
             yield {self.status: _status("failed", 0, elapsed, result.get("error", "")), self.log: log}
+
+    def _finals(self, g) -> dict[int | None, tuple[str, str | None, float | None]]:
+        """Each written rollout of group `g` as the live view's replacement: (store key, source, advantage)."""
+        out: dict[int | None, tuple[str, str | None, float | None]] = {}
+        for r, a in zip(g.group.rollouts, g.artifacts, strict=False):
+            if a is None:
+                continue
+            try:
+                out[r.index] = (self.view.keep_artifact(a), None if self.public else str(a.root), r.advantage)
+            except Exception:  # its live view stays, marked as ended; the group map still opens it
+                continue
+        return out
 
     def _run(self, cfg: CaptureConfig):
         """One rollout, watched as it runs: the View tab gets the live view once the task is known and comes
