@@ -145,3 +145,40 @@ def test_follow_prints_each_call_as_it_lands(tmp_path, task_file, tokenizer_dir,
     assert any("] turn 2 (not trained)" in lines[i] and "no tool" in lines[i] and "Done" in lines[i] for i in turns)
     written = load_artifact(tmp_path / "out")
     assert len(turns) == len(written.turns)  # one line per agent turn, none twice
+
+
+def test_the_proxy_is_asked_the_same_from_here_or_from_inside_the_sandbox():
+    """Local backend: straight to the proxy's port. A Hugging Face sandbox's proxy listens on its own
+    loopback, so the question is asked from inside (in_sandbox.py get), with the same answer."""
+    import dataclasses
+    import json as jsonlib
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from capture.agent import HELPER, Layout
+    from capture.progress import Reporter
+    from capture.sandbox import LocalSandbox
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            body = jsonlib.dumps({"path": self.path, "n_turns": 2}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    box = LocalSandbox.create()
+    try:
+        lay = Layout(home=str(box.root), python=sys.executable, opencode="opencode", proxy_port=server.server_port)
+        box.files.write(f"{lay.state}/in_sandbox.py", HELPER.read_bytes())
+        inside = AgentRun(box, lay, Reporter(None)).proxy_get("/sessions/s1")
+        here = AgentRun(box, dataclasses.replace(lay, proxy_from_host=True), Reporter(None)).proxy_get("/sessions/s1")
+        assert inside == here == {"path": "/sessions/s1", "n_turns": 2}
+    finally:
+        box.kill()
+        server.shutdown()
