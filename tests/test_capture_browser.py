@@ -53,8 +53,8 @@ def test_capture_through_the_tab(page, capture_app, scripted_llm, task_file, tok
     page.wait_for_function("document.querySelector('#cap-log textarea') && "
                            "document.querySelector('#cap-log textarea').value.includes('model call 1')", timeout=TIMEOUT)
     page.screenshot(path=str(SHOTS / "capture_running.png"), full_page=True)
-    # on success the View tab opens the new artifact
-    page.wait_for_selector("#view-tab .tv-navitem", timeout=TIMEOUT)
+    # the View tab watches it live (tests/test_live_view_browser.py), then shows the new artifact
+    page.wait_for_selector("#view-tab [data-testid=live-badge][data-state=done]", timeout=TIMEOUT)
     page.wait_for_selector("#view-tab .t[data-mask]", timeout=TIMEOUT)
     assert page.locator("[data-testid=nav-turn]").count() == 3
     assert "scripted-model" in page.locator(".tv-model").inner_text()
@@ -76,6 +76,7 @@ def test_cancel_midway_leaves_nothing(page, capture_app, scripted_llm, task_file
     fill_form(page, llm, task_file, tokenizer_dir)
     page.click("#cap-run")
     page.wait_for_function("document.querySelector('#cap-log textarea').value.includes('tool write')", timeout=TIMEOUT)
+    page.click("button[role=tab]:has-text('Capture')")  # the View tab came to the front with the first turn
     page.click("#cap-cancel")
     page.wait_for_function("document.querySelector('[data-testid=capture-status]') && "
                            "document.querySelector('[data-testid=capture-status]').innerText.startsWith('cancelled')",

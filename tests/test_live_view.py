@@ -119,3 +119,15 @@ def test_only_the_newest_runs_are_kept(example, monkeypatch):
     runs = [tab.live.start() for _ in range(3)]
     assert "error" in tab.live.answer({"run": runs[0]}) and "live" in tab.live.answer({"run": runs[2]})
     assert len(set(runs)) == 3 and all(len(r) == 32 for r in runs)
+
+
+def test_the_page_can_cancel_only_the_run_it_watches(example):
+    tab = ViewTab("scripted-smollm2", public=False)
+    stopped = []
+    run = tab.live.start(cancel=lambda: stopped.append(1))
+    tab.live.update(run, snapshot(example, 1))
+    assert "error" in tab.live.stop({"run": "f" * 32}) and "error" in tab.live.stop("x") and not stopped
+    assert tab.live.stop({"run": run}) == {"ok": True} and stopped == [1]
+    assert ask(tab, run)["live"]["stage"].startswith("cancelling")
+    tab.live.finish(run, "cancelled", "stopped")
+    assert tab.live.stop({"run": run}) == {"ok": True} and stopped == [1]  # once ended, nothing more to stop

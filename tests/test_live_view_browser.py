@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import pytest
 from test_capture_browser import capture_app, fill, fill_form  # noqa: F401  (capture_app is a fixture)
+from test_view_browser import CONTRAST
 
 from conftest import SHOTS
 from support.scripted_llm import DEFAULT_STEPS
 
+BADGE_PARTS = ("[data-testid=live-badge] b", "[data-testid=live-badge] span:not(.tv-live-dot)",
+               "[data-testid=live-badge] button")
 STEPS = [DEFAULT_STEPS[0], DEFAULT_STEPS[1], DEFAULT_STEPS[1], DEFAULT_STEPS[2]]  # four turns: write, bash, bash, stop
 
 pytestmark = [pytest.mark.browser, pytest.mark.capture]
@@ -74,6 +77,8 @@ def test_live_view_follows_a_capture_and_becomes_the_artifact(browser, capture_a
         wait_turns(page, 2)
         page.wait_for_function(f"({ACTIVE})() === 1", timeout=10_000)
         assert page.get_by_test_id("following").is_visible()
+        for sel in BADGE_PARTS:  # readable in light (and, below, in dark)
+            assert min(page.evaluate(CONTRAST, sel)) >= 4.5, sel
         # the reader moves away: the view stays where they are while turns keep arriving
         page.locator(NAV).nth(0).click()
         page.get_by_test_id("follow").wait_for(timeout=10_000)
@@ -139,18 +144,22 @@ def test_presentation_follows_live_and_cancel_keeps_what_was_seen(browser, captu
         page.screenshot(path=str(SHOTS / "live_present_1440_dark.png"))
         page.keyboard.press("Escape")
         page.screenshot(path=str(SHOTS / "live_running_1440_dark.png"))
+        for sel in BADGE_PARTS:
+            assert min(page.evaluate(CONTRAST, sel)) >= 4.5, sel
         seen = turns(page)
-        # cancel from the Capture tab: the view keeps what it showed, marked cancelled, and nothing is written
-        page.click("button[role=tab]:has-text('Capture')")
-        page.click("#cap-cancel")
-        page.wait_for_function("document.querySelector('[data-testid=capture-status]').innerText.startsWith('cancelled')",
-                               timeout=TIMEOUT)
-        page.click("button[role=tab]:has-text('View')")
+        # cancel from the badge: the view keeps what it showed, marked cancelled, and nothing is written
+        page.get_by_test_id("live-cancel").click()
         page.wait_for_function("document.querySelector('#view-tab [data-testid=live-badge]').dataset.state === 'cancelled'",
                                timeout=TIMEOUT)
         badge = page.locator("#view-tab [data-testid=live-badge]").inner_text()
         assert "cancelled" in badge and "nothing was written" in badge
+        for sel in BADGE_PARTS[:2]:
+            assert min(page.evaluate(CONTRAST, sel)) >= 4.5, sel
         assert turns(page) >= seen >= 2
+        assert "never ran" in page.locator("#view-tab [data-testid=summary]").inner_text()
+        page.click("button[role=tab]:has-text('Capture')")
+        assert page.locator("[data-testid=capture-status]").inner_text().startswith("cancelled")
+        page.click("button[role=tab]:has-text('View')")
         page.set_viewport_size({"width": 1024, "height": 768})
         page.screenshot(path=str(SHOTS / "live_cancelled_1024_dark.png"))
         assert not captures.exists() or not any(captures.iterdir())

@@ -481,7 +481,8 @@ const TraceView = (() => {
     const mountId = (root.__tvMounts = (root.__tvMounts || 0) + 1);
     const live = () => root.__tvMounts === mountId;
     const liveBar = followBar($(".tv-live-box"), {follow: () => { st.follow = true; liveBar.following(true); go(O.turns.length - 1, true); },
-                                                   sibling: (k) => api.sibling && api.sibling(k)});
+                                                   sibling: (k) => api.sibling && api.sibling(k),
+                                                   cancel: api.cancelRun ? () => api.cancelRun() : null});
     st.follow = !!opened.live;  // a watched capture: the view follows its newest turn until the reader moves
     const showLive = (L) => liveBar.show(L, st.follow);
     if (opened.live) showLive(opened.live);
@@ -691,7 +692,8 @@ const TraceView = (() => {
       el.hidden = false;
       const html = `<div class="tv-live ${L.state}" data-testid="live-badge" data-state="${L.state}" data-recorded-at="${L.recorded_at || ""}" role="status">
         <span class="tv-live-dot" aria-hidden="true"></span><b>${words[L.state]}</b> · <span class="tv-live-clock"></span> · <span>${what}</span>
-        ${L.state === "cancelled" || L.state === "failed" ? "" : `<span class="tv-live-follow"></span>`}${sibs}</div>`;
+        ${L.state === "cancelled" || L.state === "failed" ? "" : `<span class="tv-live-follow"></span>`}${sibs}
+        ${running && on.cancel ? `<button class="tv-live-cancel" data-testid="live-cancel" title="stop the agent and the sandbox; what was seen stays, nothing is written">cancel</button>` : ""}</div>`;
       if (html !== shownHtml) { el.innerHTML = html; shownHtml = html; shownFollow = null; }  // a button under the pointer stays put
       following(isFollowing);
       tick();
@@ -710,6 +712,7 @@ const TraceView = (() => {
       if (!b) return;
       ev.stopPropagation();
       if (b.classList.contains("tv-follow-btn")) on.follow();
+      else if (b.classList.contains("tv-live-cancel")) { b.disabled = true; on.cancel(); }
       else if (b.dataset.liveRollout !== undefined) on.sibling(Number(b.dataset.liveRollout));
     });
     return {show, following};
@@ -762,6 +765,7 @@ const TraceView = (() => {
       training: () => server.training({key: element.__tvKey}),
       trainer: (q) => server.trainer({...q, key: element.__tvKey}),
       sibling: (k) => element.__tvLive && element.__tvLive.sibling(k),
+      cancelRun: () => element.__tvLive && server.live_cancel({run: element.__tvLive.run}),
       onState: (s) => {
         const u = new URL(window.location.href);
         if (element.__tvSrc) u.searchParams.set("src", element.__tvSrc); else u.searchParams.delete("src");

@@ -321,7 +321,7 @@ class CaptureTab:
         events: queue.Queue = queue.Queue()
         result: dict = {}
         live = self.view.live
-        run = live.start(rollouts=k)
+        run = live.start(rollouts=k, cancel=self.slot.cancel.set)
 
         def progress(p: RolloutProgress) -> None:
             board.update(p)
@@ -334,17 +334,12 @@ class CaptureTab:
         worker = _start(lambda: self.capture_group(cfg, k, parallel, progress=progress, cancel=self.slot.cancel,
                                                    live=on_live), result, "group", "capture-group")
         lines: list[str] = []
-        shown = switched = False
+        watched: dict[str, bool] = {}
         while worker.is_alive() or not events.empty():
             try:
                 p = events.get(timeout=0.5)
                 if isinstance(p, LiveUpdate):
-                    update: dict = {}
-                    if not shown and (value := live.value(run, p.rollout)) is not None:
-                        update[self.view.view], shown = value, True
-                    if shown and not switched and p.artifact.turns:
-                        update[self.tabs], switched = gr.Tabs(selected="view"), True
-                    if update:
+                    if update := self._show_live(run, p, watched):
                         yield update
                     continue
                 who = "group" if p.rollout is None else f"rollout {p.rollout}"
@@ -372,7 +367,7 @@ class CaptureTab:
                 value, loaded, index = self.view.collections.open_row(str(g.root), "", {}, Initial())
                 update.update({self.view.loaded: loaded, self.view.collections.component: index,
                                self.tabs: gr.Tabs(selected="view"), self.view.src: gr.update(value=str(g.root))})
-                if not shown:
+                if not watched.get("shown"):
                     update[self.view.view] = value
             yield update
         elif result.get("cancelled"):
@@ -382,6 +377,18 @@ class CaptureTab:
         else:
             live.finish(run, "failed", result.get("error", ""))
             yield {self.status: _status("failed", 0, elapsed, result.get("error", "")), self.log: log}
+
+    def _show_live(self, run: str, u: LiveUpdate, watched: dict[str, bool]) -> dict:
+        """The Capture tab's part of a watched run: the view's first value, and the View tab brought to the
+        front when the first turn lands. The page asks for everything after itself (viewer/ui/live.py)."""
+        update: dict = {}
+        if not watched.get("shown") and (value := self.view.live.value(run, u.rollout)) is not None:
+            update[self.view.view] = value
+            watched["shown"] = True
+        if watched.get("shown") and not watched.get("switched") and u.artifact.turns:
+            update[self.tabs] = gr.Tabs(selected="view")
+            watched["switched"] = True
+        return update
 
     def _finals(self, g) -> dict[int | None, tuple[str, str | None, float | None]]:
         """Each written rollout of group `g` as the live view's replacement: (store key, source, advantage)."""
@@ -403,7 +410,7 @@ class CaptureTab:
         events: queue.Queue = queue.Queue()
         result: dict = {}
         live = self.view.live
-        run = live.start()
+        run = live.start(cancel=self.slot.cancel.set)
 
         def on_live(u: LiveUpdate) -> None:
             live.update(run, u)
@@ -413,7 +420,7 @@ class CaptureTab:
                         "artifact", "capture")
         lines: list[str] = []
         last = Progress("task", "starting", 0, 0.0)
-        shown = switched = False
+        watched: dict[str, bool] = {}
         while worker.is_alive() or not events.empty():
             try:
                 p = events.get(timeout=0.5)
@@ -421,13 +428,8 @@ class CaptureTab:
                 yield {self.status: _status(last.stage, last.turns, time.monotonic() - self.slot.started),
                        self.log: "\n".join(lines)}
                 continue
-            if isinstance(p, LiveUpdate):  # the page asks for the rest itself; only the first value is sent
-                update: dict = {}
-                if not shown and (value := live.value(run)) is not None:
-                    update[self.view.view], shown = value, True
-                if shown and not switched and p.artifact.turns:
-                    update[self.tabs], switched = gr.Tabs(selected="view"), True
-                if update:
+            if isinstance(p, LiveUpdate):
+                if update := self._show_live(run, p, watched):
                     yield update
                 continue
             last, self.slot.stage = p, p.stage
@@ -461,7 +463,7 @@ class CaptureTab:
                 result.get("error", "")
             live.finish(run, state, why)
             update = {self.status: _status(state, last.turns, elapsed, why), self.log: log}
-            if shown and (value := live.value(run)) is not None:
+            if watched.get("shown") and (value := live.value(run)) is not None:
                 update[self.view.view] = value
             yield update
 

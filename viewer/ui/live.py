@@ -32,7 +32,7 @@ from .store import RolloutStore
 STAGE_WORDS = {"task": "preparing the task", "preflight": "checking the endpoint", "sandbox": "opening the sandbox",
                "agent": "agent working", "verify": "verifying", "write": "writing the artifact",
                "rescore": "re-scoring", "push": "pushing to the Hub", "done": "done", "failed": "failed",
-               "cancelled": "cancelled"}
+               "cancelled": "cancelled", "cancelling": "cancelling: stopping the agent and the sandbox"}
 MAX_RUNS = 8  # runs remembered; a page still watching an older one is told it is gone
 POLL_MS = 500  # how often the page asks: with the proxy watched once a second, a call is painted within 2 s
 
@@ -62,6 +62,7 @@ class _Run:
     message: str = ""
     ended: float | None = None
     requests: int = 0  # answers given: the tests check a page stops asking when the run ends
+    cancel: Callable[[], None] | None = None  # stops the capture (the Capture tab's cancel)
     vocab: tuple[int, Vocab | None, list[str]] | None = None  # (id of the tokenizer, its display table, why not)
 
 
@@ -71,10 +72,11 @@ class LiveRuns:
         self._runs: OrderedDict[str, _Run] = OrderedDict()
         self._lock = threading.Lock()
 
-    def start(self, rollouts: int | None = None) -> str:
-        """A new run: one rollout (`rollouts` None) or a group of that many. Returns its id."""
+    def start(self, rollouts: int | None = None, cancel: Callable[[], None] | None = None) -> str:
+        """A new run: one rollout (`rollouts` None) or a group of that many; `cancel` stops it. Returns its id."""
         run_id = secrets.token_hex(16)
-        run = _Run(rollouts={None: _Watched()} if rollouts is None else {k: _Watched() for k in range(rollouts)})
+        run = _Run(rollouts={None: _Watched()} if rollouts is None else {k: _Watched() for k in range(rollouts)},
+                   cancel=cancel)
         with self._lock:
             self._runs[run_id] = run
             while len(self._runs) > MAX_RUNS:
@@ -195,6 +197,23 @@ class LiveRuns:
             if value is not None:
                 out["opened"] = value
         return out
+
+    def stop(self, req) -> dict:
+        """The page's "cancel" on a running capture ({run}): the same as the Capture tab's Cancel. Whoever
+        holds the run id started the capture (it is only sent to that page)."""
+        run = self._run(str(req.get("run", ""))[:64]) if isinstance(req, dict) else None
+        if run is None or run.cancel is None:
+            return {"error": "this capture is not watched here"}
+        if run.state == "running":
+            run.cancel()
+            self.stage_all(run, "cancelling")
+        return {"ok": True}
+
+    def stage_all(self, run: _Run, stage: str) -> None:
+        with self._lock:
+            for w in run.rollouts.values():
+                w.stage = stage
+            run.version += 1
 
     def requests(self, run_id: str) -> int:
         run = self._run(run_id)

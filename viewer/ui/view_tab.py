@@ -249,6 +249,9 @@ class ViewTab:
         def live(req: dict) -> dict:
             return self.live.answer(req)
 
+        def live_cancel(req: dict) -> dict:
+            return self.live.stop(req)
+
         index = self.collections.render()  # the collection index, above the token view
         # The default rollout is in the page from the start, so a visitor without a deep link sees tokens
         # without waiting for the page-load round trip (a default collection opens through the page load).
@@ -257,7 +260,7 @@ class ViewTab:
         self.view = gr.HTML(value=self.built_value, html_template="<div class='tv-mount'></div>",
                             css_template=assets.read("trace_view.css"), apply_default_css=False,
                             js_on_load=assets.read("trace_view.js") + MOUNT_JS,
-                            server_functions=[chunk, training, trainer, live], elem_id="trace-view", padding=False)
+                            server_functions=[chunk, training, trainer, live, live_cancel], elem_id="trace-view", padding=False)
         with gr.Accordion("Export a self-contained HTML file", open=False, elem_classes="tv-chrome"):
             # Two buttons, no extra widget: every component type is one more module the page boots with.
             with gr.Row():
