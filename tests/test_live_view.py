@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 
 import msgspec
 import pytest
@@ -131,3 +132,49 @@ def test_the_page_can_cancel_only_the_run_it_watches(example):
     assert ask(tab, run)["live"]["stage"].startswith("cancelling")
     tab.live.finish(run, "cancelled", "stopped")
     assert tab.live.stop({"run": run}) == {"ok": True} and stopped == [1]  # once ended, nothing more to stop
+
+
+def test_a_capture_whose_page_went_away_keeps_the_slot_until_it_ends(example, monkeypatch, tmp_path):
+    """The generator that streams a capture is closed when its page goes (closed, reloaded); the capture's
+    thread runs on to its end, and no second capture may start before it has."""
+    import threading
+
+    import gradio as gr
+
+    from capture import Cancelled, Progress
+    from viewer.ui import capture_tab as ct
+
+    tab = ViewTab("scripted-smollm2", public=False)
+    cap = ct.CaptureTab(tab, enabled=True, public=False)
+    with gr.Blocks():
+        with gr.Tabs() as tabs:
+            with gr.Tab("Capture"):
+                cap.render()
+            with gr.Tab("View"):
+                tab.render()
+    cap.tabs = tabs
+    monkeypatch.setenv(ct.CAPTURE_DIR_ENV, str(tmp_path))
+    cap._vet = lambda values, profile, only, testid, out_dir="": (ct.CaptureConfig(out_dir=out_dir), None)
+    go_on = threading.Event()
+
+    def stand_in(cfg, progress=None, cancel=None, live=None):
+        progress(Progress("agent", "working", 1, 0.1))
+        live(snapshot(example, 1))
+        go_on.wait(20)
+        raise Cancelled("capture cancelled")
+
+    monkeypatch.setattr(ct, "capture", stand_in)
+    stream = cap.run(cap.values())
+    first = next(u for u in stream if tab.view in u)  # the live view's first value, and the View tab in front
+    assert json.loads(first[tab.view])["live"]["state"] == "running" and tabs in first
+    stream.close()  # the page went away
+    assert cap.slot.lock.locked()
+    busy = list(cap.run(cap.values()))
+    assert "already running" in busy[-1][cap.status]
+    go_on.set()
+    cap.slot.worker.join(10)
+    for _ in range(100):
+        if not cap.slot.lock.locked():
+            break
+        time.sleep(0.05)
+    assert not cap.slot.lock.locked()

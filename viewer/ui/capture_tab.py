@@ -90,6 +90,22 @@ class Slot:
     cancel: threading.Event = field(default_factory=threading.Event)
     started: float = 0.0
     stage: str = ""
+    worker: threading.Thread | None = None  # the capture's thread
+
+    def release(self) -> None:
+        """Free the slot once the capture's thread is done. The page that started it may be gone already
+        (closed, reloaded): its thread still runs to the end and writes the artifact, and until then no
+        second capture may start."""
+        worker = self.worker
+        if worker is None or not worker.is_alive():
+            self.lock.release()
+            return
+
+        def later() -> None:
+            worker.join()
+            self.lock.release()
+
+        threading.Thread(target=later, daemon=True, name="capture-slot").start()
 
     def describe(self) -> str:
         return f"a capture is already running (stage: {self.stage or 'starting'}, {time.monotonic() - self.started:.0f} s)"
@@ -310,7 +326,7 @@ class CaptureTab:
             else:
                 yield from self._run(cfg)
         finally:
-            self.slot.lock.release()
+            self.slot.release()
 
     def _run_group(self, cfg: CaptureConfig, k: int, parallel: int | None):
         """A GRPO group: K rollouts side by side (StageBoard) and watched live in the View tab, one at a time
@@ -331,8 +347,9 @@ class CaptureTab:
             live.update(run, u)
             events.put(u)
 
-        worker = _start(lambda: self.capture_group(cfg, k, parallel, progress=progress, cancel=self.slot.cancel,
-                                                   live=on_live), result, "group", "capture-group")
+        worker = self.slot.worker = _start(lambda: self.capture_group(cfg, k, parallel, progress=progress,
+                                                                      cancel=self.slot.cancel, live=on_live),
+                                           result, "group", "capture-group")
         lines: list[str] = []
         watched: dict[str, bool] = {}
         while worker.is_alive() or not events.empty():
@@ -416,8 +433,8 @@ class CaptureTab:
             live.update(run, u)
             events.put(u)
 
-        worker = _start(lambda: capture(cfg, progress=events.put, cancel=self.slot.cancel, live=on_live), result,
-                        "artifact", "capture")
+        worker = self.slot.worker = _start(lambda: capture(cfg, progress=events.put, cancel=self.slot.cancel,
+                                                           live=on_live), result, "artifact", "capture")
         lines: list[str] = []
         last = Progress("task", "starting", 0, 0.0)
         watched: dict[str, bool] = {}
