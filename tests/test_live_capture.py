@@ -4,6 +4,7 @@ before the capture ends and match the written artifact, the polling that stops w
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -155,7 +156,6 @@ def test_the_proxy_is_asked_the_same_from_here_or_from_inside_the_sandbox():
     """Local backend: straight to the proxy's port. A Hugging Face sandbox's proxy listens on its own
     loopback, so the question is asked from inside (in_sandbox.py get), with the same answer."""
     import dataclasses
-    import json as jsonlib
     from http.server import BaseHTTPRequestHandler, HTTPServer
 
     from capture.agent import HELPER, Layout
@@ -167,7 +167,7 @@ def test_the_proxy_is_asked_the_same_from_here_or_from_inside_the_sandbox():
             pass
 
         def do_GET(self):
-            body = jsonlib.dumps({"path": self.path, "n_turns": 2}).encode()
+            body = json.dumps({"path": self.path, "n_turns": 2}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -186,3 +186,28 @@ def test_the_proxy_is_asked_the_same_from_here_or_from_inside_the_sandbox():
     finally:
         box.kill()
         server.shutdown()
+
+
+def test_follow_prints_each_call_once_per_rollout(capsys):
+    """A group's rollouts print apart; a call listed again in a later poll (or dropped from the chain, as
+    opencode's title request is) is never printed twice."""
+    import dataclasses
+
+    from artifact import open_artifact
+    from capture.live import LiveTrace, follow_printer
+    from capture.tasks import TaskSpec
+    from conftest import EXAMPLE
+
+    a = open_artifact(str(EXAMPLE))
+    entries = [{**e, "metadata": {**(e.get("metadata") or {}), "node_id": f"n{i}"}}
+               for i, e in enumerate(json.loads((EXAMPLE / "trace.json").read_text())["turns"])]
+    trace = LiveTrace(a.summary.model, TaskSpec(0, "t", "instruction", [], [], ""), None, "test")
+    show = follow_printer(start=0.0)
+    first = trace.update(entries[:2])
+    show(first)
+    show(trace.update(entries))
+    show(dataclasses.replace(trace.update(entries), rollout=1))
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 * len(entries)  # every call once for the single view, once for rollout 1
+    assert sum("rollout 1]" in line for line in lines) == len(entries)
+    assert sum("] turn 0 · " in line for line in lines) == 2
