@@ -265,14 +265,9 @@ class _GroupReporter(Reporter):
         super().__init__(None)
         self.rollout, self._group_cb, self._start = rollout, callback, start
 
-    def __call__(self, line: str, stage: str | None = None, turns: int | None = None) -> None:
-        if stage:
-            self.stage = stage
-        if turns is not None:
-            self.turns = turns
+    def emit(self, line: str, elapsed_s: float) -> None:
         if self._group_cb:
-            self._group_cb(RolloutProgress(self.rollout, self.stage, line, self.turns,
-                                           round(time.monotonic() - self._start, 1)))
+            self._group_cb(RolloutProgress(self.rollout, self.stage, line, self.turns, elapsed_s))
 
 
 def _run_all(cfg: CaptureConfig, outcomes: list[RolloutOutcome], parallel: int, staging: Path,

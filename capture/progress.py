@@ -33,8 +33,12 @@ class Reporter:
             self.stage = stage
         if turns is not None:
             self.turns = turns
+        self.emit(line, round(time.monotonic() - self._start, 1))
+
+    def emit(self, line: str, elapsed_s: float) -> None:
+        """Hand one line, with the stage and turns so far, to whoever listens (a group tags its rollout)."""
         if self._callback:
-            self._callback(Progress(self.stage, line, self.turns, round(time.monotonic() - self._start, 1)))
+            self._callback(Progress(self.stage, line, self.turns, elapsed_s))
 
 
 def print_progress(p: Progress) -> None:

@@ -20,6 +20,15 @@ def capture_app(tmp_path, monkeypatch):
     demo.close()
 
 
+def assert_capture_off(page, timeout: int = TIMEOUT) -> None:
+    """The Capture tab of a public server without ROLLOUT_VIEWER_ENABLE_CAPTURE: a note, no run button."""
+    page.click("button[role=tab]:has-text('Capture')")
+    note = page.locator("#capture-disabled")
+    note.wait_for(timeout=timeout)
+    assert "Capture is off on this server" in note.inner_text()
+    assert page.locator("#cap-run").count() == 0
+
+
 def fill(page, elem_id: str, value: str) -> None:
     page.locator(f"#{elem_id} textarea, #{elem_id} input").first.fill(value)
 
@@ -92,11 +101,7 @@ def test_public_space_has_capture_off(browser, monkeypatch):
         page = browser.new_page()
         page.goto(url)
         page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
-        page.click("button[role=tab]:has-text('Capture')")
-        note = page.locator("#capture-disabled")
-        note.wait_for(timeout=TIMEOUT)
-        assert "Capture is off on this server" in note.inner_text()
-        assert page.locator("#cap-run").count() == 0
+        assert_capture_off(page)
         page.screenshot(path=str(SHOTS / "capture_public_off.png"), full_page=True)
         page.close()
     finally:

@@ -9,6 +9,7 @@ import time
 
 import gradio as gr
 import pytest
+from test_public_capture import write_payload  # the exploit's payload, one definition
 
 from capture import CaptureConfig, CaptureError, capture, hub, task_for
 from capture.run import _load_tokenizer
@@ -145,14 +146,6 @@ def test_hf_sandbox_offline_fails_before_the_endpoint_probe(offline_hub, tmp_pat
 def public_cfg(**kw) -> CaptureConfig:
     return CaptureConfig(**({"backend": "hf-sandbox", "sandbox_vllm_url": "https://vllm.example.org/v1",
                              "public": True} | kw))
-
-
-def write_payload(tmp_path):
-    marker = tmp_path / "payload-ran"
-    script = tmp_path / "evil.py"
-    script.write_text(f"open({str(marker)!r}, 'w').write('ran')\n"
-                      "def build_dataset(n_prompts, seed):\n    return [], {}\n")
-    return script, marker
 
 
 def test_library_never_imports_a_visitors_script(tmp_path):

@@ -20,16 +20,10 @@ from support.hub_standin import SHA, HubStandIn
 
 @pytest.fixture
 def hub_env(tmp_path, monkeypatch):
-    from huggingface_hub import constants
-
     repo = build(tmp_path / "repo" / "runs")
     (repo.parent / "README.md").write_text("a dataset card, not a rollout")
     with HubStandIn({"org/rollouts": repo.parent}, page_size=25) as hub:
-        monkeypatch.setattr(constants, "ENDPOINT", hub.url)
-        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
-        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "cache"))
-        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-        monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        hub.patch(monkeypatch, tmp_path / "cache")
         yield hub, repo
 
 

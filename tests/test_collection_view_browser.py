@@ -170,15 +170,9 @@ def test_group_row_opens_its_map_and_a_single_artifact_no_index(page, app_url, c
 
 
 def test_hub_collection_through_the_stand_in(page, app_url, tmp_path, monkeypatch):
-    from huggingface_hub import constants
-
     repo = build(tmp_path / "repo" / "runs")
     with HubStandIn({"org/ui-rollouts": repo.parent}, page_size=25) as hub:
-        monkeypatch.setattr(constants, "ENDPOINT", hub.url)
-        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
-        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "cache"))
-        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-        monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        hub.patch(monkeypatch, tmp_path / "cache")
         open_index(page, url_of(app_url, "org/ui-rollouts", tool="bash", sort="path"), len(ALL_ROWS) - 1)
         assert rows(page) == ["runs/" + p for p in ALL_ROWS if p != "broken/c"]
         assert "Hub dataset org/ui-rollouts" in page.locator("[data-testid=index-counts]").inner_text()

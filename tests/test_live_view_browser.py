@@ -6,6 +6,8 @@ follows too. Screenshots in light and dark, at 1440x900 and 1024x768."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 from test_capture_browser import capture_app, fill, fill_form  # noqa: F401  (capture_app is a fixture)
 from test_view_browser import CONTRAST
@@ -39,6 +41,23 @@ NAV = "#view-tab [data-testid=nav-turn]"
 ACTIVE = "() => [...document.querySelectorAll('#view-tab [data-testid=nav-turn]')].findIndex((e) => e.classList.contains('active'))"
 
 
+@contextmanager
+def filled_form(browser, url: str, llm, task_file, tokenizer_dir, size: tuple[int, int], scheme: str):
+    """A page of the app at `size` in `scheme`, the Capture form filled for `llm`; a page error fails the test."""
+    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]}, color_scheme=scheme)
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(url)
+        page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
+        fill_form(page, llm, task_file, tokenizer_dir)
+        yield page
+        assert not errors, errors
+    finally:
+        ctx.close()
+
+
 def turns(page) -> int:
     return page.locator(NAV).count()
 
@@ -52,14 +71,7 @@ def test_live_view_follows_a_capture_and_becomes_the_artifact(browser, capture_a
                                                               tokenizer_dir):
     url, captures = capture_app
     llm = scripted_llm(delay_s=5.0, slow_after=0, steps=STEPS)  # 5 s per agent turn: time to watch each arrive
-    ctx = browser.new_context(viewport={"width": 1440, "height": 900}, color_scheme="light")
-    page = ctx.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        page.goto(url)
-        page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
-        fill_form(page, llm, task_file, tokenizer_dir)
+    with filled_form(browser, url, llm, task_file, tokenizer_dir, (1440, 900), "light") as page:
         page.evaluate(TIMELINE)
         page.click("#cap-run")
         wait_turns(page, 1)  # the View tab comes to the front with the first turn
@@ -113,23 +125,13 @@ def test_live_view_follows_a_capture_and_becomes_the_artifact(browser, capture_a
         page.wait_for_timeout(2500)
         assert page.evaluate("window.__traceView.watching().polls") == polls
         page.screenshot(path=str(SHOTS / "live_done_1440_light.png"))
-        assert not errors, errors
-    finally:
-        ctx.close()
 
 
 def test_presentation_follows_live_and_cancel_keeps_what_was_seen(browser, capture_app, scripted_llm,  # noqa: F811
                                                                   task_file, tokenizer_dir):
     url, captures = capture_app
     llm = scripted_llm(delay_s=4.0, slow_after=0, steps=STEPS)
-    ctx = browser.new_context(viewport={"width": 1024, "height": 768}, color_scheme="dark")
-    page = ctx.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        page.goto(url)
-        page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
-        fill_form(page, llm, task_file, tokenizer_dir)
+    with filled_form(browser, url, llm, task_file, tokenizer_dir, (1024, 768), "dark") as page:
         page.click("#cap-run")
         wait_turns(page, 1)
         page.keyboard.press("p")  # presentation: the room sees the tokens arrive
@@ -163,23 +165,13 @@ def test_presentation_follows_live_and_cancel_keeps_what_was_seen(browser, captu
         page.set_viewport_size({"width": 1024, "height": 768})
         page.screenshot(path=str(SHOTS / "live_cancelled_1024_dark.png"))
         assert not captures.exists() or not any(captures.iterdir())
-        assert not errors, errors
-    finally:
-        ctx.close()
 
 
 def test_a_group_is_watched_one_rollout_at_a_time(browser, capture_app, scripted_llm, task_file,  # noqa: F811
                                                   tokenizer_dir):
     url, captures = capture_app
     llm = scripted_llm(delay_s=4.0, slow_after=0)
-    ctx = browser.new_context(viewport={"width": 1440, "height": 900}, color_scheme="light")
-    page = ctx.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        page.goto(url)
-        page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
-        fill_form(page, llm, task_file, tokenizer_dir)
+    with filled_form(browser, url, llm, task_file, tokenizer_dir, (1440, 900), "light") as page:
         fill(page, "cap-k", "2")
         fill(page, "cap-parallel", "2")
         page.click("#cap-run")
@@ -199,6 +191,3 @@ def test_a_group_is_watched_one_rollout_at_a_time(browser, capture_app, scripted
         page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)  # the group map opens above
         [group] = list(captures.iterdir())
         assert (group / "group.json").is_file()
-        assert not errors, errors
-    finally:
-        ctx.close()

@@ -17,6 +17,7 @@ SECRET_ENV = "ROLLOUT_VIEWER_CAPTURE_SECRET"
 
 
 def write_payload(tmp_path):
+    """A training script that leaves `marker` behind if anything imports it."""
     marker = tmp_path / "payload-ran"
     script = tmp_path / "evil.py"
     script.write_text(f"open({str(marker)!r}, 'w').write('ran')\n"

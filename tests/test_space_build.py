@@ -18,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from test_capture_browser import assert_capture_off
 
 from conftest import ROOT, SHOTS
 
@@ -103,11 +104,7 @@ def test_requirements_alone_run_the_app_in_space_mode(tmp_path, capsys, browser)
             assert page.locator(".t[data-mask='1']").count() > 0
             assert page.locator("[data-testid=nav-turn]").count() > 0
             # the Capture tab: off on a Space, no run button
-            page.click("button[role=tab]:has-text('Capture')")
-            note = page.locator("#capture-disabled")
-            note.wait_for(timeout=TIMEOUT)
-            assert "Capture is off on this server" in note.inner_text()
-            assert page.locator("#cap-run").count() == 0
+            assert_capture_off(page, TIMEOUT)
             page.screenshot(path=str(SHOTS / "space_build_capture_off.png"), full_page=True)
             # a server path: refused, nothing of it shown
             page.goto(url + "/?src=/etc")

@@ -46,6 +46,16 @@ class HubStandIn:
         self._server.shutdown()
         self._server.server_close()
 
+    def patch(self, monkeypatch, cache: Path) -> None:
+        """Point huggingface_hub at this stand-in (online, its own cache folder) for one test."""
+        from huggingface_hub import constants
+
+        monkeypatch.setattr(constants, "ENDPOINT", self.url)
+        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", self.url + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
     def paths(self, method: str | None = None) -> list[str]:
         return [p for m, p in self.requests if method is None or m == method]
 

@@ -731,7 +731,6 @@ const TraceView = (() => {
       if (nl.changed > changed || nl.rollout !== L.rollout) {
         changed = nl.changed;
         const other = nl.rollout !== L.rollout;
-        L = nl;
         element.__tvKey = next.key; element.__tvSrc = next.src;
         if (other || !view.grow(next)) view = remount(next, other ? null : view.state());
       }

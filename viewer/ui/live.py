@@ -165,10 +165,12 @@ class LiveRuns:
     def value(self, run_id: str, rollout: int | None = None) -> str | None:
         """The token view's value for the run (its newest snapshot or final artifact), None before the first."""
         live = self.record(run_id, rollout)
-        if live is None:
-            return None
-        w = self._runs[run_id].rollouts[live.rollout]
-        if w.key is None:
+        return self._value(live) if live is not None else None
+
+    def _value(self, live: Live) -> str | None:
+        run = self._run(live.run)
+        w = run.rollouts.get(live.rollout) if run is not None else None
+        if w is None or w.key is None:
             return None
         last = max(0, w.turns - 1)  # land on the newest turn: the view follows it
         return self._opened(w.key, w.src, Initial(turn=last), live, w.advantage)
@@ -193,7 +195,7 @@ class LiveRuns:
         assert live is not None
         out: dict = {"live": msgspec.to_builtins(live)}
         if live.changed > known:
-            value = self.value(run_id, rollout)
+            value = self._value(live)
             if value is not None:
                 out["opened"] = value
         return out
