@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -23,10 +24,18 @@ BUBBLEWRAP = "bubblewrap"
 NONE = "none"
 
 
+# What fenced commands run from: this Python (its venv and base install) and the project (opencode in its
+# node_modules). The private tmpfs on /tmp would hide any of them that lives there (a checkout in /tmp).
+RUNS_FROM = tuple(dict.fromkeys(str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix,
+                                                                  Path(__file__).resolve().parent.parent)))
+
+
 def wrap(argv: list[str], workdir: Path, cwd: str) -> list[str]:
     """`argv` run under bwrap with only `workdir` writable (a private tmpfs on /tmp besides)."""
     work = str(workdir)
+    under_tmp = [x for p in RUNS_FROM if p == "/tmp" or p.startswith("/tmp/") for x in ("--ro-bind", p, p)]
     return ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            *under_tmp,  # after the tmpfs, read-only as everywhere else
             "--bind", work, work,  # after the tmpfs: the work folder usually lives under /tmp
             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
             "--chdir", cwd, "--", *argv]

@@ -37,6 +37,24 @@ def test_commands_cannot_write_outside_the_work_folder(tmp_path):
     assert not bg.running and not box.root.exists()
 
 
+@needs_bwrap
+def test_what_commands_run_from_stays_visible_when_it_lives_in_tmp(tmp_path, monkeypatch):
+    """A checkout (or venv) under /tmp is hidden by the fence's private /tmp unless it is bound back, read-only."""
+    project = tmp_path / "checkout"
+    project.mkdir()
+    (project / "tool.sh").write_text("echo tool ran\n")
+    monkeypatch.setattr(fence, "RUNS_FROM", (*fence.RUNS_FROM, str(project)))
+    box = LocalSandbox.create()
+    try:
+        r = box.run(["sh", str(project / "tool.sh")], check=False)
+        assert r.ok and r.stdout == "tool ran\n", r.stderr
+        r = box.run(f"echo pwned > {project / 'tool.sh'}", check=False)
+        assert not r.ok and "Read-only file system" in r.stderr, r.stderr
+        assert (project / "tool.sh").read_text() == "echo tool ran\n"
+    finally:
+        box.kill()
+
+
 def test_without_bwrap_the_sandbox_says_so(monkeypatch):
     monkeypatch.setattr(fence, "available", lambda: (False, "bwrap is not installed (Debian package `bubblewrap`)"))
     box = LocalSandbox.create()
