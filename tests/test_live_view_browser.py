@@ -177,15 +177,17 @@ def test_a_group_is_watched_one_rollout_at_a_time(browser, capture_app, scripted
         page.click("#cap-run")
         wait_turns(page, 1)
         sibs = page.locator("#view-tab [data-live-rollout]")
-        assert sibs.count() == 2 and sibs.nth(0).get_attribute("aria-pressed") == "true"
-        sibs.nth(1).click()  # follow the other rollout of the group
-        page.wait_for_function("document.querySelector('#view-tab [data-live-rollout=\"1\"]').getAttribute('aria-pressed') === 'true'",
-                               timeout=10_000)
+        pressed = [sibs.nth(i).get_attribute("aria-pressed") for i in range(sibs.count())]
+        assert sorted(pressed) == ["false", "true"]  # the view follows whichever rollout reported first
+        other = pressed.index("false")
+        sibs.nth(other).click()  # follow the other rollout of the group
+        page.wait_for_function(f"document.querySelector('#view-tab [data-live-rollout=\"{other}\"]')"
+                               ".getAttribute('aria-pressed') === 'true'", timeout=10_000)
         wait_turns(page, 1)
         page.screenshot(path=str(SHOTS / "live_group_1440_light.png"))
         page.wait_for_function("document.querySelector('#view-tab [data-testid=live-badge]').dataset.state === 'done'",
                                timeout=TIMEOUT)
-        assert page.locator("#view-tab [data-live-rollout='1']").get_attribute("aria-pressed") == "true"
+        assert page.locator(f"#view-tab [data-live-rollout='{other}']").get_attribute("aria-pressed") == "true"
         assert "held-out tests passed" in page.locator("#view-tab [data-testid=summary]").inner_text()
         assert turns(page) == 3
         page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)  # the group map opens above
