@@ -50,7 +50,9 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     reward: float | None = None  # reward_after_penalties; a group's is the mean over scorable rollouts
     env_reward: float | None = None
     agent_turns: int | None = None
-    trained_turns: int | None = None
+    trained_turns: int | None = None  # turns TRL trains (summary.json's trl_training); None when it does not say
+    trained_by: str | None = None  # the TRL version trained_turns describes
+    seed_trained_turns: int | None = None  # summary.json's trained_turns: the original capture script's rule
     tokens: int | None = None
     drift: Drift = "unknown"
     drifting_boundaries: int | None = None
@@ -198,7 +200,9 @@ class _Builder:
             drift = "none" if s.agent_turns <= 1 else "unknown"  # one turn has no boundary to drift at
         return Record(**{**base, "task_id": s.task_id, "captured": s.captured_at or base["captured"]},
                       model=s.model, reward=s.reward_after_penalties, env_reward=s.env_reward,
-                      agent_turns=s.agent_turns, trained_turns=s.trained_turns, tokens=s.n_tokens,
+                      agent_turns=s.agent_turns, seed_trained_turns=s.trained_turns, tokens=s.n_tokens,
+                      trained_turns=s.trl_training.trained_turns if s.trl_training else None,
+                      trained_by=f"TRL {s.trl_training.trl}" if s.trl_training else None,
                       drift=drift, drifting_boundaries=s.drifting_boundaries, timed_out=s.timed_out,
                       tools=tuple(sorted(n for n, c in s.tool_calls_by_name.items() if c)),
                       tool_calls=sum(s.tool_calls_by_name.values()))
@@ -255,7 +259,10 @@ class _Builder:
             advantages=tuple(r.advantage for r in g.rollouts), statuses=tuple(r.status for r in g.rollouts),
             timed_out=any(r.status == "timed-out" for r in g.rollouts) or any(m.timed_out for m in known),
             tools=tuple(sorted({n for m in known for n in m.tools})),
-            trained_turns=max((m.trained_turns or 0 for m in known), default=None),
+            trained_turns=max((m.trained_turns for m in known), default=None)
+            if known and all(m.trained_turns is not None for m in known) else None,
+            trained_by=next((m.trained_by for m in known if m.trained_by), None),
+            seed_trained_turns=max((m.seed_trained_turns or 0 for m in known), default=None),
             tokens=sum(t for t in tokens if t is not None) if known and None not in tokens else None,
             drift="drift" if any(m.drift == "drift" for m in known) else
                   "none" if known and all(m.drift == "none" for m in known) else "unknown",

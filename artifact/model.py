@@ -19,12 +19,14 @@ from .schema import RescoreMeta, Summary, Task, TestCase, TestResult
 @dataclass(frozen=True, slots=True)
 class Turn:
     index: int
-    trained: bool
+    # turns.json's `trained`: the original capture script's rule (the turn made a tool call). What TRL
+    # trains is viewer/analysis/training.py's question, asked of TRL itself.
+    seed_trained: bool
     tool_calls: tuple[str | None, ...]
     prompt_ids: np.ndarray
     output_ids: np.ndarray
     logprobs: np.ndarray  # the engine's, len(output_ids), or 0 when the proxy recorded none
-    mask: np.ndarray  # prompt + output, 0 = context, 1 = generated (trained when `trained`)
+    mask: np.ndarray  # prompt + output, 0 = context, 1 = generated (the proxy's loss_mask when it recorded one)
     prompt_source: Literal["engine", "retokenized"] = "retokenized"
     retokenized_prompt_ids: np.ndarray | None = None
 

@@ -190,7 +190,7 @@ def _check_summary(s: Summary, a: Artifact, findings: Findings) -> None:
                          expected=str(expected), found=str(found))
 
     same("agent_turns", len(a.turns), s.agent_turns)
-    same("trained_turns", sum(t.trained for t in a.turns), s.trained_turns)
+    same("trained_turns", sum(t.seed_trained for t in a.turns), s.trained_turns)  # the seed's rule, as written
     counts = dict(Counter(name for t in a.turns for name in t.tool_calls if name))
     same("tool_calls_by_name", counts, s.tool_calls_by_name)
     if s.n_tokens is not None:

@@ -52,9 +52,9 @@ def _check_meta(meta: RescoreMeta, turns: list[Turn], file: str, f: Findings) ->
     if len(meta.turns) != len(turns):
         f.add(file, "one entry per agent turn", field="turns", expected=str(len(turns)), found=str(len(meta.turns)))
     for i, (m, t) in enumerate(zip(meta.turns, turns, strict=False)):  # a length mismatch is reported above
-        if m.turn != i or m.trained != t.trained:
+        if m.turn != i or m.trained != t.seed_trained:
             f.add(file, "describes another turn than turns.json", turn=i, field="turns",
-                  expected=f"turn {i}, trained {str(t.trained).lower()}",
+                  expected=f"turn {i}, trained {str(t.seed_trained).lower()}",
                   found=f"turn {m.turn}, trained {str(m.trained).lower()}")
     if meta.top_k < 0 or meta.vocab_size <= 0 or not np.isfinite(meta.temperature) or meta.temperature <= 0:
         f.add(file, "top_k >= 0, vocab_size > 0 and a positive finite temperature", field="top_k/vocab_size/temperature",

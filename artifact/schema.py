@@ -24,6 +24,9 @@ Optional extras (format_version 2, written by our capture; all absent in seed ar
                   drifting_boundaries  turn boundaries where the next prompt does not start with the
                                    tokens before it (0 = token-in = token-out); lets the collection
                                    index show drift without reading turns.json
+                  trl_training     TrlTraining: what TRL trains on the rollout (its version, trained
+                                   turns and tokens, rows), computed at capture time by TRL's own
+                                   functions; `trained_turns` stays the original script's rule
     turns.json    prompt_source    "engine" when prompt_ids are the engine's own ids,
                                    "retokenized" (the seed's behaviour, the default) otherwise
                   retokenized_prompt_ids  the chat-template re-rendering, kept beside engine ids
@@ -47,7 +50,8 @@ Optional extras (format_version 2, written by our capture; all absent in seed ar
 
 Invariants checked on read (artifact/read.py): len(mask) == n_prompt_ids + n_output_ids and
 n_* equal the array lengths; len(per_token_logps) is n_output_ids or 0; mask values are 0/1;
-`trained` is true iff the turn made a tool call; summary counts agree with the files.
+`trained` is true iff the turn made a tool call (the original capture script's rule; what TRL
+trains is viewer/analysis/training.py's, from TRL itself); summary counts agree with the files.
 A rescore part must match the turns exactly (one value per output token, finite values, every
 token id, the artifact's and the top-K's, inside the scoring model's vocabulary).
 """
@@ -85,6 +89,20 @@ class TurnsFile(msgspec.Struct):
     turns: list[TurnHeader]
 
 
+class TrlTraining(msgspec.Struct, omit_defaults=True):
+    """summary.json `trl_training`: what TRL trains on the rollout, computed when it was captured by TRL's and
+    OpenEnv's own functions (viewer/analysis/training.py), so an index can show it without the token files.
+    It describes the versions it names; `trained_turns` beside it is the original capture script's rule."""
+
+    trl: str  # TRL's version, e.g. "1.16.0"
+    openenv: str
+    basis: Literal["trace", "turns", "seed"]  # which data TRL was given (viewer/analysis/training.py)
+    trained_turns: int  # agent turns with a token in TRL's loss
+    trained_tokens: int  # tokens in TRL's loss, over every call of its training trace
+    rows: int  # training rows TRL builds
+    error: str | None = None  # TRL or OpenEnv refused the rollout: nothing is trained
+
+
 class Summary(msgspec.Struct, omit_defaults=True):
     model: str
     task_id: str
@@ -104,6 +122,7 @@ class Summary(msgspec.Struct, omit_defaults=True):
     captured_at: str | None = None
     n_tokens: int | None = None
     drifting_boundaries: int | None = None
+    trl_training: TrlTraining | None = None
 
 
 class Task(msgspec.Struct):

@@ -28,7 +28,7 @@ class OutDirExists(FileExistsError):
 
 def turn_record(t: Turn) -> dict[str, Any]:
     rec = {
-        "turn": t.index, "trained": t.trained, "tool_calls": list(t.tool_calls),
+        "turn": t.index, "trained": t.seed_trained, "tool_calls": list(t.tool_calls),
         "n_prompt_ids": t.n_prompt, "n_output_ids": t.n_output,
         "prompt_ids": t.prompt_ids.tolist(), "output_ids": t.output_ids.tolist(),
         "per_token_logps": t.logprobs.tolist(), "mask": t.mask.tolist(),

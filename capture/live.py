@@ -24,6 +24,7 @@ from typing import Any
 from artifact import Artifact, Summary, Task, TraceCall, Turn
 from artifact.trace import calls_from_entries
 from recipe.agent_turns import select_agent_calls
+from viewer.analysis.training import training
 
 from .turns import derive_turn
 
@@ -80,7 +81,7 @@ class LiveTrace:
         turns = self.turns
         summary = Summary(
             model=self.model, task_id=task.task_id, captured_calls=len(self.calls), agent_turns=len(turns),
-            trained_turns=sum(t.trained for t in turns),
+            trained_turns=sum(t.seed_trained for t in turns),
             tool_calls_by_name=dict(Counter(n for t in turns for n in t.tool_calls if n)),
             held_out_tests=len(task.held_out), n_tests_eval_cap=task.n_tests_eval_cap, env_reward=None,
             reward_after_penalties=None, timed_out=False, produced_by=self.produced_by)
@@ -128,8 +129,9 @@ class ProxyWatch:
         self._on(entries, recorded_at)
 
 
-def call_line(call: TraceCall, turn: Turn | None, chars: int = 60) -> str:
-    """One line for a call as it lands (`python -m capture --follow`): turn, tokens in/out, tool, output start."""
+def call_line(call: TraceCall, turn: Turn | None, trained: int = 0, chars: int = 60) -> str:
+    """One line for a call as it lands (`python -m capture --follow`): turn, tokens in/out (`trained` of them in
+    TRL's loss), tool, output start."""
     prompt = call.engine_prompt_ids.size if call.engine_prompt_ids is not None else None
     out = call.completion_ids.size if call.completion_ids is not None else 0
     names = [(tc.get("function") or tc).get("name") or "?" for tc in call.reply.get("tool_calls") or []]
@@ -138,9 +140,11 @@ def call_line(call: TraceCall, turn: Turn | None, chars: int = 60) -> str:
         said = " ".join(str((tc.get("function") or tc).get("arguments") or "") for tc in call.reply.get("tool_calls") or [])
     said = " ".join(str(said or "").split())
     said = repr(said[:chars] + ("…" if len(said) > chars else ""))
-    who = (f"turn {turn.index}" + ("" if turn.trained else " (not trained)") if turn is not None else
+    who = (f"turn {turn.index}" + ("" if trained else " (not trained)") if turn is not None else
            "a call outside the agent's turns")
     tokens = f"in {prompt:,} · out {out:,} tokens" if prompt is not None else f"out {out:,} tokens"
+    if turn is not None and trained and trained != out:
+        tokens += f" ({trained:,} trained)"
     return f"{who} · {tokens} · {'tool ' + ', '.join(names) if names else 'no tool'} · {said}"
 
 
@@ -153,11 +157,13 @@ def follow_printer(start: float | None = None) -> LiveCallback:
         a = update.artifact
         who = "live" if update.rollout is None else f"rollout {update.rollout}"
         turn_of = {call_key(c): t for c, t in zip(select_agent_calls(a.trace or []), a.turns, strict=False)}
+        trl = training(a)
         for call in a.trace or []:
             key = (update.rollout, call_key(call))
             if key not in seen:
                 seen.add(key)
-                line = call_line(call, turn_of.get(call_key(call)))
+                turn = turn_of.get(call_key(call))
+                line = call_line(call, turn, trl.trained_tokens(turn.index) if turn is not None else 0)
                 print(f"[{time.monotonic() - start:6.1f}s {who:>9}] {line}", flush=True)
 
     return on_update

@@ -21,6 +21,8 @@ from typing import Any, Callable
 from artifact import Artifact, ArtifactError, OutDirExists, Summary, Task, TestResult, write_artifact
 from recipe.reward import reward_waterfall
 from recipe.verifier import score
+from viewer.analysis.training import record as trl_record
+from viewer.analysis.training import training
 
 from . import hub, opencode
 from .agent import AgentError, AgentRun, Cancelled, Layout, free_port
@@ -305,9 +307,9 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
     steps = reward_waterfall(env_reward, counts, timed_out)
     summary = Summary(
         model=cfg.model, task_id=task.task_id, captured_calls=len(entries), agent_turns=len(turns),
-        trained_turns=sum(t.trained for t in turns), tool_calls_by_name=counts, held_out_tests=len(task.held_out),
+        trained_turns=sum(t.seed_trained for t in turns), tool_calls_by_name=counts, held_out_tests=len(task.held_out),
         n_tests_eval_cap=task.n_tests_eval_cap, env_reward=env_reward, reward_after_penalties=steps[-1].value,
-        timed_out=timed_out,
+        timed_out=timed_out, trl_training=trl_record(training(final.artifact)),
         produced_by=_produced_by(cfg, served_by),
         reward_breakdown=[{"label": s.label, "delta": s.delta, "value": s.value, "why": s.why} for s in steps],
         capture={"backend": cfg.backend, "endpoint": redact_url(cfg.llm_url), "dataset": cfg.example or cfg.dataset,

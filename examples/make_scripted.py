@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 from artifact import (  # noqa: E402
+    Artifact,
     Summary,
     Task,
     TestCase,
@@ -33,9 +34,11 @@ from artifact import (  # noqa: E402
     Turn,
     write_artifact,
 )
+from artifact.trace import calls_from_entries  # noqa: E402
 from recipe.reward import reward  # noqa: E402
 from recipe.tasks import instruction_for, task_id, visible_tests_from  # noqa: E402
 from recipe.verifier import run_tests, score  # noqa: E402
+from viewer.analysis.training import record, training  # noqa: E402
 
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -181,10 +184,12 @@ def main() -> None:
     score_ = score(results)
     results = [TestResult(**r) for r in results]
     counts = dict(Counter(name for t in turns for name in t.tool_calls))
+    trl = training(Artifact(source="scripted", root=None, summary=None, turns=turns, trace=calls_from_entries(trace)))
     summary = Summary(
         model=MODEL, task_id=task_id(instruction), captured_calls=len(trace), agent_turns=len(turns),
-        trained_turns=sum(t.trained for t in turns), tool_calls_by_name=counts, held_out_tests=len(held_out),
+        trained_turns=sum(t.seed_trained for t in turns), tool_calls_by_name=counts, held_out_tests=len(held_out),
         n_tests_eval_cap=12, env_reward=score_, reward_after_penalties=reward(score_, counts, False), timed_out=False,
+        trl_training=record(trl),
         produced_by=("Scripted rollout, not sampled from a model: hand-written opencode-shaped messages tokenized "
                      "with SmolLM2-135M-Instruct's tokenizer (ChatML + hermes tool template); logprobs are "
                      "SmolLM2-135M-Instruct's teacher-forced scores; tests and reward computed for real. "

@@ -1,10 +1,10 @@
 """Which sequences to forward so that every output token of every turn is scored exactly once.
 
-The trainer forwards TRL's training rows (`_chain_to_sequences`, viewer/analysis/training_rows.py),
+The trainer forwards TRL's training rows (`_chain_to_sequences`, viewer/analysis/training.py),
 one pass per row: a clean continuation shares the row of the turn before it. We forward each row
 once and read off every turn the row contains (its prompt and output are a prefix of the row),
 trained or not; a causal model gives a token the same numbers whatever follows it. Turns no row
-contains (an untrained turn after a fork, a rollout without any trained turn) are forwarded on
+contains (a turn TRL trains no token of, after a fork; a rollout TRL drops) are forwarded on
 their own, so a single-turn rollout is scored too. `per_turn=True` forwards every turn on its own:
 the slow reference the row-once plan is tested against.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from artifact import Turn
-from viewer.analysis.training_rows import training_rows
+from viewer.analysis.training import Row
 
 
 @dataclass
@@ -31,19 +31,16 @@ class Sequence:
         return np.concatenate([np.arange(s, s + n, dtype=np.int64) for _, s, n in self.spans] or [np.zeros(0, np.int64)])
 
 
-def plan(turns: list[Turn], per_turn: bool = False) -> tuple[list[Sequence], str | None]:
-    """The sequences to forward, and TRL's refusal message when it would not chain the turns."""
+def plan(turns: list[Turn], rows: list[Row], per_turn: bool = False) -> list[Sequence]:
+    """The sequences to forward: TRL's training `rows` once each, then every turn no row holds."""
     seqs: list[Sequence] = []
     covered: set[int] = set()
-    note = None
     if not per_turn:
-        view = training_rows(turns)
-        note = view.error
-        for r, row in enumerate(view.rows):
+        for r, row in enumerate(rows):
             spans = [(t, turns[t].n_prompt, turns[t].n_output) for t in row.turns if t not in covered]
             covered.update(t for t, _, _ in spans)
             seqs.append(Sequence(row.input_ids, r, spans))
     for t in turns:
         if t.index not in covered:
             seqs.append(Sequence(t.ids, None, [(t.index, t.n_prompt, t.n_output)]))
-    return seqs, note
+    return seqs

@@ -21,6 +21,7 @@ import numpy as np
 
 from artifact import Artifact, Rescore, RescoredTurn, RescoreMeta, Turn, write_rescore
 from artifact.schema import RESCORE_VERSION
+from viewer.analysis.training import Row, training
 
 from . import forward
 from .model import RescoreError, TrainerModel, load
@@ -90,12 +91,10 @@ def check_vocab(turns: list[Turn], vocab_size: int) -> None:
             raise RescoreError(f"turn {t.index} has no prompt tokens: its first output token cannot be scored")
 
 
-def score_turns(tm: TrainerModel, turns: list[Turn], top_k: int, per_turn: bool = False,
+def score_turns(tm: TrainerModel, turns: list[Turn], rows: list[Row], top_k: int, per_turn: bool = False,
                 progress: Callable[[str], object] = print) -> tuple[dict[str, np.ndarray], list[RescoredTurn]]:
-    """The flat arrays of a rescore part, and per turn which row scored it."""
-    seqs, note = plan(turns, per_turn)
-    if note:
-        progress(f"{note}; every turn is forwarded on its own")
+    """The flat arrays of a rescore part, and per turn which of TRL's training `rows` scored it."""
+    seqs = plan(turns, rows, per_turn)
     got: dict[int, forward.Scores] = {}
     row_of: dict[int, int | None] = {}
     for k, seq in enumerate(seqs):
@@ -119,7 +118,7 @@ def score_turns(tm: TrainerModel, turns: list[Turn], top_k: int, per_turn: bool 
         "topk_ids": np.concatenate([s.topk_ids for s in order] or [np.zeros((0, top_k), np.int32)]),
         "topk_logprobs": np.concatenate([s.topk_logprobs for s in order] or [np.zeros((0, top_k), np.float32)]),
     }
-    return arrays, [RescoredTurn(t.index, t.trained, row_of[t.index]) for t in turns]
+    return arrays, [RescoredTurn(t.index, t.seed_trained, row_of[t.index]) for t in turns]
 
 
 def _versions() -> dict[str, str]:
@@ -142,7 +141,10 @@ def rescore(a: Artifact, cfg: RescoreConfig, root: Path | None = None,
     progress(f"loading {cfg.model} ({cfg.dtype}, {cfg.device}); temperature {temperature:g} from {source}")
     tm = load(cfg.model, cfg.dtype, cfg.device, temperature, cfg.local_files_only)
     check_vocab(a.turns, tm.vocab_size)
-    arrays, rows = score_turns(tm, a.turns, cfg.top_k, cfg.per_turn, progress)
+    trl = training(a)
+    if trl.error:
+        progress(f"{trl.error}; every turn is forwarded on its own")
+    arrays, rows = score_turns(tm, a.turns, trl.rows, cfg.top_k, cfg.per_turn, progress)
     meta = RescoreMeta(
         format_version=RESCORE_VERSION, model=cfg.label or cfg.model, vocab_size=tm.vocab_size, dtype=cfg.dtype, device=cfg.device,
         temperature=temperature, temperature_source=source, top_k=cfg.top_k, turns=rows, libraries=_versions(),

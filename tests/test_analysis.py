@@ -10,7 +10,7 @@ import msgspec
 import numpy as np
 import pytest
 
-from artifact import Turn, open_artifact
+from artifact import Artifact, Turn, open_artifact
 from recipe.reward import reward, reward_waterfall
 from viewer.analysis.alignment import align
 from viewer.analysis.continuity import boundaries, boundary, verdict
@@ -18,7 +18,7 @@ from viewer.analysis.engine_ids import engine_check
 from viewer.analysis.report import reward_check
 from viewer.analysis.spans import common_prefix_len, context_deltas, mask_audit
 from viewer.analysis.tools import tool_calls
-from viewer.analysis.training_rows import training_rows
+from viewer.analysis.training import training
 
 
 @pytest.fixture(scope="module")
@@ -132,31 +132,25 @@ def test_engine_ids_against_retokenized(example, vocab):
     assert engine_check(seed, None, vocab).status == "no_engine_ids"
 
 
-def test_training_rows_from_trl(example):
-    view = training_rows(example.turns)
-    assert view.error is None
-    # boundary 0 drifts and loop-owning TRL forks on any drift: two rows
-    assert view.tally["fork"] == 1 and view.tally["clean"] == 1 and len(view.rows) == 2
-    assert view.rows[0].turns == (0,) and view.rows[1].turns == (1, 2)
-    # the untrained last turn contributes context only
-    assert view.rows[1].n_trained == example.turns[1].n_output
+def _rows(turns):
+    return training(Artifact(source="turns", root=None, summary=None, turns=turns))
 
 
 def test_training_rows_clean_chain_is_one_row(hf_tokenizer):
     t0, t1 = two_turns(hf_tokenizer, "Hello there<|im_end|>", "Hello there")
-    view = training_rows([t0, t1])
+    view = _rows([t0, t1])
     assert len(view.rows) == 1 and view.tally["clean"] == 1 and view.rows[0].n_trained == t0.n_output + t1.n_output
 
 
 def test_training_rows_without_logprobs_reports_trl_refusal():
-    view = training_rows([make_turn(0, [1, 2], [3, 4], logprobs=False)])
-    assert view.rows == [] and view.error.startswith("TRL rejects these turns")
+    view = _rows([make_turn(0, [1, 2], [3, 4], logprobs=False)])
+    assert view.rows == [] and view.error.startswith("TRL's _chain_to_sequences refuses its turns")
 
 
 def test_mask_audit():
     t = make_turn(0, [1, 2, 3], [4, 5])
     t = dataclasses.replace(t, mask=np.array([0, 1, 0, 0, 1], np.int8))
-    audit = mask_audit(t)
+    audit = mask_audit(t, trained_tokens=1)
     assert audit.ones_in_prompt == 1 and audit.zeros_in_output == 1
 
 

@@ -10,11 +10,14 @@ import threading
 import numpy as np
 import pytest
 
+from artifact import load_artifact
 from capture import CaptureConfig, CaptureError, capture
 from capture.agent import Cancelled
 from capture.sandbox import LocalSandbox
 from conftest import ROOT
 from recipe.reward import reward
+from support.trl_reference import assert_matches_trl, reference_of
+from viewer.rollout import Rollout
 
 pytestmark = pytest.mark.capture
 
@@ -32,7 +35,15 @@ def test_local_capture_end_to_end(tmp_path, task_file, tokenizer_dir, scripted_l
     a = capture(config(tmp_path, task_file, tokenizer_dir, llm.url, api_key=secret), progress=lines.append)
     # a real multi-turn loop: write, then bash, then stop
     assert [t.tool_calls for t in a.turns] == [("write",), ("bash",), ()]
-    assert [t.trained for t in a.turns] == [True, True, False]
+    assert [t.seed_trained for t in a.turns] == [True, True, False]
+    # what TRL 1.16 trains, by its own functions on the trace.json the capture wrote: every turn's loss mask
+    trl_turns, trl_rows, _ = reference_of(tmp_path / "out")
+    recorded = a.summary.trl_training
+    assert recorded is not None and recorded.trl == "1.16.0" and recorded.basis == "trace"
+    assert recorded.trained_turns == sum(any(t.output_mask) for t in trl_turns) == 3
+    assert recorded.trained_tokens == sum(sum(t.output_mask) for t in trl_turns) == sum(t.n_output for t in a.turns)
+    assert recorded.rows == len(trl_rows)
+    assert_matches_trl(tmp_path / "out", Rollout.load(load_artifact(tmp_path / "out")))
     assert all(t.prompt_source == "engine" and t.retokenized_prompt_ids is not None for t in a.turns)
     for t, call in zip(a.turns, a.trace, strict=False):
         assert np.array_equal(t.prompt_ids, call.engine_prompt_ids)
@@ -57,7 +68,9 @@ def test_local_capture_end_to_end(tmp_path, task_file, tokenizer_dir, scripted_l
     assert all(secret not in p.line for p in lines)
     r = subprocess.run([sys.executable, "-m", "viewer", "check", str(tmp_path / "out")], cwd=ROOT,
                        capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and "3 agent turns, 2 trained" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 0 and "3 agent turns, 3 trained by TRL 1.16.0 (the capture script's rule: 2)" in r.stdout, \
+        r.stdout + r.stderr
+    assert "MISMATCH" not in r.stdout
 
 
 def test_preflight_refuses_endpoint_without_token_ids(tmp_path, task_file, tokenizer_dir, scripted_llm):

@@ -48,7 +48,9 @@ def test_folder_index_rows_and_fields(coll):
     rows = by_path(c)
     a = rows["a"]
     assert (a.kind, a.valid, a.model, a.reward, a.env_reward, a.agent_turns, a.trained_turns, a.timed_out, a.tools) == (
-        "artifact", True, "HuggingFaceTB/SmolLM2-135M-Instruct", 0.8, 0.8, 3, 2, False, ("bash", "write"))
+        "artifact", True, "HuggingFaceTB/SmolLM2-135M-Instruct", 0.8, 0.8, 3, 3, False, ("bash", "write"))
+    # trained: what TRL trains (summary.json's trl_training), beside the capture script's own count
+    assert (a.trained_by, a.seed_trained_turns) == ("TRL 1.16.0", 2)
     assert a.title == "You are given n integers. Print how many distinct values there are."  # directions skipped
     assert a.drift == "unknown" and a.tokens is None  # not in this summary.json, and turns.json is not read
     assert a.turns_bytes == (coll / "a" / "turns.json").stat().st_size

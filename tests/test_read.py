@@ -22,7 +22,7 @@ def problems_of(folder) -> list[str]:
 def test_bundled_example_loads_with_typed_arrays():
     a = open_artifact("scripted-smollm2")
     assert len(a.turns) == a.summary.agent_turns == 3
-    assert [t.trained for t in a.turns] == [True, True, False]
+    assert [t.seed_trained for t in a.turns] == [True, True, False]
     t = a.turns[0]
     assert t.prompt_ids.dtype == np.int32 and t.mask.dtype == np.int8 and t.logprobs.size == t.n_output
     assert t.mask.size == t.n_prompt + t.n_output

@@ -14,6 +14,7 @@ import torch
 from artifact import load_artifact, write_rescore
 from support.rescore_fakes import fake_arrays, fake_meta
 from viewer.analysis import trainer_view as tv
+from viewer.analysis.training import training
 
 
 def trl_compute_loss(trainer_lp: np.ndarray, engine_lp: np.ndarray, entropy: np.ndarray, advantage: float,
@@ -57,7 +58,7 @@ def scored(example_copy):
 @pytest.mark.parametrize("advantage", [1.0, -1.0, 0.37])
 def test_loss_clip_kl_and_entropy_equal_trl_compute_loss(scored, eps, advantage):
     a, part = scored
-    views = tv.rollout_views(a, part, *eps, advantage)
+    views = tv.rollout_views(a, part, training(a), *eps, advantage)
     trained = [v for v in views if v.trained.any()]
     pick = lambda name: np.concatenate([getattr(v, name)[v.trained] for v in trained])  # noqa: E731
     loss, metrics = trl_compute_loss(pick("trainer_logprob"), pick("engine_logprob"), pick("entropy"), advantage, *eps)
@@ -75,7 +76,7 @@ def test_loss_clip_kl_and_entropy_equal_trl_compute_loss(scored, eps, advantage)
 def test_per_token_terms_are_trls_formulas_on_the_same_tensors(scored):
     """Token by token, with TRL's torch expressions (compute_loss, trl 1.16) written out."""
     a, part = scored
-    v = tv.token_view(a.turns[0], part, 0.2, 0.28, advantage=-1.0)
+    v = tv.token_view(a.turns[0], part, training(a).masks[0], 0.2, 0.28, advantage=-1.0)
     lp, old = torch.tensor(v.trainer_logprob), torch.tensor(v.engine_logprob)
     log_ratio = lp - old
     coef_1 = torch.exp(log_ratio)
@@ -91,8 +92,8 @@ def test_per_token_terms_are_trls_formulas_on_the_same_tensors(scored):
 def test_missing_engine_logprobs_are_never_ratio_one(scored):
     a, part = scored
     t = a.turns[1]
-    bare = type(t)(t.index, t.trained, t.tool_calls, t.prompt_ids, t.output_ids, np.zeros(0), t.mask)
-    v = tv.token_view(bare, part, advantage=1.0)
+    bare = type(t)(t.index, t.seed_trained, t.tool_calls, t.prompt_ids, t.output_ids, np.zeros(0), t.mask)
+    v = tv.token_view(bare, part, np.ones(t.n_output, np.int8), advantage=1.0)
     assert np.isnan(v.engine_logprob).all() and np.isnan(v.ratio).all() and np.isnan(v.loss).all()
     assert not v.outside.any() and not v.clipped_high.any()
     s = tv.stats([v])
@@ -104,7 +105,7 @@ def test_missing_engine_logprobs_are_never_ratio_one(scored):
 
 def test_histogram_bins_and_outside_counts(scored):
     a, part = scored
-    views = tv.rollout_views(a, part, 0.2, 0.2)
+    views = tv.rollout_views(a, part, training(a), 0.2, 0.2)
     s = tv.stats(views)
     lr = np.concatenate([v.log_ratio for v in views])
     assert sum(s.histogram) == lr.size and len(s.histogram) == len(tv.HIST_EDGES) + 1

@@ -14,12 +14,13 @@ import numpy as np
 import pytest
 import torch
 
-from artifact import Turn, load_artifact
+from artifact import Artifact, Turn, load_artifact
 from capture import local_model as lm
 from rescore import RescoreError, forward
 from rescore.model import load
 from rescore.run import check_vocab, score_turns
 from support.rescore_fakes import tiny_llama
+from viewer.analysis.training import training
 from viewer.cli import main
 
 real_model = pytest.mark.skipif(not lm.is_converted(), reason="the offline SmolLM2 is not converted "
@@ -74,8 +75,9 @@ def test_trainer_logprob_equals_full_logits_log_softmax(smol, example_copy):
 @real_model
 def test_row_once_equals_one_forward_per_turn(smol, example_copy):
     turns = _chain(load_artifact(example_copy).turns[0])
-    rows, meta_rows = score_turns(smol, turns, 5, per_turn=False, progress=lambda _: None)
-    alone, meta_alone = score_turns(smol, turns, 5, per_turn=True, progress=lambda _: None)
+    trl_rows = training(Artifact(source="chain", root=None, summary=None, turns=turns)).rows
+    rows, meta_rows = score_turns(smol, turns, trl_rows, 5, per_turn=False, progress=lambda _: None)
+    alone, meta_alone = score_turns(smol, turns, trl_rows, 5, per_turn=True, progress=lambda _: None)
     assert [r.row for r in meta_rows] == [0, 0, 0] and [r.row for r in meta_alone] == [None] * 3
     assert np.array_equal(rows["offsets"], alone["offsets"])
     assert np.abs(rows["logprobs"] - alone["logprobs"]).max() < 1e-4

@@ -85,7 +85,7 @@ def test_hub_dataset_read_offline_through_huggingface_hub(tmp_path):
     env = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(cache), "HF_HOME": str(tmp_path / "home")}
     r = run_check("someone/rollouts:runs/7", env=env)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.startswith("OK someone/rollouts:runs/7") and "3 agent turns, 2 trained" in r.stdout
+    assert r.stdout.startswith("OK someone/rollouts:runs/7") and "3 agent turns, 3 trained by TRL 1.16.0 (the capture script's rule: 2)" in r.stdout
     r = run_check(f"someone/rollouts@{COMMIT}:runs/7", env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     r = run_check("someone/missing", env=env)
@@ -95,7 +95,8 @@ def test_hub_dataset_read_offline_through_huggingface_hub(tmp_path):
 def test_check_accepts_valid_and_summarises():
     r = run_check("scripted-smollm2")
     assert r.returncode == 0 and r.stderr == ""
-    assert "turns        3 agent turns, 2 trained, of 4 captured calls" in r.stdout
+    assert "turns        3 agent turns, 3 trained by TRL 1.16.0 (the capture script's rule: 2), of 4 captured calls" in r.stdout
+    assert "(138 trained by TRL 1.16.0)" in r.stdout and "MISMATCH" not in r.stdout
     assert "continuity   1 of 2 boundaries drift" in r.stdout
     assert "reward       +0.800 (verifier +0.800; recipe agrees)" in r.stdout
 

@@ -34,9 +34,9 @@ def test_loads_example_with_masks(page, app_url):
     open_view(page, app_url)
     assert page.locator("[data-testid=nav-turn]").count() == 3
     assert page.locator("[data-testid=summary]").inner_text() == (
-        "4 of 5 held-out tests passed · reward +0.800 · 2 of 3 agent turns trained")
+        "4 of 5 held-out tests passed · reward +0.800 · 3 of 3 agent turns trained by TRL 1.16.0")
     assert page.locator(".tv-reward-value.pos").count() == 1
-    assert page.locator("[data-testid=counts]").inner_text() == "4 model calls · 3 agent turns · 2 trained"
+    assert page.locator("[data-testid=counts]").inner_text() == "4 model calls · 3 agent turns · 3 trained by TRL 1.16.0"
     assert "1 of 2 boundaries drift" in page.locator("[data-testid=continuity]").inner_text()
     assert page.locator(".t[data-mask='1']").count() > 0 and page.locator(".t[data-mask='0']").count() > 0
     assert page.locator("[data-testid=held-out-test]").count() == 5
@@ -52,8 +52,10 @@ def test_keyboard_steps_through_turns(page, app_url):
     assert "drift at position 509" in page.locator(".tv-boundary-box").inner_text()
     page.keyboard.press("ArrowRight")
     page.wait_for_function("location.search.includes('turn=2')")
-    assert "not trained" in page.locator(".tv-turn-title").inner_text()
-    assert page.locator(".tv-tokens.untrained").count() == 1
+    # no tool call, trained all the same (TRL 1.16 trains every turn's loss mask); the page says so on the turn
+    assert "not trained" not in page.locator(".tv-turn-title").inner_text()
+    assert page.locator(".tv-tokens.untrained").count() == 0
+    assert "TRL 1.16.0 trains 17 of this turn's 17 generated tokens" in page.locator("[data-testid=trained-note]").inner_text()
     page.keyboard.press("k")
     page.wait_for_function("location.search.includes('turn=1')")
     page.keyboard.press("?")
@@ -169,7 +171,7 @@ def test_presentation_at_1024x768(browser, app_url, scheme):
                 "els => els.filter(e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }).length")
             assert visible > 0, f"generated tokens are on screen in turn {turn}"
             page.screenshot(path=str(SHOTS / f"presentation-{scheme}-1024-turn{turn}.png"))
-        assert page.locator(".tv-tokens.untrained").count() == 1  # turn 2 keeps its hatch
+        assert page.locator(".tv-tokens.untrained").count() == 0  # TRL trains turn 2: no hatch
         page.keyboard.press("Escape")
         assert not page.evaluate(COVERED)
     finally:

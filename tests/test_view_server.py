@@ -98,7 +98,7 @@ def test_no_agent_turn_is_a_message_not_a_crash(tmp_path):
     tab = ViewTab("scripted-smollm2", public=False)
     o = opened(tab.source_value(str(dest))[0])
     assert o["outline"]["turns"] == [] and "no agent turn" in o["outline"]["notice"] and o["first_chunk"] is None
-    assert "TRL drops this rollout" in tab.training({"key": o["key"]})["html"]
+    assert "TRL 1.16.0 drops this rollout" in tab.training({"key": o["key"]})["html"]
 
 
 def test_lists_and_texts_a_trace_controls_are_bounded():

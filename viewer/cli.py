@@ -30,6 +30,7 @@ from artifact import Artifact, ArtifactError, open_artifact
 
 from .analysis.report import fmt_reward, report
 from .analysis.trainer_view import summary
+from .analysis.training import TRL, TRL_VERSION, record, training
 from .collection_cli import add_ls_arguments, check_source, ls
 
 OK, INVALID, USAGE, INTERNAL, CANNOT_WRITE, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 3, 4, 130, 141
@@ -59,15 +60,18 @@ def check(source: str, out: TextIO = sys.stdout) -> int:
     a = _open(source, out)
     if a is None:
         return INVALID
-    r = report(a)
+    tr = training(a)
+    r = report(a, tr)
     rc = r.reward
     reward_line = f"{fmt_reward(rc.recorded)} (verifier {fmt_reward(a.summary.env_reward)}; "
     reward_line += "recipe agrees)" if rc.matches else f"recipe gives {fmt_reward(rc.recomputed)}: MISMATCH)"
     lines = [
         f"OK {source}",
         f"  model        {r.model}",
-        f"  turns        {r.turns} agent turns, {r.trained_turns} trained, of {r.captured_calls} captured calls",
-        f"  tokens       {r.prompt_tokens:,} prompt + {r.output_tokens:,} output ({r.trained_tokens:,} trained); "
+        f"  turns        {r.turns} agent turns, {r.trained_turns} trained by {TRL} (the capture script's rule: "
+        f"{r.seed_trained_turns}), of {r.captured_calls} captured calls",
+        f"  training     {tr.rule}",
+        f"  tokens       {r.prompt_tokens:,} prompt + {r.output_tokens:,} output ({r.trained_tokens:,} trained by {TRL}); "
         f"longest context {r.max_context:,}",
         f"  continuity   {r.continuity.text}",
         f"  reward       {reward_line}",
@@ -75,10 +79,15 @@ def check(source: str, out: TextIO = sys.stdout) -> int:
     if a.summary.produced_by:
         lines.append(f"  produced by  {a.summary.produced_by}")
     for name, part in a.rescores.items():
-        s = summary(a, part)
+        s = summary(a, part, tr)
         mean, top = (("n/a" if x is None else f"{x:.2g}") for x in (s["mean_abs_log_ratio"], s["max_abs_log_ratio"]))
         lines.append(f"  rescore      {name}: mean |log ratio| {mean}, max {top}, "
                      f"{s['outside_clip']} of {s['tokens']} tokens outside [0.8, 1.2]")
+    recorded = a.summary.trl_training
+    if recorded is not None and recorded.trl == TRL_VERSION and recorded != record(tr):
+        lines.append(f"  MISMATCH     summary.json's trl_training says {recorded.trained_turns} trained turns, "
+                     f"{recorded.trained_tokens:,} tokens, {recorded.rows} rows; {TRL} gives {tr.trained_turns}, "
+                     f"{tr.total_trained_tokens:,}, {len(tr.rows)}")
     print("\n".join(lines), file=out)
     if a.notices:
         print("notices:", file=out)

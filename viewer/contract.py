@@ -64,7 +64,9 @@ class Audit(msgspec.Struct, frozen=True):
 
 class TurnOutline(msgspec.Struct, frozen=True):
     index: int
-    trained: bool
+    trained: bool  # TRL trains a token of it (viewer/analysis/training.py)
+    trained_tokens: int  # how many of its generated tokens TRL trains
+    seed_trained: bool  # turns.json's `trained`: the original capture script's rule (a tool call)
     tools: list[str]
     prompt_tokens: int
     output_tokens: int
@@ -78,6 +80,7 @@ class TurnOutline(msgspec.Struct, frozen=True):
     boundary_html: str
     engine_html: str
     tools_html: str
+    trained_html: str  # on the turn: what TRL trains of it, where the capture script's flag says otherwise
 
     @property
     def story_at(self) -> int:

@@ -31,7 +31,7 @@ class GroupCell(msgspec.Struct, frozen=True):
     turn: int
     tools: list[str]
     failed: bool  # a tool call of this turn failed (TRL's rule: error/failed/traceback/exception in its result)
-    trained: bool
+    trained: bool  # TRL trains a token of it (viewer/analysis/training.py)
     output_tokens: int
 
 
@@ -85,7 +85,8 @@ class Compare(msgspec.Struct, frozen=True, kw_only=True):
 def _cells(r: Rollout) -> list[GroupCell]:
     failed = {c.turn for c in r.tool_calls if c.failed}
     return [GroupCell(turn=t.index, tools=[(n or "?")[:40] for n in t.tool_calls[:6]], failed=t.index in failed,
-                      trained=t.trained, output_tokens=t.n_output) for t in r.artifact.turns[:MAX_TURN_CELLS]]
+                      trained=r.training.trained(t.index), output_tokens=t.n_output)
+            for t in r.artifact.turns[:MAX_TURN_CELLS]]
 
 
 def group_row(i: int, status: str, reward: float | None, advantage: float, member: Record | None,

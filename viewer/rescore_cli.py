@@ -20,6 +20,7 @@ from typing import TextIO
 from artifact import Artifact, ArtifactError, bundled_examples, load_artifact, open_artifact
 
 from .analysis.trainer_view import EPS_CHOICES, summary
+from .analysis.training import training
 
 EXIT_INVALID, EXIT_USAGE, EXIT_UNEXPECTED, EXIT_RESCORE = 1, 2, 3, 5
 
@@ -103,7 +104,7 @@ def _rescore(args: argparse.Namespace, say) -> tuple[dict, Path]:
                         local_files_only=args.local_model, label=label,
                         slug="smollm2-135m-instruct" if args.local_model else None)
     part = rescore(a, cfg, progress=say)
-    return summary(a, part), a.root / "rescore" / part.name
+    return summary(a, part, training(a)), a.root / "rescore" / part.name
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:

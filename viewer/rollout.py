@@ -23,7 +23,7 @@ from .analysis.report import Report, report
 from .analysis.spans import ContextDelta, MaskAudit, context_deltas, mask_audit
 from .analysis.tools import ToolCall, tool_calls
 from .analysis.trainer_view import EPS_CHOICES, HIST_EDGES, stats, stats_dict, token_view
-from .analysis.training_rows import TrainingView, training_rows
+from .analysis.training import Training, training
 from .contract import SCOPES, Chunk
 from .tokens import Vocab, beyond_vocab, resolve_vocab, token_texts
 
@@ -49,8 +49,13 @@ class Rollout:
         return cls(artifact, vocab, why)
 
     @cached_property
+    def training(self) -> Training:
+        """What TRL trains: its turns, completion masks and rows, asked of TRL itself."""
+        return training(self.artifact)
+
+    @cached_property
     def report(self) -> Report:
-        return report(self.artifact, self.vocab)
+        return report(self.artifact, self.training, self.vocab)
 
     @cached_property
     def deltas(self) -> list[ContextDelta]:
@@ -71,11 +76,7 @@ class Rollout:
 
     @cached_property
     def audits(self) -> list[MaskAudit]:
-        return [mask_audit(t) for t in self.artifact.turns]
-
-    @cached_property
-    def training(self) -> TrainingView:
-        return training_rows(self.artifact.turns)
+        return [mask_audit(t, self.training.trained_tokens(t.index)) for t in self.artifact.turns]
 
     # -- what the page asks for ------------------------------------------------------------------
 
@@ -150,7 +151,8 @@ class Rollout:
         `start` is the absolute position of the first output token in the turn's prompt + output (the
         positions `chunk` uses). Ratios are None where the engine recorded no logprob; `loss` and the
         clip flags need an `advantage` (e.g. +1 / -1)."""
-        v = token_view(self.artifact.turns[turn], self.artifact.rescores[part], eps_low, eps_high, advantage)
+        v = token_view(self.artifact.turns[turn], self.artifact.rescores[part], self.training.masks[turn], eps_low,
+                       eps_high, advantage)
 
         def nums(x: np.ndarray, digits: int = 6) -> list[float | None]:
             return [None if not np.isfinite(y) else round(float(y), digits) for y in x.tolist()]
@@ -172,7 +174,7 @@ class Rollout:
         """Per-turn and per-rollout statistics of a part (all output tokens; `trained`: only TRL's loss tokens),
         and the log-ratio histogram: `counts[i]` holds edges[i-1] <= log ratio < edges[i] (open ends)."""
         p = self.artifact.rescores[part]
-        views = [token_view(t, p, eps_low, eps_high, advantage) for t in self.artifact.turns]
+        views = [token_view(t, p, self.training.masks[t.index], eps_low, eps_high, advantage) for t in self.artifact.turns]
         return {"part": part, "eps": [eps_low, eps_high], "advantage": advantage,
                 "rollout": stats_dict(stats(views)), "trained": stats_dict(stats(views, trained_only=True)),
                 "turns": [{"turn": v.turn, "row": p.meta.turns[v.turn].row, **stats_dict(stats([v]))} for v in views],

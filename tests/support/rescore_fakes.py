@@ -30,7 +30,7 @@ def fake_arrays(a: Artifact, k: int = 3, seed: int = 0) -> dict[str, np.ndarray]
 def fake_meta(a: Artifact, k: int = 3, vocab: int = 49152, model: str = "fake/model") -> RescoreMeta:
     return RescoreMeta(format_version=RESCORE_VERSION, model=model, vocab_size=vocab, dtype="float32", device="cpu",
                        temperature=1.0, temperature_source="test", top_k=k,
-                       turns=[RescoredTurn(t.index, t.trained, None) for t in a.turns],
+                       turns=[RescoredTurn(t.index, t.seed_trained, None) for t in a.turns],
                        libraries={"torch": "test"}, duration_s=0.0, created="2026-01-01T00:00:00+00:00")
 
 

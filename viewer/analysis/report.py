@@ -9,6 +9,7 @@ from recipe.reward import Step, reward_waterfall
 
 from ..tokens import Vocab
 from .continuity import Boundary, Verdict, boundaries, verdict
+from .training import Training
 
 REWARD_TOLERANCE = 1e-6
 
@@ -33,27 +34,29 @@ def reward_check(a: Artifact) -> RewardCheck:
 class Report:
     model: str
     turns: int
-    trained_turns: int
+    trained_turns: int  # agent turns TRL trains a token of (viewer/analysis/training.py)
+    seed_trained_turns: int  # turns.json's `trained`: the original capture script's rule
     captured_calls: int
     prompt_tokens: int
     output_tokens: int
-    trained_tokens: int
+    trained_tokens: int  # tokens in TRL's loss, over every call of its training trace
     max_context: int
     reward: RewardCheck
     boundaries: list[Boundary]
     continuity: Verdict
 
 
-def report(a: Artifact, vocab: Vocab | None = None) -> Report:
+def report(a: Artifact, training: Training, vocab: Vocab | None = None) -> Report:
     bounds = boundaries(a.turns, vocab)
     return Report(
         model=a.summary.model,
         turns=len(a.turns),
-        trained_turns=sum(t.trained for t in a.turns),
+        trained_turns=training.trained_turns,
+        seed_trained_turns=sum(t.seed_trained for t in a.turns),
         captured_calls=len(a.trace) if a.trace is not None else a.summary.captured_calls,
         prompt_tokens=sum(t.n_prompt for t in a.turns),
         output_tokens=sum(t.n_output for t in a.turns),
-        trained_tokens=sum(int(t.mask[t.n_prompt:].sum()) for t in a.turns if t.trained),
+        trained_tokens=training.total_trained_tokens,
         max_context=max((t.n_prompt + t.n_output for t in a.turns), default=0),
         reward=reward_check(a),
         boundaries=bounds,

@@ -48,9 +48,10 @@ class MaskAudit:
     trained_without_logprobs: bool  # a trained turn with mask 1s but no logprobs to train against
 
 
-def mask_audit(turn: Turn) -> MaskAudit:
+def mask_audit(turn: Turn, trained_tokens: int) -> MaskAudit:
+    """`trained_tokens`: how many of the turn's generated tokens TRL trains (viewer/analysis/training.py)."""
     return MaskAudit(
         ones_in_prompt=int(turn.mask[: turn.n_prompt].sum()),
         zeros_in_output=int(turn.n_output - turn.mask[turn.n_prompt:].sum()),
-        trained_without_logprobs=bool(turn.trained and turn.mask[turn.n_prompt:].any() and turn.logprobs.size == 0),
+        trained_without_logprobs=bool(trained_tokens and turn.logprobs.size == 0),
     )

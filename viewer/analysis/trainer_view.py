@@ -21,6 +21,8 @@ import numpy as np
 
 from artifact import Artifact, Rescore, Turn
 
+from .training import Training
+
 EPS_CHOICES: tuple[tuple[float, float], ...] = ((0.2, 0.2), (0.2, 0.28))  # TRL's default, DAPO's
 # Symmetric log-spaced edges for the log-ratio histogram: float32 noise (1e-5), a bf16 mismatch
 # (1e-2) and a temperature mismatch (1) each land in bins of their own. The ends are open.
@@ -33,7 +35,7 @@ class TokenView:
     """One turn's output tokens as the trainer sees them; all arrays have one entry per output token."""
 
     turn: int
-    trained: np.ndarray  # bool: in TRL's loss (trained turn, mask 1)
+    trained: np.ndarray  # bool: in TRL's loss (its completion mask)
     trainer_logprob: np.ndarray
     engine_logprob: np.ndarray  # NaN where the engine recorded none
     log_ratio: np.ndarray
@@ -88,8 +90,9 @@ def engine_logprobs(turn: Turn) -> np.ndarray:
     return turn.logprobs.astype(np.float64) if turn.logprobs.size == turn.n_output else np.full(turn.n_output, np.nan)
 
 
-def token_view(turn: Turn, part: Rescore, eps_low: float = 0.2, eps_high: float = 0.2,
+def token_view(turn: Turn, part: Rescore, trained: np.ndarray, eps_low: float = 0.2, eps_high: float = 0.2,
                advantage: float | None = None) -> TokenView:
+    """`trained`: TRL's completion mask over the turn's generated tokens (viewer/analysis/training.py)."""
     sl = part.turn_slice(turn.index)
     trainer, engine = part.logprobs[sl].astype(np.float64), engine_logprobs(turn)
     log_ratio, ratio, k3 = ratio_terms(trainer, engine)
@@ -99,7 +102,7 @@ def token_view(turn: Turn, part: Rescore, eps_low: float = 0.2, eps_high: float 
         loss, low, high = np.full(ratio.shape, np.nan), np.zeros(ratio.shape, bool), np.zeros(ratio.shape, bool)
     else:
         loss, low, high = loss_terms(ratio, advantage, eps_low, eps_high)
-    return TokenView(turn.index, (turn.mask[turn.n_prompt:] == 1) & turn.trained, trainer, engine, log_ratio, ratio,
+    return TokenView(turn.index, np.asarray(trained) == 1, trainer, engine, log_ratio, ratio,
                      k3, part.entropy[sl].astype(np.float64), part.is_top1[sl], part.topk_ids[sl],
                      np.exp(part.topk_logprobs[sl].astype(np.float64)), outside, loss, low, high)
 
@@ -134,9 +137,9 @@ def stats(views: list[TokenView], trained_only: bool = False) -> Stats:
     )
 
 
-def rollout_views(a: Artifact, part: Rescore, eps_low: float = 0.2, eps_high: float = 0.2,
+def rollout_views(a: Artifact, part: Rescore, training: Training, eps_low: float = 0.2, eps_high: float = 0.2,
                   advantage: float | None = None) -> list[TokenView]:
-    return [token_view(t, part, eps_low, eps_high, advantage) for t in a.turns]
+    return [token_view(t, part, training.masks[t.index], eps_low, eps_high, advantage) for t in a.turns]
 
 
 def _num(x: float) -> float | None:
@@ -150,12 +153,12 @@ def stats_dict(s: Stats) -> dict:
             for k, v in s.__dict__.items()}
 
 
-def summary(a: Artifact, part: Rescore, advantage: float | None = None) -> dict:
+def summary(a: Artifact, part: Rescore, training: Training, advantage: float | None = None) -> dict:
     """Everything `python -m viewer rescore --json` prints about one part, as plain data.
 
     `outside_clip` uses TRL's default band [0.8, 1.2]; `outside_clip_dapo` DAPO's [0.8, 1.28].
     """
-    views = {eps: rollout_views(a, part, *eps, advantage) for eps in EPS_CHOICES}
+    views = {eps: rollout_views(a, part, training, *eps, advantage) for eps in EPS_CHOICES}
     base, dapo = stats(views[EPS_CHOICES[0]]), stats(views[EPS_CHOICES[1]])
     m = part.meta
     return {
@@ -168,6 +171,6 @@ def summary(a: Artifact, part: Rescore, advantage: float | None = None) -> dict:
         "mean_kl_k3": _num(base.mean_kl_k3), "mean_entropy": _num(base.mean_entropy), "top1": base.top1,
         "outside_clip": base.outside_clip, "outside_clip_dapo": dapo.outside_clip,
         "histogram": {"edges": list(HIST_EDGES), "counts": list(base.histogram)},
-        "turns": [{"turn": v.turn, "trained": bool(a.turns[v.turn].trained), "row": m.turns[v.turn].row,
+        "turns": [{"turn": v.turn, "trained": training.trained(v.turn), "row": m.turns[v.turn].row,
                    **stats_dict(stats([v]))} for v in views[EPS_CHOICES[0]]],
     }

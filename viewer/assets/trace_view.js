@@ -38,7 +38,10 @@ const TraceView = (() => {
       const occ = O.max_context ? Math.round(100 * (t.prompt_tokens + t.output_tokens) / O.max_context) : 0;
       const drift = t.drift_at !== null ? `<span class="tv-driftmark" title="the prompt departs from the turn before at position ${fmt(t.drift_at)}">⚠ drift</span>` : "";
       const fail = t.tool_failed ? `<span class="tv-failmark" title="a tool call failed" aria-label="a tool call failed">✗</span>` : "";
-      const pill = t.trained ? "<span class='tv-pill tr'>trained</span>" : "<span class='tv-pill'>not trained</span>";
+      // t.trained is what TRL trains (viewer/analysis/training.py); the capture script's flag may disagree
+      const why = `${fmt(t.trained_tokens)} of ${fmt(t.output_tokens)} generated tokens trained` +
+        (t.seed_trained !== t.trained ? `; the original capture script marks this turn ${t.seed_trained ? "trained" : "untrained"}` : "");
+      const pill = `<span class='tv-pill${t.trained ? " tr" : ""}' title="${esc(why)}">${t.trained ? "trained" : "not trained"}</span>`;
       return `<button class="tv-navitem${t.trained ? " trained" : ""}" data-turn="${pos}" data-testid="nav-turn" aria-current="false">
         <span class="tv-nav-h">turn ${t.index} ${pill} ${drift}${fail}</span>
         <span class="tv-nav-tools">${t.tools.length ? t.tools.map(esc).join(", ") : "no tool call"}</span>
@@ -537,7 +540,7 @@ const TraceView = (() => {
                            : `turn ${t.index}${t.trained ? "" : " (not trained)"}`);
       nav.show(st, rowMode ? (row ? row.turns : []) : null);
       $(".tv-legend").innerHTML = legend(O, st, trainer);
-      $(".tv-boundary-box").innerHTML = rowMode ? "" : t.boundary_html + t.engine_html;
+      $(".tv-boundary-box").innerHTML = rowMode ? "" : t.trained_html + t.boundary_html + t.engine_html;
       $(".tv-tools-part").hidden = rowMode;
       $(".tv-tools-box").innerHTML = rowMode ? "" : t.tools_html;
       const rb = $(".tv-rowbar");

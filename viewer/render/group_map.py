@@ -69,7 +69,7 @@ def group_map(m: GroupMap) -> str:
     turns = "".join(f"<th scope='col' class='gm-turnh'>turn {i}</th>" for i in range(m.max_turns))
     head = ("<tr><th scope='col' class='gm-pickcell' title='pick two rows to compare'>⇄</th><th scope='col'>rollout</th>"
             "<th scope='col'>reward</th><th scope='col' title='TRL: (reward - mean) / (std + 1e-8) over the group'>advantage</th>"
-            "<th scope='col'>status</th><th scope='col'>trained</th><th scope='col'>tokens</th><th scope='col'>drift</th>"
+            "<th scope='col'>status</th><th scope='col' title='agent turns TRL trains a token of (its completion mask, OpenEnv&#39;s loss mask)'>trained</th><th scope='col'>tokens</th><th scope='col'>drift</th>"
             f"{turns}</tr>")
     body = "".join(_row(r, m) for r in m.rows)
     same = len({r.advantage for r in m.rows}) <= 1

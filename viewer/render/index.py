@@ -23,7 +23,7 @@ HEADINGS: tuple[tuple[str, str, str], ...] = (
     ("reward", "reward", "reward after penalties; a group shows its mean, spread and K"),
     ("env_reward", "env", "the environment's reward before penalties"),
     ("agent_turns", "turns", "agent turns"),
-    ("trained_turns", "trained", "trained turns"),
+    ("trained_turns", "trained", "agent turns TRL trains (summary.json's trl_training)"),
     ("tokens", "tokens", "tokens in the rollout, when the capture recorded them"),
     ("drift", "drift", "does any turn boundary drift? unknown when the capture did not record it"),
     ("timed_out", "timed out", ""),

@@ -31,15 +31,18 @@ def turn_outlines(r: Rollout) -> list[TurnOutline]:
     for c in r.tool_calls:
         calls_by_turn.setdefault(c.turn, []).append(c)
     out = []
+    tr = r.training
     for t, d, b, e, au in zip(a.turns, r.deltas, bounds, r.engine_checks, r.audits, strict=False):
         calls = calls_by_turn.get(t.index, [])
         out.append(TurnOutline(
-            index=t.index, trained=t.trained, tools=_tool_names(t.tool_calls),
+            index=t.index, trained=tr.trained(t.index), trained_tokens=tr.trained_tokens(t.index),
+            seed_trained=t.seed_trained, tools=_tool_names(t.tool_calls),
             prompt_tokens=t.n_prompt, output_tokens=t.n_output, shared=d.shared, added=d.added,
             drift_at=None if b is None or b.continuous else b.diverge_at, carried=b.held if b is not None else 0,
             has_logprobs=bool(t.logprobs.size), tool_failed=any(c.failed for c in calls),
             audit=Audit(au.ones_in_prompt, au.zeros_in_output, au.trained_without_logprobs),
             boundary_html=panels.boundary(b), engine_html=panels.engine(e), tools_html=panels.tool_calls(calls),
+            trained_html=panels.turn_training(tr, t.index, t.n_output),
         ))
     return out
 
@@ -60,7 +63,8 @@ def outline(r: Rollout) -> Outline:
         chunk_size=CHUNK, max_context=rep.max_context, turns=turn_outlines(r),
         modes=modes, scopes=SCOPE_CHOICES,
         summary_html=panels.summary(a, rep, r.pending),
-        header_html=panels.header(a, rep, r.vocab.origin if r.vocab else None, r.vocab_why, r.alignment.note),
+        header_html=panels.header(a, rep, r.vocab.origin if r.vocab else None, r.vocab_why, r.alignment.note,
+                                  r.training),
         tests_html=panels.tests(a, r.pending), reward_html=panels.reward(a, rep, r.pending), notice=notice,
         # A group capture (issue 10) will give the rollout its advantage; until then the reader picks a sign.
         trainer=trainer, advantage=getattr(r, "advantage", None),
@@ -69,5 +73,5 @@ def outline(r: Rollout) -> Outline:
 
 def training(r: Rollout) -> Training:
     view = r.training
-    return Training(html=panels.training(view, r.report.trained_turns),
+    return Training(html=panels.training(view),
                     rows=[TrainingRow(int(row.input_ids.size), row.n_trained, list(row.turns)) for row in view.rows])

@@ -11,7 +11,7 @@ from ..analysis.continuity import Boundary
 from ..analysis.engine_ids import EngineCheck
 from ..analysis.report import Report, fmt_reward
 from ..analysis.tools import ToolCall
-from ..analysis.training_rows import TrainingView
+from ..analysis.training import TRL, Training
 from ..tokens import make_visible
 from .safe import markdown, pre, pretty_json, short, text
 
@@ -46,7 +46,7 @@ def summary(a: Artifact, r: Report, pending: str | None = None) -> str:
         tests_part, reward_part = ((f"{_plural(n_tests, 'held-out test')} run when the agent finishes", "reward pending")
                                    if pending == "running" else
                                    (f"{_plural(n_tests, 'held-out test')} never ran: the capture {pending}", "no reward"))
-        trained = f"{r.trained_turns} of {_plural(r.turns, 'agent turn')} trained so far" if r.turns else \
+        trained = f"{r.trained_turns} of {_plural(r.turns, 'agent turn')} trained by {TRL} so far" if r.turns else \
             "no agent turn yet"
         return (f"<div class='tv-summary' data-testid='summary'><span>{text(tests_part)}</span> · "
                 f"<span class='tv-reward-value none'>{reward_part}</span> · <span>{trained}</span></div>")
@@ -57,7 +57,7 @@ def summary(a: Artifact, r: Report, pending: str | None = None) -> str:
     else:
         tests_part = "no held-out tests in this artifact"
     rec = r.reward.recorded
-    trained = (f"{r.trained_turns} of {_plural(r.turns, 'agent turn')} trained" if r.turns else
+    trained = (f"{r.trained_turns} of {_plural(r.turns, 'agent turn')} trained by {TRL}" if r.turns else
                "no agent turn: nothing to train")
     return (f"<div class='tv-summary' data-testid='summary'><span>{text(tests_part)}</span> · "
             f"<span class='tv-reward-value {_sign(rec)}'>reward {fmt_reward(rec)}</span> · <span>{trained}</span></div>")
@@ -71,25 +71,65 @@ def _tokenizer_line(vocab_origin: str | None, vocab_why: list[str]) -> str:
             f"{text('; '.join(vocab_why))}</details>")
 
 
-def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str], note: str | None = None) -> str:
+def _turns_words(turns: list[int]) -> str:
+    return ("turn " if len(turns) == 1 else "turns ") + ", ".join(map(str, turns[:12])) + (" …" if len(turns) > 12 else "")
+
+
+def disagreement(tr: Training) -> str | None:
+    """Once per rollout: where turns.json's `trained` (the capture script's rule) and TRL part ways."""
+    off = [i for i in tr.disagreements if tr.trained(i)]  # the script says untrained, TRL trains
+    on = [i for i in tr.disagreements if not tr.trained(i)]
+    parts = []
+    if off:
+        tokens = ", ".join(f"{tr.trained_tokens(i):,}" for i in off[:12])
+        parts.append(f"The original capture script marks {_turns_words(off)} untrained because "
+                     f"{'it' if len(off) == 1 else 'they'} made no tool call; {TRL} trains "
+                     f"{'its' if len(off) == 1 else 'their'} {tokens} generated tokens (it trains OpenEnv's loss "
+                     "mask on every turn, tool call or not).")
+    if on:
+        parts.append(f"The original capture script marks {_turns_words(on)} trained because "
+                     f"{'it' if len(on) == 1 else 'they'} made a tool call; {TRL} trains none of "
+                     f"{'its' if len(on) == 1 else 'their'} tokens (OpenEnv's loss mask is 0 over them).")
+    return " ".join(parts) or None
+
+
+def turn_training(tr: Training, turn: int, n_output: int) -> str:
+    """On the turn: what TRL trains of it, when that is not what the capture script's flag says."""
+    n = tr.trained_tokens(turn)
+    if turn in tr.missing and not tr.error:
+        return (f"<div class='tv-trainednote' data-testid='trained-note'>{TRL}'s training trace holds no call that "
+                "generated this turn's tokens: none of them is trained.</div>")
+    if turn not in tr.disagreements:
+        return ""
+    script = ("marks this turn untrained because it made no tool call" if not tr.seed_flags[turn] else
+              "marks this turn trained because it made a tool call")
+    return (f"<div class='tv-trainednote' data-testid='trained-note'>{TRL} trains <b>{n:,} of this turn's "
+            f"{_plural(n_output, 'generated token')}</b>; the original capture script {script}.</div>")
+
+
+def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str], note: str | None = None,
+           tr: Training | None = None) -> str:
     instruction = a.task.instruction if a.task else ""
     title = (a.task.task_id if a.task else a.summary.task_id)[:12]
     badge = "warn" if r.continuity.kind == "drift" else "ok"
     mismatch = "" if r.reward.matches else (f" <span class='tv-badge warn' title='recomputed from the recipe'>"
                                             f"recipe gives {fmt_reward(r.reward.recomputed)}</span>")
-    notices = "".join(f"<li>{text(n)}</li>" for n in [*a.notices, *([note] if note else [])][:MAX_LIST])
+    training_note = (tr.rule if tr.error else disagreement(tr)) if tr is not None else None
+    notes = [*([training_note] if training_note else []), *a.notices, *([note] if note else [])]
+    notices = "".join(f"<li>{text(n)}</li>" for n in notes[:MAX_LIST])
     notices = f"<ul class='tv-notices'>{notices}</ul>" if notices else ""
     timed_out = "<span class='tv-badge warn'>timed out</span>" if a.summary.timed_out else ""
     produced = f"<div class='tv-produced'>{text(short(a.summary.produced_by, 600))}</div>" if a.summary.produced_by else ""
     counts = (f"{_plural(r.captured_calls, 'model call')} · {_plural(r.turns, 'agent turn')} · "
-              f"{r.trained_turns:,} trained")
+              f"{r.trained_turns:,} trained by {TRL}")
+    rule = text(tr.rule) if tr is not None else ""
     return (
         "<div class='tv-header'>"
         f"<div class='tv-h-row'><span class='tv-model'>{text(short(r.model, 120))}</span>"
         f"{mismatch}"
         f"<span class='tv-badge {badge}' data-testid='continuity' title='does each turn start with exactly the tokens "
         f"of the turn before?'>{text(r.continuity.text)}</span>"
-        f"<span class='tv-badge' data-testid='counts'>{counts}</span>"
+        f"<span class='tv-badge' data-testid='counts' title='{rule}'>{counts}</span>"
         f"{timed_out}</div>"
         f"{produced}"
         f"<details class='tv-task'><summary>task {text(title)}: instruction</summary>"
@@ -137,7 +177,7 @@ def engine(c: EngineCheck) -> str:
 
 def tool_calls(calls: list[ToolCall]) -> str:
     if not calls:
-        return "<div class='tv-tools empty'>no tool call in this turn (not trained)</div>"
+        return "<div class='tv-tools empty'>no tool call in this turn</div>"
     parts = []
     for c in calls[:MAX_LIST]:
         status = ("<span class='tv-badge warn'>failed</span>" if c.failed else
@@ -210,20 +250,30 @@ TERMS = ("<dl class='tv-terms'><dt>clean</dt><dd>the next turn's prompt starts w
          "threshold 0, as in loop-owning training, every drift forks)</dd></dl>")
 
 
-def training(view: TrainingView, trained_turns: int) -> str:
+def _other_calls(view: Training) -> str:
+    """Calls in TRL's training trace that are not agent turns by the recipe (e.g. opencode's title call)."""
+    if not view.other_calls:
+        return ""
+    items = "; ".join(f"call {c.call}: {c.trained_tokens:,} of {_plural(c.output_tokens, 'generated token')} trained"
+                      for c in view.other_calls[:12])
+    return (f"<p class='tv-dim' data-testid='other-calls'>{TRL}'s training trace also holds "
+            f"{_plural(len(view.other_calls), 'call')} that the recipe does not count as agent turns ({text(items)}).</p>")
+
+
+def training(view: Training) -> str:
+    rule = f"<p class='tv-dim' data-testid='training-rule'>{text(view.rule)}</p>"
     if view.error:
-        return f"<div class='tv-training drift'>{text(view.error)}</div>"
+        return f"<div class='tv-training drift'>{rule}</div>"
     if not view.rows:
-        why = ("no turn made a tool call, so no turn is trained" if trained_turns == 0 else
-               "none of its rows holds a trained token")
-        return (f"<div class='tv-training drift' data-testid='no-rows'><b>TRL drops this rollout</b>: {why}. It "
-                "contributes no training row and no gradient.</div>")
+        return (f"<div class='tv-training drift' data-testid='no-rows'><b>{TRL} drops this rollout</b>: no token of "
+                f"any turn is trained, so it contributes no training row and no gradient.{rule}{_other_calls(view)}</div>")
     t = view.tally
     rows = "".join(f"<tr><td>{k}</td><td class='num'>{r.input_ids.size:,}</td><td class='num'>{r.n_trained:,}</td>"
                    f"<td>{text(', '.join(map(str, r.turns)))}</td></tr>" for k, r in enumerate(view.rows[:MAX_LIST]))
     return (f"<div class='tv-training'><p>TRL packs this rollout into <b>{_plural(len(view.rows), 'training row')}</b>: "
             f"{int(t.get('clean', 0))} clean, {int(t.get('realign', 0))} realigned, {int(t.get('fork', 0))} forked "
             f"of {int(t.get('transitions', 0))} turn boundaries; drift {int(t.get('drift_tokens', 0))} tokens in total, "
-            f"at most {int(t.get('drift_max', 0))}. Only the generated tokens of trained turns get a loss.</p>{TERMS}"
+            f"at most {int(t.get('drift_max', 0))}. Only the tokens of TRL's completion mask get a loss.</p>{rule}"
+            f"{_other_calls(view)}{TERMS}"
             f"<table class='tv-table'><tr><th>row</th><th>tokens</th><th>trained</th><th>turns</th></tr>{rows}</table>"
             f"{_more(len(view.rows), 'rows')}</div>")

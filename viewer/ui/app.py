@@ -7,15 +7,15 @@ and visitors cannot name server paths; the View tab works for everyone.
 from __future__ import annotations
 
 import os
-import threading
 
 import gradio as gr
 
+from ..analysis.training import import_trl
 from .capture_tab import CaptureTab
 from .view_tab import ViewTab
 
 UPLOAD_LIMIT = "200mb"
-DEFAULT_EXAMPLE = "scripted-smollm2"  # three turns, two trained, a drifting boundary: the most to see at once
+DEFAULT_EXAMPLE = "scripted-smollm2"  # three turns, a drifting boundary, a turn TRL trains without a tool call
 # Gradio keeps every upload in its cache; sweep files older than 15 minutes every 5 minutes.
 UPLOAD_CACHE_SWEEP = (300, 900)
 ENABLE_CAPTURE_ENV = "ROLLOUT_VIEWER_ENABLE_CAPTURE"
@@ -27,19 +27,6 @@ def configured_source(cli_source: str | None = None) -> str:
     return (cli_source or "").strip() or os.environ.get(SOURCE_ENV, "").strip() or DEFAULT_EXAMPLE
 
 
-def _warm_trl() -> None:
-    """Import TRL in the background: the training-rows view needs it and the import takes seconds."""
-    def run() -> None:
-        try:
-            from viewer.analysis.training_rows import _import_trl
-
-            _import_trl()
-        except Exception:  # the view reports TRL problems when it is asked; nothing to do here
-            pass
-
-    threading.Thread(target=run, daemon=True, name="warm-trl").start()
-
-
 def build_app(default_source: str | None = None, public: bool = False,
               capture_enabled: bool | None = None) -> gr.Blocks:
     default_source = configured_source(default_source)
@@ -47,7 +34,9 @@ def build_app(default_source: str | None = None, public: bool = False,
         capture_enabled = not public or os.environ.get(ENABLE_CAPTURE_ENV) == "1"
     view = ViewTab(default_source, public)
     capture = CaptureTab(view, enabled=capture_enabled, public=public)
-    _warm_trl()
+    # Every rollout's outline asks TRL what it trains. The import takes seconds and transformers' lazy
+    # modules are not safe to import first from several request threads at once: do it here, once.
+    import_trl()
     with gr.Blocks(title="Rollout trace viewer", delete_cache=UPLOAD_CACHE_SWEEP) as demo:
         with gr.Tabs(selected="view", elem_classes="tv-chrome-tabs") as tabs:
             parts = [("Capture", capture), ("View", view)]
