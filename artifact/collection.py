@@ -135,6 +135,12 @@ def _rows(listing: Listing) -> tuple[list[str], list[str]]:
     return artifacts, groups
 
 
+def _max_known(values: list[int | None]) -> int | None:
+    """The largest, when every value is known (a group's trained turns are only as known as its rollouts')."""
+    known = [v for v in values if v is not None]
+    return max(known) if values and len(known) == len(values) else None
+
+
 def _join(folder: str, name: str) -> str:
     return f"{folder}/{name}" if folder else name
 
@@ -259,8 +265,7 @@ class _Builder:
             advantages=tuple(r.advantage for r in g.rollouts), statuses=tuple(r.status for r in g.rollouts),
             timed_out=any(r.status == "timed-out" for r in g.rollouts) or any(m.timed_out for m in known),
             tools=tuple(sorted({n for m in known for n in m.tools})),
-            trained_turns=max((m.trained_turns for m in known), default=None)
-            if known and all(m.trained_turns is not None for m in known) else None,
+            trained_turns=_max_known([m.trained_turns for m in known]),
             trained_by=next((m.trained_by for m in known if m.trained_by), None),
             seed_trained_turns=max((m.seed_trained_turns or 0 for m in known), default=None),
             tokens=sum(t for t in tokens if t is not None) if known and None not in tokens else None,

@@ -84,7 +84,8 @@ def test_the_older_proxy_dialect_says_which_rule_applies(tmp_path):
     assert tr.basis == "seed" and tr.disagreements == ()
     assert [tr.trained_tokens(i) for i in range(3)] == [70, 51, 0]
     assert "older in-sandbox proxy" in tr.rule and "cannot build a training trace" in tr.rule
-    assert "2 of 3 agent turns trained" in outline(r).summary_html
+    assert "2 of 3 agent turns trained by the capture script&#x27;s rule" in outline(r).summary_html or \
+        "2 of 3 agent turns trained by the capture script's rule" in outline(r).summary_html
     assert "older in-sandbox proxy" in training_record(r).html
 
 

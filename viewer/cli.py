@@ -68,7 +68,7 @@ def check(source: str, out: TextIO = sys.stdout) -> int:
     lines = [
         f"OK {source}",
         f"  model        {r.model}",
-        f"  turns        {r.turns} agent turns, {r.trained_turns} trained by {TRL} (the capture script's rule: "
+        f"  turns        {r.turns} agent turns, {r.trained_turns} trained by {r.trained_by} (the capture script's rule: "
         f"{r.seed_trained_turns}), of {r.captured_calls} captured calls",
         f"  training     {tr.rule}",
         f"  tokens       {r.prompt_tokens:,} prompt + {r.output_tokens:,} output ({r.trained_tokens:,} trained by {TRL}); "

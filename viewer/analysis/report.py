@@ -35,6 +35,7 @@ class Report:
     model: str
     turns: int
     trained_turns: int  # agent turns TRL trains a token of (viewer/analysis/training.py)
+    trained_by: str  # who decides what is trained: TRL (its version), or the capture script's rule
     seed_trained_turns: int  # turns.json's `trained`: the original capture script's rule
     captured_calls: int
     prompt_tokens: int
@@ -51,7 +52,7 @@ def report(a: Artifact, training: Training, vocab: Vocab | None = None) -> Repor
     return Report(
         model=a.summary.model,
         turns=len(a.turns),
-        trained_turns=training.trained_turns,
+        trained_turns=training.trained_turns, trained_by=training.by,
         seed_trained_turns=sum(t.seed_trained for t in a.turns),
         captured_calls=len(a.trace) if a.trace is not None else a.summary.captured_calls,
         prompt_tokens=sum(t.n_prompt for t in a.turns),

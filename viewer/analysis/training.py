@@ -123,6 +123,11 @@ class Training:
         return tuple(i for i, flag in enumerate(self.seed_flags) if flag != self.trained(i))
 
     @property
+    def by(self) -> str:
+        """Who decides, in the words a headline uses ("3 of 3 agent turns trained by ...")."""
+        return "the capture script's rule" if self.basis == "seed" and not self.error else TRL
+
+    @property
     def rule(self) -> str:
         """One plain sentence: which rule decides what is trained here, and why."""
         if self.error:

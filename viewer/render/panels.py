@@ -46,7 +46,7 @@ def summary(a: Artifact, r: Report, pending: str | None = None) -> str:
         tests_part, reward_part = ((f"{_plural(n_tests, 'held-out test')} run when the agent finishes", "reward pending")
                                    if pending == "running" else
                                    (f"{_plural(n_tests, 'held-out test')} never ran: the capture {pending}", "no reward"))
-        trained = f"{r.trained_turns} of {_plural(r.turns, 'agent turn')} trained by {TRL} so far" if r.turns else \
+        trained = f"{r.trained_turns} of {_plural(r.turns, 'agent turn')} trained by {r.trained_by} so far" if r.turns else \
             "no agent turn yet"
         return (f"<div class='tv-summary' data-testid='summary'><span>{text(tests_part)}</span> · "
                 f"<span class='tv-reward-value none'>{reward_part}</span> · <span>{trained}</span></div>")
@@ -57,7 +57,7 @@ def summary(a: Artifact, r: Report, pending: str | None = None) -> str:
     else:
         tests_part = "no held-out tests in this artifact"
     rec = r.reward.recorded
-    trained = (f"{r.trained_turns} of {_plural(r.turns, 'agent turn')} trained by {TRL}" if r.turns else
+    trained = (f"{r.trained_turns} of {_plural(r.turns, 'agent turn')} trained by {r.trained_by}" if r.turns else
                "no agent turn: nothing to train")
     return (f"<div class='tv-summary' data-testid='summary'><span>{text(tests_part)}</span> · "
             f"<span class='tv-reward-value {_sign(rec)}'>reward {fmt_reward(rec)}</span> · <span>{trained}</span></div>")
@@ -114,14 +114,14 @@ def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str
     badge = "warn" if r.continuity.kind == "drift" else "ok"
     mismatch = "" if r.reward.matches else (f" <span class='tv-badge warn' title='recomputed from the recipe'>"
                                             f"recipe gives {fmt_reward(r.reward.recomputed)}</span>")
-    training_note = (tr.rule if tr.error else disagreement(tr)) if tr is not None else None
+    training_note = (tr.rule if tr.error or tr.basis == "seed" else disagreement(tr)) if tr is not None else None
     notes = [*([training_note] if training_note else []), *a.notices, *([note] if note else [])]
     notices = "".join(f"<li>{text(n)}</li>" for n in notes[:MAX_LIST])
     notices = f"<ul class='tv-notices'>{notices}</ul>" if notices else ""
     timed_out = "<span class='tv-badge warn'>timed out</span>" if a.summary.timed_out else ""
     produced = f"<div class='tv-produced'>{text(short(a.summary.produced_by, 600))}</div>" if a.summary.produced_by else ""
     counts = (f"{_plural(r.captured_calls, 'model call')} · {_plural(r.turns, 'agent turn')} · "
-              f"{r.trained_turns:,} trained by {TRL}")
+              f"{r.trained_turns:,} trained by {r.trained_by}")
     rule = text(tr.rule) if tr is not None else ""
     return (
         "<div class='tv-header'>"
