@@ -142,8 +142,8 @@ def rescore(a: Artifact, cfg: RescoreConfig, root: Path | None = None,
     tm = load(cfg.model, cfg.dtype, cfg.device, temperature, cfg.local_files_only)
     check_vocab(a.turns, tm.vocab_size)
     trl = training(a)
-    if trl.error:
-        progress(f"{trl.error}; every turn is forwarded on its own")
+    if trl.error or trl.rows_error:
+        progress(f"{trl.error or trl.rows_error}; every turn is forwarded on its own")
     arrays, rows = score_turns(tm, a.turns, trl.rows, cfg.top_k, cfg.per_turn, progress)
     meta = RescoreMeta(
         format_version=RESCORE_VERSION, model=cfg.label or cfg.model, vocab_size=tm.vocab_size, dtype=cfg.dtype, device=cfg.device,

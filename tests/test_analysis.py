@@ -144,7 +144,7 @@ def test_training_rows_clean_chain_is_one_row(hf_tokenizer):
 
 def test_training_rows_without_logprobs_reports_trl_refusal():
     view = _rows([make_turn(0, [1, 2], [3, 4], logprobs=False)])
-    assert view.rows == [] and view.error.startswith("TRL's _chain_to_sequences refuses its turns")
+    assert view.rows == [] and view.rows_error.startswith("TRL's _chain_to_sequences refuses its turns")
 
 
 def test_mask_audit():

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -89,17 +91,36 @@ class OtherCall:
     trained_tokens: int
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Training:
     basis: Basis
     # Per agent turn, TRL's completion mask over its generated tokens (int8; all zero when TRL trains none).
     masks: tuple[np.ndarray, ...]
     seed_flags: tuple[bool, ...]  # turns.json's `trained`: the original capture script's rule
-    rows: list[Row] = field(default_factory=list)
-    tally: dict[str, float] = field(default_factory=dict)  # TRL's: clean, realign, fork, transitions, drift_*
+    # TRL's rows, its tally and its refusal message; a function, so a rollout that only needs the masks
+    # (the outline of a 100 MB seed artifact) never pays for the packing
+    packing: Callable[[], tuple[list[Row], dict[str, float], str | None]] = lambda: ([], {}, None)
     other_calls: tuple[OtherCall, ...] = ()
     missing: tuple[int, ...] = ()  # agent turns TRL's training trace does not hold
     error: str | None = None  # TRL or OpenEnv refused the rollout (their message): nothing is trained
+
+    @cached_property
+    def _packed(self) -> tuple[list[Row], dict[str, float], str | None]:
+        return self.packing()
+
+    @property
+    def rows(self) -> list[Row]:
+        return self._packed[0]
+
+    @property
+    def tally(self) -> dict[str, float]:
+        """TRL's: clean, realign, fork, transitions, drift_tokens, drift_max."""
+        return self._packed[1]
+
+    @property
+    def rows_error(self) -> str | None:
+        """TRL's _chain_to_sequences refused the turns (the seed rule's rows only; else see `error`)."""
+        return self._packed[2]
 
     def trained_tokens(self, turn: int) -> int:
         return int(self.masks[turn].sum())
@@ -215,15 +236,19 @@ def _pair(turns: list[Turn], outputs: list[np.ndarray | None]) -> dict[int, int]
 
 
 def _seed_rule(turns: list[Turn], flags: tuple[bool, ...]) -> Training:
-    _, _, TurnRecord, chain = import_trl()
     masks = tuple((t.mask[t.n_prompt:] * int(t.seed_trained)).astype(np.int8) for t in turns)
-    records = [TurnRecord(t.prompt_ids.tolist(), t.output_ids.tolist(), t.logprobs.tolist(), m.tolist())
-               for t, m in zip(turns, masks, strict=True)]
-    try:
-        seqs, tally = chain(records, ROLLOUT_ID, LOOP_OWNING_FORK_THRESHOLD)
-    except (ValueError, TypeError, KeyError, AssertionError) as e:
-        return Training("seed", _empty(turns), flags, error=f"TRL's _chain_to_sequences refuses its turns ({_refusal(e)})")
-    return Training("seed", masks, flags, _rows(seqs, turns), dict(tally))
+
+    def packing() -> tuple[list[Row], dict[str, float], str | None]:
+        _, _, TurnRecord, chain = import_trl()
+        records = [TurnRecord(t.prompt_ids.tolist(), t.output_ids.tolist(), t.logprobs.tolist(), m.tolist())
+                   for t, m in zip(turns, masks, strict=True)]
+        try:
+            seqs, tally = chain(records, ROLLOUT_ID, LOOP_OWNING_FORK_THRESHOLD)
+        except (ValueError, TypeError, KeyError, AssertionError) as e:
+            return [], {}, f"TRL's _chain_to_sequences refuses its turns ({_refusal(e)})"
+        return _rows(seqs, turns), dict(tally), None
+
+    return Training("seed", masks, flags, packing)
 
 
 def training(a: Artifact) -> Training:
@@ -255,4 +280,5 @@ def training(a: Artifact) -> Training:
     used = set(of_turn.values())
     others = tuple(OtherCall(k, len(r.output_ids), int(sum(r.output_mask))) for k, r in enumerate(records) if k not in used)
     missing = tuple(t.index for t in turns if t.index not in of_turn)
-    return Training(basis, masks, flags, _rows(seqs, turns), dict(tally), others, missing)
+    packed = (_rows(seqs, turns), dict(tally), None)
+    return Training(basis, masks, flags, lambda: packed, others, missing)

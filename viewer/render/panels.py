@@ -264,6 +264,8 @@ def training(view: Training) -> str:
     rule = f"<p class='tv-dim' data-testid='training-rule'>{text(view.rule)}</p>"
     if view.error:
         return f"<div class='tv-training drift'>{rule}</div>"
+    if view.rows_error:
+        return f"<div class='tv-training drift'>{text(view.rows_error)}{rule}</div>"
     if not view.rows:
         return (f"<div class='tv-training drift' data-testid='no-rows'><b>{TRL} drops this rollout</b>: no token of "
                 f"any turn is trained, so it contributes no training row and no gradient.{rule}{_other_calls(view)}</div>")
