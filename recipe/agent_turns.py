@@ -1,9 +1,10 @@
-"""Which captured model calls are agent turns, and which of those training reinforces.
+"""Which captured model calls are agent turns, and the original capture script's `trained` flag.
 
 opencode also calls the model for bookkeeping (session titles, summaries) without tools or with
 another system prompt. The training example keeps only calls whose request offers tools and whose
-system prompt equals the first tool-enabled call's; of those, only turns that made a tool call are
-trained ("reinforce only action turns").
+system prompt equals the first tool-enabled call's. The original capture script marks a turn trained
+when it made a tool call (`has_tool_call`, turns.json's `trained`); TRL 1.16 trains OpenEnv's loss
+mask on every call instead (viewer/analysis/training.py asks TRL).
 """
 
 from __future__ import annotations
