@@ -33,6 +33,9 @@ def make_group(root: Path, rewards=REWARDS) -> Path:
                                      advantage=0.0, rollout_seed=i))
     edit_json(root / "rollout-01" / "turns.json",
               lambda d: d["turns"][0]["output_ids"].__setitem__(CHANGED_AT, d["turns"][0]["output_ids"][CHANGED_AT] + 1))
+    # the same token in what the proxy recorded (call 1 is turn 0: call 0 is opencode's title call)
+    edit_json(root / "rollout-01" / "trace.json", lambda d: d["turns"][1]["completion_token_ids"].__setitem__(
+        CHANGED_AT, d["turns"][1]["completion_token_ids"][CHANGED_AT] + 1))
     for g, a in zip(rollouts, grpo_advantages(rewards), strict=False):
         g.advantage = a
     task = json.loads((EXAMPLE / "task.json").read_text())
