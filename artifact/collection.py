@@ -27,7 +27,7 @@ from .model import Artifact
 from .problems import ArtifactError, Findings, Problem, from_msgspec
 from .read import load_artifact
 from .schema import Summary, Task
-from .sources import EXAMPLES_DIR, bundled_examples, bundled_groups, parse_hub_id
+from .sources import EXAMPLES_DIR, NOT_FOUND, REVISION_HINT, bundled_examples, bundled_groups, parse_hub_id
 from .stores import MAX_SMALL_BYTES, FolderStore, HubStore, Listing, ZipStore
 
 MAX_RECORDS = 20_000  # rows in one index; past this the index says it was cut
@@ -307,7 +307,8 @@ def store_for(source: str, token: str | None = None, allow_local: bool = True) -
     if ref is None:
         hint = ("a folder, a .zip or a Hub dataset id (org/name[@revision][:sub/folder])" if allow_local
                 else "a Hub dataset id (org/name[@revision][:sub/folder])")
-        raise ArtifactError([Problem(text or "(empty)", "cannot find this collection", expected=hint, found="none of these")])
+        raise ArtifactError([Problem(text or "(empty)", f"{NOT_FOUND}: cannot find this collection",
+                                     expected=hint + REVISION_HINT, found="none of these")])
     return HubStore(ref, token=token, label=text)
 
 
