@@ -37,6 +37,20 @@ from .turns import TurnError
 TOKENIZER_FILES = ["tokenizer*", "special_tokens_map.json", "vocab*", "merges.txt", "*.model", "config.json",
                    "chat_template*"]
 
+
+def import_before_threads() -> None:
+    """Import, in the calling thread, what a rollout imports on first use, before rollouts run in threads.
+
+    transformers puts a lazy module in place of its own at the end of its first import; a thread that
+    imports it while another is still inside that first import gets the half-built module and fails with
+    "cannot import name 'AutoTokenizer' from 'transformers'" (issue 18 #2: 2 of 3 rollouts of a cold
+    `--group-size 3 --parallel 3` lost). openenv's endpoint probe is imported here too: every rollout
+    needs it, and it takes seconds."""
+    import transformers  # noqa: F401  (the first import: the racy part)
+    from openenv.core.harness.capture.validate_llm import validate_llm  # noqa: F401
+    from transformers import AutoTokenizer  # noqa: F401
+
+
 def _load_tokenizer(cfg: CaptureConfig, say) -> Any:
     """The tokenizer for re-tokenized prompts and text, or None with a notice (never a failure).
 

@@ -28,7 +28,13 @@ def configured_source(cli_source: str | None = None) -> str:
 
 
 def _warm_trl() -> None:
-    """Import TRL in the background: the training-rows view needs it and the import takes seconds."""
+    """Import TRL in the background: the training-rows view needs it and the import takes seconds.
+
+    transformers itself is imported first, here in the calling thread (0.4 s after Gradio): its first
+    import is not thread-safe (a thread importing it meanwhile gets "cannot import name ..."), and the
+    warm-up thread, a capture's thread and a request loading a tokenizer could otherwise all be first."""
+    import transformers  # noqa: F401
+
     def run() -> None:
         try:
             from viewer.analysis.training_rows import _import_trl
