@@ -32,9 +32,11 @@ OVERHEAD_BYTES = 4 * 1024**2  # per rollout: analysis objects, the outline, Pyth
 
 
 def rollout_bytes(r: Rollout) -> int:
-    """What keeping `r` costs, estimated from its arrays (the analysis roughly doubles the token arrays)."""
+    """What keeping `r` costs, estimated from its arrays (the analysis roughly doubles the token arrays),
+    plus its display vocabulary (each rollout builds its own) and the tokenizer file it keeps."""
     arrays = sum(t.prompt_ids.nbytes + t.output_ids.nbytes + t.logprobs.nbytes + t.mask.nbytes for t in r.artifact.turns)
-    return 2 * arrays + OVERHEAD_BYTES
+    vocab = r.vocab.nbytes if r.vocab is not None else 0
+    return 2 * arrays + vocab + len(r.artifact.tokenizer_json or b"") + OVERHEAD_BYTES
 
 
 @dataclass
