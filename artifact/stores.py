@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import time
 import zipfile
 from collections.abc import Iterable
@@ -27,6 +26,7 @@ from typing import Literal
 
 from .problems import ArtifactError, Problem
 from .sources import MAX_UNZIPPED_BYTES, OFFLINE_NOT_FOUND, HubRef, commit_of, hub_errors
+from .unpack import remove_folder, temporary_folder
 
 MAX_ENTRIES = 200_000  # files listed before we stop walking or paging
 MAX_SMALL_BYTES = 1024 * 1024  # a summary/task/group file is a few kB; anything past this is not one
@@ -186,7 +186,7 @@ class ZipStore:
         if total > MAX_UNZIPPED_BYTES:
             raise ArtifactError([Problem(f"{self.path.name}:{path}", "too large to unpack",
                                          expected=f"at most {MAX_UNZIPPED_BYTES} bytes", found=f"{total} bytes")])
-        target = Path(tempfile.mkdtemp(prefix="rollout-zip-"))
+        target = temporary_folder("rollout-zip-")
         self._tmp.append(target)
         for info in members:
             dest = target / info.filename[len(prefix):]
@@ -201,7 +201,7 @@ class ZipStore:
     def close(self) -> None:
         self._zip.close()
         for t in self._tmp:
-            shutil.rmtree(t, ignore_errors=True)
+            remove_folder(t)
 
 
 def _hub_cache_folder(repo_id: str) -> Path:

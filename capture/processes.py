@@ -9,8 +9,12 @@ and forgotten when it is reaped, and `install()` (run from the main thread when 
 imported, since only the main thread may set signal handlers) adds:
 
   * an atexit hook that kills every group still registered, and
-  * a SIGTERM handler that does the same, then lets SIGTERM end the process as it would have
-    (or calls the handler that was there before ours).
+  * a SIGTERM handler that does the same, then ends the process as an exit, not as a signal
+    (`SystemExit(143)`, the status a shell reports for SIGTERM), so `finally` blocks and atexit
+    hooks still run: the app's downloads folder, its Gradio cache and every temporary folder a
+    load or a sandbox made are removed (artifact/unpack.py). Re-raising SIGTERM with its default
+    action, as this once did, ended Python at once and left them all on disk (issue 18 #6).
+    A handler that was there before ours is called instead.
 
 Killing is SIGKILL to the whole group: the point is that nothing keeps running or listening.
 """
@@ -25,7 +29,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # the SIGTERM handler takes it too, and may interrupt a holder in the main thread
 _groups: set[int] = set()
 _installed = False
 _previous_sigterm: Any = signal.SIG_DFL
@@ -97,9 +101,8 @@ def _on_sigterm(signum: int, frame: Any) -> None:
         return
     if previous == signal.SIG_IGN:
         return
-    # the default action, as if we had never been here: end with SIGTERM
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    os.kill(os.getpid(), signal.SIGTERM)
+    # end, but as an exit: the main thread unwinds and atexit runs (this handler runs in the main thread)
+    raise SystemExit(128 + signum)
 
 
 def install() -> bool:

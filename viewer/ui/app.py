@@ -11,6 +11,7 @@ import threading
 
 import gradio as gr
 
+from .cache_folder import private_cache
 from .capture_tab import CaptureTab
 from .view_tab import ViewTab
 
@@ -54,6 +55,7 @@ def build_app(default_source: str | None = None, public: bool = False,
     view = ViewTab(default_source, public)
     capture = CaptureTab(view, enabled=capture_enabled, public=public)
     _warm_trl()
+    private_cache()  # before the Blocks: Gradio reads its cache folder's name when they are made
     with gr.Blocks(title="Rollout trace viewer", delete_cache=UPLOAD_CACHE_SWEEP) as demo:
         with gr.Tabs(selected="view", elem_classes="tv-chrome-tabs") as tabs:
             parts = [("Capture", capture), ("View", view)]
