@@ -71,8 +71,9 @@ def _load_tokenizer(cfg: CaptureConfig, say) -> Any:
                 # token=False without the visitor's own: the server's credentials never read a visitor's pick
                 folder = snapshot_download(name, allow_patterns=TOKENIZER_FILES, local_files_only=local_only,
                                            token=cfg.hf_token or False)
-                return AutoTokenizer.from_pretrained(folder, local_files_only=True)
-            return AutoTokenizer.from_pretrained(name, local_files_only=local_only)
+                return AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=False)
+            # a tokenizer is data: its repo's code (auto_map) never runs here, and nothing prompts for it
+            return AutoTokenizer.from_pretrained(name, local_files_only=local_only, trust_remote_code=False)
         except Exception as e:  # no tokenizer is a notice, not a failure
             why = f"{type(e).__name__}: {str(e)[:200]}"
     if offline:

@@ -155,7 +155,8 @@ def _load_tokenizer(path: Path):
         return Tokenizer.from_file(str(f))
     from transformers import AutoTokenizer  # slow tokenizer files only: let transformers convert them
 
-    return AutoTokenizer.from_pretrained(str(path), local_files_only=True).backend_tokenizer
+    # data only: an artifact's (or any) tokenizer folder never runs its own code, nor asks whether to
+    return AutoTokenizer.from_pretrained(str(path), local_files_only=True, trust_remote_code=False).backend_tokenizer
 
 
 def resolve_vocab(tokenizer_dir: Path | None, model: str | None, user_path: str | None = None,
