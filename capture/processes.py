@@ -16,6 +16,9 @@ imported, since only the main thread may set signal handlers) adds:
     action, as this once did, ended Python at once and left them all on disk (issue 18 #6).
     A handler that was there before ours is called instead.
 
+What no handler can cover is SIGKILL of this process: every group is led by capture/guard.py,
+which the kernel tells when we die (PR_SET_PDEATHSIG), and which then SIGKILLs its group.
+
 Killing is SIGKILL to the whole group: the point is that nothing keeps running or listening.
 """
 
@@ -23,12 +26,16 @@ from __future__ import annotations
 
 import atexit
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+GUARD = Path(__file__).with_name("guard.py")  # leads every group; ends it if we are killed outright
 _lock = threading.RLock()  # the SIGTERM handler takes it too, and may interrupt a holder in the main thread
 _groups: set[int] = set()
 _installed = False
@@ -73,9 +80,19 @@ def kill_all() -> None:
 
 
 def popen(args: str | Sequence[str], **kw: Any) -> subprocess.Popen:
-    """`subprocess.Popen` in a new session (its own process group), registered until `stop`."""
+    """`subprocess.Popen` in a new session (its own process group), registered until `stop`.
+
+    The command runs under capture/guard.py, which leads the group and SIGKILLs all of it if this
+    process dies without a chance to (SIGKILL of the app): the kernel tells it (PR_SET_PDEATHSIG)."""
+    if kw.pop("shell", False):
+        argv = ["/bin/sh", "-c", args] if isinstance(args, str) else ["/bin/sh", "-c", *args]
+    else:
+        argv = [args] if isinstance(args, str) else list(args)
+    path = (kw.get("env") or os.environ).get("PATH", os.defpath)
+    if shutil.which(argv[0], path=path) is None and not os.path.isfile(argv[0]):
+        raise FileNotFoundError(2, "No such file or directory", argv[0])  # as Popen would, before starting anything
     kw["start_new_session"] = True
-    proc = subprocess.Popen(args, **kw)
+    proc = subprocess.Popen([sys.executable, "-I", "-S", str(GUARD), str(os.getpid()), "--", *argv], **kw)
     register(proc.pid)
     return proc
 
