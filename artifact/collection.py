@@ -27,7 +27,7 @@ from .model import Artifact
 from .problems import ArtifactError, Findings, Problem, from_msgspec
 from .read import load_artifact
 from .schema import Summary, Task
-from .sources import EXAMPLES_DIR, NOT_FOUND, REVISION_HINT, bundled_examples, bundled_groups, parse_hub_id
+from .sources import EMPTY_HINT, EXAMPLES_DIR, NOT_FOUND, REVISION_HINT, bundled_examples, bundled_groups, parse_hub_id
 from .stores import MAX_SMALL_BYTES, FolderStore, HubStore, Listing, ZipStore
 
 MAX_RECORDS = 20_000  # rows in one index; past this the index says it was cut
@@ -295,6 +295,8 @@ def index(listing: Listing, read) -> tuple[list[Record], list[Problem], list[str
 def store_for(source: str, token: str | None = None, allow_local: bool = True) -> FolderStore | ZipStore | HubStore:
     """The store a source names: a bundled example, a local folder or .zip (when allowed), a Hub dataset id."""
     text = source.strip()
+    if not text:  # Path("") is the working folder: an empty name must not list it
+        raise ArtifactError([Problem("(empty)", "no source named", expected=EMPTY_HINT, found="an empty name")])
     if text in bundled_examples() or text in bundled_groups():
         return FolderStore(EXAMPLES_DIR / text, label=text)
     if allow_local:

@@ -37,6 +37,7 @@ _PATH_PART = re.compile(r"[\w.-]+", re.ASCII)
 
 
 REVISION_HINT = "; a revision is a branch, tag or commit name"
+EMPTY_HINT = "a bundled example, a folder, a .zip or a Hub dataset id"
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,8 @@ def resolved(source: str, token: str | None = None, allow_local: bool = True,
     Space turns off so visitors cannot read server paths); a Hub dataset id.
     """
     text = source.strip()
+    if not text:  # Path("") is the working folder: an empty name must not open it
+        raise ArtifactError([Problem("(empty)", "no source named", expected=EMPTY_HINT, found="an empty name")])
     if text in bundled_examples():
         yield EXAMPLES_DIR / text, False
         return

@@ -288,7 +288,7 @@ class CollectionView:
 
     def open_source(self, source: str) -> tuple[str, str, str]:
         """Load button and source picker: (token view value, loaded, index value)."""
-        source = (source or "").strip()
+        source = source.strip() if isinstance(source, str) else ""  # the API may send anything
         if self.is_collection(source):
             if self._root_group(source) is not None:
                 return self.open_row(source, "", {}, Initial())
