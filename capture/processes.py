@@ -89,7 +89,8 @@ def popen(args: str | Sequence[str], **kw: Any) -> subprocess.Popen:
     else:
         argv = [args] if isinstance(args, str) else list(args)
     path = (kw.get("env") or os.environ).get("PATH", os.defpath)
-    if shutil.which(argv[0], path=path) is None and not os.path.isfile(argv[0]):
+    program = os.path.join(kw.get("cwd") or "", argv[0]) if os.sep in argv[0] else argv[0]  # as exec will see it
+    if shutil.which(program, path=path) is None:
         raise FileNotFoundError(2, "No such file or directory", argv[0])  # as Popen would, before starting anything
     kw["start_new_session"] = True
     proc = subprocess.Popen([sys.executable, "-I", "-S", str(GUARD), str(os.getpid()), "--", *argv], **kw)
