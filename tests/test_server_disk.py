@@ -164,6 +164,8 @@ def test_sigterm_leaves_nothing_of_ours_on_disk(running_app):
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 128 + signal.SIGTERM
     assert ours(tmp) == []
+    log = proc.stdout.read()
+    assert "client hung up during POST /gradio_api/upload" in log and "Traceback" not in log, log[-3000:]
 
 
 def test_a_partial_upload_is_swept(running_app):

@@ -11,8 +11,9 @@ import os
 import threading
 
 import gradio as gr
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from gradio.route_utils import FnIndexInferError
+from starlette.requests import ClientDisconnect
 
 from .cache_folder import private_cache
 from .capture_tab import CaptureTab
@@ -81,7 +82,8 @@ def launch_options(public: bool) -> dict:
     # In public mode Gradio's own error texts (which can name server paths) become a generic message;
     # our handlers answer in the page and through gr.Error, which is always shown.
     opts: dict = {"theme": theme, "show_error": not public,
-                  "app_kwargs": {"exception_handlers": {KeyError: _not_found, FnIndexInferError: _not_found}}}
+                  "app_kwargs": {"exception_handlers": {KeyError: _not_found, FnIndexInferError: _not_found,
+                                                        ClientDisconnect: _hung_up}}}
     if public:
         opts["max_file_size"] = UPLOAD_LIMIT
     return opts
@@ -95,3 +97,10 @@ async def _not_found(request, exc: Exception) -> JSONResponse:
     log.warning("refused %s %s: it names no API, event or component of this app (%s)", request.method,
                 request.url.path, type(exc).__name__)
     return JSONResponse({"detail": "not found: this app has no such API name, event or component"}, status_code=404)
+
+
+async def _hung_up(request, exc: Exception) -> Response:
+    """A client that hung up mid-request (an abandoned upload): one log line, not a traceback. Its partial
+    file is swept with Gradio's cache (viewer/ui/cache_folder.py)."""
+    log.warning("client hung up during %s %s", request.method, request.url.path)
+    return Response(status_code=400)
