@@ -105,9 +105,12 @@ def test_the_guard_is_transparent():
 
 @pytest.mark.capture
 def test_sigkill_mid_capture_without_bubblewrap_leaves_no_process(tmp_path):
+    tmp = tmp_path / "tmp"  # the sandbox folder a SIGKILLed capture cannot remove lands here, not in /tmp
+    tmp.mkdir()
     child = subprocess.Popen([sys.executable, str(ROOT / "tests" / "support" / "capture_child.py"),
                               str(tmp_path / "out"), "--isolation", "none"], cwd=ROOT, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                             stderr=subprocess.STDOUT, text=True,
+                             env={**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(tmp)})
     lines = []
     try:
         deadline = time.monotonic() + 240
