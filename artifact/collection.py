@@ -27,7 +27,7 @@ from .model import Artifact
 from .problems import ArtifactError, Findings, Problem, from_msgspec
 from .read import load_artifact
 from .schema import Summary, Task
-from .sources import EXAMPLES_DIR, bundled_examples, bundled_groups, parse_hub_id
+from .sources import EMPTY_HINT, EXAMPLES_DIR, NOT_FOUND, REVISION_HINT, bundled_examples, bundled_groups, parse_hub_id
 from .stores import MAX_SMALL_BYTES, FolderStore, HubStore, Listing, ZipStore
 
 MAX_RECORDS = 20_000  # rows in one index; past this the index says it was cut
@@ -307,6 +307,8 @@ def index(listing: Listing, read) -> tuple[list[Record], list[Problem], list[str
 def store_for(source: str, token: str | None = None, allow_local: bool = True) -> FolderStore | ZipStore | HubStore:
     """The store a source names: a bundled example, a local folder or .zip (when allowed), a Hub dataset id."""
     text = source.strip()
+    if not text:  # Path("") is the working folder: an empty name must not list it
+        raise ArtifactError([Problem("(empty)", "no source named", expected=EMPTY_HINT, found="an empty name")])
     if text in bundled_examples() or text in bundled_groups():
         return FolderStore(EXAMPLES_DIR / text, label=text)
     if allow_local:
@@ -319,7 +321,8 @@ def store_for(source: str, token: str | None = None, allow_local: bool = True) -
     if ref is None:
         hint = ("a folder, a .zip or a Hub dataset id (org/name[@revision][:sub/folder])" if allow_local
                 else "a Hub dataset id (org/name[@revision][:sub/folder])")
-        raise ArtifactError([Problem(text or "(empty)", "cannot find this collection", expected=hint, found="none of these")])
+        raise ArtifactError([Problem(text or "(empty)", f"{NOT_FOUND}: cannot find this collection",
+                                     expected=hint + REVISION_HINT, found="none of these")])
     return HubStore(ref, token=token, label=text)
 
 

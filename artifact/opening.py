@@ -82,6 +82,8 @@ def _tokenizer_json(folder: Path) -> bytes | None:
     try:
         from transformers import AutoTokenizer
 
-        return AutoTokenizer.from_pretrained(str(folder), local_files_only=True).backend_tokenizer.to_str().encode()
+        # an artifact's tokenizer is data: never its code (auto_map), and never a prompt asking to run it
+        return AutoTokenizer.from_pretrained(str(folder), local_files_only=True,
+                                             trust_remote_code=False).backend_tokenizer.to_str().encode()
     except Exception:  # any failure only costs the text view; the notice says so
         return None

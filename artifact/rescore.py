@@ -124,13 +124,24 @@ def _check_values(a: dict[str, np.ndarray], vocab: int, file: str, f: Findings) 
                   turn=_turn_of(off, i), field=key, expected=what, found=str(a[key][i].tolist()))
 
 
+def meta_cap(n_turns: int) -> int:
+    """The most bytes a meta.json may hold: its settings and names, plus one small record per turn."""
+    return 64 * 1024 + 256 * n_turns
+
+
 def read_part(root: Path, name: str, turns: list[Turn]) -> Rescore:
     """One rescore part, validated against `turns`; raises ArtifactError naming every problem."""
     f = Findings()
     base = Path(root) / RESCORE_DIR / name
     meta_file, scores_file = f"{RESCORE_DIR}/{name}/{RESCORE_META}", f"{RESCORE_DIR}/{name}/{RESCORE_SCORES}"
     meta = None
+    cap = meta_cap(len(turns))
     try:
+        size = (base / RESCORE_META).stat().st_size
+        if size > cap:  # refused unread: a 55 MB meta.json once kept 133 MB (issue 18)
+            f.add(meta_file, "too large for this file", expected=f"at most {cap:,} bytes for {len(turns)} turns",
+                  found=f"{size:,} bytes")
+            f.raise_if_any()
         raw = (base / RESCORE_META).read_bytes()
         meta = _decode_meta(raw)
     except OSError as e:

@@ -2,6 +2,11 @@
 
 Hub artifacts are fetched with `huggingface_hub.snapshot_download`, which caches them and honours
 `HF_HUB_OFFLINE`; private repos use the caller's token, which is passed through and never stored.
+A Hub id is checked before anything uses it: the repo id by huggingface_hub's own `validate_repo_id`,
+the revision as the Hub names one (a 40-hex commit, or a git ref name: `main`, `v1.0`, `refs/pr/3`),
+and the revision is resolved to a commit (`HfApi.resolve_revision`) before any download. huggingface_hub
+2.4.0 has no revision validator: it quotes a revision in URLs but joins it as a path in its cache
+(`refs/<revision>`), so a revision like `/some/folder` would name a server folder (issue 18 #1).
 Zips are unpacked (artifact/unpack.py) into a temporary folder that `resolved` removes when its
 block ends: nothing a load unpacks outlives the load, whether it was accepted or refused.
 """
@@ -18,10 +23,21 @@ from pathlib import Path
 from .problems import ArtifactError, Problem
 from .unpack import MAX_UNZIPPED_BYTES, extract_zip, scratch
 
+NOT_FOUND = "not found"
+OFFLINE_NOT_FOUND = f"{NOT_FOUND}: not in the local cache and the Hub cannot be reached (offline, or HF_HUB_OFFLINE=1 is set)"
+
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
-# org/name, then optional @revision and :sub/folder; names as the Hub allows them.
+# org/name, then optional @revision and :sub/folder (each then checked by the rules below).
 HUB_ID = re.compile(r"^(?:hf://datasets/)?(?P<repo>[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96})"
-                    r"(?:@(?P<rev>[\w./-]{1,200}))?(?::(?P<sub>[\w./-]{1,300}))?$")
+                    r"(?:@(?P<rev>[\w./-]{1,200}))?(?::(?P<sub>[\w./-]{1,300}))?$", re.ASCII)
+# One part of a git ref name (`git check-ref-format`, restricted to the characters Hub names use):
+# never empty, never starting with "." (so never "." or ".."), never ending with "." or ".lock".
+_REF_PART = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*", re.ASCII)
+_PATH_PART = re.compile(r"[\w.-]+", re.ASCII)
+
+
+REVISION_HINT = "; a revision is a branch, tag or commit name"
+EMPTY_HINT = "a bundled example, a folder, a .zip or a Hub dataset id"
 
 
 @dataclass(frozen=True)
@@ -41,12 +57,62 @@ def bundled_groups() -> list[str]:
     return sorted(p.name for p in EXAMPLES_DIR.iterdir() if (p / "group.json").is_file()) if EXAMPLES_DIR.is_dir() else []
 
 
+def revision_ok(revision: str) -> bool:
+    """A branch, tag or commit name as the Hub defines them; never something a path join could follow.
+
+    A 40-hex commit (huggingface_hub's own `REGEX_COMMIT_HASH`), or a git ref name: parts joined by
+    single "/" (`refs/pr/3`, `refs/convert/parquet`, `feature/x`), each part from letters, digits and
+    `_ . -`, not starting with "." and not ending with "." or ".lock"."""
+    from huggingface_hub.file_download import REGEX_COMMIT_HASH
+
+    if REGEX_COMMIT_HASH.fullmatch(revision):
+        return True
+    return 0 < len(revision) <= 200 and all(
+        _REF_PART.fullmatch(part) and ".." not in part and not part.endswith((".", ".lock"))
+        for part in revision.split("/"))
+
+
+def subfolder_ok(sub: str) -> bool:
+    """A relative path inside the repo: parts of letters, digits and `_ . -`, none empty, "." or ".."."""
+    return all(_PATH_PART.fullmatch(part) and part not in (".", "..") for part in sub.split("/"))
+
+
 def parse_hub_id(text: str) -> HubRef | None:
+    """`org/name[@revision][:sub/folder]` checked by the Hub's rules, or None when it is not one."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
     m = HUB_ID.match(text.strip())
-    if not m or ".." in text:
+    if not m:
         return None
-    sub = m.group("sub")
-    return HubRef(m.group("repo"), m.group("rev"), sub.strip("/") if sub else None)
+    try:
+        validate_repo_id(m.group("repo"))
+    except HFValidationError:
+        return None
+    rev, sub = m.group("rev"), m.group("sub")
+    sub = sub.strip("/") if sub else None
+    if (rev is not None and not revision_ok(rev)) or (sub and not subfolder_ok(sub)):
+        return None
+    return HubRef(m.group("repo"), rev, sub or None)
+
+
+def commit_of(ref: HubRef, token: str | None = None) -> str:
+    """The commit `ref`'s revision names, from the Hub or (offline, unreachable) the local cache's refs.
+
+    Everything after this gets the commit, so no download or cache lookup sees the revision as typed.
+    Raises ArtifactError ("not found") when it cannot be resolved."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.file_download import REGEX_COMMIT_HASH
+
+    where = ref.repo_id + (f"@{ref.revision}" if ref.revision else "")
+    if ref.revision is not None and not revision_ok(ref.revision):  # a HubRef built by hand: same rules
+        raise ArtifactError([Problem(where, NOT_FOUND, expected="a branch, tag or commit name")])
+    with hub_errors(where, ref.revision):
+        commit = str(HfApi(token=token).resolve_revision(ref.repo_id, repo_type="dataset", revision=ref.revision,
+                                                         token=token).resolved).strip()
+    if not REGEX_COMMIT_HASH.fullmatch(commit):  # a cache ref file that does not hold a commit
+        raise ArtifactError([Problem(where, f"{NOT_FOUND}: the local cache has no commit for this revision")])
+    return commit
 
 
 def artifact_root(folder: Path, label: str | None = None) -> Path:
@@ -76,20 +142,20 @@ def hub_errors(where: str, revision: str | None = None) -> Iterator[None]:
         OfflineModeIsEnabled,
         RepositoryNotFoundError,
         RevisionNotFoundError,
+        RevisionResolutionError,
     )
 
     try:
         yield
     except RevisionNotFoundError:
-        raise ArtifactError([Problem(where, f"the dataset has no revision {revision!r}")]) from None
+        raise ArtifactError([Problem(where, f"{NOT_FOUND}: the dataset has no revision {revision!r}")]) from None
     except GatedRepoError:
         raise ArtifactError([Problem(where, "the dataset is gated: accept its terms on the Hub and pass a token")]) from None
     except RepositoryNotFoundError:
-        raise ArtifactError([Problem(where, "no such dataset repo, or it is private: check the id, or pass "
-                                            "a token (HF_TOKEN) that can read it")]) from None
-    except (LocalEntryNotFoundError, OfflineModeIsEnabled):
-        raise ArtifactError([Problem(where, "not in the local cache and the Hub cannot be reached "
-                                            "(offline, or HF_HUB_OFFLINE=1 is set)")]) from None
+        raise ArtifactError([Problem(where, f"{NOT_FOUND}: no such dataset repo, or it is private: check the id, "
+                                            "or pass a token (HF_TOKEN) that can read it")]) from None
+    except (LocalEntryNotFoundError, OfflineModeIsEnabled, RevisionResolutionError):
+        raise ArtifactError([Problem(where, OFFLINE_NOT_FOUND)]) from None
     except OSError as e:  # network failures surface as httpx OSErrors
         raise ArtifactError([Problem(where, f"could not download from the Hub: {type(e).__name__}")]) from None
 
@@ -102,8 +168,9 @@ def download(ref: HubRef, token: str | None = None) -> Path:
     if ref.subfolder:
         patterns = [f"{ref.subfolder}/*", f"{ref.subfolder}/**"]
     where = f"{ref.repo_id}" + (f"@{ref.revision}" if ref.revision else "")
+    commit = commit_of(ref, token)
     with hub_errors(where, ref.revision):
-        local = snapshot_download(ref.repo_id, repo_type="dataset", revision=ref.revision,
+        local = snapshot_download(ref.repo_id, repo_type="dataset", revision=commit,
                                   allow_patterns=patterns, token=token)
     root = Path(local) / ref.subfolder if ref.subfolder else Path(local)
     if not root.is_dir():
@@ -123,6 +190,8 @@ def resolved(source: str, token: str | None = None, allow_local: bool = True,
     Space turns off so visitors cannot read server paths); a Hub dataset id.
     """
     text = source.strip()
+    if not text:  # Path("") is the working folder: an empty name must not open it
+        raise ArtifactError([Problem("(empty)", "no source named", expected=EMPTY_HINT, found="an empty name")])
     if text in bundled_examples():
         yield EXAMPLES_DIR / text, False
         return
@@ -150,8 +219,8 @@ def resolved(source: str, token: str | None = None, allow_local: bool = True,
         hint = "a bundled example, a folder, a .zip or a Hub dataset id (org/name[@revision][:sub/folder])"
         if not allow_local:
             hint = "a bundled example or a Hub dataset id (org/name[@revision][:sub/folder])"
-        raise ArtifactError([Problem(text[:200] or "(empty)", "cannot find this artifact", expected=hint,
-                                     found="none of these")])
+        raise ArtifactError([Problem(text[:200] or "(empty)", f"{NOT_FOUND}: cannot find this artifact",
+                                     expected=hint + REVISION_HINT, found="none of these")])
     yield download(ref, token=token), False
 
 

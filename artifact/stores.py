@@ -6,7 +6,7 @@ content), and what are the bytes of these few small files (`read`). The collecti
 A store also hands back a local folder for one artifact or group when the user opens it.
 
 Bounds: a listing stops after MAX_ENTRIES files (and says so); `read` refuses files larger than
-MAX_SMALL_BYTES. On the Hub: one `repo_info` to pin the revision to a commit (so the listing and the
+MAX_SMALL_BYTES. On the Hub: one `resolve_revision` to pin the revision to a commit (so the listing and the
 downloads agree, and cached files need no request next time), ONE recursive `list_repo_tree`, then
 `hf_hub_download` of the small files in a small thread pool. With HF_HUB_OFFLINE=1 the listing
 comes from the local cache (the small files fetched before) and a note says so.
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import time
 import zipfile
 from collections.abc import Iterable
@@ -26,7 +25,8 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from .problems import ArtifactError, Problem
-from .sources import MAX_UNZIPPED_BYTES, HubRef, hub_errors
+from .sources import MAX_UNZIPPED_BYTES, OFFLINE_NOT_FOUND, HubRef, commit_of, hub_errors
+from .unpack import remove_folder, temporary_folder
 
 MAX_ENTRIES = 200_000  # files listed before we stop walking or paging
 MAX_SMALL_BYTES = 1024 * 1024  # a summary/task/group file is a few kB; anything past this is not one
@@ -186,7 +186,7 @@ class ZipStore:
         if total > MAX_UNZIPPED_BYTES:
             raise ArtifactError([Problem(f"{self.path.name}:{path}", "too large to unpack",
                                          expected=f"at most {MAX_UNZIPPED_BYTES} bytes", found=f"{total} bytes")])
-        target = Path(tempfile.mkdtemp(prefix="rollout-zip-"))
+        target = temporary_folder("rollout-zip-")
         self._tmp.append(target)
         for info in members:
             dest = target / info.filename[len(prefix):]
@@ -201,7 +201,7 @@ class ZipStore:
     def close(self) -> None:
         self._zip.close()
         for t in self._tmp:
-            shutil.rmtree(t, ignore_errors=True)
+            remove_folder(t)
 
 
 def _hub_cache_folder(repo_id: str) -> Path:
@@ -236,8 +236,10 @@ class HubStore:
         api = HfApi(token=self.token)
         listing = Listing()
         sub = self.ref.subfolder
+        # the commit first (resolve_revision also records revision -> commit in the cache's refs/, so
+        # offline runs find it); every later request names the commit, never the revision as typed
+        self.commit = commit_of(self.ref, self.token)
         with hub_errors(self.where, self.ref.revision):
-            self.commit = api.dataset_info(self.ref.repo_id, revision=self.ref.revision).sha
             tree = api.list_repo_tree(self.ref.repo_id, path_in_repo=sub, repo_type="dataset",
                                       recursive=True, revision=self.commit)
             cut = len(sub) + 1 if sub else 0
@@ -249,37 +251,14 @@ class HubStore:
                                          "artifacts found so far")
                     break
                 listing.files[entry.path[cut:]] = entry.size
-        self._pin_ref()
         return listing
 
-    def _pin_ref(self) -> None:
-        """Record revision -> commit in the cache (its documented refs/ layout) so offline runs find it."""
-        rev = self.ref.revision or "main"
-        if self.commit is None or rev == self.commit:
-            return
-        ref_file = _hub_cache_folder(self.ref.repo_id) / "refs" / rev
-        try:
-            if ref_file.is_file() and ref_file.read_text() == self.commit:
-                return
-            ref_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = ref_file.with_name(f".{ref_file.name}.{os.getpid()}.tmp")
-            tmp.write_text(self.commit)
-            tmp.replace(ref_file)
-        except OSError:
-            pass  # only offline use loses; the online index is complete
-
     def _list_cached(self) -> Listing:
-        rev = self.ref.revision or "main"
-        cache = _hub_cache_folder(self.ref.repo_id)
-        commit = rev
-        ref_file = cache / "refs" / rev
-        if ref_file.is_file():
-            commit = ref_file.read_text().strip()
-        snap = cache / "snapshots" / commit
+        commit = commit_of(self.ref, self.token)  # a checked revision, resolved by huggingface_hub's cache rules
+        snap = _hub_cache_folder(self.ref.repo_id) / "snapshots" / commit
         root = snap / self.ref.subfolder if self.ref.subfolder else snap
         if not root.is_dir():
-            raise ArtifactError([Problem(self.where, "not in the local cache and the Hub cannot be reached "
-                                                     "(offline, or HF_HUB_OFFLINE=1 is set)")])
+            raise ArtifactError([Problem(self.where, OFFLINE_NOT_FOUND)])
         self.commit, self._offline_root = commit, root
         listing = FolderStore(root).list()
         listing.complete = False

@@ -8,14 +8,19 @@ Every refusal is an `ArtifactError` naming the zip (as the user named it, never 
 the member.
 
 `scratch()` is the only way this package makes a temporary folder: a context manager that removes
-it on exit, however the block ends, so a caller cannot forget.
+it on exit, however the block ends, so a caller cannot forget. Every such folder, and every other
+one made with `temporary_folder` (a sandbox, an app's cache), is also remembered until removed and
+removed at interpreter exit: a block abandoned in a daemon thread when the process is stopped
+(SIGTERM in the app, capture/processes.py) leaves nothing behind either.
 """
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import stat
 import tempfile
+import threading
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -34,14 +39,43 @@ MAX_MEMBER_CHARS = 1024  # a whole member name
 CHUNK = 1 << 20
 
 
+_live_lock = threading.Lock()
+_live: set[Path] = set()
+
+
+def temporary_folder(prefix: str = "rollout-", dir: str | Path | None = None) -> Path:
+    """A fresh private temporary folder, removed by `remove_folder` or, at the latest, at exit."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=dir))
+    with _live_lock:
+        _live.add(folder)
+    return folder
+
+
+def remove_folder(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    with _live_lock:
+        _live.discard(Path(folder))
+
+
+def remove_all_folders() -> None:
+    """Remove every temporary folder still alive (at exit, or when the app is stopped)."""
+    with _live_lock:
+        folders = list(_live)
+    for f in folders:
+        remove_folder(f)
+
+
+atexit.register(remove_all_folders)
+
+
 @contextmanager
 def scratch(prefix: str = "rollout-") -> Iterator[Path]:
     """A fresh private temporary folder, removed with everything in it when the block ends."""
-    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    folder = temporary_folder(prefix)
     try:
         yield folder
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_folder(folder)
 
 
 def _short(name: str) -> str:

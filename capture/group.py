@@ -46,6 +46,7 @@ from .run import (
     CaptureError,
     _capture,
     _check_out_dir,
+    import_before_threads,
     local_model_config,
     local_model_served_by,
     push,
@@ -224,6 +225,7 @@ def capture_group(cfg: CaptureConfig, k: int, parallel: int | None = None, progr
         f"{base_seed}..{base_seed + k - 1}" + (" (sent as the request seed)" if send_seed else
                                                " (recorded; not sent to the engine)"))
     outcomes = [RolloutOutcome(i, base_seed + i) for i in range(k)]
+    import_before_threads()  # here, not in P threads at once (transformers' first import is not thread-safe)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.group-partial-", dir=out.parent))
     try:

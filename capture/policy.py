@@ -9,14 +9,16 @@ named as the Capture form labels it, without echoing the value (the reply must n
 path back either); `capture.run.capture(..., public=True)` refuses on any of them, so the rule holds
 in the library and not only in the UI.
 
-Pure checks on the config text, except one: a name that would be found as a path relative to the
-working directory is refused too (the libraries that load datasets and tokenizers look there first).
+Pure checks on the config text, except two: a name that would be found as a path relative to the
+working directory is refused too (the libraries that load datasets and tokenizers look there first),
+and the endpoint's host is resolved so that every address it names can be checked.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -30,6 +32,7 @@ HUB_REPO = re.compile(r"^[A-Za-z0-9][\w-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
 # a served model name: a Hub id or a bare name (vLLM's --served-model-name), never a path
 MODEL_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(?:/[A-Za-z0-9][\w.-]{0,95})?$")
 FILE_SUFFIXES = (".json", ".jsonl", ".parquet", ".csv", ".txt", ".py", ".arrow", ".zip", ".gz")
+NOT_PUBLIC = "a public app takes only a public http(s) URL, not this machine or a private network"
 
 
 @dataclass(frozen=True)
@@ -61,22 +64,38 @@ def _hub_id(value: str) -> bool:
     return bool(HUB_REPO.fullmatch(value)) and not value.lower().endswith(FILE_SUFFIXES) and not _exists_here(value)
 
 
-def _private_host(url: str) -> bool:
-    """True for URLs the server itself would reach on its own machine or private network."""
+def _host_problem(url: str) -> str | None:
+    """Why the server must not send requests to `url`'s host, or None when every address it resolves to
+    is public.
+
+    The host is resolved with `getaddrinfo`, as the HTTP client will resolve it, and every address is
+    checked with `ipaddress`: `2130706433`, `0x7f000001`, `127.1` and `0177.0.0.1` all spell 127.0.0.1,
+    and a DNS name can point at this machine or a private network too (issue 18 #8). A host that does
+    not resolve is refused: there is nothing to check. (A name whose DNS answer changes between this
+    check and the request is beyond what a check on the name can stop.)"""
     try:
         parts = urlsplit(url)
         host = (parts.hostname or "").strip("[]").lower()
+        port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
-        return True
+        return NOT_PUBLIC
     if parts.scheme not in ("http", "https") or not host:
-        return True
+        return NOT_PUBLIC
     if host == "localhost" or host.endswith((".localhost", ".local", ".internal")):
-        return True
+        return NOT_PUBLIC
     try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return False  # a DNS name: resolved by the endpoint check, which only asks an OpenAI-style API
-    return ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_unspecified or ip.is_reserved or ip.is_multicast
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return "its host name cannot be resolved from this server"
+    for *_, sockaddr in infos:
+        try:
+            ip = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
+        except ValueError:
+            return NOT_PUBLIC
+        mapped = getattr(ip, "ipv4_mapped", None)
+        if not ip.is_global or ip.is_multicast or (mapped is not None and not mapped.is_global):
+            return NOT_PUBLIC
+    return None
 
 
 def public_problems(cfg, allowed_out_root: str | Path | None = None) -> list[PolicyProblem]:
@@ -103,8 +122,9 @@ def public_problems(cfg, allowed_out_root: str | Path | None = None) -> list[Pol
         # without a tokenizer field the model name is loaded as the tokenizer: the same rule applies
         refuse("model", "a public app takes a model name or Hub id (org/name), not a file or folder")
     url = cfg.sandbox_vllm_url if cfg.backend == "hf-sandbox" else None  # local is refused above
-    if url and _private_host(url):
-        refuse("sandbox_vllm_url", "a public app takes only a public http(s) URL, not this machine or a private network")
+    why = _host_problem(url) if url else None
+    if why:
+        refuse("sandbox_vllm_url", why)
     if allowed_out_root is not None:
         root = Path(allowed_out_root).resolve()
         out = Path(cfg.out_dir).resolve()

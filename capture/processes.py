@@ -9,8 +9,15 @@ and forgotten when it is reaped, and `install()` (run from the main thread when 
 imported, since only the main thread may set signal handlers) adds:
 
   * an atexit hook that kills every group still registered, and
-  * a SIGTERM handler that does the same, then lets SIGTERM end the process as it would have
-    (or calls the handler that was there before ours).
+  * a SIGTERM handler that does the same, then ends the process as an exit, not as a signal
+    (`SystemExit(143)`, the status a shell reports for SIGTERM), so `finally` blocks and atexit
+    hooks still run: the app's downloads folder, its Gradio cache and every temporary folder a
+    load or a sandbox made are removed (artifact/unpack.py). Re-raising SIGTERM with its default
+    action, as this once did, ended Python at once and left them all on disk (issue 18 #6).
+    A handler that was there before ours is called instead.
+
+What no handler can cover is SIGKILL of this process: every group is led by capture/guard.py,
+which the kernel tells when we die (PR_SET_PDEATHSIG), and which then SIGKILLs its group.
 
 Killing is SIGKILL to the whole group: the point is that nothing keeps running or listening.
 """
@@ -19,13 +26,17 @@ from __future__ import annotations
 
 import atexit
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-_lock = threading.Lock()
+GUARD = Path(__file__).with_name("guard.py")  # leads every group; ends it if we are killed outright
+_lock = threading.RLock()  # the SIGTERM handler takes it too, and may interrupt a holder in the main thread
 _groups: set[int] = set()
 _installed = False
 _previous_sigterm: Any = signal.SIG_DFL
@@ -69,9 +80,20 @@ def kill_all() -> None:
 
 
 def popen(args: str | Sequence[str], **kw: Any) -> subprocess.Popen:
-    """`subprocess.Popen` in a new session (its own process group), registered until `stop`."""
+    """`subprocess.Popen` in a new session (its own process group), registered until `stop`.
+
+    The command runs under capture/guard.py, which leads the group and SIGKILLs all of it if this
+    process dies without a chance to (SIGKILL of the app): the kernel tells it (PR_SET_PDEATHSIG)."""
+    if kw.pop("shell", False):
+        argv = ["/bin/sh", "-c", args] if isinstance(args, str) else ["/bin/sh", "-c", *args]
+    else:
+        argv = [args] if isinstance(args, str) else list(args)
+    path = (kw.get("env") or os.environ).get("PATH", os.defpath)
+    program = os.path.join(kw.get("cwd") or "", argv[0]) if os.sep in argv[0] else argv[0]  # as exec will see it
+    if shutil.which(program, path=path) is None:
+        raise FileNotFoundError(2, "No such file or directory", argv[0])  # as Popen would, before starting anything
     kw["start_new_session"] = True
-    proc = subprocess.Popen(args, **kw)
+    proc = subprocess.Popen([sys.executable, "-I", "-S", str(GUARD), str(os.getpid()), "--", *argv], **kw)
     register(proc.pid)
     return proc
 
@@ -97,9 +119,8 @@ def _on_sigterm(signum: int, frame: Any) -> None:
         return
     if previous == signal.SIG_IGN:
         return
-    # the default action, as if we had never been here: end with SIGTERM
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    os.kill(os.getpid(), signal.SIGTERM)
+    # end, but as an exit: the main thread unwinds and atexit runs (this handler runs in the main thread)
+    raise SystemExit(128 + signum)
 
 
 def install() -> bool:

@@ -39,6 +39,20 @@ from .turns import TurnError
 TOKENIZER_FILES = ["tokenizer*", "special_tokens_map.json", "vocab*", "merges.txt", "*.model", "config.json",
                    "chat_template*"]
 
+
+def import_before_threads() -> None:
+    """Import, in the calling thread, what a rollout imports on first use, before rollouts run in threads.
+
+    transformers puts a lazy module in place of its own at the end of its first import; a thread that
+    imports it while another is still inside that first import gets the half-built module and fails with
+    "cannot import name 'AutoTokenizer' from 'transformers'" (issue 18 #2: 2 of 3 rollouts of a cold
+    `--group-size 3 --parallel 3` lost). openenv's endpoint probe is imported here too: every rollout
+    needs it, and it takes seconds."""
+    import transformers  # noqa: F401  (the first import: the racy part)
+    from openenv.core.harness.capture.validate_llm import validate_llm  # noqa: F401
+    from transformers import AutoTokenizer  # noqa: F401
+
+
 def _load_tokenizer(cfg: CaptureConfig, say) -> Any:
     """The tokenizer for re-tokenized prompts and text, or None with a notice (never a failure).
 
@@ -59,8 +73,9 @@ def _load_tokenizer(cfg: CaptureConfig, say) -> Any:
                 # token=False without the visitor's own: the server's credentials never read a visitor's pick
                 folder = snapshot_download(name, allow_patterns=TOKENIZER_FILES, local_files_only=local_only,
                                            token=cfg.hf_token or False)
-                return AutoTokenizer.from_pretrained(folder, local_files_only=True)
-            return AutoTokenizer.from_pretrained(name, local_files_only=local_only)
+                return AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=False)
+            # a tokenizer is data: its repo's code (auto_map) never runs here, and nothing prompts for it
+            return AutoTokenizer.from_pretrained(name, local_files_only=local_only, trust_remote_code=False)
         except Exception as e:  # no tokenizer is a notice, not a failure
             why = f"{type(e).__name__}: {str(e)[:200]}"
     if offline:

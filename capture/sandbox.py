@@ -11,13 +11,13 @@ cannot be reached from our machines.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+from artifact.unpack import remove_folder, temporary_folder
 
 from . import isolation as fence
 from . import processes
@@ -91,7 +91,8 @@ class LocalSandbox:
     def create(cls, image: str | None = None, *, env: dict[str, Any] | None = None, isolate: bool = True,
                **_: Any) -> "LocalSandbox":
         """Same call shape as `huggingface_hub.Sandbox.create`; image and flavor mean nothing here."""
-        return cls(Path(tempfile.mkdtemp(prefix="rollout-sandbox-")), {k: str(v) for k, v in (env or {}).items()},
+        # removed by kill(), or at exit if the capture's thread is abandoned (the app stopped mid-capture)
+        return cls(temporary_folder("rollout-sandbox-"), {k: str(v) for k, v in (env or {}).items()},
                    isolate=isolate)
 
     def path(self, p: str) -> Path:
@@ -147,7 +148,7 @@ class LocalSandbox:
     def kill(self) -> None:
         for p in self._procs:
             p.kill()
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_folder(self.root)
 
     def __enter__(self) -> "LocalSandbox":
         return self

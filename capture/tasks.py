@@ -79,6 +79,17 @@ def stdin_tests(raw: Any, row: int) -> list[TestCase]:
     return out
 
 
+TASK_SUFFIXES = (".jsonl", ".json", ".parquet")
+
+
+def _local_non_folder(path: Path) -> bool:
+    """Something other than a folder exists at `path` on this machine (stat only: a FIFO is never opened)."""
+    try:
+        return (path.exists() or path.is_symlink()) and not path.is_dir()
+    except OSError:
+        return True
+
+
 def load_rows(dataset: str, config: str | None = DEFAULT_CONFIG, local_files: bool = True) -> list[dict]:
     """Rows from a local .jsonl/.json/.parquet file or a Hub dataset (through `datasets`, cached).
 
@@ -87,7 +98,11 @@ def load_rows(dataset: str, config: str | None = DEFAULT_CONFIG, local_files: bo
     otherwise it would retry for about 25 s before failing.
     """
     path = Path(dataset).expanduser()
-    if local_files and path.suffix in (".jsonl", ".json", ".parquet"):
+    if local_files and path.suffix not in TASK_SUFFIXES and _local_non_folder(path):
+        # here, not on the Hub: a FIFO or a file named like a Hub id is never sent to the Hub as one
+        what = "a regular file" if path.is_file() else "not a regular file (a FIFO, socket or device)"
+        raise TaskError(f"names {path}, {what}; a task file is .jsonl, .json or .parquet", "dataset")
+    if local_files and path.suffix in TASK_SUFFIXES:
         import datasets
 
         if not path.is_file():

@@ -63,8 +63,8 @@ def load(name: str, dtype: str = "float32", device: str = "cpu", temperature: fl
     if not temperature > 0:
         raise RescoreError(f"--temperature {temperature}: the logits are divided by it, so it must be > 0")
     try:
-        model = AutoModelForCausalLM.from_pretrained(name, dtype=getattr(torch, dtype),
-                                                     local_files_only=local_files_only)
+        model = AutoModelForCausalLM.from_pretrained(name, dtype=getattr(torch, dtype), trust_remote_code=False,
+                                                     local_files_only=local_files_only)  # no code, no prompt
     except (OSError, ValueError) as e:
         raise RescoreError(f"cannot load the model {name!r}: {str(e).splitlines()[0][:300]}. Give a model folder "
                            "or a Hub id of a causal LM (or --local-model for the offline SmolLM2)") from None

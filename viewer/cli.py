@@ -137,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
 
     add_rescore(sub)
     args = parser.parse_args(argv)
+    if not str(getattr(args, "source", "x")).strip():  # "" would be the working folder
+        print(f"ERROR {args.command}: the source is empty: name a folder, a .zip, a Hub dataset id or a bundled "
+              "example", file=sys.stderr)
+        return USAGE
     try:
         if args.command == "check":
             code = check_source(args.source, check)

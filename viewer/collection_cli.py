@@ -9,6 +9,7 @@ against its rollouts; exit 0 when all are valid, 1 naming each invalid one.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TextIO
 
@@ -95,6 +96,23 @@ def table(records: list[Record]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+def write_all(out: TextIO, text: str) -> None:
+    """All of `text`, or BrokenPipeError when the reader went away (`| head -1`).
+
+    One big `write` to a pipe whose reader exits midway ends short without an error (CPython's buffered
+    writer returns the short count, and TextIO drops it): the rest was lost and the exit status said 0.
+    Writing to the file descriptor in a loop sees EPIPE."""
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a StringIO): nothing can end short
+        out.write(text)
+        return
+    out.flush()
+    view = memoryview(text.encode(getattr(out, "encoding", None) or "utf-8"))
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out, err = out or sys.stdout, err or sys.stderr  # looked up per call, so redirections apply
     filters, notes = filters_from_args(args)
@@ -107,9 +125,9 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
             doc = {"source": c.source, "kind": c.kind, "query": to_query(filters), "total": len(c.records),
                    "shown": len(rows), "records": rows, "problems": [str(p) for p in c.problems],
                    "notes": c.notes + notes}
-            out.write(msgspec.json.encode(doc).decode() + "\n")
+            write_all(out, msgspec.json.encode(doc).decode() + "\n")
         else:
-            out.write(table(rows) + "\n")
+            write_all(out, table(rows) + "\n")
             n_bad = sum(not r.valid for r in c.records)
             print(f"{len(rows)} of {len(c.records)} rows shown; {n_bad} invalid", file=err)
             for n in c.notes + notes:

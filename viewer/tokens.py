@@ -14,6 +14,7 @@ local Hugging Face cache, then a path the user gives. Without one, ids are shown
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -22,6 +23,12 @@ import numpy as np
 
 # Token kinds, as stored per token.
 NORMAL, SPECIAL, JOINED, UNKNOWN = 0, 1, 2, 3
+# The display table has one entry per id up to the highest, so its size is bounded twice: ids below
+# MAX_VOCAB_IDS (4x the largest vocabularies in use, Gemma 3's 262,144), and at least MIN_FILL of them
+# holding a token. A tokenizer beyond either is refused with a message and ids are shown as ids: one id
+# of 30,000,000 in an 8 KB tokenizer.json once built a 30M-entry table (+515 MB kept; issue 18 #3).
+MAX_VOCAB_IDS = 1 << 20
+MIN_FILL = 0.5
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,7 @@ class Vocab:
     raw: list[bytes]  # raw bytes per id
     whole: np.ndarray  # bool: this id's bytes are valid UTF-8 on their own
     special: np.ndarray  # bool
+    nbytes: int = 0  # what the table costs in memory (the rollout store counts it)
 
     @property
     def size(self) -> int:
@@ -89,10 +97,11 @@ def _piece_bytes(piece: str, kinds: set[str]) -> bytes:
 def vocab_from_tokenizer(tok, origin: str) -> Vocab:
     """Build the display table from a `tokenizers.Tokenizer` (or a transformers fast tokenizer)."""
     tok = getattr(tok, "backend_tokenizer", tok)
-    kinds = _decoder_kinds(json.loads(tok.to_str()).get("decoder"))
     pieces = tok.get_vocab(with_added_tokens=True)
     added = tok.get_added_tokens_decoder()
-    size = max(pieces.values()) + 1
+    size = max(pieces.values(), default=-1) + 1
+    check_vocab_size(size, len(pieces))  # first: even `to_str` allocates per id up to the highest
+    kinds = _decoder_kinds(json.loads(tok.to_str()).get("decoder"))
     raw = [b""] * size
     special = np.zeros(size, dtype=bool)
     for piece, i in pieces.items():
@@ -109,7 +118,27 @@ def vocab_from_tokenizer(tok, origin: str) -> Vocab:
             whole[i] = True
         except UnicodeDecodeError:
             text[i] = b.decode("utf-8", "replace")
-    return Vocab(origin, text, raw, whole, special)
+    return Vocab(origin, text, raw, whole, special, _table_bytes(raw, text) + whole.nbytes + special.nbytes)
+
+
+def check_vocab_size(size: int, entries: int) -> None:
+    """Refuse a display table that would be larger than the tokenizer: ValueError naming the numbers."""
+    if size > MAX_VOCAB_IDS or size > max(entries, 1) / MIN_FILL + 1024:
+        raise ValueError(f"the vocabulary is too large or too sparse to show as text: its highest id is {size - 1:,} "
+                         f"for {entries:,} tokens (expected ids below {MAX_VOCAB_IDS:,}, at least "
+                         f"{MIN_FILL:.0%} of them used)")
+
+
+def _table_bytes(raw: list[bytes], text: np.ndarray) -> int:
+    """The table's memory: the two pointer arrays and each distinct bytes and str object (ids without a
+    token share one empty object)."""
+    seen: set[int] = set()
+    total = 8 * (len(raw) + text.size)
+    for obj in (*raw, *text.tolist()):
+        if id(obj) not in seen:
+            seen.add(id(obj))
+            total += sys.getsizeof(obj)
+    return total
 
 
 def _tokenizer_file(folder: Path) -> Path | None:
@@ -126,7 +155,8 @@ def _load_tokenizer(path: Path):
         return Tokenizer.from_file(str(f))
     from transformers import AutoTokenizer  # slow tokenizer files only: let transformers convert them
 
-    return AutoTokenizer.from_pretrained(str(path), local_files_only=True).backend_tokenizer
+    # data only: an artifact's (or any) tokenizer folder never runs its own code, nor asks whether to
+    return AutoTokenizer.from_pretrained(str(path), local_files_only=True, trust_remote_code=False).backend_tokenizer
 
 
 def resolve_vocab(tokenizer_dir: Path | None, model: str | None, user_path: str | None = None,

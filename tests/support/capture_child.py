@@ -1,6 +1,6 @@
 """A capture in its own process, for tests that stop it from outside (issue 14 #5).
 
-    python tests/support/capture_child.py OUT_DIR [--isolation MODE]
+    python tests/support/capture_child.py OUT_DIR [--isolation none]
 
 Starts the scripted LLM (its second agent reply hangs for minutes), runs a local capture against
 it and prints progress lines; the test sends SIGTERM once the agent is mid-run.
@@ -33,8 +33,13 @@ def main() -> int:
     llm = ScriptedLLM(tok, delay_s=600.0, slow_after=1).start()
     tasks = out.parent / "tasks.jsonl"
     tasks.write_text("\n".join(json.dumps(r) for r in TASK_ROWS))
+    factory = None
+    if sys.argv[2:4] == ["--isolation", "none"]:  # unfenced: only our own process handling ends the processes
+        from capture.sandbox import LocalSandbox
+
+        factory = lambda **kw: LocalSandbox.create(isolate=False, **kw)  # noqa: E731
     capture(CaptureConfig(model="scripted-model", backend="local", endpoint=llm.url, dataset=str(tasks), n_prompts=1,
-                          out_dir=str(out), timeout_s=600), progress=print_progress)
+                          out_dir=str(out), timeout_s=600), progress=print_progress, sandbox_factory=factory)
     return 0
 
 

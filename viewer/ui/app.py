@@ -6,11 +6,16 @@ and visitors cannot name server paths; the View tab works for everyone.
 
 from __future__ import annotations
 
+import logging
 import os
 
 import gradio as gr
+from fastapi.responses import JSONResponse, Response
+from gradio.route_utils import FnIndexInferError
+from starlette.requests import ClientDisconnect
 
 from ..analysis.training import import_trl
+from .cache_folder import private_cache
 from .capture_tab import CaptureTab
 from .view_tab import ViewTab
 
@@ -19,6 +24,7 @@ DEFAULT_EXAMPLE = "scripted-smollm2"  # three turns, a drifting boundary, a turn
 # Gradio keeps every upload in its cache; sweep files older than 15 minutes every 5 minutes.
 UPLOAD_CACHE_SWEEP = (300, 900)
 ENABLE_CAPTURE_ENV = "ROLLOUT_VIEWER_ENABLE_CAPTURE"
+log = logging.getLogger("rollout_viewer")
 SOURCE_ENV = "ROLLOUT_VIEWER_SOURCE"  # the source (artifact or collection) the app opens on; `app.py SOURCE` wins
 
 
@@ -37,6 +43,7 @@ def build_app(default_source: str | None = None, public: bool = False,
     # Every rollout's outline asks TRL what it trains. The import takes seconds and transformers' lazy
     # modules are not safe to import first from several request threads at once: do it here, once.
     import_trl()
+    private_cache()  # before the Blocks: Gradio reads its cache folder's name when they are made
     with gr.Blocks(title="Rollout trace viewer", delete_cache=UPLOAD_CACHE_SWEEP) as demo:
         with gr.Tabs(selected="view", elem_classes="tv-chrome-tabs") as tabs:
             parts = [("Capture", capture), ("View", view)]
@@ -57,7 +64,26 @@ def launch_options(public: bool) -> dict:
                               font_mono=[font("ui-monospace"), font("Menlo"), font("monospace")])
     # In public mode Gradio's own error texts (which can name server paths) become a generic message;
     # our handlers answer in the page and through gr.Error, which is always shown.
-    opts: dict = {"theme": theme, "show_error": not public}
+    opts: dict = {"theme": theme, "show_error": not public,
+                  "app_kwargs": {"exception_handlers": {KeyError: _not_found, FnIndexInferError: _not_found,
+                                                        ClientDisconnect: _hung_up}}}
     if public:
         opts["max_file_size"] = UPLOAD_LIMIT
     return opts
+
+
+async def _not_found(request, exc: Exception) -> JSONResponse:
+    """A request naming an API, event or component this app does not have: 404 and a message.
+
+    Gradio's routes look these up by the name or number a client sends and let the KeyError (or its own
+    FnIndexInferError) escape: a 500, and a traceback in the log for every junk request (issue 18)."""
+    log.warning("refused %s %s: it names no API, event or component of this app (%s)", request.method,
+                request.url.path, type(exc).__name__)
+    return JSONResponse({"detail": "not found: this app has no such API name, event or component"}, status_code=404)
+
+
+async def _hung_up(request, exc: Exception) -> Response:
+    """A client that hung up mid-request (an abandoned upload): one log line, not a traceback. Its partial
+    file is swept with Gradio's cache (viewer/ui/cache_folder.py)."""
+    log.warning("client hung up during %s %s", request.method, request.url.path)
+    return Response(status_code=400)

@@ -15,7 +15,6 @@ only; the owner's configured source may be a server path, because the owner chos
 from __future__ import annotations
 
 import itertools
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +27,7 @@ from artifact import ArtifactError, Problem, bundled_examples, load_artifact
 from artifact.collection import Collection, Record
 from artifact.query import apply, from_query, to_query
 from artifact.sources import bundled_groups, identify, parse_hub_id
+from artifact.unpack import remove_folder
 from viewer import assets
 from viewer.collection_cli import is_collection as local_is_collection
 from viewer.contract import Failed, Initial, encode
@@ -158,7 +158,7 @@ class CollectionView:
             return Rollout.load(load_artifact(folder, source=f"{src}:{path}" if path else src))
         finally:
             if c.kind == "zip":  # the rollout is in memory now: remove what opening it unpacked
-                shutil.rmtree(folder, ignore_errors=True)
+                remove_folder(folder)
                 tmp = getattr(c.store, "_tmp", None)
                 if isinstance(tmp, list) and folder in tmp:
                     tmp.remove(folder)
@@ -288,7 +288,7 @@ class CollectionView:
 
     def open_source(self, source: str) -> tuple[str, str, str]:
         """Load button and source picker: (token view value, loaded, index value)."""
-        source = (source or "").strip()
+        source = source.strip() if isinstance(source, str) else ""  # the API may send anything
         if self.is_collection(source):
             if self._root_group(source) is not None:
                 return self.open_row(source, "", {}, Initial())

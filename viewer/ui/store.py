@@ -7,7 +7,9 @@ The key the page holds is an HMAC of that identity under a per-process secret: a
 only rollouts that were opened through the source rules, never guess one. When the byte budget is
 exceeded the least recently used rollout is dropped, but its entry keeps the recipe that opened it,
 so a page still showing it gets it back on its next request (reloaded on the server) instead of an
-error.
+error. An upload's recipe needs the uploaded bytes (Gradio sweeps its own copy after 15 minutes), so
+the entry holds them (`Held`), counted in the same budget; only when dropping every other rollout
+is not enough are held bytes dropped too, and a reload then says to upload again.
 """
 
 from __future__ import annotations
@@ -32,9 +34,25 @@ OVERHEAD_BYTES = 4 * 1024**2  # per rollout: analysis objects, the outline, Pyth
 
 
 def rollout_bytes(r: Rollout) -> int:
-    """What keeping `r` costs, estimated from its arrays (the analysis roughly doubles the token arrays)."""
+    """What keeping `r` costs, estimated from its arrays (the analysis roughly doubles the token arrays),
+    plus its display vocabulary (each rollout builds its own) and the tokenizer file it keeps."""
     arrays = sum(t.prompt_ids.nbytes + t.output_ids.nbytes + t.logprobs.nbytes + t.mask.nbytes for t in r.artifact.turns)
-    return 2 * arrays + OVERHEAD_BYTES
+    vocab = r.vocab.nbytes if r.vocab is not None else 0
+    return 2 * arrays + vocab + len(r.artifact.tokenizer_json or b"") + OVERHEAD_BYTES
+
+
+class Held:
+    """Bytes a reload needs (an upload's files by name), kept in memory until the store drops them."""
+
+    def __init__(self, files: dict[str, bytes]):
+        self.files: dict[str, bytes] | None = files
+
+    @property
+    def nbytes(self) -> int:
+        return sum(len(b) for b in self.files.values()) if self.files is not None else 0
+
+    def drop(self) -> None:
+        self.files = None
 
 
 @dataclass
@@ -44,6 +62,7 @@ class _Entry:
     outline_json: bytes | None = None
     with_advantage: dict[float, bytes] = field(default_factory=dict)  # the outline as opened from a group
     size: int = 0
+    held: Held | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -58,13 +77,17 @@ class RolloutStore:
     def key_for(self, identity: str) -> str:
         return hmac.new(self._secret, identity.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:32]
 
-    def open(self, identity: str, reopen: Callable[[], Rollout]) -> tuple[str, Rollout]:
-        """The shared rollout for `identity`, loading it with `reopen` only if no visitor has it loaded."""
+    def open(self, identity: str, reopen: Callable[[], Rollout], held: Held | None = None) -> tuple[str, Rollout]:
+        """The shared rollout for `identity`, loading it with `reopen` only if no visitor has it loaded.
+
+        `held`: the bytes `reopen` reads (an upload's), kept and counted with the entry."""
         key = self.key_for(identity)
         with self._lock:
             entry = self._entries.get(key)
             if entry is None:
-                entry = self._entries[key] = _Entry(reopen)
+                entry = self._entries[key] = _Entry(reopen, held=held)
+            elif held is not None and (entry.held is None or entry.held.files is None):
+                entry.reopen, entry.held = reopen, held  # uploaded again: the new copy is what a reload reads
                 while len(self._entries) > MAX_ENTRIES:
                     self._entries.popitem(last=False)
             self._entries.move_to_end(key)
@@ -88,7 +111,9 @@ class RolloutStore:
         return key
 
     def get(self, key: str) -> Rollout | None:
-        """The rollout a page holds the key of, reloaded if it was dropped; None for keys never issued."""
+        """The rollout a page holds the key of, reloaded if it was dropped; None for keys never issued.
+
+        Raises what the reload raises (ArtifactError: the source is gone, an upload's bytes were dropped)."""
         with self._lock:
             entry = self._entries.get(key)
             if entry is None:
@@ -126,18 +151,31 @@ class RolloutStore:
             return r
 
     def _evict(self, keep: _Entry) -> None:
+        """Drop least recently used rollouts until the budget holds; then, if needed, held upload bytes."""
         with self._lock:
-            total = sum(e.size for e in self._entries.values() if e.rollout is not None)
+            total = self._total()
             for e in list(self._entries.values()):
                 if total <= self._budget:
-                    break
+                    return
                 if e is keep or e.rollout is None:
                     continue
                 total -= e.size
                 e.rollout, e.outline_json, e.size = None, None, 0
                 e.with_advantage = {}
+            for e in list(self._entries.values()):
+                if total <= self._budget:
+                    return
+                if e is keep or e.held is None or e.rollout is not None:
+                    continue
+                total -= e.held.nbytes
+                e.held.drop()
+
+    def _total(self) -> int:
+        return sum((e.size if e.rollout is not None else 0) + (e.held.nbytes if e.held is not None else 0)
+                   for e in self._entries.values())
 
     def loaded_bytes(self) -> int:
+        """What the store holds: loaded rollouts and held upload bytes."""
         with self._lock:
-            return sum(e.size for e in self._entries.values() if e.rollout is not None)
+            return self._total()
 

@@ -20,11 +20,12 @@ import msgspec
 
 from artifact import Artifact, ArtifactError, Problem, bundled_examples, open_artifact, open_upload
 from artifact.sources import bundled_groups, identify
+from artifact.unpack import scratch
 from viewer import assets
 from viewer.contract import Failed, Initial, Live, Opened, encode
 from viewer.export import export_html
 from viewer.query import MAX_SRC_CHARS, PageQuery, parse_page_query
-from viewer.render import panels
+from viewer.render import panels, safe
 from viewer.render.outline import training
 from viewer.rollout import Rollout
 from viewer.trainer_records import BadRequest, parse_request, trainer_summary, trainer_turn
@@ -32,7 +33,7 @@ from viewer.trainer_records import BadRequest, parse_request, trainer_summary, t
 from .collection_view import CollectionView
 from .downloads import new_download_dir
 from .live import LiveRuns
-from .store import RolloutStore
+from .store import Held, RolloutStore
 
 MOUNT_JS = "TraceView.mountInApp(element, props, server, watch);"
 # The export button sends the view's state (key, turn, mode, scope) instead of the whole outline.
@@ -62,13 +63,11 @@ def _scrub(p: Problem, path: str, name: str) -> Problem:
     return Problem(fix(p.file), fix(p.message), p.turn, fix(p.field), fix(p.expected), fix(p.found))
 
 
-def _digest(paths: list[Path]) -> str:
+def _digest(files: dict[str, bytes]) -> str:
     h = hashlib.sha256()
-    for p in sorted(paths, key=lambda p: p.name):
-        h.update(p.name.encode())
-        with p.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
+    for name in sorted(files):
+        h.update(name.encode())
+        h.update(files[name])
     return h.hexdigest()
 
 
@@ -101,9 +100,9 @@ class ViewTab:
         return encode(Opened(key, src, outline, initial, first, built, live)).decode()
 
     def _open(self, label: str, identity: str, reopen, src: str | None, initial: Initial, built: bool = False,
-              advantage: float | None = None) -> str:
+              advantage: float | None = None, held: Held | None = None) -> str:
         try:
-            key, _ = self.store.open(identity, reopen)
+            key, _ = self.store.open(identity, reopen, held)
             return self.opened_value(key, src, initial, built, advantage)
         except ArtifactError as e:
             return self.error_value(label, e.problems)
@@ -152,25 +151,41 @@ class ViewTab:
         if not paths:
             return self.error_value("upload", ["no file was uploaded"]), ""
         name = paths[0].name if len(paths) == 1 else f"{len(paths)} uploaded files"
-
-        def reopen() -> Rollout:
-            try:  # open_upload deletes what it unpacked, accepted or refused
-                return Rollout.load(open_upload(paths, label=name))
-            except ArtifactError as e:  # name the upload, never a server folder
-                raise ArtifactError([_scrub(p, str(paths[0].parent), name) for p in e.problems]) from None
-
-        try:
-            identity = "upload|" + _digest(paths)
+        try:  # the bytes, read once: Gradio sweeps its copy, and a reload after an eviction reads ours
+            held = Held({p.name: p.read_bytes() for p in paths})
         except OSError:
             return self.error_value(name, ["the upload could not be read: upload it again"]), ""
-        return self._open(name, identity, reopen, None, Initial()), "upload"
+
+        def reopen() -> Rollout:
+            files = held.files
+            if files is None:
+                raise ArtifactError([Problem(name, "this upload is no longer kept on the server (many other rollouts "
+                                                   "were opened since): upload it again")])
+            with scratch("rollout-reupload-") as folder:
+                for file_name, data in files.items():
+                    (folder / file_name).write_bytes(data)
+                try:  # open_upload deletes what it unpacked, accepted or refused
+                    return Rollout.load(open_upload([folder / n for n in files], label=name))
+                except ArtifactError as e:  # name the upload, never a server folder
+                    raise ArtifactError([_scrub(p, str(folder), name) for p in e.problems]) from None
+
+        identity = "upload|" + _digest(held.files or {})
+        return self._open(name, identity, reopen, None, Initial(), held=held), "upload"
+
+    def _rollout(self, req) -> Rollout | str:
+        """The rollout a request's key names, or the message to answer with (never opened here; gone)."""
+        try:
+            r = self.store.get(str(req.get("key", ""))[:64]) if isinstance(req, dict) else None
+        except ArtifactError as e:  # dropped and its source is gone (an upload swept, a folder deleted)
+            return "; ".join(str(p) for p in e.problems) or "this rollout can no longer be read: open it again"
+        return r if r is not None else "this rollout was never opened here: open it again"
 
     def chunk(self, req) -> dict:
         if not isinstance(req, dict):
             return {"error": "a chunk request is an object with key, turn, scope and index"}
-        r = self.store.get(str(req.get("key", ""))[:64])
-        if r is None:
-            return {"error": "this rollout was never opened here: open it again"}
+        r = self._rollout(req)
+        if isinstance(r, str):
+            return {"error": r}
         try:
             c = r.chunk(_int(req.get("turn")), str(req.get("scope")), _int(req.get("index")), _int(req.get("row")))
         except (ValueError, IndexError) as e:
@@ -178,9 +193,9 @@ class ViewTab:
         return msgspec.to_builtins(c)
 
     def training(self, req) -> dict:
-        r = self.store.get(str(req.get("key", ""))[:64]) if isinstance(req, dict) else None
-        if r is None:
-            return {"html": "<div class='tv-error'>this rollout was never opened here: open it again</div>", "rows": []}
+        r = self._rollout(req)
+        if isinstance(r, str):
+            return {"html": f"<div class='tv-error'>{safe.text(r)}</div>", "rows": []}
         return msgspec.to_builtins(training(r))
 
     def trainer(self, req) -> dict:
@@ -188,9 +203,9 @@ class ViewTab:
         rollout's and every turn's statistics; {"error": ...} for anything the rollout cannot answer."""
         if not isinstance(req, dict):
             return {"error": "a trainer request is an object with key, turn, part, eps and advantage"}
-        r = self.store.get(str(req.get("key", ""))[:64])
-        if r is None:
-            return {"error": "this rollout was never opened here: open it again"}
+        r = self._rollout(req)
+        if isinstance(r, str):
+            return {"error": r}
         try:
             part, lo, hi, adv = parse_request(r, req)
             if req.get("summary"):
