@@ -11,6 +11,8 @@ import threading
 
 import gradio as gr
 
+from viewer import assets
+
 from .capture_tab import CaptureTab
 from .view_tab import ViewTab
 
@@ -62,13 +64,14 @@ def build_app(default_source: str | None = None, public: bool = False,
 def launch_options(public: bool) -> dict:
     """Arguments for `demo.launch`: a theme that fetches no web fonts, upload limits.
 
-    The token view's CSS is scoped to its component (viewer/ui/view_tab.py); nothing is global."""
+    The token view's CSS is scoped to its component (viewer/ui/view_tab.py); the only global CSS is the
+    chrome's (viewer/assets/app_chrome.css: which blocks take room when)."""
     font = gr.themes.Font
     theme = gr.themes.Default(font=[font("system-ui"), font("Segoe UI"), font("sans-serif")],
                               font_mono=[font("ui-monospace"), font("Menlo"), font("monospace")])
     # In public mode Gradio's own error texts (which can name server paths) become a generic message;
     # our handlers answer in the page and through gr.Error, which is always shown.
-    opts: dict = {"theme": theme, "show_error": not public}
+    opts: dict = {"theme": theme, "show_error": not public, "css": assets.read("app_chrome.css")}
     if public:
         opts["max_file_size"] = UPLOAD_LIMIT
     return opts

@@ -230,7 +230,7 @@ class CollectionView:
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         page = IndexPage(serial=next(_serial), mode="row", src=src, query=to_query(filters), sort=filters.sort,
                          row=group.path, rollout=rollout, total=len(c.records), matched=len(c.records), kind=c.kind,
-                         row_html=render_group.opened_rollout(group.path, rollout, adv, group.k or 0))
+                         row_html=render_group.opened_rollout(group.path or src, rollout, adv, group.k or 0))
         return value, c.source_of(m.path) or f"{src}:{m.path}", encode(page).decode()
 
     def open_row(self, src: str, path: str, params: Mapping[str, object],
@@ -315,9 +315,10 @@ class CollectionView:
         value, shown, loaded = self.view.on_page_load(request)
         return value, shown, loaded, self.none_value()
 
-    def on_upload(self, files):
-        value, loaded = self.view.on_upload(files)
-        return value, loaded, self.none_value()
+    def on_upload(self, files) -> tuple[str, str, str, str]:
+        """(token view, loaded, index, source box): the source box names the upload, as the URL does."""
+        value, loaded, src = self.view.on_upload(files)
+        return value, loaded, self.none_value(), src or gr.update()
 
     def on_action(self, evt: gr.EventData):
         """The index's events: {action: "open", src, row, query} and {action: "back", src, query}."""
