@@ -57,7 +57,9 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     timed_out: bool | None = None
     tools: tuple[str, ...] = ()  # tool names used, sorted
     tool_calls: int | None = None
-    captured: str | None = None  # ISO date: summary.captured_at, else the file's date where the store has one
+    # ISO date the capture finished, as summary.captured_at (or a group rollout's group.json created_at) records
+    # it; None when nothing records it: a file's date is not a capture date (a copy or a checkout changes it)
+    captured: str | None = None
     turns_bytes: int | None = None  # size of turns.json as listed
     group: str | None = None  # a rollout of this group (its path)
     rollout: int | None = None  # its index in the group
@@ -188,15 +190,14 @@ class _Builder:
         turns_bytes = self.listing.files.get(_join(path, "turns.json"))
         base: dict[str, Any] = dict(kind="artifact", path=path, valid=valid, problem=problem,
                     turns_bytes=turns_bytes if turns_bytes is not None and turns_bytes >= 0 else None,
-                    title=title_of(t.instruction) if t is not None else "", task_id=t.task_id if t else None,
-                    captured=self.listing.times.get(_join(path, "summary.json")))
+                    title=title_of(t.instruction) if t is not None else "", task_id=t.task_id if t else None)
         if s is None:
             return Record(**base)
         if s.drifting_boundaries is not None:
             drift: Drift = "drift" if s.drifting_boundaries else "none"
         else:
             drift = "none" if s.agent_turns <= 1 else "unknown"  # one turn has no boundary to drift at
-        return Record(**{**base, "task_id": s.task_id, "captured": s.captured_at or base["captured"]},
+        return Record(**{**base, "task_id": s.task_id, "captured": s.captured_at},
                       model=s.model, reward=s.reward_after_penalties, env_reward=s.env_reward,
                       agent_turns=s.agent_turns, trained_turns=s.trained_turns, tokens=s.n_tokens,
                       drift=drift, drifting_boundaries=s.drifting_boundaries, timed_out=s.timed_out,
@@ -236,7 +237,8 @@ class _Builder:
                     findings.add(GROUP_FILE, "the rollout's status disagrees with its summary.json timed_out",
                                  field=f"rollouts[{i}].status",
                                  expected="timed-out" if m.timed_out else "ok or failed", found=r.status)
-                rows.append(msgspec.structs.replace(m, group=path, rollout=i, advantage=r.advantage))
+                rows.append(msgspec.structs.replace(m, group=path, rollout=i, advantage=r.advantage,
+                                                    captured=m.captured or g.created_at))
         valid, problem = self._finish(path, findings)
         bad = next((m for m in rows if not m.valid), None)
         if valid and bad is not None:  # the rollout's own problem is already listed under its path
@@ -259,7 +261,7 @@ class _Builder:
             tokens=sum(t for t in tokens if t is not None) if known and None not in tokens else None,
             drift="drift" if any(m.drift == "drift" for m in known) else
                   "none" if known and all(m.drift == "none" for m in known) else "unknown",
-            captured=g.created_at or self.listing.times.get(gpath),
+            captured=g.created_at,
         ), rows
 
 

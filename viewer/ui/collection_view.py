@@ -35,6 +35,7 @@ from viewer.group import compare as group_compare
 from viewer.group import group_map as build_group_map
 from viewer.group import group_row
 from viewer.index_contract import IndexPage
+from viewer.index_facts import RowFacts
 from viewer.index_page import build_page
 from viewer.render import group_map as render_group
 from viewer.render import index as render_index
@@ -82,6 +83,7 @@ class CollectionView:
     def __init__(self, view: ViewTab, cache: CollectionCache | None = None):
         self.view = view
         self.cache = cache or CollectionCache()
+        self.facts = RowFacts()  # tokens and drift of rows whose summary.json lacks them, by row identity
 
     # -- what a source is ------------------------------------------------------------------------------
 
@@ -135,7 +137,8 @@ class CollectionView:
         except Exception as e:  # a message in the page, never a traceback
             return IndexPage(serial=next(_serial), mode="index", src=src,
                              error_html=panels.problems(_shown(src), [f"could not index it: {type(e).__name__}"]))
-        return build_page(c, src, params, next(_serial))
+        return build_page(c, src, params, next(_serial),
+                          fill=lambda rows: self.facts.fill(c, rows, lambda path: self._identity(c, src, path)))
 
     def index_value(self, src: str, params: Mapping[str, object]) -> str:
         return encode(self.index_page(src, params)).decode()
