@@ -88,7 +88,7 @@ def test_upload_problems_name_the_upload_not_a_server_path(tmp_path):
     shutil.copytree(EXAMPLE, bad)
     edit_json(bad / "turns.json", lambda d: d["turns"][1].update(mask=d["turns"][1]["mask"][:-3]))
     tab = ViewTab("scripted-smollm2", public=True)
-    value, _ = tab.on_upload([str(zip_folder(bad, tmp_path / "mine.zip"))])
+    value, _, _ = tab.on_upload([str(zip_folder(bad, tmp_path / "mine.zip"))])
     html = opened(value)["error_html"]
     assert "mine.zip" in html and "turn 1" in html and "/tmp" not in html and "rollout-upload-" not in html
 

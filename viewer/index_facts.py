@@ -2,10 +2,12 @@
 
 The index is built from small files (artifact/collection.py); a capture of ours writes `n_tokens` and
 `drifting_boundaries` into summary.json, but artifacts the original capture script wrote (and ours from
-before format 2 gained them) do not. For those the index reads the row's turns.json, once, when a page
-first needs the row: the rows on screen, or every row when the page filters or sorts by tokens or drift.
-What it finds is kept by the row's source identity (a folder's path and file stamps, a Hub commit, a zip's
-stamps), so neither another page, another visitor nor a reopened collection reads it again.
+before format 2 gained them) do not. For those in a folder or a zip the index reads the row's turns.json,
+once, when a page first needs the row: the rows on screen, or every row when the page filters or sorts by
+tokens or drift. A Hub collection's index stays small files only (a token file is a download): its rows
+learn their facts when they are opened, as every opened row does. What is found is kept by the row's
+source identity (a folder's path and file stamps, a Hub commit, a zip's stamps), so neither another
+page, another visitor nor a reopened collection reads it again.
 
 The counting is the artifact's own: tokens are prompt + output over the agent turns (`Artifact.n_tokens`'s
 sum), a boundary drifts where viewer/analysis/continuity.py says the next prompt does not start with the
@@ -24,11 +26,12 @@ from pathlib import Path
 
 import msgspec
 
+from artifact import Turn
 from artifact.collection import Collection, Record
 from artifact.problems import Findings
 from artifact.read import decode_turn, load_index
 
-from .analysis.continuity import boundary
+from .analysis.continuity import boundaries
 
 MAX_ROW_BYTES = 64 << 20  # a turns.json larger than this is not read for the index
 MAX_PAGE_BYTES = 256 << 20  # turns.json bytes one page build reads at most
@@ -46,14 +49,17 @@ def needs_facts(r: Record) -> bool:
     return r.kind == "artifact" and r.valid and (r.tokens is None or r.drifting_boundaries is None)
 
 
+def facts_of(turns: list[Turn]) -> Facts:
+    drifting = sum(not b.continuous for b in boundaries(turns, None))
+    return Facts(sum(t.n_prompt + t.n_output for t in turns), drifting)
+
+
 def count(folder: Path) -> Facts:
     """The facts of the artifact in `folder`, from its turns.json alone (raises ArtifactError when unreadable)."""
     findings = Findings()
     turns = [decode_turn(i, h, findings) for i, h in enumerate(load_index(folder))]
     findings.raise_if_any()
-    done = [t for t in turns if t is not None]
-    drifting = sum(not boundary(a, b, None).continuous for a, b in zip(done, done[1:], strict=False))
-    return Facts(sum(t.n_prompt + t.n_output for t in done), drifting)
+    return facts_of([t for t in turns if t is not None])
 
 
 def with_facts(r: Record, f: Facts | None) -> Record:
@@ -97,6 +103,10 @@ class RowFacts:
             while len(self._known) > self.max_entries:
                 self._known.popitem(last=False)
 
+    def learn(self, key: str, turns: list[Turn]) -> None:
+        """Keep the facts of a row that was opened (its turns are in memory anyway)."""
+        self._put(key, facts_of(turns))
+
     def _compute(self, c: Collection, path: str) -> Facts | None:
         self.reads += 1
         folder = None
@@ -126,7 +136,7 @@ class RowFacts:
                 continue
             known, f = self._get(key)
             size = r.turns_bytes or 0
-            if not known and size <= min(MAX_ROW_BYTES, budget):
+            if not known and c.kind != "hub" and size <= min(MAX_ROW_BYTES, budget):
                 budget -= size
                 f = self._compute(c, path)
                 self._put(key, f)

@@ -158,7 +158,9 @@ class CollectionView:
         c = self._collection(src)
         folder = c.folder(path)
         try:
-            return Rollout.load(load_artifact(folder, source=f"{src}:{path}" if path else src))
+            r = Rollout.load(load_artifact(folder, source=f"{src}:{path}" if path else src))
+            self.facts.learn(self._identity(c, src, path), r.artifact.turns)  # the index shows its tokens and drift
+            return r
         finally:
             if c.kind == "zip":  # the rollout is in memory now: remove what opening it unpacked
                 shutil.rmtree(folder, ignore_errors=True)
