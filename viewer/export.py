@@ -287,4 +287,4 @@ def export_html(r: Rollout, turn: int | None = None, mode: Mode = "mask", scope:
 
 
 def size_label(n: int) -> str:
-    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{math.ceil(n / 1e3):,} kB"
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{math.ceil(n / 1e3):,} kB"
