@@ -466,7 +466,7 @@ def test_histogram_band_holds_the_tokens_counted_outside(browser, app_url, schem
     with screen(browser, (1440, 900), scheme) as page:
         open_view(page, f"{app_url}/?mode=mismatch")
         page.click(f"[data-tpart='{BF16}']")
-        page.wait_for_function("document.querySelector('[data-testid=trainer-stats]').innerText.includes('outside clip [0.8, 1.2] 2')",
+        page.wait_for_function("(document.querySelector('[data-testid=trainer-stats]') || {innerText: ''}).innerText.includes('outside clip [0.8, 1.2] 2')",
                                timeout=TIMEOUT)
         edges = page.locator("[data-testid=band-line]").evaluate_all("ls => ls.map(l => Number(l.dataset.edge))")
         assert edges == pytest.approx([math.log(0.8), math.log(1.2)])
@@ -474,7 +474,7 @@ def test_histogram_band_holds_the_tokens_counted_outside(browser, app_url, schem
         page.locator("[data-testid=trainer-histogram]").scroll_into_view_if_needed()
         shot(page, f"14-histogram-{scheme}")
         page.click("[data-teps='1']")  # DAPO's band: the line moves to log(1.28)
-        page.wait_for_function("document.querySelector('[data-testid=clip-band]').innerText.includes('1.28')")
+        page.wait_for_function("(document.querySelector('[data-testid=clip-band]') || {innerText: ''}).innerText.includes('1.28')")
         page.wait_for_function(f"[...document.querySelectorAll('[data-testid=band-line]')].some(l => Math.abs(l.dataset.edge - {math.log(1.28)}) < 1e-9)",
                                timeout=TIMEOUT)
         stats = page.locator("[data-testid=trainer-stats]").inner_text()
