@@ -55,6 +55,17 @@ def shot(page, name: str, full: bool = False) -> None:
     page.screenshot(path=str(SHOTS / f"issue21-{name}.png"), full_page=full)
 
 
+def shots_at(page, name: str, sizes=((1440, 900), (1024, 768))) -> None:
+    """The page as it is, also at the other sizes (then back to its own)."""
+    own = page.viewport_size
+    for w, h in sizes:
+        if (w, h) != (own["width"], own["height"]):
+            page.set_viewport_size({"width": w, "height": h})
+            page.wait_for_timeout(400)
+            shot(page, f"{name}-{w}x{h}")
+    page.set_viewport_size(own)
+
+
 def open_view(page, url: str):
     page.goto(url)
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
@@ -81,7 +92,8 @@ def grp(tmp_path_factory) -> Path:
 # -- 1. the first screen shows the model's tokens ------------------------------------------------------
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-@pytest.mark.parametrize("size,public", [((1280, 720), False), ((1280, 720), True), ((1024, 768), False)])
+@pytest.mark.parametrize("size,public", [((1440, 900), False), ((1280, 720), False), ((1280, 720), True),
+                                         ((1024, 768), False)])
 def test_first_screen_shows_generated_tokens(browser, app_url, public_url, scheme, size, public):
     with screen(browser, size, scheme) as page:
         open_view(page, public_url if public else app_url)
@@ -115,6 +127,8 @@ def test_trainer_modes_keep_the_tokens_on_screen(browser, app_url, scheme, size)
         assert page.evaluate("window.scrollY") == 0 and page.evaluate(GEN_ON_SCREEN) > 0
         assert "part float32" in page.locator("[data-testid=legend-part]").inner_text()
         shot(page, f"2-mismatch-deep-link-{size[0]}x{size[1]}-{scheme}")
+        if size[0] == 1024:
+            shots_at(page, f"2-mismatch-deep-link-{scheme}", ((1440, 900),))
         assert page.errors == []
 
 
@@ -147,6 +161,7 @@ def test_export_carries_the_trainer_view(browser, app_url, grp, tmp_path, scheme
         page.click(f"[data-tpart='{F32}']")  # the other part's numbers are embedded too
         page.wait_for_function("!document.querySelector('.t.tr-out')", timeout=TIMEOUT)
         shot(page, f"3-export-mismatch-{scheme}")
+        shots_at(page, f"3-export-mismatch-{scheme}")
         # a rollout of a group carries the group's advantage into its export
         open_view(page, url_of(app_url, str(grp), rollout=2, turn=0, mode="advantage"))
         value = page.locator(".tv-legend b").inner_text()
@@ -167,8 +182,9 @@ LEGEND_WHOLE = """() => { const l = document.querySelector('.tv.present .tv-lege
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_presentation_controls_fit_at_1024(browser, app_url, grp, scheme):
-    with screen(browser, (1024, 768), scheme) as page:
+@pytest.mark.parametrize("size", [(1024, 768), (1440, 900)])
+def test_presentation_controls_fit(browser, app_url, grp, scheme, size):
+    with screen(browser, size, scheme) as page:
         open_view(page, url_of(app_url, str(grp), rollout=1, turn=0))
         page.keyboard.press("p")
         page.wait_for_selector(".tv.present", timeout=TIMEOUT)
@@ -179,35 +195,37 @@ def test_presentation_controls_fit_at_1024(browser, app_url, grp, scheme):
             page.wait_for_timeout(250)
             assert page.evaluate(FITS), f"every control is in the window in {mode}"
             assert page.evaluate(LEGEND_WHOLE), f"the {mode} legend is whole"
+            assert page.evaluate(GEN_ON_SCREEN) == 70, f"a mode change keeps the turn's 70 generated tokens on screen ({mode})"
             active = page.locator(f"[data-mode={mode}].on").bounding_box()
-            assert active and active["x"] >= 0 and active["x"] + active["width"] <= 1024
+            assert active and active["x"] >= 0 and active["x"] + active["width"] <= size[0]
             if mode == "advantage":
                 assert re.search(r"this rollout's advantage [+-]\d\.\d{3}", page.locator(".tv-legend").inner_text())
-                shot(page, f"4-presentation-advantage-1024-{scheme}")
-        shot(page, f"4-presentation-loss-1024-{scheme}")
+                shot(page, f"4-presentation-advantage-{size[0]}-{scheme}")
+        shot(page, f"4-presentation-loss-{size[0]}-{scheme}")
         assert page.errors == []
 
 
 # -- 5. the group map (and the index) in a talk ---------------------------------------------------------------
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_group_map_presentation(browser, app_url, scheme):
-    with screen(browser, (1024, 768), scheme) as page:
+@pytest.mark.parametrize("size", [(1024, 768), (1440, 900)])
+def test_group_map_presentation(browser, app_url, scheme, size):
+    with screen(browser, size, scheme) as page:
         page.goto(url_of(app_url, "smollm2-group"))
         page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
         page.keyboard.press("p")
         page.wait_for_selector(".ci.present", timeout=TIMEOUT)
         covered = page.evaluate("() => { const e = document.elementFromPoint(5, 5); return !!(e && e.closest('.ci.present')); }")
         assert covered, "the map covers the app's chrome"
-        size = page.locator(".gm-table td").first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
-        assert size >= 17, size
+        font = page.locator(".gm-table td").first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+        assert font >= 17, font
         order = page.locator("tr.gm-row").evaluate_all("rs => rs.map(r => r.dataset.rollout)")
         page.keyboard.press("j")
         page.keyboard.press("j")
         assert page.locator("tr.ci-cursor").get_attribute("data-rollout") == order[1]
         page.keyboard.press("k")
         assert page.locator("tr.ci-cursor").get_attribute("data-rollout") == order[0]
-        shot(page, f"5-group-map-presentation-1024-{scheme}")
+        shot(page, f"5-group-map-presentation-{size[0]}-{scheme}")
         page.keyboard.press("Enter")  # opens the rollout, still presenting
         page.wait_for_selector(".tv.present .t[data-mask]", timeout=TIMEOUT)
         assert page.locator(".tv-tokens").evaluate("e => parseFloat(getComputedStyle(e).fontSize)") >= 24
@@ -221,7 +239,8 @@ def test_group_map_presentation(browser, app_url, scheme):
         page.wait_for_selector(".ci.present", timeout=TIMEOUT)
         page.keyboard.press("j")
         assert page.locator("tr.ci-row.ci-cursor").count() == 1
-        shot(page, f"5-index-presentation-1024-{scheme}")
+        assert page.locator(".ci-tablebox").evaluate("e => e.scrollWidth <= e.clientWidth + 1"), "the big table fits"
+        shot(page, f"5-index-presentation-{size[0]}-{scheme}")
         assert page.errors == []
 
 
@@ -257,8 +276,9 @@ def test_compare_shows_both_sides_generated_tokens(browser, app_url, scheme, siz
 # -- 7. presentation lands on the whole story -------------------------------------------------------------------
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_presentation_lands_on_the_whole_story(browser, app_url, scheme):
-    with screen(browser, (1024, 768), scheme) as page:
+@pytest.mark.parametrize("size", [(1024, 768), (1440, 900)])
+def test_presentation_lands_on_the_whole_story(browser, app_url, scheme, size):
+    with screen(browser, size, scheme) as page:
         open_view(page, app_url)
         page.keyboard.press("p")
         page.keyboard.press("j")
@@ -266,7 +286,7 @@ def test_presentation_lands_on_the_whole_story(browser, app_url, scheme):
         page.wait_for_timeout(900)
         assert page.evaluate(GEN_ON_SCREEN) == 51, "all 51 generated tokens of turn 1"
         assert page.evaluate(CUT_AT_EDGES) == [], "no line cut at the pane's edges"
-        shot(page, f"7-presentation-turn1-1024-{scheme}")
+        shot(page, f"7-presentation-turn1-{size[0]}-{scheme}")
         page.keyboard.press("Escape")
         open_view(page, f"{app_url}/?turn=1&mode=mismatch")
         page.click(f"[data-tpart='{BF16}']")
@@ -278,7 +298,7 @@ def test_presentation_lands_on_the_whole_story(browser, app_url, scheme):
             r = e.getBoundingClientRect(); return r.top >= b.top && r.bottom <= b.bottom && r.bottom <= innerHeight; }""")
         assert out, "the outlined out-of-band token is on screen"
         assert page.evaluate(CUT_AT_EDGES) == []
-        shot(page, f"7-presentation-bf16-mismatch-1024-{scheme}")
+        shot(page, f"7-presentation-bf16-mismatch-{size[0]}-{scheme}")
         assert page.errors == []
 
 
@@ -373,7 +393,9 @@ def test_an_upload_is_named_in_the_source_field_and_the_url(browser, app_url, tm
         page.wait_for_function("document.querySelectorAll('[data-testid=nav-turn]').length === 3", timeout=TIMEOUT)
         shown = page.locator("#source input").input_value()
         assert shown.startswith("upload:") and shown in page.url.replace("%3A", ":")
+        page.wait_for_timeout(800)  # Gradio's pending overlay clears
         shot(page, f"10-after-upload-{scheme}")
+        shots_at(page, f"10-after-upload-{scheme}")
         page.reload()
         page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
         assert page.locator("[data-testid=nav-turn]").count() == 3, "a reload shows the upload, not the default"
@@ -398,6 +420,7 @@ def test_words_say_what_is_on_screen(browser, app_url, tmp_path, scheme):
         assert "opened on its own" in page.locator("[data-testid=no-advantage]").inner_text()
         assert "open this rollout from its group map" not in page.content()
         shot(page, f"11-words-{scheme}")
+        shots_at(page, f"11-words-{scheme}")
         empty = artifact_without_turns(tmp_path / "empty")
         page.goto(f"{app_url}/?src={empty}")
         page.wait_for_selector("[data-testid=no-turns]", timeout=TIMEOUT)
@@ -434,6 +457,7 @@ def test_export_is_offered_only_with_a_rollout(browser, app_url, scheme):
             assert page.locator("[data-testid=export]").count() == 0
             assert page.get_by_text("Export a self-contained").count() == 0 and "Open a rollout first" not in page.content()
         shot(page, f"12-index-no-export-1024-{scheme}")
+        shots_at(page, f"12-index-no-export-{scheme}")
         page.locator("tr.ci-row[data-path='scripted-smollm2'] .ci-open").click()
         page.wait_for_selector("[data-testid=export]", timeout=TIMEOUT)
         assert page.errors == []
@@ -454,6 +478,7 @@ def test_a_click_sets_the_cursor(browser, app_url, scheme):
         assert page.locator(".tv-tip").inner_text().startswith("position 513 ·")
         assert "turn=1" in page.url
         shot(page, f"13-cursor-{scheme}")
+        shots_at(page, f"13-cursor-{scheme}")
 
 
 # -- 14. the histogram draws the band where the counted tokens are -----------------------------------------------------------
@@ -473,6 +498,7 @@ def test_histogram_band_holds_the_tokens_counted_outside(browser, app_url, schem
         assert page.evaluate(OUTSIDE_BARS) == 2, "the bars beyond the dashed lines hold the 2 tokens counted outside"
         page.locator("[data-testid=trainer-histogram]").scroll_into_view_if_needed()
         shot(page, f"14-histogram-{scheme}")
+        shots_at(page, f"14-histogram-{scheme}")
         page.click("[data-teps='1']")  # DAPO's band: the line moves to log(1.28)
         page.wait_for_function("(document.querySelector('[data-testid=clip-band]') || {innerText: ''}).innerText.includes('1.28')")
         page.wait_for_function(f"[...document.querySelectorAll('[data-testid=band-line]')].some(l => Math.abs(l.dataset.edge - {math.log(1.28)}) < 1e-9)",

@@ -28,7 +28,7 @@ const TraceView = (() => {
     const a = O.advantage;
     const val = a === null || a === undefined
       ? "<span class='tv-badge warn' data-testid='no-advantage'>no advantage here: this rollout was opened on its own, and a GRPO advantage comes with a group (open a group's map to see its rollouts' advantages)</span>"
-      : `this rollout's advantage <b>${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}</b>`;
+      : `<span class="tv-nowrap">this rollout's advantage <b>${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}</b></span>`;
     return `<span class="sw adv-pos"></span>pushed up (advantage &gt; 0) <span class="sw adv-neg"></span>pushed down (&lt; 0) <span class="sw adv-zero"></span>no push (0) <span class="sw adv-ctx"></span>not trained · ${val}`;
   }
 
@@ -284,16 +284,18 @@ const TraceView = (() => {
     }
 
     function fit(on) {  // end the pane at the window's bottom edge, so its story is on the first screen
-      box.style.maxHeight = ""; box.style.height = "";
-      if (!on) return;
-      whenLaidOut(() => {
+      if (!on) { box.style.maxHeight = ""; box.style.height = ""; return; }
+      whenLaidOut(() => {  // set in place: clearing first would shrink the pane and lose its scroll position
         const room = window.innerHeight - box.getBoundingClientRect().top - 12;
         if (box.closest(".present")) {  // presentation: the rest of the window, in whole lines
           const cs = getComputedStyle(box), lh = parseFloat(cs.lineHeight) || 38;
           const chrome = box.offsetHeight - box.clientHeight + (parseFloat(cs.paddingTop) || 0) + (parseFloat(cs.paddingBottom) || 0);
           const lines = Math.max(4, Math.floor((Math.max(room, 0.4 * window.innerHeight) - chrome) / lh));
-          box.style.height = lines * lh + chrome + "px";
-        } else if (window.scrollY === 0 && room >= 180) box.style.maxHeight = Math.min(room, 0.7 * window.innerHeight) + "px";
+          box.style.maxHeight = ""; box.style.height = lines * lh + chrome + "px";
+        } else {
+          box.style.height = "";
+          box.style.maxHeight = window.scrollY === 0 && room >= 180 ? Math.min(room, 0.7 * window.innerHeight) + "px" : "";
+        }
       });
     }
 
@@ -412,7 +414,7 @@ const TraceView = (() => {
       s += `<text class="ax" x="${x(Math.floor(n / 2)) + bw / 2}" y="${top + h + 11}" text-anchor="middle">0</text>`;
       s += `<text class="ax" x="${(left + x(n)) / 2}" y="${top + h + 25}" text-anchor="middle">log ratio (trainer − engine), tokens per bin</text></svg>`;
       const [blo, bhi] = S.band;
-      return `<figure class="tv-hist">${s}<figcaption>log-spaced bins; dashed: the clip band, ratio [${num(Math.exp(blo), 2)}, ${num(Math.exp(bhi), 2)}] = log ratio [${num(blo, 3)}, ${num(bhi, 3)}]: the bars beyond it are the tokens outside</figcaption></figure>`;
+      return `<figure class="tv-hist">${s}<figcaption>log-spaced bins; dashed: the clip band, ratio [${num(Math.exp(blo), 2)}, ${num(Math.exp(bhi), 2)}] = log ratio [${num(blo, 3)}, ${num(bhi, 3)}]; the bars beyond the lines are the tokens outside it</figcaption></figure>`;
     }
 
     function showSummary(S) {
@@ -651,8 +653,8 @@ const TraceView = (() => {
       trainerNeed();
       bar.show(st, $(".tv-turn-title").textContent);
       $(".tv-legend").innerHTML = legend(O, st, trainer);
-      if (view.classList.contains("present")) pane.fit(true);
       pane.recolour();
+      if (view.classList.contains("present")) { pane.fit(true); pane.goTo(story() || 0); }  // the legend's height changed
       tellState();
     }
     function setScope(s) { st.scope = s; st.row = 0; update(); }
@@ -721,6 +723,7 @@ const TraceView = (() => {
     box.addEventListener("keydown", (ev) => {
       if (ev.key !== "ArrowRight" && ev.key !== "ArrowLeft") return;
       ev.preventDefault(); ev.stopPropagation();
+      box.querySelectorAll(".t.pinned").forEach((x) => x.classList.remove("pinned"));  // the cursor is where the click was
       const s = pane.moveCursor(ev.key === "ArrowRight" ? 1 : -1);
       if (s) showTip(s, pane.info(Number(s.dataset.i)));
     });
