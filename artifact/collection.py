@@ -4,8 +4,9 @@ The index is one `Record` per artifact or group, built from the small files only
 task.json, group.json) so that listing a thousand rollouts costs what reading a few kB each costs,
 never what their token arrays cost. A record is therefore honest about what small files can tell:
 drift and token counts are known only when summary.json carries them (`drifting_boundaries`,
-`n_tokens`), otherwise they are "unknown"/None; `valid` means "no problem in the files the index
-reads", and `viewer check` reads everything.
+`n_tokens`), otherwise they are "unknown"/None here (the app's index counts them from turns.json once,
+lazily: viewer/index_facts.py); `valid` means "no problem in the files the index reads", and `viewer
+check` reads everything.
 
 A folder is a row when it holds turns.json or summary.json (an artifact) or group.json (a group,
 whose rollout folders are also rows, marked with `group`). Rows are found at any depth. An artifact

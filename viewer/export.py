@@ -276,15 +276,5 @@ def export_file(r: Rollout, path: Path, **kw) -> Written:
         raise
 
 
-def export_html(r: Rollout, turn: int | None = None, mode: Mode = "mask", scope: Scope = "new", at_turn: int = 0,
-                **kw) -> str:
-    """The page as a string (tests and small rollouts; `export_file` streams)."""
-    import io
-
-    buf = io.StringIO()
-    write_export(r, buf, turn, mode, scope, at_turn, **kw)
-    return buf.getvalue()
-
-
 def size_label(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{math.ceil(n / 1e3):,} kB"
