@@ -148,11 +148,14 @@ class ViewTab:
                                                     f"{MAX_SRC_CHARS} characters", found=f"{len(source):,}")]), ""
         allow_local = not self.public
         upload = UPLOAD_SRC.fullmatch(source)
-        if upload:  # an upload is never read again from a name: it opens while the store still holds it
-            def gone() -> Rollout:
-                raise ArtifactError([Problem("upload", UPLOAD_GONE)])
-
-            return self._open("the upload", "upload|" + upload.group(1), gone, source, initial or Initial(), built), source
+        if upload:  # never read from a name: it opens while the store holds it (or can reload it from the upload)
+            key = self.store.key_for("upload|" + upload.group(1))
+            try:
+                if self.store.get(key) is None:
+                    return self.error_value("the upload", [Problem("upload", UPLOAD_GONE)]), source
+                return self.opened_value(key, source, initial or Initial(), built), source
+            except ArtifactError:  # its files were swept from Gradio's cache since
+                return self.error_value("the upload", [Problem("upload", UPLOAD_GONE)]), source
         try:
             identity = identify(source, allow_local=allow_local)
         except ArtifactError as e:
