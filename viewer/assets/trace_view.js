@@ -54,8 +54,8 @@ const TraceView = (() => {
           el.classList.toggle("active", on);
           el.setAttribute("aria-current", on ? (rowTurns ? "true" : "step") : "false");
         });
-        const a = nav.querySelector(".active");
-        if (a && a.scrollIntoView) a.scrollIntoView({block: "nearest"});
+        const a = nav.querySelector(".active");  // scrolled into view at the next frame, not forcing a layout now
+        if (a && a.scrollIntoView) requestAnimationFrame(() => { if (a.isConnected) a.scrollIntoView({block: "nearest"}); });
       },
     };
   }
@@ -180,7 +180,6 @@ const TraceView = (() => {
       }
       if (!n && !waiting) html += `<div class="tv-dim">no tokens in this scope</div>`;
       box.innerHTML = html;
-      box.scrollTop = 0;
       box.classList.toggle("untrained", !t.trained && st.scope !== "row");
       box.dataset.paint = st.mode;
       if (preloaded && preloaded.turn === st.turn && preloaded.scope === st.scope) {
@@ -193,6 +192,8 @@ const TraceView = (() => {
         for (const e of entries) if (e.isIntersecting) load(e.target);
       }, {root: box, rootMargin: "600px 0px"});
       box.querySelectorAll(".tv-chunk").forEach((el) => observer.observe(el));
+      box.scrollTop = 0;  // after every change to the pane: this layout serves the fit and the landing too
+      fit(true);
       if (story && story.at >= start) goTo(story);
       else { const first = box.querySelector(".tv-chunk"); if (first) load(first); }
     }
@@ -294,7 +295,8 @@ const TraceView = (() => {
           box.style.maxHeight = ""; box.style.height = lines * lh + chrome + "px";
         } else {
           box.style.height = "";
-          box.style.maxHeight = window.scrollY === 0 && room >= 180 ? Math.min(room, 0.7 * window.innerHeight) + "px" : "";
+          // with the page scrolled the pane keeps its size (a turn change must not move what the reader sees)
+          if (window.scrollY === 0) box.style.maxHeight = room >= 180 ? Math.min(room, 0.7 * window.innerHeight) + "px" : "";
         }
       });
     }
@@ -464,7 +466,10 @@ const TraceView = (() => {
       controls();
       onData();
     });
-    controls();
+    // The panel (and its summary request) is built when a trainer mode first shows: a page opened in mask mode
+    // asks the server nothing about the trainer.
+    let built = false;
+    function show() { if (!built) { built = true; controls(); } }
     function focus(turn) {  // the first token the mode outlines (outside the clip band; clipped in loss), or null
       const d = data(turn);
       if (!d || d.error || (st.mode !== "mismatch" && st.mode !== "loss")) return null;
@@ -472,7 +477,7 @@ const TraceView = (() => {
       return k < 0 ? null : d.start + k;
     }
 
-    return {need, ready: (turn) => !!data(turn), tokenClass, legend, info, focus, state: () => ({...ts})};
+    return {need, show, ready: (turn) => !!data(turn), tokenClass, legend, info, focus, state: () => ({...ts})};
   }
 
   // -- the whole view --------------------------------------------------------------------------------
@@ -570,8 +575,11 @@ const TraceView = (() => {
       if (TRAINER_MODES.has(st.mode)) { trainerNeed(); pane.recolour(); pane.reland(story()); }
     }) : null;
     function trainerNeed() {  // the panel shows only with a trainer mode: the tokens keep the first screen otherwise
-      $(".tv-trainer-box").hidden = !(trainer && TRAINER_MODES.has(st.mode));
-      if (trainer && TRAINER_MODES.has(st.mode) && st.scope !== "row") trainer.need(st.turn);
+      const on = !!trainer && TRAINER_MODES.has(st.mode);
+      $(".tv-trainer-box").hidden = !on;
+      $(".tv-nav").classList.toggle("tv-tr-on", on);  // each turn's trainer line, with the trainer's modes only
+      if (on) trainer.show();
+      if (on && st.scope !== "row") trainer.need(st.turn);
     }
     const pane = tokenPane(box, O, api, st, scopeRange, first, trainer);
     const story = () => {  // where the turn's story is: see the token pane's goTo
@@ -589,8 +597,7 @@ const TraceView = (() => {
 
     function update() {
       sides();
-      if (view.classList.contains("present")) pane.fit(true);  // the lines above the tokens differ per turn
-      pane.paint(story());
+      pane.paint(story());  // fits the pane too: the lines above the tokens differ per turn
       tellState();
     }
 
@@ -746,7 +753,6 @@ const TraceView = (() => {
     };
     document.addEventListener("keydown", onKey);
     if (st.scope === "row") fetchTraining();
-    pane.fit(true);
     update();
     mounted = true;
     // The app may still be laying itself out around the view: until the reader touches anything, re-fit
