@@ -268,8 +268,7 @@ class ViewTab:
         # source, Load and the upload as a button, so the first screen is the rollout's, not the form's.
         gr.HTML(f"<div class='tv-title'><b>Rollout trace viewer</b> · one coding-agent rollout as RL training sees it"
                 f" · <span>open {html.escape(hint)}</span></div>",
-                css_template=assets.read("source_bar.css"), apply_default_css=False, elem_id="intro",
-                elem_classes="tv-chrome", padding=False)
+                apply_default_css=False, elem_id="intro", elem_classes="tv-chrome", padding=False)
         with gr.Row(elem_classes="tv-chrome tv-sourcebar"):
             self.src = gr.Dropdown(bundled_examples() + bundled_groups(), value=self.default_source, allow_custom_value=True,
                                    label="Source", show_label=False, container=False, scale=4, min_width=220,
