@@ -13,8 +13,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, launch_app  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, launch_app  # noqa: E402
 
 
 def main() -> None:
