@@ -243,6 +243,15 @@ class Failed(msgspec.Struct, frozen=True):
     error_html: str
 
 
+class Exported(msgspec.Struct, frozen=True):
+    """An export the server wrote (server.export): the page fetches `path` through Gradio's file route."""
+
+    path: str  # in Gradio's cache, which serves it
+    name: str  # the file name a download gets
+    size: str  # in words ("7.1 MB")
+    note: str | None  # set when the file holds less than the rollout (viewer/export.py folds it)
+
+
 _encoder = msgspec.json.Encoder()
 
 

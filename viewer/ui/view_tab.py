@@ -23,7 +23,7 @@ from artifact import Artifact, ArtifactError, Problem, bundled_examples, open_ar
 from artifact.sources import bundled_groups, identify
 from viewer import assets
 from viewer.analysis.trainer_view import EPS_CHOICES
-from viewer.contract import Failed, Initial, Live, Opened, encode
+from viewer.contract import Exported, Failed, Initial, Live, Opened, encode
 from viewer.export import ADVANTAGE_CHOICES, TrainerChoice, export_file, size_label
 from viewer.query import MAX_SRC_CHARS, UPLOAD_SRC, PageQuery, parse_page_query
 from viewer.render import panels
@@ -256,7 +256,7 @@ class ViewTab:
         except OSError as e:
             return {"error": f"the file could not be written: {e.strerror or type(e).__name__}"}
         self.view.temp_files.add(str(path))  # Gradio's cache sweep (delete_cache) and shutdown remove it
-        return {"path": str(path), "name": name, "size": size_label(got.bytes), "note": got.note}
+        return msgspec.to_builtins(Exported(str(path), name, size_label(got.bytes), got.note))
 
     # -- layout -------------------------------------------------------------------------------------
 
