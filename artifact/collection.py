@@ -4,8 +4,9 @@ The index is one `Record` per artifact or group, built from the small files only
 task.json, group.json) so that listing a thousand rollouts costs what reading a few kB each costs,
 never what their token arrays cost. A record is therefore honest about what small files can tell:
 drift and token counts are known only when summary.json carries them (`drifting_boundaries`,
-`n_tokens`), otherwise they are "unknown"/None; `valid` means "no problem in the files the index
-reads", and `viewer check` reads everything.
+`n_tokens`), otherwise they are "unknown"/None here (the app's index counts them from turns.json once,
+lazily: viewer/index_facts.py); `valid` means "no problem in the files the index reads", and `viewer
+check` reads everything.
 
 A folder is a row when it holds turns.json or summary.json (an artifact) or group.json (a group,
 whose rollout folders are also rows, marked with `group`). Rows are found at any depth. An artifact
@@ -59,7 +60,9 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     timed_out: bool | None = None
     tools: tuple[str, ...] = ()  # tool names used, sorted
     tool_calls: int | None = None
-    captured: str | None = None  # ISO date: summary.captured_at, else the file's date where the store has one
+    # ISO date the capture finished, as summary.captured_at (or a group rollout's group.json created_at) records
+    # it; None when nothing records it: a file's date is not a capture date (a copy or a checkout changes it)
+    captured: str | None = None
     turns_bytes: int | None = None  # size of turns.json as listed
     group: str | None = None  # a rollout of this group (its path)
     rollout: int | None = None  # its index in the group
@@ -196,15 +199,14 @@ class _Builder:
         turns_bytes = self.listing.files.get(_join(path, "turns.json"))
         base: dict[str, Any] = dict(kind="artifact", path=path, valid=valid, problem=problem,
                     turns_bytes=turns_bytes if turns_bytes is not None and turns_bytes >= 0 else None,
-                    title=title_of(t.instruction) if t is not None else "", task_id=t.task_id if t else None,
-                    captured=self.listing.times.get(_join(path, "summary.json")))
+                    title=title_of(t.instruction) if t is not None else "", task_id=t.task_id if t else None)
         if s is None:
             return Record(**base)
         if s.drifting_boundaries is not None:
             drift: Drift = "drift" if s.drifting_boundaries else "none"
         else:
             drift = "none" if s.agent_turns <= 1 else "unknown"  # one turn has no boundary to drift at
-        return Record(**{**base, "task_id": s.task_id, "captured": s.captured_at or base["captured"]},
+        return Record(**{**base, "task_id": s.task_id, "captured": s.captured_at},
                       model=s.model, reward=s.reward_after_penalties, env_reward=s.env_reward,
                       agent_turns=s.agent_turns, seed_trained_turns=s.trained_turns, tokens=s.n_tokens,
                       trained_turns=s.trl_training.trained_turns if s.trl_training else None,
@@ -246,7 +248,8 @@ class _Builder:
                     findings.add(GROUP_FILE, "the rollout's status disagrees with its summary.json timed_out",
                                  field=f"rollouts[{i}].status",
                                  expected="timed-out" if m.timed_out else "ok or failed", found=r.status)
-                rows.append(msgspec.structs.replace(m, group=path, rollout=i, advantage=r.advantage))
+                rows.append(msgspec.structs.replace(m, group=path, rollout=i, advantage=r.advantage,
+                                                    captured=m.captured or g.created_at))
         valid, problem = self._finish(path, findings)
         bad = next((m for m in rows if not m.valid), None)
         if valid and bad is not None:  # the rollout's own problem is already listed under its path
@@ -271,7 +274,7 @@ class _Builder:
             tokens=sum(t for t in tokens if t is not None) if known and None not in tokens else None,
             drift="drift" if any(m.drift == "drift" for m in known) else
                   "none" if known and all(m.drift == "none" for m in known) else "unknown",
-            captured=g.created_at or self.listing.times.get(gpath),
+            captured=g.created_at,
         ), rows
 
 

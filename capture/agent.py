@@ -41,7 +41,7 @@ class Cancelled(RuntimeError):
 class Layout:
     """Where things live inside the sandbox."""
 
-    home: str  # base folder: /root in the HF image, the temp root locally
+    home: str  # base folder: /root in the HF image; locally the one fixed path fenced commands see (or the temp root)
     python: str  # a python with openenv installed
     opencode: str  # the opencode binary
     proxy_port: int = 8100

@@ -6,6 +6,11 @@ user. Under `bwrap` every command sees the whole file system read-only except it
 processes, and everything in it dies with it), and dies if we die. The network is shared, as
 without bwrap: the proxy, the model endpoint and opencode talk over loopback.
 
+Inside the fence the work folder is always at one path, `INSIDE`, whatever its temporary name on the
+host: opencode writes its working directory into the system prompt, so without this every sandbox's
+prompt names its own folder and the K rollouts of a group start from different prompts, where the
+training example's siblings share a byte-identical one.
+
 `available()` runs a quick self-test once per process (bwrap present, and a write outside the work
 folder really fails). When it fails, the caller falls back to running commands unfenced and says
 so (a progress warning, and `isolation: "none"` in the artifact's summary.capture).
@@ -30,13 +35,18 @@ RUNS_FROM = tuple(dict.fromkeys(str(Path(p).resolve()) for p in (sys.prefix, sys
                                                                   Path(__file__).resolve().parent.parent)))
 
 
-def wrap(argv: list[str], workdir: Path, cwd: str) -> list[str]:
-    """`argv` run under bwrap with only `workdir` writable (a private tmpfs on /tmp besides)."""
-    work = str(workdir)
+# Where every fenced command sees its work folder: on the fence's private /tmp, so it can always be made
+# and names nothing on the host.
+INSIDE = "/tmp/rollout-sandbox"
+
+
+def wrap(argv: list[str], workdir: Path, cwd: str, inside: str = INSIDE) -> list[str]:
+    """`argv` run under bwrap with only `workdir` writable, seen at `inside` (a private tmpfs on /tmp
+    besides); `cwd` is a path as the command sees it."""
     under_tmp = [x for p in RUNS_FROM if p == "/tmp" or p.startswith("/tmp/") for x in ("--ro-bind", p, p)]
     return ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
             *under_tmp,  # after the tmpfs, read-only as everywhere else
-            "--bind", work, work,  # after the tmpfs: the work folder usually lives under /tmp
+            "--bind", str(workdir), inside,  # after the tmpfs, which `inside` lies on
             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
             "--chdir", cwd, "--", *argv]
 
@@ -50,10 +60,11 @@ def available() -> tuple[bool, str]:
     with tempfile.TemporaryDirectory(prefix="rollout-bwrap-test-") as d:
         work, outside = Path(d) / "work", Path(d) / "outside"
         work.mkdir()
-        # outside the work folder a write either fails or lands in the private /tmp: never on the host
-        probe = f"echo ok > {work}/in && {{ (echo no > {outside}) 2>/dev/null; true; }}"
+        # the work folder is seen at INSIDE; outside it a write either fails or lands in the private /tmp: never
+        # on the host
+        probe = f"echo ok > {INSIDE}/in && {{ (echo no > {outside}) 2>/dev/null; true; }}"
         try:
-            r = subprocess.run(wrap(["sh", "-c", probe], work, str(work)), capture_output=True, text=True, timeout=20)
+            r = subprocess.run(wrap(["sh", "-c", probe], work, INSIDE), capture_output=True, text=True, timeout=20)
         except (OSError, subprocess.TimeoutExpired) as e:
             return False, f"bwrap did not run: {type(e).__name__}"
         if r.returncode != 0 or not (work / "in").is_file() or outside.exists():

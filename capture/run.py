@@ -86,7 +86,7 @@ def _load_tokenizer(cfg: CaptureConfig, say) -> Any:
 
 def _layout(cfg: CaptureConfig, box) -> Layout:
     if isinstance(box, LocalSandbox):
-        return Layout(home=str(box.root), python=sys.executable, opencode=str(opencode.LOCAL_BINARY),
+        return Layout(home=box.home, python=sys.executable, opencode=str(opencode.LOCAL_BINARY),
                       proxy_port=free_port(), proxy_from_host=True)
     return Layout(home="/root", python="python3", opencode="opencode")
 

@@ -5,7 +5,9 @@ or background), `processes`, `files.write/read/exists`, and `kill`. `LocalSandbo
 subset with subprocesses in a fresh temporary folder, fenced in with bubblewrap where the machine
 allows (capture/isolation.py: read-only system, only that folder writable); `isolation` says which.
 It is the `local` backend, and it is the stand-in the tests use for the `hf-sandbox` backend, which
-cannot be reached from our machines.
+cannot be reached from our machines. Fenced, its commands see the folder at one fixed path
+(`isolation.INSIDE`), so every sandbox gives the agent the same working directory; `home` is the folder
+as commands see it, `root` as this process does, and `path` maps one to the other.
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ class LocalSandbox:
         self.root = root
         usable, self.isolation_note = fence.available() if isolate else (False, "isolation was not asked for")
         self.isolation = fence.BUBBLEWRAP if usable else fence.NONE
+        # where commands see the folder: one path for every fenced sandbox; unfenced, it is where it is
+        self.home = fence.INSIDE if self.isolation == fence.BUBBLEWRAP else str(root)
         self._env = {**os.environ, **(env or {})}
         self._procs: list[LocalProcess] = []
         self.files = _Files(self)
@@ -96,8 +100,17 @@ class LocalSandbox:
                    isolate=isolate)
 
     def path(self, p: str) -> Path:
+        """The file on this machine that `p` (relative to the folder, or as commands see it) names."""
         q = Path(p)
-        return q if q.is_absolute() else self.root / q
+        if not q.is_absolute():
+            return self.root / q
+        if self.home != str(self.root) and (p == self.home or p.startswith(self.home + "/")):
+            return self.root / p[len(self.home):].lstrip("/")
+        return q
+
+    def inside(self, p: str) -> str:
+        """`p` (relative to the folder, or absolute) as commands see it."""
+        return p if Path(p).is_absolute() else f"{self.home}/{p}"
 
     def run(self, cmd: str | list[str], *, env: dict[str, Any] | None = None, cwd: str | None = None,
             timeout: float | None = None, stdin: str | None = None, on_stdout: Callable[[str], None] | None = None,
@@ -106,7 +119,9 @@ class LocalSandbox:
         where = str(self.path(cwd)) if cwd else str(self.root)
         shell = isinstance(cmd, str)
         if self.isolation == fence.BUBBLEWRAP:  # the command, shell included, runs inside the fence
-            cmd, shell = fence.wrap(["sh", "-c", cmd] if shell else list(cmd), self.root, where), False
+            inner = self.inside(cwd) if cwd else self.home
+            cmd, shell = fence.wrap(["sh", "-c", cmd] if shell else list(cmd), self.root, inner, self.home), False
+            where = str(self.root)
         if background:
             popen = processes.popen(cmd, shell=shell, cwd=where, env=full_env, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -209,6 +209,24 @@ def test_group_end_to_end_four_scripts_in_parallel(tmp_path, task_file, tokenize
 
 
 @pytest.mark.capture
+@pytest.mark.skipif(not __import__("capture.isolation").isolation.available()[0], reason="needs a usable bwrap")
+def test_siblings_share_a_byte_identical_task_prompt(tmp_path, task_file, tokenizer_dir, scripted_llm):
+    """Issue 21 #6: every fenced local sandbox gives the agent the same working directory, so the K rollouts of a
+    group start from the same prompt, token for token, as in the training example (a real K=2 capture)."""
+    from capture.isolation import INSIDE
+
+    llm = scripted_llm(scripts={0: SCRIPTS[0], 1: SCRIPTS[1]})
+    cfg = config(tmp_path, task_file, llm.url, rollout_seed=0, tokenizer=str(tokenizer_dir), timeout_s=150)
+    r = capture_group(cfg, 2, parallel=2)
+    assert [x.status for x in r.group.rollouts] == ["ok", "ok"], [x.error for x in r.group.rollouts]
+    a, b = r.artifacts
+    first = [json.dumps(next(c for c in x.trace if c.tools).messages, sort_keys=True) for x in (a, b)]
+    assert first[0] == first[1] and f"Working directory: {INSIDE}/workdir" in first[0]
+    assert np.array_equal(a.turns[0].prompt_ids, b.turns[0].prompt_ids)  # the engine's ids too
+    assert not np.array_equal(a.turns[0].output_ids, b.turns[0].output_ids)  # the answers still differ
+
+
+@pytest.mark.capture
 def test_group_cancel_mid_run_leaves_nothing(tmp_path, task_file, tokenizer_dir, scripted_llm):
     llm = scripted_llm(delay_s=60.0, slow_after=1)  # every rollout hangs after its first tool call
     cancel = threading.Event()

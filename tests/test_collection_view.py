@@ -213,3 +213,27 @@ def test_owner_source_from_env_and_command_line(monkeypatch):
     monkeypatch.setenv(SOURCE_ENV, "org/rollouts")
     assert configured_source(None) == "org/rollouts" and configured_source("  ") == "org/rollouts"
     assert configured_source("other/set") == "other/set"  # the command line wins
+
+
+def test_tokens_and_drift_are_counted_once_per_row_when_summary_json_lacks_them(tmp_path):
+    """Issue 21 #9: the bundled examples record no n_tokens or drift; the index counts them from turns.json, once
+    per row identity (another page, another sort, a reopened collection read nothing again)."""
+    from conftest import ROOT
+    from viewer.index_page import model_choices
+
+    col = tmp_path / "examples"
+    shutil.copytree(ROOT / "examples", col, ignore=shutil.ignore_patterns("*.py", "*.jinja", "README.md"))
+    t = tab()
+    cv = t.collections
+    page = cv.index_page(str(col), {})
+    assert cv.facts.reads == 6  # scripted-smollm2, smollm2-offline and the group's four rollouts
+    html = page.table_html
+    assert "1,915" in html and "<span class='ci-drift drift'>drift</span>" in html  # scripted-smollm2 drifts
+    cv.index_page(str(col), {"sort": "-tokens"})
+    cv.cache = CollectionCache()  # the collection reopened: its rows are the same identities
+    cv.index_page(str(col), {"drift": "drift"})
+    assert cv.facts.reads == 6
+    only = cv.index_page(str(col), {"drift": "drift"})
+    assert only.matched == 1 and "scripted-smollm2" in only.table_html
+    assert page.models == ["SmolLM2-135M-Instruct"]
+    assert model_choices(["A/x", "x", "B/y", "C/y", "y", "D/z"]) == ["B/y", "C/y", "D/z", "x", "y"]

@@ -113,16 +113,24 @@ def test_compare_marks_the_first_difference(tab, grp):
     cv.open_source(str(grp))
     got = cv.compare({"src": str(grp), "row": "", "a": 0, "b": 1, "turn": 0})
     html = got["html"]
-    n_prompt = json.loads((grp / "rollout-00" / "turns.json").read_text())["turns"][0]["n_prompt_ids"]
-    assert f"position {n_prompt + CHANGED_AT:,} (in the generated tokens)" in html
+    turn0 = json.loads((grp / "rollout-00" / "turns.json").read_text())["turns"][0]
+    assert f"their generated tokens part at generated token {CHANGED_AT}" in html
     assert html.count("data-testid='divergence'") == 2 and html.count("data-testid='compare-side'") == 2
-    # the bundled real group: prompts part at the sandbox folder's name; the header says where outputs part
+    # issue 21 #6: each side shows all its generated tokens, marked with their mask, from the first one
+    assert html.count("data-mask='1' data-k=") == 2 * turn0["n_output_ids"]
+    assert "their prompts are identical" in html
+    # the bundled real group (captured before every sandbox had one working directory): the prompts part at
+    # the sandbox folder's name, said in a folded note under the generated tokens
     cv.open_source("smollm2-group")
     real = cv.compare({"src": "smollm2-group", "row": "", "a": 0, "b": 1, "turn": 0})["html"]
-    assert "(in the prompt)" in real and "their generated tokens part at generated token" in real
+    assert "<details class='gm-prompt-note'" in real and "their prompts already differ at position" in real
+    assert "their generated tokens part at generated token 0 (the first one)" in real
     same = cv.compare({"src": str(grp), "row": "", "a": 0, "b": 2, "turn": 0})["html"]
-    assert "identical" in same
+    assert "their generated tokens are identical" in same
     assert "error" in cv.compare({"src": str(grp), "row": "", "a": 0, "b": 0, "turn": 0})
+    # issue 21 #11: past the last turn of both single-turn siblings, the note says so (not "one of them")
+    past = cv.compare({"src": "smollm2-group", "row": "", "a": 0, "b": 1, "turn": 1})["html"]
+    assert "neither has a turn 1 (both have 1 turn): comparing their last turns" in past
 
 
 def test_capture_tab_group_run_with_a_stand_in(tab, grp, monkeypatch, tmp_path):

@@ -180,7 +180,7 @@ def test_the_proxy_is_asked_the_same_from_here_or_from_inside_the_sandbox():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     box = LocalSandbox.create()
     try:
-        lay = Layout(home=str(box.root), python=sys.executable, opencode="opencode", proxy_port=server.server_port)
+        lay = Layout(home=box.home, python=sys.executable, opencode="opencode", proxy_port=server.server_port)
         box.files.write(f"{lay.state}/in_sandbox.py", HELPER.read_bytes())
         inside = AgentRun(box, lay, Reporter(None)).proxy_get("/sessions/s1")
         here = AgentRun(box, dataclasses.replace(lay, proxy_from_host=True), Reporter(None)).proxy_get("/sessions/s1")

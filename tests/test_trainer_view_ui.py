@@ -121,7 +121,7 @@ def test_mismatch_mode_and_parts(page, app_url):
     page.click("[data-teps='1']")
     page.wait_for_function("document.querySelector('[data-testid=clip-band]').innerText.includes('1.28')")
     nav = page.locator("[data-testid=nav-trainer]")
-    assert nav.count() == 3 and "outside clip" in nav.first.inner_text()
+    assert nav.count() == 3 and "outside the band" in nav.first.inner_text()
     page.set_viewport_size({"width": 1440, "height": 900})
     page.screenshot(path=str(SHOTS / "trainer_mismatch_light.png"))
     assert page.errors == [] and page.outside_requests == []

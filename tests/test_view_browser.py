@@ -36,7 +36,7 @@ def test_loads_example_with_masks(page, app_url):
     assert page.locator("[data-testid=summary]").inner_text() == (
         "4 of 5 held-out tests passed · reward +0.800 · 3 of 3 agent turns trained by TRL 1.16.0")
     assert page.locator(".tv-reward-value.pos").count() == 1
-    assert page.locator("[data-testid=counts]").inner_text() == "4 model calls · 3 agent turns · 3 trained by TRL 1.16.0"
+    assert page.locator("[data-testid=counts]").inner_text() == "4 model calls (1 bookkeeping) · 3 agent turns · 3 trained by TRL 1.16.0"
     assert "1 of 2 boundaries drift" in page.locator("[data-testid=continuity]").inner_text()
     assert page.locator(".t[data-mask='1']").count() > 0 and page.locator(".t[data-mask='0']").count() > 0
     assert page.locator("[data-testid=held-out-test]").count() == 5
@@ -151,7 +151,7 @@ COVERED = """() => { const s = document.querySelector('#source').getBoundingClie
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_presentation_at_1024x768(browser, app_url, scheme):
-    """A projector: no chrome, one toolbar line, big type, generated tokens on the first screen of every turn."""
+    """A projector: no chrome, big type, every control in the window, generated tokens on the first screen of every turn."""
     ctx = browser.new_context(viewport={"width": 1024, "height": 768}, color_scheme=scheme)
     page = ctx.new_page()
     try:
@@ -160,9 +160,9 @@ def test_presentation_at_1024x768(browser, app_url, scheme):
         assert page.evaluate("document.body.classList.contains('tv-present')")
         page.wait_for_function(COVERED, timeout=10_000)  # the app's chrome is covered by the view
         assert page.locator(".tv-tokens").evaluate("e => parseFloat(getComputedStyle(e).fontSize)") >= 24
-        bar = page.locator(".tv-toolbar").bounding_box()
-        button = page.locator(".tv-toolbar [data-mode=mask]").bounding_box()
-        assert bar["height"] < 2 * button["height"] + 8, "the toolbar is one line"
+        inside = page.locator(".tv-toolbar button").evaluate_all(
+            "bs => bs.every(b => { const r = b.getBoundingClientRect(); return r.width > 0 && r.left >= 0 && r.right <= innerWidth; })")
+        assert inside, "every toolbar button is in the window (the toolbar wraps rather than scroll or clip)"
         for turn in (1, 2):
             page.keyboard.press("j")
             page.wait_for_function(f"location.search.includes('turn={turn}')")
@@ -245,16 +245,20 @@ def test_export_cli_opens_offline(page, tmp_path):
     assert page.outside_requests == [] and page.errors == []
 
 
+def export_from_page(page, what: str = "turn"):
+    """Press export, then one of its two choices; the download starts by itself."""
+    page.click("[data-testid=export]")
+    with page.expect_download(timeout=TIMEOUT) as dl:
+        page.click(f"[data-testid=export-{what}]")
+    return dl.value
+
+
 def test_export_button_one_turn(page, app_url, tmp_path):
     open_view(page, f"{app_url}/?turn=1&mode=logprob")
-    page.click("text=Export a self-contained HTML file")
-    page.click("#export-turn")
-    link = page.locator("#export-file a").first
-    link.wait_for(timeout=TIMEOUT)
-    with page.expect_download() as dl:
-        link.click()
+    dl = export_from_page(page, "turn")
+    assert page.locator("[data-testid=export-link]").inner_text() == "rollout-305e0809-turn1.html"
     saved = tmp_path / "turn1.html"
-    dl.value.save_as(saved)
+    dl.save_as(saved)
     open_view(page, saved.as_uri())
     assert page.locator("[data-testid=nav-turn]").count() == 1
     assert active_turn(page).startswith("turn 1")  # the turn, mode and scope that were on screen
@@ -268,8 +272,8 @@ def test_export_button_one_turn(page, app_url, tmp_path):
 
 def test_upload_zip(page, app_url, tmp_path):
     open_view(page, app_url)
-    page.set_input_files("#upload input[type=file]", str(zip_folder(EXAMPLE, tmp_path / "rollout.zip")))
-    page.wait_for_function("location.search.includes('turn=0') && !location.search.includes('src=')", timeout=TIMEOUT)
+    page.set_input_files(".tv-sourcebar input[type=file]", str(zip_folder(EXAMPLE, tmp_path / "rollout.zip")))
+    page.wait_for_function("location.search.includes('turn=0') && location.search.includes('src=upload')", timeout=TIMEOUT)
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
     assert page.locator("[data-testid=nav-turn]").count() == 3
 
@@ -281,7 +285,7 @@ def test_malformed_artifact_shows_message(page, app_url, tmp_path):
     data["turns"][1]["mask"] = data["turns"][1]["mask"][:-3]
     (bad / "turns.json").write_text(json.dumps(data))
     open_view(page, app_url)
-    page.set_input_files("#upload input[type=file]", str(zip_folder(bad, tmp_path / "bad.zip")))
+    page.set_input_files(".tv-sourcebar input[type=file]", str(zip_folder(bad, tmp_path / "bad.zip")))
     err = page.locator(".tv-error")
     err.wait_for(timeout=TIMEOUT)
     text = err.inner_text()
@@ -328,7 +332,7 @@ def hostile_artifact(tmp_path: Path, tokenizer) -> Path:
 def test_hostile_artifact_renders_as_text(page, app_url, tmp_path, hf_tokenizer):
     folder = hostile_artifact(tmp_path, hf_tokenizer)
     open_view(page, app_url)
-    page.set_input_files("#upload input[type=file]", str(zip_folder(folder, tmp_path / "hostile.zip")))
+    page.set_input_files(".tv-sourcebar input[type=file]", str(zip_folder(folder, tmp_path / "hostile.zip")))
     page.wait_for_selector("text=evil/", timeout=TIMEOUT)
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
     page.click("summary:has-text('instruction')")

@@ -88,7 +88,7 @@ def test_upload_problems_name_the_upload_not_a_server_path(tmp_path):
     shutil.copytree(EXAMPLE, bad)
     edit_json(bad / "turns.json", lambda d: d["turns"][1].update(mask=d["turns"][1]["mask"][:-3]))
     tab = ViewTab("scripted-smollm2", public=True)
-    value, _ = tab.on_upload([str(zip_folder(bad, tmp_path / "mine.zip"))])
+    value, _, _ = tab.on_upload([str(zip_folder(bad, tmp_path / "mine.zip"))])
     html = opened(value)["error_html"]
     assert "mine.zip" in html and "turn 1" in html and "/tmp" not in html and "rollout-upload-" not in html
 
@@ -136,3 +136,18 @@ def test_downloads_live_in_one_folder_that_prunes_old_files(monkeypatch):
     os.utime(first, (old, old))
     second = downloads.new_download_dir()
     assert second.parent == first.parent and not first.exists() and second.is_dir()
+
+
+def test_an_upload_is_named_by_its_digest_and_a_stale_link_says_so(tmp_path):
+    """Issue 21 #10: an upload's source is `upload:<digest>`, which reopens it while the server holds it; a link to
+    one it does not hold says so, and does not stop the same file being uploaded later."""
+    tab = ViewTab("scripted-smollm2", public=True)
+    gone, _ = tab.source_value("upload:" + "0" * 32)
+    assert "no longer loaded on this server: upload the file again" in gone
+    value, _, src = tab.on_upload([str(zip_folder(EXAMPLE, tmp_path / "mine.zip"))])
+    assert src.startswith("upload:") and json.loads(value)["src"] == src
+    again, shown = tab.source_value(src)
+    assert shown == src and json.loads(again)["key"] == json.loads(value)["key"]
+    stale = "upload:" + "0" * 32
+    tab.source_value(stale)
+    assert "error_html" in json.loads(tab.source_value(stale)[0])  # still a message, never a crash

@@ -99,7 +99,7 @@ def check(source: str, out: TextIO = sys.stdout) -> int:
 def export(source: str, out_path: str, turn: int | None, tokenizer: str | None, out: TextIO = sys.stdout) -> int:
     from pathlib import Path
 
-    from .export import export_html
+    from .export import ExportRefused, export_file, size_label
     from .rollout import Rollout
 
     a = _open(source, out)
@@ -108,13 +108,17 @@ def export(source: str, out_path: str, turn: int | None, tokenizer: str | None, 
     if turn is not None and not 0 <= turn < len(a.turns):
         print(f"ERROR --turn {turn}: this rollout has turns 0..{len(a.turns) - 1}", file=out)
         return USAGE
-    page = export_html(Rollout.load(a, tokenizer), turn)
     try:
-        Path(out_path).write_text(page, encoding="utf-8")
+        got = export_file(Rollout.load(a, tokenizer), Path(out_path), turn=turn)
+    except ExportRefused as e:
+        print(f"ERROR {source}: {e} (--turn N)", file=out)
+        return USAGE
     except OSError as e:
         print(f"ERROR cannot write {out_path}: {e.strerror or type(e).__name__}", file=sys.stderr)
         return CANNOT_WRITE
-    print(f"wrote {out_path} ({len(page.encode()) / 1e6:.1f} MB)", file=out)
+    print(f"wrote {out_path} ({size_label(got.bytes)})", file=out)
+    if got.note:
+        print(f"note: {got.note}", file=out)
     return OK
 
 

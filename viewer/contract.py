@@ -111,7 +111,11 @@ class TrainerOutline(msgspec.Struct, frozen=True):
 
     parts: list[TrainerPart]
     eps_choices: list[tuple[float, float]]  # (eps_low, eps_high): TRL's default, DAPO's
-    histogram_edges: list[float]  # log-ratio bin edges; bin i holds edges[i-1] <= x < edges[i], open ends
+    histogram_edges: list[float]  # log-ratio bin edges at TRL's default band (each summary carries its own)
+    # An export carries one band and one advantage (viewer/export.py): the part it opens on and the
+    # advantage buttons it offers ("group", "+1", "-1"); None in the app, which offers them all.
+    part: str | None = None
+    advantages: list[str] | None = None
 
 
 class TrainerTurn(msgspec.Struct, frozen=True):
@@ -162,6 +166,10 @@ class TrainerSummary(msgspec.Struct, frozen=True):
     advantage: float
     rollout: TrainerStats
     turns: list[TrainerStats]
+    # bin i of each histogram holds edges[i-1] <= log ratio < edges[i] (open ends); the band's own edges,
+    # log(1 - eps_low) and log(1 + eps_high), are among them, so the bins beyond them are the tokens outside
+    histogram_edges: list[float] = []
+    band: tuple[float, float] = (0.0, 0.0)  # the clip band in log-ratio terms
 
 
 class Outline(msgspec.Struct, frozen=True):
@@ -236,6 +244,15 @@ class Opened(msgspec.Struct, frozen=True):
 
 class Failed(msgspec.Struct, frozen=True):
     error_html: str
+
+
+class Exported(msgspec.Struct, frozen=True):
+    """An export the server wrote (server.export): the page fetches `path` through Gradio's file route."""
+
+    path: str  # in Gradio's cache, which serves it
+    name: str  # the file name a download gets
+    size: str  # in words ("7.1 MB")
+    note: str | None  # set when the file holds less than the rollout (viewer/export.py folds it)
 
 
 _encoder = msgspec.json.Encoder()

@@ -3,8 +3,9 @@
 Plain typed records, no markup: viewer/render/group_map.py turns them into escaped HTML. The map
 lines the K rollouts up turn by turn (one cell per turn: its tool calls and whether one failed), so
 a reader sees where siblings parted; rows are sorted by advantage, best first, because that is the
-direction GRPO pushes. `compare` finds the first token where two siblings' chosen turns differ:
-siblings share the task prompt, so at turn 0 that is inside the completion.
+direction GRPO pushes. `compare` puts two siblings' generated tokens of one turn side by side from their
+first generated token, with the first one where they differ, and says separately where (if anywhere)
+their prompts differ: siblings share the task prompt, so at turn 0 only the answers should differ.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from .rollout import Rollout
 from .tokens import token_texts
 
 MAX_TURN_CELLS = 60  # per row; longer rollouts show the first ones and say how many more
-BEFORE = 24  # tokens of shared context shown before the divergence
-AFTER = 160  # tokens shown from the divergence on
+BEFORE = 24  # tokens of shared context shown before a prompt difference
+AFTER = 160  # tokens of the prompt shown from its difference on
+MAX_OUTPUT = 4096  # generated tokens shown per side; the rest is counted
 
 
 class GroupCell(msgspec.Struct, frozen=True):
@@ -64,19 +66,24 @@ class GroupMap(msgspec.Struct, frozen=True, kw_only=True):
 class CompareSide(msgspec.Struct, frozen=True, kw_only=True):
     rollout: int
     turn: int
-    start: int  # absolute position of text[0]
+    turns: int  # how many agent turns this rollout has
+    start: int  # absolute position of text[0] (the prompt strip around a prompt difference)
     text: list[str]
     mask: str  # one digit per token
     prompt_tokens: int
     length: int  # prompt + output of the turn
+    out_text: list[str]  # the turn's generated tokens from the first (at most MAX_OUTPUT)
+    out_mask: str  # their mask digits, as the artifact records them
+    out_total: int  # generated tokens in the turn
     tools: list[str]
     failed: bool
 
 
 class Compare(msgspec.Struct, frozen=True, kw_only=True):
     turn: int
-    diverge_at: int | None  # the first position where the two differ; None = identical
+    diverge_at: int | None  # the first position where the two turns (prompt + output) differ; None = identical
     output_diverge_at: int | None = None  # the first generated token (0 = the first one) where the outputs differ
+    prompt_diverge_at: int | None = None  # the first prompt position where the prompts differ; None = the same
     a: CompareSide
     b: CompareSide
     note: str = ""
@@ -138,26 +145,50 @@ def _side(r: Rollout, rollout: int, turn: int, lo: int, hi: int) -> CompareSide:
     ids = _turn_ids(r, turn)
     hi = min(hi, ids.size)
     lo = min(lo, hi)
+    out = t.output_ids[:MAX_OUTPUT]
     calls = [c for c in r.tool_calls if c.turn == t.index][:12]
     failed = any(c.failed for c in calls)
     tools = [f"{c.name or '?'}({_args(c.arguments)})" + (" ✗ failed" if c.failed else "") for c in calls] or \
         [(n or "?")[:40] for n in t.tool_calls[:12]]
-    return CompareSide(rollout=rollout, turn=t.index, start=lo, text=token_texts(r.vocab, ids[lo:hi]).text.tolist(),
+    return CompareSide(rollout=rollout, turn=t.index, turns=len(r.artifact.turns), start=lo,
+                       text=token_texts(r.vocab, ids[lo:hi]).text.tolist(),
                        mask="".join(map(str, t.mask[lo:hi].tolist())), prompt_tokens=t.n_prompt, length=int(ids.size),
-                       tools=tools, failed=failed)
+                       out_text=token_texts(r.vocab, out).text.tolist(),
+                       out_mask="".join(map(str, t.mask[t.n_prompt:t.n_prompt + out.size].tolist())),
+                       out_total=t.n_output, tools=tools, failed=failed)
+
+
+def _clamp_note(turn: int, ia: int, na: int, ib: int, nb: int) -> str:
+    """What the comparison says when `turn` is past the end of one rollout or both (it compares their last turns)."""
+    short = [(i, n) for i, n in ((ia, na), (ib, nb)) if turn >= n]
+    if not short:
+        return ""
+    if len(short) == 2:
+        same = na == nb
+        return (f"neither has a turn {turn} (both have {_turns(na)}): comparing their last turns" if same else
+                f"neither has a turn {turn} (rollout {ia} has {_turns(na)}, rollout {ib} {_turns(nb)}): comparing "
+                "their last turns")
+    (i, n), = short
+    return f"rollout {i} has {_turns(n)}, no turn {turn}: comparing its last turn"
+
+
+def _turns(n: int) -> str:
+    return f"{n} turn" + ("" if n == 1 else "s")
 
 
 def compare(ra: Rollout, ia: int, rb: Rollout, ib: int, turn: int) -> Compare:
-    """Turn `turn` (a position in each rollout's turn list, clamped) of two siblings, cut around their divergence."""
+    """Turn `turn` (a position in each rollout's turn list, clamped) of two siblings: both generated parts from
+    their first token, and where their prompts part (with a strip of the prompt around it)."""
     na, nb = len(ra.artifact.turns), len(rb.artifact.turns)
     if not na or not nb:
         raise ValueError("a rollout without agent turns has nothing to compare")
-    ta, tb = min(max(turn, 0), na - 1), min(max(turn, 0), nb - 1)
+    turn = max(turn, 0)
+    ta, tb = min(turn, na - 1), min(turn, nb - 1)
     at = first_difference(_turn_ids(ra, ta), _turn_ids(rb, tb))
-    # Show the divergence with some shared context before it; identical turns show their generated part.
-    pivot = at if at is not None else ra.artifact.turns[ta].n_prompt
+    pa, pb = ra.artifact.turns[ta].prompt_ids, rb.artifact.turns[tb].prompt_ids
+    prompt_at = first_difference(pa, pb)
+    pivot = prompt_at if prompt_at is not None else min(pa.size, pb.size)
     lo, hi = max(0, pivot - BEFORE), pivot + AFTER
-    note = "" if ta == tb == turn else "one of them has fewer turns: comparing its last turn"
     out_at = first_difference(ra.artifact.turns[ta].output_ids, rb.artifact.turns[tb].output_ids)
-    return Compare(turn=turn, diverge_at=at, output_diverge_at=out_at, a=_side(ra, ia, ta, lo, hi),
-                   b=_side(rb, ib, tb, lo, hi), note=note)
+    return Compare(turn=turn, diverge_at=at, output_diverge_at=out_at, prompt_diverge_at=prompt_at,
+                   a=_side(ra, ia, ta, lo, hi), b=_side(rb, ib, tb, lo, hi), note=_clamp_note(turn, ia, na, ib, nb))

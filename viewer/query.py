@@ -17,6 +17,9 @@ from .contract import MODES, SCOPES
 
 MAX_SRC_CHARS = 1024  # a Hub id with revision and sub-folder fits in ~700; a path in far less
 MAX_TURN = 10_000_000
+# An upload is named by its content's digest (viewer/ui/view_tab.py): `upload:<hex>` reopens it while the
+# server still holds it, and names no file.
+UPLOAD_SRC = re.compile(r"upload:([0-9a-f]{32})")
 # printable text only: no control characters (newlines, NUL, escapes) in a source name
 _PRINTABLE = re.compile(r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
@@ -63,7 +66,7 @@ def parse_page_query(params: Mapping | None, public: bool, examples: list[str] |
         elif not _PRINTABLE.fullmatch(src):
             problems.append("the link's src holds control characters")
             src = None
-        elif public and src not in examples and parse_hub_id(src) is None:
+        elif public and src not in examples and parse_hub_id(src) is None and not UPLOAD_SRC.fullmatch(src):
             problems.append("the link's src is neither a bundled example nor a Hub dataset id "
                             "(org/name[@revision][:sub/folder])")
             src = None

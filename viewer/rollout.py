@@ -22,7 +22,7 @@ from .analysis.engine_ids import EngineCheck, engine_check
 from .analysis.report import Report, report
 from .analysis.spans import ContextDelta, MaskAudit, context_deltas, mask_audit
 from .analysis.tools import ToolCall, tool_calls
-from .analysis.trainer_view import EPS_CHOICES, HIST_EDGES, stats, stats_dict, token_view
+from .analysis.trainer_view import EPS_CHOICES, hist_edges, stats, stats_dict, token_view
 from .analysis.training import Training, training
 from .contract import SCOPES, Chunk
 from .tokens import Vocab, beyond_vocab, resolve_vocab, token_texts
@@ -172,10 +172,14 @@ class Rollout:
     def trainer_stats(self, part: str, eps_low: float = 0.2, eps_high: float = 0.2,
                       advantage: float | None = None) -> dict:
         """Per-turn and per-rollout statistics of a part (all output tokens; `trained`: only TRL's loss tokens),
-        and the log-ratio histogram: `counts[i]` holds edges[i-1] <= log ratio < edges[i] (open ends)."""
+        and the log-ratio histogram: `counts[i]` holds edges[i-1] <= log ratio < edges[i] (open ends); the
+        edges include the clip band's, log(1 - eps_low) and log(1 + eps_high)."""
         p = self.artifact.rescores[part]
         views = [token_view(t, p, self.training.masks[t.index], eps_low, eps_high, advantage) for t in self.artifact.turns]
+        edges = hist_edges(eps_low, eps_high)
         return {"part": part, "eps": [eps_low, eps_high], "advantage": advantage,
-                "rollout": stats_dict(stats(views)), "trained": stats_dict(stats(views, trained_only=True)),
-                "turns": [{"turn": v.turn, "row": p.meta.turns[v.turn].row, **stats_dict(stats([v]))} for v in views],
-                "histogram_edges": list(HIST_EDGES)}
+                "rollout": stats_dict(stats(views, edges=edges)),
+                "trained": stats_dict(stats(views, trained_only=True, edges=edges)),
+                "turns": [{"turn": v.turn, "row": p.meta.turns[v.turn].row, **stats_dict(stats([v], edges=edges))}
+                          for v in views],
+                "histogram_edges": list(edges)}

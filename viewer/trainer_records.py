@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from .analysis.trainer_view import EPS_CHOICES, HIST_EDGES
+from .analysis.trainer_view import EPS_CHOICES, hist_edges
 from .contract import TrainerOutline, TrainerPart, TrainerStats, TrainerSummary, TrainerTurn
 from .rollout import Rollout
 
@@ -35,7 +35,7 @@ def trainer_outline(r: Rollout) -> TrainerOutline | None:
         parts=[TrainerPart(name, _label(p.meta.dtype, p.meta.device, p.meta.temperature), str(p.meta.model),
                            p.meta.dtype, p.meta.device, float(p.meta.temperature), int(p.meta.top_k))
                for name, p in parts],
-        eps_choices=[tuple(e) for e in EPS_CHOICES], histogram_edges=list(HIST_EDGES))
+        eps_choices=[tuple(e) for e in EPS_CHOICES], histogram_edges=list(hist_edges(*EPS_CHOICES[0])))
 
 
 def parse_request(r: Rollout, req: dict) -> tuple[str, float, float, float]:
@@ -75,4 +75,5 @@ def _stats(s: dict) -> TrainerStats:
 def trainer_summary(r: Rollout, part: str, eps_low: float, eps_high: float, advantage: float) -> TrainerSummary:
     d = r.trainer_stats(part, eps_low, eps_high, advantage)
     return TrainerSummary(part=part, eps=(eps_low, eps_high), advantage=advantage, rollout=_stats(d["rollout"]),
-                          turns=[_stats(t) for t in d["turns"]])
+                          turns=[_stats(t) for t in d["turns"]], histogram_edges=d["histogram_edges"],
+                          band=(math.log(1 - eps_low), math.log(1 + eps_high)))

@@ -81,10 +81,11 @@ class Verdict:
     text: str
 
 
-def verdict(bounds: list[Boundary]) -> Verdict:
+def verdict(bounds: list[Boundary], turns: int = 1) -> Verdict:
+    """The rollout's continuity in words, for its `turns` agent turns' boundaries `bounds`."""
     drifting = sum(not b.continuous for b in bounds)
     if not bounds:
-        return Verdict("single", "single turn: no boundary to check")
+        return Verdict("single", "no agent turn: no boundary to check" if turns == 0 else "single turn: no boundary to check")
     if drifting == 0:
         return Verdict("clean", "token-in = token-out")
     return Verdict("drift", f"{drifting} of {len(bounds)} boundaries drift")

@@ -61,7 +61,7 @@ def report(a: Artifact, training: Training, vocab: Vocab | None = None) -> Repor
         max_context=max((t.n_prompt + t.n_output for t in a.turns), default=0),
         reward=reward_check(a),
         boundaries=bounds,
-        continuity=verdict(bounds),
+        continuity=verdict(bounds, len(a.turns)),
     )
 
 

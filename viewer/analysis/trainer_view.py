@@ -15,6 +15,7 @@ which is what its logged `kl`, `entropy` and `clip_ratio` average over. Pure num
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,13 @@ EPS_CHOICES: tuple[tuple[float, float], ...] = ((0.2, 0.2), (0.2, 0.28))  # TRL'
 # (1e-2) and a temperature mismatch (1) each land in bins of their own. The ends are open.
 HIST_EDGES: tuple[float, ...] = (-1.0, -0.5, -0.2, -0.1, -0.05, -0.01, -1e-3, -1e-4,
                                  1e-4, 1e-3, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0)
+
+
+def hist_edges(eps_low: float, eps_high: float) -> tuple[float, ...]:
+    """HIST_EDGES with ±0.2 moved to the clip band in log terms, log(1 - eps_low) and log(1 + eps_high), so the
+    bins beyond them hold exactly the tokens counted outside the band (ratio < 1 - eps_low or > 1 + eps_high)."""
+    lo, hi = math.log(1 - eps_low), math.log(1 + eps_high)
+    return tuple(lo if e == -0.2 else hi if e == 0.2 else e for e in HIST_EDGES)
 
 
 @dataclass(frozen=True)
@@ -107,18 +115,18 @@ def token_view(turn: Turn, part: Rescore, trained: np.ndarray, eps_low: float = 
                      np.exp(part.topk_logprobs[sl].astype(np.float64)), outside, loss, low, high)
 
 
-def histogram(log_ratio: np.ndarray) -> tuple[int, ...]:
-    """Counts of finite log ratios per HIST_EDGES bin (bin i holds edges[i-1] <= x < edges[i])."""
+def histogram(log_ratio: np.ndarray, edges: tuple[float, ...] = HIST_EDGES) -> tuple[int, ...]:
+    """Counts of finite log ratios per bin of `edges` (bin i holds edges[i-1] <= x < edges[i], open ends)."""
     x = log_ratio[np.isfinite(log_ratio)]
-    return tuple(np.bincount(np.searchsorted(HIST_EDGES, x, side="right"), minlength=len(HIST_EDGES) + 1).tolist())
+    return tuple(np.bincount(np.searchsorted(edges, x, side="right"), minlength=len(edges) + 1).tolist())
 
 
 def _mean(x: np.ndarray) -> float:
     return float(x.mean()) if x.size else float("nan")
 
 
-def stats(views: list[TokenView], trained_only: bool = False) -> Stats:
-    """Statistics over the tokens of `views` (all of them, or only those in TRL's loss)."""
+def stats(views: list[TokenView], trained_only: bool = False, edges: tuple[float, ...] = HIST_EDGES) -> Stats:
+    """Statistics over the tokens of `views` (all of them, or only those in TRL's loss); the histogram over `edges`."""
     pick = [v.trained if trained_only else np.ones(v.trained.shape, bool) for v in views]
 
     def cat(name: str) -> np.ndarray:
@@ -133,7 +141,7 @@ def stats(views: list[TokenView], trained_only: bool = False) -> Stats:
         mean_kl_k3=_mean(k3[has]), mean_entropy=_mean(cat("entropy")), top1=int(cat("is_top1").sum()),
         outside_clip=int(cat("outside").sum()), clipped_low=int(cat("clipped_low").sum()),
         clipped_high=int(cat("clipped_high").sum()), mean_loss=_mean(loss[np.isfinite(loss)]),
-        histogram=histogram(lr),
+        histogram=histogram(lr, edges),
     )
 
 
@@ -159,7 +167,8 @@ def summary(a: Artifact, part: Rescore, training: Training, advantage: float | N
     `outside_clip` uses TRL's default band [0.8, 1.2]; `outside_clip_dapo` DAPO's [0.8, 1.28].
     """
     views = {eps: rollout_views(a, part, training, *eps, advantage) for eps in EPS_CHOICES}
-    base, dapo = stats(views[EPS_CHOICES[0]]), stats(views[EPS_CHOICES[1]])
+    edges = hist_edges(*EPS_CHOICES[0])  # the bins beyond TRL's default band hold its outside_clip tokens
+    base, dapo = stats(views[EPS_CHOICES[0]], edges=edges), stats(views[EPS_CHOICES[1]])
     m = part.meta
     return {
         "part": part.name, "model": m.model, "model_revision": m.model_revision, "model_sha256": m.model_sha256,
@@ -170,7 +179,7 @@ def summary(a: Artifact, part: Rescore, training: Training, advantage: float | N
         "mean_abs_log_ratio": _num(base.mean_abs_log_ratio), "max_abs_log_ratio": _num(base.max_abs_log_ratio),
         "mean_kl_k3": _num(base.mean_kl_k3), "mean_entropy": _num(base.mean_entropy), "top1": base.top1,
         "outside_clip": base.outside_clip, "outside_clip_dapo": dapo.outside_clip,
-        "histogram": {"edges": list(HIST_EDGES), "counts": list(base.histogram)},
+        "histogram": {"edges": list(edges), "counts": list(base.histogram)},
         "turns": [{"turn": v.turn, "trained": training.trained(v.turn), "row": m.turns[v.turn].row,
                    **stats_dict(stats([v]))} for v in views[EPS_CHOICES[0]]],
     }

@@ -5,6 +5,8 @@
 // lives in the URL: filters change it in place (replaceState), opening a row pushes an entry, so the
 // browser's Back button returns to the index with the same filters. Collection text only ever reaches
 // the page inside server-escaped table_html/notes_html or through textContent and option values.
+// Presentation (`p`, as in the token view): the index or group map covers the window in large type, j/k
+// move a row cursor and Enter opens its row; a rollout opened from it stays in presentation.
 const CollectionIndex = (() => {
   const QUERY_KEYS = ["model", "task", "reward_min", "reward_max", "drift", "trained_min", "trained_max",
                       "timed_out", "tool", "no_tool", "q", "kind", "valid", "sort"];
@@ -60,6 +62,7 @@ const CollectionIndex = (() => {
       el("button", {type: "reset", class: "ci-clear", "data-testid": "clear-filters"}, "clear filters"));
     const main = el("div", {class: "ci-main"},
       el("div", {class: "ci-head"}, el("span", {class: "ci-counts", "data-testid": "index-counts", "aria-live": "polite"}),
+         el("button", {type: "button", class: "ci-present", title: "presentation mode (p): large type, j/k move between rows, Enter opens one"}, "present"),
          el("span", {class: "ci-pager"},
             el("button", {type: "button", class: "ci-prev", "data-testid": "prev-page"}, "‹ previous"),
             el("span", {class: "ci-pageno"}),
@@ -156,10 +159,14 @@ const CollectionIndex = (() => {
     }
 
     function render(pg, fromUrl) {
+      const again = page && pg.mode === page.mode && pg.row === page.row && pg.src === page.src;
       page = pg;
+      if (!again) cursor = -1;
       ui.root.dataset.mode = pg.mode;
+      ui.root.classList.toggle("present", presentable() && document.body.classList.contains("tv-present"));
       ui.root.hidden = pg.mode === "none";
-      ui.back.hidden = pg.mode !== "row" && pg.mode !== "group";
+      // A source that is itself one group has no index above its map: no way "back" from the map.
+      ui.back.hidden = pg.mode === "group" ? !pg.row : pg.mode !== "row";
       ui.main.hidden = pg.mode !== "index";
       ui.group.hidden = pg.mode !== "group";
       const fromGroup = pg.mode === "row" && pg.rollout !== null && pg.rollout !== undefined;
@@ -247,6 +254,46 @@ const CollectionIndex = (() => {
       if (row && !ev.target.closest("a, summary") && !window.getSelection().toString()) open(row.dataset.path);
     });
     ui.back.querySelector(".ci-back").addEventListener("click", back);
+
+    // -- presentation and the row cursor ----------------------------------------------------------------
+    let cursor = -1;
+    const presentable = () => !!page && (page.mode === "group" || page.mode === "index");
+    const rows = () => Array.from(ui.root.querySelectorAll(page.mode === "group" ? "tr.gm-row" : "tr.ci-row"));
+    function present(on) {
+      const v = on === undefined ? !ui.root.classList.contains("present") : on;
+      ui.root.classList.toggle("present", v);
+      document.body.classList.toggle("tv-present", v);  // shared with the token view: a rollout opened from here keeps it
+    }
+    function moveRow(d) {
+      const rs = rows();
+      if (!rs.length) return;
+      cursor = Math.max(0, Math.min(rs.length - 1, cursor + d));
+      rs.forEach((r, i) => { r.classList.toggle("ci-cursor", i === cursor); r.setAttribute("aria-selected", String(i === cursor)); });
+      rs[cursor].scrollIntoView({block: "nearest"});
+    }
+    function openCursor() {
+      const r = rows()[cursor];
+      if (!r) return false;
+      if (page.mode === "group") { const b = r.querySelector(".gm-open"); if (!b) return false; b.click(); }
+      else open(r.dataset.path);
+      return true;
+    }
+    ui.root.addEventListener("click", (ev) => { if (ev.target.closest(".ci-present, .gm-present")) present(); });
+    const onKey = (ev) => {
+      if (!document.body.contains(ui.root)) { document.removeEventListener("keydown", onKey); return; }
+      if (!presentable() || ui.root.hidden) return;
+      const tag = (ev.target && ev.target.tagName) || "";
+      if (/INPUT|TEXTAREA|SELECT/.test(tag) || ev.target.isContentEditable || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+      const k = ev.key, on = ui.root.classList.contains("present");
+      if (k === "p") present();
+      else if (k === "Escape" && on) present(false);
+      else if (k === "j" || (on && k === "ArrowDown")) moveRow(1);
+      else if (k === "k" || (on && k === "ArrowUp")) moveRow(-1);
+      else if (k === "Enter" && cursor >= 0 && !/^(BUTTON|A)$/.test(tag)) { if (!openCursor()) return; }
+      else return;
+      ev.preventDefault();
+    };
+    document.addEventListener("keydown", onKey);
     const gm = groupMap(ui.group, {
       compare: (req) => api.compare(req),
       openRollout(rollout, turn) {  // a row or cell of the map: that rollout at that turn

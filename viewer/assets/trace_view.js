@@ -27,8 +27,8 @@ const TraceView = (() => {
   function advantageLegend(O) {
     const a = O.advantage;
     const val = a === null || a === undefined
-      ? "<span class='tv-badge warn'>advantage unknown: open this rollout from its group map</span>"
-      : `this rollout's advantage <b>${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}</b>`;
+      ? "<span class='tv-badge warn' data-testid='no-advantage'>no advantage here: this rollout was opened on its own, and a GRPO advantage comes with a group (open a group's map to see its rollouts' advantages)</span>"
+      : `<span class="tv-nowrap">this rollout's advantage <b>${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}</b></span>`;
     return `<span class="sw adv-pos"></span>pushed up (advantage &gt; 0) <span class="sw adv-neg"></span>pushed down (&lt; 0) <span class="sw adv-zero"></span>no push (0) <span class="sw adv-ctx"></span>not trained · ${val}`;
   }
 
@@ -43,7 +43,7 @@ const TraceView = (() => {
         (t.seed_trained !== t.trained ? `; the original capture script marks this turn ${t.seed_trained ? "trained" : "untrained"}` : "");
       const pill = `<span class='tv-pill${t.trained ? " tr" : ""}' title="${esc(why)}">${t.trained ? "trained" : "not trained"}</span>`;
       return `<button class="tv-navitem${t.trained ? " trained" : ""}" data-turn="${pos}" data-testid="nav-turn" aria-current="false">
-        <span class="tv-nav-h">turn ${t.index} ${pill} ${drift}${fail}</span>
+        <span class="tv-nav-h"><span class="tv-nav-turn">turn ${t.index}</span> ${pill} ${drift}${fail}</span>
         <span class="tv-nav-tools">${t.tools.length ? t.tools.map(esc).join(", ") : "no tool call"}</span>
         <span class="tv-nav-n">prompt ${fmt(t.prompt_tokens)} · out ${fmt(t.output_tokens)} · new ${fmt(t.added)}</span>
         <span class="tv-occ" title="context ${fmt(t.prompt_tokens + t.output_tokens)} of the rollout's longest ${fmt(O.max_context)}"><span style="width:${occ}%"></span></span>
@@ -57,8 +57,8 @@ const TraceView = (() => {
           el.classList.toggle("active", on);
           el.setAttribute("aria-current", on ? (rowTurns ? "true" : "step") : "false");
         });
-        const a = nav.querySelector(".active");
-        if (a && a.scrollIntoView) a.scrollIntoView({block: "nearest"});
+        const a = nav.querySelector(".active");  // scrolled into view at the next frame, not forcing a layout now
+        if (a && a.scrollIntoView) requestAnimationFrame(() => { if (a.isConnected) a.scrollIntoView({block: "nearest"}); });
       },
     };
   }
@@ -68,9 +68,7 @@ const TraceView = (() => {
     const group = (kind, choices) => `<span class="tv-group" role="group" aria-label="${kind}">${choices.map((c) =>
       `<button data-${kind}="${esc(c.id)}" title="${esc(c.help)}" aria-pressed="false">${esc(c.label)}</button>`).join("")}</span>`;
     bar.innerHTML = `<b class="tv-turn-title"></b>${group("mode", O.modes)}${group("scope", O.scopes)}
-      <button class="tv-jump-btn" title="jump to where this turn's story is: its drift, or its generated tokens (g)" aria-label="jump to the generated tokens">↓ generated</button>
-      <button class="tv-present-btn" title="presentation mode (p)" aria-pressed="false">present</button>
-      <button class="tv-help-btn" title="keyboard shortcuts (?)" aria-label="keyboard shortcuts" aria-expanded="false">?</button>`;
+      <button class="tv-jump-btn" title="jump to where this turn's story is: its drift, or its generated tokens (g)" aria-label="jump to the generated tokens">↓ generated</button>`;
     return {
       show(st, title) {
         bar.querySelector(".tv-turn-title").textContent = title;
@@ -167,7 +165,7 @@ const TraceView = (() => {
       } finally { el.dataset.loading = ""; }
     }
 
-    function paint(story) {  // all chunks as placeholders; load the story's chunk first and land on it
+    function paint(story) {  // all chunks as placeholders; load the story's chunk first and land on it (story: see goTo)
       epoch++;
       chunks = new Map(); rendered = new Set(); cursor = null;
       if (observer) observer.disconnect();
@@ -185,7 +183,6 @@ const TraceView = (() => {
       }
       if (!n && !waiting) html += `<div class="tv-dim">no tokens in this scope</div>`;
       box.innerHTML = html;
-      box.scrollTop = 0;
       box.classList.toggle("untrained", !t.trained && st.scope !== "row");
       box.dataset.paint = st.mode;
       if (preloaded && preloaded.turn === st.turn && preloaded.scope === st.scope) {
@@ -198,7 +195,9 @@ const TraceView = (() => {
         for (const e of entries) if (e.isIntersecting) load(e.target);
       }, {root: box, rootMargin: "600px 0px"});
       box.querySelectorAll(".tv-chunk").forEach((el) => observer.observe(el));
-      if (story !== null && story !== undefined && story > start) goTo(story);
+      box.scrollTop = 0;  // after every change to the pane: this layout serves the fit and the landing too
+      fit(true);
+      if (story && story.at >= start) goTo(story);
       else { const first = box.querySelector(".tv-chunk"); if (first) load(first); }
     }
 
@@ -206,17 +205,34 @@ const TraceView = (() => {
     let moved = false;
     for (const ev of ["wheel", "pointerdown", "touchstart"]) box.addEventListener(ev, () => { moved = true; }, {passive: true});
 
-    function goTo(pos) {  // scroll position `pos` to the top third of the pane once its chunk is painted
+    // Land on a turn's story once its chunk is painted: `at` (the drift, else the first generated token) a few
+    // lines below the top; when the story up to `end` (the turn's last token) fits in the pane, all of it on
+    // screen; when it does not but the generated tokens (`gen` to `end`) do, those, ending on the last line;
+    // and a `focus` (the first token outside the clip band) is kept on screen. Lines are snapped to the pane's
+    // line grid, so no line is cut at the edges.
+    function goTo(story) {
+      if (typeof story === "number") story = {at: story};
       moved = false;
       const {start} = scopeRange();
-      const idx = Math.floor(Math.max(0, pos - start) / O.chunk_size);
+      const idx = Math.floor(Math.max(0, story.at - start) / O.chunk_size);
       const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`);
       if (!el) return;
       const settle = () => {
-        const tok = box.querySelector(`.t[data-i="${pos}"]`);
+        const tok = box.querySelector(`.t[data-i="${story.at}"]`);
         if (!tok || moved) return;
-        const b = box.getBoundingClientRect(), r = tok.getBoundingClientRect();
-        box.scrollTop += r.top - b.top - Math.min(box.clientHeight / 3, 6 * r.height);
+        const cs = getComputedStyle(box), lh = parseFloat(cs.lineHeight) || tok.getBoundingClientRect().height;
+        const padTop = parseFloat(cs.paddingTop) || 0, room = box.clientHeight - padTop - (parseFloat(cs.paddingBottom) || 0);
+        const at = (i) => i !== null && i !== undefined ? box.querySelector(`.t[data-i="${i}"]`) : null;
+        const top = (t) => t.getBoundingClientRect().top - (lh - t.getBoundingClientRect().height) / 2;  // its line's top
+        const lines = (a, b) => Math.round((top(b) - top(a)) / lh) + 1;  // lines from a's line to b's, both counted
+        const fits = Math.floor(room / lh + 0.01);
+        const put = (t, line) => { box.scrollTop += top(t) - box.getBoundingClientRect().top - box.clientTop - padTop - line * lh; };
+        const last = at(story.end), gen = at(story.gen), focus = at(story.focus);
+        let line = Math.floor(Math.min(fits / 3, 6));  // the story's line, counted from the top
+        if (last && lines(tok, last) <= fits) line = Math.min(line, fits - lines(tok, last));
+        else if (last && gen && lines(gen, last) <= fits) { put(last, fits - 1); return; }
+        if (focus && lines(tok, focus) > fits - line) { put(focus, Math.max(0, fits - 1 - Math.floor(fits / 4))); return; }
+        put(tok, Math.max(0, line));
       };
       whenLaidOut(() => {
         box.scrollTop += el.getBoundingClientRect().top - box.getBoundingClientRect().top;
@@ -258,6 +274,8 @@ const TraceView = (() => {
       return s;
     }
 
+    function setCursor(pos) { cursor = pos; return mark(pos); }  // a click puts the cursor there: arrows go on from it
+
     function moveCursor(delta) {  // arrow keys inside the pane: the cursor walks tokens, loading chunks as needed
       const {start, size} = scopeRange();
       if (!size) return null;
@@ -270,15 +288,25 @@ const TraceView = (() => {
     }
 
     function fit(on) {  // end the pane at the window's bottom edge, so its story is on the first screen
-      box.style.maxHeight = "";
-      if (!on) return;
-      whenLaidOut(() => {
+      if (!on) { box.style.maxHeight = ""; box.style.height = ""; return; }
+      whenLaidOut(() => {  // set in place: clearing first would shrink the pane and lose its scroll position
         const room = window.innerHeight - box.getBoundingClientRect().top - 12;
-        if (window.scrollY === 0 && room >= 180) box.style.maxHeight = Math.min(room, 0.7 * window.innerHeight) + "px";
+        if (box.closest(".present")) {  // presentation: the rest of the window, in whole lines
+          const cs = getComputedStyle(box), lh = parseFloat(cs.lineHeight) || 38;
+          const chrome = box.offsetHeight - box.clientHeight + (parseFloat(cs.paddingTop) || 0) + (parseFloat(cs.paddingBottom) || 0);
+          const lines = Math.max(4, Math.floor((Math.max(room, 0.4 * window.innerHeight) - chrome) / lh));
+          box.style.maxHeight = ""; box.style.height = lines * lh + chrome + "px";
+        } else {
+          box.style.height = "";
+          // with the page scrolled the pane keeps its size (a turn change must not move what the reader sees)
+          if (window.scrollY === 0) box.style.maxHeight = room >= 180 ? Math.min(room, 0.7 * window.innerHeight) + "px" : "";
+        }
       });
     }
 
-    return {paint, recolour, goTo, info, moveCursor, fit, cursorPos: () => cursor};
+    // A landing whose data came late (the trainer's numbers): land again unless the reader has moved since.
+    const reland = (story) => { if (!moved && story) goTo(story); };
+    return {paint, recolour, goTo, reland, info, moveCursor, setCursor, fit, cursorPos: () => cursor};
   }
 
   // -- the trainer's view (issue 9): rescore parts, mismatch / entropy / loss colours, stats, histogram --
@@ -290,9 +318,14 @@ const TraceView = (() => {
   const num = (x, d = 4) => x === null || x === undefined ? "n/a" : Math.abs(x) > 0 && Math.abs(x) < 1e-3 ? x.toExponential(1) : x.toFixed(d);
 
   function trainerPart(box, nav, O, api, st, onData) {
-    const T = O.trainer, parts = T.parts, edges = T.histogram_edges;
+    const T = O.trainer, parts = T.parts;
     const group = O.advantage === null || O.advantage === undefined ? null : Number(O.advantage);
-    const ts = {part: parts[0].name, eps: 0, adv: group !== null ? "group" : "+1"};
+    // An export carries one band and one advantage and names the part it opens on (T.part, T.advantages).
+    const advChoices = [...(group !== null ? [["group", `group A = ${group.toFixed(3)}`, "the advantage TRL gave this rollout in its group"]] : []),
+      ["+1", "A = +1", "if this rollout had been above its group"], ["-1", "A = −1", "if this rollout had been below its group"]]
+      .filter(([v]) => !T.advantages || T.advantages.includes(v));
+    const ts = {part: parts.some((p) => p.name === T.part) ? T.part : parts[0].name, eps: 0, adv: advChoices[0][0]};
+    const partLabel = () => (parts.find((p) => p.name === ts.part) || parts[0]).label;
     const turnCache = new Map(), sumCache = new Map();
     const advantage = () => ts.adv === "group" ? group : ts.adv === "-1" ? -1 : 1;
     const eps = () => T.eps_choices[ts.eps];
@@ -338,10 +371,11 @@ const TraceView = (() => {
       const [lo, hi] = eps(), band = `[${(1 - lo).toFixed(2)}, ${(1 + hi).toFixed(2)}]`;
       const d = data(st.turn), wait = !d ? " <span class='tv-dim'>(loading the trainer's numbers…)</span>" : d.error ? ` <span class="tv-err">${esc(d.error)}</span>` : "";
       const miss = `<span class="sw nolp"></span>no engine logprob`;
-      if (st.mode === "mismatch") return `log ratio = trainer − engine: <span class="sw mm-n4 tr-out"></span>ratio below the clip band <span class="sw mm-n2"></span>trainer lower <span class="sw mm-0"></span>|log r| &lt; 1e-3 <span class="sw mm-p2"></span>trainer higher <span class="sw mm-p4 tr-out"></span>above the band; <b data-testid="clip-band">clip band ${band}</b> (ε ${lo} / ${hi}) ${miss}${wait}`;
-      if (st.mode === "entropy") return `trainer entropy (nats): <span class="sw en-0"></span>&lt; 0.1 <span class="sw en-1"></span>&lt; 0.5 <span class="sw en-2"></span>&lt; 1.5 <span class="sw en-3"></span>&lt; 3 <span class="sw en-4"></span>≥ 3${wait}`;
+      const part = `<span class="tv-part" data-testid="legend-part">part <b>${esc(partLabel())}</b></span> · `;
+      if (st.mode === "mismatch") return part + `log ratio = trainer − engine: <span class="sw mm-n4 tr-out"></span>ratio below the clip band <span class="sw mm-n2"></span>trainer lower <span class="sw mm-0"></span>|log r| &lt; 1e-3 <span class="sw mm-p2"></span>trainer higher <span class="sw mm-p4 tr-out"></span>above the band; <b data-testid="clip-band">clip band ${band}</b> (ε ${lo} / ${hi}) ${miss}${wait}`;
+      if (st.mode === "entropy") return part + `trainer entropy (nats): <span class="sw en-0"></span>&lt; 0.1 <span class="sw en-1"></span>&lt; 0.5 <span class="sw en-2"></span>&lt; 1.5 <span class="sw en-3"></span>&lt; 3 <span class="sw en-4"></span>≥ 3${wait}`;
       const A = advantage();
-      return `per-token loss −min(r·A, clip(r)·A), A = ${A > 0 ? "+" : ""}${num(A, 3)}: <span class="sw ls-u2"></span>raised (loss &lt; 0) <span class="sw ls-d2"></span>lowered (loss &gt; 0), paler / stronger = |loss| below / above |A| <span class="sw ls-clip"></span>clipped by TRL, no gradient (band ${band}) <span class="sw tr-off"></span>not in the loss ${miss}${wait}`;
+      return part + `per-token loss −min(r·A, clip(r)·A), A = ${A > 0 ? "+" : ""}${num(A, 3)}: <span class="sw ls-u2"></span>raised (loss &lt; 0) <span class="sw ls-d2"></span>lowered (loss &gt; 0), paler / stronger = |loss| below / above |A| <span class="sw ls-clip"></span>clipped by TRL, no gradient (band ${band}) <span class="sw tr-off"></span>not in the loss ${miss}${wait}`;
     }
 
     function info(pos) {  // tooltip lines for a generated token (plain text: the tooltip sets textContent)
@@ -359,8 +393,13 @@ const TraceView = (() => {
       return `\ntrainer logprob ${num(d.trainer_lp[k])} · engine logprob ${num(d.engine_lp[k])}\n${ratio}\nk3 KL ${kl} · entropy ${num(d.entropy[k], 3)} · top-1: ${d.top1[k] === "1" ? "yes" : "no"}\n${loss}\ntop-${d.topk_text[k].length}: ${alts}`;
     }
 
-    function histogram(counts) {  // inline SVG: one bar per log-ratio bin, ticks at the bin edges
-      const n = counts.length, bw = 22, h = 70, left = 30, top = 8, max = Math.max(1, ...counts);
+    // Inline SVG: one bar per log-ratio bin, ticks at the bin edges. The summary's edges include the clip band's
+    // own (log(1 - ε_low), log(1 + ε_high)): the dashed lines sit there, so the bars beyond them are exactly
+    // the tokens counted outside the band.
+    function histogram(counts, S) {
+      const edges = S.histogram_edges && S.histogram_edges.length ? S.histogram_edges : T.histogram_edges;
+      const isBand = (e) => S.band && (Math.abs(e - S.band[0]) < 1e-9 || Math.abs(e - S.band[1]) < 1e-9);
+      const n = counts.length, bw = 22, h = 70, left = 30, top = 14, max = Math.max(1, ...counts);
       const x = (i) => left + i * bw;
       const lab = {"-1": "-1", "-0.1": "-0.1", "-0.01": "-0.01", "0.01": "0.01", "0.1": "0.1", "1": "1"};
       let s = `<svg role="img" aria-label="histogram of log ratios" width="${x(n) + 12}" height="${top + h + 30}" data-testid="trainer-histogram">`;
@@ -368,17 +407,19 @@ const TraceView = (() => {
       s += `<text class="ax" x="${left - 4}" y="${top + 8}" text-anchor="end">${max}</text><text class="ax" x="${left - 4}" y="${top + h}" text-anchor="end">0</text>`;
       counts.forEach((c, i) => {
         const bh = c ? Math.max(1.5, h * c / max) : 0, mid = i === Math.floor(n / 2);
-        const lo = i === 0 ? "−∞" : edges[i - 1], hi = i === n - 1 ? "∞" : edges[i];
-        s += `<rect class="${mid ? "b-0" : i < n / 2 ? "b-n" : "b-p"}" x="${x(i) + 2}" y="${top + h - bh}" width="${bw - 4}" height="${bh}"><title>${c} tokens with log ratio in [${lo}, ${hi})</title></rect>`;
+        const lo = i === 0 ? "−∞" : num(edges[i - 1], 3), hi = i === n - 1 ? "∞" : num(edges[i], 3);
+        const outside = (i > 0 && edges[i - 1] >= S.band[1] - 1e-12) || (i < n - 1 && edges[i] <= S.band[0] + 1e-12);
+        s += `<rect class="${outside ? "b-out " : ""}${mid ? "b-0" : i < n / 2 ? "b-n" : "b-p"}" x="${x(i) + 2}" y="${top + h - bh}" width="${bw - 4}" height="${bh}" data-count="${c}"><title>${c} tokens with log ratio in [${lo}, ${hi})${outside ? ": outside the clip band" : ""}</title></rect>`;
       });
       edges.forEach((e, j) => {
         const name = lab[String(e)];
         if (name) s += `<text class="ax" x="${x(j + 1)}" y="${top + h + 11}" text-anchor="middle">${name}</text>`;
-        if (Math.abs(Math.abs(e) - 0.2) < 1e-9) s += `<line class="band" x1="${x(j + 1)}" y1="${top - 4}" x2="${x(j + 1)}" y2="${top + h}"/>`;
+        if (isBand(e)) s += `<line class="band" data-testid="band-line" data-edge="${e}" x1="${x(j + 1)}" y1="${top - 4}" x2="${x(j + 1)}" y2="${top + h}"/><text class="ax" x="${x(j + 1)}" y="${top - 5}" text-anchor="middle">${num(Math.exp(e), 2)}</text>`;
       });
       s += `<text class="ax" x="${x(Math.floor(n / 2)) + bw / 2}" y="${top + h + 11}" text-anchor="middle">0</text>`;
       s += `<text class="ax" x="${(left + x(n)) / 2}" y="${top + h + 25}" text-anchor="middle">log ratio (trainer − engine), tokens per bin</text></svg>`;
-      return `<figure class="tv-hist">${s}<figcaption>log-spaced bins; dashed: ±0.2, near the clip band</figcaption></figure>`;
+      const [blo, bhi] = S.band;
+      return `<figure class="tv-hist">${s}<figcaption>log-spaced bins; dashed: the clip band, ratio [${num(Math.exp(blo), 2)}, ${num(Math.exp(bhi), 2)}] = log ratio [${num(blo, 3)}, ${num(bhi, 3)}]; the bars beyond the lines are the tokens outside it</figcaption></figure>`;
     }
 
     function showSummary(S) {
@@ -389,13 +430,14 @@ const TraceView = (() => {
         max |log ratio| <b>${num(R.max_abs_log_ratio)}</b> · mean k3 KL <b>${num(R.mean_kl_k3, 5)}</b> ·
         mean entropy <b>${num(R.mean_entropy, 3)}</b> · outside clip [${1 - lo}, ${1 + hi}] <b>${fmt(R.outside_clip)}</b> ·
         trainer's top-1 ${fmt(R.top1)} · clipped (A = ${S.advantage}) ${fmt(R.clipped_low + R.clipped_high)}
-        ${R.with_engine < R.tokens ? ` · <span class="tv-err">${fmt(R.tokens - R.with_engine)} without an engine logprob</span>` : ""}</div>${histogram(R.histogram)}`;
+        ${R.with_engine < R.tokens ? ` · <span class="tv-err">${fmt(R.tokens - R.with_engine)} without an engine logprob</span>` : ""}</div>${histogram(R.histogram, S)}`;
       nav.querySelectorAll(".tv-navitem").forEach((el) => {  // per turn, under each navigator entry
         const t = S.turns[Number(el.dataset.turn)];
         let span = el.querySelector(".tv-nav-tr");
         if (!span) { span = document.createElement("span"); span.className = "tv-nav-tr"; span.dataset.testid = "nav-trainer"; el.appendChild(span); }
         if (!t) { span.textContent = ""; return; }
-        span.innerHTML = `max |log r| ${num(t.max_abs_log_ratio, 3)} · <span class="${t.outside_clip ? "hot" : ""}">${fmt(t.outside_clip)} outside clip</span>`;
+        span.title = `the trainer's view of this turn (part ${partLabel()}): the largest |log ratio| (log trainer p − log engine p) over its generated tokens, and how many of them fall outside TRL's clip band [${1 - lo}, ${1 + hi}]`;
+        span.innerHTML = `trainer: max |log r| ${num(t.max_abs_log_ratio, 3)} · <span class="${t.outside_clip ? "hot" : ""}">${fmt(t.outside_clip)} outside the band</span>`;
       });
     }
 
@@ -408,8 +450,7 @@ const TraceView = (() => {
 
     function controls() {
       const btn = (attr, v, label, on, title = "") => `<button data-${attr}="${esc(v)}" class="${on ? "on" : ""}" aria-pressed="${on}" title="${esc(title)}">${esc(label)}</button>`;
-      const advs = [...(group !== null ? [["group", `group A = ${group.toFixed(3)}`, "the advantage TRL gave this rollout in its group"]] : []),
-        ["+1", "A = +1", "if this rollout had been above its group"], ["-1", "A = −1", "if this rollout had been below its group"]];
+      const advs = advChoices;
       box.innerHTML = `<div class="tv-trainer" data-testid="trainer-panel"><div class="tv-trainer-ctl"><b>Trainer's view</b>
         ${parts.length > 1 ? `<span class="tv-lab">part</span>` : ""}<span class="tv-group" role="group" aria-label="rescore part">${parts.map((p) => btn("tpart", p.name, p.label, p.name === ts.part, `${p.model}, ${p.dtype} on ${p.device}, temperature ${p.temperature}, top-${p.top_k}`)).join("")}</span>
         <span class="tv-lab">clip ε</span><span class="tv-group" role="group" aria-label="clip band">${T.eps_choices.map((e, i) => btn("teps", i, `${e[0]} / ${e[1]}`, i === ts.eps, i ? "DAPO's clip-higher" : "TRL's default")).join("")}</span>
@@ -428,8 +469,18 @@ const TraceView = (() => {
       controls();
       onData();
     });
-    controls();
-    return {need, ready: (turn) => !!data(turn), tokenClass, legend, info};
+    // The panel (and its summary request) is built when a trainer mode first shows: a page opened in mask mode
+    // asks the server nothing about the trainer.
+    let built = false;
+    function show() { if (!built) { built = true; controls(); } }
+    function focus(turn) {  // the first token the mode outlines (outside the clip band; clipped in loss), or null
+      const d = data(turn);
+      if (!d || d.error || (st.mode !== "mismatch" && st.mode !== "loss")) return null;
+      const k = st.mode === "loss" ? [...d.clipped].findIndex((c) => c !== "0") : d.outside.indexOf("1");
+      return k < 0 ? null : d.start + k;
+    }
+
+    return {need, show, ready: (turn) => !!data(turn), tokenClass, legend, info, focus, state: () => ({...ts})};
   }
 
   // -- the whole view --------------------------------------------------------------------------------
@@ -444,9 +495,21 @@ const TraceView = (() => {
     root.innerHTML = `
       <div class="tv" data-testid="trace-view">
         <div class="tv-live-box" hidden></div>
-        <div class="tv-summary-box">${O.summary_html}</div>
+        <div class="tv-note-box" role="note" data-testid="export-note" hidden></div>
+        <div class="tv-top">
+          <div class="tv-summary-box">${O.summary_html}</div>
+          <span class="tv-actions">
+            ${api.export ? `<button class="tv-export-btn" title="download one HTML file that opens offline on what is on screen" aria-haspopup="dialog" aria-expanded="false" data-testid="export">export</button>` : ""}
+            <button class="tv-present-btn" title="presentation mode (p)" aria-pressed="false">present</button>
+            <button class="tv-help-btn" title="keyboard shortcuts (?)" aria-label="keyboard shortcuts" aria-expanded="false">?</button>
+          </span>
+          <div class="tv-export-menu" hidden role="dialog" aria-label="export" data-testid="export-menu">
+            <b>Export one HTML file</b> <span class="tv-dim">that opens offline, with no request, on the turn, mode, scope and trainer part on screen</span>
+            <div class="tv-export-choices"><button data-export="rollout" data-testid="export-rollout">the whole rollout</button><button data-export="turn" data-testid="export-turn">the turn on screen (with its full context)</button></div>
+            <div class="tv-export-status" role="status"></div>
+          </div>
+        </div>
         <div class="tv-headerbox">${O.header_html}</div>
-        <div class="tv-trainer-box"></div>
         <div class="tv-main">
           <nav class="tv-nav" aria-label="turns"></nav>
           <section class="tv-turn">
@@ -455,6 +518,7 @@ const TraceView = (() => {
             <div class="tv-boundary-box"></div>
             <div class="tv-rowbar" hidden></div>
             <div class="tv-tokens" tabindex="0" role="group" aria-label="tokens: arrow keys move a cursor" data-testid="tokens"></div>
+            <div class="tv-trainer-box" hidden></div>
             <div class="tv-tools-part"><h4 class="tv-sub">Tool calls</h4><div class="tv-tools-box"></div></div>
           </section>
         </div>
@@ -497,6 +561,7 @@ const TraceView = (() => {
     let training = null;  // TRL rows, fetched on first use
     let nav = navigator($(".tv-nav"), O);
     const bar = toolbar($(".tv-toolbar"), O);
+    if (opened.note) { $(".tv-note-box").textContent = opened.note; $(".tv-note-box").hidden = false; }
 
     function scopeRange() {
       const t = O.turns[st.turn];
@@ -510,14 +575,22 @@ const TraceView = (() => {
     const first = opened.first_chunk ? {turn: st.turn, scope: st.scope, index: Math.floor((opened.first_chunk.start - scopeRange().start) / O.chunk_size), chunk: opened.first_chunk} : null;
     const trainer = hasTrainer ? trainerPart($(".tv-trainer-box"), $(".tv-nav"), O, api, st, () => {
       $(".tv-legend").innerHTML = legend(O, st, trainer);
-      if (TRAINER_MODES.has(st.mode)) { trainerNeed(); pane.recolour(); }
+      if (TRAINER_MODES.has(st.mode)) { trainerNeed(); pane.recolour(); pane.reland(story()); }
     }) : null;
     function trainerNeed() {  // the panel shows only with a trainer mode: the tokens keep the first screen otherwise
-      $(".tv-trainer-box").hidden = !(trainer && TRAINER_MODES.has(st.mode));
-      if (trainer && TRAINER_MODES.has(st.mode) && st.scope !== "row") trainer.need(st.turn);
+      const on = !!trainer && TRAINER_MODES.has(st.mode);
+      $(".tv-trainer-box").hidden = !on;
+      $(".tv-nav").classList.toggle("tv-tr-on", on);  // each turn's trainer line, with the trainer's modes only
+      if (on) trainer.show();
+      if (on && st.scope !== "row") trainer.need(st.turn);
     }
     const pane = tokenPane(box, O, api, st, scopeRange, first, trainer);
-    const story = () => st.scope === "row" ? null : O.turns[st.turn].drift_at !== null ? O.turns[st.turn].drift_at : O.turns[st.turn].prompt_tokens;
+    const story = () => {  // where the turn's story is: see the token pane's goTo
+      if (st.scope === "row") return null;
+      const t = O.turns[st.turn];
+      return {at: t.drift_at !== null ? t.drift_at : t.prompt_tokens, gen: t.prompt_tokens, end: t.prompt_tokens + t.output_tokens - 1,
+              focus: trainer && TRAINER_MODES.has(st.mode) ? trainer.focus(st.turn) : null};
+    };
 
     async function fetchTraining() {
       if (training) return;
@@ -527,7 +600,7 @@ const TraceView = (() => {
 
     function update() {
       sides();
-      pane.paint(story());
+      pane.paint(story());  // fits the pane too: the lines above the tokens differ per turn
       tellState();
     }
 
@@ -574,6 +647,8 @@ const TraceView = (() => {
     // The URL follows the reader, not the first paint: the app reads the page's own URL on load (a deep
     // link), which a rewrite at mount would replace before it is read.
     let mounted = !quiet;
+    // What an export needs to open where the reader is: the place, the trainer panel's settings, the group's advantage.
+    const state = () => ({...st, trainer: trainer ? trainer.state() : null, advantage: O.advantage === undefined ? null : O.advantage});
     function tellState() { if (mounted && api.onState) api.onState({turn: st.turn, mode: st.mode, scope: st.scope}); }
 
     function go(turn, auto = false) {
@@ -589,6 +664,7 @@ const TraceView = (() => {
       bar.show(st, $(".tv-turn-title").textContent);
       $(".tv-legend").innerHTML = legend(O, st, trainer);
       pane.recolour();
+      if (view.classList.contains("present")) { pane.fit(true); pane.goTo(story() || 0); }  // the legend's height changed
       tellState();
     }
     function setScope(s) { st.scope = s; st.row = 0; update(); }
@@ -597,8 +673,23 @@ const TraceView = (() => {
       view.classList.toggle("present", v);
       document.body.classList.toggle("tv-present", v);  // app chrome (tabs, source row) hides on this
       $(".tv-present-btn").setAttribute("aria-pressed", String(v));
-      pane.fit(!v);
+      pane.fit(true);
       if (v) pane.goTo(story() || 0);
+    }
+    function toggleExport(on) {
+      const m = $(".tv-export-menu");
+      m.hidden = on === undefined ? !m.hidden : !on;
+      $(".tv-export-btn").setAttribute("aria-expanded", String(!m.hidden));
+    }
+    async function doExport(what) {  // the server writes the file once (into Gradio's cache); the browser downloads it
+      const out = $(".tv-export-status");
+      out.textContent = "writing the file…";
+      let got;
+      try { got = await api.export({what, ...state()}); } catch (e) { got = {error: String(e && e.message || e)}; }
+      if (!got || got.error) { out.innerHTML = `<span class="tv-err">${esc(got ? got.error : "no answer from the server")}</span>`; return; }
+      out.innerHTML = `<a href="${esc(api.fileUrl(got.path))}" download="${esc(got.name)}" data-testid="export-link">${esc(got.name)}</a> · ${esc(got.size)}` +
+        (got.note ? `<div class="tv-dim">${esc(got.note)}</div>` : "");
+      out.querySelector("a").click();
     }
     function toggleHelp(on) {
       help.hidden = on === undefined ? !help.hidden : !on;
@@ -623,6 +714,8 @@ const TraceView = (() => {
       else if (b.classList.contains("tv-present-btn")) present();
       else if (b.classList.contains("tv-jump-btn")) pane.goTo(story() || 0);
       else if (b.classList.contains("tv-help-btn")) toggleHelp();
+      else if (b.classList.contains("tv-export-btn")) toggleExport();
+      else if (b.dataset.export) doExport(b.dataset.export);
     });
     box.addEventListener("mouseover", (ev) => {
       const s = ev.target.closest(".t");
@@ -634,11 +727,13 @@ const TraceView = (() => {
       if (!s) return;
       box.querySelectorAll(".t.pinned").forEach((x) => x.classList.remove("pinned"));
       s.classList.add("pinned");
+      pane.setCursor(Number(s.dataset.i));
       showTip(s, pane.info(Number(s.dataset.i)));
     });
     box.addEventListener("keydown", (ev) => {
       if (ev.key !== "ArrowRight" && ev.key !== "ArrowLeft") return;
       ev.preventDefault(); ev.stopPropagation();
+      box.querySelectorAll(".t.pinned").forEach((x) => x.classList.remove("pinned"));  // the cursor is where the click was
       const s = pane.moveCursor(ev.key === "ArrowRight" ? 1 : -1);
       if (s) showTip(s, pane.info(Number(s.dataset.i)));
     });
@@ -655,13 +750,12 @@ const TraceView = (() => {
       else if (k === "p") present();
       else if (k === "g") pane.goTo(story() || 0);
       else if (k === "?") toggleHelp();
-      else if (k === "Escape") { toggleHelp(false); present(false); }
+      else if (k === "Escape") { toggleHelp(false); if (api.export) toggleExport(false); present(false); }
       else return;
       ev.preventDefault();
     };
     document.addEventListener("keydown", onKey);
     if (st.scope === "row") fetchTraining();
-    pane.fit(true);
     update();
     mounted = true;
     // The app may still be laying itself out around the view: until the reader touches anything, re-fit
@@ -670,7 +764,7 @@ const TraceView = (() => {
     for (const ev of ["pointerdown", "wheel", "keydown", "touchstart"]) root.addEventListener(ev, () => { touched = true; }, {once: true, passive: true});
     for (const ms of [250, 800, 2000]) setTimeout(() => { if (!touched && !view.classList.contains("present")) { pane.fit(true); pane.goTo(story() || 0); } }, ms);
     if (document.body.classList.contains("tv-present")) present(true);  // a re-mount keeps presentation on
-    return {go, setMode, setScope, present, grow, showLive, state: () => ({...st})};
+    return {go, setMode, setScope, present, grow, showLive, state};
   }
 
   // -- a watched capture: running badge with elapsed time and stage, follow, a group's rollouts ----------
@@ -766,6 +860,9 @@ const TraceView = (() => {
       chunk: (q) => server.chunk({...q, key: element.__tvKey}),
       training: () => server.training({key: element.__tvKey}),
       trainer: (q) => server.trainer({...q, key: element.__tvKey}),
+      export: (q) => server.export({...q, key: element.__tvKey}),
+      fileUrl: (path) => new URL("gradio_api/file=" + encodeURI(path).replace(/[?#]/g, encodeURIComponent),
+                                 String((window.gradio_config && window.gradio_config.root) || window.location.origin).replace(/[/]?$/, "/")).toString(),
       sibling: (k) => element.__tvLive && element.__tvLive.sibling(k),
       cancelRun: () => element.__tvLive && server.live_cancel({run: element.__tvLive.run}),
       onState: (s) => {
@@ -784,7 +881,9 @@ const TraceView = (() => {
       if (!box || !props.value) return;
       const opened = JSON.parse(props.value);
       if (opened.built && deepLink) { box.innerHTML = "<div class='tv-dim' style='padding:12px'>opening the link…</div>"; return; }
-      if (opened.error_html) { element.__tvLive = null; box.innerHTML = opened.error_html; return; }
+      if (opened.error_html) {  // a message (or the index's empty value) replaces the view: its listeners retire
+        element.__tvLive = null; box.__tvMounts = (box.__tvMounts || 0) + 1; box.innerHTML = opened.error_html; return;
+      }
       const watched = element.__tvLive;
       if (opened.live && watched && watched.run === opened.live.run) { watched.apply(opened); return; }  // in place
       const show = (o, keep) => {
@@ -802,16 +901,21 @@ const TraceView = (() => {
 
   function mountExport(dataElement, root) {  // an exported file: every chunk it can show is embedded
     const D = JSON.parse(dataElement.textContent);
-    const missing = "not included in this export: export this turn alone to get its full context";
+    const absent = "not included in this export: export this turn alone to get its full context";
+    const folded = "not in this export (it holds a bounded number of tokens): open the rollout in the app to see these";
     const api = {
-      chunk: async (q) => {
-        const list = (D.chunks[q.scope] || {})[q.scope === "row" ? String(q.row) : String(q.turn)];
-        return list && list[q.index] ? list[q.index] : {error: missing};
+      chunk: async (q) => {  // chunks[scope][turn or row][chunk index]; a scope present in part was folded
+        const scope = (D.chunks[q.scope] || {})[q.scope === "row" ? String(q.row) : String(q.turn)];
+        return scope && scope[String(q.index)] ? scope[String(q.index)] : {error: scope ? folded : absent};
       },
       training: async () => D.training,
     };
+    if (D.trainer) {  // every part at the band and advantage that were on screen (viewer/export.py)
+      api.trainer = async (q) => q.summary ? D.trainer.summary[q.part]
+        : ((D.trainer.turns[q.part] || {})[String(q.turn)] || {error: "this export has no trainer numbers for this turn"});
+    }
     if (window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches) document.body.classList.add("dark");
-    return mount(root, D.opened, api);
+    return mount(root, {...D.opened, note: D.note}, api);
   }
 
   return {mount, mountInApp, mountExport};

@@ -67,7 +67,8 @@ def _row(row: GroupRow, m: GroupMap) -> str:
 def group_map(m: GroupMap) -> str:
     """The map: one row per rollout (best advantage first), one column per turn so siblings line up."""
     turns = "".join(f"<th scope='col' class='gm-turnh'>turn {i}</th>" for i in range(m.max_turns))
-    head = ("<tr><th scope='col' class='gm-pickcell' title='pick two rows to compare'>⇄</th><th scope='col'>rollout</th>"
+    head = ("<tr><th scope='col' class='gm-pickcell' title='tick two rows, then press compare below'>compare</th>"
+            "<th scope='col'>rollout</th>"
             "<th scope='col'>reward</th><th scope='col' title='TRL: (reward - mean) / (std + 1e-8) over the group'>advantage</th>"
             "<th scope='col'>status</th><th scope='col' title='agent turns TRL trains a token of (its completion mask, OpenEnv&#39;s loss mask)'>trained</th><th scope='col'>tokens</th><th scope='col'>drift</th>"
             f"{turns}</tr>")
@@ -76,9 +77,11 @@ def group_map(m: GroupMap) -> str:
     note = ("<div class='gm-note'>every rollout has the same advantage: GRPO learns nothing from this group "
             "(all rewards equal)</div>") if same and m.rows else ""
     return (f"<div class='gm' data-testid='group-map'><div class='gm-head'><b>GRPO group · K={m.k}</b> "
-            f"<span class='gm-dim'>{text(short(m.model, 40))} · {text(short(m.title, 100))}</span></div>{note}"
+            f"<span class='gm-dim'>{text(short(m.model, 40))} · {text(short(m.title, 100))}</span> "
+            "<button type='button' class='gm-present' data-testid='present' title='presentation mode (p): large type, "
+            f"j/k move between rollouts, Enter opens one'>present</button></div>{note}"
             "<div class='gm-help gm-dim'>Rows are sorted by advantage, best first. Click a rollout or a turn to open it; "
-            "tick two rows and press compare to see a turn of both, one above the other.</div>"
+            "tick two rows and press compare to see a turn of both side by side; p presents the map.</div>"
             f"<div class='gm-tablebox'><table class='gm-table'><thead>{head}</thead><tbody>{body}</tbody></table></div>"
             "<div class='gm-compare-bar'><label>turn <input type='number' class='gm-cturn' min='0' value='0' "
             "data-testid='compare-turn'></label><button type='button' class='gm-compare' disabled "
@@ -87,50 +90,73 @@ def group_map(m: GroupMap) -> str:
 
 
 def _strip(s: CompareSide, at: int | None) -> str:
+    """The prompt around its first difference (the folded note)."""
     out = []
     for k, tok in enumerate(s.text):
         pos = s.start + k
         cls = "gm-t" + (" gen" if s.mask[k] == "1" else "") + (" div" if at is not None and pos == at else "") + \
             (" after" if at is not None and pos > at else "")
         title = f" title='first difference, position {pos:,}'" if at is not None and pos == at else ""
-        mark = " data-testid='divergence'" if at is not None and pos == at else ""
-        out.append(f"<span class='{cls}'{title}{mark}>{text(tok)}</span>")
-    if at is not None and at >= s.length:
+        out.append(f"<span class='{cls}' data-mask='{s.mask[k]}'{title}>{text(tok)}</span>")
+    if at is not None and at >= s.prompt_tokens:
+        out.append("<span class='gm-t div end' title='this prompt ends here'>⟂ end</span>")
+    return "".join(out)
+
+
+def _output(s: CompareSide, at: int | None) -> str:
+    """A side's generated tokens from the first, each marked with its mask as the token view does, the first
+    difference boxed (or an end mark where this side stops while the other goes on)."""
+    out = []
+    for k, tok in enumerate(s.out_text):
+        div = at is not None and k == at
+        cls = "gm-t gen" + (" div" if div else "") + (" after" if at is not None and k > at else "")
+        extra = f" title='first difference: generated token {k:,}' data-testid='divergence'" if div else ""
+        out.append(f"<span class='{cls}' data-mask='{s.out_mask[k]}' data-k='{k}'{extra}>{text(tok)}</span>")
+    if at is not None and at >= s.out_total:
         out.append("<span class='gm-t div end' data-testid='divergence' title='this turn ends here'>⟂ end</span>")
+    if s.out_total > len(s.out_text):
+        out.append(f"<span class='gm-dim'> … {s.out_total - len(s.out_text):,} more generated tokens</span>")
     return "".join(out)
 
 
 def compare(c: Compare) -> str:
-    """Two siblings' turn, one above the other, the first differing token marked, their tool calls side by side."""
-    if c.diverge_at is None:
-        where = "the two turns are identical, token for token"
+    """Two siblings' turn: their generated tokens side by side from the first, the first difference boxed;
+    where their prompts differ as a folded note; their tool calls side by side."""
+    k = c.output_diverge_at
+    if k is None:
+        where = f"their generated tokens are identical ({c.a.out_total:,} tokens)"
     else:
-        part = "in the prompt" if c.diverge_at < min(c.a.prompt_tokens, c.b.prompt_tokens) else "in the generated tokens"
-        where = f"they part at position {c.diverge_at:,} ({part})"
-        if part == "in the prompt" and c.output_diverge_at is not None:
-            # siblings' prompts can differ in small things (each sandbox has its own folder name): say where
-            # the model's own tokens part too, which is what GRPO compares
-            where += f"; their generated tokens part at generated token {c.output_diverge_at:,}"
-        elif part == "in the prompt":
-            where += "; their generated tokens are identical"
-    note = f" · {text(c.note)}" if c.note else ""
+        where = f"their generated tokens part at generated token {k:,}" + (" (the first one)" if k == 0 else "")
+    note = f"<div class='gm-note' data-testid='compare-note'>{text(c.note)}</div>" if c.note else ""
+    if c.prompt_diverge_at is None:
+        prompt = (f"<div class='gm-dim' data-testid='prompt-note'>their prompts are identical "
+                  f"({c.a.prompt_tokens:,} tokens)</div>")
+    else:
+        # siblings' prompts can differ in small things (a capture made before every local sandbox had the same
+        # working directory names each sandbox's own folder): folded, below what GRPO compares
+        prompt = (f"<details class='gm-prompt-note' data-testid='prompt-note'><summary>their prompts already differ at "
+                  f"position {c.prompt_diverge_at:,} (of {c.a.prompt_tokens:,} and {c.b.prompt_tokens:,}): show where"
+                  "</summary>" + "".join(f"<div class='gm-side-h'>rollout {x.rollout}</div><div class='gm-strip'>"
+                                         f"{_strip(x, c.prompt_diverge_at)}</div>" for x in (c.a, c.b)) + "</details>")
 
     def side(s: CompareSide) -> str:
         return (f"<div class='gm-side' data-testid='compare-side'><div class='gm-side-h'>rollout {s.rollout} · turn {s.turn}"
-                f" <span class='gm-dim'>tokens {s.start:,}–{s.start + len(s.text):,} of {s.length:,}</span></div>"
-                f"<div class='gm-strip'>{_strip(s, c.diverge_at)}</div></div>")
+                f" <span class='gm-dim'>{s.out_total:,} generated tokens</span></div>"
+                f"<div class='gm-strip gm-out'>{_output(s, k)}</div></div>")
 
     def calls(s: CompareSide) -> str:
         items = "".join(f"<li>{text(short(t, 200))}</li>" for t in s.tools) or "<li class='gm-dim'>no tool call</li>"
         return f"<div class='gm-calls{' failed' if s.failed else ''}'><b>rollout {s.rollout}</b><ul>{items}</ul></div>"
 
-    return (f"<div class='gm-cmp'><div class='gm-cmp-h'><b>turn {c.turn}</b>: {text(where)}{note} "
-            "<span class='gm-dim'>(generated tokens underlined; the first difference boxed)</span></div>"
-            f"{side(c.a)}{side(c.b)}<div class='gm-callrow'>{calls(c.a)}{calls(c.b)}</div></div>")
+    return (f"<div class='gm-cmp'><div class='gm-cmp-h'><b>turn {c.turn}</b>: {text(where)} "
+            "<span class='gm-dim'>(each side from its first generated token, mask 1 underlined; the first difference "
+            f"boxed)</span></div>{note}<div class='gm-sides'>{side(c.a)}{side(c.b)}</div>{prompt}"
+            f"<div class='gm-callrow'>{calls(c.a)}{calls(c.b)}</div></div>")
 
 
 def opened_rollout(group_path: str, rollout: int, advantage: float | None, k: int) -> str:
-    """What the back bar says over a rollout opened from its group map."""
+    """What the back bar says over a rollout opened from its group map (`group_path`: where the group is, or the
+    source's name when the source is the group)."""
     adv = "" if advantage is None else f" · advantage <span class='gm-adv {_sign(advantage)}'>{advantage:+.3f}</span>"
-    return (f"<span class='ci-here'>rollout {rollout} of {k} in group <code>{text(short(group_path or '(this group)', 120))}"
+    return (f"<span class='ci-here'>rollout {rollout} of {k} in group <code>{text(short(group_path, 120))}"
             f"</code></span><span class='ci-dim'>{adv}</span>")

@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl
 from artifact.collection import Record
 
 from ..index_contract import IndexRow
-from .safe import short, text
+from .safe import middle, short, text
 
 MAX_NOTES = 20
 # (sort column, heading, tooltip); the table's columns in order. Sorting goes through artifact.query.
@@ -24,11 +24,14 @@ HEADINGS: tuple[tuple[str, str, str], ...] = (
     ("env_reward", "env", "the environment's reward before penalties"),
     ("agent_turns", "turns", "agent turns"),
     ("trained_turns", "trained", "agent turns TRL trains (summary.json's trl_training)"),
-    ("tokens", "tokens", "tokens in the rollout, when the capture recorded them"),
-    ("drift", "drift", "does any turn boundary drift? unknown when the capture did not record it"),
+    ("tokens", "tokens", "prompt + output tokens over the agent turns (summary.json's count, or counted from "
+                         "turns.json when it records none)"),
+    ("drift", "drift", "does any turn boundary drift (summary.json's, or checked in turns.json when it records none)? "
+                       "unknown only when the token file cannot be read here"),
     ("timed_out", "timed out", ""),
     ("tools", "tools", "tools the agent used"),
-    ("captured", "captured", "capture date"),
+    ("captured", "captured", "when the capture finished, as the artifact (or its group) records it; - when nothing "
+                             "records it (a file's date is not a capture date)"),
 )
 
 
@@ -78,7 +81,7 @@ def _where(r: IndexRow) -> str:
     else:
         badge = ""
     return (f"<td class='ci-where'><button type='button' class='ci-open' data-path='{text(r.path)}' "
-            f"title='open {text(label)}'>{text(short(label, 70))}</button>{badge}</td>")
+            f"title='open {text(label)}'>{text(middle(label, 34))}</button>{badge}</td>")
 
 
 def _row(r: IndexRow) -> str:

@@ -119,23 +119,30 @@ def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str
     notices = "".join(f"<li>{text(n)}</li>" for n in notes[:MAX_LIST])
     notices = f"<ul class='tv-notices'>{notices}</ul>" if notices else ""
     timed_out = "<span class='tv-badge warn'>timed out</span>" if a.summary.timed_out else ""
-    produced = f"<div class='tv-produced'>{text(short(a.summary.produced_by, 600))}</div>" if a.summary.produced_by else ""
-    counts = (f"{_plural(r.captured_calls, 'model call')} · {_plural(r.turns, 'agent turn')} · "
-              f"{r.trained_turns:,} trained by {r.trained_by}")
-    rule = text(tr.rule) if tr is not None else ""
+    # One line on the first screen; a click shows the rest (CSS clamps the closed summary).
+    produced = (f"<details class='tv-produced'><summary title='how this artifact was made (click for all of it)'>"
+                f"{text(short(a.summary.produced_by, 600))}</summary></details>") if a.summary.produced_by else ""
+    other = r.captured_calls - r.turns  # opencode's bookkeeping calls (titles, summaries): recipe/agent_turns.py
+    counts = (f"{_plural(r.captured_calls, 'model call')}{f' ({other:,} bookkeeping)' if other > 0 else ''} · "
+              f"{_plural(r.turns, 'agent turn')} · {r.trained_turns:,} trained by {r.trained_by}")
+    counts_tip = ("model calls the capture proxy recorded; agent turns are the calls that offer the agent's tools with "
+                  "its system prompt" + (f" ({_plural(other, 'other call')}: opencode's bookkeeping, such as the session "
+                                         "title, not part of the rollout)" if other > 0 else "")
+                  + (f". {tr.rule}" if tr is not None else ""))
     return (
         "<div class='tv-header'>"
         f"<div class='tv-h-row'><span class='tv-model'>{text(short(r.model, 120))}</span>"
         f"{mismatch}"
         f"<span class='tv-badge {badge}' data-testid='continuity' title='does each turn start with exactly the tokens "
         f"of the turn before?'>{text(r.continuity.text)}</span>"
-        f"<span class='tv-badge' data-testid='counts' title='{rule}'>{counts}</span>"
+        f"<span class='tv-badge' data-testid='counts' title='{text(counts_tip)}'>{counts}</span>"
         f"{timed_out}</div>"
         f"{produced}"
+        "<div class='tv-h-row2'>"
         f"<details class='tv-task'><summary>task {text(title)}: instruction</summary>"
         f"<div class='tv-md'>{markdown(instruction)}</div></details>"
         f"<div class='tv-meta'>{_tokenizer_line(vocab_origin, vocab_why)} · {r.prompt_tokens + r.output_tokens:,} tokens"
-        f" · longest context {r.max_context:,}</div>"
+        f" · longest context {r.max_context:,}</div></div>"
         f"{notices}"
         "</div>"
     )
@@ -148,15 +155,17 @@ def boundary(b: Boundary | None) -> str:
         return (f"<div class='tv-boundary ok'>turn {b.before} → {b.after}: the prompt starts with all "
                 f"{b.held:,} tokens of turn {b.before} (token-in = token-out)</div>")
     where = "inside turn %d's output" % b.before if b.in_output else "inside turn %d's prompt" % b.before
+    # Compact (issue 21 #2): the verdict and cause on one line, both sides on the next, their ids a hover away,
+    # so the tokens below stay on the first screen.
     return (
         f"<div class='tv-boundary drift'><b>turn {b.before} → {b.after}: drift at position {b.diverge_at:,}</b> "
-        f"({where}; {b.held - b.diverge_at:,} of turn {b.before}'s tokens are not carried over)"
-        f"<div class='tv-cause'>likely cause: {text(b.cause)}</div>"
+        f"({where}; {b.held - b.diverge_at:,} of turn {b.before}'s tokens are not carried over) "
+        f"<span class='tv-cause'>· likely cause: {text(b.cause)}</span>"
         "<div class='tv-sides'>"
-        f"<div><div class='tv-side-h'>turn {b.before} had</div><code class='tv-tok'>{text(make_visible(b.held_text))}</code>"
-        f"<div class='tv-ids'>{text(' '.join(map(str, b.held_ids)))}</div></div>"
-        f"<div><div class='tv-side-h'>turn {b.after}'s prompt has</div><code class='tv-tok'>{text(make_visible(b.next_text))}</code>"
-        f"<div class='tv-ids'>{text(' '.join(map(str, b.next_ids)))}</div></div>"
+        f"<span class='tv-side-h'>turn {b.before} had</span> <code class='tv-tok' title='ids {text(' '.join(map(str, b.held_ids)))}'>"
+        f"{text(make_visible(b.held_text))}</code> "
+        f"<span class='tv-side-h'>turn {b.after}'s prompt has</span> <code class='tv-tok' title='ids "
+        f"{text(' '.join(map(str, b.next_ids)))}'>{text(make_visible(b.next_text))}</code>"
         "</div></div>"
     )
 
@@ -239,7 +248,8 @@ def reward(a: Artifact, r: Report, pending: str | None = None) -> str:
              f"<b>recorded {fmt_reward(r.reward.recorded)} but the recipe gives {fmt_reward(r.reward.recomputed)}</b>")
     by_name = heapq.nsmallest(MAX_LIST, a.summary.tool_calls_by_name.items(), key=lambda kv: (-kv[1], kv[0]))
     tools = "".join(f"<li>{text(short(k, 80))}: {v:,}</li>" for k, v in by_name[:MAX_LIST]) + _more(len(a.summary.tool_calls_by_name), "tool names")
-    return (f"<div class='tv-reward'><table class='tv-table'><tr><th>step</th><th>change</th><th>reward</th><th></th><th></th></tr>"
+    return (f"<div class='tv-reward'><table class='tv-table'><tr><th>step</th><th>change</th><th>reward</th>"
+            "<th title='the reward after this step, as a bar (longest = the largest |reward|)'>size</th><th>why</th></tr>"
             f"{''.join(rows)}</table><p>{check} · timed out: {'yes' if a.summary.timed_out else 'no'}</p>"
             f"<h4>Tool calls by name</h4><ul>{tools or '<li>none</li>'}</ul></div>")
 
@@ -258,6 +268,11 @@ def _other_calls(view: Training) -> str:
                       for c in view.other_calls[:12])
     return (f"<p class='tv-dim' data-testid='other-calls'>{TRL}'s training trace also holds "
             f"{_plural(len(view.other_calls), 'call')} that the recipe does not count as agent turns ({text(items)}).</p>")
+
+
+def omitted(why: str) -> str:
+    """In place of the training rows when an export leaves them out (viewer/export.py says why)."""
+    return f"<div class='tv-training drift' data-testid='no-rows'>{text(why)}</div>"
 
 
 def training(view: Training) -> str:

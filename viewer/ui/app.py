@@ -14,6 +14,8 @@ from fastapi.responses import JSONResponse, Response
 from gradio.route_utils import FnIndexInferError
 from starlette.requests import ClientDisconnect
 
+from viewer import assets
+
 from ..analysis.training import import_trl
 from .cache_folder import private_cache
 from .capture_tab import CaptureTab
@@ -58,13 +60,14 @@ def build_app(default_source: str | None = None, public: bool = False,
 def launch_options(public: bool) -> dict:
     """Arguments for `demo.launch`: a theme that fetches no web fonts, upload limits.
 
-    The token view's CSS is scoped to its component (viewer/ui/view_tab.py); nothing is global."""
+    The token view's CSS is scoped to its component (viewer/ui/view_tab.py); the only global CSS is the
+    chrome's (viewer/assets/app_chrome.css: which blocks take room when)."""
     font = gr.themes.Font
     theme = gr.themes.Default(font=[font("system-ui"), font("Segoe UI"), font("sans-serif")],
                               font_mono=[font("ui-monospace"), font("Menlo"), font("monospace")])
     # In public mode Gradio's own error texts (which can name server paths) become a generic message;
     # our handlers answer in the page and through gr.Error, which is always shown.
-    opts: dict = {"theme": theme, "show_error": not public,
+    opts: dict = {"theme": theme, "show_error": not public, "css": assets.read("app_chrome.css"),
                   "app_kwargs": {"exception_handlers": {KeyError: _not_found, FnIndexInferError: _not_found,
                                                         ClientDisconnect: _hung_up}}}
     if public:

@@ -35,6 +35,7 @@ from viewer.group import compare as group_compare
 from viewer.group import group_map as build_group_map
 from viewer.group import group_row
 from viewer.index_contract import IndexPage
+from viewer.index_facts import RowFacts
 from viewer.index_page import build_page
 from viewer.render import group_map as render_group
 from viewer.render import index as render_index
@@ -82,6 +83,7 @@ class CollectionView:
     def __init__(self, view: ViewTab, cache: CollectionCache | None = None):
         self.view = view
         self.cache = cache or CollectionCache()
+        self.facts = RowFacts()  # tokens and drift of rows whose summary.json lacks them, by row identity
 
     # -- what a source is ------------------------------------------------------------------------------
 
@@ -135,7 +137,8 @@ class CollectionView:
         except Exception as e:  # a message in the page, never a traceback
             return IndexPage(serial=next(_serial), mode="index", src=src,
                              error_html=panels.problems(_shown(src), [f"could not index it: {type(e).__name__}"]))
-        return build_page(c, src, params, next(_serial))
+        return build_page(c, src, params, next(_serial),
+                          fill=lambda rows: self.facts.fill(c, rows, lambda path: self._identity(c, src, path)))
 
     def index_value(self, src: str, params: Mapping[str, object]) -> str:
         return encode(self.index_page(src, params)).decode()
@@ -155,7 +158,9 @@ class CollectionView:
         c = self._collection(src)
         folder = c.folder(path)
         try:
-            return Rollout.load(load_artifact(folder, source=f"{src}:{path}" if path else src))
+            r = Rollout.load(load_artifact(folder, source=f"{src}:{path}" if path else src))
+            self.facts.learn(self._identity(c, src, path), r.artifact.turns)  # the index shows its tokens and drift
+            return r
         finally:
             if c.kind == "zip":  # the rollout is in memory now: remove what opening it unpacked
                 remove_folder(folder)
@@ -230,7 +235,7 @@ class CollectionView:
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         page = IndexPage(serial=next(_serial), mode="row", src=src, query=to_query(filters), sort=filters.sort,
                          row=group.path, rollout=rollout, total=len(c.records), matched=len(c.records), kind=c.kind,
-                         row_html=render_group.opened_rollout(group.path, rollout, adv, group.k or 0))
+                         row_html=render_group.opened_rollout(group.path or src, rollout, adv, group.k or 0))
         return value, c.source_of(m.path) or f"{src}:{m.path}", encode(page).decode()
 
     def open_row(self, src: str, path: str, params: Mapping[str, object],
@@ -315,9 +320,10 @@ class CollectionView:
         value, shown, loaded = self.view.on_page_load(request)
         return value, shown, loaded, self.none_value()
 
-    def on_upload(self, files):
-        value, loaded = self.view.on_upload(files)
-        return value, loaded, self.none_value()
+    def on_upload(self, files) -> tuple[str, str, str, str]:
+        """(token view, loaded, index, source box): the source box names the upload, as the URL does."""
+        value, loaded, src = self.view.on_upload(files)
+        return value, loaded, self.none_value(), src or gr.update()
 
     def on_action(self, evt: gr.EventData):
         """The index's events: {action: "open", src, row, query} and {action: "back", src, query}."""

@@ -12,7 +12,8 @@ server path.
 from __future__ import annotations
 
 import hashlib
-import json
+import html
+import math
 from pathlib import Path
 
 import gradio as gr
@@ -22,22 +23,23 @@ from artifact import Artifact, ArtifactError, Problem, bundled_examples, open_ar
 from artifact.sources import bundled_groups, identify
 from artifact.unpack import scratch
 from viewer import assets
-from viewer.contract import Failed, Initial, Live, Opened, encode
-from viewer.export import export_html
-from viewer.query import MAX_SRC_CHARS, PageQuery, parse_page_query
+from viewer.analysis.trainer_view import EPS_CHOICES
+from viewer.contract import Exported, Failed, Initial, Live, Opened, encode
+from viewer.export import ADVANTAGE_CHOICES, TrainerChoice, export_file, size_label
+from viewer.query import MAX_SRC_CHARS, UPLOAD_SRC, PageQuery, parse_page_query
 from viewer.render import panels, safe
 from viewer.render.outline import training
 from viewer.rollout import Rollout
 from viewer.trainer_records import BadRequest, parse_request, trainer_summary, trainer_turn
 
 from .collection_view import CollectionView
-from .downloads import new_download_dir
+from .downloads import export_path
 from .live import LiveRuns
 from .store import Held, RolloutStore
 
 MOUNT_JS = "TraceView.mountInApp(element, props, server, watch);"
-# The export button sends the view's state (key, turn, mode, scope) instead of the whole outline.
-EXPORT_STATE_JS = "(s) => JSON.stringify(window.__traceView ? window.__traceView.state() : {})"
+UPLOAD_GONE = "this upload is no longer loaded on this server: upload the file again"
+MAX_ADVANTAGE = 1e3
 
 
 def _int(value, default: int = 0) -> int:
@@ -64,11 +66,33 @@ def _scrub(p: Problem, path: str, name: str) -> Problem:
 
 
 def _digest(files: dict[str, bytes]) -> str:
+    """What names an upload (its files' names and bytes): 128 bits of their SHA-256."""
     h = hashlib.sha256()
     for name in sorted(files):
         h.update(name.encode())
         h.update(files[name])
-    return h.hexdigest()
+    return h.hexdigest()[:32]
+
+
+def _trainer_choice(r: Rollout, value: object, group: float | None) -> TrainerChoice | None:
+    """The trainer panel's settings an export request names, each checked (a bad one falls back)."""
+    if not r.artifact.rescores:
+        return None
+    v = value if isinstance(value, dict) else {}
+    part = str(v.get("part", ""))
+    eps = _int(v.get("eps"))
+    adv = str(v.get("adv", "+1"))
+    if adv not in ADVANTAGE_CHOICES or (adv == "group" and group is None):
+        adv = "+1"
+    return TrainerChoice(part if part in r.artifact.rescores else next(iter(r.artifact.rescores)),
+                         eps if 0 <= eps < len(EPS_CHOICES) else 0, adv)
+
+
+def _advantage(value: object) -> float | None:
+    """The group's advantage the page was given, when it is a sensible number (it only labels the visitor's file)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) and abs(value) <= MAX_ADVANTAGE else None
 
 
 class ViewTab:
@@ -122,6 +146,15 @@ class ViewTab:
             return self.error_value(shown, [Problem("source", "too long to be a source", expected=f"at most "
                                                     f"{MAX_SRC_CHARS} characters", found=f"{len(source):,}")]), ""
         allow_local = not self.public
+        upload = UPLOAD_SRC.fullmatch(source)
+        if upload:  # never read from a name: it opens while the store holds it (or can reload it from the upload)
+            key = self.store.key_for("upload|" + upload.group(1))
+            try:
+                if self.store.get(key) is None:
+                    return self.error_value("the upload", [Problem("upload", UPLOAD_GONE)]), source
+                return self.opened_value(key, source, initial or Initial(), built), source
+            except ArtifactError:  # its files were swept from Gradio's cache since
+                return self.error_value("the upload", [Problem("upload", UPLOAD_GONE)]), source
         try:
             identity = identify(source, allow_local=allow_local)
         except ArtifactError as e:
@@ -146,15 +179,16 @@ class ViewTab:
         value, loaded = self.source_value(src, _initial(q))
         return value, src, loaded
 
-    def on_upload(self, files):
+    def on_upload(self, files) -> tuple[str, str, str]:
+        """(token view value, loaded, the source that names it: `upload:<digest>`) for uploaded files."""
         paths = [Path(f if isinstance(f, str) else f.name) for f in (files or [])]
         if not paths:
-            return self.error_value("upload", ["no file was uploaded"]), ""
+            return self.error_value("upload", ["no file was uploaded"]), "", ""
         name = paths[0].name if len(paths) == 1 else f"{len(paths)} uploaded files"
         try:  # the bytes, read once: Gradio sweeps its copy, and a reload after an eviction reads ours
             held = Held({p.name: p.read_bytes() for p in paths})
         except OSError:
-            return self.error_value(name, ["the upload could not be read: upload it again"]), ""
+            return self.error_value(name, ["the upload could not be read: upload it again"]), "", ""
 
         def reopen() -> Rollout:
             files = held.files
@@ -169,8 +203,9 @@ class ViewTab:
                 except ArtifactError as e:  # name the upload, never a server folder
                     raise ArtifactError([_scrub(p, str(folder), name) for p in e.problems]) from None
 
-        identity = "upload|" + _digest(held.files or {})
-        return self._open(name, identity, reopen, None, Initial(), held=held), "upload"
+        digest = _digest(held.files or {})
+        src = f"upload:{digest}"  # the Source field and the page link name it; it reopens while the store holds it
+        return self._open(name, "upload|" + digest, reopen, src, Initial(), held=held), "upload", src
 
     def _rollout(self, req) -> Rollout | str:
         """The rollout a request's key names, or the message to answer with (never opened here; gone)."""
@@ -214,24 +249,29 @@ class ViewTab:
         except (BadRequest, IndexError, KeyError) as e:
             return {"error": str(e)}
 
-    def on_export(self, what: str, state: str):
-        try:
-            s = json.loads(state or "{}")
-        except json.JSONDecodeError:
-            s = {}
-        r = self.store.get(str(s.get("key", ""))[:64]) if isinstance(s, dict) else None
+    def export(self, req) -> dict:
+        """Server function: {key, what: "rollout" | "turn", turn, mode, scope, trainer, advantage} -> {path, name,
+        size, note} of an HTML file written once, into Gradio's cache (it serves the file from there without a
+        copy, and its sweep removes it), or {error}."""
+        if not isinstance(req, dict):
+            return {"error": "an export request is an object with key, what, turn, mode and scope"}
+        r = self.store.get(str(req.get("key", ""))[:64])
         if r is None:
-            raise gr.Error("Open a rollout first.")
-        initial = initial_from_params({k: str(v) for k, v in s.items()})
-        turn = initial.turn if what == "this turn" else None
-        try:
-            page = export_html(r, turn, mode=initial.mode, scope=initial.scope, at_turn=initial.turn)
-        except ValueError as e:
-            raise gr.Error(str(e)) from None
+            return {"error": "this rollout was never opened here: open it again"}
+        initial = initial_from_params({k: str(req[k]) for k in ("turn", "mode", "scope") if k in req})
+        turn = initial.turn if req.get("what") == "turn" else None
+        advantage = _advantage(req.get("advantage"))
         name = f"rollout-{r.artifact.summary.task_id[:8]}" + (f"-turn{turn}" if turn is not None else "") + ".html"
-        out = new_download_dir() / name
-        out.write_text(page, encoding="utf-8")
-        return str(out)
+        path = export_path(self.view.GRADIO_CACHE, name)
+        try:
+            got = export_file(r, path, turn=turn, mode=initial.mode, scope=initial.scope, at_turn=initial.turn,
+                              trainer=_trainer_choice(r, req.get("trainer"), advantage), advantage=advantage)
+        except ValueError as e:  # no such turn, or too large to export whole (ExportRefused): the message says
+            return {"error": str(e)}
+        except OSError as e:
+            return {"error": f"the file could not be written: {e.strerror or type(e).__name__}"}
+        self.view.temp_files.add(str(path))  # Gradio's cache sweep (delete_cache) and shutdown remove it
+        return msgspec.to_builtins(Exported(str(path), name, size_label(got.bytes), got.note))
 
     # -- layout -------------------------------------------------------------------------------------
 
@@ -239,15 +279,18 @@ class ViewTab:
         """Create the tab's components and wire them (call inside a `gr.Tab`)."""
         hint = ("an example or a Hub dataset (org/name[@revision][:sub/folder])" if self.public else
                 "an example, a Hub dataset (org/name[@revision][:sub/folder]), a folder or a .zip")
-        gr.Markdown("**Rollout trace viewer**: one coding-agent rollout as RL training sees it. Green, underlined "
-                    "tokens are the model's (mask 1, the only ones with a gradient); grey ones came from the "
-                    "environment.", elem_classes="tv-chrome tv-intro")
-        with gr.Row(elem_classes="tv-chrome"):
+        # One title line and one compact bar (issue 21 #1): what this is and what a source can be, then the
+        # source, Load and the upload as a button, so the first screen is the rollout's, not the form's.
+        gr.HTML(f"<div class='tv-title'><b>Rollout trace viewer</b> · one coding-agent rollout as RL training sees it"
+                f" · <span>open {html.escape(hint)}</span></div>",
+                apply_default_css=False, elem_id="intro", elem_classes="tv-chrome", padding=False)
+        with gr.Row(elem_classes="tv-chrome tv-sourcebar"):
             self.src = gr.Dropdown(bundled_examples() + bundled_groups(), value=self.default_source, allow_custom_value=True,
-                                   label="Source", info=hint, scale=4, elem_id="source")
-            load = gr.Button("Load", variant="primary", scale=1, elem_id="load")
-            upload = gr.File(label="…or upload a .zip or the artifact files", file_count="multiple",
-                             file_types=[".zip", ".json", ".txt", ".py"], scale=3, height=110, elem_id="upload")
+                                   label="Source", show_label=False, container=False, scale=4, min_width=220,
+                                   elem_id="source")
+            load = gr.Button("Load", variant="primary", scale=0, min_width=90, elem_id="load")
+            upload = gr.UploadButton("Upload…", file_count="multiple", file_types=[".zip", ".json", ".txt", ".py"],
+                                     scale=0, min_width=110, elem_id="upload")
         self.loaded = gr.State("")
 
         # Plain functions, not bound methods: Gradio marks server functions with an attribute, and
@@ -267,6 +310,9 @@ class ViewTab:
         def live_cancel(req: dict) -> dict:
             return self.live.stop(req)
 
+        def export(req: dict) -> dict:
+            return self.export(req)
+
         index = self.collections.render()  # the collection index, above the token view
         # The default rollout is in the page from the start, so a visitor without a deep link sees tokens
         # without waiting for the page-load round trip (a default collection opens through the page load).
@@ -275,19 +321,11 @@ class ViewTab:
         self.view = gr.HTML(value=self.built_value, html_template="<div class='tv-mount'></div>",
                             css_template=assets.read("trace_view.css"), apply_default_css=False,
                             js_on_load=assets.read("trace_view.js") + MOUNT_JS,
-                            server_functions=[chunk, training, trainer, live, live_cancel], elem_id="trace-view", padding=False)
-        with gr.Accordion("Export a self-contained HTML file", open=False, elem_classes="tv-chrome"):
-            # Two buttons, no extra widget: every component type is one more module the page boots with.
-            with gr.Row():
-                export_all = gr.Button("Export the whole rollout", elem_id="export")
-                export_turn = gr.Button("Export the turn on screen", elem_id="export-turn")
-                export_state = gr.Textbox(visible=False)
-            gr.Markdown("The file opens offline on the turn, mode and scope on screen.")
-            export_file = gr.File(label="HTML file", interactive=False, elem_id="export-file")
+                            server_functions=[chunk, training, trainer, live, live_cancel, export], elem_id="trace-view",
+                            padding=False)
+        # Export lives in the token view's toolbar (server.export), so it is offered only where a rollout is.
         opened = [self.view, self.loaded, index]
         load.click(self.collections.open_source, self.src, opened)
         self.src.select(self.collections.open_source, self.src, opened)
-        upload.upload(self.collections.on_upload, upload, opened)
+        upload.upload(self.collections.on_upload, upload, [*opened, self.src])
         self.collections.wire(opened)
-        export_all.click(lambda s: self.on_export("the whole rollout", s), export_state, export_file, js=EXPORT_STATE_JS)
-        export_turn.click(lambda s: self.on_export("this turn", s), export_state, export_file, js=EXPORT_STATE_JS)
