@@ -35,9 +35,12 @@ def test_scripted_example_trains_all_three_turns_and_says_where_the_script_disag
     # opencode's title call is in TRL's trace with an all-zero mask: it trains nothing and forms no row
     assert [(c.call, c.trained_tokens) for c in tr.other_calls] == [(0, 0)]
     o = outline(r)
-    assert "3 of 3 agent turns trained by TRL 1.16.0" in o.summary_html
+    assert "3 of 3 turns trained by TRL" in o.summary_html
     assert "3 trained by TRL 1.16.0" in o.header_html
-    assert o.header_html.count("marks turn 2 untrained because it made no tool call") == 1  # once per rollout
+    # once per rollout: a short badge beside the counts, the whole sentence on hover
+    assert o.header_html.count("data-testid='trained-disagree'") == 1
+    assert o.header_html.count("marks turn 2 untrained because it made no tool call") == 1
+    assert ">the capture script marks turn 2 untrained</span>" in o.header_html
     assert "TRL 1.16.0 trains its 17 generated tokens" in o.header_html
     assert [bool(t.trained_html) for t in o.turns] == [False, False, True]  # and on the turn
     assert "17 of this turn&#x27;s 17 generated tokens" in o.turns[2].trained_html or \
@@ -84,8 +87,7 @@ def test_the_older_proxy_dialect_says_which_rule_applies(tmp_path):
     assert tr.basis == "seed" and tr.disagreements == ()
     assert [tr.trained_tokens(i) for i in range(3)] == [70, 51, 0]
     assert "older in-sandbox proxy" in tr.rule and "cannot build a training trace" in tr.rule
-    assert "2 of 3 agent turns trained by the capture script&#x27;s rule" in outline(r).summary_html or \
-        "2 of 3 agent turns trained by the capture script's rule" in outline(r).summary_html
+    assert "2 of 3 turns trained (the capture script's rule)" in outline(r).summary_html
     assert "older in-sandbox proxy" in training_record(r).html
 
 
@@ -99,4 +101,4 @@ def test_a_capture_openenv_refuses_trains_nothing_and_says_why(tmp_path):
     assert r.training.error and r.training.trained_turns == 0 and r.training.rows == []
     o = outline(r)
     assert "cannot train this rollout" in o.header_html and "CaptureContractError" in o.header_html
-    assert "0 of 3 agent turns trained" in o.summary_html
+    assert "0 of 3 turns trained" in o.summary_html

@@ -29,14 +29,16 @@ def test_default_example_shows_what_trl_trains(browser, app_url, size, scheme):
     try:
         page.goto(f"{app_url}/?turn=2")
         page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
-        assert "3 of 3 agent turns trained by TRL 1.16.0" in page.locator("[data-testid=summary]").inner_text()
+        assert "3 of 3 turns trained by TRL" in page.locator("[data-testid=summary]").inner_text()
+        assert "3 trained by TRL 1.16.0" in page.locator("[data-testid=counts]").inner_text()
         pills = page.locator(".tv-navitem .tv-pill").all_inner_texts()
         assert pills == ["trained", "trained", "trained"]
         # the pill says how many tokens, and where the capture script disagrees
         assert "17 of 17 generated tokens trained; the original capture script marks this turn untrained" in \
             page.locator(".tv-navitem .tv-pill").nth(2).get_attribute("title")
-        notes = page.locator(".tv-notices li").all_inner_texts()
-        assert sum("marks turn 2 untrained because it made no tool call" in n for n in notes) == 1
+        badge = page.locator("[data-testid=trained-disagree]")
+        assert badge.count() == 1 and badge.inner_text() == "the capture script marks turn 2 untrained"
+        assert "TRL 1.16.0 trains its 17 generated tokens" in badge.get_attribute("title")
         note = page.locator("[data-testid=trained-note]")
         assert note.is_visible() and "TRL 1.16.0 trains 17 of this turn's 17 generated tokens" in note.inner_text()
         assert page.locator(".tv-tokens.untrained").count() == 0
@@ -83,7 +85,7 @@ def test_an_older_proxy_capture_follows_the_capture_scripts_rule_and_says_so(bro
     try:
         page.goto(f"{app_url}/?src={legacy}&turn=2")
         page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
-        assert "2 of 3 agent turns trained by the capture script's rule" in page.locator("[data-testid=summary]").inner_text()
+        assert "2 of 3 turns trained (the capture script's rule)" in page.locator("[data-testid=summary]").inner_text()
         assert page.locator(".tv-navitem .tv-pill").all_inner_texts() == ["trained", "trained", "not trained"]
         assert page.locator(".tv-tokens.untrained").count() == 1  # hatched: no token of it is trained
         assert page.locator("[data-testid=trained-note]").count() == 0

@@ -34,7 +34,7 @@ def test_loads_example_with_masks(page, app_url):
     open_view(page, app_url)
     assert page.locator("[data-testid=nav-turn]").count() == 3
     assert page.locator("[data-testid=summary]").inner_text() == (
-        "4 of 5 held-out tests passed · reward +0.800 · 3 of 3 agent turns trained by TRL 1.16.0")
+        "4 of 5 held-out tests passed · reward +0.800 · 3 of 3 turns trained by TRL")
     assert page.locator(".tv-reward-value.pos").count() == 1
     assert page.locator("[data-testid=counts]").inner_text() == "4 model calls (1 bookkeeping) · 3 agent turns · 3 trained by TRL 1.16.0"
     assert "1 of 2 boundaries drift" in page.locator("[data-testid=continuity]").inner_text()

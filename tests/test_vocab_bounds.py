@@ -79,7 +79,7 @@ UPLOAD_CHILD = textwrap.dedent("""
     tab = ViewTab("scripted-smollm2", public=True)
     tab.on_upload([sys.argv[1]])  # a first upload: what every later one is measured against
     peak0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    value, _ = tab.on_upload([sys.argv[2]])
+    value, _, _ = tab.on_upload([sys.argv[2]])
     peak1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"grew_kb": peak1 - peak0, "value": value, "counted": tab.store.loaded_bytes()}))
 """)

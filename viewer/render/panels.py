@@ -46,8 +46,7 @@ def summary(a: Artifact, r: Report, pending: str | None = None) -> str:
         tests_part, reward_part = ((f"{_plural(n_tests, 'held-out test')} run when the agent finishes", "reward pending")
                                    if pending == "running" else
                                    (f"{_plural(n_tests, 'held-out test')} never ran: the capture {pending}", "no reward"))
-        trained = f"{r.trained_turns} of {_plural(r.turns, 'agent turn')} trained by {r.trained_by} so far" if r.turns else \
-            "no agent turn yet"
+        trained = f"{_trained(r)} so far" if r.turns else "no agent turn yet"
         return (f"<div class='tv-summary' data-testid='summary'><span>{text(tests_part)}</span> · "
                 f"<span class='tv-reward-value none'>{reward_part}</span> · <span>{trained}</span></div>")
     if results:
@@ -57,10 +56,15 @@ def summary(a: Artifact, r: Report, pending: str | None = None) -> str:
     else:
         tests_part = "no held-out tests in this artifact"
     rec = r.reward.recorded
-    trained = (f"{r.trained_turns} of {_plural(r.turns, 'agent turn')} trained by {r.trained_by}" if r.turns else
-               "no agent turn: nothing to train")
+    trained = _trained(r) if r.turns else "no agent turn: nothing to train"
     return (f"<div class='tv-summary' data-testid='summary'><span>{text(tests_part)}</span> · "
             f"<span class='tv-reward-value {_sign(rec)}'>reward {fmt_reward(rec)}</span> · <span>{trained}</span></div>")
+
+
+def _trained(r: Report) -> str:
+    """The headline's count, short enough for one line at 1024 px; the header names the TRL version."""
+    by = "by TRL" if r.trained_by == TRL else f"({r.trained_by})"
+    return f"{r.trained_turns} of {_plural(r.turns, 'turn')} trained {by}"
 
 
 def _tokenizer_line(vocab_origin: str | None, vocab_why: list[str]) -> str:
@@ -73,6 +77,19 @@ def _tokenizer_line(vocab_origin: str | None, vocab_why: list[str]) -> str:
 
 def _turns_words(turns: list[int]) -> str:
     return ("turn " if len(turns) == 1 else "turns ") + ", ".join(map(str, turns[:12])) + (" …" if len(turns) > 12 else "")
+
+
+def disagreement_badge(tr: Training) -> str:
+    """Once per rollout, beside the counts: a short line where the capture script and TRL part ways, the whole
+    sentence on hover (and on each such turn: `turn_training`)."""
+    said = disagreement(tr)
+    if said is None:
+        return ""
+    off = [i for i in tr.disagreements if tr.trained(i)]
+    on = [i for i in tr.disagreements if not tr.trained(i)]
+    short = "; ".join(([f"the capture script marks {_turns_words(off)} untrained"] if off else [])
+                      + ([f"the capture script marks {_turns_words(on)} trained"] if on else []))
+    return f"<span class='tv-badge warn' data-testid='trained-disagree' title='{text(said)}'>{text(short)}</span>"
 
 
 def disagreement(tr: Training) -> str | None:
@@ -114,7 +131,7 @@ def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str
     badge = "warn" if r.continuity.kind == "drift" else "ok"
     mismatch = "" if r.reward.matches else (f" <span class='tv-badge warn' title='recomputed from the recipe'>"
                                             f"recipe gives {fmt_reward(r.reward.recomputed)}</span>")
-    training_note = (tr.rule if tr.error or tr.basis == "seed" else disagreement(tr)) if tr is not None else None
+    training_note = tr.rule if tr is not None and (tr.error or tr.basis == "seed") else None
     notes = [*([training_note] if training_note else []), *a.notices, *([note] if note else [])]
     notices = "".join(f"<li>{text(n)}</li>" for n in notes[:MAX_LIST])
     notices = f"<ul class='tv-notices'>{notices}</ul>" if notices else ""
@@ -136,6 +153,7 @@ def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str
         f"<span class='tv-badge {badge}' data-testid='continuity' title='does each turn start with exactly the tokens "
         f"of the turn before?'>{text(r.continuity.text)}</span>"
         f"<span class='tv-badge' data-testid='counts' title='{text(counts_tip)}'>{counts}</span>"
+        f"{disagreement_badge(tr) if tr is not None else ''}"
         f"{timed_out}</div>"
         f"{produced}"
         "<div class='tv-h-row2'>"
