@@ -59,7 +59,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
 
-    from artifact.collection import open_collection
+    from rollout_trace.artifact.collection import open_collection
 
     folder = OUT / f"collection-{args.n}"
     generate(folder, args.n, args.turns, args.max_context)

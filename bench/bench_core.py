@@ -74,7 +74,7 @@ def _json_load(folder: Path) -> dict[str, float]:
 
 
 def _load_artifact(folder: Path) -> dict[str, float]:
-    from artifact import load_artifact
+    from rollout_trace.artifact import load_artifact
 
     art, m = _timed(lambda: load_artifact(folder))
     assert art.turns
@@ -82,7 +82,7 @@ def _load_artifact(folder: Path) -> dict[str, float]:
 
 
 def _load_index(folder: Path) -> dict[str, float]:
-    from artifact import load_index
+    from rollout_trace.artifact import load_index
 
     index, m = _timed(lambda: load_index(folder))
     assert index
@@ -99,7 +99,7 @@ def _random_ids(vocab_size: int) -> Any:
 def _vocab_table(folder: Path) -> dict[str, float]:
     from tokenizers import Tokenizer
 
-    from viewer.tokens import vocab_from_tokenizer
+    from rollout_trace.analysis.tokens import vocab_from_tokenizer
 
     tok = Tokenizer.from_file(str(TOKENIZER))
     vocab, m = _timed(lambda: vocab_from_tokenizer(tok, "bench"))
@@ -110,7 +110,7 @@ def _vocab_table(folder: Path) -> dict[str, float]:
 def _token_texts(folder: Path) -> dict[str, float]:
     from tokenizers import Tokenizer
 
-    from viewer.tokens import token_texts, vocab_from_tokenizer
+    from rollout_trace.analysis.tokens import token_texts, vocab_from_tokenizer
 
     vocab = vocab_from_tokenizer(Tokenizer.from_file(str(TOKENIZER)), "bench")
     ids = _random_ids(vocab.size)
@@ -163,7 +163,7 @@ def measure_all(folder: Path, repeat: int) -> dict[str, dict[str, float]]:
 
 def int32_bytes(folder: Path) -> int:
     """What every prompt and output id of the artifact takes as int32."""
-    from artifact import load_index
+    from rollout_trace.artifact import load_index
 
     return 4 * sum(h.n_prompt_ids + h.n_output_ids for h in load_index(folder))
 

@@ -83,7 +83,7 @@ VIEWPORT = {"width": 1400, "height": 1000}
 
 def make_artifact(out_dir: Path, n_tokens: int, seed: int = 0) -> Path:
     """Write a 3-turn seed-format artifact whose turns are `n_tokens` long and share no prefix; return its folder."""
-    from recipe.reward import reward
+    from rollout_trace.recipe.reward import reward
 
     rng = np.random.default_rng(seed)
     if out_dir.exists():
@@ -132,7 +132,7 @@ def make_artifact(out_dir: Path, n_tokens: int, seed: int = 0) -> Path:
 
 def check_artifact(folder: Path, n_tokens: int) -> None:
     """Fail loudly unless the artifact loads, renders text, and its "new" scope is the whole turn."""
-    from artifact import load_artifact
+    from rollout_trace.artifact import load_artifact
     from viewer.rollout import Rollout
 
     r = Rollout.load(load_artifact(folder))
@@ -151,7 +151,7 @@ def server_chunk_ms(folder: Path, calls: int = 15) -> dict[str, float]:
     from fastapi.encoders import jsonable_encoder
     from gradio.routes import ORJSONResponse
 
-    from artifact import load_artifact
+    from rollout_trace.artifact import load_artifact
     from viewer.rollout import CHUNK, Rollout
 
     r = Rollout.load(load_artifact(folder))
@@ -190,8 +190,8 @@ def naive_app(folder: Path) -> tuple[gr.Blocks, dict[str, float]]:
     Returns the Blocks and a dict where each click stores how long Python took to build the HTML."""
     import gradio as gr
 
-    from artifact import load_artifact
-    from viewer.tokens import resolve_vocab, token_texts
+    from rollout_trace.analysis.tokens import resolve_vocab, token_texts
+    from rollout_trace.artifact import load_artifact
 
     art = load_artifact(folder)
     vocab, _ = resolve_vocab(art.tokenizer_dir, None)

@@ -43,11 +43,11 @@ def _rss_now_mb() -> float:
 def measure_time(example: str, dtype: str, repeat: int) -> dict:
     import torch
 
-    from artifact import open_artifact
-    from capture import local_model as lm
+    import local_model as lm
     from rescore import forward
     from rescore.model import load
     from rescore.plan import plan
+    from rollout_trace.artifact import open_artifact
 
     if not lm.is_converted():
         raise SystemExit("convert the offline model first: bash scripts/local_model.sh convert")

@@ -141,7 +141,7 @@ def _write_turns(path: Path, rng: np.random.Generator, vocab: int, first: int, o
 
 def make_large(out_dir: Path, turns: int = 100, max_context: int = 60_000, vocab: int = 49152, seed: int = 0) -> Path:
     """Write the synthetic artifact into `out_dir` (created if needed) and return that folder."""
-    from recipe.reward import reward  # from the repo root, put on sys.path above
+    from rollout_trace.recipe.reward import reward  # from the repo root, put on sys.path above
 
     if turns < 1:
         raise ValueError("turns must be at least 1")

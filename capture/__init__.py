@@ -4,7 +4,8 @@ The public names: the request (`CaptureConfig`, its checks and defaults), the ru
 task building (`task_for`), the endpoint probe (`check_endpoint`), progress, and the errors.
 """
 
-from . import processes  # noqa: F401  (first, from the main thread: installs the SIGTERM/atexit cleanup)
+import processes  # noqa: F401  (first, from the main thread: installs the SIGTERM/atexit cleanup)
+
 from .agent import Cancelled
 from .config import (
                      BACKENDS,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import socket
 import threading
 import time
 import urllib.request
@@ -54,12 +53,6 @@ class Layout:
     @property
     def state(self) -> str:
         return f"{self.home}/.capture"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class AgentRun:

@@ -46,7 +46,7 @@ class CaptureConfig:
     max_output_tokens: int = 8192
     context: int = 32768
     deny_tools: tuple[str, ...] = opencode.DENIED_TOOLS
-    local_model: bool = False  # serve SmolLM2-135M-Instruct with vLLM CPU for this capture (capture/local_model.py)
+    local_model: bool = False  # serve SmolLM2-135M-Instruct with vLLM CPU for this capture (local_model.py)
     rescore: bool = False  # re-score the written artifact with the training model (run.rescore_after_capture)
     trainer_model: str | None = None  # that model; None: the local SmolLM2 with local_model, else tokenizer/model
     request_seed: int | None = None  # sent as each model call's `seed` (group rollouts); None = the engine's own

@@ -27,8 +27,8 @@ from typing import Callable, Iterator
 
 import msgspec
 
-from artifact import Artifact, ArtifactError, Task, load_artifact
-from artifact.group import (
+from rollout_trace.artifact import Artifact, ArtifactError, Task, load_artifact
+from rollout_trace.artifact.group import (
     GROUP_FILE,
     GroupFile,
     GroupRollout,
@@ -342,7 +342,7 @@ def _write_task(root: Path, task) -> None:
 def _validate(root: Path, group: GroupFile) -> list[Artifact | None]:
     """Every rollout and group.json read back with the viewer's readers, and the group checked against
     its rollouts the way `viewer check` does; a CaptureError names what is wrong."""
-    from artifact.collection import open_collection
+    from rollout_trace.artifact.collection import open_collection
 
     try:
         load_group(root)

@@ -8,7 +8,7 @@ while the session runs. It never talks to the model endpoint.
 
 `LiveTrace` turns those entries into the in-memory form every viewer consumer already reads: an
 `Artifact` with no folder, no test results and no reward yet. Turns are derived by the same function the
-final artifact uses (capture/turns.py), once per call, so the last live snapshot and the written artifact
+final artifact uses (rollout_trace/recipe/turns.py), once per call, so the last live snapshot and the written artifact
 hold the same ids and masks. Nothing here writes a file: on disk there is still only the atomic,
 validated artifact capture/run.py writes at the end.
 """
@@ -21,12 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from artifact import Artifact, Summary, Task, TraceCall, Turn
-from artifact.trace import calls_from_entries
-from recipe.agent_turns import select_agent_calls
-from viewer.analysis.training import training
-
-from .turns import derive_turn
+from rollout_trace.analysis.training import training
+from rollout_trace.artifact import Artifact, Summary, Task, TraceCall, Turn
+from rollout_trace.artifact.trace import calls_from_entries
+from rollout_trace.recipe.agent_turns import select_agent_calls
+from rollout_trace.recipe.turns import derive_turn
 
 POLL_S = 1.0  # one progress request a second while the agent works; entries only when a call landed
 

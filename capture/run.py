@@ -18,14 +18,16 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Callable
 
-from artifact import Artifact, ArtifactError, OutDirExists, Summary, Task, TestResult, write_artifact
-from recipe.reward import reward_waterfall
-from recipe.verifier import score
-from viewer.analysis.training import record as trl_record
-from viewer.analysis.training import training
+from processes import free_port
+from rollout_trace.analysis.training import record as trl_record
+from rollout_trace.analysis.training import training
+from rollout_trace.artifact import Artifact, ArtifactError, OutDirExists, Summary, Task, TestResult, write_artifact
+from rollout_trace.recipe.reward import reward_waterfall
+from rollout_trace.recipe.turns import TurnError
+from rollout_trace.recipe.verifier import score
 
 from . import hub, opencode
-from .agent import AgentError, AgentRun, Cancelled, Layout, free_port
+from .agent import AgentError, AgentRun, Cancelled, Layout
 from .config import CaptureConfig, problems, redact_url
 from .errors import CaptureError
 from .live import LiveCallback, LiveTrace, LiveUpdate, ProxyWatch
@@ -33,7 +35,6 @@ from .preflight import check_endpoint
 from .progress import Callback, Reporter
 from .sandbox import LocalSandbox
 from .tasks import refuse_for_public, task_for
-from .turns import TurnError
 
 # The files a tokenizer needs, fetched alone when a public server loads one from the Hub.
 TOKENIZER_FILES = ["tokenizer*", "special_tokens_map.json", "vocab*", "merges.txt", "*.model", "config.json",
@@ -175,7 +176,7 @@ def _check_out_dir(cfg: CaptureConfig) -> Path:
 @contextmanager
 def serving_local_model(say: Reporter, for_whom: str, timeout_s: float = 300) -> Iterator[str]:
     """Prepare (once) and serve the offline model for the block; yields its URL and stops it afterwards."""
-    from . import local_model
+    import local_model
 
     if not local_model.is_prepared():
         say("preparing the local model (vLLM CPU + SmolLM2-135M-Instruct; a few minutes, once)", stage="preflight")
@@ -207,7 +208,7 @@ def _capture_with_local_model(cfg: CaptureConfig, say: Reporter, cancel: threadi
 
 def local_model_config(cfg: CaptureConfig, url: str) -> CaptureConfig:
     """`cfg` pointed at the local SmolLM2 server at `url`, with the context, output cap and tools it fits."""
-    from . import local_model
+    import local_model
 
     return replace(cfg, local_model=False, backend="local", endpoint=url, model=local_model.MODEL_NAME,
                    tokenizer=str(local_model.model_dir()), context=local_model.MAX_MODEL_LEN,
@@ -216,7 +217,7 @@ def local_model_config(cfg: CaptureConfig, url: str) -> CaptureConfig:
 
 
 def local_model_served_by() -> str:
-    from . import local_model
+    import local_model
 
     return f"vLLM {local_model.VLLM_VERSION} on CPU"
 

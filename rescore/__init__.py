@@ -1,7 +1,7 @@
 """Re-score a rollout with a training model: what TRL's trainer makes of every token the engine sampled.
 
     artifact -> rescore.plan (TRL's training rows) -> rescore.forward (the TRL-patched model)
-             -> artifact.write_rescore (`rescore/<name>/`) -> viewer.analysis.trainer_view (ratios, loss, stats)
+             -> rollout_trace.artifact.write_rescore (`rescore/<name>/`) -> rollout_trace.analysis.trainer_view (ratios, loss, stats)
 
 `python -m viewer rescore` and `python -m capture --rescore` call `rescore()`. This package is the only
 one that imports torch for the viewer; the analysis of a stored part needs only numpy.
@@ -15,7 +15,7 @@ from .run import DEFAULT_TOP_K, RescoreConfig, part_name, recorded_temperature, 
 
 def local_model(progress=print) -> tuple[str, str]:
     """(folder, label) of the offline SmolLM2, converted first when missing (main venv only, about a minute)."""
-    from capture import local_model as lm
+    import local_model as lm
 
     if not lm.is_converted():
         progress(f"converting the offline model into {lm.model_dir()} (once, about a minute)")

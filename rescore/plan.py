@@ -1,6 +1,6 @@
 """Which sequences to forward so that every output token of every turn is scored exactly once.
 
-The trainer forwards TRL's training rows (`_chain_to_sequences`, viewer/analysis/training.py),
+The trainer forwards TRL's training rows (`_chain_to_sequences`, rollout_trace/analysis/training.py),
 one pass per row: a clean continuation shares the row of the turn before it. We forward each row
 once and read off every turn the row contains (its prompt and output are a prefix of the row),
 trained or not; a causal model gives a token the same numbers whatever follows it. Turns no row
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from artifact import Turn
-from viewer.analysis.training import Row
+from rollout_trace.analysis.training import Row
+from rollout_trace.artifact import Turn
 
 
 @dataclass

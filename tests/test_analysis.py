@@ -10,15 +10,15 @@ import msgspec
 import numpy as np
 import pytest
 
-from artifact import Artifact, Turn, open_artifact
-from recipe.reward import reward, reward_waterfall
-from viewer.analysis.alignment import align
-from viewer.analysis.continuity import boundaries, boundary, verdict
-from viewer.analysis.engine_ids import engine_check
-from viewer.analysis.report import reward_check
-from viewer.analysis.spans import common_prefix_len, context_deltas, mask_audit
-from viewer.analysis.tools import tool_calls
-from viewer.analysis.training import training
+from rollout_trace.analysis.alignment import align
+from rollout_trace.analysis.continuity import boundaries, boundary, verdict
+from rollout_trace.analysis.engine_ids import engine_check
+from rollout_trace.analysis.report import reward_check
+from rollout_trace.analysis.spans import common_prefix_len, context_deltas, mask_audit
+from rollout_trace.analysis.tools import tool_calls
+from rollout_trace.analysis.training import training
+from rollout_trace.artifact import Artifact, Turn, open_artifact
+from rollout_trace.recipe.reward import reward, reward_waterfall
 
 
 @pytest.fixture(scope="module")

@@ -10,12 +10,12 @@ import threading
 import numpy as np
 import pytest
 
-from artifact import load_artifact
 from capture import CaptureConfig, CaptureError, capture
 from capture.agent import Cancelled
 from capture.sandbox import LocalSandbox
 from conftest import ROOT
-from recipe.reward import reward
+from rollout_trace.artifact import load_artifact
+from rollout_trace.recipe.reward import reward
 from support.trl_reference import assert_matches_trl, reference_of
 from viewer.rollout import Rollout
 

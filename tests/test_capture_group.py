@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from artifact import load_artifact
-from artifact.group import load_group
 from capture import CaptureConfig, CaptureError
 from capture.agent import Cancelled
 from capture.group import StageBoard, _task, capture_group, default_parallel
 from conftest import ROOT
+from rollout_trace.artifact import load_artifact
+from rollout_trace.artifact.group import load_group
 from support.collection_data import copy_example
 
 
@@ -265,8 +265,8 @@ def test_cli_group_flags(tmp_path, task_file):
 
 
 def test_group_json_v2_rollout_without_folder():
-    from artifact.group import GroupFile, GroupRollout, encode_group, parse_group
-    from artifact.problems import Findings
+    from rollout_trace.artifact.group import GroupFile, GroupRollout, encode_group, parse_group
+    from rollout_trace.artifact.problems import Findings
 
     def check(rollouts, version=None):
         g = GroupFile(task_id="t", k=len(rollouts), rollouts=rollouts)

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from artifact import ArtifactError, stores
-from artifact.collection import COLUMNS, open_collection, title_of
-from artifact.group import grpo_advantages
-from artifact.query import Filters, apply, from_query, sort_records, to_query
+from rollout_trace.artifact import ArtifactError, stores
+from rollout_trace.artifact.collection import COLUMNS, open_collection
+from rollout_trace.artifact.filters import Filters, apply, from_query, sort_records, to_query
+from rollout_trace.artifact.group import grpo_advantages
+from rollout_trace.recipe.tasks import title_of
 from support.collection_data import GROUP_REWARDS, build, copy_example
 from viewer.cli import main
 
@@ -43,7 +44,7 @@ def by_path(c):
 
 
 def test_folder_index_rows_and_fields(coll):
-    c = open_collection(str(coll))
+    c = open_collection(str(coll), title_of=title_of)
     assert c.kind == "folder" and [r.path for r in c.records] == PATHS
     rows = by_path(c)
     a = rows["a"]

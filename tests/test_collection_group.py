@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from artifact.group import GroupFile, encode_group, grpo_advantages, load_group, reward_spread
-from artifact.problems import ArtifactError
+from rollout_trace.artifact.group import GroupFile, encode_group, grpo_advantages, load_group, reward_spread
+from rollout_trace.artifact.problems import ArtifactError
 from support.collection_data import GROUP_REWARDS, build_group
 
 

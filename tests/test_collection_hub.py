@@ -12,8 +12,8 @@ import json
 import pytest
 from test_collection import PATHS
 
-from artifact import ArtifactError
-from artifact.collection import open_collection
+from rollout_trace.artifact import ArtifactError
+from rollout_trace.artifact.collection import open_collection
 from support.collection_data import build
 from support.hub_standin import SHA, HubStandIn
 

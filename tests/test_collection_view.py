@@ -13,13 +13,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from artifact import ArtifactError
-from artifact.collection import Collection, open_collection
+from rollout_trace.artifact import ArtifactError
+from rollout_trace.artifact.collection import Collection, open_collection
 from support.collection_data import build
 from viewer.contract import Initial
-from viewer.index_page import build_page
-from viewer.render.index import index_row, table
-from viewer.ui.collection_cache import CollectionCache, collection_identity
+from viewer.index.cache import CollectionCache, collection_identity
+from viewer.index.page import build_page
+from viewer.index.render import index_row, table
 from viewer.ui.collection_view import CLEARED
 from viewer.ui.view_tab import ViewTab
 
@@ -219,7 +219,7 @@ def test_tokens_and_drift_are_counted_once_per_row_when_summary_json_lacks_them(
     """Issue 21 #9: the bundled examples record no n_tokens or drift; the index counts them from turns.json, once
     per row identity (another page, another sort, a reopened collection read nothing again)."""
     from conftest import ROOT
-    from viewer.index_page import model_choices
+    from viewer.index.page import model_choices
 
     col = tmp_path / "examples"
     shutil.copytree(ROOT / "examples", col, ignore=shutil.ignore_patterns("*.py", "*.jinja", "README.md"))

@@ -14,8 +14,8 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
-from artifact import open_artifact
 from conftest import EXAMPLE, ROOT
+from rollout_trace.artifact import open_artifact
 from viewer.export import MAX_TOKENS, ExportRefused, write_export
 from viewer.rollout import CHUNK, Rollout
 
@@ -53,7 +53,7 @@ def huge_zip(tmp_path_factory) -> Path:
 
 
 TRL_ONLY = """import resource
-from viewer.analysis.training import import_trl
+from rollout_trace.analysis.training import import_trl
 import_trl()
 print("peak_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
 """

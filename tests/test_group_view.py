@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from artifact.group import GroupFile, GroupRollout, encode_group, grpo_advantages
 from conftest import EXAMPLE, edit_json
+from rollout_trace.artifact.group import GroupFile, GroupRollout, encode_group, grpo_advantages
 from viewer.contract import MODES, Initial
 from viewer.group import GroupCell, GroupMap, GroupRow, first_difference
 from viewer.render import group_map as render

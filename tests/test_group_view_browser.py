@@ -9,8 +9,8 @@ from urllib.parse import parse_qs, quote, urlsplit
 import pytest
 from test_group_view import REWARDS, make_group
 
-from artifact.group import grpo_advantages
 from conftest import SHOTS
+from rollout_trace.artifact.group import grpo_advantages
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 60_000

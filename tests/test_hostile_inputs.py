@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from artifact import ArtifactError, open_artifact, open_upload
-from artifact.unpack import extract_zip
 from conftest import EXAMPLE, ROOT, zip_folder
+from rollout_trace.artifact import ArtifactError, open_artifact, open_upload
+from rollout_trace.artifact.unpack import extract_zip
 
 
 def cli(*args: str, tmp: Path, **kw) -> subprocess.CompletedProcess:
@@ -207,6 +207,6 @@ def test_cap_counts_unpacked_bytes_while_unpacking(tmp_path, private_tmp):
 
 
 def test_public_upload_cap_is_a_few_times_the_upload_limit():
-    from artifact import MAX_UNZIPPED_BYTES, UPLOAD_MAX_UNZIPPED_BYTES
+    from rollout_trace.artifact import MAX_UNZIPPED_BYTES, UPLOAD_MAX_UNZIPPED_BYTES
 
     assert UPLOAD_MAX_UNZIPPED_BYTES <= 4 * 200 * 1024**2 < MAX_UNZIPPED_BYTES

@@ -48,7 +48,7 @@ def test_cli_never_runs_or_offers_to_run_an_artifacts_tokenizer_code(tmp_path):
 
 
 def test_app_never_runs_an_artifacts_tokenizer_code(tmp_path, monkeypatch):
-    from artifact import open_artifact, open_upload
+    from rollout_trace.artifact import open_artifact, open_upload
 
     monkeypatch.setattr("builtins.input", lambda *a: "y")  # a server started from a terminal, an operator saying yes
     from viewer.rollout import Rollout
@@ -83,8 +83,8 @@ def test_wrong_capture_passwords_are_throttled():
 # -- Low: rescore/*/meta.json has a size cap -------------------------------------------------------
 
 def test_an_oversized_rescore_meta_is_refused_unread(example_copy):
-    from artifact import ArtifactError, open_artifact
-    from artifact.rescore import meta_cap
+    from rollout_trace.artifact import ArtifactError, open_artifact
+    from rollout_trace.artifact.rescore import meta_cap
 
     [part, *_] = sorted((example_copy / "rescore").iterdir())
     meta = part / "meta.json"

@@ -15,10 +15,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from artifact import ArtifactError, open_artifact
-from artifact.collection import open_collection
-from artifact.sources import parse_hub_id, revision_ok
 from conftest import EXAMPLE
+from rollout_trace.artifact import ArtifactError, open_artifact
+from rollout_trace.artifact.collection import open_collection
+from rollout_trace.artifact.sources import parse_hub_id, revision_ok
 from support.collection_data import build
 from support.hub_standin import SHA, HubStandIn
 from viewer.ui.view_tab import ViewTab

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from test_capture import config
 
-from artifact import load_artifact
 from capture import capture
 from capture.agent import AgentRun, Cancelled
 from capture.live import ProxyWatch
 from conftest import ROOT
+from rollout_trace.artifact import load_artifact
 
 
 class FakeProxy:
@@ -195,10 +195,10 @@ def test_follow_prints_each_call_once_per_rollout(capsys):
     opencode's title request is) is never printed twice."""
     import dataclasses
 
-    from artifact import open_artifact
     from capture.live import LiveTrace, follow_printer
     from capture.tasks import TaskSpec
     from conftest import EXAMPLE
+    from rollout_trace.artifact import open_artifact
 
     a = open_artifact(str(EXAMPLE))
     entries = [{**e, "metadata": {**(e.get("metadata") or {}), "node_id": f"n{i}"}}

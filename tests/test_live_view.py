@@ -12,9 +12,9 @@ import time
 import msgspec
 import pytest
 
-from artifact import open_artifact
 from capture.live import LiveUpdate
 from conftest import EXAMPLE
+from rollout_trace.artifact import open_artifact
 from viewer.ui import live as live_module
 from viewer.ui.view_tab import ViewTab
 

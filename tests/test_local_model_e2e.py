@@ -12,7 +12,7 @@ import pytest
 
 from capture import CaptureConfig, capture, local_model
 from conftest import ROOT
-from recipe.reward import reward
+from rollout_trace.recipe.reward import reward
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from capture import local_model as lm
+import local_model as lm
 
 
 def test_serve_command_has_the_flags_a_trainable_capture_needs(monkeypatch, tmp_path):

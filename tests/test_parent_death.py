@@ -1,6 +1,6 @@
 """No process a capture started outlives it even when it is killed outright (issue 18 #10).
 
-SIGKILL leaves no handler a chance, so every group is led by capture/guard.py, which the kernel tells
+SIGKILL leaves no handler a chance, so every group is led by processes/guard.py, which the kernel tells
 when its parent dies (PR_SET_PDEATHSIG) and which then kills its group: the command and what that
 started (a `sh -c` wrapper's server, opencode's tools). Tested by SIGKILLing a parent process.
 """
@@ -19,10 +19,11 @@ import psutil
 import pytest
 
 from conftest import ROOT
+from processes import free_port
 
 PARENT = textwrap.dedent("""
     import subprocess, sys, time
-    from capture import processes
+    import processes
 
     # a wrapper shell whose child listens on a port (the proxy's shape), and a plain long command
     server = processes.popen("python3 -c 'import socket,time; s=socket.socket(); s.bind((\\"127.0.0.1\\", %d)); "
@@ -33,10 +34,6 @@ PARENT = textwrap.dedent("""
 """)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def listening(port: int) -> bool:
@@ -87,7 +84,7 @@ def test_sigkill_of_the_parent_ends_every_group_it_started():
 
 
 def test_the_guard_is_transparent():
-    from capture import processes
+    import processes
 
     p = processes.popen("read x; echo got $x; exit 3", shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                         text=True)

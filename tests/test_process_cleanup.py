@@ -12,7 +12,7 @@ import time
 import psutil
 import pytest
 
-from capture import processes
+import processes
 from conftest import ROOT
 
 pytestmark = pytest.mark.capture

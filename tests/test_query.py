@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from viewer.query import MAX_SRC_CHARS, parse_page_query
+from viewer.page_link import MAX_SRC_CHARS, parse_page_query
 
 EXAMPLES = ["scripted-smollm2", "smollm2-offline"]
 

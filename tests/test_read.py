@@ -9,8 +9,8 @@ import shutil
 import numpy as np
 import pytest
 
-from artifact import ArtifactError, load_artifact, load_index, open_artifact
 from conftest import edit_json
+from rollout_trace.artifact import ArtifactError, load_artifact, load_index, open_artifact
 
 
 def problems_of(folder) -> list[str]:

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from artifact import load_artifact, write_rescore
+from rollout_trace.analysis import trainer_view as tv
+from rollout_trace.analysis.training import training
+from rollout_trace.artifact import load_artifact, write_rescore
 from support.rescore_fakes import fake_arrays, fake_meta
-from viewer.analysis import trainer_view as tv
-from viewer.analysis.training import training
 
 
 def trl_compute_loss(trainer_lp: np.ndarray, engine_lp: np.ndarray, entropy: np.ndarray, advantage: float,

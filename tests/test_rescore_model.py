@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 import torch
 
-from artifact import Artifact, Turn, load_artifact
-from capture import local_model as lm
+import local_model as lm
 from conftest import requires
 from rescore import RescoreError, forward
 from rescore.model import load
 from rescore.run import check_vocab, score_turns
+from rollout_trace.analysis.training import training
+from rollout_trace.artifact import Artifact, Turn, load_artifact
 from support.rescore_fakes import tiny_llama
-from viewer.analysis.training import training
 from viewer.cli import main
 
 # scripts/test.sh converts the model first, so in the full suite these run (and fail if it is missing)

@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
-from artifact import ArtifactError, load_artifact, open_artifact, write_rescore
+from rollout_trace.artifact import ArtifactError, load_artifact, open_artifact, write_rescore
 from support.rescore_fakes import fake_arrays, fake_meta
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from artifact import bundled_examples, open_artifact
+from rollout_trace.artifact import bundled_examples, open_artifact
 from viewer import rollout as rollout_module
 from viewer.contract import MODES, SCOPES, encode
 from viewer.render.outline import outline

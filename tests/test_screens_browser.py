@@ -249,7 +249,7 @@ def test_group_map_presentation(browser, app_url, scheme, size):
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("size", [(1440, 900), (1024, 768)])
 def test_compare_shows_both_sides_generated_tokens(browser, app_url, scheme, size):
-    from artifact import open_artifact
+    from rollout_trace.artifact import open_artifact
 
     outs = [open_artifact(EXAMPLES / "smollm2-group" / f"rollout-0{i}").turns[0].n_output for i in (0, 2)]
     with screen(browser, size, scheme) as page:

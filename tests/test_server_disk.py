@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from artifact import open_artifact
 from conftest import EXAMPLE, ROOT, zip_folder
+from processes import free_port
+from rollout_trace.artifact import open_artifact
 from viewer.rollout import Rollout
 from viewer.ui.cache_folder import MAX_AGE_S, sweep
 from viewer.ui.store import RolloutStore, rollout_bytes
@@ -95,10 +96,6 @@ def test_sweep_by_age_then_by_size(tmp_path):
 # -- #6 and #7 on a running app: SIGTERM leaves nothing of ours, partial uploads are swept -----------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def abort_an_upload(port: int, sent: int = 3_000_000) -> None:

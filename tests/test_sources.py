@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from artifact import ArtifactError, bundled_examples, open_artifact
-from artifact.sources import parse_hub_id
 from conftest import EXAMPLE, ROOT
+from rollout_trace.artifact import ArtifactError, bundled_examples, open_artifact
+from rollout_trace.artifact.sources import parse_hub_id
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 

@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ import pytest
 from test_capture_browser import assert_capture_off
 
 from conftest import ROOT, SHOTS
+from processes import free_port
 
 pytestmark = pytest.mark.slow
 INSTALL_TIMEOUT = 1800  # seconds for venv + pip install: about 10 min here on 2 shared cores, once 15+ (cold cache)
@@ -36,10 +36,6 @@ def space_python_version() -> str:
     return m.group(1)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float) -> None:

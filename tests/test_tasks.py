@@ -16,7 +16,7 @@ from capture.tasks import (
     select_task,
     tasks_from_example,
 )
-from recipe.tasks import task_id
+from rollout_trace.recipe.tasks import task_id
 
 
 def rows(n: int, tests: int = 4) -> list[dict]:

@@ -6,8 +6,8 @@ import shutil
 
 import numpy as np
 
-from artifact import open_artifact
-from viewer.tokens import JOINED, NORMAL, SPECIAL, UNKNOWN, make_visible, resolve_vocab, token_texts
+from rollout_trace.analysis.tokens import JOINED, NORMAL, SPECIAL, UNKNOWN, make_visible, resolve_vocab, token_texts
+from rollout_trace.artifact import open_artifact
 
 TEXT = "def f(x):\n\treturn x  # é → 😀😀 naïve 中文<|im_end|>"
 

@@ -9,8 +9,8 @@ import re
 import msgspec
 import pytest
 
-from artifact import open_artifact
 from conftest import EXAMPLE, SHOTS
+from rollout_trace.artifact import open_artifact
 from viewer.contract import MODES, TRAINER_MODES, Outline, TrainerSummary, TrainerTurn, encode
 from viewer.render.outline import outline
 from viewer.rollout import Rollout

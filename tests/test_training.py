@@ -8,10 +8,10 @@ import shutil
 
 import pytest
 
-from artifact import load_artifact, open_artifact
-from artifact.sources import EXAMPLES_DIR
+from rollout_trace.analysis.training import TRL, record, training
+from rollout_trace.artifact import load_artifact, open_artifact
+from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support.trl_reference import assert_matches_trl
-from viewer.analysis.training import TRL, record, training
 from viewer.render.outline import outline
 from viewer.render.outline import training as training_record
 from viewer.rollout import Rollout

@@ -9,8 +9,8 @@ import shutil
 
 import pytest
 
-from artifact.sources import EXAMPLES_DIR
 from conftest import SHOTS
+from rollout_trace.artifact.sources import EXAMPLES_DIR
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 60_000

@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 from conftest import ROOT
-from recipe import verifier
-from recipe.verifier import outputs_match, run_test, run_tests, score
+from rollout_trace.recipe import verifier
+from rollout_trace.recipe.verifier import outputs_match, run_test, run_tests, score
 
 
 def test_outputs_match_rules():

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from artifact import open_artifact, write_artifact
 from conftest import EXAMPLE, ROOT, SHOTS, artifact_without_turns, launch_app, zip_folder
+from rollout_trace.artifact import open_artifact, write_artifact
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 60_000
@@ -318,7 +318,7 @@ def hostile_artifact(tmp_path: Path, tokenizer) -> Path:
             e["loss_mask"] = [0] * t0.n_prompt + [1] * out.size
     import msgspec
 
-    from artifact import Task, TestCase
+    from rollout_trace.artifact import Task, TestCase
     summary = msgspec.structs.replace(a.summary, produced_by=evil, model="evil/" + PAYLOADS[1][:20])
     task = Task(a.task.task_id, 0, a.task.instruction + "\n\n" + evil)
     summary = msgspec.structs.replace(summary, task_id=task.task_id)

@@ -10,8 +10,8 @@ import shutil
 import msgspec
 import pytest
 
-from artifact import open_artifact
 from conftest import EXAMPLE, artifact_without_turns, edit_json, zip_folder
+from rollout_trace.artifact import open_artifact
 from viewer.render import panels
 from viewer.render.safe import MAX_CHARS, markdown, pre
 from viewer.rollout import Rollout
@@ -115,8 +115,8 @@ def test_lists_and_texts_a_trace_controls_are_bounded():
 
 
 def test_an_oversized_summary_is_refused_by_its_size(example_copy):
-    from artifact import ArtifactError, load_artifact
-    from artifact.read import MAX_SMALL_FILE_BYTES
+    from rollout_trace.artifact import ArtifactError, load_artifact
+    from rollout_trace.artifact.read import MAX_SMALL_FILE_BYTES
 
     with (example_copy / "summary.json").open("a") as f:
         f.write(" " * (MAX_SMALL_FILE_BYTES["summary.json"] + 1))

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import EXAMPLE, ROOT, zip_folder
-from viewer.tokens import MAX_VOCAB_IDS, vocab_from_tokenizer
+from rollout_trace.analysis.tokens import MAX_VOCAB_IDS, vocab_from_tokenizer
 
 
 def word_level(vocab: dict[str, int]) -> dict:
@@ -50,7 +50,7 @@ def test_a_sparse_vocabulary_is_refused_a_dense_one_is_built():
 
 
 def test_the_store_counts_the_vocabulary():
-    from artifact import open_artifact
+    from rollout_trace.artifact import open_artifact
     from viewer.rollout import Rollout
     from viewer.ui.store import rollout_bytes
 

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from artifact import ArtifactError, OutDirExists, load_artifact, open_artifact, write_artifact
+from rollout_trace.artifact import ArtifactError, OutDirExists, load_artifact, open_artifact, write_artifact
 
 
 def _kwargs(a):

@@ -1,5 +1,5 @@
 """Command line: `python -m viewer check SOURCE`, `export SOURCE -o out.html`, `rescore SOURCE --model M`,
-and `ls SOURCE` for collections (viewer/collection_cli.py, which `check` also uses on one).
+and `ls SOURCE` for collections (viewer/index/cli.py, which `check` also uses on one).
 
 `check` validates an artifact and prints what it holds, for pipelines. `export` writes a
 self-contained HTML file of the rollout (or of one turn with --turn). `rescore` scores every output
@@ -26,12 +26,12 @@ import os
 import sys
 from typing import TextIO
 
-from artifact import Artifact, ArtifactError, open_artifact
+from rollout_trace.analysis.report import fmt_reward, report
+from rollout_trace.analysis.trainer_view import summary
+from rollout_trace.analysis.training import TRL, TRL_VERSION, record, training
+from rollout_trace.artifact import Artifact, ArtifactError, open_artifact
 
-from .analysis.report import fmt_reward, report
-from .analysis.trainer_view import summary
-from .analysis.training import TRL, TRL_VERSION, record, training
-from .collection_cli import add_ls_arguments, check_source, ls
+from .index.cli import add_ls_arguments, check_source, ls
 
 OK, INVALID, USAGE, INTERNAL, CANNOT_WRITE, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 3, 4, 130, 141
 EXIT_CODES = """exit status:

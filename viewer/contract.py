@@ -51,7 +51,7 @@ class Chunk(msgspec.Struct, frozen=True):
     start: int
     ids: list[int]
     text: list[str]
-    kind: str  # one digit per token: viewer/tokens.py NORMAL 0, SPECIAL 1, JOINED 2, UNKNOWN 3
+    kind: str  # one digit per token: rollout_trace/analysis/tokens.py NORMAL 0, SPECIAL 1, JOINED 2, UNKNOWN 3
     mask: str  # one digit per token
     logprob: list[float | None]  # None where the engine recorded none (never drawn as p = 1)
 
@@ -64,7 +64,7 @@ class Audit(msgspec.Struct, frozen=True):
 
 class TurnOutline(msgspec.Struct, frozen=True):
     index: int
-    trained: bool  # TRL trains a token of it (viewer/analysis/training.py)
+    trained: bool  # TRL trains a token of it (rollout_trace/analysis/training.py)
     trained_tokens: int  # how many of its generated tokens TRL trains
     seed_trained: bool  # turns.json's `trained`: the original capture script's rule (a tool call)
     tools: list[str]

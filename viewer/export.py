@@ -141,7 +141,7 @@ def _trainer(r: Rollout, turns: list[int], choice: TrainerChoice | None, advanta
     """Every part's numbers for the exported turns at the chosen band and advantage (None without parts)."""
     if not r.artifact.rescores:
         return None
-    from .analysis.trainer_view import EPS_CHOICES
+    from rollout_trace.analysis.trainer_view import EPS_CHOICES
 
     choice = choice or TrainerChoice(next(iter(r.artifact.rescores)))
     lo, hi = EPS_CHOICES[choice.eps]

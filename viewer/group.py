@@ -16,10 +16,10 @@ import math
 import msgspec
 import numpy as np
 
-from artifact.collection import Record
+from rollout_trace.analysis.tokens import token_texts
+from rollout_trace.artifact.collection import Record
 
 from .rollout import Rollout
-from .tokens import token_texts
 
 MAX_TURN_CELLS = 60  # per row; longer rollouts show the first ones and say how many more
 BEFORE = 24  # tokens of shared context shown before a prompt difference
@@ -33,7 +33,7 @@ class GroupCell(msgspec.Struct, frozen=True):
     turn: int
     tools: list[str]
     failed: bool  # a tool call of this turn failed (TRL's rule: error/failed/traceback/exception in its result)
-    trained: bool  # TRL trains a token of it (viewer/analysis/training.py)
+    trained: bool  # TRL trains a token of it (rollout_trace/analysis/training.py)
     output_tokens: int
 
 

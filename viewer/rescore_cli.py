@@ -17,10 +17,9 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from artifact import Artifact, ArtifactError, bundled_examples, load_artifact, open_artifact
-
-from .analysis.trainer_view import EPS_CHOICES, summary
-from .analysis.training import training
+from rollout_trace.analysis.trainer_view import EPS_CHOICES, summary
+from rollout_trace.analysis.training import training
+from rollout_trace.artifact import Artifact, ArtifactError, bundled_examples, load_artifact, open_artifact
 
 EXIT_INVALID, EXIT_USAGE, EXIT_UNEXPECTED, EXIT_RESCORE = 1, 2, 3, 5
 

@@ -15,17 +15,17 @@ from functools import cached_property
 
 import numpy as np
 
-from artifact import Artifact
+from rollout_trace.analysis.alignment import Alignment, align
+from rollout_trace.analysis.engine_ids import EngineCheck, engine_check
+from rollout_trace.analysis.report import Report, report
+from rollout_trace.analysis.spans import ContextDelta, MaskAudit, context_deltas, mask_audit
+from rollout_trace.analysis.tokens import Vocab, beyond_vocab, resolve_vocab, token_texts
+from rollout_trace.analysis.tools import ToolCall, tool_calls
+from rollout_trace.analysis.trainer_view import EPS_CHOICES, hist_edges, stats, stats_dict, token_view
+from rollout_trace.analysis.training import Training, training
+from rollout_trace.artifact import Artifact
 
-from .analysis.alignment import Alignment, align
-from .analysis.engine_ids import EngineCheck, engine_check
-from .analysis.report import Report, report
-from .analysis.spans import ContextDelta, MaskAudit, context_deltas, mask_audit
-from .analysis.tools import ToolCall, tool_calls
-from .analysis.trainer_view import EPS_CHOICES, hist_edges, stats, stats_dict, token_view
-from .analysis.training import Training, training
 from .contract import SCOPES, Chunk
-from .tokens import Vocab, beyond_vocab, resolve_vocab, token_texts
 
 CHUNK = 2048
 

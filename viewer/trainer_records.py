@@ -1,7 +1,7 @@
 """The trainer's view as page records (viewer/contract.py): a rollout's rescore parts for the outline,
 and per turn / per rollout numbers for the server function the page calls (`server.trainer`).
 
-The numbers are viewer/analysis/trainer_view.py's (TRL 1.16's formulas, via `Rollout.trainer_tokens`
+The numbers are rollout_trace/analysis/trainer_view.py's (TRL 1.16's formulas, via `Rollout.trainer_tokens`
 and `Rollout.trainer_stats`); this module only checks what a page asked for and packs the answer into
 typed records. A request is untrusted: the part must be one the rollout carries, the band one of
 EPS_CHOICES and the advantage a finite number of sensible size.
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 
-from .analysis.trainer_view import EPS_CHOICES, hist_edges
+from rollout_trace.analysis.trainer_view import EPS_CHOICES, hist_edges
+
 from .contract import TrainerOutline, TrainerPart, TrainerStats, TrainerSummary, TrainerTurn
 from .rollout import Rollout
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[2])]
 
-from artifact.unpack import scratch  # noqa: E402
 from capture.sandbox import LocalSandbox  # noqa: E402
+from rollout_trace.artifact.unpack import scratch  # noqa: E402
 from viewer.ui.app import build_app, launch_options  # noqa: E402
 from viewer.ui.cache_folder import private_cache  # noqa: E402
 from viewer.ui.downloads import new_download_dir  # noqa: E402

@@ -16,8 +16,8 @@ import json
 import shutil
 from pathlib import Path
 
-from artifact import load_artifact
-from artifact.group import GroupFile, GroupRollout, encode_group, grpo_advantages
+from rollout_trace.artifact import load_artifact
+from rollout_trace.artifact.group import GroupFile, GroupRollout, encode_group, grpo_advantages
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scripted-smollm2"
 GROUP_REWARDS = [0.8, 0.3, -0.1, None]

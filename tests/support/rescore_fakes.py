@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from artifact import Artifact, RescoredTurn, RescoreMeta
-from artifact.schema import RESCORE_VERSION
+from rollout_trace.artifact import Artifact, RescoredTurn, RescoreMeta
+from rollout_trace.artifact.schema import RESCORE_VERSION
 
 
 def fake_arrays(a: Artifact, k: int = 3, seed: int = 0) -> dict[str, np.ndarray]:

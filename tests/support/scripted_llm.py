@@ -31,7 +31,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from capture.agent import free_port
+from processes import free_port
 
 SOLUTION = "n = int(input())\nvalues = input().split()\nprint(len(set(values)))\n"
 DEFAULT_STEPS: list[Any] = [

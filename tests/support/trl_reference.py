@@ -27,7 +27,7 @@ def reference_of(folder: Path) -> tuple[list, list, dict]:
 
 def assert_matches_trl(folder: Path, r) -> None:
     """Rows, per-turn trained tokens and the page's records equal TRL's own computation on trace.json."""
-    from viewer.analysis.training import TRL
+    from rollout_trace.analysis.training import TRL
     from viewer.render.outline import outline
     from viewer.render.outline import training as training_record
 

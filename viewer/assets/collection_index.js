@@ -1,5 +1,5 @@
-// The collection index: the filter form, the table the server renders (viewer/render/index.py) and the
-// pager, over one IndexPage (viewer/index_contract.py). Sorting, filtering and paging ask the server
+// The collection index: the filter form, the table the server renders (viewer/index/render.py) and the
+// pager, over one IndexPage (viewer/index/contract.py). Sorting, filtering and paging ask the server
 // (server.index, which skips the queue) for a new IndexPage; opening a row and coming back are Gradio
 // events (trigger "click" with an action) because they change the token view too. The filter state
 // lives in the URL: filters change it in place (replaceState), opening a row pushes an entry, so the

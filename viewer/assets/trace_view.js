@@ -38,7 +38,7 @@ const TraceView = (() => {
       const occ = O.max_context ? Math.round(100 * (t.prompt_tokens + t.output_tokens) / O.max_context) : 0;
       const drift = t.drift_at !== null ? `<span class="tv-driftmark" title="the prompt departs from the turn before at position ${fmt(t.drift_at)}">⚠ drift</span>` : "";
       const fail = t.tool_failed ? `<span class="tv-failmark" title="a tool call failed" aria-label="a tool call failed">✗</span>` : "";
-      // t.trained is what TRL trains (viewer/analysis/training.py); the capture script's flag may disagree
+      // t.trained is what TRL trains (rollout_trace/analysis/training.py); the capture script's flag may disagree
       const why = `${fmt(t.trained_tokens)} of ${fmt(t.output_tokens)} generated tokens trained` +
         (t.seed_trained !== t.trained ? `; the original capture script marks this turn ${t.seed_trained ? "trained" : "untrained"}` : "");
       const pill = `<span class='tv-pill${t.trained ? " tr" : ""}' title="${esc(why)}">${t.trained ? "trained" : "not trained"}</span>`;

@@ -8,7 +8,8 @@ viewer/render/panels.py, before it reaches the page. Lists that a hostile artifa
 
 from __future__ import annotations
 
-from ..analysis import continuity
+from rollout_trace.analysis import continuity
+
 from ..contract import MODE_CHOICES, SCOPE_CHOICES, TRAINER_MODES, Audit, Outline, Training, TrainingRow, TurnOutline
 from ..rollout import CHUNK, Rollout
 from ..trainer_records import trainer_outline

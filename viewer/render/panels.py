@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import heapq
 
-from artifact import Artifact, Problem, TestResult
+from rollout_trace.analysis.continuity import Boundary
+from rollout_trace.analysis.engine_ids import EngineCheck
+from rollout_trace.analysis.report import Report, fmt_reward
+from rollout_trace.analysis.tokens import make_visible
+from rollout_trace.analysis.tools import ToolCall
+from rollout_trace.analysis.training import TRL, Training
+from rollout_trace.artifact import Artifact, Problem, TestResult
 
-from ..analysis.continuity import Boundary
-from ..analysis.engine_ids import EngineCheck
-from ..analysis.report import Report, fmt_reward
-from ..analysis.tools import ToolCall
-from ..analysis.training import TRL, Training
-from ..tokens import make_visible
 from .safe import markdown, pre, pretty_json, short, text
 
 MAX_LIST = 200  # rows of any list a trace controls (tests, calls, names); the rest is counted, not sent
@@ -139,7 +139,7 @@ def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str
     # One line on the first screen; a click shows the rest (CSS clamps the closed summary).
     produced = (f"<details class='tv-produced'><summary title='how this artifact was made (click for all of it)'>"
                 f"{text(short(a.summary.produced_by, 600))}</summary></details>") if a.summary.produced_by else ""
-    other = r.captured_calls - r.turns  # opencode's bookkeeping calls (titles, summaries): recipe/agent_turns.py
+    other = r.captured_calls - r.turns  # opencode's bookkeeping calls (titles, summaries): rollout_trace/recipe/agent_turns.py
     counts = (f"{_plural(r.captured_calls, 'model call')}{f' ({other:,} bookkeeping)' if other > 0 else ''} · "
               f"{_plural(r.turns, 'agent turn')} · {r.trained_turns:,} trained by {r.trained_by}")
     counts_tip = ("model calls the capture proxy recorded; agent turns are the calls that offer the agent's tools with "

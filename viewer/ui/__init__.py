@@ -1,1 +1,1 @@
-"""The Gradio layer: thin wiring over viewer.render and viewer.analysis."""
+"""The Gradio layer: thin wiring over viewer.render and rollout_trace.analysis."""

@@ -14,9 +14,9 @@ from fastapi.responses import JSONResponse, Response
 from gradio.route_utils import FnIndexInferError
 from starlette.requests import ClientDisconnect
 
+from rollout_trace.analysis.training import import_trl
 from viewer import assets
 
-from ..analysis.training import import_trl
 from .cache_folder import private_cache
 from .capture_tab import CaptureTab
 from .view_tab import ViewTab

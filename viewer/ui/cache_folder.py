@@ -6,8 +6,8 @@ folder (GRADIO_TEMP_DIR, else /tmp/gradio, which every Gradio app on the machine
 partial `tmp*` file for good, so any visitor could fill the disk (issue 18 #7), and nothing of it was
 removed when the app stopped (#6). So the app gives Gradio a folder of its own (inside the configured
 one), and a thread sweeps it: files untouched for MAX_AGE_S go, and while it holds more than MAX_BYTES
-the least recently written go first. The folder is removed at exit (artifact/unpack.py's registry;
-SIGTERM ends the app as an exit, capture/processes.py). An open page needs none of these files: the
+the least recently written go first. The folder is removed at exit (rollout_trace/artifact/unpack.py's registry;
+SIGTERM ends the app as an exit, processes/__init__.py). An open page needs none of these files: the
 rollout store holds what a reload needs (viewer/ui/store.py).
 """
 
@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from artifact.unpack import temporary_folder
+from rollout_trace.artifact.unpack import temporary_folder
 
 SWEEP_EVERY_S = 60.0
 MAX_AGE_S = 15 * 60.0  # as Gradio's own sweep (viewer/ui/app.py UPLOAD_CACHE_SWEEP)

@@ -27,7 +27,6 @@ from typing import Any
 
 import gradio as gr
 
-from artifact import Artifact
 from capture import (
     BACKENDS,
     DEFAULT_DATASET,
@@ -47,6 +46,7 @@ from capture import (
 )
 from capture.group import RolloutProgress, StageBoard, capture_group
 from capture.live import LiveUpdate
+from rollout_trace.artifact import Artifact
 from viewer.contract import Initial
 from viewer.render import safe
 

@@ -3,11 +3,11 @@
 One place decides what a source is (`CollectionView.is_collection`): a single artifact opens in the
 token view as before; a folder, zip or Hub dataset holding more than one artifact, or a group, opens
 the index, a `gr.HTML` component of its own (viewer/assets/collection_index.js + .css) showing one
-`IndexPage` (viewer/index_contract.py) built on the server from artifact/query.py. The URL carries
+`IndexPage` (viewer/index/contract.py) built on the server from rollout_trace/artifact/filters.py. The URL carries
 the state: `?src=COLLECTION&<filters>&page=N` is the index, adding `&row=PATH` opens that row, so a
 deep link restores either and the browser's Back returns from a row to the filtered index.
 
-Collections are shared across requests and visitors (viewer/ui/collection_cache.py); opened rows go
+Collections are shared across requests and visitors (viewer/index/cache.py); opened rows go
 to the same rollout store as single artifacts. On a public Space visitors may open Hub datasets
 only; the owner's configured source may be a server path, because the owner chose it.
 """
@@ -23,26 +23,26 @@ from urllib.parse import parse_qsl
 import gradio as gr
 import msgspec
 
-from artifact import ArtifactError, Problem, bundled_examples, load_artifact
-from artifact.collection import Collection, Record
-from artifact.query import apply, from_query, to_query
-from artifact.sources import bundled_groups, identify, parse_hub_id
-from artifact.unpack import remove_folder
+from rollout_trace.artifact import ArtifactError, Problem, bundled_examples, load_artifact
+from rollout_trace.artifact.collection import Collection, Record
+from rollout_trace.artifact.filters import apply, from_query, to_query
+from rollout_trace.artifact.sources import bundled_groups, identify, parse_hub_id
+from rollout_trace.artifact.unpack import remove_folder
 from viewer import assets
-from viewer.collection_cli import is_collection as local_is_collection
 from viewer.contract import Failed, Initial, encode
 from viewer.group import compare as group_compare
 from viewer.group import group_map as build_group_map
 from viewer.group import group_row
-from viewer.index_contract import IndexPage
-from viewer.index_facts import RowFacts
-from viewer.index_page import build_page
+from viewer.index.cli import is_collection as local_is_collection
+from viewer.index.contract import IndexPage
+from viewer.index.facts import RowFacts
+from viewer.index.page import build_page
 from viewer.render import group_map as render_group
 from viewer.render import index as render_index
 from viewer.render import panels
 from viewer.rollout import Rollout
 
-from .collection_cache import CollectionCache, collection_identity
+from ..index.cache import CollectionCache, collection_identity
 
 if TYPE_CHECKING:
     from .view_tab import ViewTab

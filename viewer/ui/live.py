@@ -23,9 +23,9 @@ from dataclasses import dataclass, field, replace
 import msgspec
 
 from capture.live import LiveUpdate
+from rollout_trace.analysis.tokens import Vocab, vocab_from_tokenizer
 from viewer.contract import Initial, Live, LiveSibling
 from viewer.rollout import Rollout
-from viewer.tokens import Vocab, vocab_from_tokenizer
 
 from .store import RolloutStore
 

@@ -19,14 +19,14 @@ from pathlib import Path
 import gradio as gr
 import msgspec
 
-from artifact import Artifact, ArtifactError, Problem, bundled_examples, open_artifact, open_upload
-from artifact.sources import bundled_groups, identify
-from artifact.unpack import scratch
+from rollout_trace.analysis.trainer_view import EPS_CHOICES
+from rollout_trace.artifact import Artifact, ArtifactError, Problem, bundled_examples, open_artifact, open_upload
+from rollout_trace.artifact.sources import bundled_groups, identify
+from rollout_trace.artifact.unpack import scratch
 from viewer import assets
-from viewer.analysis.trainer_view import EPS_CHOICES
 from viewer.contract import Exported, Failed, Initial, Live, Opened, encode
 from viewer.export import ADVANTAGE_CHOICES, TrainerChoice, export_file, size_label
-from viewer.query import MAX_SRC_CHARS, UPLOAD_SRC, PageQuery, parse_page_query
+from viewer.page_link import MAX_SRC_CHARS, UPLOAD_SRC, PageQuery, parse_page_query
 from viewer.render import panels, safe
 from viewer.render.outline import training
 from viewer.rollout import Rollout

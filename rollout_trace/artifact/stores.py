@@ -1,0 +1,307 @@
+"""Where a collection's bytes come from: a local folder, a .zip, or a Hub dataset repo.
+
+Each store answers two questions cheaply: which files are there (a `Listing`: path -> size, no
+content), and what are the bytes of these few small files (`read`). The collection index
+(rollout_trace/artifact/collection.py) never asks for more, so it never touches a turns.json or trace.json.
+A store also hands back a local folder for one artifact or group when the user opens it.
+
+Bounds: a listing stops after MAX_ENTRIES files (and says so); `read` refuses files larger than
+MAX_SMALL_BYTES. On the Hub: one `resolve_revision` to pin the revision to a commit (so the listing and the
+downloads agree, and cached files need no request next time), ONE recursive `list_repo_tree`, then
+`hf_hub_download` of the small files in a small thread pool. With HF_HUB_OFFLINE=1 the listing
+comes from the local cache (the small files fetched before) and a note says so.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import zipfile
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from .problems import ArtifactError, Problem
+from .sources import MAX_UNZIPPED_BYTES, OFFLINE_NOT_FOUND, HubRef, commit_of, hub_errors
+from .unpack import remove_folder, temporary_folder
+
+MAX_ENTRIES = 200_000  # files listed before we stop walking or paging
+MAX_SMALL_BYTES = 1024 * 1024  # a summary/task/group file is a few kB; anything past this is not one
+HUB_WORKERS = 8  # parallel small-file downloads: enough to hide latency, polite to the Hub
+MARKERS = ("turns.json", "summary.json", "group.json")  # a folder holding one of these is a row
+_SKIP_DIRS = ("node_modules", "__pycache__")
+
+
+@dataclass
+class Listing:
+    """The files of a collection, relative posix paths -> size in bytes, and what the listing knows."""
+
+    files: dict[str, int] = field(default_factory=dict)
+    times: dict[str, str] = field(default_factory=dict)  # path -> ISO date, where the store has one
+    complete: bool = True  # False: only some files are known (offline cache), absence proves nothing
+    notes: list[str] = field(default_factory=list)
+
+
+def _iso(ts: float) -> str:
+    t = time.gmtime(ts)
+    return f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}Z"
+
+
+class FolderStore:
+    """A local folder. The walk does not descend into an artifact's own sub-folders (tokenizer/ ...)."""
+
+    kind: Literal["folder"] = "folder"
+
+    def __init__(self, root: Path, label: str | None = None):
+        self.root = Path(root)
+        self.label = label or str(root)
+
+    def list(self, max_entries: int = MAX_ENTRIES) -> Listing:
+        listing = Listing()
+        stack = [(str(self.root), "")]  # plain strings: pathlib costs more than the walk itself here
+        while stack:
+            folder, rel = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError as e:
+                listing.notes.append(f"{rel or '.'}: cannot be listed ({e.strerror or type(e).__name__}); skipped")
+                continue
+            names = {e.name for e in entries}
+            is_artifact = "group.json" not in names and any(m in names for m in MARKERS)
+            for entry in entries:
+                path = f"{rel}{entry.name}"
+                if entry.is_dir(follow_symlinks=False):
+                    # an artifact's sub-folders hold tokenizer files, never rows
+                    if not is_artifact and not entry.name.startswith(".") and entry.name not in _SKIP_DIRS:
+                        stack.append((entry.path, path + "/"))
+                elif entry.is_file():
+                    if len(listing.files) >= max_entries:
+                        listing.notes.append(f"stopped listing after {max_entries:,} files; the index shows "
+                                             "the artifacts found so far")
+                        return listing
+                    if entry.name in MARKERS:  # sizes shown or bounded, dates shown; other files need no stat
+                        st = entry.stat()
+                        listing.files[path] = st.st_size
+                        if entry.name != "turns.json":
+                            listing.times[path] = _iso(st.st_mtime)
+                    else:
+                        listing.files[path] = -1  # size unknown: read() bounds what it reads instead
+        return listing
+
+    def read(self, paths: Iterable[str]) -> dict[str, bytes | str]:
+        out: dict[str, bytes | str] = {}
+        root = str(self.root)
+        for p in paths:
+            try:
+                out[p] = _read_small(os.path.join(root, p))
+            except OSError as e:
+                out[p] = f"cannot be read ({e.strerror or type(e).__name__})"
+        return out
+
+    def folder(self, path: str) -> Path:
+        return self.root / path if path else self.root
+
+    def source_of(self, path: str) -> str | None:
+        return str(self.folder(path))
+
+
+def _read_small(path: str) -> bytes | str:
+    """A small file's bytes, or why not. Reads in 64 kB steps: asking os.read for the whole bound would
+    allocate a megabyte per file, which costs more than reading a few kB."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks, size = [], 0
+        while size <= MAX_SMALL_BYTES:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks) if size <= MAX_SMALL_BYTES else f"larger than {MAX_SMALL_BYTES:,} bytes"
+
+
+def _zip_name_ok(name: str) -> bool:
+    parts = PurePosixPath(name).parts
+    return bool(parts) and not name.startswith(("/", "\\")) and ".." not in parts and ":" not in parts[0]
+
+
+class ZipStore:
+    """A .zip read in place: the listing is its central directory; small members are read, nothing is unpacked."""
+
+    kind: Literal["zip"] = "zip"
+
+    def __init__(self, path: Path, label: str | None = None):
+        self.path = Path(path)
+        self.label = label or str(path)
+        try:
+            self._zip = zipfile.ZipFile(self.path)
+        except (zipfile.BadZipFile, OSError) as e:
+            raise ArtifactError([Problem(self.path.name, "not a readable zip file (truncated or another format)",
+                                         found=type(e).__name__)]) from None
+        self._tmp: list[Path] = []
+
+    def list(self, max_entries: int = MAX_ENTRIES) -> Listing:
+        listing = Listing()
+        skipped = 0
+        for info in self._zip.infolist():
+            if info.is_dir():
+                continue
+            if not _zip_name_ok(info.filename):
+                skipped += 1
+                continue
+            if len(listing.files) >= max_entries:
+                listing.notes.append(f"stopped listing after {max_entries:,} members")
+                break
+            listing.files[info.filename] = info.file_size
+            listing.times[info.filename] = "%04d-%02d-%02dT%02d:%02d:%02d" % info.date_time
+        if skipped:
+            listing.notes.append(f"{skipped} member(s) with a path outside the zip (absolute or '..') ignored")
+        return listing
+
+    def read(self, paths: Iterable[str]) -> dict[str, bytes | str]:
+        out: dict[str, bytes | str] = {}
+        for p in paths:
+            try:
+                info = self._zip.getinfo(p)
+                if info.file_size > MAX_SMALL_BYTES:
+                    out[p] = f"larger than {MAX_SMALL_BYTES:,} bytes"
+                    continue
+                with self._zip.open(info) as f:
+                    out[p] = f.read(MAX_SMALL_BYTES + 1)
+            except (KeyError, zipfile.BadZipFile, OSError, EOFError) as e:
+                out[p] = f"cannot be read from the zip ({type(e).__name__})"
+        return out
+
+    def folder(self, path: str) -> Path:
+        """Unpack only the members under `path` (safe names, bounded size) into a fresh temporary folder."""
+        prefix = f"{path}/" if path else ""
+        members = [i for i in self._zip.infolist()
+                   if i.filename.startswith(prefix) and not i.is_dir() and _zip_name_ok(i.filename)]
+        total = sum(i.file_size for i in members)
+        if total > MAX_UNZIPPED_BYTES:
+            raise ArtifactError([Problem(f"{self.path.name}:{path}", "too large to unpack",
+                                         expected=f"at most {MAX_UNZIPPED_BYTES} bytes", found=f"{total} bytes")])
+        target = temporary_folder("rollout-zip-")
+        self._tmp.append(target)
+        for info in members:
+            dest = target / info.filename[len(prefix):]
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            with self._zip.open(info) as src, open(dest, "wb") as out:
+                shutil.copyfileobj(src, out)
+        return target
+
+    def source_of(self, path: str) -> str | None:
+        return None  # a member of a zip has no name the single-artifact reader understands
+
+    def close(self) -> None:
+        self._zip.close()
+        for t in self._tmp:
+            remove_folder(t)
+
+
+def _hub_cache_folder(repo_id: str) -> Path:
+    from huggingface_hub import constants
+    from huggingface_hub.file_download import repo_folder_name
+
+    return Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo_id, repo_type="dataset")
+
+
+class HubStore:
+    """A Hub dataset repo (optionally a revision and a sub-folder), pinned to one commit."""
+
+    kind: Literal["hub"] = "hub"
+
+    def __init__(self, ref: HubRef, token: str | None = None, label: str | None = None):
+        self.ref = ref
+        self.token = token
+        self.where = ref.repo_id + (f"@{ref.revision}" if ref.revision else "")
+        self.label = label or self.where + (f":{ref.subfolder}" if ref.subfolder else "")
+        self.commit: str | None = None
+        self._offline_root: Path | None = None
+
+    def _full(self, path: str) -> str:
+        return "/".join(p for p in (self.ref.subfolder, path) if p)
+
+    def list(self, max_entries: int = MAX_ENTRIES) -> Listing:
+        from huggingface_hub import HfApi, constants
+        from huggingface_hub.hf_api import RepoFile
+
+        if constants.is_offline_mode():
+            return self._list_cached()
+        api = HfApi(token=self.token)
+        listing = Listing()
+        sub = self.ref.subfolder
+        # the commit first (resolve_revision also records revision -> commit in the cache's refs/, so
+        # offline runs find it); every later request names the commit, never the revision as typed
+        self.commit = commit_of(self.ref, self.token)
+        with hub_errors(self.where, self.ref.revision):
+            tree = api.list_repo_tree(self.ref.repo_id, path_in_repo=sub, repo_type="dataset",
+                                      recursive=True, revision=self.commit)
+            cut = len(sub) + 1 if sub else 0
+            for entry in tree:  # a generator over pages: stopping early leaves the rest unrequested
+                if not isinstance(entry, RepoFile):
+                    continue
+                if len(listing.files) >= max_entries:
+                    listing.notes.append(f"stopped listing after {max_entries:,} files; the index shows the "
+                                         "artifacts found so far")
+                    break
+                listing.files[entry.path[cut:]] = entry.size
+        return listing
+
+    def _list_cached(self) -> Listing:
+        commit = commit_of(self.ref, self.token)  # a checked revision, resolved by huggingface_hub's cache rules
+        snap = _hub_cache_folder(self.ref.repo_id) / "snapshots" / commit
+        root = snap / self.ref.subfolder if self.ref.subfolder else snap
+        if not root.is_dir():
+            raise ArtifactError([Problem(self.where, OFFLINE_NOT_FOUND)])
+        self.commit, self._offline_root = commit, root
+        listing = FolderStore(root).list()
+        listing.complete = False
+        listing.times.clear()  # cache file times are download times, not capture times
+        listing.notes.append("offline (HF_HUB_OFFLINE): listed from the local cache, so only rollouts indexed "
+                             "before are shown and missing files cannot be told apart from files not fetched")
+        return listing
+
+    def read(self, paths: Iterable[str]) -> dict[str, bytes | str]:
+        paths = list(paths)
+        if self._offline_root is not None:
+            return FolderStore(self._offline_root).read(paths)
+        with ThreadPoolExecutor(max_workers=HUB_WORKERS) as pool:
+            return dict(zip(paths, pool.map(self._download, paths), strict=True))
+
+    def _download(self, path: str) -> bytes | str:
+        from huggingface_hub import hf_hub_download
+
+        try:
+            with hub_errors(self.where, self.ref.revision):
+                local = hf_hub_download(self.ref.repo_id, self._full(path), repo_type="dataset",
+                                        revision=self.commit, token=self.token)
+            with open(local, "rb") as f:
+                data = f.read(MAX_SMALL_BYTES + 1)
+            return data if len(data) <= MAX_SMALL_BYTES else f"larger than {MAX_SMALL_BYTES:,} bytes"
+        except ArtifactError as e:
+            return e.problems[0].message
+        except OSError as e:
+            return f"cannot be read ({e.strerror or type(e).__name__})"
+
+    def folder(self, path: str) -> Path:
+        """Download (or reuse from cache) every file under `path`: what opening one artifact or group needs."""
+        from huggingface_hub import snapshot_download
+
+        full = self._full(path)
+        patterns = [f"{full}/*", f"{full}/**"] if full else None
+        with hub_errors(self.where, self.ref.revision):
+            local = Path(snapshot_download(self.ref.repo_id, repo_type="dataset", token=self.token,
+                                           revision=self.commit or self.ref.revision, allow_patterns=patterns))
+        return local / full if full else local
+
+    def source_of(self, path: str) -> str | None:
+        rev = self.commit or self.ref.revision
+        full = self._full(path)
+        return self.ref.repo_id + (f"@{rev}" if rev else "") + (f":{full}" if full else "")
+

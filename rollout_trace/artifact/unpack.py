@@ -1,0 +1,159 @@
+"""Unpack a zip someone handed us into a folder we own, and delete that folder when we are done.
+
+A zip's headers can lie about sizes, and its member names can be anything: absolute, `..`, a
+symbolic link, a name longer than the file system allows, a file that a later member uses as a
+folder. So members are checked one by one before anything is written, and each is copied in
+chunks with a running count of the bytes actually produced: the cap holds whatever the headers say.
+Every refusal is an `ArtifactError` naming the zip (as the user named it, never a server path) and
+the member.
+
+`scratch()` is the only way this package makes a temporary folder: a context manager that removes
+it on exit, however the block ends, so a caller cannot forget. Every such folder, and every other
+one made with `temporary_folder` (a sandbox, an app's cache), is also remembered until removed and
+removed at interpreter exit: a block abandoned in a daemon thread when the process is stopped
+(SIGTERM in the app, processes/__init__.py) leaves nothing behind either.
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import stat
+import tempfile
+import threading
+import zipfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+
+from .problems import ArtifactError, Problem
+
+# The CLI reads artifacts its user chose; a public app reads what strangers upload (at most 200 MB,
+# viewer/ui/app.py UPLOAD_LIMIT), so its cap is a few times that, not gigabytes.
+MAX_UNZIPPED_BYTES = 2 * 1024**3
+UPLOAD_MAX_UNZIPPED_BYTES = 600 * 1024**2
+MAX_MEMBERS = 1000  # an artifact is ~10 files plus a tokenizer folder
+MAX_NAME_BYTES = 255  # one path component (NAME_MAX on Linux and macOS)
+MAX_MEMBER_CHARS = 1024  # a whole member name
+CHUNK = 1 << 20
+
+
+_live_lock = threading.Lock()
+_live: set[Path] = set()
+
+
+def temporary_folder(prefix: str = "rollout-", dir: str | Path | None = None) -> Path:
+    """A fresh private temporary folder, removed by `remove_folder` or, at the latest, at exit."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=dir))
+    with _live_lock:
+        _live.add(folder)
+    return folder
+
+
+def remove_folder(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    with _live_lock:
+        _live.discard(Path(folder))
+
+
+def remove_all_folders() -> None:
+    """Remove every temporary folder still alive (at exit, or when the app is stopped)."""
+    with _live_lock:
+        folders = list(_live)
+    for f in folders:
+        remove_folder(f)
+
+
+atexit.register(remove_all_folders)
+
+
+@contextmanager
+def scratch(prefix: str = "rollout-") -> Iterator[Path]:
+    """A fresh private temporary folder, removed with everything in it when the block ends."""
+    folder = temporary_folder(prefix)
+    try:
+        yield folder
+    finally:
+        remove_folder(folder)
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= 80 else f"{name[:60]}… ({len(name)} characters)"
+
+
+def _member_parts(label: str, info: zipfile.ZipInfo) -> tuple[str, ...]:
+    """The member's path components, or an ArtifactError saying why it cannot be unpacked safely."""
+    name = info.filename
+
+    def refuse(message: str, expected: str | None = None) -> ArtifactError:
+        return ArtifactError([Problem(label, message, field=_short(name), expected=expected,
+                                      found=None if expected is None else _short(name))])
+
+    if stat.S_ISLNK(info.external_attr >> 16):
+        raise refuse("a member is a symbolic link; an artifact holds only files and folders")
+    if len(name) > MAX_MEMBER_CHARS:
+        raise refuse("a member name is too long", expected=f"at most {MAX_MEMBER_CHARS} characters")
+    if "\\" in name or "\x00" in name:
+        raise refuse("a member name holds a backslash or NUL; zips use / between folders")
+    path = PurePosixPath(name)
+    if path.is_absolute() or ".." in path.parts:
+        raise refuse("a member would unpack outside its folder")
+    parts = tuple(p for p in path.parts if p not in ("", "."))
+    if not parts:
+        raise refuse("a member has an empty name")
+    for part in parts:
+        if len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
+            raise refuse("a member name has a part too long for a file name",
+                         expected=f"at most {MAX_NAME_BYTES} bytes per folder or file name")
+    return parts
+
+
+def extract_zip(path: Path, into: Path, label: str | None = None,
+                max_bytes: int = MAX_UNZIPPED_BYTES) -> None:
+    """Unpack `path` into the (empty) folder `into`, refusing anything unsafe or over `max_bytes`."""
+    label = label or path.name
+    total = 0
+    files: set[tuple[str, ...]] = set()
+    folders: set[tuple[str, ...]] = set()
+
+    def too_large() -> ArtifactError:
+        return ArtifactError([Problem(label, "too large to unpack", expected=f"at most {max_bytes:,} bytes unpacked",
+                                      found=f"more than {max_bytes:,} bytes")])
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+            if len(infos) > MAX_MEMBERS:
+                raise ArtifactError([Problem(label, "too many members", expected=f"at most {MAX_MEMBERS}",
+                                             found=str(len(infos)))])
+            for info in infos:
+                parts = _member_parts(label, info)
+                # a name used both as a file and as a folder (how a symlink-then-child zip looks once
+                # symlinks are refused) or twice: refuse rather than let the second write fail or win
+                prefixes = {parts[:k] for k in range(1, len(parts))}
+                if prefixes & files or parts in files or (not info.is_dir() and parts in folders):
+                    raise ArtifactError([Problem(label, "a member name is used twice, or both as a file and as a folder",
+                                                 field=_short(info.filename))])
+                folders |= prefixes
+                dest = into.joinpath(*parts)
+                if info.is_dir():
+                    folders.add(parts)
+                    dest.mkdir(parents=True, exist_ok=True)
+                    continue
+                files.add(parts)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(info) as src, open(dest, "xb") as out:
+                    while chunk := src.read(CHUNK):
+                        total += len(chunk)  # what was produced, not what the header claims
+                        if total > max_bytes:
+                            raise too_large()
+                        out.write(chunk)
+    except ArtifactError:
+        raise
+    except (zipfile.BadZipFile, zlib.error, EOFError):
+        raise ArtifactError([Problem(label, "not a readable zip file (truncated, corrupt or another format)")]) from None
+    except (NotImplementedError, RuntimeError) as e:  # unsupported compression, or encrypted
+        raise ArtifactError([Problem(label, f"cannot unpack this zip: {e}")]) from None
+    except OSError as e:  # disk full, permission denied...: say what, never where on the server
+        raise ArtifactError([Problem(label, f"could not unpack it: {e.strerror or type(e).__name__}")]) from None

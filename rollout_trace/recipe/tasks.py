@@ -1,0 +1,42 @@
+"""What the agent is asked, and which example cases it can see.
+
+The instruction wraps a cleaned problem statement with the training example's directions; the task
+id is the sha1 of the instruction. The visible tests are the example lines inside the statement
+(the agent's only feedback), lifted exactly as the seed lifts them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from rollout_trace.artifact.collection import first_line
+
+DIRECTIONS = (
+    "Write a Python program `solution.py` in the current working directory that reads the input from "
+    "stdin and prints only the answer to stdout. Run it on the example cases from the statement with "
+    "the bash tool, fix it with the edit tool until the examples pass, then stop.\n\n"
+)
+
+
+def instruction_for(statement: str) -> str:
+    return DIRECTIONS + statement.strip()
+
+
+def task_id(instruction: str) -> str:
+    return hashlib.sha1(instruction.encode()).hexdigest()
+
+
+def title_of(instruction: str) -> str:
+    """A task's title in an index: the statement's first line, the directions every task shares skipped."""
+    return first_line(instruction[len(DIRECTIONS):] if instruction.startswith(DIRECTIONS) else instruction)
+
+
+def visible_tests_from(instruction: str) -> str:
+    """The statement's example lines (input/output/example/sample headers and number-only lines)."""
+    keep = [
+        line
+        for line in instruction.splitlines()
+        if re.search(r"^\s*(input|output|example|sample)\b", line, re.I) or re.match(r"^\s*-?\d+(\s+-?\d+)*\s*$", line)
+    ]
+    return "\n".join(keep) if keep else instruction

@@ -1,0 +1,101 @@
+"""Opened collections kept across requests, bounded by count and age, closed when dropped.
+
+Opening a collection costs a listing and a read of every small file (on the Hub: requests), and
+every sort, filter, page and row open of every visitor needs its index, so collections are shared
+by source identity: a local folder by its resolved path, a zip by its path, size and modification
+time, a Hub dataset by the id as named (a revision in it pins it; otherwise the age bound is how
+new pushes show up). An entry older than `max_age_s` is reopened on its next use; past
+`max_entries` the least recently used is dropped. A dropped zip collection is closed, which removes
+the row folders it unpacked. No Gradio here.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rollout_trace.artifact import bundled_examples
+from rollout_trace.artifact.collection import Collection
+from rollout_trace.artifact.sources import bundled_groups
+
+from . import open_index
+
+MAX_COLLECTIONS = 8
+MAX_AGE_S = 300.0
+
+
+def collection_identity(source: str, allow_local: bool) -> str:
+    """Who else's collection this is: the same string for every visitor of the same collection version."""
+    text = source.strip()
+    if text in bundled_groups():
+        return f"example|{text}"
+    if allow_local and text not in bundled_examples():
+        path = Path(text).expanduser()
+        if path.is_dir():
+            return f"folder|{path.resolve()}"
+        if path.is_file():
+            st = path.stat()
+            return f"zip|{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    return f"hub|{text}"
+
+
+@dataclass
+class _Entry:
+    opened_at: float = 0.0
+    collection: Collection | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class CollectionCache:
+    def __init__(self, max_entries: int = MAX_COLLECTIONS, max_age_s: float = MAX_AGE_S,
+                 opener: Callable[..., Collection] = open_index, clock: Callable[[], float] = time.monotonic):
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+        self.max_entries, self.max_age_s = max_entries, max_age_s
+        self._opener, self._clock = opener, clock
+        self.opens = 0  # how many times a collection was listed and indexed (tests read it)
+
+    def get(self, source: str, allow_local: bool) -> Collection:
+        """The shared collection `source` names, opened at most once per identity and age; raises ArtifactError."""
+        key = collection_identity(source, allow_local)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                entry = self._entries[key] = _Entry()
+            self._entries.move_to_end(key)
+        with entry.lock:  # one listing per collection, however many visitors ask at once
+            stale = entry.collection is not None and self._clock() - entry.opened_at > self.max_age_s
+            if entry.collection is None or stale:
+                old, entry.collection = entry.collection, None
+                if old is not None:
+                    old.close()
+                entry.collection = self._opener(source.strip(), allow_local=allow_local)
+                entry.opened_at = self._clock()
+                self.opens += 1
+            c = entry.collection
+        self._evict()
+        return c
+
+    def _evict(self) -> None:
+        dropped = []
+        with self._lock:
+            while len(self._entries) > self.max_entries:
+                _, e = self._entries.popitem(last=False)
+                dropped.append(e)
+        for e in dropped:
+            if e.collection is not None:
+                e.collection.close()
+
+    def close(self) -> None:
+        with self._lock:
+            entries, self._entries = list(self._entries.values()), OrderedDict()
+        for e in entries:
+            if e.collection is not None:
+                e.collection.close()
+
+    def __len__(self) -> int:
+        return len(self._entries)

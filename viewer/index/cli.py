@@ -1,0 +1,244 @@
+"""Command line for collections: `python -m viewer ls SOURCE` and `viewer check` on a collection.
+
+`ls` prints the index (an aligned table, or one JSON document with --json) built from the small
+files only; exit 0 when the index was built (invalid rows are rows, marked INVALID), 1 when the
+source cannot be listed. `check` on a collection reads every artifact fully and every group.json
+against its rollouts; exit 0 when all are valid, 1 naming each invalid one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TextIO
+
+import msgspec
+
+from rollout_trace.artifact import ArtifactError
+from rollout_trace.artifact.collection import Collection, Record
+from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_query, to_query
+from rollout_trace.artifact.group import load_group
+
+from . import open_index
+
+_WIDTH = {"title": 40, "model": 24, "path": 40, "tools": 20}
+
+
+def add_ls_arguments(p: argparse.ArgumentParser) -> None:
+    """`ls` flags: one per query key (--reward-min 0.5 is reward_min=0.5), parsed by the same lenient reader."""
+    p.add_argument("source", help="a folder, a .zip or a Hub dataset id (org/name[@rev][:sub/folder])")
+    p.add_argument("--json", action="store_true", help="print one JSON document (records, problems, notes)")
+    for key in QUERY_KEYS:
+        flags = ["--" + key.replace("_", "-")] + (["--search"] if key == "q" else [])
+        p.add_argument(*flags, dest="q_" + key, default=None, metavar="VALUE", help=_HELP.get(key))
+
+
+_HELP = {"sort": "any column; -COLUMN sorts descending (write --sort=-reward)", "q": "text search over titles",
+         "tool": "rows that used this tool", "no_tool": "rows that never used this tool",
+         "drift": "none, drift or unknown", "timed_out": "yes or no", "valid": "yes or no", "kind": "artifact or group"}
+
+
+def filters_from_args(args: argparse.Namespace) -> tuple[Filters, list[str]]:
+    return from_query({k: getattr(args, "q_" + k) for k in QUERY_KEYS if getattr(args, "q_" + k) is not None})
+
+
+def _open(source: str, err: TextIO) -> Collection | None:
+    try:
+        return open_index(source)
+    except ArtifactError as e:
+        print(f"ERROR {source}: cannot list this collection", file=err)
+        for p in e.problems:
+            print(f"  - {p}", file=err)
+        return None
+
+
+def _fmt(v, column: str) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    if isinstance(v, tuple):
+        return ",".join(_fmt(x, column) for x in v) if v else "-"
+    text = str(v)
+    width = _WIDTH.get(column)
+    return text if width is None or len(text) <= width else text[: width - 1] + "…"
+
+
+def _row(r: Record) -> dict[str, str]:
+    spread = f"{_fmt(r.reward_min, '')}..{_fmt(r.reward_max, '')}" if r.kind == "group" else ""
+    return {
+        "path": _fmt(r.path or ".", "path"),
+        "kind": "group" if r.kind == "group" else (f"r{r.rollout}" if r.group is not None else "art"),
+        "model": _fmt(r.model.rsplit("/", 1)[-1] if r.model else None, "model"),
+        "task": (r.task_id or "-")[:8],
+        "title": _fmt(r.title or None, "title"),
+        "reward": _fmt(r.reward, "") + (f" [{spread}] k={r.k}" if spread else ""),
+        "env": _fmt(r.env_reward, ""),
+        "turns": f"{_fmt(r.agent_turns, '')}/{_fmt(r.trained_turns, '')}",
+        "tokens": f"{r.tokens:,}" if r.tokens is not None else "-",
+        "drift": r.drift,
+        "timeout": _fmt(r.timed_out, ""),
+        "tools": _fmt(r.tools, "tools"),
+        "captured": (r.captured or "-")[:10],
+        "status": "ok" if r.valid else f"INVALID: {r.problem}",
+    }
+
+
+def table(records: list[Record]) -> str:
+    """An aligned text table, one line per row; the status column (last) is not padded."""
+    rows = [_row(r) for r in records]
+    heads = list(_row(Record(kind="artifact", path="", valid=True)).keys())
+    widths = {h: max([len(h)] + [len(r[h]) for r in rows]) for h in heads}
+    lines = ["  ".join(h.ljust(widths[h]) if h != heads[-1] else h for h in heads)]
+    for r in rows:
+        lines.append("  ".join(r[h].ljust(widths[h]) if h != heads[-1] else r[h] for h in heads))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def write_all(out: TextIO, text: str) -> None:
+    """All of `text`, or BrokenPipeError when the reader went away (`| head -1`).
+
+    One big `write` to a pipe whose reader exits midway ends short without an error (CPython's buffered
+    writer returns the short count, and TextIO drops it): the rest was lost and the exit status said 0.
+    Writing to the file descriptor in a loop sees EPIPE."""
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a StringIO): nothing can end short
+        out.write(text)
+        return
+    out.flush()
+    view = memoryview(text.encode(getattr(out, "encoding", None) or "utf-8"))
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr  # looked up per call, so redirections apply
+    filters, notes = filters_from_args(args)
+    c = _open(args.source, err)
+    if c is None:
+        return 1
+    try:
+        rows = apply(c.records, filters)
+        if args.json:
+            doc = {"source": c.source, "kind": c.kind, "query": to_query(filters), "total": len(c.records),
+                   "shown": len(rows), "records": rows, "problems": [str(p) for p in c.problems],
+                   "notes": c.notes + notes}
+            write_all(out, msgspec.json.encode(doc).decode() + "\n")
+        else:
+            write_all(out, table(rows) + "\n")
+            n_bad = sum(not r.valid for r in c.records)
+            print(f"{len(rows)} of {len(c.records)} rows shown; {n_bad} invalid", file=err)
+            for n in c.notes + notes:
+                print(f"note: {n}", file=err)
+    finally:
+        c.close()
+    return 0
+
+
+def is_collection(source: str) -> bool:
+    """True when `source` is more than one artifact (or a group): a single artifact keeps today's check."""
+    from pathlib import Path
+
+    from rollout_trace.artifact import bundled_examples
+
+    text = source.strip()
+    if text in bundled_examples():
+        return False
+    path = Path(text).expanduser()
+    if path.is_dir():
+        if (path / "turns.json").is_file():
+            return False
+        if (path / "group.json").is_file():
+            return True
+        found = 0
+        for _ in path.rglob("turns.json"):
+            found += 1
+            if found > 1:
+                return True
+        return False
+    if path.is_file():
+        import zipfile
+
+        if not zipfile.is_zipfile(path):
+            return False
+        with zipfile.ZipFile(path) as zf:
+            names = zf.namelist()
+        return sum(n.endswith("turns.json") for n in names) > 1 or any(n.endswith("group.json") for n in names)
+    return False
+
+
+def check_collection(source: str, out: TextIO | None = None) -> int:
+    """Read every artifact of the collection fully and every group against its rollouts; name each invalid one."""
+    out = out or sys.stdout
+    c = _open(source, out)
+    if c is None:
+        return 1
+    bad: list[str] = []
+    try:
+        for r in c.records:
+            problems = _check_one(c, r)
+            label = r.path or "."
+            if problems:
+                bad.append(label)
+                print(f"INVALID {label}", file=out)
+                for p in problems:
+                    print(f"  - {p}", file=out)
+            else:
+                print(f"OK {label}", file=out)
+    finally:
+        c.close()
+    for n in c.notes:
+        print(f"note: {n}", file=out)
+    print(f"{len(c.records) - len(bad)} of {len(c.records)} valid" + (f"; invalid: {', '.join(bad)}" if bad else ""),
+          file=out)
+    return 1 if bad or not c.records else 0
+
+
+def _check_one(c: Collection, r: Record) -> list[str]:
+    if r.kind == "group":
+        return _group_problems(c, r)
+    try:
+        c.open(r.path)
+        return []
+    except ArtifactError as e:
+        return [str(p) for p in e.problems]
+
+
+def _group_problems(c: Collection, r: Record) -> list[str]:
+    """Every problem of group.json on its own (k, advantages by TRL's formula, seeds, folders) and against
+    its rollouts (rewards and statuses against their summary.json, their task); a rollout's own problems
+    are listed on its own row."""
+    prefix = f"{r.path}/" if r.path else ""
+    mine = {prefix + "group.json", prefix + "task.json"}
+    problems = [p for p in c.problems if p.file in mine]
+    try:  # the folder itself: a rollout folder a partial listing could not see
+        load_group(c.folder(r.path))
+    except ArtifactError as e:
+        seen = {(p.field, p.message) for p in problems}  # the index already ran the same group.json checks
+        problems += [p for p in e.problems if (p.field, p.message) not in seen]
+    found = [str(p) for p in problems]
+    return found or ([] if r.valid else [r.problem or "invalid"])
+
+
+def check_source(source: str, single, out: TextIO | None = None) -> int:
+    """`viewer check`: a collection is checked row by row; a single artifact goes to `single` exactly as before."""
+    from pathlib import Path
+
+    from rollout_trace.artifact import bundled_examples
+    from rollout_trace.artifact.sources import parse_hub_id
+
+    if is_collection(source):
+        return check_collection(source, out)
+    text = source.strip()
+    if text in bundled_examples() or Path(text).expanduser().exists() or parse_hub_id(text) is None:
+        return single(source)
+    try:  # a Hub id: one listing tells a single artifact from a collection
+        c = open_index(text)
+    except ArtifactError:
+        return single(source)  # today's messages for a dataset we cannot list
+    one = len(c.records) == 1 and c.records[0].kind == "artifact"
+    return single(source) if one or not c.records else check_collection(source, out)

@@ -1,0 +1,145 @@
+"""Token counts and drift for index rows whose summary.json does not record them, computed once and kept.
+
+The index is built from small files (rollout_trace/artifact/collection.py); a capture of ours writes `n_tokens` and
+`drifting_boundaries` into summary.json, but artifacts the original capture script wrote (and ours from
+before format 2 gained them) do not. For those in a folder or a zip the index reads the row's turns.json,
+once, when a page first needs the row: the rows on screen, or every row when the page filters or sorts by
+tokens or drift. A Hub collection's index stays small files only (a token file is a download): its rows
+learn their facts when they are opened, as every opened row does. What is found is kept by the row's
+source identity (a folder's path and file stamps, a Hub commit, a zip's stamps), so neither another
+page, another visitor nor a reopened collection reads it again.
+
+The counting is the artifact's own: tokens are prompt + output over the agent turns (`Artifact.n_tokens`'s
+sum), a boundary drifts where rollout_trace/analysis/continuity.py says the next prompt does not start with the
+turn before. A row whose turns.json is larger than `MAX_ROW_BYTES`, or past a page's `MAX_PAGE_BYTES`, or
+that cannot be read, keeps "unknown" (the next page goes on where this one stopped). No Gradio here.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from rollout_trace.analysis.continuity import boundaries
+from rollout_trace.artifact import Turn
+from rollout_trace.artifact.collection import Collection, Record
+from rollout_trace.artifact.problems import Findings
+from rollout_trace.artifact.read import decode_turn, load_index
+
+MAX_ROW_BYTES = 64 << 20  # a turns.json larger than this is not read for the index
+MAX_PAGE_BYTES = 256 << 20  # turns.json bytes one page build reads at most
+MAX_ENTRIES = 100_000  # rows remembered (a few dozen bytes each)
+SORTS = ("tokens", "drift", "drifting_boundaries")  # columns whose order needs every row's facts
+
+
+@dataclass(frozen=True)
+class Facts:
+    tokens: int
+    drifting: int  # turn boundaries that drift
+
+
+def needs_facts(r: Record) -> bool:
+    return r.kind == "artifact" and r.valid and (r.tokens is None or r.drifting_boundaries is None)
+
+
+def facts_of(turns: list[Turn]) -> Facts:
+    drifting = sum(not b.continuous for b in boundaries(turns, None))
+    return Facts(sum(t.n_prompt + t.n_output for t in turns), drifting)
+
+
+def count(folder: Path) -> Facts:
+    """The facts of the artifact in `folder`, from its turns.json alone (raises ArtifactError when unreadable)."""
+    findings = Findings()
+    turns = [decode_turn(i, h, findings) for i, h in enumerate(load_index(folder))]
+    findings.raise_if_any()
+    return facts_of([t for t in turns if t is not None])
+
+
+def with_facts(r: Record, f: Facts | None) -> Record:
+    """The record with what `f` tells filled in where summary.json did not say."""
+    if f is None or not needs_facts(r):
+        return r
+    drifting = r.drifting_boundaries if r.drifting_boundaries is not None else f.drifting
+    return msgspec.structs.replace(r, tokens=r.tokens if r.tokens is not None else f.tokens,
+                                   drifting_boundaries=drifting, drift="drift" if drifting else "none")
+
+
+def _group(g: Record, members: list[Record]) -> Record:
+    """A group's tokens and drift from its rollouts', once those are known (as rollout_trace/artifact/collection.py sums them)."""
+    if g.kind != "group" or not members or (g.tokens is not None and g.drift != "unknown"):
+        return g
+    tokens = None if any(m.tokens is None for m in members) else sum(m.tokens or 0 for m in members)
+    drift = "drift" if any(m.drift == "drift" for m in members) else \
+        "none" if all(m.drift == "none" for m in members) else "unknown"
+    return msgspec.structs.replace(g, tokens=g.tokens if g.tokens is not None else tokens, drift=drift)
+
+
+class RowFacts:
+    """The shared memory of computed facts, by row identity (thread-safe; bounded, oldest dropped first)."""
+
+    def __init__(self, max_entries: int = MAX_ENTRIES):
+        self._known: OrderedDict[str, Facts | None] = OrderedDict()
+        self._lock = threading.Lock()
+        self.max_entries = max_entries
+        self.reads = 0  # turns.json files read (the tests count them)
+
+    def _get(self, key: str) -> tuple[bool, Facts | None]:
+        with self._lock:
+            if key in self._known:
+                self._known.move_to_end(key)
+                return True, self._known[key]
+            return False, None
+
+    def _put(self, key: str, f: Facts | None) -> None:
+        with self._lock:
+            self._known[key] = f
+            while len(self._known) > self.max_entries:
+                self._known.popitem(last=False)
+
+    def learn(self, key: str, turns: list[Turn]) -> None:
+        """Keep the facts of a row that was opened (its turns are in memory anyway)."""
+        self._put(key, facts_of(turns))
+
+    def _compute(self, c: Collection, path: str) -> Facts | None:
+        self.reads += 1
+        folder = None
+        try:
+            folder = c.folder(path)
+            return count(folder)
+        except Exception:  # unreadable here (offline Hub, a bad file): the row says unknown, as before
+            return None
+        finally:
+            if folder is not None and c.kind == "zip":  # what opening the row unpacked
+                shutil.rmtree(folder, ignore_errors=True)
+
+    def fill(self, c: Collection, records: Iterable[Record], identity: Callable[[str], str]) -> list[Record]:
+        """`records` with tokens and drift filled in where summary.json did not record them and the row can be
+        read within this page's budget; a group's from its rollouts'."""
+        rows = list(records)
+        budget = MAX_PAGE_BYTES
+        by_path = {r.path: r for r in c.records}
+        wanted = {r.path for r in rows if needs_facts(r)}
+        wanted |= {m.path for g in rows if g.kind == "group" for m in c.records if m.group == g.path and needs_facts(m)}
+        filled: dict[str, Record] = {}
+        for path in sorted(wanted):
+            r = by_path[path]
+            try:
+                key = identity(path)
+            except Exception:
+                continue
+            known, f = self._get(key)
+            size = r.turns_bytes or 0
+            if not known and c.kind != "hub" and size <= min(MAX_ROW_BYTES, budget):
+                budget -= size
+                f = self._compute(c, path)
+                self._put(key, f)
+            filled[path] = with_facts(r, f)
+        out = [filled.get(r.path, r) for r in rows]
+        members = lambda g: [filled.get(m.path, m) for m in c.records if m.group == g.path]  # noqa: E731
+        return [_group(r, members(r)) if r.kind == "group" else r for r in out]

@@ -1,0 +1,81 @@
+"""One page of a collection's index: filtered and sorted on the server, bounded, as an `IndexPage`.
+
+Pure: a `Collection`, the filter state from the URL and a page number in, a typed record out. The
+filtering and sorting are rollout_trace/artifact/filters.py's, the same the command line uses. Rows whose summary.json
+does not record their tokens or drift get them from `fill` (viewer/index/facts.py): the rows shown, or
+every row when the page filters or sorts by them.
+
+The model filter offers each model once: a name recorded without its organisation
+("SmolLM2-135M-Instruct") is the same model as the one "org/name" with that last part, so the two are one
+choice, the bare name, which the filter (a case-insensitive "contains") matches in both spellings; two
+organisations' models of the same name stay two choices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from rollout_trace.artifact.collection import Collection, Record
+from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_query, to_query
+
+from ..render import index as render
+from .contract import IndexPage
+
+PAGE_SIZE = 200  # rows in one page of the table
+MAX_CHOICES = 200  # models and tools offered as filter choices
+
+
+def page_number(params: Mapping[str, object]) -> int:
+    """The 0-based page from `?page=` (1-based in the URL, as people count); 0 when unreadable."""
+    raw = params.get("page")
+    if isinstance(raw, (list, tuple)):
+        raw = raw[-1] if raw else None
+    try:
+        return max(0, int(str(raw)[:9]) - 1)
+    except (TypeError, ValueError):
+        return 0
+
+
+def filter_values(f: Filters) -> dict[str, str]:
+    """The filter state key by key, as the form shows it (only the keys that are set)."""
+    from urllib.parse import parse_qsl
+
+    return dict(parse_qsl(to_query(f)))
+
+
+def model_choices(models: Iterable[str]) -> list[str]:
+    """Each model once (see the module docstring): a bare name merges with the one org/name ending in it."""
+    names = set(models)
+    orgs: dict[str, set[str]] = {}
+    for n in names:
+        if "/" in n:
+            orgs.setdefault(n.rsplit("/", 1)[1], set()).add(n)
+    return sorted({base if base in names and len(orgs.get(base, ())) <= 1 else n
+                   for n in names for base in [n.rsplit("/", 1)[-1]]}, key=str.casefold)
+
+
+Fill = Callable[[Iterable[Record]], list[Record]]
+FACT_SORTS = ("tokens", "drift", "drifting_boundaries")
+
+
+def build_page(c: Collection, src: str, params: Mapping[str, object], serial: int,
+               page_size: int = PAGE_SIZE, fill: Fill | None = None) -> IndexPage:
+    """The rows of `c` passing the filters in `params` (URL query keys), sorted, one page of them."""
+    filters, notes = from_query({k: v for k, v in params.items() if k in QUERY_KEYS})  # type: ignore[misc]
+    every = fill is not None and (filters.drift is not None or filters.sort.lstrip("-") in FACT_SORTS)
+    rows = apply(fill(c.records) if fill is not None and every else c.records, filters)
+    pages = max(1, -(-len(rows) // page_size))
+    page = min(page_number(params), pages - 1)
+    shown = rows[page * page_size:(page + 1) * page_size]
+    if fill is not None and not every:
+        shown = fill(shown)
+    models = model_choices(r.model for r in c.records if r.model)[:MAX_CHOICES]
+    tools = sorted({t for r in c.records for t in r.tools})[:MAX_CHOICES]
+    return IndexPage(
+        serial=serial, mode="index", src=src, query=to_query(filters), filters=filter_values(filters),
+        sort=filters.sort, page=page, pages=pages, page_size=page_size, total=len(c.records), matched=len(rows),
+        first=page * page_size + 1 if shown else 0, shown=len(shown), invalid=sum(not r.valid for r in c.records),
+        kind=c.kind, models=models, tools=tools,
+        table_html=render.table([render.index_row(r) for r in shown], filters.sort),
+        notes_html=render.notes(c.notes + notes),
+    )
