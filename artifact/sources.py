@@ -41,6 +41,11 @@ def bundled_groups() -> list[str]:
     return sorted(p.name for p in EXAMPLES_DIR.iterdir() if (p / "group.json").is_file()) if EXAMPLES_DIR.is_dir() else []
 
 
+def bundled_runs() -> list[str]:
+    """Names of the recorded TRL runs shipped under examples/ (a folder with run.json, artifact/run.py)."""
+    return sorted(p.name for p in EXAMPLES_DIR.iterdir() if (p / "run.json").is_file()) if EXAMPLES_DIR.is_dir() else []
+
+
 def parse_hub_id(text: str) -> HubRef | None:
     m = HUB_ID.match(text.strip())
     if not m or ".." in text:
