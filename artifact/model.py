@@ -92,8 +92,8 @@ class TrlPart:
 
     sample: TrlSample
     offsets: np.ndarray  # int64 [rows + 1]
-    input_ids: np.ndarray  # int64 [N]
-    completion_mask: np.ndarray  # int64 [N]
+    input_ids: np.ndarray  # int32 [N] (TRL's int64 values)
+    completion_mask: np.ndarray  # uint8 [N] (TRL's int64 0/1)
     old_log_probs: np.ndarray  # float32 [N]
 
     @property
@@ -101,9 +101,10 @@ class TrlPart:
         return len(self.sample.rows)
 
     def row(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Row i's (input_ids, completion_mask, old_log_probs), exactly as TRL queued them."""
+        """Row i's (input_ids, completion_mask, old_log_probs), exactly as TRL queued them (TRL's dtypes)."""
         s = slice(int(self.offsets[i]), int(self.offsets[i + 1]))
-        return self.input_ids[s], self.completion_mask[s], self.old_log_probs[s]
+        return (self.input_ids[s].astype(np.int64), self.completion_mask[s].astype(np.int64),
+                self.old_log_probs[s].copy())
 
 
 @dataclass

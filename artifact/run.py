@@ -87,6 +87,7 @@ class RunRow(msgspec.Struct, frozen=True, kw_only=True):
     title: str
     dataset_index: int | None
     recorded_at: str
+    ordinals: tuple[int, ...]  # its TRL rows' positions in the queue within the segment (the join key)
     fates: tuple[RowFate, ...]  # one per TRL row, in queue order
     trained_steps: tuple[int, ...]  # the global steps its rows were trained at, sorted, each once
     trained_step: int | None  # the first of them; None when no row was trained
@@ -166,6 +167,7 @@ class Run:
     rows: list[RunRow]
     groups: list[RunGroup]
     consumed: list[Consumed]
+    entries: dict[tuple[str, int, int], IndexEntry] = field(default_factory=dict)  # (segment, group_id, rollout)
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     store: RunStore | None = field(default=None, repr=False)
@@ -293,7 +295,8 @@ def join(entries: list[IndexEntry], consumed: list[Consumed], ends: dict[str, Co
             trained_tokens=e.trained_tokens, turns=e.turns, trained_turns=e.trained_turns,
             seed_trained_turns=e.seed_trained_turns, tools=tuple(e.tools), tool_calls=e.tool_calls, drift=e.drift,
             drifting_boundaries=e.drifting_boundaries, timed_out=e.timed_out, task_id=e.task_id, title=e.title,
-            dataset_index=e.dataset_index, recorded_at=e.recorded_at, fates=fates, trained_steps=steps,
+            dataset_index=e.dataset_index, recorded_at=e.recorded_at, ordinals=tuple(r.ordinal for r in e.rows),
+            fates=fates, trained_steps=steps,
             trained_step=steps[0] if steps else None, dropped=_dropped(e, fates)))
     rows.sort(key=lambda r: (r.segment, r.policy_version, r.group_id, r.rollout))
     return rows
@@ -356,19 +359,28 @@ def read_run(store: RunStore, label: str, kind: str) -> Run:
         elif path.endswith(".jsonl"):
             logged.add(seg)
             consumed += _lines(path, data, Consumed, problems, notes)
+    keyed: dict[tuple[str, int, int], IndexEntry] = {}
+    for e in entries:
+        key = (e.segment, e.group_id, e.rollout)
+        if key in keyed:
+            problems.append(Problem(f"{INDEX_DIR}/{e.segment}.jsonl", "a rollout is indexed once",
+                                    field=f"group {e.group_id} rollout {e.rollout}", found="twice"))
+            continue
+        keyed[key] = e
+    entries = list(keyed.values())
     rows = join(entries, consumed, ends, logged)
     segments = [RunSegment(starts[s], stops.get(s), ends.get(s)) for s in sorted(starts)]
-    for s in sorted({e.segment for e in entries} - set(starts)):
-        problems.append(Problem(f"{INDEX_DIR}/{s}.jsonl", "a segment without its start file",
-                                expected=f"{SEGMENTS_DIR}/{s}.json", found="none"))
-    for seg in segments:
-        if seg.end is not None and (seg.end.groups_lost or seg.end.write_errors):
-            notes.append(f"segment {seg.start.segment}: {seg.end.groups_lost} scored groups were still waiting to "
-                         f"be written when the worker stopped, {seg.end.write_errors} could not be written")
+    for name in sorted({e.segment for e in entries} - set(starts)):
+        problems.append(Problem(f"{INDEX_DIR}/{name}.jsonl", "a segment without its start file",
+                                expected=f"{SEGMENTS_DIR}/{name}.json", found="none"))
+    for part in segments:
+        if part.end is not None and (part.end.groups_lost or part.end.write_errors):
+            notes.append(f"segment {part.start.segment}: {part.end.groups_lost} scored groups were still waiting to "
+                         f"be written when the worker stopped, {part.end.write_errors} could not be written")
     if any(s.end is None for s in segments):
         notes.append("a segment has not ended: training is running (or the worker was killed before it could say so)")
     return Run(source=label, kind=kind, manifest=manifest, segments=segments, rows=rows, groups=groups_of(rows),
-               consumed=consumed, problems=problems, notes=notes, store=store)
+               consumed=consumed, entries=keyed, problems=problems, notes=notes, store=store)
 
 
 def open_run(source: str, token: str | None = None, allow_local: bool = True) -> Run:

@@ -62,11 +62,11 @@ Optional extras (format_version 2, written by our capture; all absent in seed ar
                             TrlRowRef per training row: its ordinal (its position in the worker's
                             queue within the segment, the key the consumption log joins on), a
                             fingerprint of its arrays and advantage, its tokens and trained tokens
-        rows.safetensors    the rows' arrays, flat, row after row, in TRL's own dtypes
-                            (absent when TRL built no row):
+        rows.safetensors    the rows' arrays, flat, row after row, TRL's values in narrower dtypes
+                            (TRL's are int64, int64, float32; absent when TRL built no row):
                             offsets int64 [rows + 1]       row i is [offsets[i], offsets[i+1])
-                            input_ids int64 [N]            RolloutSample.input_ids
-                            completion_mask int64 [N]      RolloutSample.completion_mask (1 = in the loss)
+                            input_ids int32 [N]            RolloutSample.input_ids
+                            completion_mask uint8 [N]      RolloutSample.completion_mask (1 = in the loss)
                             old_log_probs float32 [N]      RolloutSample.old_log_probs (0 on context)
 
 Invariants checked on read (artifact/read.py): len(mask) == n_prompt_ids + n_output_ids and

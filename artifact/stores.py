@@ -185,9 +185,9 @@ class ZipStore:
                 out[p] = f"cannot be read from the zip ({type(e).__name__})"
         return out
 
-    def top_folders(self) -> list[str]:
+    def top_folders(self) -> tuple[str, ...]:
         """The names of the zip's top-level folders (a zipped folder holds its files in one)."""
-        return sorted({n.split("/", 1)[0] for n in self._zip.namelist() if "/" in n and _zip_name_ok(n)})
+        return tuple(sorted({n.split("/", 1)[0] for n in self._zip.namelist() if "/" in n and _zip_name_ok(n)}))
 
     def list_dir(self, path: str) -> dict[str, int]:
         """The members directly in folder `path` of the zip (name -> size)."""

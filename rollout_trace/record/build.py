@@ -26,7 +26,7 @@ import numpy as np
 from artifact import Artifact, Summary, Task, Turn
 from artifact.collection import title_of
 from artifact.group import GroupFile, GroupRollout, GroupRun, grpo_advantages
-from artifact.run_format import IndexEntry, RowRef
+from artifact.run_format import Drift, IndexEntry, RowRef
 from artifact.schema import TRL_PART_VERSION, RunInfo, RunStatus, TrlRowRef, TrlSample
 from artifact.trace import calls_from_entries
 from artifact.trl_part import encode_rows, fingerprint
@@ -222,7 +222,7 @@ def group_file(g: ScoredGroup, built: list[BuiltRollout], folders: list[str | No
 def index_entry(g: ScoredGroup, b: BuiltRollout, group_path: str, folder: str | None) -> IndexEntry:
     s = b.summary
     tools = sorted(n for n, c in (s.tool_calls_by_name if s else {}).items() if c)
-    drift = ("unknown" if b.drifting is None else "drift" if b.drifting else "none")
+    drift: Drift = "unknown" if b.drifting is None else "drift" if b.drifting else "none"
     return IndexEntry(
         segment=g.segment, policy_version=g.model_version, group_id=g.group_id, rollout=b.index,
         rollout_id=b.rollout_id, group_path=group_path, path=f"{group_path}/{folder}" if folder else None,

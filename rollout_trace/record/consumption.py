@@ -106,8 +106,10 @@ class ConsumptionLog(TrainerCallback):
     def __init__(self, trainer: Any):
         self.trainer = trainer
         worker = getattr(trainer, "rollout_worker", None)
-        self.active = worker is not None and hasattr(worker, "record_dir") and trainer.accelerator.is_main_process
-        self.root: Path | None = Path(worker.record_dir) if self.active else None
+        self.root: Path | None = None
+        if worker is not None and hasattr(worker, "record_dir") and trainer.accelerator.is_main_process:
+            self.root = Path(worker.record_dir)
+        self.active = self.root is not None
         self.segment: str | None = None
         self.taken = 0
         self._open: dict[int, _Row] = {}  # id(sample.input_ids) -> row (TRL's yielded dict holds that array)

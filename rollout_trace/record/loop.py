@@ -58,7 +58,7 @@ class _ObservedReward:
 
 
 class _ObservedAsyncReward(_ObservedReward):
-    async def __call__(self, **kwargs):  # type: ignore[override]
+    async def __call__(self, **kwargs):
         return self._note(kwargs, await self.func(**kwargs))
 
 

@@ -104,7 +104,7 @@ def begin_segment(root: Path, segment: str, loop_kwargs: dict, model_version: in
     (root / SEGMENTS_DIR).mkdir(parents=True, exist_ok=True)
     now = iso(time.time())
     tokenizer = loop_kwargs.get("processing_class")
-    if not (root / TOKENIZER_DIR).is_dir() and hasattr(tokenizer, "save_pretrained"):
+    if tokenizer is not None and not (root / TOKENIZER_DIR).is_dir() and hasattr(tokenizer, "save_pretrained"):
         tmp = root / f".{TOKENIZER_DIR}.{os.getpid()}.tmp"
         tokenizer.save_pretrained(str(tmp))
         os.replace(tmp, root / TOKENIZER_DIR)

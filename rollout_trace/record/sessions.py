@@ -91,14 +91,14 @@ class RecordingTrainableSession(RecordingSession):
 
     def wait_for_completion(self, *args, **kwargs):
         try:
-            return self._inner.wait_for_completion(*args, **kwargs)  # type: ignore[attr-defined]
+            return self._inner.wait_for_completion(*args, **kwargs)
         except TimeoutError:
             self._rec.timed_out = True
             raise
 
     def fetch_training_trace(self):
         try:
-            trace = self._inner.fetch_training_trace()  # type: ignore[attr-defined]
+            trace = self._inner.fetch_training_trace()
         except Exception as e:
             self._rec.fetch_error = describe(e)
             raise

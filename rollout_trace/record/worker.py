@@ -23,6 +23,7 @@ from trl.experimental.async_grpo.openenv_harness import HarnessRolloutWorker
 
 from . import pins
 from .build import iso
+from .hub import HubPush
 from .loop import RecordingHarnessLoop
 from .manifest import begin_segment, new_segment, update_manifest
 
@@ -42,7 +43,7 @@ class RecordingHarnessRolloutWorker(HarnessRolloutWorker):
         **kwargs: exactly HarnessRolloutWorker's (harness_session_factory, model_name, dataset, ...).
     """
 
-    _loop_cls = RecordingHarnessLoop
+    _loop_cls = RecordingHarnessLoop  # type: ignore[assignment]
 
     def __init__(self, *, record_dir: str | os.PathLike, push_to_dataset: str | None = None,
                  hub_token: str | None = None, push_every_minutes: float = 5.0, private: bool | None = None,
@@ -56,7 +57,7 @@ class RecordingHarnessRolloutWorker(HarnessRolloutWorker):
         self.record_dir = Path(record_dir)
         self.segment: str | None = None
         self._push_args = (push_to_dataset, hub_token, push_every_minutes, private)
-        self._push = None
+        self._push: HubPush | None = None
         if not self._loop_kwargs.get("queue_maxsize"):
             warnings.warn("rollout_trace: queue_maxsize=0 (AsyncRolloutWorker's default) leaves TRL's rollout queue "
                           "unbounded: the worker can score thousands of groups ahead of the trainer, and the recorder "
@@ -72,8 +73,6 @@ class RecordingHarnessRolloutWorker(HarnessRolloutWorker):
                                      record_model=str(self._loop_kwargs.get("model_name")))
             repo = self._push_args[0]
             if repo and self._push is None:
-                from .hub import HubPush
-
                 self._push = HubPush(self.record_dir, repo, token=self._push_args[1],
                                      every_minutes=self._push_args[2], private=self._push_args[3])
         super().start()
