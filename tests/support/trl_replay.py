@@ -12,8 +12,8 @@ Determinism, for runs compared with and without the recorder: rollout k of group
 calls per seed, and TRL passes seed=group_id) always gets the same trace and reward, with
 `max_inflight_tasks=1`. The optional *gate* makes the policy version TRL stamps on each group
 deterministic too: the last rollout of group g waits until the version published in `gate_path`
-reaches the highest version a trainer can reach without group g (`gate_version`), so the next group is
-created at exactly that version. Without a gate, versions follow timing, as in any async run.
+reaches the highest version the consumer can reach without group g (`trainer_version`, `consumer_version`),
+so the next group is created at exactly that version. Without a gate, versions follow timing, as in any async run.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import threading
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from openenv.core.harness import ResourceSession, ResourceSessionFactory, TrainingTrace
 from openenv.core.harness.rollout import ToolResult, VerifyResult
@@ -34,12 +34,18 @@ GROUP_TRACES = [ROOT / "examples" / "smollm2-group" / f"rollout-{i:02d}" / "trac
 REWARDS = (1.0, 0.0, 0.5, -0.1)  # by rollout position (shifted by group): never all equal in a group
 
 
-def gate_version(g: int, *, groups_per_step: int, weight_sync_steps: int = 1, start: int = 1) -> int:
-    """The highest policy version a trainer reaches without group g: it trains one micro-batch of
-    `groups_per_step` groups per step, needs the next one collated (accelerate reads one ahead) to finish a
-    step, and syncs weights (version + 1) every `weight_sync_steps` steps, from `start` (the cold sync)."""
-    steps = max(0, g // groups_per_step - 1)
+def trainer_version(g: int, samples_before: int, *, batch: int = 8, weight_sync_steps: int = 1, start: int = 1) -> int:
+    """The highest policy version TRL's trainer reaches without group g, given the samples of groups 0..g-1:
+    step t needs micro-batch t+1 collated too (accelerate reads one ahead), so t steps need batch * (t + 1)
+    samples; weights sync (version + 1) every `weight_sync_steps` steps, from `start` (the cold sync)."""
+    steps = max(0, samples_before // batch - 1)
     return start + steps // weight_sync_steps
+
+
+def consumer_version(g: int, samples_before: int, *, groups_per_version: int = 2) -> int:
+    """The highest version a bare queue consumer (trl_runs.consume) reaches without group g: it moves to
+    version v when it takes the first sample of group v * groups_per_version."""
+    return max(0, g - 1) // groups_per_version
 
 
 def write_gate(path: str | Path, version: int) -> None:
@@ -53,6 +59,14 @@ def _read_gate(path: str) -> int:
         return int(Path(path).read_text() or 0)
     except (FileNotFoundError, ValueError):
         return -1
+
+
+def load_trace(spec: str | Path) -> list[dict]:
+    """A trace.json's entries; "PATH:N" keeps the first N calls."""
+    text = str(spec)
+    path, _, n = text.rpartition(":") if text.rsplit(":", 1)[-1].isdigit() else (text, "", "")
+    entries = json.loads(Path(path).read_text())["turns"]
+    return entries[: int(n)] if n else entries
 
 
 class ReplaySession(ResourceSession):
@@ -95,16 +109,20 @@ class ReplaySession(ResourceSession):
 class ReplayFactory(ResourceSessionFactory[ReplaySession]):
     """TRL calls it in the child as `harness_session_factory(sampling=...)`: pass it through functools.partial.
 
-    `traces`: trace.json paths; rollout k of group g replays traces[(g + k) % len]. `fail`, `no_reward`,
+    `traces`: trace.json paths, each optionally with ":N" (replay only its first N calls: the same session
+    ending earlier); rollout k of group g replays traces[(g + k) % len]. `fail`, `no_reward`,
     `timeout`: (group, rollout) pairs whose sandbox fails to start, whose verify() has no reward, whose agent
-    times out. `gate_path` + `groups_per_step`/`weight_sync_steps`: see the module docstring."""
+    times out. `gate_path` + `gate` (the version group g waits for, from g and the samples of the groups before
+    it: `trainer_version`, the default, or `consumer_version`, bound with functools.partial): see the module
+    docstring."""
 
     def __init__(self, traces: list[str], num_generations: int, *, gate_path: str | None = None,
-                 groups_per_step: int = 1, weight_sync_steps: int = 1, session_s: float = 0.0,
+                 gate: Callable[[int, int], int] | None = None, session_s: float = 0.0,
                  fail: tuple = (), no_reward: tuple = (), timeout: tuple = (), sampling: Any = None):
-        self._traces = [json.loads(Path(p).read_text())["turns"] for p in traces]
+        self._traces = [load_trace(t) for t in traces]
         self._n = num_generations
-        self._gate_path, self._gps, self._ws = gate_path, groups_per_step, weight_sync_steps
+        self._gate_path, self._gate = gate_path, gate or trainer_version
+        self._rows = [len(_rows_of(t)) for t in self._traces]  # TRL's rows per trace, from TRL's own functions
         self._fail, self._no_reward, self._timeout = {tuple(x) for x in fail}, {tuple(x) for x in no_reward}, {tuple(x) for x in timeout}
         self._session_s = session_s
         self._count: dict[int, int] = defaultdict(int)
@@ -120,6 +138,17 @@ class ReplayFactory(ResourceSessionFactory[ReplaySession]):
             raise RuntimeError(f"stand-in: the sandbox for group {g} rollout {k} failed to start")
         entries = self._traces[(g + k) % len(self._traces)]
         reward = None if (g, k) in self._no_reward else REWARDS[(g + k) % len(REWARDS)]
-        wait_for = (gate_version(g, groups_per_step=self._gps, weight_sync_steps=self._ws)
-                    if k == self._n - 1 and self._gate_path else None)
+        wait_for = self._gate(g, self._samples_before(g)) if k == self._n - 1 and self._gate_path else None
         return ReplaySession(entries, reward, wait_for, self._gate_path, self._session_s, timeout=(g, k) in self._timeout)
+
+    def _samples_before(self, g: int) -> int:
+        """How many samples TRL queues for groups 0..g-1 (a failed rollout has none)."""
+        return sum(0 if (h, k) in self._fail else self._rows[(h + k) % len(self._rows)]
+                   for h in range(g) for k in range(self._n))
+
+
+def _rows_of(entries: list[dict]) -> list:
+    from trl.experimental.async_grpo.async_rollout_worker import _chain_to_sequences
+    from trl.experimental.async_grpo.openenv_harness import _turns_from_training_trace
+
+    return _chain_to_sequences(_turns_from_training_trace(TrainingTrace.from_entries(entries)), "replay", 0)[0]
