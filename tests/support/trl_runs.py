@@ -23,8 +23,12 @@ SCRIPTED = str(trl_replay.SCRIPTED_TRACE)
 # The scripted rollout and two shorter sessions of it (its first 2 and 3 calls): rows of 70+68, 70, and 70+51
 # trained tokens, so which rows a step trains shows in TRL's own per-step token count.
 MIXED = [SCRIPTED, f"{SCRIPTED}:2", f"{SCRIPTED}:3"]
-TIMING = ("_s", "tok_s", "queue_size", "inflight", "latency", "time_in_queue", "perf/", "train_runtime",
-          "_per_second")
+
+
+def timing(key: str) -> bool:
+    """A metric that measures time or momentary queue depth: it differs from run to run."""
+    return (key.startswith("perf/") or key.endswith(("_s", "_per_second", "tok_s")) or key == "train_runtime"
+            or any(x in key for x in ("queue_size", "time_in_queue", "inflight", "latency")))
 
 
 def worker(record_dir: Path | None, *, traces: list[str], tok: Any, gate: str | None = None, n_prompts: int = 16,
@@ -106,7 +110,7 @@ def metric_totals(payloads: list[dict]) -> dict:
     tot: dict = defaultdict(lambda: [0.0, 0.0])
     for p in payloads:
         for k, v in p.items():
-            if any(t in k for t in TIMING):
+            if timing(k):
                 continue
             num, den = v if isinstance(v, tuple) else (v, 1.0)
             tot[k][0] += num
@@ -165,5 +169,12 @@ def trainer(out: Path, w, tok: Any, model_dir: str, *, max_steps: int, gate: str
     return t, logs
 
 
+def _from_the_child(key: str) -> bool:
+    """A metric the worker's child pushes on its own queue: which step's log drains it is timing (the worker
+    test compares their totals); tools/call_frequency and tools/failure_frequency come with the samples."""
+    return key.startswith(("rollout/", "completions/")) or (key.startswith("tools/") and key.endswith(("_total", "_s")))
+
+
 def step_metrics(logs: list[dict]) -> list[dict]:
-    return [{k: v for k, v in log.items() if not any(x in k for x in TIMING)} for log in logs]
+    """The trainer's step logs without timings and without the child's own metrics."""
+    return [{k: v for k, v in log.items() if not timing(k) and not _from_the_child(k)} for log in logs]
