@@ -163,6 +163,9 @@ def trainer(out: Path, w, tok: Any, model_dir: str, *, max_steps: int, gate: str
             drain(w)  # after the consumption log's on_train_end; lets the child exit without TRL's terminate
 
     steps = logs
+    from transformers.trainer_callback import PrinterCallback
+
+    t.remove_callback(PrinterCallback)  # the step logs are kept above, not printed
     if record:
         record_consumption(t)  # the one documented call
     t.add_callback(Steps())
