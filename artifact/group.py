@@ -101,6 +101,13 @@ def grpo_advantages(rewards: Sequence[float | None]) -> list[float]:
     return advantages.tolist()
 
 
+def trl_reward(columns: Sequence[float | None]) -> float | None:
+    """TRL's reward of one rollout from its reward columns (`_score_group`: nansum; every column NaN or None is
+    unscorable). TRL sums inline in a method, so these lines restate it, beside its advantage."""
+    values = [float(v) for v in columns if v is not None and not math.isnan(v)]
+    return float(np.sum(values)) if values else None
+
+
 def reward_spread(rewards: Sequence[float | None]) -> tuple[float | None, float | None, float | None]:
     """(min, max, mean) over the scorable rewards; all None when none is scorable."""
     scored = [float(x) for x in rewards if x is not None and not math.isnan(x)]

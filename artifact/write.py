@@ -45,12 +45,16 @@ def write_artifact(out_dir: Path | str, *, summary: Summary, turns: list[Turn], 
                    visible_tests: str | None, held_out_tests: list[TestCase] | None,
                    trace_entries: list[dict] | None, test_results: list[TestResult] | None = None,
                    solution: str | None = None, tokenizer: Any = None,
-                   trl: tuple[TrlSample, dict[str, np.ndarray] | None] | None = None) -> Artifact:
+                   trl: tuple[TrlSample, dict[str, np.ndarray] | None] | None = None,
+                   validate: bool = True) -> Artifact:
     """Write every file, validate the result, move it into place, and return it as read back.
 
     `tokenizer` is anything with `save_pretrained(dir)` (a transformers tokenizer); its files make
     the artifact render offline. `trl` is a recorded rollout's trl part: its sample.json and the flat
     arrays of its rows (artifact/trl_part.py `encode_rows`; None when TRL built no row).
+    `validate=False` skips the read-back and returns the parts as given (no trace calls, no tokenizer):
+    for a writer that must not spend the CPU, the recorder inside TRL's worker, whose runs `viewer check`
+    validates whole. The write stays atomic.
     """
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -77,7 +81,7 @@ def write_artifact(out_dir: Path | str, *, summary: Summary, turns: list[Turn], 
             tokenizer.save_pretrained(str(tmp / TOKENIZER_DIR))
         if trl is not None:
             write_trl_files(tmp, *trl)
-        written = load_artifact(tmp)  # raises ArtifactError before anything reaches out_dir
+        written = load_artifact(tmp) if validate else None  # raises ArtifactError before anything reaches out_dir
         tmp.chmod(0o755)  # mkdtemp makes it private; an artifact is meant to be shared
         if out.exists():
             out.rmdir()
@@ -85,6 +89,9 @@ def write_artifact(out_dir: Path | str, *, summary: Summary, turns: list[Turn], 
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    if written is None:
+        return Artifact(source=str(out), root=out, summary=summary, turns=turns, task=task, visible_tests=visible_tests,
+                        held_out_tests=held_out_tests, test_results=test_results, solution=solution)
     # the validated read-back, moved with its folder: no second read
     tok = out / TOKENIZER_DIR if written.tokenizer_dir is not None else None
     return dataclasses.replace(written, source=str(out), root=out, tokenizer_dir=tok)

@@ -25,7 +25,7 @@ import numpy as np
 
 from artifact import Artifact, Summary, Task, Turn
 from artifact.collection import title_of
-from artifact.group import GroupFile, GroupRollout, GroupRun, grpo_advantages
+from artifact.group import GroupFile, GroupRollout, GroupRun, grpo_advantages, trl_reward
 from artifact.run_format import Drift, IndexEntry, RowRef
 from artifact.schema import TRL_PART_VERSION, RunInfo, RunStatus, TrlRowRef, TrlSample
 from artifact.trace import calls_from_entries
@@ -121,13 +121,6 @@ def task_of(prompt: list, dataset_index: int | None) -> Task:
     return Task(task_id(text), dataset_index if dataset_index is not None else -1, text)
 
 
-def trl_sum(columns: dict[str, float | None]) -> float | None:
-    """TRL's reward from its columns, as `_score_group` sums them (nansum; every column NaN: unscorable).
-    Used only for a rollout TRL built no row for: otherwise the reward is read from TRL's own sample."""
-    values = [v for v in columns.values() if v is not None]
-    return float(np.sum(values)) if values else None
-
-
 def _rows(r: ScoredRollout) -> tuple[list[TrlRowRef], dict[str, np.ndarray] | None]:
     refs = [TrlRowRef(o, fingerprint(s.input_ids, s.completion_mask, s.old_log_probs, s.advantage),
                       int(len(s.input_ids)), int(s.completion_mask.sum())) for o, s in zip(r.ordinals, r.samples, strict=True)]
@@ -163,7 +156,7 @@ def build_rollout(g: ScoredGroup, r: ScoredRollout) -> BuiltRollout:
     else:
         metrics, advantage = {}, None
         columns = dict(r.rewards or {})
-        reward = trl_sum(columns)
+        reward = trl_reward(list(columns.values()))  # a rollout without rows: TRL's sum of its columns
     status, cause = _status(r, reward)
     verify = rec.verify if rec is not None else None
     env_reward = number(getattr(verify, "env_reward", None))
@@ -195,7 +188,7 @@ def build_rollout(g: ScoredGroup, r: ScoredRollout) -> BuiltRollout:
         captured_at=iso(rec.ended_at or time.time()), n_tokens=sum(t.n_prompt + t.n_output for t in turns),
         drifting_boundaries=drifting, run=run)
     in_memory = Artifact(source="recorded rollout", root=None, summary=summary, turns=turns, trace=calls)
-    summary.trl_training = record(training(in_memory))
+    summary.trl_training = record(training(in_memory, validated=rec.training_trace))  # the trace TRL trained on
     sample = TrlSample(format_version=TRL_PART_VERSION, trl=TRL_VERSION, segment=g.segment, group_id=g.group_id,
                        rollout_index=r.index, rollout_id=out.rollout_id, model_version=g.model_version,
                        advantage=advantage, reward=reward, metrics=metrics,

@@ -86,6 +86,7 @@ class GroupWriter:
             for b in built:
                 if b.summary is not None:
                     write_artifact(out.rollout_dir(b.index), summary=b.summary, turns=b.turns, task=b.task,
-                                   visible_tests=None, held_out_tests=None, trace_entries=b.entries, trl=b.trl)
+                                   visible_tests=None, held_out_tests=None, trace_entries=b.entries, trl=b.trl,
+                                   validate=False)  # TRL's child has no CPU to spare: `viewer check` reads it all
             out.commit(group_file(g, built, folders), built[0].task)
         return b"".join(encode_line(index_entry(g, b, group_path, f)) for b, f in zip(built, folders, strict=True))
