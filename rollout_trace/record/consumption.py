@@ -51,12 +51,14 @@ from .manifest import update_manifest
 from .writer import atomic_write
 
 log = logging.getLogger("rollout_trace.record")
-# The trainer's arguments that decide what is trained (recorded in run.json's `config`).
+# The trainer's arguments that decide what is trained (recorded in run.json's `config`). Not the config's
+# queue_maxsize, max_inflight_tasks or fork_threshold_tokens: TRL applies those only to the worker it builds
+# itself, never to one a script passes in (run.json's `worker` records what the worker really uses).
 CONFIG_FIELDS = ("num_generations", "max_staleness", "weight_sync_steps", "temperature", "top_p", "top_k",
                  "epsilon", "epsilon_high", "loss_type", "beta", "per_device_train_batch_size",
                  "gradient_accumulation_steps", "learning_rate", "lr_scheduler_type", "warmup_steps", "max_steps",
                  "num_train_epochs", "seed", "token_budget", "max_completion_length", "max_grad_norm", "bf16",
-                 "fork_threshold_tokens", "max_inflight_tasks", "queue_maxsize", "ignore_data_skip")
+                 "ignore_data_skip")
 
 
 class _Row:
