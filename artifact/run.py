@@ -224,16 +224,20 @@ def _lines(name: str, data: bytes | str, kind: type, problems: list[Problem], no
     if isinstance(data, str):
         problems.append(Problem(name, data))
         return []
-    decode = _DECODERS[kind].decode
-    parts = data.split(b"\n")
-    if parts and parts[-1].strip():
+    decoder = _DECODERS[kind]
+    whole = data.rfind(b"\n") + 1  # a last line without its newline is a write cut short
+    if data[whole:].strip():
         notes.append(f"{name}: the last line has no newline (a write cut short when the recorder stopped); skipped")
+    try:
+        return decoder.decode_lines(data[:whole])  # every line good: one call
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        pass  # find and name the bad lines, keep the good ones
     out = []
-    for n, line in enumerate(parts[:-1], start=1):
+    for n, line in enumerate(data[:whole].split(b"\n")[:-1], start=1):
         if not line.strip():
             continue
         try:
-            out.append(decode(line))
+            out.append(decoder.decode(line))
         except (msgspec.ValidationError, msgspec.DecodeError) as e:
             p = from_msgspec(name, e, line)
             problems.append(Problem(name, p.message, field=f"line {n}" + (f": {p.field}" if p.field else ""),
@@ -310,7 +314,8 @@ def groups_of(rows: list[RunRow]) -> list[RunGroup]:
     for path, members in by.items():
         members.sort(key=lambda r: r.rollout)
         rewards = tuple(r.reward for r in members)
-        formula = grpo_advantages(list(rewards))
+        # TRL's advantage where it queued a row; the same formula only for a rollout without rows
+        formula = grpo_advantages(list(rewards)) if any(r.advantage is None for r in members) else [0.0] * len(members)
         lo, hi, mean = reward_spread(rewards)
         first = members[0]
         out.append(RunGroup(
