@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from .arrays import safetensors_file
 from .model import TrlPart
 from .problems import Findings, from_msgspec
 from .schema import TRL_DIR, TRL_PART_VERSION, TRL_ROWS, TRL_SAMPLE, TrlSample
@@ -73,16 +74,8 @@ def write_files(folder: Path, sample: TrlSample, arrays: dict[str, np.ndarray] |
 
 
 def _load_arrays(path: Path, file: str, f: Findings) -> dict[str, np.ndarray] | None:
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
-
-    if not path.is_file():
-        f.add(file, "required file of the trl part is missing (the sample lists rows)")
-        return None
-    try:
-        arrays = load_file(str(path))
-    except (SafetensorError, OSError, ValueError) as e:
-        f.add(file, f"not a readable safetensors file: {e}")
+    arrays = safetensors_file(path, file, f, "required file of the trl part is missing (the sample lists rows)")
+    if arrays is None:
         return None
     want = {"offsets": np.int64, **STORED}
     ok = True
