@@ -64,7 +64,8 @@ def check(source: str, out: TextIO = sys.stdout) -> int:
     r = report(a, tr)
     rc = r.reward
     reward_line = f"{fmt_reward(rc.recorded)} (verifier {fmt_reward(a.summary.env_reward)}; "
-    reward_line += "recipe agrees)" if rc.matches else f"recipe gives {fmt_reward(rc.recomputed)}: MISMATCH)"
+    reward_line += f"{rc.by} agree{'' if rc.by.endswith('s') else 's'})" if rc.matches else \
+        f"{rc.by} give{'' if rc.by.endswith('s') else 's'} {fmt_reward(rc.recomputed)}: MISMATCH)"
     lines = [
         f"OK {source}",
         f"  model        {r.model}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rollout_trace.artifact import Artifact
+from rollout_trace.artifact.group import trl_reward
 from rollout_trace.recipe.reward import Step, reward_waterfall
 
 from .continuity import Boundary, Verdict, boundaries, verdict
@@ -20,14 +21,21 @@ class RewardCheck:
     recomputed: float | None
     recorded: float | None
     matches: bool
+    by: str = "recipe"  # who computes the reward: "recipe", or "TRL's reward columns" (a recorded run)
 
 
 def reward_check(a: Artifact) -> RewardCheck:
     s = a.summary
-    steps = reward_waterfall(s.env_reward, s.tool_calls_by_name, s.timed_out)
+    if s.run is not None:  # a rollout of a recorded TRL run: its reward is TRL's sum of its reward columns
+        columns = list(s.run.rewards.items())
+        steps = [Step(name, v, v, "a TRL reward column") for name, v in columns]
+        steps.append(Step("final", None, trl_reward([v for _, v in columns]), "TRL's sum of its reward columns"))
+        by = "TRL's reward columns"
+    else:
+        steps, by = reward_waterfall(s.env_reward, s.tool_calls_by_name, s.timed_out), "recipe"
     got, want = steps[-1].value, s.reward_after_penalties
     same = (got is None and want is None) or (got is not None and want is not None and abs(got - want) <= REWARD_TOLERANCE)
-    return RewardCheck(steps, got, want, same)
+    return RewardCheck(steps, got, want, same, by)
 
 
 @dataclass(frozen=True)

@@ -251,23 +251,28 @@ def _seed_rule(turns: list[Turn], flags: tuple[bool, ...]) -> Training:
     return Training("seed", masks, flags, packing)
 
 
-def training(a: Artifact) -> Training:
-    """What TRL trains on the artifact (the module docstring says which data TRL is given)."""
+def training(a: Artifact, validated: Any = None) -> Training:
+    """What TRL trains on the artifact (the module docstring says which data TRL is given).
+
+    `validated`: OpenEnv's TrainingTrace already built from exactly the entries trace.json holds (the recorder
+    has the one TRL trained on), so it is not validated a second time."""
     turns, basis = a.turns, basis_of(a)
     flags = tuple(t.seed_trained for t in turns)
     if basis == "seed":
         return _seed_rule(turns, flags)
     TrainingTrace, turns_from_trace, _, chain = import_trl()
     outputs: list[np.ndarray | None]
+    entries: list[dict[str, Any]] = []
     if basis == "trace":
         assert a.trace is not None
-        entries = [_entry(c) for c in a.trace]
+        entries = [_entry(c) for c in a.trace] if validated is None else []
         outputs = [c.completion_ids for c in a.trace]
     else:
         entries = [_turn_entry(t) for t in turns]
         outputs = [t.output_ids for t in turns]
+        validated = None
     try:
-        records = turns_from_trace(TrainingTrace.from_entries(entries))
+        records = turns_from_trace(validated if validated is not None else TrainingTrace.from_entries(entries))
         seqs, tally = chain(records, ROLLOUT_ID, LOOP_OWNING_FORK_THRESHOLD)
     except (ValueError, TypeError, KeyError, AssertionError) as e:  # pydantic's ValidationError is a ValueError
         why = (f"OpenEnv's training trace or TRL's _chain_to_sequences refuses it ({_refusal(e)}); in a training "

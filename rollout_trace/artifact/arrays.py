@@ -108,3 +108,19 @@ def logprobs(raw: bytes) -> np.ndarray:
             i = int(np.argmax(arr))
             raise ArrayError(f"logprob {arr[i]} at element {i} is above 0; a log-probability is at most 0")
     return arr
+
+
+def safetensors_file(path, file: str, findings, missing: str) -> dict[str, np.ndarray] | None:
+    """The arrays of a safetensors file (read with numpy, no torch), or None with the problem in `findings`
+    (`missing` says why the file should be there)."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    if not path.is_file():
+        findings.add(file, missing)
+        return None
+    try:
+        return load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as e:
+        findings.add(file, f"not a readable safetensors file: {e}")
+        return None

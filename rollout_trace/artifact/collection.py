@@ -29,7 +29,16 @@ from .model import Artifact
 from .problems import ArtifactError, Findings, Problem, from_msgspec
 from .read import load_artifact
 from .schema import Summary, Task
-from .sources import EMPTY_HINT, EXAMPLES_DIR, NOT_FOUND, REVISION_HINT, bundled_examples, bundled_groups, parse_hub_id
+from .sources import (
+    EMPTY_HINT,
+    EXAMPLES_DIR,
+    NOT_FOUND,
+    REVISION_HINT,
+    bundled_examples,
+    bundled_groups,
+    bundled_runs,
+    parse_hub_id,
+)
 from .stores import MAX_SMALL_BYTES, FolderStore, HubStore, Listing, ZipStore
 
 MAX_RECORDS = 20_000  # rows in one index; past this the index says it was cut
@@ -74,6 +83,15 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     rewards: tuple[float | None, ...] = ()  # groups: per rollout, None = unscorable
     advantages: tuple[float, ...] = ()
     statuses: tuple[str, ...] = ()
+    # A recorded TRL run's rows only (rollout_trace/artifact/run.py); None elsewhere.
+    segment: str | None = None
+    policy_version: int | None = None  # the version TRL stamped on the group
+    group_id: int | None = None  # TRL's group id (groups count from 0 in every segment)
+    rollout_id: str | None = None
+    status: str | None = None  # ok | timed-out | unscorable | failed
+    trained_tokens: int | None = None  # tokens in TRL's loss over the rows it queued
+    trained_step: int | None = None  # the first global step a row was trained at; None: never trained
+    dropped: str | None = None  # None when trained; else why not (rollout_trace/artifact/run.py RunRow.dropped)
 
 
 COLUMNS = tuple(Record.__struct_fields__)
@@ -89,6 +107,7 @@ class Collection:
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     store: FolderStore | ZipStore | HubStore | None = field(default=None, repr=False)
+    run: Any = field(default=None, repr=False)  # artifact.run.Run when the collection is a recorded TRL run
 
     def record(self, path: str) -> Record | None:
         return next((r for r in self.records if r.path == path), None)
@@ -111,6 +130,9 @@ class Collection:
         rec = self.record(path)
         if rec is None or rec.kind != "artifact":
             raise ArtifactError([Problem(path or "(root)", "no artifact at this path in the collection")])
+        if self.run is not None:  # a run's rollouts render with the run's tokenizer
+            prefix = self.run.store.prefix
+            return self.run.open(path[len(prefix) + 1:] if prefix and path.startswith(prefix + "/") else path)
         where = f"{self.source}:{path}" if path else self.source
         return load_artifact(self.folder(path), source=self.source_of(path) or where)
 
@@ -314,7 +336,7 @@ def store_for(source: str, token: str | None = None, allow_local: bool = True) -
     text = source.strip()
     if not text:  # Path("") is the working folder: an empty name must not list it
         raise ArtifactError([Problem("(empty)", "no source named", expected=EMPTY_HINT, found="an empty name")])
-    if text in bundled_examples() or text in bundled_groups():
+    if text in bundled_examples() or text in bundled_groups() or text in bundled_runs():
         return FolderStore(EXAMPLES_DIR / text, label=text)
     if allow_local:
         path = Path(text).expanduser()
@@ -331,11 +353,64 @@ def store_for(source: str, token: str | None = None, allow_local: bool = True) -
     return HubStore(ref, token=token, label=text)
 
 
+def run_records(run: Any) -> list[Record]:
+    """A recorded run's rows as collection rows (groups, then their rollouts), from its index alone."""
+    trl = f"TRL {run.manifest.versions.get('trl', '?')}"
+    out: list[Record] = []
+    by_group: dict[str, list] = defaultdict(list)
+    for r in run.rows:
+        by_group[r.group].append(r)
+    for g in run.groups:
+        members = by_group[g.path]
+        known = [m for m in members if m.path is not None]
+        trained = [s for m in members if m.trained_step is not None for s in (m.trained_step,)]
+        out.append(Record(
+            kind="group", path=g.path, valid=True, model=run.manifest.model, task_id=g.task_id, title=g.title,
+            reward=g.reward_mean, k=g.k, reward_min=g.reward_min, reward_max=g.reward_max, rewards=g.rewards,
+            advantages=g.advantages, statuses=tuple("failed" if s == "failed" else "timed-out" if s == "timed-out"
+                                                    else "ok" for s in g.statuses),
+            timed_out=any(m.timed_out for m in members), tools=tuple(sorted({t for m in members for t in m.tools})),
+            trained_turns=_max_known([m.trained_turns for m in known]), trained_by=trl,
+            seed_trained_turns=max((m.seed_trained_turns or 0 for m in known), default=None),
+            tokens=sum(m.tokens or 0 for m in known) if known else None,
+            drift="drift" if any(m.drift == "drift" for m in known) else "none" if known else "unknown",
+            captured=members[0].recorded_at, segment=g.segment, policy_version=g.policy_version, group_id=g.group_id,
+            trained_tokens=sum(m.trained_tokens for m in members), trained_step=min(trained) if trained else None,
+            dropped=None if trained else next((d for d in g.dropped if d), None)))
+        for m in members:
+            if m.path is None:  # failed before it produced an artifact: the group's row says so
+                continue
+            out.append(Record(
+                kind="artifact", path=m.path, valid=True, model=run.manifest.model, task_id=m.task_id, title=m.title,
+                reward=m.reward, env_reward=m.env_reward, agent_turns=m.turns, trained_turns=m.trained_turns,
+                trained_by=trl, seed_trained_turns=m.seed_trained_turns, tokens=m.tokens, drift=m.drift,
+                drifting_boundaries=m.drifting_boundaries, timed_out=m.timed_out, tools=m.tools,
+                tool_calls=m.tool_calls, captured=m.recorded_at, group=m.group, rollout=m.rollout,
+                advantage=m.advantage, segment=m.segment, policy_version=m.policy_version, group_id=m.group_id,
+                rollout_id=m.rollout_id, status=m.status, trained_tokens=m.trained_tokens,
+                trained_step=m.trained_step, dropped=m.dropped))
+    return out
+
+
 def open_collection(source: str, token: str | None = None, allow_local: bool = True,
                     title_of: TitleOf = first_line) -> Collection:
     """List a collection and index it from its small files; raises ArtifactError when it cannot be listed.
     `title_of` makes a row's title from its task's instruction (the recipe's skips its directions)."""
+    from .run import RunStore, find_run, read_run  # run.py reads records through this module's stores
+
     store = store_for(source, token=token, allow_local=allow_local)
+    prefix = find_run(store)
+    if prefix is not None:
+        run = read_run(RunStore(store, prefix), store.label, store.kind)
+        records = run_records(run)
+        if len(records) > MAX_RECORDS:
+            run.notes.append(f"{len(records):,} rows; the index shows the first {MAX_RECORDS:,}")
+            records = records[:MAX_RECORDS]
+        if prefix:
+            records = [msgspec.structs.replace(r, path=f"{prefix}/{r.path}", group=f"{prefix}/{r.group}" if r.group
+                                               else None) for r in records]
+        return Collection(source=store.label, kind=store.kind, records=records, problems=run.problems,
+                          notes=run.notes, store=store, run=run)
     listing = store.list()
     records, problems, notes = index(listing, store.read, title_of)
     if not records:

@@ -21,6 +21,9 @@ between capture (which writes it) and the viewer (which reads it); it is version
             started_at, wall_s, error (one line when status is not "ok")
             folder is null (format_version 2) for a rollout that failed before it produced an
             artifact: its status and error are all there is, its reward null, its advantage 0.
+        run             GroupRun, only in a group of a recorded TRL run (docs/runs.md): its
+                        segment, the policy version TRL stamped on it, TRL's group id, and the
+                        dataset row of its prompt. Readers that predate it ignore it.
 
 The advantage is TRL's (`trl/experimental/async_grpo/async_rollout_worker.py`, `_score_group`):
 `(r - mean) / (std + 1e-8)` over the scorable rollouts, numpy's population std; an unscorable
@@ -60,6 +63,15 @@ class GroupRollout(msgspec.Struct, omit_defaults=True):
     error: str | None = None
 
 
+class GroupRun(msgspec.Struct, omit_defaults=True):
+    """group.json `run`: where a group sits in a recorded TRL run (rollout_trace/artifact/run.py reads runs)."""
+
+    segment: str
+    policy_version: int
+    group_id: int
+    dataset_index: int | None = None
+
+
 class GroupFile(msgspec.Struct, omit_defaults=True):
     task_id: str
     k: int
@@ -72,6 +84,7 @@ class GroupFile(msgspec.Struct, omit_defaults=True):
     backend: str | None = None
     created_at: str | None = None
     wall_s: float | None = None
+    run: GroupRun | None = None
 
 
 _DECODER = msgspec.json.Decoder(GroupFile)
@@ -86,6 +99,13 @@ def grpo_advantages(rewards: Sequence[float | None]) -> list[float]:
         s = r[scored]
         advantages[scored] = (s - s.mean()) / (s.std() + ADVANTAGE_EPS)
     return advantages.tolist()
+
+
+def trl_reward(columns: Sequence[float | None]) -> float | None:
+    """TRL's reward of one rollout from its reward columns (`_score_group`: nansum; every column NaN or None is
+    unscorable). TRL sums inline in a method, so these lines restate it, beside its advantage."""
+    values = [float(v) for v in columns if v is not None and not math.isnan(v)]
+    return float(np.sum(values)) if values else None
 
 
 def reward_spread(rewards: Sequence[float | None]) -> tuple[float | None, float | None, float | None]:

@@ -13,7 +13,7 @@ from typing import Literal
 
 import numpy as np
 
-from .schema import RescoreMeta, Summary, Task, TestCase, TestResult
+from .schema import RescoreMeta, Summary, Task, TestCase, TestResult, TrlSample
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +86,27 @@ class Rescore:
         return slice(int(self.offsets[turn]), int(self.offsets[turn + 1]))
 
 
+@dataclass(frozen=True)
+class TrlPart:
+    """What TRL queued for a rollout of a recorded run (trl/): its rows' arrays, flat, in TRL's dtypes."""
+
+    sample: TrlSample
+    offsets: np.ndarray  # int64 [rows + 1]
+    input_ids: np.ndarray  # int32 [N] (TRL's int64 values)
+    completion_mask: np.ndarray  # uint8 [N] (TRL's int64 0/1)
+    old_log_probs: np.ndarray  # float32 [N]
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.sample.rows)
+
+    def row(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Row i's (input_ids, completion_mask, old_log_probs), exactly as TRL queued them (TRL's dtypes)."""
+        s = slice(int(self.offsets[i]), int(self.offsets[i + 1]))
+        return (self.input_ids[s].astype(np.int64), self.completion_mask[s].astype(np.int64),
+                self.old_log_probs[s].copy())
+
+
 @dataclass
 class Artifact:
     source: str  # how the user named it (path, zip, hub id, example name)
@@ -102,6 +123,7 @@ class Artifact:
     tokenizer_json: bytes | None = None  # tokenizer.json in memory, when its folder was temporary and is gone
     notices: list[str] = field(default_factory=list)
     rescores: dict[str, Rescore] = field(default_factory=dict)  # by part name; empty when never re-scored
+    trl: TrlPart | None = None  # what TRL queued (a recorded run's rollouts only)
 
     @property
     def n_tokens(self) -> int:

@@ -25,6 +25,7 @@ from .problems import ArtifactError, Findings, Problem, from_msgspec
 from .rescore import read_parts
 from .schema import NO_RAW, TOKENIZER_DIR, Summary, Task, TestCase, TestResults, TraceFile, TurnHeader, TurnsFile
 from .trace import normalise
+from .trl_part import read_part as read_trl_part
 
 _BLANK = re.compile(rb"\s*\Z")
 _DECODERS = {t: msgspec.json.Decoder(t) for t in (TurnsFile, Summary, Task, list[TestCase], TestResults, TraceFile)}
@@ -204,6 +205,33 @@ def _check_summary(s: Summary, a: Artifact, findings: Findings) -> None:
                      expected=s.task_id, found=a.task.task_id)
 
 
+def _check_run(a: Artifact, findings: Findings) -> None:
+    """summary.json's `run` and the trl part describe the same rollout, rows and advantage."""
+    run, part = a.summary.run, a.trl
+    if run is None:
+        if part is not None:
+            findings.add("summary.json", "a rollout with a trl part says where it sits in its run", field="run",
+                         expected="the run extra", found="none")
+        return
+    if run.reward != a.summary.reward_after_penalties:
+        findings.add("summary.json", "in a recorded run the reward is TRL's summed reward", field="run.reward",
+                     expected=str(a.summary.reward_after_penalties), found=str(run.reward))
+    if part is None:
+        if run.rows:
+            findings.add("trl/sample.json", "the rollout's rows are recorded", expected=f"{run.rows} rows",
+                         found="no trl part")
+        return
+    s = part.sample
+    mine = (run.segment, run.group_id, run.rollout_index, run.rollout_id, run.policy_version, run.advantage,
+            run.rows, run.trained_tokens)
+    theirs = (s.segment, s.group_id, s.rollout_index, s.rollout_id, s.model_version, s.advantage, len(s.rows),
+              sum(r.trained_tokens for r in s.rows))
+    if mine != theirs:
+        findings.add("trl/sample.json", "describes another rollout than summary.json's run",
+                     field="segment/group_id/rollout_index/rollout_id/model_version/advantage/rows/trained_tokens",
+                     expected=str(mine), found=str(theirs))
+
+
 def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
     """Read and validate every file; raise ArtifactError naming each problem found."""
     root = Path(root)
@@ -254,8 +282,10 @@ def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
         tokenizer_dir=tok_dir if (tok_dir / "tokenizer.json").is_file() or (tok_dir / "tokenizer_config.json").is_file() else None,
         notices=findings.notices,
         rescores=read_parts(root, turns, findings),
+        trl=read_trl_part(root, findings),
     )
     _check_summary(summary, artifact, findings)
+    _check_run(artifact, findings)
     if task is not None and hashlib.sha1(task.instruction.encode()).hexdigest() != task.task_id:
         findings.notices.append("task.json: task_id is not the sha1 of the instruction, as the recipe makes it")
     findings.raise_if_any()

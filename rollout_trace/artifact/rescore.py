@@ -21,6 +21,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+from .arrays import safetensors_file
 from .model import Rescore, Turn
 from .problems import ArtifactError, Findings, from_msgspec
 from .schema import RESCORE_DIR, RESCORE_META, RESCORE_SCORES, RESCORE_VERSION, RescoreMeta
@@ -67,16 +68,8 @@ def _check_meta(meta: RescoreMeta, turns: list[Turn], file: str, f: Findings) ->
 
 
 def _load_arrays(path: Path, file: str, f: Findings) -> dict[str, np.ndarray] | None:
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
-
-    if not path.is_file():
-        f.add(file, "required file of the rescore part is missing")
-        return None
-    try:
-        arrays = load_file(str(path))
-    except (SafetensorError, OSError, ValueError) as e:
-        f.add(file, f"not a readable safetensors file: {e}")
+    arrays = safetensors_file(path, file, f, "required file of the rescore part is missing")
+    if arrays is None:
         return None
     ok = True
     for key, (dtype, rank) in ARRAYS.items():

@@ -27,6 +27,12 @@ Optional extras (format_version 2, written by our capture; all absent in seed ar
                   trl_training     TrlTraining: what TRL trains on the rollout (its version, trained
                                    turns and tokens, rows), computed at capture time by TRL's own
                                    functions; `trained_turns` stays the original script's rule
+                  run              RunInfo: only in a rollout of a recorded TRL training run
+                                   (docs/runs.md): its segment, policy version, group id, index
+                                   in the group and rollout id, and what TRL decided (its summed
+                                   reward and per-function rewards, its advantage, its rows).
+                                   `reward_after_penalties` is then TRL's summed reward, not the
+                                   recipe's; `env_reward` is the session's verify() reward
     turns.json    prompt_source    "engine" when prompt_ids are the engine's own ids,
                                    "retokenized" (the seed's behaviour, the default) otherwise
                   retokenized_prompt_ids  the chat-template re-rendering, kept beside engine ids
@@ -47,13 +53,31 @@ Optional extras (format_version 2, written by our capture; all absent in seed ar
                             is_top1 uint8 [N]              1 when the token is the trainer's argmax
                             topk_ids int32 [N, K]          the K most likely tokens, best first
                             topk_logprobs float32 [N, K]   their log-probabilities
+    trl/                 what TRL 1.16's async GRPO built and queued for this rollout, exactly as it
+                         queued it (only in a recorded run; written by rollout_trace/record).
+                         rollout_trace/artifact/trl_part.py reads and validates it:
+        sample.json         TrlSample: segment, group id, rollout index and id, the policy version
+                            TRL stamped, its advantage, its summed reward, the metrics dict of its
+                            RolloutSamples, TRL's session metrics (turns, rows, drift tally) and one
+                            TrlRowRef per training row: its ordinal (its position in the worker's
+                            queue within the segment, the key the consumption log joins on), a
+                            fingerprint of its arrays and advantage, its tokens and trained tokens
+        rows.safetensors    the rows' arrays, flat, row after row, TRL's values in narrower dtypes
+                            (TRL's are int64, int64, float32; absent when TRL built no row):
+                            offsets int64 [rows + 1]       row i is [offsets[i], offsets[i+1])
+                            input_ids int32 [N]            RolloutSample.input_ids
+                            completion_mask uint8 [N]      RolloutSample.completion_mask (1 = in the loss)
+                            old_log_probs float32 [N]      RolloutSample.old_log_probs (0 on context)
 
 Invariants checked on read (rollout_trace/artifact/read.py): len(mask) == n_prompt_ids + n_output_ids and
 n_* equal the array lengths; len(per_token_logps) is n_output_ids or 0; mask values are 0/1;
 `trained` is true iff the turn made a tool call (the original capture script's rule; what TRL
 trains is rollout_trace/analysis/training.py's, from TRL itself); summary counts agree with the files.
 A rescore part must match the turns exactly (one value per output token, finite values, every
-token id, the artifact's and the top-K's, inside the scoring model's vocabulary).
+token id, the artifact's and the top-K's, inside the scoring model's vocabulary). A trl part must
+match itself: one TrlRowRef per row, its token and trained-token counts and its fingerprint those
+of the arrays, masks 0/1, finite logprobs, and summary.json's `run` naming the same rollout, rows
+and advantage.
 """
 
 from __future__ import annotations
@@ -103,6 +127,32 @@ class TrlTraining(msgspec.Struct, omit_defaults=True):
     error: str | None = None  # TRL or OpenEnv refused the rollout: nothing is trained
 
 
+RunStatus = Literal["ok", "timed-out", "unscorable", "failed"]
+
+
+class RunInfo(msgspec.Struct, omit_defaults=True):
+    """summary.json `run`: where a rollout sits in a recorded TRL run, and what TRL decided about it.
+
+    Keys (docs/runs.md): a rollout is (segment, group_id, rollout_index), with `rollout_id` (TRL's uuid4,
+    OpenEnv's episode_id) as its unique name. `status`: "ok"; "timed-out" (the agent timed out: TRL
+    trains what was captured); "unscorable" (no reward: TRL's NaN, advantage 0); "failed" (the session
+    failed: TRL built no row). `cause` says why when the status is not "ok"."""
+
+    segment: str  # one start of TRL's worker child (a resume starts a new one)
+    policy_version: int  # the model_version TRL stamped on the group
+    group_id: int  # TRL's group id, counted from 0 in every segment
+    rollout_index: int  # the rollout's position in TRL's group (the order rollouts finished)
+    rollout_id: str | None
+    status: RunStatus
+    reward: float | None  # TRL's summed reward (None: NaN, unscorable)
+    rewards: dict[str, float | None]  # TRL's reward columns (reward_func_names) for this rollout
+    advantage: float | None  # TRL's advantage, from its samples; None when TRL built no row
+    rows: int  # training rows (RolloutSamples) TRL queued for the rollout
+    trained_tokens: int  # tokens in TRL's loss over those rows
+    dataset_index: int | None = None  # the dataset row of the group's prompt
+    cause: str | None = None
+
+
 class Summary(msgspec.Struct, omit_defaults=True):
     model: str
     task_id: str
@@ -123,6 +173,7 @@ class Summary(msgspec.Struct, omit_defaults=True):
     n_tokens: int | None = None
     drifting_boundaries: int | None = None
     trl_training: TrlTraining | None = None
+    run: RunInfo | None = None
 
 
 class Task(msgspec.Struct):
@@ -195,3 +246,35 @@ class RescoreMeta(msgspec.Struct, forbid_unknown_fields=True):
     created: str  # ISO 8601, UTC
     model_revision: str | None = None  # Hub commit when loaded from the Hub
     model_sha256: str | None = None  # hash of the weight files when loaded from a folder
+
+
+TRL_DIR = "trl"
+TRL_SAMPLE = "sample.json"
+TRL_ROWS = "rows.safetensors"
+TRL_PART_VERSION = 1
+
+
+class TrlRowRef(msgspec.Struct):
+    """One training row (RolloutSample) TRL queued for a rollout."""
+
+    ordinal: int  # its position in the worker's queue within the segment: the consumption log's key
+    fingerprint: str  # artifact.trl_part.fingerprint of its arrays and advantage
+    tokens: int  # len(input_ids)
+    trained_tokens: int  # sum(completion_mask)
+
+
+class TrlSample(msgspec.Struct):
+    """trl/sample.json: what TRL queued for one rollout, besides the arrays (rollout_trace/artifact/trl_part.py)."""
+
+    format_version: int
+    trl: str  # TRL's version
+    segment: str
+    group_id: int
+    rollout_index: int
+    rollout_id: str | None
+    model_version: int
+    advantage: float | None  # None when TRL built no row
+    reward: float | None  # TRL's summed reward; None = NaN
+    metrics: dict[str, float | None]  # the RolloutSample metrics TRL stamped on every row (NaN as null)
+    session: dict  # TRL's own session metrics: turns, sequences, tally, loop_exhausted, duration_s, tools
+    rows: list[TrlRowRef]

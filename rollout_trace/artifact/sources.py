@@ -77,6 +77,11 @@ def subfolder_ok(sub: str) -> bool:
     return all(_PATH_PART.fullmatch(part) and part not in (".", "..") for part in sub.split("/"))
 
 
+def bundled_runs() -> list[str]:
+    """Names of the recorded TRL runs shipped under examples/ (a folder with run.json, rollout_trace/artifact/run.py)."""
+    return sorted(p.name for p in EXAMPLES_DIR.iterdir() if (p / "run.json").is_file()) if EXAMPLES_DIR.is_dir() else []
+
+
 def parse_hub_id(text: str) -> HubRef | None:
     """`org/name[@revision][:sub/folder]` checked by the Hub's rules, or None when it is not one."""
     from huggingface_hub.errors import HFValidationError

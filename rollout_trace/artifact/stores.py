@@ -91,15 +91,23 @@ class FolderStore:
                         listing.files[path] = -1  # size unknown: read() bounds what it reads instead
         return listing
 
-    def read(self, paths: Iterable[str]) -> dict[str, bytes | str]:
+    def read(self, paths: Iterable[str], max_bytes: int = MAX_SMALL_BYTES) -> dict[str, bytes | str]:
         out: dict[str, bytes | str] = {}
         root = str(self.root)
         for p in paths:
             try:
-                out[p] = _read_small(os.path.join(root, p))
+                out[p] = _read_small(os.path.join(root, p), max_bytes)
             except OSError as e:
                 out[p] = f"cannot be read ({e.strerror or type(e).__name__})"
         return out
+
+    def list_dir(self, path: str) -> dict[str, int]:
+        """The files directly in folder `path` (name -> size); {} when there is no such folder."""
+        try:
+            entries = list(os.scandir(self.folder(path)))
+        except OSError:
+            return {}
+        return {e.name: e.stat().st_size for e in entries if e.is_file()}
 
     def folder(self, path: str) -> Path:
         return self.root / path if path else self.root
@@ -108,13 +116,13 @@ class FolderStore:
         return str(self.folder(path))
 
 
-def _read_small(path: str) -> bytes | str:
+def _read_small(path: str, max_bytes: int = MAX_SMALL_BYTES) -> bytes | str:
     """A small file's bytes, or why not. Reads in 64 kB steps: asking os.read for the whole bound would
     allocate a megabyte per file, which costs more than reading a few kB."""
     fd = os.open(path, os.O_RDONLY)
     try:
         chunks, size = [], 0
-        while size <= MAX_SMALL_BYTES:
+        while size <= max_bytes:
             chunk = os.read(fd, 65536)
             if not chunk:
                 break
@@ -122,7 +130,7 @@ def _read_small(path: str) -> bytes | str:
             size += len(chunk)
     finally:
         os.close(fd)
-    return b"".join(chunks) if size <= MAX_SMALL_BYTES else f"larger than {MAX_SMALL_BYTES:,} bytes"
+    return b"".join(chunks) if size <= max_bytes else f"larger than {max_bytes:,} bytes"
 
 
 def _zip_name_ok(name: str) -> bool:
@@ -163,18 +171,32 @@ class ZipStore:
             listing.notes.append(f"{skipped} member(s) with a path outside the zip (absolute or '..') ignored")
         return listing
 
-    def read(self, paths: Iterable[str]) -> dict[str, bytes | str]:
+    def read(self, paths: Iterable[str], max_bytes: int = MAX_SMALL_BYTES) -> dict[str, bytes | str]:
         out: dict[str, bytes | str] = {}
         for p in paths:
             try:
                 info = self._zip.getinfo(p)
-                if info.file_size > MAX_SMALL_BYTES:
-                    out[p] = f"larger than {MAX_SMALL_BYTES:,} bytes"
+                if info.file_size > max_bytes:
+                    out[p] = f"larger than {max_bytes:,} bytes"
                     continue
                 with self._zip.open(info) as f:
-                    out[p] = f.read(MAX_SMALL_BYTES + 1)
+                    out[p] = f.read(max_bytes + 1)
             except (KeyError, zipfile.BadZipFile, OSError, EOFError) as e:
                 out[p] = f"cannot be read from the zip ({type(e).__name__})"
+        return out
+
+    def top_folders(self) -> tuple[str, ...]:
+        """The names of the zip's top-level folders (a zipped folder holds its files in one)."""
+        return tuple(sorted({n.split("/", 1)[0] for n in self._zip.namelist() if "/" in n and _zip_name_ok(n)}))
+
+    def list_dir(self, path: str) -> dict[str, int]:
+        """The members directly in folder `path` of the zip (name -> size)."""
+        prefix = f"{path.strip('/')}/" if path.strip("/") else ""
+        out = {}
+        for info in self._zip.infolist():
+            name = info.filename
+            if not info.is_dir() and name.startswith(prefix) and "/" not in name[len(prefix):] and _zip_name_ok(name):
+                out[name[len(prefix):]] = info.file_size
         return out
 
     def folder(self, path: str) -> Path:
@@ -254,27 +276,52 @@ class HubStore:
         return listing
 
     def _list_cached(self) -> Listing:
-        commit = commit_of(self.ref, self.token)  # a checked revision, resolved by huggingface_hub's cache rules
-        snap = _hub_cache_folder(self.ref.repo_id) / "snapshots" / commit
-        root = snap / self.ref.subfolder if self.ref.subfolder else snap
-        if not root.is_dir():
-            raise ArtifactError([Problem(self.where, OFFLINE_NOT_FOUND)])
-        self.commit, self._offline_root = commit, root
-        listing = FolderStore(root).list()
+        listing = FolderStore(self._cached_root()).list()
         listing.complete = False
         listing.times.clear()  # cache file times are download times, not capture times
         listing.notes.append("offline (HF_HUB_OFFLINE): listed from the local cache, so only rollouts indexed "
                              "before are shown and missing files cannot be told apart from files not fetched")
         return listing
 
-    def read(self, paths: Iterable[str]) -> dict[str, bytes | str]:
+    def _cached_root(self) -> Path:
+        """The local cache's snapshot folder of the revision (offline); raises when there is none."""
+        commit = commit_of(self.ref, self.token)  # a checked revision, resolved by huggingface_hub's cache rules
+        snap = _hub_cache_folder(self.ref.repo_id) / "snapshots" / commit
+        root = snap / self.ref.subfolder if self.ref.subfolder else snap
+        if not root.is_dir():
+            raise ArtifactError([Problem(self.where, OFFLINE_NOT_FOUND)])
+        self.commit, self._offline_root = commit, root
+        return root
+
+    def read(self, paths: Iterable[str], max_bytes: int = MAX_SMALL_BYTES) -> dict[str, bytes | str]:
         paths = list(paths)
         if self._offline_root is not None:
-            return FolderStore(self._offline_root).read(paths)
+            return FolderStore(self._offline_root).read(paths, max_bytes)
         with ThreadPoolExecutor(max_workers=HUB_WORKERS) as pool:
-            return dict(zip(paths, pool.map(self._download, paths), strict=True))
+            return dict(zip(paths, pool.map(lambda p: self._download(p, max_bytes), paths), strict=True))
 
-    def _download(self, path: str) -> bytes | str:
+    def list_dir(self, path: str) -> dict[str, int]:
+        """The files directly in folder `path` of the repo (name -> size): one non-recursive tree request."""
+        from huggingface_hub import HfApi, constants
+        from huggingface_hub.errors import EntryNotFoundError
+        from huggingface_hub.hf_api import RepoFile
+
+        if constants.is_offline_mode() or self._offline_root is not None:
+            return FolderStore(self._offline_root or self._cached_root()).list_dir(path)
+        api = HfApi(token=self.token)
+        full = self._full(path)
+        with hub_errors(self.where, self.ref.revision):
+            if self.commit is None:
+                self.commit = commit_of(self.ref, self.token)
+            try:
+                tree = list(api.list_repo_tree(self.ref.repo_id, path_in_repo=full or None, repo_type="dataset",
+                                               recursive=False, revision=self.commit))
+            except EntryNotFoundError:
+                return {}
+        cut = len(full) + 1 if full else 0
+        return {e.path[cut:]: e.size for e in tree if isinstance(e, RepoFile)}
+
+    def _download(self, path: str, max_bytes: int = MAX_SMALL_BYTES) -> bytes | str:
         from huggingface_hub import hf_hub_download
 
         try:
@@ -282,8 +329,8 @@ class HubStore:
                 local = hf_hub_download(self.ref.repo_id, self._full(path), repo_type="dataset",
                                         revision=self.commit, token=self.token)
             with open(local, "rb") as f:
-                data = f.read(MAX_SMALL_BYTES + 1)
-            return data if len(data) <= MAX_SMALL_BYTES else f"larger than {MAX_SMALL_BYTES:,} bytes"
+                data = f.read(max_bytes + 1)
+            return data if len(data) <= max_bytes else f"larger than {max_bytes:,} bytes"
         except ArtifactError as e:
             return e.problems[0].message
         except OSError as e:

@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import numpy as np
 
 from .model import Artifact, Turn
 from .read import load_artifact
-from .schema import FORMAT_VERSION, TOKENIZER_DIR, Summary, Task, TestCase, TestResult
+from .schema import FORMAT_VERSION, TOKENIZER_DIR, Summary, Task, TestCase, TestResult, TrlSample
+from .trl_part import write_files as write_trl_files
 
 _encode = msgspec.json.Encoder().encode
 
@@ -42,11 +44,17 @@ def turn_record(t: Turn) -> dict[str, Any]:
 def write_artifact(out_dir: Path | str, *, summary: Summary, turns: list[Turn], task: Task | None,
                    visible_tests: str | None, held_out_tests: list[TestCase] | None,
                    trace_entries: list[dict] | None, test_results: list[TestResult] | None = None,
-                   solution: str | None = None, tokenizer: Any = None) -> Artifact:
+                   solution: str | None = None, tokenizer: Any = None,
+                   trl: tuple[TrlSample, dict[str, np.ndarray] | None] | None = None,
+                   validate: bool = True) -> Artifact:
     """Write every file, validate the result, move it into place, and return it as read back.
 
     `tokenizer` is anything with `save_pretrained(dir)` (a transformers tokenizer); its files make
-    the artifact render offline.
+    the artifact render offline. `trl` is a recorded rollout's trl part: its sample.json and the flat
+    arrays of its rows (rollout_trace/artifact/trl_part.py `encode_rows`; None when TRL built no row).
+    `validate=False` skips the read-back and returns the parts as given (no trace calls, no tokenizer):
+    for a writer that must not spend the CPU, the recorder inside TRL's worker, whose runs `viewer check`
+    validates whole. The write stays atomic.
     """
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -71,7 +79,9 @@ def write_artifact(out_dir: Path | str, *, summary: Summary, turns: list[Turn], 
             (tmp / "solution.py").write_text(solution, encoding="utf-8")
         if tokenizer is not None:
             tokenizer.save_pretrained(str(tmp / TOKENIZER_DIR))
-        written = load_artifact(tmp)  # raises ArtifactError before anything reaches out_dir
+        if trl is not None:
+            write_trl_files(tmp, *trl)
+        written = load_artifact(tmp) if validate else None  # raises ArtifactError before anything reaches out_dir
         tmp.chmod(0o755)  # mkdtemp makes it private; an artifact is meant to be shared
         if out.exists():
             out.rmdir()
@@ -79,6 +89,54 @@ def write_artifact(out_dir: Path | str, *, summary: Summary, turns: list[Turn], 
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    if written is None:
+        return Artifact(source=str(out), root=out, summary=summary, turns=turns, task=task, visible_tests=visible_tests,
+                        held_out_tests=held_out_tests, test_results=test_results, solution=solution)
     # the validated read-back, moved with its folder: no second read
     tok = out / TOKENIZER_DIR if written.tokenizer_dir is not None else None
     return dataclasses.replace(written, source=str(out), root=out, tokenizer_dir=tok)
+
+
+class GroupBuild:
+    """Build a GRPO group folder (group.json, task.json, rollout-NN/) in a hidden sibling, then rename it.
+
+        with GroupBuild(out_dir) as g:
+            write_artifact(g.rollout_dir(0), ...)      # each rollout through the artifact writer
+            g.commit(group_file, task)                 # group.json checked against its folders, then renamed
+
+    Until `commit` renames it, nothing at `out_dir` exists: a crash, a SIGKILL or an exception leaves at
+    most a hidden `.NAME.group-partial-*` folder that every reader skips (the block removes it when it can).
+    """
+
+    def __init__(self, out_dir: Path | str):
+        self.out = Path(out_dir)
+        if self.out.exists() and (not self.out.is_dir() or any(self.out.iterdir())):
+            raise OutDirExists(f"{self.out} already exists and is not empty")
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        self.root = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.group-partial-", dir=self.out.parent))
+        self.committed = False
+
+    def rollout_dir(self, index: int) -> Path:
+        return self.root / f"rollout-{index:02d}"
+
+    def commit(self, group: Any, task: Task | None) -> Path:
+        """Write group.json (a GroupFile) and task.json, check them with load_group, rename into place."""
+        from .group import GROUP_FILE, encode_group, load_group
+
+        if task is not None:
+            (self.root / "task.json").write_bytes(msgspec.json.format(_encode(task), indent=2))
+        (self.root / GROUP_FILE).write_bytes(encode_group(group))
+        load_group(self.root)  # raises ArtifactError before anything reaches out_dir
+        self.root.chmod(0o755)  # mkdtemp makes it private; a group is meant to be shared
+        if self.out.exists():
+            self.out.rmdir()
+        self.root.rename(self.out)
+        self.committed = True
+        return self.out
+
+    def __enter__(self) -> GroupBuild:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.committed:
+            shutil.rmtree(self.root, ignore_errors=True)

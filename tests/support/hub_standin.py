@@ -8,6 +8,13 @@ Serves dataset repos from local folders so the real `HfApi.dataset_info`, `HfApi
     HEAD /datasets/{org}/{name}/resolve/{rev}/{path}          X-Repo-Commit, ETag, Content-Length
     GET  /datasets/{org}/{name}/resolve/{rev}/{path}          the bytes
 
+and, for `HfApi.create_repo` / `create_commit` (what huggingface_hub's CommitScheduler calls), when built
+with `uploads=` a folder: new repos are made there, and commits write their files into the repo's folder:
+
+    POST /api/repos/create                                    {"url"}
+    POST /api/datasets/{org}/{name}/preupload/{rev}           every file "regular" (inlined in the commit)
+    POST /api/datasets/{org}/{name}/commit/{rev}              ndjson: header, then {"key": "file", ...} lines
+
 Every request is logged in `requests` as (method, path) so tests can prove what was never fetched.
 An unknown repo answers 404 with X-Error-Code RepoNotFound, an unknown revision RevisionNotFound,
 as the Hub does, so huggingface_hub raises its own typed errors.
@@ -28,8 +35,11 @@ SHA = "0123456789abcdef0123456789abcdef01234567"
 class HubStandIn:
     """`with HubStandIn({"org/name": folder}) as hub:` serves those folders at `hub.url`."""
 
-    def __init__(self, repos: dict[str, Path], page_size: int = 1000, revisions: tuple[str, ...] = ("main",)):
+    def __init__(self, repos: dict[str, Path], page_size: int = 1000, revisions: tuple[str, ...] = ("main",),
+                 uploads: Path | None = None):
         self.repos = {k: Path(v) for k, v in repos.items()}
+        self.uploads = Path(uploads) if uploads is not None else None
+        self.commits: list[tuple[str, list[str]]] = []  # (repo, paths written) per commit
         self.page_size = page_size
         self.revisions = set(revisions) | {SHA}
         self.requests: list[tuple[str, str]] = []
@@ -72,6 +82,9 @@ class HubStandIn:
             def do_HEAD(self):
                 hub._serve(self, head=True)
 
+            def do_POST(self):
+                hub._post(self)
+
         return Handler
 
     # -- routing -----------------------------------------------------------------------------------
@@ -99,6 +112,51 @@ class HubStandIn:
                 return
             return self._file(h, repo, rest, head)
         self._error(h, 404, "EntryNotFound", f"no route for {path}")
+
+    def _post(self, h: BaseHTTPRequestHandler) -> None:
+        path = unquote(urlsplit(h.path).path)
+        with self._lock:
+            self.requests.append(("POST", path))
+        body = h.rfile.read(int(h.headers.get("Content-Length") or 0))
+        parts = path.strip("/").split("/")
+        if parts == ["api", "repos", "create"] and self.uploads is not None:
+            info = json.loads(body)
+            repo = f"{info.get('organization')}/{info['name']}"
+            with self._lock:
+                if repo not in self.repos:
+                    self.repos[repo] = self.uploads / repo.replace("/", "--")
+                    self.repos[repo].mkdir(parents=True, exist_ok=True)
+            return self._json(h, {"url": f"{self.url}/datasets/{repo}", "name": repo})
+        if parts[:2] == ["api", "datasets"] and len(parts) >= 6 and parts[4] in ("preupload", "commit"):
+            repo, rev = f"{parts[2]}/{parts[3]}", parts[5]
+            if not self._known(h, repo, rev):
+                return
+            if parts[4] == "preupload":
+                files = json.loads(body)["files"]
+                return self._json(h, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False}
+                                                for f in files]})
+            return self._commit(h, repo, body)
+        self._error(h, 404, "EntryNotFound", f"no route for POST {path}")
+
+    def _commit(self, h, repo: str, body: bytes) -> None:
+        import base64
+        import os
+
+        written = []
+        for line in body.splitlines():
+            item = json.loads(line)
+            if item.get("key") != "file":
+                continue
+            value = item["value"]
+            dest = self.repos[repo] / value["path"]
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_name(f".{dest.name}.upload")
+            tmp.write_bytes(base64.b64decode(value["content"]))
+            os.replace(tmp, dest)
+            written.append(value["path"])
+        with self._lock:
+            self.commits.append((repo, written))
+        self._json(h, {"commitOid": SHA, "commitUrl": f"{self.url}/datasets/{repo}/commit/{SHA}"})
 
     def _known(self, h, repo: str, rev: str) -> bool:
         if repo not in self.repos:

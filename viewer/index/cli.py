@@ -87,10 +87,29 @@ def _row(r: Record) -> dict[str, str]:
     }
 
 
-def table(records: list[Record]) -> str:
-    """An aligned text table, one line per row; the status column (last) is not padded."""
-    rows = [_row(r) for r in records]
-    heads = list(_row(Record(kind="artifact", path="", valid=True)).keys())
+def _run_row(r: Record) -> dict[str, str]:
+    """A row of a recorded TRL run: where it sits (version, group, rollout), what TRL did with it."""
+    return {
+        "version": _fmt(r.policy_version, ""),
+        "group": _fmt(r.group_id, ""),
+        "rollout": "group" if r.kind == "group" else _fmt(r.rollout, ""),
+        "status": r.status or ",".join(sorted(set(r.statuses))) or "-",
+        "reward": _fmt(r.reward, "") + (f" [{_fmt(r.reward_min, '')}..{_fmt(r.reward_max, '')}]" if r.kind == "group" else ""),
+        "advantage": _fmt(r.advantage, ""),
+        "tokens": f"{r.tokens:,}" if r.tokens is not None else "-",
+        "trained": f"{r.trained_tokens:,}" if r.trained_tokens is not None else "-",
+        "step": _fmt(r.trained_step, ""),
+        "dropped": r.dropped or "-",
+        "tools": _fmt(r.tools, "tools"),
+        "path": r.path,
+    }
+
+
+def table(records: list[Record], run: bool = False) -> str:
+    """An aligned text table, one line per row; the last column is not padded."""
+    shape = _run_row if run else _row
+    rows = [shape(r) for r in records]
+    heads = list(shape(Record(kind="artifact", path="", valid=True)).keys())
     widths = {h: max([len(h)] + [len(r[h]) for r in rows]) for h in heads}
     lines = ["  ".join(h.ljust(widths[h]) if h != heads[-1] else h for h in heads)]
     for r in rows:
@@ -127,9 +146,12 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
             doc = {"source": c.source, "kind": c.kind, "query": to_query(filters), "total": len(c.records),
                    "shown": len(rows), "records": rows, "problems": [str(p) for p in c.problems],
                    "notes": c.notes + notes}
+            if c.run is not None:  # a recorded TRL run: what it is, beside its rows
+                doc["run"] = {"model": c.run.manifest.model, "versions": c.run.versions(), "live": c.run.live,
+                              "segments": [s.start.segment for s in c.run.segments], "trl": c.run.manifest.versions.get("trl")}
             write_all(out, msgspec.json.encode(doc).decode() + "\n")
         else:
-            write_all(out, table(rows) + "\n")
+            write_all(out, table(rows, run=c.run is not None) + "\n")
             n_bad = sum(not r.valid for r in c.records)
             print(f"{len(rows)} of {len(c.records)} rows shown; {n_bad} invalid", file=err)
             for n in c.notes + notes:
@@ -224,13 +246,44 @@ def _group_problems(c: Collection, r: Record) -> list[str]:
     return found or ([] if r.valid else [r.problem or "invalid"])
 
 
+def is_run(source: str) -> bool:
+    """True when `source` names a recorded TRL run (a folder, zip or bundled example holding run.json)."""
+    from pathlib import Path
+
+    from rollout_trace.artifact.run import find_run
+    from rollout_trace.artifact.sources import bundled_runs
+    from rollout_trace.artifact.stores import ZipStore
+
+    text = source.strip()
+    if text in bundled_runs():
+        return True
+    path = Path(text).expanduser()
+    if path.is_dir():
+        return (path / "run.json").is_file()
+    if path.is_file():
+        import zipfile
+
+        if not zipfile.is_zipfile(path):
+            return False
+        z = ZipStore(path)
+        try:
+            return find_run(z) is not None
+        finally:
+            z.close()
+    return False
+
+
 def check_source(source: str, single, out: TextIO | None = None) -> int:
-    """`viewer check`: a collection is checked row by row; a single artifact goes to `single` exactly as before."""
+    """`viewer check`: a run is checked whole (viewer/run_check.py), a collection row by row; a single artifact
+    goes to `single` exactly as before."""
     from pathlib import Path
 
     from rollout_trace.artifact import bundled_examples
     from rollout_trace.artifact.sources import parse_hub_id
+    from viewer.run_check import check_run
 
+    if is_run(source):
+        return check_run(source, out)
     if is_collection(source):
         return check_collection(source, out)
     text = source.strip()
@@ -240,5 +293,8 @@ def check_source(source: str, single, out: TextIO | None = None) -> int:
         c = open_index(text)
     except ArtifactError:
         return single(source)  # today's messages for a dataset we cannot list
+    if c.run is not None:
+        c.close()
+        return check_run(source, out)
     one = len(c.records) == 1 and c.records[0].kind == "artifact"
     return single(source) if one or not c.records else check_collection(source, out)

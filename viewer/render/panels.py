@@ -262,8 +262,10 @@ def reward(a: Artifact, r: Report, pending: str | None = None) -> str:
         rows.append(f"<tr data-testid='reward-step'><td>{text(s.label)}</td><td class='num'>{d}</td>"
                     f"<td class='num'>{v}</td><td><div class='tv-bar{neg}' style='width:{width:.1f}%'></div></td>"
                     f"<td class='tv-dim'>{text(s.why)}</td></tr>")
-    check = ("recorded reward matches the recipe" if r.reward.matches else
-             f"<b>recorded {fmt_reward(r.reward.recorded)} but the recipe gives {fmt_reward(r.reward.recomputed)}</b>")
+    by = "the recipe" if r.reward.by == "recipe" else r.reward.by
+    check = (f"recorded reward matches {text(by)}" if r.reward.matches else
+             f"<b>recorded {fmt_reward(r.reward.recorded)} but {text(by)} give{'' if by.endswith('s') else 's'} "
+             f"{fmt_reward(r.reward.recomputed)}</b>")
     by_name = heapq.nsmallest(MAX_LIST, a.summary.tool_calls_by_name.items(), key=lambda kv: (-kv[1], kv[0]))
     tools = "".join(f"<li>{text(short(k, 80))}: {v:,}</li>" for k, v in by_name[:MAX_LIST]) + _more(len(a.summary.tool_calls_by_name), "tool names")
     return (f"<div class='tv-reward'><table class='tv-table'><tr><th>step</th><th>change</th><th>reward</th>"

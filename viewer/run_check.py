@@ -1,0 +1,221 @@
+"""`python -m viewer check RUN`: validate a recorded TRL run, every file of it, and what joins them.
+
+Beyond reading each group (group.json against its folders, TRL's advantages against its rewards:
+rollout_trace/artifact/group.py) and each rollout (every file, the trl part: rollout_trace/artifact/read.py), it checks that:
+- the index and the folders agree: every index line's group and rollout folder exists and says the same
+  segment, version, group id, rollout id, reward, advantage and rows; a group has as many lines as TRL's
+  num_generations; group folders that no line names are reported (a recorder stopped between renaming a
+  group and indexing it);
+- the rows TRL queued are what TRL's own functions build from the rollout's trace.json
+  (rollout_trace/analysis/training.py), token for token;
+- the consumption log names only recorded rows, each once, with the same fingerprint, trained steps
+  in queue order, and a line for every row the trainer says it took.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from rollout_trace.analysis.training import TRL_VERSION, training
+from rollout_trace.artifact import ArtifactError
+from rollout_trace.artifact.group import load_group
+from rollout_trace.artifact.problems import Problem
+from rollout_trace.artifact.run import Run, RunRow, open_run
+from rollout_trace.artifact.run_format import GROUPS_DIR
+
+
+def _rollout_problems(run: Run, row: RunRow) -> list[Problem]:
+    assert row.path is not None
+    try:
+        a = run.open(row.path)
+    except ArtifactError as e:
+        return [Problem(f"{row.path}/{p.file}", p.message, p.turn, p.field, p.expected, p.found) for p in e.problems]
+    out: list[Problem] = []
+
+    def bad(file: str, message: str, **kw) -> None:
+        out.append(Problem(f"{row.path}/{file}", message, **kw))
+
+    info, part = a.summary.run, a.trl
+    if info is None or part is None:
+        bad("summary.json", "a recorded rollout carries its run extra and its trl part", found="none")
+        return out
+    mine = (row.segment, row.policy_version, row.group_id, row.rollout, row.rollout_id, row.advantage, row.reward)
+    theirs = (info.segment, info.policy_version, info.group_id, info.rollout_index, info.rollout_id, info.advantage,
+              info.reward)
+    if mine != theirs:
+        bad("summary.json", "names another rollout than its index line", field="run", expected=str(mine), found=str(theirs))
+    entry_rows = [(o, f) for o, f in zip(_ordinals(run, row), _fingerprints(run, row), strict=True)]
+    if entry_rows != [(r.ordinal, r.fingerprint) for r in part.sample.rows]:
+        bad("trl/sample.json", "its rows are not the index line's", field="rows", expected=str(entry_rows[:4]),
+            found=str([(r.ordinal, r.fingerprint) for r in part.sample.rows][:4]))
+    if part.sample.trl == TRL_VERSION and a.trace is not None:
+        out += _rows_against_trl(row.path, a, part)
+    return out
+
+
+def _entry(run: Run, row: RunRow):
+    return run.entries.get((row.segment, row.group_id, row.rollout))
+
+
+def _ordinals(run: Run, row: RunRow) -> list[int]:
+    e = _entry(run, row)
+    return [r.ordinal for r in e.rows] if e else []
+
+
+def _fingerprints(run: Run, row: RunRow) -> list[str]:
+    e = _entry(run, row)
+    return [r.fingerprint for r in e.rows] if e else []
+
+
+def _rows_against_trl(path: str, a, part) -> list[Problem]:
+    """The rows TRL queued equal the rows TRL's own functions build from trace.json."""
+    tr = training(a)
+    if tr.error:
+        return [Problem(f"{path}/trace.json", f"TRL refuses the recorded trace: {tr.error}")]
+    if len(tr.rows) != part.n_rows:
+        return [Problem(f"{path}/trl/rows.safetensors", "TRL builds another number of rows from trace.json",
+                        expected=str(len(tr.rows)), found=str(part.n_rows))]
+    for i, ours in enumerate(tr.rows):
+        ids, mask, logps = part.row(i)
+        if not (np.array_equal(ours.input_ids, ids) and np.array_equal(ours.completion_mask, mask)
+                and np.array_equal(ours.old_log_probs.astype(np.float32), logps)):
+            return [Problem(f"{path}/trl/rows.safetensors", "row differs from what TRL builds from trace.json",
+                            field=f"row {i}", expected=f"{ours.input_ids.size} tokens, {ours.n_trained} trained",
+                            found=f"{ids.size} tokens, {int(mask.sum())} trained")]
+    return []
+
+
+def _group_problems(run: Run, path: str, rows: list[RunRow]) -> list[Problem]:
+    try:
+        g = load_group(run.folder(path))
+    except ArtifactError as e:
+        return [Problem(f"{path}/{p.file}", p.message, p.turn, p.field, p.expected, p.found) for p in e.problems]
+    out = []
+    first = rows[0]
+    want_k = next((s.start.num_generations for s in run.segments if s.start.segment == first.segment), len(rows))
+    if g.run is None or (g.run.segment, g.run.policy_version, g.run.group_id) != (
+            first.segment, first.policy_version, first.group_id):
+        out.append(Problem(f"{path}/group.json", "names another group than its index lines", field="run",
+                           expected=str((first.segment, first.policy_version, first.group_id)), found=str(g.run)))
+    if not len(rows) == g.k == want_k:
+        out.append(Problem(f"{path}/group.json", "one index line per rollout, as many as TRL's num_generations",
+                           field="k", expected=str(want_k), found=f"k={g.k}, {len(rows)} index lines"))
+    for r in rows:
+        if r.rollout >= len(g.rollouts):
+            continue
+        gr = g.rollouts[r.rollout]
+        folder = f"{path}/{gr.folder}" if gr.folder else None
+        if gr.reward != r.reward or folder != r.path or (r.advantage is not None and abs(gr.advantage - r.advantage) > 1e-9):
+            out.append(Problem(f"{path}/group.json", "disagrees with the rollout's index line", field=f"rollouts[{r.rollout}]",
+                               expected=f"reward {r.reward}, advantage {r.advantage}, folder {r.path}",
+                               found=f"reward {gr.reward}, advantage {gr.advantage}, folder {folder}"))
+    return out
+
+
+def consumption_problems(run: Run) -> list[Problem]:
+    recorded = {(e.segment, r.ordinal): r.fingerprint for e in run.entries.values() for r in e.rows}
+    seen = Counter((c.segment, c.ordinal) for c in run.consumed)
+    out = []
+    for c in run.consumed:
+        file = f"consumed/{c.segment}.jsonl"
+        fp = recorded.get((c.segment, c.ordinal))
+        if fp is None:
+            out.append(Problem(file, "a row the trainer took that the worker did not record", field=f"ordinal {c.ordinal}"))
+        elif fp != c.fingerprint:
+            out.append(Problem(file, "the row the trainer took is not the row the worker recorded",
+                               field=f"ordinal {c.ordinal}", expected=fp, found=c.fingerprint))
+        if seen[(c.segment, c.ordinal)] > 1:
+            out.append(Problem(file, "a row has one fate", field=f"ordinal {c.ordinal}", found=f"{seen[(c.segment, c.ordinal)]} lines"))
+            seen[(c.segment, c.ordinal)] = 1  # say it once
+    for s in run.segments:
+        mine = sorted((c for c in run.consumed if c.segment == s.start.segment), key=lambda c: c.ordinal)
+        steps = [c.step for c in mine if c.fate == "trained" and c.step is not None]
+        if steps != sorted(steps):
+            out.append(Problem(f"consumed/{s.start.segment}.jsonl", "rows are trained in the order they were queued",
+                               field="step", expected="non-decreasing steps by ordinal", found=str(steps[:12])))
+        if s.consumption is not None:
+            missing = set(range(s.consumption.taken)) - {c.ordinal for c in mine}
+            if missing:
+                out.append(Problem(f"consumed/{s.start.segment}.jsonl", "every row the trainer took has a fate",
+                                   expected=f"{s.consumption.taken} rows", found=f"{len(missing)} without a line, e.g. "
+                                   f"ordinal {min(missing)}"))
+    return out
+
+
+def _unindexed(run: Run) -> list[str]:
+    """Group folders no index line names, and hidden partial groups (folder runs only)."""
+    try:
+        root = run.folder(GROUPS_DIR)
+    except ArtifactError:
+        return []
+    if not isinstance(root, Path) or not root.is_dir():
+        return []
+    named = {Path(g.path).name for g in run.groups}
+    names = [p.name for p in root.iterdir() if p.is_dir()]
+    notes = []
+    orphans = sorted(n for n in names if not n.startswith(".") and n not in named)
+    partial = [n for n in names if n.startswith(".")]
+    if orphans:
+        notes.append(f"{len(orphans)} group folder(s) no index line names (renamed just before the recorder "
+                     f"stopped, not indexed): {', '.join(orphans[:3])}")
+    if partial:
+        notes.append(f"{len(partial)} hidden partial group folder(s) in groups/ (a write cut short); readers skip them")
+    return notes
+
+
+def check_run(source: str, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    try:
+        run = open_run(source)
+    except ArtifactError as e:
+        print(f"INVALID {source}", file=out)
+        for p in e.problems:
+            print(f"  - {p}", file=out)
+        return 1
+    try:
+        bad = _report(run, out)
+    finally:
+        run.close()
+    return 1 if bad else 0
+
+
+def _report(run: Run, out: TextIO) -> int:
+    bad = 0
+
+    def report(label: str, problems: list[Problem]) -> None:
+        nonlocal bad
+        if problems:
+            bad += 1
+            print(f"INVALID {label}", file=out)
+            for p in problems:
+                print(f"  - {p}", file=out)
+        else:
+            print(f"OK {label}", file=out)
+
+    report("run.json, segments, index and consumption files", list(run.problems))
+    by_group: dict[str, list[RunRow]] = {}
+    for r in run.rows:
+        by_group.setdefault(r.group, []).append(r)
+    for path, rows in by_group.items():
+        problems = _group_problems(run, path, rows)
+        for r in rows:
+            if r.path is not None:
+                problems += _rollout_problems(run, r)
+        report(path, problems)
+    report("consumption log", consumption_problems(run))
+    for n in run.notes + _unindexed(run):
+        print(f"note: {n}", file=out)
+    trained = sum(r.trained_step is not None for r in run.rows)
+    print(f"{len(run.groups)} groups, {len(run.rows)} rollouts at policy versions {_span(run.versions())} in "
+          f"{len(run.segments)} segment(s); {trained} rollouts trained; "
+          + ("all valid" if not bad else f"{bad} invalid"), file=out)
+    return bad
+
+
+def _span(versions: list[int]) -> str:
+    return f"{versions[0]}..{versions[-1]}" if versions else "none"
