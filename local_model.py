@@ -174,7 +174,7 @@ class LocalModelServer:
             return self
         if not is_prepared():
             raise RuntimeError(f"the local model is not prepared: run `bash {SCRIPT} prepare` "
-                               "(or capture.local_model.prepare()) first")
+                               "(or local_model.prepare()) first")
         if _port_in_use(self.port):
             raise RuntimeError(f"port {self.port} is already in use; pick another or leave port=None")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -10,8 +10,8 @@ machine) and memory kept (RSS after - before, with the result still alive):
     json.load        stdlib json.load of turns.json  [baseline]
     load_artifact    artifact.load_artifact(folder), full read + validate
     load_index       artifact.load_index(folder), the per-turn small fields only
-    vocab_table      viewer.tokens.vocab_from_tokenizer, the display table (built once per vocabulary)
-    token_texts      viewer.tokens.token_texts on 1M random ids, table built before timing
+    vocab_table      rollout_trace.analysis.tokens.vocab_from_tokenizer, the display table (built once per vocabulary)
+    token_texts      rollout_trace.analysis.tokens.token_texts on 1M random ids, table built before timing
     decode_batch     tokenizers' decode_batch of the same 1M ids as one-id sequences  [baseline]
 
 Targets: load_artifact <= 0.5x json.load; load_index <= 0.15x json.load; memory kept by

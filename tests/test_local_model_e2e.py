@@ -10,7 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from capture import CaptureConfig, capture, local_model
+import local_model
+from capture import CaptureConfig, capture
 from conftest import ROOT
 from rollout_trace.recipe.reward import reward
 

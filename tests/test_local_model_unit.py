@@ -1,4 +1,4 @@
-"""capture.local_model without vLLM: the command line, where the model lives, what counts as prepared,
+"""local_model without vLLM: the command line, where the model lives, what counts as prepared,
 and that the server wrapper fails loudly (with the log) and cleans up its whole process group."""
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ class IndexPage(msgspec.Struct, frozen=True, kw_only=True):
     serial: int  # changes on every value the server sends, so the page re-renders even for the same rows
     mode: IndexMode
     src: str = ""  # the collection's source as the visitor named it
-    query: str = ""  # the filter state as a query string (artifact.query.to_query)
+    query: str = ""  # the filter state as a query string (artifact.filters.to_query)
     filters: dict[str, str] = {}  # the same, key by key, for the form
     sort: str = "path"
     page: int = 0

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from rollout_trace.artifact.collection import Collection, Record
 from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_query, to_query
 
-from ..render import index as render
+from . import render
 from .contract import IndexPage
 
 PAGE_SIZE = 200  # rows in one page of the table

@@ -14,7 +14,7 @@ from ..render.safe import middle, short, text
 from .contract import IndexRow
 
 MAX_NOTES = 20
-# (sort column, heading, tooltip); the table's columns in order. Sorting goes through artifact.query.
+# (sort column, heading, tooltip); the table's columns in order. Sorting goes through artifact.filters.
 HEADINGS: tuple[tuple[str, str, str], ...] = (
     ("path", "where", "the folder in the collection"),
     ("valid", "status", "invalid rows show their first problem"),

@@ -33,12 +33,12 @@ from viewer.contract import Failed, Initial, encode
 from viewer.group import compare as group_compare
 from viewer.group import group_map as build_group_map
 from viewer.group import group_row
+from viewer.index import render as render_index
 from viewer.index.cli import is_collection as local_is_collection
 from viewer.index.contract import IndexPage
 from viewer.index.facts import RowFacts
 from viewer.index.page import build_page
 from viewer.render import group_map as render_group
-from viewer.render import index as render_index
 from viewer.render import panels
 from viewer.rollout import Rollout
 
