@@ -65,7 +65,7 @@ def test_runs_standalone_as_a_script(tmp_path):
     _solution(tmp_path, "print(input()[::-1])\n")
     (tmp_path / "tests.json").write_text(json.dumps([case("abc\n", "cba\n")]))
     shutil_copy = tmp_path / "verifier.py"
-    shutil_copy.write_text((ROOT / "recipe" / "verifier.py").read_text())
+    shutil_copy.write_text((ROOT / "rollout_trace" / "recipe" / "verifier.py").read_text())
     out = subprocess.run([sys.executable, "-I", str(shutil_copy), "tests.json", "solution.py"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=60)
     assert json.loads(out.stdout)[0]["status"] == "pass", out.stderr

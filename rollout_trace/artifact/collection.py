@@ -29,17 +29,7 @@ from .model import Artifact
 from .problems import ArtifactError, Findings, Problem, from_msgspec
 from .read import load_artifact
 from .schema import Summary, Task
-from .sources import (
-    EMPTY_HINT,
-    EXAMPLES_DIR,
-    NOT_FOUND,
-    REVISION_HINT,
-    bundled_examples,
-    bundled_groups,
-    bundled_runs,
-    parse_hub_id,
-)
-from .stores import MAX_SMALL_BYTES, FolderStore, HubStore, Listing, ZipStore
+from .stores import MAX_SMALL_BYTES, Listing, Store, store_for
 
 MAX_RECORDS = 20_000  # rows in one index; past this the index says it was cut
 TITLE_CHARS = 80
@@ -106,13 +96,13 @@ class Collection:
     records: list[Record]
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    store: FolderStore | ZipStore | HubStore | None = field(default=None, repr=False)
+    store: Store | None = field(default=None, repr=False)
     run: Any = field(default=None, repr=False)  # artifact.run.Run when the collection is a recorded TRL run
 
     def record(self, path: str) -> Record | None:
         return next((r for r in self.records if r.path == path), None)
 
-    def _opened(self) -> FolderStore | ZipStore | HubStore:
+    def _opened(self) -> Store:
         if self.store is None:
             raise ValueError("this collection has no store: build it with open_collection")
         return self.store
@@ -137,7 +127,7 @@ class Collection:
         return load_artifact(self.folder(path), source=self.source_of(path) or where)
 
     def close(self) -> None:
-        if isinstance(self.store, ZipStore):
+        if self.store is not None and self.store.kind == "zip":
             self.store.close()
 
 
@@ -151,7 +141,7 @@ def first_line(text: str) -> str:
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
 
 
-def _rows(listing: Listing) -> tuple[list[str], list[str]]:
+def row_folders(listing: Listing) -> tuple[list[str], list[str]]:
     """(artifact folders, group folders) of a listing, as relative posix paths."""
     names: dict[str, set[str]] = defaultdict(set)
     for path in listing.files:
@@ -305,7 +295,7 @@ class _Builder:
 def index(listing: Listing, read, title_of: TitleOf = first_line) -> tuple[list[Record], list[Problem], list[str]]:
     """Records for every artifact and group of `listing`; `read(paths)` gives the small files' bytes."""
     notes = list(listing.notes)
-    artifacts, groups = _rows(listing)
+    artifacts, groups = row_folders(listing)
     if len(artifacts) + len(groups) > MAX_RECORDS:
         notes.append(f"{len(artifacts) + len(groups):,} rows found; the index shows the first {MAX_RECORDS:,} by path")
         keep = set(sorted(artifacts + groups)[:MAX_RECORDS])
@@ -329,28 +319,6 @@ def index(listing: Listing, read, title_of: TitleOf = first_line) -> tuple[list[
     records.extend(r for d, r in by_path.items() if d not in in_group)
     records.sort(key=lambda r: r.path)
     return records, builder.problems, notes
-
-
-def store_for(source: str, token: str | None = None, allow_local: bool = True) -> FolderStore | ZipStore | HubStore:
-    """The store a source names: a bundled example, a local folder or .zip (when allowed), a Hub dataset id."""
-    text = source.strip()
-    if not text:  # Path("") is the working folder: an empty name must not list it
-        raise ArtifactError([Problem("(empty)", "no source named", expected=EMPTY_HINT, found="an empty name")])
-    if text in bundled_examples() or text in bundled_groups() or text in bundled_runs():
-        return FolderStore(EXAMPLES_DIR / text, label=text)
-    if allow_local:
-        path = Path(text).expanduser()
-        if path.is_dir():
-            return FolderStore(path, label=text)
-        if path.is_file():
-            return ZipStore(path, label=text)
-    ref = parse_hub_id(text)
-    if ref is None:
-        hint = ("a folder, a .zip or a Hub dataset id (org/name[@revision][:sub/folder])" if allow_local
-                else "a Hub dataset id (org/name[@revision][:sub/folder])")
-        raise ArtifactError([Problem(text or "(empty)", f"{NOT_FOUND}: cannot find this collection",
-                                     expected=hint + REVISION_HINT, found="none of these")])
-    return HubStore(ref, token=token, label=text)
 
 
 def run_records(run: Any) -> list[Record]:

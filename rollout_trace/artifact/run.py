@@ -50,6 +50,7 @@ from .run_format import (
 )
 from .schema import TOKENIZER_DIR, RunStatus
 from .sources import subfolder_ok
+from .stores import store_for
 
 MAX_LINE_FILE_BYTES = 2**30  # one index or consumption file; 100k rollouts are about 80 MB
 # What became of a row, as the reader reports it: the trainer's Fate, or "in-queue" (recorded, not taken
@@ -406,8 +407,6 @@ def read_run(store: RunStore, label: str, kind: str) -> Run:
 
 def open_run(source: str, token: str | None = None, allow_local: bool = True) -> Run:
     """Open a recorded run (folder, .zip, Hub dataset id, bundled example); raises ArtifactError when it is not one."""
-    from .collection import store_for
-
     store = store_for(source, token=token, allow_local=allow_local)
     prefix = find_run(store)
     if prefix is None:

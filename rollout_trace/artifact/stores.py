@@ -25,7 +25,21 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from .problems import ArtifactError, Problem
-from .sources import MAX_UNZIPPED_BYTES, OFFLINE_NOT_FOUND, HubRef, commit_of, hub_errors
+from .sources import (
+    EMPTY_HINT,
+    EXAMPLES_DIR,
+    MAX_UNZIPPED_BYTES,
+    NOT_FOUND,
+    OFFLINE_NOT_FOUND,
+    REVISION_HINT,
+    HubRef,
+    bundled_examples,
+    bundled_groups,
+    bundled_runs,
+    commit_of,
+    hub_errors,
+    parse_hub_id,
+)
 from .unpack import remove_folder, temporary_folder
 
 MAX_ENTRIES = 200_000  # files listed before we stop walking or paging
@@ -352,3 +366,27 @@ class HubStore:
         full = self._full(path)
         return self.ref.repo_id + (f"@{rev}" if rev else "") + (f":{full}" if full else "")
 
+
+Store = FolderStore | ZipStore | HubStore
+
+
+def store_for(source: str, token: str | None = None, allow_local: bool = True) -> Store:
+    """The store a source names: a bundled example, a local folder or .zip (when allowed), a Hub dataset id."""
+    text = source.strip()
+    if not text:  # Path("") is the working folder: an empty name must not list it
+        raise ArtifactError([Problem("(empty)", "no source named", expected=EMPTY_HINT, found="an empty name")])
+    if text in bundled_examples() or text in bundled_groups() or text in bundled_runs():
+        return FolderStore(EXAMPLES_DIR / text, label=text)
+    if allow_local:
+        path = Path(text).expanduser()
+        if path.is_dir():
+            return FolderStore(path, label=text)
+        if path.is_file():
+            return ZipStore(path, label=text)
+    ref = parse_hub_id(text)
+    if ref is None:
+        hint = ("a folder, a .zip or a Hub dataset id (org/name[@revision][:sub/folder])" if allow_local
+                else "a Hub dataset id (org/name[@revision][:sub/folder])")
+        raise ArtifactError([Problem(text or "(empty)", f"{NOT_FOUND}: cannot find this collection",
+                                     expected=hint + REVISION_HINT, found="none of these")])
+    return HubStore(ref, token=token, label=text)

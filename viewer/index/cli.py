@@ -161,38 +161,6 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
     return 0
 
 
-def is_collection(source: str) -> bool:
-    """True when `source` is more than one artifact (or a group): a single artifact keeps today's check."""
-    from pathlib import Path
-
-    from rollout_trace.artifact import bundled_examples
-
-    text = source.strip()
-    if text in bundled_examples():
-        return False
-    path = Path(text).expanduser()
-    if path.is_dir():
-        if (path / "turns.json").is_file():
-            return False
-        if (path / "group.json").is_file():
-            return True
-        found = 0
-        for _ in path.rglob("turns.json"):
-            found += 1
-            if found > 1:
-                return True
-        return False
-    if path.is_file():
-        import zipfile
-
-        if not zipfile.is_zipfile(path):
-            return False
-        with zipfile.ZipFile(path) as zf:
-            names = zf.namelist()
-        return sum(n.endswith("turns.json") for n in names) > 1 or any(n.endswith("group.json") for n in names)
-    return False
-
-
 def check_collection(source: str, out: TextIO | None = None) -> int:
     """Read every artifact of the collection fully and every group against its rollouts; name each invalid one."""
     out = out or sys.stdout
@@ -246,55 +214,18 @@ def _group_problems(c: Collection, r: Record) -> list[str]:
     return found or ([] if r.valid else [r.problem or "invalid"])
 
 
-def is_run(source: str) -> bool:
-    """True when `source` names a recorded TRL run (a folder, zip or bundled example holding run.json)."""
-    from pathlib import Path
-
-    from rollout_trace.artifact.run import find_run
-    from rollout_trace.artifact.sources import bundled_runs
-    from rollout_trace.artifact.stores import ZipStore
-
-    text = source.strip()
-    if text in bundled_runs():
-        return True
-    path = Path(text).expanduser()
-    if path.is_dir():
-        return (path / "run.json").is_file()
-    if path.is_file():
-        import zipfile
-
-        if not zipfile.is_zipfile(path):
-            return False
-        z = ZipStore(path)
-        try:
-            return find_run(z) is not None
-        finally:
-            z.close()
-    return False
-
-
 def check_source(source: str, single, out: TextIO | None = None) -> int:
     """`viewer check`: a run is checked whole (viewer/run_check.py), a collection row by row; a single artifact
-    goes to `single` exactly as before."""
-    from pathlib import Path
-
-    from rollout_trace.artifact import bundled_examples
-    from rollout_trace.artifact.sources import parse_hub_id
+    goes to `single` exactly as before (rollout_trace/artifact/kinds.py decides which)."""
+    from rollout_trace.artifact.kinds import classify
     from viewer.run_check import check_run
 
-    if is_run(source):
-        return check_run(source, out)
-    if is_collection(source):
-        return check_collection(source, out)
-    text = source.strip()
-    if text in bundled_examples() or Path(text).expanduser().exists() or parse_hub_id(text) is None:
-        return single(source)
-    try:  # a Hub id: one listing tells a single artifact from a collection
-        c = open_index(text)
+    try:
+        kind = classify(source)
     except ArtifactError:
-        return single(source)  # today's messages for a dataset we cannot list
-    if c.run is not None:
-        c.close()
+        return single(source)  # the single-artifact reader's messages for what cannot be opened
+    if kind == "run":
         return check_run(source, out)
-    one = len(c.records) == 1 and c.records[0].kind == "artifact"
-    return single(source) if one or not c.records else check_collection(source, out)
+    if kind == "collection":
+        return check_collection(source, out)
+    return single(source)

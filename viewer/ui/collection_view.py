@@ -1,6 +1,6 @@
 """The collection index in the View tab: decide collection or single artifact, show the index, open rows.
 
-One place decides what a source is (`CollectionView.is_collection`): a single artifact opens in the
+rollout_trace/artifact/kinds.py decides what a source is: a single artifact opens in the
 token view as before; a folder, zip or Hub dataset holding more than one artifact, or a group, opens
 the index, a `gr.HTML` component of its own (viewer/assets/collection_index.js + .css) showing one
 `IndexPage` (viewer/index/contract.py) built on the server from rollout_trace/artifact/filters.py. The URL carries
@@ -15,18 +15,19 @@ only; the owner's configured source may be a server path, because the owner chos
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 import gradio as gr
 import msgspec
 
-from rollout_trace.artifact import ArtifactError, Problem, bundled_examples, load_artifact
+from rollout_trace.artifact import ArtifactError, Problem, load_artifact
 from rollout_trace.artifact.collection import Collection, Record
 from rollout_trace.artifact.filters import apply, from_query, to_query
-from rollout_trace.artifact.sources import bundled_groups, identify, parse_hub_id
+from rollout_trace.artifact.kinds import Kind, classify
+from rollout_trace.artifact.sources import identify
 from rollout_trace.artifact.unpack import remove_folder
 from viewer import assets
 from viewer.contract import Failed, Initial, encode
@@ -34,7 +35,6 @@ from viewer.group import compare as group_compare
 from viewer.group import group_map as build_group_map
 from viewer.group import group_row
 from viewer.index import render as render_index
-from viewer.index.cli import is_collection as local_is_collection
 from viewer.index.contract import IndexPage
 from viewer.index.facts import RowFacts
 from viewer.index.page import build_page
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 MOUNT_JS = "CollectionIndex.mountInApp(element, props, server, watch, trigger);"
 MAX_SRC_CHARS = 1000  # as viewer/ui/view_tab.py: longer is refused before any lookup
+MAX_KINDS = 256  # sources whose kind is remembered (by identity, for the collection cache's age)
 MAX_QUERY_CHARS = 4000
 # The token view's value while the index shows: an "error" that is an empty hidden block, so the
 # token view (which mounts whatever it is given) clears itself without a change to its JS.
@@ -84,6 +85,7 @@ class CollectionView:
         self.view = view
         self.cache = cache or CollectionCache()
         self.facts = RowFacts()  # tokens and drift of rows whose summary.json lacks them, by row identity
+        self._kinds: dict[str, tuple[float, Kind]] = {}  # identity -> (when classified, kind)
 
     # -- what a source is ------------------------------------------------------------------------------
 
@@ -92,25 +94,23 @@ class CollectionView:
         return not self.view.public or source.strip() == (self.view.default_source or "").strip()
 
     def is_collection(self, source: str) -> bool:
-        """The one decision: True when `source` holds more than one artifact, or a group (opens the index)."""
+        """True when `source` opens the index (a collection, a group or a run; rollout_trace/artifact/kinds.py
+        decides). A source that cannot be opened is a single artifact here, whose reader gives the message."""
         text = (source or "").strip()
-        if text in bundled_groups():
-            return True
-        if not text or len(text) > MAX_SRC_CHARS or text in bundled_examples():
+        if not text or len(text) > MAX_SRC_CHARS:
             return False
         allow = self.allow_local(text)
-        if allow and Path(text).expanduser().exists():
+        key = collection_identity(text, allow)
+        hit = self._kinds.get(key)
+        if hit is None or time.monotonic() - hit[0] > self.cache.max_age_s:  # a Hub source costs requests
             try:
-                return local_is_collection(text)
-            except OSError:
-                return False
-        if parse_hub_id(text) is None:
-            return False
-        try:  # one listing tells (and is kept for the index); a dataset we cannot list keeps today's messages
-            c = self.cache.get(text, allow)
-        except Exception:
-            return False
-        return len(c.records) > 1 or any(r.kind == "group" for r in c.records)
+                kind = classify(text, allow_local=allow)
+            except Exception:  # noqa: BLE001 - any failure: the single reader names it to the visitor
+                kind = "rollout"
+            hit = self._kinds[key] = (time.monotonic(), kind)
+            while len(self._kinds) > MAX_KINDS:
+                self._kinds.pop(next(iter(self._kinds)))
+        return hit[1] != "rollout"
 
     # -- values for the index ------------------------------------------------------------------------
 
