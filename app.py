@@ -8,19 +8,22 @@ On a Hugging Face Space (SPACE_ID is set) or with --public, visitors cannot name
 from __future__ import annotations
 
 import argparse
-import os
 
+import crash_log
+from viewer.settings import settings
 from viewer.ui.app import build_app, configured_source, launch_options
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("source", nargs="?", default=None, help="overrides ROLLOUT_VIEWER_SOURCE")
-    ap.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
-    ap.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
+    crash_log.to_stderr()  # the traceback behind a page's 'unexpected' message, in the Space's log
+    env = settings()  # every variable the server reads: viewer/settings.py
+    ap.add_argument("--host", default=env.host)
+    ap.add_argument("--port", type=int, default=env.port)
     ap.add_argument("--public", action="store_true", help="Space mode: no server paths, size-limited uploads")
     args = ap.parse_args()
-    public = args.public or bool(os.environ.get("SPACE_ID"))
+    public = args.public or env.on_space
     demo = build_app(default_source=configured_source(args.source), public=public)
     demo.launch(server_name=args.host, server_port=args.port, **launch_options(public))
 

@@ -7,6 +7,8 @@ import argparse
 import os
 import sys
 
+import crash_log
+
 from .agent import Cancelled
 from .config import BACKENDS, CaptureConfig
 from .errors import CaptureError
@@ -91,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         print("capture cancelled; nothing was written", file=sys.stderr)
         return 130
     except Exception as e:  # a message, never a traceback
-        print(f"capture failed unexpectedly: {type(e).__name__}: {e}", file=sys.stderr)
+        details = crash_log.unexpected("capture")
+        print(f"capture failed unexpectedly: {type(e).__name__}: {e}{details}", file=sys.stderr)
         return 3
     return 0
 

@@ -57,9 +57,9 @@ def main() -> int:
         signal.signal(sig, signal.SIG_IGN)
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):  # end as the command ended
-        sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
-        os.kill(os.getpid(), sig)
+        ended = os.WTERMSIG(status)
+        signal.signal(ended, signal.SIG_DFL)
+        os.kill(os.getpid(), ended)
     return os.waitstatus_to_exitcode(status) if not os.WIFSIGNALED(status) else 128 + os.WTERMSIG(status)
 
 

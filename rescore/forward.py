@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -87,7 +88,7 @@ def score_sequence(model, ids: np.ndarray, targets: np.ndarray, k: int, temperat
         raise ValueError("the first token of a sequence has nothing before it to be predicted from")
     labels = np.full(ids.size, -100, dtype=np.int64)
     labels[targets - 1] = ids[targets]
-    caught = {}
+    caught: dict[str, Any] = {}
     backbone = model.base_model  # what the fused forward runs before its LM head
     hook = backbone.register_forward_hook(lambda _m, _a, out: caught.__setitem__("h", out.last_hidden_state))
     try:

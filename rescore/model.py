@@ -68,7 +68,7 @@ def load(name: str, dtype: str = "float32", device: str = "cpu", temperature: fl
     except (OSError, ValueError) as e:
         raise RescoreError(f"cannot load the model {name!r}: {str(e).splitlines()[0][:300]}. Give a model folder "
                            "or a Hub id of a causal LM (or --local-model for the offline SmolLM2)") from None
-    model.to(device).eval()
+    model.to(device).eval()  # type: ignore[arg-type]  # transformers' stub types .to's device as the model
     add_fused_lm_head(model, temperature=temperature, outputs=OUTPUTS)
     folder = Path(name)
     return TrainerModel(model, name, dtype, device, temperature,

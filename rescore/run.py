@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Literal
 
 import numpy as np
 
@@ -35,7 +35,7 @@ LIBRARIES = ("torch", "transformers", "trl", "safetensors")
 @dataclass
 class RescoreConfig:
     model: str
-    dtype: str = "float32"
+    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
     device: str = "cpu"
     temperature: float | None = None  # None: what the artifact recorded, else DEFAULT_TEMPERATURE
     top_k: int = DEFAULT_TOP_K
@@ -152,6 +152,9 @@ def rescore(a: Artifact, cfg: RescoreConfig, root: Path | None = None,
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         model_revision=tm.revision, model_sha256=tm.sha256)
     name = cfg.name or part_name(cfg.slug or cfg.model, cfg.dtype, cfg.device, temperature)
-    part = write_rescore(root or a.root, name, meta, arrays, a.turns)
+    target = root or a.root
+    if target is None:
+        raise RescoreError("this artifact was read from an upload: give a folder to write the re-score part into")
+    part = write_rescore(target, name, meta, arrays, a.turns)
     a.rescores[name] = part
     return part

@@ -13,7 +13,8 @@ from test_public_capture import write_payload  # the exploit's payload, one defi
 
 from capture import CaptureConfig, CaptureError, capture, hub, task_for
 from capture.run import _load_tokenizer
-from viewer.ui.capture_gate import SECRET_ENV, USERS_ENV, Gate
+from viewer.settings import SECRET_ENV, USERS_ENV
+from viewer.ui.capture_gate import Gate
 from viewer.ui.capture_tab import LABELS, CaptureTab
 
 SECRET = "owner-pass-4f1c"

@@ -206,7 +206,8 @@ def test_zip_rows_clean_up_what_they_unpacked(coll, tmp_path):
 
 
 def test_owner_source_from_env_and_command_line(monkeypatch):
-    from viewer.ui.app import DEFAULT_EXAMPLE, SOURCE_ENV, configured_source
+    from viewer.settings import SOURCE_ENV
+    from viewer.ui.app import DEFAULT_EXAMPLE, configured_source
 
     monkeypatch.delenv(SOURCE_ENV, raising=False)
     assert configured_source(None) == DEFAULT_EXAMPLE

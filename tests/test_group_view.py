@@ -139,7 +139,7 @@ def test_capture_tab_group_run_with_a_stand_in(tab, grp, monkeypatch, tmp_path):
     from capture.group import GroupResult, RolloutProgress
     from viewer.ui import capture_tab as ct
 
-    monkeypatch.setenv(ct.CAPTURE_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv("ROLLOUT_VIEWER_CAPTURE_DIR", str(tmp_path))
     cap = ct.CaptureTab(tab, enabled=True, public=False)
     with gr.Blocks():
         tab.render()

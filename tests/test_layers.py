@@ -2,8 +2,8 @@
 
     rollout_trace.artifact -> rollout_trace.recipe -> rollout_trace.analysis -> capture / rescore / rollout_trace.record -> viewer
 
-`processes` (process groups that die with us) and `local_model` (the offline model server, on it) sit below
-capture and rescore. Every
+`processes` (process groups that die with us), `crash_log` (where unexpected errors' tracebacks go) and
+`local_model` (the offline model server, on processes) sit below capture and rescore. Every
 import counts, at module level or inside a function (a lazy import is still a dependency). Read from the
 source with `ast`, so the test needs nothing installed and names the file and line of each breach.
 """
@@ -22,14 +22,16 @@ ALLOWED: dict[str, set[str]] = {
     "rollout_trace.analysis": {"rollout_trace.artifact", "rollout_trace.recipe"},
     "rollout_trace.record": {"rollout_trace.artifact", "rollout_trace.recipe", "rollout_trace.analysis"},
     "processes": set(),
+    "crash_log": set(),
     "local_model": {"processes"},
-    "rescore": {"rollout_trace.artifact", "rollout_trace.recipe", "rollout_trace.analysis", "local_model", "processes"},
+    "rescore": {"rollout_trace.artifact", "rollout_trace.recipe", "rollout_trace.analysis", "local_model", "processes",
+                "crash_log"},
     "capture": {"rollout_trace.artifact", "rollout_trace.recipe", "rollout_trace.analysis", "local_model", "processes",
-                "rescore"},
+                "crash_log", "rescore"},
     "viewer": {"rollout_trace.artifact", "rollout_trace.recipe", "rollout_trace.analysis", "local_model", "processes",
-               "rescore", "capture"},
+               "crash_log", "rescore", "capture"},
 }
-OURS = {"rollout_trace", "processes", "local_model", "rescore", "capture", "viewer", "app", "bench", "support", "conftest"}
+OURS = {"rollout_trace", "processes", "crash_log", "local_model", "rescore", "capture", "viewer", "app", "bench", "support", "conftest"}
 UI_ONLY = {"gradio", "fastapi", "starlette"}  # only viewer/ui (and app.py) build pages
 
 
@@ -67,7 +69,7 @@ def _imports(path: Path) -> list[tuple[int, str]]:
 
 
 def _sources() -> list[Path]:
-    return sorted(p for layer in ("rollout_trace", "processes", "local_model.py", "rescore", "capture", "viewer")
+    return sorted(p for layer in ("rollout_trace", "processes", "crash_log.py", "local_model.py", "rescore", "capture", "viewer")
                   for p in ([ROOT / layer] if layer.endswith(".py") else (ROOT / layer).rglob("*.py")))
 
 

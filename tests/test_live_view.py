@@ -153,7 +153,7 @@ def test_a_capture_whose_page_went_away_keeps_the_slot_until_it_ends(example, mo
             with gr.Tab("View"):
                 tab.render()
     cap.tabs = tabs
-    monkeypatch.setenv(ct.CAPTURE_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv("ROLLOUT_VIEWER_CAPTURE_DIR", str(tmp_path))
     cap._vet = lambda values, profile, only, testid, out_dir="": (ct.CaptureConfig(out_dir=out_dir), None)
     go_on = threading.Event()
 

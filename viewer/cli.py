@@ -26,6 +26,7 @@ import os
 import sys
 from typing import TextIO
 
+import crash_log
 from rollout_trace.analysis.report import fmt_reward, report
 from rollout_trace.analysis.trainer_view import summary
 from rollout_trace.analysis.training import TRL, TRL_VERSION, record, training
@@ -168,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return BROKEN_PIPE
     except Exception as e:  # a bug: still a message, not a traceback
-        print(f"ERROR {args.source}: internal error (a bug in the viewer), {type(e).__name__}: {str(e)[:300]}",
-              file=sys.stderr)
+        details = crash_log.unexpected(f"viewer {args.command} {args.source[:200]}")
+        print(f"ERROR {args.source}: internal error (a bug in the viewer), {type(e).__name__}: {str(e)[:300]}"
+              f"{details}", file=sys.stderr)
         return INTERNAL

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -101,7 +102,7 @@ def group_row(i: int, status: str, reward: float | None, advantage: float, membe
     """One map row from group.json's entry, the rollout's index row and, when it loaded, the rollout."""
     if reward is not None and not math.isfinite(reward):
         reward = None
-    base = {"rollout": i, "path": member.path if member else None, "status": status, "reward": reward,
+    base: dict[str, Any] = {"rollout": i, "path": member.path if member else None, "status": status, "reward": reward,
             "advantage": advantage, "problem": problem}
     if rollout is None:
         return GroupRow(**base, trained_turns=member.trained_turns if member else None,

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+import crash_log
 from rollout_trace.analysis.trainer_view import EPS_CHOICES, summary
 from rollout_trace.analysis.training import training
 from rollout_trace.artifact import Artifact, ArtifactError, bundled_examples, load_artifact, open_artifact
@@ -60,6 +61,7 @@ def _target(source: str, a: Artifact, output: str | None) -> Artifact:
         raise UsageError(f"-o {out} already exists and is not empty: choose another, or re-score it as SOURCE")
     if out.exists():
         out.rmdir()
+    assert a.root is not None  # read from a folder, never an upload
     shutil.copytree(a.root, out)
     return load_artifact(out, source=str(out))
 
@@ -103,6 +105,7 @@ def _rescore(args: argparse.Namespace, say) -> tuple[dict, Path]:
                         local_files_only=args.local_model, label=label,
                         slug="smollm2-135m-instruct" if args.local_model else None)
     part = rescore(a, cfg, progress=say)
+    assert a.root is not None  # _target read it from a folder
     return summary(a, part, training(a)), a.root / "rescore" / part.name
 
 
@@ -131,7 +134,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     except KeyboardInterrupt:
         return fail(130, "interrupted; the artifact is unchanged")
     except Exception as e:  # the promise is a message, not a traceback
-        return fail(EXIT_UNEXPECTED, f"unexpected {type(e).__name__}: {e}")
+        details = crash_log.unexpected(f"rescore {args.source[:200]}")
+        return fail(EXIT_UNEXPECTED, f"unexpected {type(e).__name__}: {e}{details}")
     if args.json:
         print(json.dumps({"ok": True, "source": args.source, "written": str(where), **s}), file=out)
     else:

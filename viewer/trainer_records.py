@@ -36,7 +36,7 @@ def trainer_outline(r: Rollout) -> TrainerOutline | None:
         parts=[TrainerPart(name, _label(p.meta.dtype, p.meta.device, p.meta.temperature), str(p.meta.model),
                            p.meta.dtype, p.meta.device, float(p.meta.temperature), int(p.meta.top_k))
                for name, p in parts],
-        eps_choices=[tuple(e) for e in EPS_CHOICES], histogram_edges=list(hist_edges(*EPS_CHOICES[0])))
+        eps_choices=[(lo, hi) for lo, hi in EPS_CHOICES], histogram_edges=list(hist_edges(*EPS_CHOICES[0])))
 
 
 def parse_request(r: Rollout, req: dict) -> tuple[str, float, float, float]:

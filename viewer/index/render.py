@@ -6,6 +6,7 @@ and is untrusted: it goes through `safe.text`, in element bodies and attribute v
 
 from __future__ import annotations
 
+from typing import Literal
 from urllib.parse import parse_qsl
 
 from rollout_trace.artifact.collection import Record
@@ -43,7 +44,7 @@ def _count(v: int | None) -> str:
     return "-" if v is None else f"{v:,}"
 
 
-def _sign(v: float | None) -> str:
+def _sign(v: float | None) -> Literal["pos", "neg", "zero", "none"]:
     return "none" if v is None else "pos" if v > 0 else "neg" if v < 0 else "zero"
 
 

@@ -173,11 +173,12 @@ def boundary(b: Boundary | None) -> str:
         return (f"<div class='tv-boundary ok'>turn {b.before} → {b.after}: the prompt starts with all "
                 f"{b.held:,} tokens of turn {b.before} (token-in = token-out)</div>")
     where = "inside turn %d's output" % b.before if b.in_output else "inside turn %d's prompt" % b.before
+    at = b.diverge_at or 0  # a boundary that is not continuous always has one
     # Compact (issue 21 #2): the verdict and cause on one line, both sides on the next, their ids a hover away,
     # so the tokens below stay on the first screen.
     return (
-        f"<div class='tv-boundary drift'><b>turn {b.before} → {b.after}: drift at position {b.diverge_at:,}</b> "
-        f"({where}; {b.held - b.diverge_at:,} of turn {b.before}'s tokens are not carried over) "
+        f"<div class='tv-boundary drift'><b>turn {b.before} → {b.after}: drift at position {at:,}</b> "
+        f"({where}; {b.held - at:,} of turn {b.before}'s tokens are not carried over) "
         f"<span class='tv-cause'>· likely cause: {text(b.cause)}</span>"
         "<div class='tv-sides'>"
         f"<span class='tv-side-h'>turn {b.before} had</span> <code class='tv-tok' title='ids {text(' '.join(map(str, b.held_ids)))}'>"

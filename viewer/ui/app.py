@@ -7,7 +7,7 @@ and visitors cannot name server paths; the View tab works for everyone.
 from __future__ import annotations
 
 import logging
-import os
+from collections.abc import Callable
 
 import gradio as gr
 from fastapi.responses import JSONResponse, Response
@@ -16,6 +16,7 @@ from starlette.requests import ClientDisconnect
 
 from rollout_trace.analysis.training import import_trl
 from viewer import assets
+from viewer.settings import settings
 
 from .cache_folder import private_cache
 from .capture_tab import CaptureTab
@@ -25,21 +26,19 @@ UPLOAD_LIMIT = "200mb"
 DEFAULT_EXAMPLE = "scripted-smollm2"  # three turns, a drifting boundary, a turn TRL trains without a tool call
 # Gradio keeps every upload in its cache; sweep files older than 15 minutes every 5 minutes.
 UPLOAD_CACHE_SWEEP = (300, 900)
-ENABLE_CAPTURE_ENV = "ROLLOUT_VIEWER_ENABLE_CAPTURE"
 log = logging.getLogger("rollout_viewer")
-SOURCE_ENV = "ROLLOUT_VIEWER_SOURCE"  # the source (artifact or collection) the app opens on; `app.py SOURCE` wins
 
 
 def configured_source(cli_source: str | None = None) -> str:
     """What the app opens on: the command line's SOURCE, else ROLLOUT_VIEWER_SOURCE, else the bundled example."""
-    return (cli_source or "").strip() or os.environ.get(SOURCE_ENV, "").strip() or DEFAULT_EXAMPLE
+    return (cli_source or "").strip() or settings().source or DEFAULT_EXAMPLE
 
 
 def build_app(default_source: str | None = None, public: bool = False,
               capture_enabled: bool | None = None) -> gr.Blocks:
     default_source = configured_source(default_source)
     if capture_enabled is None:
-        capture_enabled = not public or os.environ.get(ENABLE_CAPTURE_ENV) == "1"
+        capture_enabled = not public or settings().enable_capture
     view = ViewTab(default_source, public)
     capture = CaptureTab(view, enabled=capture_enabled, public=public)
     # Every rollout's outline asks TRL what it trains. The import takes seconds and transformers' lazy
@@ -48,10 +47,10 @@ def build_app(default_source: str | None = None, public: bool = False,
     private_cache()  # before the Blocks: Gradio reads its cache folder's name when they are made
     with gr.Blocks(title="Rollout trace viewer", delete_cache=UPLOAD_CACHE_SWEEP) as demo:
         with gr.Tabs(selected="view", elem_classes="tv-chrome-tabs") as tabs:
-            parts = [("Capture", capture), ("View", view)]
-            for name, part in parts if capture_enabled else parts[::-1]:  # without capture, View comes first
+            parts: list[tuple[str, Callable[[], None]]] = [("Capture", capture.render), ("View", view.render)]
+            for name, render in parts if capture_enabled else parts[::-1]:  # without capture, View comes first
                 with gr.Tab(name, id=name.lower(), elem_id=f"{name.lower()}-tab"):
-                    part.render()
+                    render()
         capture.wire(tabs)
         demo.load(view.collections.on_page_load, None, [view.view, view.src, view.loaded, view.collections.component])
     return demo

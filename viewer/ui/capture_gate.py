@@ -12,7 +12,6 @@ were possible); signed-in users the owner listed are not held up by it.
 from __future__ import annotations
 
 import hmac
-import os
 import threading
 import time
 from collections import deque
@@ -21,8 +20,8 @@ from dataclasses import dataclass, field
 
 import gradio as gr
 
-SECRET_ENV = "ROLLOUT_VIEWER_CAPTURE_SECRET"
-USERS_ENV = "ROLLOUT_VIEWER_CAPTURE_USERS"  # comma-separated Hugging Face usernames
+from viewer.settings import SECRET_ENV, USERS_ENV, settings
+
 MAX_FAILURES = 10
 FAILURE_WINDOW_S = 60.0
 
@@ -61,8 +60,8 @@ class Gate:
 
     @classmethod
     def from_env(cls) -> Gate:
-        users = frozenset(u.strip().lower() for u in os.environ.get(USERS_ENV, "").split(",") if u.strip())
-        return cls(os.environ.get(SECRET_ENV, ""), users)
+        s = settings()
+        return cls(s.capture_secret, s.capture_users)
 
     @property
     def configured(self) -> bool:

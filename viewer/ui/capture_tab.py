@@ -16,7 +16,6 @@ using the page.
 from __future__ import annotations
 
 import math
-import os
 import queue
 import shutil
 import threading
@@ -27,6 +26,7 @@ from typing import Any
 
 import gradio as gr
 
+import crash_log
 from capture import (
     BACKENDS,
     DEFAULT_DATASET,
@@ -49,12 +49,11 @@ from capture.live import LiveUpdate
 from rollout_trace.artifact import Artifact
 from viewer.contract import Initial
 from viewer.render import safe
+from viewer.settings import settings
 
 from .capture_gate import Gate
 from .downloads import new_download_dir
 
-CAPTURE_DIR_ENV = "ROLLOUT_VIEWER_CAPTURE_DIR"
-DATASETS_ENV = "ROLLOUT_VIEWER_CAPTURE_DATASETS"  # comma-separated Hub dataset ids a public visitor may pick
 MAX_LOG_LINES = 400
 DEFAULTS = CaptureConfig()  # the form's defaults are the library's
 
@@ -113,12 +112,11 @@ class Slot:
 
 def public_datasets() -> list[str]:
     """The Hub datasets a visitor of a public server may capture from (the owner's list, or the default)."""
-    listed = [d.strip() for d in os.environ.get(DATASETS_ENV, "").split(",") if d.strip()]
-    return listed or [DEFAULT_DATASET]
+    return list(settings().capture_datasets) or [DEFAULT_DATASET]
 
 
 def captures_root() -> Path:
-    return Path(os.environ.get(CAPTURE_DIR_ENV) or Path.cwd() / "captures")
+    return settings().capture_dir or Path.cwd() / "captures"
 
 
 def _status(stage: str, turns: int, elapsed: float, note: str = "") -> str:
@@ -170,6 +168,7 @@ def _start(job, result: dict, key: str, name: str) -> threading.Thread:
         except CaptureError as e:
             result["error"] = describe(e)
         except Exception as e:  # a message for the page, never a traceback
+            crash_log.unexpected("capture tab")  # the traceback, for the operator's log
             result["error"] = f"unexpected {type(e).__name__}: {e}"
 
     worker = threading.Thread(target=work, daemon=True, name=name)
@@ -465,6 +464,7 @@ class CaptureTab:
             try:
                 live.finish(run, "done", finals={None: (self.view.keep_artifact(a), src, None)})
             except Exception as e:  # the artifact is written; its analysis failed: say so in the view
+                crash_log.unexpected("analysing a capture")
                 live.finish(run, "failed", f"the artifact is written, but could not be analysed: "
                                            f"{type(e).__name__}: {str(e)[:300]}")
             update = {self.status: _status("done", len(a.turns), elapsed, note), self.log: log,
@@ -592,7 +592,7 @@ class CaptureTab:
         with gr.Row():
             if self.gate.secret:
                 self.secret = gr.Textbox("", label="Capture password", type="password", elem_id="cap-secret")
-            if self.gate.users and os.environ.get("SPACE_ID"):  # Gradio's sign-in needs a Space's OAuth
+            if self.gate.users and settings().on_space:  # Gradio's sign-in needs a Space's OAuth
                 gr.LoginButton(elem_id="cap-login")
 
     def wire(self, tabs: gr.Tabs) -> None:

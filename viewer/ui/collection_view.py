@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl
 import gradio as gr
 import msgspec
 
+import crash_log
 from rollout_trace.artifact import ArtifactError, Problem, load_artifact
 from rollout_trace.artifact.collection import Collection, Record
 from rollout_trace.artifact.filters import apply, from_query, to_query
@@ -135,6 +136,7 @@ class CollectionView:
             return IndexPage(serial=next(_serial), mode="index", src=src,
                              error_html=panels.problems(_shown(src), e.problems))
         except Exception as e:  # a message in the page, never a traceback
+            crash_log.unexpected(f"could not index {_shown(src)}")
             return IndexPage(serial=next(_serial), mode="index", src=src,
                              error_html=panels.problems(_shown(src), [f"could not index it: {type(e).__name__}"]))
         return build_page(c, src, params, next(_serial),

@@ -19,6 +19,7 @@ from pathlib import Path
 import gradio as gr
 import msgspec
 
+import crash_log
 from rollout_trace.analysis.trainer_view import EPS_CHOICES
 from rollout_trace.artifact import Artifact, ArtifactError, Problem, bundled_examples, open_artifact, open_upload
 from rollout_trace.artifact.sources import bundled_groups, identify
@@ -131,6 +132,7 @@ class ViewTab:
         except ArtifactError as e:
             return self.error_value(label, e.problems)
         except Exception as e:  # analysis of a valid artifact failed: say so in the page, no traceback
+            crash_log.unexpected(f"could not analyse {label[:200]}")  # the traceback, for the operator's log
             return self.error_value(label, [f"could not analyse it: {type(e).__name__}: {str(e)[:300]}"])
 
     def keep_artifact(self, a: Artifact) -> str:
@@ -160,6 +162,7 @@ class ViewTab:
         except ArtifactError as e:
             return self.error_value(shown, e.problems), ""
         except Exception as e:  # a message in the page, never a traceback
+            crash_log.unexpected(f"could not resolve {shown}")
             return self.error_value(shown, [f"unexpected {type(e).__name__}"]), ""
         value = self._open(shown, identity, lambda: Rollout.load(open_artifact(source, allow_local=allow_local)),
                            source, initial or Initial(), built)
