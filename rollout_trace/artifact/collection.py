@@ -126,6 +126,11 @@ class Collection:
         where = f"{self.source}:{path}" if path else self.source
         return load_artifact(self.folder(path), source=self.source_of(path) or where)
 
+    def release(self, folder: Path) -> None:
+        """Done with a folder `folder()` gave: a zip's unpacked copy is removed; a real folder is left alone."""
+        if self.store is not None and self.store.kind == "zip":
+            self.store.release(folder)
+
     def close(self) -> None:
         if self.store is not None and self.store.kind == "zip":
             self.store.close()

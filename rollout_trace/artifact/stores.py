@@ -234,6 +234,12 @@ class ZipStore:
     def source_of(self, path: str) -> str | None:
         return None  # a member of a zip has no name the single-artifact reader understands
 
+    def release(self, folder: Path) -> None:
+        """Remove a folder `folder()` unpacked, once what it held has been read."""
+        if folder in self._tmp:
+            self._tmp.remove(folder)
+        remove_folder(folder)
+
     def close(self) -> None:
         self._zip.close()
         for t in self._tmp:

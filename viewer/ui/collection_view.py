@@ -28,8 +28,7 @@ from rollout_trace.artifact import ArtifactError, Problem, load_artifact
 from rollout_trace.artifact.collection import Collection, Record
 from rollout_trace.artifact.filters import apply, from_query, to_query
 from rollout_trace.artifact.kinds import Kind, classify
-from rollout_trace.artifact.sources import identify
-from rollout_trace.artifact.unpack import remove_folder
+from rollout_trace.artifact.sources import bundled_examples, bundled_groups, identify
 from viewer import assets
 from viewer.contract import Failed, Initial, encode
 from viewer.group import compare as group_compare
@@ -42,6 +41,7 @@ from viewer.index.page import build_page
 from viewer.render import group_map as render_group
 from viewer.render import panels
 from viewer.rollout import Rollout
+from viewer.router import Route, rollout_param, route_link, route_source
 
 from ..index.cache import CollectionCache, collection_identity
 
@@ -67,12 +67,6 @@ def _int(value, default: int = 0) -> int:
         return int(value)
     except (TypeError, ValueError, OverflowError):
         return default
-
-
-def _rollout_param(value) -> int | None:
-    """`rollout=N` from a link or an event: a small non-negative whole number, else None (ignored)."""
-    text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
-    return int(text) if text.isascii() and text.isdigit() and len(text) <= 5 else None
 
 
 def _shown(text: str) -> str:
@@ -164,17 +158,13 @@ class CollectionView:
             self.facts.learn(self._identity(c, src, path), r.artifact.turns)  # the index shows its tokens and drift
             return r
         finally:
-            if c.kind == "zip":  # the rollout is in memory now: remove what opening it unpacked
-                remove_folder(folder)
-                tmp = getattr(c.store, "_tmp", None)
-                if isinstance(tmp, list) and folder in tmp:
-                    tmp.remove(folder)
+            c.release(folder)  # the rollout is in memory now: remove what opening it unpacked
 
     def _identity(self, c: Collection, src: str, path: str) -> str:
         """The rollout store's identity for one artifact row (raises ArtifactError for a bad folder)."""
-        if c.kind == "folder" and c.source_of(path):
-            # the artifact's own identity: shared with opening it directly, and new when its files change
-            return identify(c.source_of(path), allow_local=True)
+        own = c.source_of(path) if c.kind == "folder" else None
+        if own:  # the artifact's own identity: shared with opening it directly, and new when its files change
+            return identify(own, allow_local=True)
         if c.kind == "hub":
             return f"hub-row|{c.source_of(path)}"  # pinned to a commit: never changes
         return f"{collection_identity(src, self.allow_local(src))}|row|{path}"
@@ -187,7 +177,7 @@ class CollectionView:
             identity = self._identity(c, src, path)
         except ArtifactError as e:
             return self.view.error_value(label, e.problems)
-        return self.view._open(label, identity, lambda: self._load_row(src, path), src, initial, advantage=advantage)
+        return self.view.open_value(label, identity, lambda: self._load_row(src, path), src, initial, advantage=advantage)
 
     def _rollout(self, c: Collection, src: str, path: str) -> Rollout:
         """One rollout of a group, loaded once through the shared store (the map and the token view share it)."""
@@ -293,36 +283,39 @@ class CollectionView:
 
     # -- events ------------------------------------------------------------------------------------
 
-    def open_source(self, source: str) -> tuple[str, str, str]:
+    def kind(self, source: str) -> Kind:
+        return "collection" if self.is_collection(source) else "rollout"
+
+    def _has_root_group(self, src: str) -> bool:
+        return self._root_group(src) is not None
+
+    def show(self, r: Route) -> tuple[object, object, str, str]:
+        """(token view, source box, loaded, index) for a route (viewer/router.py)."""
+        if r.kind == "row":
+            value, loaded, index = self.open_row(r.src, r.row or "", r.params, r.initial, r.rollout)
+            return value, r.src, loaded, index
+        if r.kind == "index":
+            return CLEARED, r.src, "", self.index_value(r.src, r.params)
+        if r.kind == "default":
+            return gr.update(), gr.update(), r.src, self.none_value()
+        if r.kind == "refused":
+            return self.view.error_value("this link", r.problems), gr.update(), "", self.none_value()
+        value, loaded = self.view.source_value(r.src, r.initial)
+        return value, r.src, loaded, self.none_value()
+
+    def open_source(self, source: str) -> tuple[object, str, str]:
         """Load button and source picker: (token view value, loaded, index value)."""
-        source = source.strip() if isinstance(source, str) else ""  # the API may send anything
-        if self.is_collection(source):
-            if self._root_group(source) is not None:
-                return self.open_row(source, "", {}, Initial())
-            return CLEARED, "", self.index_value(source, {})
-        value, loaded = self.view.source_value(source)
-        return value, loaded, self.none_value()
+        value, _, loaded, index = self.show(route_source(source, kind_of=self.kind, root_group=self._has_root_group))
+        return value, loaded, index
 
     def on_page_load(self, request: gr.Request):
-        """(token view, source box, loaded, index) from ?src= and either the filters or ?row=."""
-        q = dict(request.query_params) if request is not None else {}
-        src = str(q.get("src") or self.view.default_source or "").strip()
-        if self.is_collection(src):
-            rollout = _rollout_param(q.get("rollout"))
-            row = q.get("row")
-            if row is None and (rollout is not None or not any(k in q for k in ("page", "sort"))) \
-                    and self._root_group(src) is not None:
-                row = ""  # the source is one group: its map (or ?rollout=) rather than the index
-            if row is not None:
-                from .view_tab import initial_from_params
+        """(token view, source box, loaded, index) for the page link (viewer/router.py reads it)."""
+        params = dict(request.query_params) if request is not None else {}
+        return self.show(route_link(params, default_source=self.view.default_source, public=self.view.public,
+                                    examples=tuple(bundled_examples() + bundled_groups()), kind_of=self.kind,
+                                    root_group=self._has_root_group))
 
-                value, loaded, index = self.open_row(src, str(row)[:MAX_SRC_CHARS], q, initial_from_params(q), rollout)
-                return value, src, loaded, index
-            return CLEARED, src, "", self.index_value(src, q)
-        value, shown, loaded = self.view.on_page_load(request)
-        return value, shown, loaded, self.none_value()
-
-    def on_upload(self, files) -> tuple[str, str, str, str]:
+    def on_upload(self, files) -> tuple[str, str, str, object]:
         """(token view, loaded, index, source box): the source box names the upload, as the URL does."""
         value, loaded, src = self.view.on_upload(files)
         return value, loaded, self.none_value(), src or gr.update()
@@ -335,7 +328,7 @@ class CollectionView:
         src = str(data.get("src") or "").strip()[:MAX_SRC_CHARS]
         params = _params(str(data.get("query") or ""))
         if data.get("action") == "open":
-            rollout = _rollout_param(data.get("rollout"))
+            rollout = rollout_param(data.get("rollout"))
             initial = Initial(turn=max(0, _int(data.get("turn")))) if rollout is not None else Initial()
             return self.open_row(src, str(data.get("row") or "")[:MAX_SRC_CHARS], params, initial, rollout)
         return CLEARED, "", self.index_value(src, params)

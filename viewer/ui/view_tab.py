@@ -27,10 +27,11 @@ from rollout_trace.artifact.unpack import scratch
 from viewer import assets
 from viewer.contract import Exported, Failed, Initial, Live, Opened, encode
 from viewer.export import ADVANTAGE_CHOICES, TrainerChoice, export_file, size_label
-from viewer.page_link import MAX_SRC_CHARS, UPLOAD_SRC, PageQuery, parse_page_query
+from viewer.page_link import MAX_SRC_CHARS, UPLOAD_SRC
 from viewer.render import panels, safe
 from viewer.render.outline import training
 from viewer.rollout import Rollout
+from viewer.router import initial_from_params
 from viewer.trainer_records import BadRequest, parse_request, trainer_summary, trainer_turn
 
 from .collection_view import CollectionView
@@ -48,16 +49,6 @@ def _int(value, default: int = 0) -> int:
         return int(value)
     except (TypeError, ValueError, OverflowError):
         return default
-
-
-def _initial(q: PageQuery) -> Initial:
-    return Initial(q.turn, q.mode, q.scope)  # type: ignore[arg-type]  # parse_page_query checked mode and scope
-
-
-def initial_from_params(params: dict) -> Initial:
-    """Turn, mode and scope from a URL's parameters (each bad value falls back to its default)."""
-    keep = {k: params[k] for k in ("turn", "mode", "scope") if k in params}
-    return _initial(parse_page_query(keep, public=False))
 
 
 def _scrub(p: Problem, path: str, name: str) -> Problem:
@@ -124,7 +115,7 @@ class ViewTab:
         outline = msgspec.Raw(self.store.outline_json(key, advantage))
         return encode(Opened(key, src, outline, initial, first, built, live)).decode()
 
-    def _open(self, label: str, identity: str, reopen, src: str | None, initial: Initial, built: bool = False,
+    def open_value(self, label: str, identity: str, reopen, src: str | None, initial: Initial, built: bool = False,
               advantage: float | None = None, held: Held | None = None) -> str:
         try:
             key, _ = self.store.open(identity, reopen, held)
@@ -164,23 +155,9 @@ class ViewTab:
         except Exception as e:  # a message in the page, never a traceback
             crash_log.unexpected(f"could not resolve {shown}")
             return self.error_value(shown, [f"unexpected {type(e).__name__}"]), ""
-        value = self._open(shown, identity, lambda: Rollout.load(open_artifact(source, allow_local=allow_local)),
+        value = self.open_value(shown, identity, lambda: Rollout.load(open_artifact(source, allow_local=allow_local)),
                            source, initial or Initial(), built)
         return value, source
-
-    def on_page_load(self, request: gr.Request):
-        """The view a deep link asks for; nothing to send without one (the page was built with the default).
-
-        A link whose source cannot be used says why; a bad turn, mode or scope falls back to the default."""
-        params = dict(request.query_params) if request is not None else {}
-        if not any(k in params for k in ("src", "turn", "mode", "scope")):
-            return gr.update(), gr.update(), self.default_source
-        q = parse_page_query(params, self.public, bundled_examples() + bundled_groups())
-        if "src" in params and q.src is None and q.problems:
-            return self.error_value("this link", q.problems), gr.update(), ""
-        src = q.src or self.default_source
-        value, loaded = self.source_value(src, _initial(q))
-        return value, src, loaded
 
     def on_upload(self, files) -> tuple[str, str, str]:
         """(token view value, loaded, the source that names it: `upload:<digest>`) for uploaded files."""
@@ -208,7 +185,7 @@ class ViewTab:
 
         digest = _digest(held.files or {})
         src = f"upload:{digest}"  # the Source field and the page link name it; it reopens while the store holds it
-        return self._open(name, "upload|" + digest, reopen, src, Initial(), held=held), "upload", src
+        return self.open_value(name, "upload|" + digest, reopen, src, Initial(), held=held), "upload", src
 
     def _rollout(self, req) -> Rollout | str:
         """The rollout a request's key names, or the message to answer with (never opened here; gone)."""

@@ -1,0 +1,89 @@
+"""The View tab's routing, without Gradio: a request (a page link's parameters, or a name typed into the
+source box) becomes one typed `Route` that says what to show; the tabs only turn a route into components.
+
+    ?src=ARTIFACT&turn=&mode=&scope=             rollout (the token view, at that turn, mode and scope)
+    ?src=COLLECTION&<filters>&page=N             index (rollout_trace/artifact/filters.py's keys)
+    ?src=COLLECTION&row=PATH[&rollout=N&turn=..] row (one artifact, or a group's map with rollout N open)
+    ?src=GROUP[&rollout=N]                       row "" (a source that is one group opens its map)
+    (nothing)                                    default (the page was built with the default source)
+
+What a source is comes from rollout_trace/artifact/kinds.py through `kind_of`; whether a collection is one
+group at its root through `root_group` (both passed in, so this module reads no files and tests need none).
+A recorded run opens like a collection: its rows are groups and rollouts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Literal
+
+import msgspec
+
+from rollout_trace.artifact.kinds import Kind
+
+from .contract import Initial
+from .page_link import MAX_SRC_CHARS, PageQuery, parse_page_query
+
+RouteKind = Literal["default", "rollout", "index", "row", "refused"]
+LINK_KEYS = ("src", "turn", "mode", "scope")  # a link naming none of these is the default page
+INDEX_KEYS = ("page", "sort")  # a link with these asks for a group's index row, not its map
+
+
+class Route(msgspec.Struct, frozen=True, kw_only=True):
+    kind: RouteKind
+    src: str = ""
+    row: str | None = None  # a collection's row path ("" is the root: a group at the root)
+    rollout: int | None = None  # a group map's open rollout
+    initial: Initial = Initial()
+    params: dict[str, str] = {}  # the link's parameters (the index reads its filters from them)
+    problems: list[str] = []  # why a link was refused; each line is safe to show after escaping
+
+
+def initial_of(q: PageQuery) -> Initial:
+    return Initial(q.turn, q.mode, q.scope)  # type: ignore[arg-type]  # parse_page_query checked mode and scope
+
+
+def initial_from_params(params: Mapping[str, object]) -> Initial:
+    """Turn, mode and scope from a URL's parameters (each bad value falls back to its default)."""
+    keep = {k: params[k] for k in ("turn", "mode", "scope") if k in params}
+    return initial_of(parse_page_query(keep, public=False))
+
+
+def rollout_param(value: object) -> int | None:
+    """`rollout=N` from a link or an event: a small non-negative whole number, else None (ignored)."""
+    text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 5 else None
+
+
+def _opens_index(kind: Kind) -> bool:
+    return kind in ("collection", "run")
+
+
+def route_link(params: Mapping[str, str], *, default_source: str, public: bool, examples: tuple[str, ...],
+               kind_of: Callable[[str], Kind], root_group: Callable[[str], bool]) -> Route:
+    """What a page link shows. `examples`: the bundled names a public link may use besides Hub ids."""
+    params = {k: v for k, v in params.items() if isinstance(v, str)}
+    src = (params.get("src") or default_source or "").strip()
+    if src and len(src) <= MAX_SRC_CHARS and _opens_index(kind_of(src)):
+        rollout = rollout_param(params.get("rollout"))
+        row = params.get("row")
+        if row is None and (rollout is not None or not any(k in params for k in INDEX_KEYS)) and root_group(src):
+            row = ""  # the source is one group: its map (or ?rollout=) rather than the index
+        if row is not None:
+            return Route(kind="row", src=src, row=row[:MAX_SRC_CHARS], rollout=rollout,
+                         initial=initial_from_params(params), params=params)
+        return Route(kind="index", src=src, params=params)
+    if not any(k in params for k in LINK_KEYS):
+        return Route(kind="default", src=default_source)
+    q = parse_page_query(params, public, examples)
+    if "src" in params and q.src is None and q.problems:
+        return Route(kind="refused", problems=q.problems)
+    return Route(kind="rollout", src=q.src or default_source, initial=initial_of(q))
+
+
+def route_source(source: object, *, kind_of: Callable[[str], Kind], root_group: Callable[[str], bool]) -> Route:
+    """What the Load button (or the source picker) shows for a typed name; the API may send anything."""
+    text = source.strip() if isinstance(source, str) else ""
+    if text and len(text) <= MAX_SRC_CHARS and _opens_index(kind_of(text)):
+        return Route(kind="row", src=text, row="") if root_group(text) else Route(kind="index", src=text)
+    return Route(kind="rollout", src=text)
