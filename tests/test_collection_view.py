@@ -238,3 +238,25 @@ def test_tokens_and_drift_are_counted_once_per_row_when_summary_json_lacks_them(
     assert only.matched == 1 and "scripted-smollm2" in only.table_html
     assert page.models == ["SmolLM2-135M-Instruct"]
     assert model_choices(["A/x", "x", "B/y", "C/y", "y", "D/z"]) == ["B/y", "C/y", "D/z", "x", "y"]
+
+
+def test_trained_turns_are_trls_for_rows_whose_summary_predates_it(tmp_path):
+    """Issue 19: smollm2-offline and the group's rollouts have no summary.json `trl_training`; the index asks TRL
+    (rollout_trace/analysis/training.py) when it shows them, and a trained filter sees them too."""
+    from conftest import ROOT
+
+    from rollout_trace.analysis.training import TRL, training
+    from rollout_trace.artifact import load_artifact
+
+    col = tmp_path / "examples"
+    shutil.copytree(ROOT / "examples", col, ignore=shutil.ignore_patterns("*.py", "*.jinja", "README.md", "trl-run"))
+    cv = tab().collections
+    cv.index_page(str(col), {})
+    rows = {r.path: r for r in cv.facts.fill(cv.cache.get(str(col), True), cv.cache.get(str(col), True).records,
+                                             lambda p: cv._identity(cv.cache.get(str(col), True), str(col), p))}
+    for path in ("smollm2-offline", "smollm2-group/rollout-00", "smollm2-group/rollout-03"):
+        expected = training(load_artifact(col / path)).trained_turns
+        assert (rows[path].trained_turns, rows[path].trained_by) == (expected, TRL), path
+    assert rows["smollm2-group"].trained_turns == 1  # the most any sibling trains, as for a captured group
+    only = cv.index_page(str(col), {"trained_min": "1", "kind": "artifact"})
+    assert only.matched == 6  # every rollout, none left out for an unknown count

@@ -1,4 +1,5 @@
-"""Token counts and drift for index rows whose summary.json does not record them, computed once and kept.
+"""Token counts, drift and TRL's trained turns for index rows whose summary.json does not record them,
+computed once and kept.
 
 The index is built from small files (rollout_trace/artifact/collection.py); a capture of ours writes `n_tokens` and
 `drifting_boundaries` into summary.json, but artifacts the original capture script wrote (and ours from
@@ -11,7 +12,9 @@ page, another visitor nor a reopened collection reads it again.
 
 The counting is the artifact's own: tokens are prompt + output over the agent turns (`Artifact.n_tokens`'s
 sum), a boundary drifts where rollout_trace/analysis/continuity.py says the next prompt does not start with the
-turn before. A row whose turns.json is larger than `MAX_ROW_BYTES`, or past a page's `MAX_PAGE_BYTES`, or
+turn before, and the trained turns are what TRL trains (rollout_trace/analysis/training.py, TRL's and OpenEnv's
+own functions on trace.json; about 10 ms a row), for artifacts whose summary.json predates `trl_training`
+(the original capture script's, the bundled offline captures). A row whose turns.json is larger than `MAX_ROW_BYTES`, or past a page's `MAX_PAGE_BYTES`, or
 that cannot be read, keeps "unknown" (the next page goes on where this one stopped). No Gradio here.
 """
 
@@ -27,7 +30,8 @@ from pathlib import Path
 import msgspec
 
 from rollout_trace.analysis.continuity import boundaries
-from rollout_trace.artifact import Turn
+from rollout_trace.analysis.training import TRL, training
+from rollout_trace.artifact import Artifact, Turn, load_artifact
 from rollout_trace.artifact.collection import Collection, Record
 from rollout_trace.artifact.problems import Findings
 from rollout_trace.artifact.read import decode_turn, load_index
@@ -42,19 +46,29 @@ SORTS = ("tokens", "drift", "drifting_boundaries")  # columns whose order needs 
 class Facts:
     tokens: int
     drifting: int  # turn boundaries that drift
+    trained: int | None = None  # turns TRL trains; None when the facts came from turns.json alone
 
 
 def needs_facts(r: Record) -> bool:
-    return r.kind == "artifact" and r.valid and (r.tokens is None or r.drifting_boundaries is None)
+    return r.kind == "artifact" and r.valid and (r.tokens is None or r.drifting_boundaries is None
+                                                 or r.trained_turns is None)
 
 
-def facts_of(turns: list[Turn]) -> Facts:
+def facts_of(turns: list[Turn], trained: int | None = None) -> Facts:
     drifting = sum(not b.continuous for b in boundaries(turns, None))
-    return Facts(sum(t.n_prompt + t.n_output for t in turns), drifting)
+    return Facts(sum(t.n_prompt + t.n_output for t in turns), drifting, trained)
 
 
-def count(folder: Path) -> Facts:
-    """The facts of the artifact in `folder`, from its turns.json alone (raises ArtifactError when unreadable)."""
+def artifact_facts(a: Artifact, trained: int | None = None) -> Facts:
+    """The facts of a loaded artifact; `trained`, when the caller has TRL's answer already."""
+    return facts_of(a.turns, training(a).trained_turns if trained is None else trained)
+
+
+def count(folder: Path, need_trained: bool = True) -> Facts:
+    """The facts of the artifact in `folder` (raises ArtifactError when unreadable): from its turns.json alone
+    when TRL's trained turns are not needed, else from the whole artifact."""
+    if need_trained:
+        return artifact_facts(load_artifact(folder))
     findings = Findings()
     turns = [decode_turn(i, h, findings) for i, h in enumerate(load_index(folder))]
     findings.raise_if_any()
@@ -66,18 +80,24 @@ def with_facts(r: Record, f: Facts | None) -> Record:
     if f is None or not needs_facts(r):
         return r
     drifting = r.drifting_boundaries if r.drifting_boundaries is not None else f.drifting
+    trained = (r.trained_turns, r.trained_by) if r.trained_turns is not None or f.trained is None else (f.trained, TRL)
     return msgspec.structs.replace(r, tokens=r.tokens if r.tokens is not None else f.tokens,
-                                   drifting_boundaries=drifting, drift="drift" if drifting else "none")
+                                   drifting_boundaries=drifting, drift="drift" if drifting else "none",
+                                   trained_turns=trained[0], trained_by=trained[1])
 
 
 def _group(g: Record, members: list[Record]) -> Record:
     """A group's tokens and drift from its rollouts', once those are known (as rollout_trace/artifact/collection.py sums them)."""
-    if g.kind != "group" or not members or (g.tokens is not None and g.drift != "unknown"):
+    if g.kind != "group" or not members or (g.tokens is not None and g.drift != "unknown"
+                                            and g.trained_turns is not None):
         return g
     tokens = None if any(m.tokens is None for m in members) else sum(m.tokens or 0 for m in members)
     drift = "drift" if any(m.drift == "drift" for m in members) else \
         "none" if all(m.drift == "none" for m in members) else "unknown"
-    return msgspec.structs.replace(g, tokens=g.tokens if g.tokens is not None else tokens, drift=drift)
+    trained = None if any(m.trained_turns is None for m in members) else max(m.trained_turns or 0 for m in members)
+    return msgspec.structs.replace(g, tokens=g.tokens if g.tokens is not None else tokens, drift=drift,
+                                   trained_turns=g.trained_turns if g.trained_turns is not None else trained,
+                                   trained_by=g.trained_by or (TRL if trained is not None else None))
 
 
 class RowFacts:
@@ -102,16 +122,16 @@ class RowFacts:
             while len(self._known) > self.max_entries:
                 self._known.popitem(last=False)
 
-    def learn(self, key: str, turns: list[Turn]) -> None:
-        """Keep the facts of a row that was opened (its turns are in memory anyway)."""
-        self._put(key, facts_of(turns))
+    def learn(self, key: str, a: Artifact, trained: int) -> None:
+        """Keep the facts of a row that was opened (it is in memory anyway, TRL's answer with it)."""
+        self._put(key, artifact_facts(a, trained))
 
-    def _compute(self, c: Collection, path: str) -> Facts | None:
+    def _compute(self, c: Collection, path: str, need_trained: bool) -> Facts | None:
         self.reads += 1
         folder = None
         try:
             folder = c.folder(path)
-            return count(folder)
+            return count(folder, need_trained=need_trained)
         except Exception:  # unreadable here (offline Hub, a bad file): the row says unknown, as before
             return None
         finally:
@@ -137,7 +157,7 @@ class RowFacts:
             size = r.turns_bytes or 0
             if not known and c.kind != "hub" and size <= min(MAX_ROW_BYTES, budget):
                 budget -= size
-                f = self._compute(c, path)
+                f = self._compute(c, path, r.trained_turns is None)
                 self._put(key, f)
             filled[path] = with_facts(r, f)
         out = [filled.get(r.path, r) for r in rows]

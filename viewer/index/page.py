@@ -55,14 +55,15 @@ def model_choices(models: Iterable[str]) -> list[str]:
 
 
 Fill = Callable[[Iterable[Record]], list[Record]]
-FACT_SORTS = ("tokens", "drift", "drifting_boundaries")
+FACT_SORTS = ("tokens", "drift", "drifting_boundaries", "trained_turns")
 
 
 def build_page(c: Collection, src: str, params: Mapping[str, object], serial: int,
                page_size: int = PAGE_SIZE, fill: Fill | None = None) -> IndexPage:
     """The rows of `c` passing the filters in `params` (URL query keys), sorted, one page of them."""
     filters, notes = from_query({k: v for k, v in params.items() if k in QUERY_KEYS})  # type: ignore[misc]
-    every = fill is not None and (filters.drift is not None or filters.sort.lstrip("-") in FACT_SORTS)
+    every = fill is not None and (filters.drift is not None or filters.trained_min is not None
+                                  or filters.trained_max is not None or filters.sort.lstrip("-") in FACT_SORTS)
     rows = apply(fill(c.records) if fill is not None and every else c.records, filters)
     pages = max(1, -(-len(rows) // page_size))
     page = min(page_number(params), pages - 1)

@@ -24,7 +24,7 @@ HEADINGS: tuple[tuple[str, str, str], ...] = (
     ("reward", "reward", "reward after penalties; a group shows its mean, spread and K"),
     ("env_reward", "env", "the environment's reward before penalties"),
     ("agent_turns", "turns", "agent turns"),
-    ("trained_turns", "trained", "agent turns TRL trains (summary.json's trl_training)"),
+    ("trained_turns", "trained", "agent turns TRL trains (summary.json's trl_training, else asked of TRL when the row is shown)"),
     ("tokens", "tokens", "prompt + output tokens over the agent turns (summary.json's count, or counted from "
                          "turns.json when it records none)"),
     ("drift", "drift", "does any turn boundary drift (summary.json's, or checked in turns.json when it records none)? "

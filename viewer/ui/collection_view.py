@@ -155,7 +155,7 @@ class CollectionView:
         folder = c.folder(path)
         try:
             r = Rollout.load(load_artifact(folder, source=f"{src}:{path}" if path else src))
-            self.facts.learn(self._identity(c, src, path), r.artifact.turns)  # the index shows its tokens and drift
+            self.facts.learn(self._identity(c, src, path), r.artifact, r.training.trained_turns)  # for the index
             return r
         finally:
             c.release(folder)  # the rollout is in memory now: remove what opening it unpacked
