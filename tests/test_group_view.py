@@ -177,7 +177,7 @@ def test_capture_tab_group_run_with_a_stand_in(tab, grp, monkeypatch, tmp_path):
 def test_one_loop_drives_a_rollout_and_a_group(tab, grp, monkeypatch, tmp_path):
     """The Capture tab runs a single rollout and a group through one loop (`_run`), and opens either in the
     View tab through the one callback the View tab provides (ViewTab.open_capture)."""
-    import gradio as gr
+    from test_live_view import capture_beside
 
     from capture import Progress
     from capture.group import GroupResult, RolloutProgress
@@ -185,16 +185,7 @@ def test_one_loop_drives_a_rollout_and_a_group(tab, grp, monkeypatch, tmp_path):
     from rollout_trace.artifact.group import load_group
     from viewer.ui import capture_tab as ct
 
-    monkeypatch.setenv(ct.CAPTURE_DIR_ENV, str(tmp_path))
-    cap = ct.CaptureTab(tab, enabled=True, public=False)
-    with gr.Blocks():
-        with gr.Tabs() as tabs:
-            with gr.Tab("Capture"):
-                cap.render()
-            with gr.Tab("View"):
-                tab.render()
-    cap.tabs = tabs
-    cap._vet = lambda values, profile, only, testid, out_dir="": (ct.CaptureConfig(out_dir=out_dir), None)
+    cap, tabs = capture_beside(tab, monkeypatch, tmp_path)
     single = tmp_path / "single"
     shutil.copytree(EXAMPLE, single)
 
