@@ -19,11 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rollout_trace.recipe import verifier
+
 from . import opencode
 from .progress import Reporter
 
 HERE = Path(__file__).resolve().parent
-VERIFIER = HERE.parent / "recipe" / "verifier.py"
+VERIFIER = Path(verifier.__file__)  # copied into the sandbox: the held-out tests run there
 HELPER = HERE / "in_sandbox.py"
 POLL_S = 0.5
 

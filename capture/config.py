@@ -57,6 +57,11 @@ class CaptureConfig:
     hf_token: str | None = field(default=None, repr=False)
 
     @property
+    def first_rollout_seed(self) -> int:
+        """The rollout's seed (a group's first): `rollout_seed`, or the dataset seed when none is given."""
+        return self.rollout_seed if self.rollout_seed is not None else self.seed
+
+    @property
     def llm_url(self) -> str | None:
         return self.endpoint if self.backend == "local" else self.sandbox_vllm_url
 

@@ -31,3 +31,12 @@ class CaptureError(RuntimeError):
         if self.field is None:
             return self.detail
         return f"{name(self.field) or flag(self.field)} {self.detail}"
+
+
+class RescoreFailed(CaptureError):
+    """The rollout is captured and written, but re-scoring it failed (`reason`, without the folder: a group
+    says it its own way, as the folder is left out of the group)."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason

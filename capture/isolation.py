@@ -18,6 +18,7 @@ so (a progress warning, and `isolation: "none"` in the artifact's summary.captur
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -29,10 +30,21 @@ BUBBLEWRAP = "bubblewrap"
 NONE = "none"
 
 
-# What fenced commands run from: this Python (its venv and base install) and the project (opencode in its
-# node_modules). The private tmpfs on /tmp would hide any of them that lives there (a checkout in /tmp).
-RUNS_FROM = tuple(dict.fromkeys(str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix,
-                                                                  Path(__file__).resolve().parent.parent)))
+def runs_from() -> tuple[str, ...]:
+    """What fenced commands are started with and run from: this Python (the path `sys.executable` names, its
+    venv and base install) and the project (opencode in its node_modules), each as named and as resolved.
+
+    A command is started by the path it is named with (`sys.executable`: a venv reached through a symlink
+    is named by the link) and its files live at the resolution; the private tmpfs on /tmp hides either that
+    lies there (a checkout in /tmp, a venv linked from the system temp folder), so both are bound back.
+    A path inside another one listed is seen through it, and left out."""
+    here = Path(__file__).parent.parent
+    named = [sys.executable, sys.prefix, sys.base_prefix, str(here)]
+    paths = list(dict.fromkeys([os.path.abspath(p) for p in named] + [str(Path(p).resolve()) for p in named]))
+    return tuple(p for p in paths if not any(p.startswith(q.rstrip("/") + "/") for q in paths if q != p))
+
+
+RUNS_FROM = runs_from()
 
 
 # Where every fenced command sees its work folder: on the fence's private /tmp, so it can always be made

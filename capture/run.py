@@ -12,7 +12,7 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from importlib.metadata import version
 from pathlib import Path
@@ -29,7 +29,7 @@ from rollout_trace.recipe.verifier import score
 from . import hub, opencode
 from .agent import AgentError, AgentRun, Cancelled, Layout
 from .config import CaptureConfig, problems, redact_url
-from .errors import CaptureError
+from .errors import CaptureError, RescoreFailed
 from .live import LiveCallback, LiveTrace, LiveUpdate, ProxyWatch
 from .preflight import check_endpoint
 from .progress import Callback, Reporter
@@ -41,7 +41,7 @@ TOKENIZER_FILES = ["tokenizer*", "special_tokens_map.json", "vocab*", "merges.tx
                    "chat_template*"]
 
 
-def import_before_threads() -> None:
+def import_before_threads(rescore: bool = False) -> None:
     """Import, in the calling thread, what a rollout imports on first use, before rollouts run in threads.
 
     transformers puts a lazy module in place of its own at the end of its first import; a thread that
@@ -52,6 +52,8 @@ def import_before_threads() -> None:
     import transformers  # noqa: F401  (the first import: the racy part)
     from openenv.core.harness.capture.validate_llm import validate_llm  # noqa: F401
     from transformers import AutoTokenizer  # noqa: F401
+    if rescore:  # the rescorer's torch, first imported here too rather than in a rollout's thread
+        import torch  # noqa: F401
 
 
 def _load_tokenizer(cfg: CaptureConfig, say) -> Any:
@@ -128,21 +130,35 @@ def check(cfg: CaptureConfig) -> None:
 
 
 def capture(cfg: CaptureConfig, progress: Callback | None = None, cancel: threading.Event | None = None,
-            sandbox_factory: Callable | None = None, public: bool = False, live: LiveCallback | None = None) -> Artifact:
-    """Run one capture. A public request (`cfg.public`, or `public=True`) is refused first if any field
-    names a server path or asks for the local backend (capture/policy.py). `live` gets a `LiveUpdate`
-    each time the proxy has recorded new calls while the agent works, and once more with all of them
-    (capture/live.py); it is called from the capture's thread and must return quickly."""
+            sandbox_factory: Callable | None = None, public: bool = False, live: LiveCallback | None = None,
+            local_model_url: str | None = None) -> Artifact:
+    """Run one rollout, everything it needs: the capture, the rescore (`cfg.rescore`), the push.
+
+    A public request (`cfg.public`, or `public=True`) is refused first if any field names a server path
+    or asks for the local backend (capture/policy.py). `live` gets a `LiveUpdate` each time the proxy has
+    recorded new calls while the agent works, and once more with all of them (capture/live.py); it is
+    called from the capture's thread and must return quickly. With `cfg.local_model` the capture serves
+    the offline model itself, unless `local_model_url` names one already running (a group's K rollouts
+    share one: capture/group.py runs K of this function)."""
     if public:
         cfg = replace(cfg, public=True)
     say = Reporter(progress)
     if cfg.local_model:  # it supplies its own endpoint and model; _capture checks the rest
         if cfg.public:
             refuse_for_public(cfg)  # refuses it: the model and the agent would run on the server
-        artifact = _capture_with_local_model(cfg, say, cancel, sandbox_factory, live)
+        artifact = _capture_with_local_model(cfg, say, cancel, sandbox_factory, live, local_model_url)
     else:
         artifact = _capture(cfg, say, cancel, sandbox_factory, live=live)
-    return rescore_after_capture(artifact, cfg, say) if cfg.rescore else artifact
+    if cfg.rescore:
+        artifact = rescore_after_capture(artifact, cfg, say)
+    if cfg.push_to_dataset:  # last: the pushed folder holds the rescore part too
+        push(artifact.root, cfg.push_to_dataset, cfg.hf_token, say)
+    say(f"done: reward {artifact.summary.reward_after_penalties}", stage="done")
+    return artifact
+
+
+# One rescoring at a time: a group's rollouts finish in their own threads, and each load is a whole model.
+_RESCORE_LOCK = threading.Lock()
 
 
 def rescore_after_capture(artifact: Artifact, cfg: CaptureConfig, say: Reporter) -> Artifact:
@@ -153,15 +169,16 @@ def rescore_after_capture(artifact: Artifact, cfg: CaptureConfig, say: Reporter)
 
     say("re-scoring every output token with the training model (TRL's fused LM head)", stage="rescore")
     try:
-        if cfg.trainer_model is None and cfg.local_model:
-            model, label = local_model(lambda line: say(line))
-            rc = RescoreConfig(model, local_files_only=True, label=label, slug="smollm2-135m-instruct")
-        else:
-            rc = RescoreConfig(cfg.trainer_model or cfg.tokenizer or cfg.model)
-        part = rescore(artifact, rc, progress=lambda line: say(line))
+        with _RESCORE_LOCK:
+            if cfg.trainer_model is None and cfg.local_model:
+                model, label = local_model(lambda line: say(line))
+                rc = RescoreConfig(model, local_files_only=True, label=label, slug="smollm2-135m-instruct")
+            else:
+                rc = RescoreConfig(cfg.trainer_model or cfg.tokenizer or cfg.model)
+            part = rescore(artifact, rc, progress=lambda line: say(line))
     except (RescoreError, ArtifactError) as e:
-        raise CaptureError(f"the artifact is written at {artifact.root}, but re-scoring it failed: {e}. "
-                           f"Retry with `python -m viewer rescore {artifact.root} --model ...`") from None
+        raise RescoreFailed(f"the artifact is written at {artifact.root}, but re-scoring it failed: {e}. "
+                            f"Retry with `python -m viewer rescore {artifact.root} --model ...`", str(e)) from None
     say(f"re-scored: {artifact.root / 'rescore' / part.name}")
     return artifact
 
@@ -198,10 +215,11 @@ def serving_local_model(say: Reporter, for_whom: str, timeout_s: float = 300) ->
 
 
 def _capture_with_local_model(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
-                              sandbox_factory: Callable | None, live: LiveCallback | None) -> Artifact:
-    """Serve the offline model, capture against it, and stop it again."""
+                              sandbox_factory: Callable | None, live: LiveCallback | None,
+                              url: str | None) -> Artifact:
+    """Capture against the offline model at `url`, or serve it for this capture (and stop it again)."""
     _check_out_dir(cfg)  # before minutes of model preparation
-    with serving_local_model(say, "(about a minute)") as url:
+    with nullcontext(url) if url else serving_local_model(say, "(about a minute)") as url:
         return _capture(local_model_config(cfg, url), say, cancel, sandbox_factory, served_by=local_model_served_by(),
                         live=live)
 
@@ -255,7 +273,7 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
              live: LiveCallback | None = None) -> Artifact:
     check(cfg)
     out = _check_out_dir(cfg)
-    rollout_seed = cfg.rollout_seed if cfg.rollout_seed is not None else cfg.seed
+    rollout_seed = cfg.first_rollout_seed
 
     say(f"building tasks from {cfg.example or cfg.dataset} (n_prompts={cfg.n_prompts}, seed={cfg.seed})", stage="task")
     task = task_for(cfg)  # fails at once offline too (a Hub dataset is refused without retries)
@@ -346,9 +364,6 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
         raise CaptureError(str(e)) from None
     except ArtifactError as e:
         raise CaptureError(f"the captured rollout does not form a valid artifact: {e}") from None
-    if cfg.push_to_dataset:
-        push(out, cfg.push_to_dataset, cfg.hf_token, say)
-    say(f"done: reward {summary.reward_after_penalties}", stage="done")
     return artifact
 
 

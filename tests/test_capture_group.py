@@ -9,6 +9,7 @@ script per rollout (chosen by the request `seed` the group sends), P=4 at once.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -18,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from capture import CaptureConfig, CaptureError
+from capture import CaptureConfig, CaptureError, Progress, task_for
 from capture.agent import Cancelled
-from capture.group import StageBoard, _task, capture_group, default_parallel
+from capture.group import StageBoard, capture_group, default_parallel
 from conftest import ROOT
 from rollout_trace.artifact import load_artifact
 from rollout_trace.artifact.group import load_group
@@ -45,10 +46,10 @@ def config(tmp_path, task_file, url="http://127.0.0.1:9/v1", **kw) -> CaptureCon
 
 def stand_in(plan: dict[int, object], seen: list | None = None, delay_s: float = 0.0):
     """A single-capture stand-in: rollout seed -> reward (an artifact), "timeout", an exception, or "wait"."""
-    def run(cfg, say, cancel, factory, **_):
+    def run(cfg, progress, cancel, sandbox_factory, **_):
         if seen is not None:
             seen.append((cfg.rollout_seed, cfg.request_seed, cfg.out_dir))
-        say("agent running", stage="agent", turns=1)
+        progress(Progress("agent", "agent running", 1, 0.0))
         what = plan.get(cfg.rollout_seed, 0.5)
         deadline = time.monotonic() + delay_s
         while time.monotonic() < deadline or what == "wait":
@@ -57,14 +58,95 @@ def stand_in(plan: dict[int, object], seen: list | None = None, delay_s: float =
             time.sleep(0.02)
         if isinstance(what, BaseException):
             raise what
-        out = Path(cfg.out_dir)
-        task = _task(cfg)
-        copy_example(out, reward_after_penalties=0.0 if what == "timeout" else what, timed_out=what == "timeout",
-                     task_id=task.task_id)
-        (out / "task.json").write_text(json.dumps({"task_id": task.task_id, "task_index": task.index,
-                                                   "instruction": task.instruction}))
-        return load_artifact(out)
+        return written(cfg, what)
     return run
+
+
+def written(cfg: CaptureConfig, what: object = 0.5):
+    """The bundled example written as `cfg`'s rollout (its task, the reward `what`, or "timeout"), rescore parts
+    left out: what a capture writes."""
+    out = Path(cfg.out_dir)
+    task = task_for(cfg)
+    copy_example(out, reward_after_penalties=0.0 if what == "timeout" else what, timed_out=what == "timeout",
+                 task_id=task.task_id)
+    shutil.rmtree(out / "rescore", ignore_errors=True)
+    (out / "task.json").write_text(json.dumps({"task_id": task.task_id, "task_index": task.index,
+                                               "instruction": task.instruction}))
+    return load_artifact(out)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from support.rescore_fakes import tiny_llama
+
+    return tiny_llama(tmp_path_factory.mktemp("tiny") / "tiny-llama", vocab=49152)
+
+
+def test_group_with_rescore_rescores_every_rollout(tmp_path, task_file, tiny, monkeypatch):
+    """`--group-size K --rescore`: each rollout is the whole single rollout, its rescore included (issue 20:
+    the group used to skip it). Only the agent's part is a stand-in; the rescore is the real one."""
+    import capture.run
+
+    agents = []
+
+    def agent(cfg, say, cancel, sandbox_factory, **_):
+        agents.append(cfg.rollout_seed)
+        say("agent running", stage="agent", turns=1)
+        return written(cfg, {10: 1.0, 11: 0.2, 12: 0.5}[cfg.rollout_seed])
+
+    monkeypatch.setattr(capture.run, "_capture", agent)
+    lines = []
+    r = capture_group(config(tmp_path, task_file, rescore=True, trainer_model=str(tiny)), 3, parallel=3,
+                      progress=lines.append)
+    assert sorted(agents) == [10, 11, 12] and [x.status for x in r.group.rollouts] == ["ok", "ok", "ok"]
+    for i in range(3):
+        parts = load_artifact(tmp_path / "grp" / f"rollout-{i:02d}").rescores
+        assert [name for name in parts if name.startswith("tiny-llama")], (i, sorted(parts))
+        assert r.artifacts[i] is not None and r.artifacts[i].root == tmp_path / "grp" / f"rollout-{i:02d}"
+    assert {p.rollout for p in lines if p.stage == "rescore"} == {0, 1, 2}
+
+
+def test_a_failing_rescore_fails_its_rollout_and_keeps_the_others(tmp_path, task_file, tiny, monkeypatch):
+    import capture.run
+    import rescore
+
+    real = rescore.rescore
+
+    def flaky(a, cfg, **kw):
+        if a.summary.reward_after_penalties == 0.2:  # rollout 1's
+            raise rescore.RescoreError("the model ran out of memory")
+        return real(a, cfg, **kw)
+
+    monkeypatch.setattr(capture.run, "_capture", lambda cfg, say, *a, **k: written(cfg, {11: 0.2}.get(cfg.rollout_seed, 1.0)))
+    monkeypatch.setattr(rescore, "rescore", flaky)
+    r = capture_group(config(tmp_path, task_file, rescore=True, trainer_model=str(tiny)), 2)
+    assert [x.status for x in r.group.rollouts] == ["ok", "failed"]
+    assert r.group.rollouts[1].error == "captured, but re-scoring it failed: the model ran out of memory"
+    assert sorted(p.name for p in (tmp_path / "grp").iterdir()) == ["group.json", "rollout-00", "task.json"]
+
+
+def test_the_group_is_written_through_the_artifact_package(tmp_path, task_file, monkeypatch):
+    """rollout_trace.artifact's GroupBuild writes the group: the rollouts are built inside it, and a failure
+    before its rename (here its commit) or in the middle of the rollouts leaves no group folder, partial or hidden."""
+    from rollout_trace.artifact.problems import ArtifactError, Problem
+    from rollout_trace.artifact.write import GroupBuild
+
+    staged = []
+
+    def failing_commit(self, group, task, validate=True):
+        staged.append(sorted(p.name for p in self.root.iterdir()))
+        raise ArtifactError([Problem("group.json", "the disk is full")])
+
+    with monkeypatch.context() as m:
+        m.setattr(GroupBuild, "commit", failing_commit)
+        with pytest.raises(CaptureError, match="the disk is full"):
+            capture_group(config(tmp_path, task_file), 2, capture_fn=stand_in({}))
+    assert staged == [["rollout-00", "rollout-01"]]
+    assert list(tmp_path.iterdir()) == [tmp_path / "tasks.jsonl"]
+    # Ctrl-C in the middle: rollout 0 is written, rollout 1 is interrupted, rollout 2 never starts
+    with pytest.raises(KeyboardInterrupt):
+        capture_group(config(tmp_path, task_file), 3, parallel=1, capture_fn=stand_in({11: KeyboardInterrupt()}))
+    assert list(tmp_path.iterdir()) == [tmp_path / "tasks.jsonl"]
 
 
 def test_group_keeps_failures_and_scores_like_trl(tmp_path, task_file):

@@ -244,7 +244,6 @@ def test_trained_turns_are_trls_for_rows_whose_summary_predates_it(tmp_path):
     """Issue 19: smollm2-offline and the group's rollouts have no summary.json `trl_training`; the index asks TRL
     (rollout_trace/analysis/training.py) when it shows them, and a trained filter sees them too."""
     from conftest import ROOT
-
     from rollout_trace.analysis.training import TRL, training
     from rollout_trace.artifact import load_artifact
 

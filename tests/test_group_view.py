@@ -165,9 +165,55 @@ def test_capture_tab_group_run_with_a_stand_in(tab, grp, monkeypatch, tmp_path):
     # K = 1 keeps the single capture path
     cap.capture_group = lambda *a, **k: pytest.fail("a single rollout must not run a group")
     seen = []
-    cap._run = lambda cfg: iter(seen.append(cfg) or [{cap.status: "single"}])
-    assert list(cap.run(cap.values(group_size=1)))[-1][cap.status] == "single" and seen
+    cap._run = lambda cfg, k=None, parallel=None: iter(seen.append(k) or [{cap.status: "single"}])
+    assert list(cap.run(cap.values(group_size=1)))[-1][cap.status] == "single" and seen == [None]
+    del cap._run
     assert "whole number" in list(cap.run(cap.values(group_size=0)))[-1][cap.status]
     cap.capture_group = stand_in
     list(cap.run(cap.values(group_size=2, parallel=0)))  # the form's default: the backend's own P
     assert calls == {"k": 2, "parallel": None}
+
+
+def test_one_loop_drives_a_rollout_and_a_group(tab, grp, monkeypatch, tmp_path):
+    """The Capture tab runs a single rollout and a group through one loop (`_run`), and opens either in the
+    View tab through the one callback the View tab provides (ViewTab.open_capture)."""
+    from test_live_view import capture_beside
+
+    from capture import Progress
+    from capture.group import GroupResult, RolloutProgress
+    from rollout_trace.artifact import load_artifact
+    from rollout_trace.artifact.group import load_group
+    from viewer.ui import capture_tab as ct
+
+    cap, tabs = capture_beside(tab, monkeypatch, tmp_path)
+    single = tmp_path / "single"
+    shutil.copytree(EXAMPLE, single)
+
+    def one(cfg, progress=None, cancel=None, live=None):
+        progress(Progress("agent", "the agent <works>", 2, 0.1))
+        return load_artifact(single)
+
+    def group(cfg, k, parallel=None, progress=None, cancel=None, live=None):
+        for i in range(k):
+            progress(RolloutProgress(i, "agent", f"rollout {i} works", 1, 0.1))
+        g = load_group(grp)
+        return GroupResult(root=grp, group=g, outcomes=[], artifacts=[load_artifact(grp / r.folder)
+                                                                      for r in g.rollouts])
+
+    monkeypatch.setattr(ct, "capture", one)
+    cap.capture_group = group
+    loops, opened = [], []
+    real_run, real_open = cap._run, tab.open_capture
+    monkeypatch.setattr(cap, "_run", lambda cfg, k=None, parallel=None: loops.append(k) or real_run(cfg, k, parallel))
+    monkeypatch.setattr(tab, "open_capture", lambda root, following: opened.append(root) or real_open(root, following))
+
+    last = list(cap.run(cap.values(group_size=1)))[-1]
+    assert "<b>done</b> · 3 agent turn(s)" in last[cap.status] and "reward 0.8" in last[cap.status]
+    assert last[tab.loaded] == str(single) and last[cap.download].endswith("single.zip") and tabs in last
+    assert "[   0.1s agent] the agent <works>" in last[cap.log]
+    last = list(cap.run(cap.values(group_size=4, parallel=2)))[-1]
+    assert "3 of 4 rollouts ok" in last[cap.status]  # rollout 3 timed out
+    assert last[cap.status].count("data-testid='group-progress-row'") == 4
+    assert json.loads(last[tab.collections.component])["mode"] == "group" and tabs in last
+    assert "[   0.1s rollout 3 agent] rollout 3 works" in last[cap.log] and last[cap.download].endswith("grp.zip")
+    assert loops == [None, 4] and opened == [single, grp]

@@ -29,7 +29,7 @@ GROUP_CHILD = textwrap.dedent("""
 
     barrier = threading.Barrier(3, timeout=60)
 
-    def rollout(cfg, say, cancel, factory, **_):
+    def rollout(cfg, **_):
         barrier.wait()  # P=3 rollouts start together, and reach their first import a moment apart:
         time.sleep(0.15 * cfg.rollout_seed)  # the later ones while the first is inside transformers' import
         from transformers import AutoTokenizer  # noqa: F401

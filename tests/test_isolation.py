@@ -80,3 +80,39 @@ def test_capture_agent_cannot_escape(tmp_path, task_file, tokenizer_dir, scripte
     assert any("isolation: bubblewrap" in p.line for p in lines)
     tool_out = " ".join(str(m.get("content")) for c in a.trace for m in c.messages if m.get("role") == "tool")
     assert "Read-only file system" in tool_out and "tried" in tool_out
+
+
+# A child started by the Python a venv linked from the system temp folder names: what the sandbox starts.
+LINKED_CHILD = """
+import sys
+from capture.sandbox import LocalSandbox
+box = LocalSandbox.create()
+try:
+    r = box.run([sys.executable, "-c", "import sys; print('fenced', sys.prefix)"], check=False)
+    print("RESULT", box.isolation, r.ok, r.stdout.strip(), r.stderr.strip()[-300:])
+finally:
+    box.kill()
+"""
+
+
+@needs_bwrap
+def test_a_venv_reached_through_a_symlink_in_the_temp_folder():
+    """Issue 20: a venv reached through a symlink in /tmp (pointing to a venv elsewhere) made every fenced
+    command fail with "not found": the fence bound back the resolved venv, not the path sys.executable names."""
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    venv = Path(sys.prefix).resolve()
+    assert not str(venv).startswith("/tmp/")  # the link, not the venv, is what lies in the temp folder
+    link = Path(tempfile.mkdtemp(prefix="rollout-linked-venv-", dir=tempfile.gettempdir())) / "venv"
+    try:
+        link.symlink_to(venv)
+        r = subprocess.run([str(link / "bin" / "python"), "-c", LINKED_CHILD], cwd=ROOT, capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert f"RESULT bubblewrap True fenced {link}" in r.stdout, r.stdout + r.stderr[-1000:]
+    finally:
+        link.unlink(missing_ok=True)
+        link.parent.rmdir()

@@ -32,6 +32,25 @@ def snapshot(a, turns: int, tokenizer=None) -> LiveUpdate:
     return LiveUpdate(part, list(part.turns[-1:]), recorded_at=1.0e9 + turns, tokenizer=tokenizer)
 
 
+def capture_beside(tab: ViewTab, monkeypatch, tmp_path):
+    """A Capture tab beside `tab` in one app's tabs, capturing into `tmp_path`, its form taken as it is."""
+    import gradio as gr
+
+    from viewer.ui import capture_tab as ct
+
+    cap = ct.CaptureTab(tab, enabled=True, public=False)
+    with gr.Blocks():
+        with gr.Tabs() as tabs:
+            with gr.Tab("Capture"):
+                cap.render()
+            with gr.Tab("View"):
+                tab.render()
+    cap.tabs = tabs
+    monkeypatch.setenv(ct.CAPTURE_DIR_ENV, str(tmp_path))
+    cap._vet = lambda values, profile, only, testid, out_dir="": (ct.CaptureConfig(out_dir=out_dir), None)
+    return cap, tabs
+
+
 def ask(tab: ViewTab, run: str, version: int = 0, rollout=None) -> dict:
     got = tab.live.answer({"run": run, "version": version, "rollout": rollout})
     if "opened" in got:
@@ -139,22 +158,11 @@ def test_a_capture_whose_page_went_away_keeps_the_slot_until_it_ends(example, mo
     thread runs on to its end, and no second capture may start before it has."""
     import threading
 
-    import gradio as gr
-
     from capture import Cancelled, Progress
     from viewer.ui import capture_tab as ct
 
     tab = ViewTab("scripted-smollm2", public=False)
-    cap = ct.CaptureTab(tab, enabled=True, public=False)
-    with gr.Blocks():
-        with gr.Tabs() as tabs:
-            with gr.Tab("Capture"):
-                cap.render()
-            with gr.Tab("View"):
-                tab.render()
-    cap.tabs = tabs
-    monkeypatch.setenv("ROLLOUT_VIEWER_CAPTURE_DIR", str(tmp_path))
-    cap._vet = lambda values, profile, only, testid, out_dir="": (ct.CaptureConfig(out_dir=out_dir), None)
+    cap, tabs = capture_beside(tab, monkeypatch, tmp_path)
     go_on = threading.Event()
 
     def stand_in(cfg, progress=None, cancel=None, live=None):

@@ -195,6 +195,11 @@ def load_group(root: Path | str) -> GroupFile:
     return g
 
 
+def rollout_folder(index: int) -> str:
+    """The folder of rollout `index` inside its group, as capture and the recorder name it."""
+    return f"rollout-{index:02d}"
+
+
 def format_version_for(rollouts: Sequence[GroupRollout]) -> int:
     """The oldest group.json version that can hold these rollouts: 2 when one has no folder, else 1."""
     return 2 if any(r.folder is None for r in rollouts) else 1

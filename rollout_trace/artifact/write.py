@@ -16,7 +16,9 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from .group import GROUP_FILE, encode_group, load_group, rollout_folder
 from .model import Artifact, Turn
+from .problems import ArtifactError, Problem
 from .read import load_artifact
 from .schema import FORMAT_VERSION, TOKENIZER_DIR, Summary, Task, TestCase, TestResult, TrlSample
 from .trl_part import write_files as write_trl_files
@@ -57,10 +59,7 @@ def write_artifact(out_dir: Path | str, *, summary: Summary, turns: list[Turn], 
     validates whole. The write stays atomic.
     """
     out = Path(out_dir)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise OutDirExists(f"{out} already exists and is not empty; choose another --out-dir or remove it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    tmp = _staging(out, "partial")
     try:
         summary = msgspec.structs.replace(summary, format_version=FORMAT_VERSION)
         (tmp / "turns.json").write_bytes(_encode({"turns": [turn_record(t) for t in turns]}))
@@ -82,19 +81,35 @@ def write_artifact(out_dir: Path | str, *, summary: Summary, turns: list[Turn], 
         if trl is not None:
             write_trl_files(tmp, *trl)
         written = load_artifact(tmp) if validate else None  # raises ArtifactError before anything reaches out_dir
-        tmp.chmod(0o755)  # mkdtemp makes it private; an artifact is meant to be shared
-        if out.exists():
-            out.rmdir()
-        tmp.rename(out)
+        _move_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     if written is None:
         return Artifact(source=str(out), root=out, summary=summary, turns=turns, task=task, visible_tests=visible_tests,
                         held_out_tests=held_out_tests, test_results=test_results, solution=solution)
-    # the validated read-back, moved with its folder: no second read
-    tok = out / TOKENIZER_DIR if written.tokenizer_dir is not None else None
-    return dataclasses.replace(written, source=str(out), root=out, tokenizer_dir=tok)
+    return _moved(written, out)  # the validated read-back, moved with its folder: no second read
+
+
+def _staging(out: Path, kind: str) -> Path:
+    """A hidden, private sibling of `out` to build it in; refuses an `out` that exists and is not an empty folder."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise OutDirExists(f"{out} already exists and is not empty; choose another --out-dir or remove it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}.{kind}-", dir=out.parent))
+
+
+def _move_into_place(tmp: Path, out: Path) -> None:
+    tmp.chmod(0o755)  # mkdtemp makes it private; what we write is meant to be shared
+    if out.exists():
+        out.rmdir()  # _staging allowed only an empty folder
+    tmp.rename(out)
+
+
+def _moved(a: Artifact, root: Path) -> Artifact:
+    """`a` as read from its staging folder, at `root` where that folder was renamed to."""
+    tok = root / TOKENIZER_DIR if a.tokenizer_dir is not None else None
+    return dataclasses.replace(a, source=str(root), root=root, tokenizer_dir=tok)
 
 
 class GroupBuild:
@@ -110,29 +125,30 @@ class GroupBuild:
 
     def __init__(self, out_dir: Path | str):
         self.out = Path(out_dir)
-        if self.out.exists() and (not self.out.is_dir() or any(self.out.iterdir())):
-            raise OutDirExists(f"{self.out} already exists and is not empty")
-        self.out.parent.mkdir(parents=True, exist_ok=True)
-        self.root = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.group-partial-", dir=self.out.parent))
+        self.root = _staging(self.out, "group-partial")
         self.committed = False
 
     def rollout_dir(self, index: int) -> Path:
-        return self.root / f"rollout-{index:02d}"
+        return self.root / rollout_folder(index)
 
-    def commit(self, group: Any, task: Task | None) -> Path:
-        """Write group.json (a GroupFile) and task.json, check them with load_group, rename into place."""
-        from .group import GROUP_FILE, encode_group, load_group
+    def commit(self, group: Any, task: Task | None, validate: bool = True) -> list[Artifact | None]:
+        """Write group.json (a GroupFile) and task.json, check them, rename into place; raise ArtifactError.
 
+        With `validate` every rollout is read back with the artifact reader and the group cross-checked
+        against them as `viewer check` does; the rollouts are returned as read back, at their final folders
+        (None for a rollout without one). `validate=False` checks group.json alone (load_group) and returns
+        no rollouts: for the recorder inside TRL's worker, as write_artifact's `validate`."""
         if task is not None:
             (self.root / "task.json").write_bytes(msgspec.json.format(_encode(task), indent=2))
         (self.root / GROUP_FILE).write_bytes(encode_group(group))
         load_group(self.root)  # raises ArtifactError before anything reaches out_dir
-        self.root.chmod(0o755)  # mkdtemp makes it private; a group is meant to be shared
-        if self.out.exists():
-            self.out.rmdir()
-        self.root.rename(self.out)
+        read = [load_artifact(self.root / r.folder) if r.folder else None for r in group.rollouts] if validate else []
+        if validate:
+            _cross_check(self.root)
+        _move_into_place(self.root, self.out)
         self.committed = True
-        return self.out
+        return [_moved(a, self.out / r.folder) if a is not None and r.folder else None
+                for a, r in zip(read, group.rollouts, strict=False)]
 
     def __enter__(self) -> GroupBuild:
         return self
@@ -140,3 +156,17 @@ class GroupBuild:
     def __exit__(self, *exc: object) -> None:
         if not self.committed:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _cross_check(root: Path) -> None:
+    """The group at `root` checked against its rollouts' summaries (rewards, statuses, task) as `viewer check`
+    does it: the collection reader's record of every row; raises ArtifactError naming each invalid one."""
+    from .collection import open_collection
+
+    c = open_collection(str(root))
+    try:
+        bad = [r for r in c.records if not r.valid]
+    finally:
+        c.close()
+    if bad:
+        raise ArtifactError([Problem(r.path or ".", r.problem or "invalid") for r in bad])

@@ -18,6 +18,7 @@ import threading
 import time
 from pathlib import Path
 
+from rollout_trace.artifact.group import rollout_folder
 from rollout_trace.artifact.run_format import GROUPS_DIR, INDEX_DIR, SEGMENTS_DIR, SegmentEnd, encode_file, encode_line
 from rollout_trace.artifact.write import GroupBuild, write_artifact
 
@@ -80,7 +81,7 @@ class GroupWriter:
     def write_group(self, g: ScoredGroup) -> bytes:
         """Write the group's folder atomically; return its index lines (appended only after the rename)."""
         built = [build_rollout(g, r) for r in g.rollouts]
-        folders = [f"rollout-{b.index:02d}" if b.summary is not None else None for b in built]
+        folders = [rollout_folder(b.index) if b.summary is not None else None for b in built]
         group_path = f"{GROUPS_DIR}/{g.name}"
         with GroupBuild(self.root / group_path) as out:
             for b in built:
@@ -88,5 +89,5 @@ class GroupWriter:
                     write_artifact(out.rollout_dir(b.index), summary=b.summary, turns=b.turns, task=b.task,
                                    visible_tests=None, held_out_tests=None, trace_entries=b.entries, trl=b.trl,
                                    validate=False)  # TRL's child has no CPU to spare: `viewer check` reads it all
-            out.commit(group_file(g, built, folders), built[0].task)
+            out.commit(group_file(g, built, folders), built[0].task, validate=False)
         return b"".join(encode_line(index_entry(g, b, group_path, f)) for b, f in zip(built, folders, strict=True))

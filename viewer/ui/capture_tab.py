@@ -20,6 +20,7 @@ import queue
 import shutil
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,10 +45,9 @@ from capture import (
     push,
     task_for,
 )
-from capture.group import RolloutProgress, StageBoard, capture_group
+from capture.group import GroupResult, RolloutProgress, StageBoard, capture_group
 from capture.live import LiveUpdate
 from rollout_trace.artifact import Artifact
-from viewer.contract import Initial
 from viewer.render import safe
 from viewer.settings import settings
 
@@ -134,6 +134,28 @@ def group_status(board: StageBoard, elapsed: float, note: str = "") -> str:
             f"{elapsed:.0f} s{(' · ' + safe.text(note)) if note else ''}"
             "<table class='tv-group-progress' data-testid='group-progress'><thead><tr><th>rollout</th><th>stage</th>"
             f"<th>turns</th><th>time</th><th>last line</th></tr></thead><tbody>{rows}</tbody></table></div>")
+
+
+@dataclass
+class Written:
+    """What a finished capture wrote, as the Capture tab's loop needs it: one rollout or a group."""
+
+    root: Path
+    rollouts: Sequence[tuple[int | None, Artifact, float | None]]  # (index in the group or None, artifact, advantage)
+    note: str
+    turns: int
+    problem: str = ""  # a rollout that is written but could not be analysed
+
+
+def written(result: Artifact | GroupResult) -> Written:
+    if isinstance(result, Artifact):
+        assert result.root is not None  # a capture's artifact is a folder
+        return Written(result.root, [(None, result, None)],
+                       f"reward {result.summary.reward_after_penalties}; opened in the View tab", len(result.turns))
+    ok = sum(1 for r in result.group.rollouts if r.status == "ok")
+    rollouts = [(r.index, a, r.advantage) for r, a in zip(result.group.rollouts, result.artifacts, strict=False)
+                if a is not None]
+    return Written(result.root, rollouts, f"{ok} of {result.group.k} rollouts ok", 0)
 
 
 def _error_html(testid: str, messages: list[str], title: str = "Check the form") -> str:
@@ -320,79 +342,9 @@ class CaptureTab:
                 why = "Group size is a whole number, at least 1; Parallel a whole number (0 = the backend's default)"
                 yield {self.status: _error_html("capture-status", [why])}
                 return
-            if k is not None and k > 1:
-                yield from self._run_group(cfg, k, p)
-            else:
-                yield from self._run(cfg)
+            yield from self._run(cfg, k if k is not None and k > 1 else None, p)
         finally:
             self.slot.release()
-
-    def _run_group(self, cfg: CaptureConfig, k: int, parallel: int | None):
-        """A GRPO group: K rollouts side by side (StageBoard) and watched live in the View tab, one at a time
-        (the page picks which); then the group map, and each rollout's artifact in place of its live view."""
-        self.slot.cancel.clear()
-        self.slot.started, self.slot.stage = time.monotonic(), "task"
-        board = StageBoard(k)
-        events: queue.Queue = queue.Queue()
-        result: dict = {}
-        live = self.view.live
-        run = live.start(rollouts=k, cancel=self.slot.cancel.set)
-
-        def progress(p: RolloutProgress) -> None:
-            board.update(p)
-            events.put(p)
-
-        def on_live(u: LiveUpdate) -> None:
-            live.update(run, u)
-            events.put(u)
-
-        worker = self.slot.worker = _start(lambda: self.capture_group(cfg, k, parallel, progress=progress,
-                                                                      cancel=self.slot.cancel, live=on_live),
-                                           result, "group", "capture-group")
-        lines: list[str] = []
-        watched: dict[str, bool] = {}
-        while worker.is_alive() or not events.empty():
-            try:
-                p = events.get(timeout=0.5)
-                if isinstance(p, LiveUpdate):
-                    if update := self._show_live(run, p, watched):
-                        yield update
-                    continue
-                who = "group" if p.rollout is None else f"rollout {p.rollout}"
-                lines = (lines + [f"[{p.elapsed_s:6.1f}s {who} {p.stage}] {p.line}"])[-MAX_LOG_LINES:]
-                self.slot.stage = board.group.stage
-                if p.rollout is not None:
-                    live.stage(run, p.stage, p.rollout)
-            except queue.Empty:
-                pass
-            yield {self.status: group_status(board, time.monotonic() - self.slot.started), self.log: "\n".join(lines)}
-        elapsed = time.monotonic() - self.slot.started
-        log = "\n".join(lines)
-        # The page asks for the rollout it follows (viewer/ui/live.py): no view value is pushed from here,
-        # which would move a reader following another rollout.
-        if "group" in result:
-            g = result["group"]
-            self.last_artifact = g.root
-            live.finish(run, "done", finals=self._finals(g))
-            zipped = shutil.make_archive(str(new_download_dir() / g.root.name), "zip",
-                                         g.root.parent, g.root.name)
-            ok = sum(1 for r in g.group.rollouts if r.status == "ok")
-            status = group_status(board, elapsed, f"{ok} of {k} rollouts ok")
-            update = {self.status: status, self.log: log, self.download: zipped}
-            if not self.public:  # a public visitor cannot open server paths: the zip is theirs to open
-                value, loaded, index = self.view.collections.open_row(str(g.root), "", {}, Initial())
-                update.update({self.view.loaded: loaded, self.view.collections.component: index,
-                               self.tabs: gr.Tabs(selected="view"), self.view.src: gr.update(value=str(g.root))})
-                if not watched.get("shown"):
-                    update[self.view.view] = value
-            yield update
-        elif result.get("cancelled"):
-            live.finish(run, "cancelled", "every rollout was stopped; nothing was written")
-            yield {self.status: _status("cancelled", 0, elapsed, "every rollout was stopped; nothing was written"),
-                   self.log: log}
-        else:
-            live.finish(run, "failed", result.get("error", ""))
-            yield {self.status: _status("failed", 0, elapsed, result.get("error", "")), self.log: log}
 
     def _show_live(self, run: str, u: LiveUpdate, watched: dict[str, bool]) -> dict:
         """The Capture tab's part of a watched run: the view's first value, and the View tab brought to the
@@ -406,83 +358,104 @@ class CaptureTab:
             watched["switched"] = True
         return update
 
-    def _finals(self, g) -> dict[int | None, tuple[str, str | None, float | None]]:
-        """Each written rollout of group `g` as the live view's replacement: (store key, source, advantage)."""
+    def _finals(self, w: Written) -> dict[int | None, tuple[str, str | None, float | None]]:
+        """Each written rollout as the live view's replacement: (store key, source, advantage)."""
         out: dict[int | None, tuple[str, str | None, float | None]] = {}
-        for r, a in zip(g.group.rollouts, g.artifacts, strict=False):
-            if a is None:
-                continue
+        for index, a, advantage in w.rollouts:
             try:
-                out[r.index] = (self.view.keep_artifact(a), None if self.public else str(a.root), r.advantage)
-            except Exception:  # its live view stays, marked as ended; the group map still opens it
-                continue
+                out[index] = (self.view.keep_artifact(a), None if self.public else str(a.root), advantage)
+            except Exception as e:  # its live view stays, marked as ended; a group's map still opens it
+                crash_log.unexpected("analysing a capture")
+                w.problem = f"the artifact is written, but could not be analysed: {type(e).__name__}: {str(e)[:300]}"
         return out
 
-    def _run(self, cfg: CaptureConfig):
-        """One rollout, watched as it runs: the View tab gets the live view once the task is known and comes
-        to the front when the first turn lands; the page follows it from there (viewer/ui/live.py)."""
+    def _run(self, cfg: CaptureConfig, k: int | None = None, parallel: int | None = None):
+        """The one loop of a capture, watched as it runs: a rollout (`k` None) or a GRPO group of `k`, `parallel`
+        at a time (its rollouts side by side, StageBoard). The View tab gets the live view once the task is
+        known and comes to the front when the first turn lands; the page follows it from there (for a group,
+        the rollout it picks: viewer/ui/live.py). At the end each written rollout replaces its live view, and
+        the View tab opens what was written (ViewTab.open_capture)."""
         self.slot.cancel.clear()
         self.slot.started, self.slot.stage = time.monotonic(), "task"
+        board = StageBoard(k) if k else None
         events: queue.Queue = queue.Queue()
         result: dict = {}
         live = self.view.live
-        run = live.start(cancel=self.slot.cancel.set)
+        run = live.start(rollouts=k, cancel=self.slot.cancel.set)
+
+        def progress(p: Progress | RolloutProgress) -> None:
+            if board is not None and isinstance(p, RolloutProgress):
+                board.update(p)
+            events.put(p)
 
         def on_live(u: LiveUpdate) -> None:
             live.update(run, u)
             events.put(u)
 
-        worker = self.slot.worker = _start(lambda: capture(cfg, progress=events.put, cancel=self.slot.cancel,
-                                                           live=on_live), result, "artifact", "capture")
+        job: Callable[[], Artifact | GroupResult]
+        if k is None:
+            job = lambda: capture(cfg, progress=progress, cancel=self.slot.cancel, live=on_live)  # noqa: E731
+        else:
+            job = lambda: self.capture_group(cfg, k, parallel, progress=progress,  # noqa: E731
+                                             cancel=self.slot.cancel, live=on_live)
+        worker = self.slot.worker = _start(job, result, "written", "capture")
         lines: list[str] = []
-        last = Progress("task", "starting", 0, 0.0)
+        last: Progress | RolloutProgress = Progress("task", "starting", 0, 0.0)
         watched: dict[str, bool] = {}
+
+        def status(stage: str, note: str = "", turns: int | None = None, side_by_side: bool = True) -> str:
+            elapsed = time.monotonic() - self.slot.started
+            if board is not None and side_by_side:
+                return group_status(board, elapsed, note)
+            return _status(stage, last.turns if turns is None else turns, elapsed, note)
+
         while worker.is_alive() or not events.empty():
             try:
                 p = events.get(timeout=0.5)
             except queue.Empty:
-                yield {self.status: _status(last.stage, last.turns, time.monotonic() - self.slot.started),
-                       self.log: "\n".join(lines)}
+                yield {self.status: status(last.stage), self.log: "\n".join(lines)}
                 continue
             if isinstance(p, LiveUpdate):
                 if update := self._show_live(run, p, watched):
                     yield update
                 continue
-            last, self.slot.stage = p, p.stage
-            live.stage(run, p.stage)
-            lines = (lines + [f"[{p.elapsed_s:6.1f}s {p.stage}] {p.line}"])[-MAX_LOG_LINES:]
-            yield {self.status: _status(p.stage, p.turns, p.elapsed_s), self.log: "\n".join(lines)}
-        elapsed = time.monotonic() - self.slot.started
+            rollout = p.rollout if isinstance(p, RolloutProgress) else None
+            last, self.slot.stage = p, board.group.stage if board is not None else p.stage
+            if board is None or rollout is not None:
+                live.stage(run, p.stage, rollout)
+            who = "" if board is None else ("group " if rollout is None else f"rollout {rollout} ")
+            lines = (lines + [f"[{p.elapsed_s:6.1f}s {who}{p.stage}] {p.line}"])[-MAX_LOG_LINES:]
+            yield {self.status: status(p.stage), self.log: "\n".join(lines)}
         log = "\n".join(lines)
-        if "artifact" in result:
-            a: Artifact = result["artifact"]
-            self.last_artifact = a.root
-            zipped = shutil.make_archive(str(new_download_dir() / a.root.name), "zip",
-                                         a.root.parent, a.root.name)
-            note = f"reward {a.summary.reward_after_penalties}; opened in the View tab"
-            src = None if self.public else str(a.root)  # a deep link to it works where paths are allowed
-            try:
-                live.finish(run, "done", finals={None: (self.view.keep_artifact(a), src, None)})
-            except Exception as e:  # the artifact is written; its analysis failed: say so in the view
-                crash_log.unexpected("analysing a capture")
-                live.finish(run, "failed", f"the artifact is written, but could not be analysed: "
-                                           f"{type(e).__name__}: {str(e)[:300]}")
-            update = {self.status: _status("done", len(a.turns), elapsed, note), self.log: log,
-                      self.view.loaded: str(a.root), self.tabs: gr.Tabs(selected="view"), self.download: zipped}
-            if (value := live.value(run)) is not None:  # the artifact replaces the live view in place
-                update[self.view.view] = value
-            if src:
-                update[self.view.src] = gr.update(value=src)
-            yield update
-        else:  # the live view keeps what it showed, marked cancelled or failed
+        if "written" not in result:  # the live view keeps what it showed, marked cancelled or failed
             state = "cancelled" if result.get("cancelled") else "failed"
-            why = "the agent and sandbox were stopped; nothing was written" if state == "cancelled" else \
-                result.get("error", "")
+            why = result.get("error", "") if state == "failed" else \
+                "the agent and sandbox were stopped; nothing was written" if board is None else \
+                "every rollout was stopped; nothing was written"
             live.finish(run, state, why)
-            update = {self.status: _status(state, last.turns, elapsed, why), self.log: log}
-            if watched.get("shown") and (value := live.value(run)) is not None:
+            update = {self.status: status(state, why, turns=0 if board is not None else None, side_by_side=False),
+                      self.log: log}
+            if board is None and watched.get("shown") and (value := live.value(run)) is not None:
                 update[self.view.view] = value
             yield update
+            return
+        w = written(result["written"])
+        self.last_artifact = w.root
+        finals = self._finals(w)
+        if w.problem and not finals:
+            live.finish(run, "failed", w.problem)
+        else:
+            live.finish(run, "done", finals=finals)
+        zipped = shutil.make_archive(str(new_download_dir() / w.root.name), "zip", w.root.parent, w.root.name)
+        update = {self.status: status("done", w.note, turns=w.turns), self.log: log, self.download: zipped}
+        # a group's page asks for the rollout it follows (viewer/ui/live.py): no view value is pushed, which
+        # would move a reader following another; a rollout's finished view replaces its live one in place
+        if board is None and (value := live.value(run)) is not None:
+            update[self.view.view] = value
+        if opened := self.view.open_capture(w.root, following=bool(watched.get("shown"))):
+            update.update(opened)
+            update[self.tabs] = gr.Tabs(selected="view")
+        yield update
 
     def cancel(self, values: dict, profile: gr.OAuthProfile | None = None) -> str:
         refused = self._refusal(values, profile)

@@ -22,6 +22,7 @@ import msgspec
 import crash_log
 from rollout_trace.analysis.trainer_view import EPS_CHOICES
 from rollout_trace.artifact import Artifact, ArtifactError, Problem, bundled_examples, open_artifact, open_upload
+from rollout_trace.artifact.group import GROUP_FILE
 from rollout_trace.artifact.sources import bundled_groups, identify
 from rollout_trace.artifact.unpack import scratch
 from viewer import assets
@@ -131,6 +132,22 @@ class ViewTab:
         Raises what its analysis raises."""
         identity = identify(str(a.root), allow_local=True) if a.root is not None else f"capture|{id(a)}"
         return self.store.open(identity, lambda: Rollout.load(a))[0]
+
+    def open_capture(self, root: Path, following: bool) -> dict:
+        """This tab's components opening what a capture just wrote at `root` (the Capture tab's one way in).
+
+        A rollout: its folder becomes the loaded source. A group: its map in the index, where paths may be
+        named (a public visitor gets the zip instead: nothing opens). `following`: the page follows the
+        capture's live view, finished in place, and keeps it (the group map's view is not pushed over it).
+        """
+        src = gr.update(value=str(root))
+        if not (root / GROUP_FILE).is_file():
+            return {self.loaded: str(root)} | ({} if self.public else {self.src: src})
+        if self.public:
+            return {}
+        value, loaded, index = self.collections.open_row(str(root), "", {}, Initial())
+        return {self.loaded: loaded, self.collections.component: index, self.src: src} | (
+            {} if following else {self.view: value})
 
     def source_value(self, source: str, initial: Initial | None = None, built: bool = False) -> tuple[str, str]:
         source = (source or "").strip()
