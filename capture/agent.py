@@ -22,6 +22,7 @@ from pathlib import Path
 from rollout_trace.recipe import verifier
 
 from . import opencode
+from .errors import CaptureError
 from .progress import Reporter
 
 HERE = Path(__file__).resolve().parent
@@ -147,7 +148,8 @@ class AgentRun:
                 return False, int(done) if done.lstrip("-").isdigit() else None, events
             if time.monotonic() > deadline:
                 self.report(f"the agent did not finish within {timeout_s:g} s: stopping it, keeping what it produced")
-                self._agent.kill()
+                if self._agent is not None:
+                    self._agent.kill()
                 return True, None, events
             time.sleep(POLL_S)
 
@@ -168,6 +170,8 @@ class AgentRun:
     def collect(self) -> tuple[list[dict], str | None]:
         """The captured entries and the final solution.py (None when the agent wrote none)."""
         lay = self.lay
+        if self.session_id is None:
+            raise CaptureError("collect() before start(): no capture-proxy session")
         out = f"{lay.state}/entries.json"
         r = self._run([lay.python, f"{lay.state}/in_sandbox.py", "entries", str(lay.proxy_port), self.session_id, out],
                       check=False)

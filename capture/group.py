@@ -74,7 +74,7 @@ class RolloutOutcome:
 
     index: int
     rollout_seed: int
-    status: str = "pending"  # pending, running, ok, timed-out, failed
+    status: str = "pending"  # pending, running, ok, timed-out, failed, cancelled
     artifact: Artifact | None = None
     error: str | None = None
     started: float | None = None  # time.monotonic(), for the overlap check and the benchmark
@@ -268,7 +268,7 @@ def _run_all(cfg: CaptureConfig, outcomes: list[RolloutOutcome], parallel: int, 
         except RescoreFailed as e:  # its folder is left out below: the group holds only what it promised
             o.status, o.error = "failed", _one_line(f"captured, but re-scoring it failed: {e.reason}")
         except CaptureError as e:
-            o.status, o.error = "failed", _one_line(e)
+            o.status, o.error = "failed", _one_line(str(e))
         except Exception as e:  # one rollout's surprise must not lose the others; a message, not a traceback
             o.status, o.error = "failed", _one_line(f"unexpected {type(e).__name__}: {e}")
         finally:
@@ -294,8 +294,9 @@ def _group_file(cfg: CaptureConfig, model: str, task_id: str, task_index: int, o
                 parallel: int, wall_s: float) -> GroupFile:
     rewards = [o.reward for o in outcomes]
     advantages = grpo_advantages(rewards)
-    rollouts = [GroupRollout(index=o.index, folder=o.folder, status=o.status, reward=o.reward, advantage=a,
-                             rollout_seed=o.rollout_seed, started_at=o.started_at, wall_s=o.wall_s, error=o.error)
+    # every outcome has ended by now: ok, timed-out or failed
+    rollouts = [GroupRollout(index=o.index, folder=o.folder, status=o.status,  # type: ignore[arg-type]
+                             reward=o.reward, advantage=a, rollout_seed=o.rollout_seed, started_at=o.started_at, wall_s=o.wall_s, error=o.error)
                 for o, a in zip(outcomes, advantages, strict=False)]
     return GroupFile(task_id=task_id, k=len(outcomes), rollouts=rollouts, model=model,
                      task_index=task_index, rollout_seed=outcomes[0].rollout_seed, parallel=parallel,

@@ -151,6 +151,7 @@ def capture(cfg: CaptureConfig, progress: Callback | None = None, cancel: thread
         artifact = _capture(cfg, say, cancel, sandbox_factory, live=live)
     if cfg.rescore:
         artifact = rescore_after_capture(artifact, cfg, say)
+    assert artifact.root is not None  # read back from the folder it was written to
     if cfg.push_to_dataset:  # last: the pushed folder holds the rescore part too
         push(artifact.root, cfg.push_to_dataset, cfg.hf_token, say)
     say(f"done: reward {artifact.summary.reward_after_penalties}", stage="done")
@@ -179,7 +180,7 @@ def rescore_after_capture(artifact: Artifact, cfg: CaptureConfig, say: Reporter)
     except (RescoreError, ArtifactError) as e:
         raise RescoreFailed(f"the artifact is written at {artifact.root}, but re-scoring it failed: {e}. "
                             f"Retry with `python -m viewer rescore {artifact.root} --model ...`", str(e)) from None
-    say(f"re-scored: {artifact.root / 'rescore' / part.name}")
+    say(f"re-scored: {artifact.root}/rescore/{part.name}")
     return artifact
 
 
@@ -272,6 +273,9 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
              sandbox_factory: Callable | None, served_by: str | None = None,
              live: LiveCallback | None = None) -> Artifact:
     check(cfg)
+    url = cfg.llm_url
+    if url is None:  # check() refuses a config without one; this keeps the type honest below
+        raise CaptureError("is required", cfg.url_field)
     out = _check_out_dir(cfg)
     rollout_seed = cfg.first_rollout_seed
 
@@ -285,8 +289,8 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
     say(f"task index={task.index} id={task.task_id[:12]} held_out_tests={len(task.held_out)} "
         f"dataset_seed={cfg.seed} rollout_seed={rollout_seed}")
 
-    say(f"checking {redact_url(cfg.llm_url)} for token ids and logprobs", stage="preflight")
-    verdict = check_endpoint(cfg.llm_url, cfg.model)
+    say(f"checking {redact_url(url)} for token ids and logprobs", stage="preflight")
+    verdict = check_endpoint(url, cfg.model)
     say(verdict.message)
     if not verdict.ok:
         raise CaptureError(verdict.message)
@@ -305,7 +309,7 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
         say("isolation: bubblewrap (read-only system, only the sandbox folder writable)")
     run = AgentRun(box, _layout(cfg, box), say)
     try:
-        run.start(cfg.llm_url, cfg.model, task.instruction, cfg.max_output_tokens, cfg.context, cfg.api_key,
+        run.start(url, cfg.model, task.instruction, cfg.max_output_tokens, cfg.context, cfg.api_key,
                   cfg.deny_tools, seed=cfg.request_seed)
         watch = _watch(run, trace, live) if live is not None else None
         timed_out, exit_code, events = run.wait(cfg.timeout_s, cancel, watch.tick if watch else None)
@@ -346,7 +350,7 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
         timed_out=timed_out, trl_training=trl_record(training(final.artifact)),
         produced_by=_produced_by(cfg, served_by),
         reward_breakdown=[{"label": s.label, "delta": s.delta, "value": s.value, "why": s.why} for s in steps],
-        capture={"backend": cfg.backend, "endpoint": redact_url(cfg.llm_url), "dataset": cfg.example or cfg.dataset,
+        capture={"backend": cfg.backend, "endpoint": redact_url(url), "dataset": cfg.example or cfg.dataset,
                  "n_prompts": cfg.n_prompts, "seed": cfg.seed, "rollout_seed": rollout_seed,
                  "task_index": cfg.task_index, "timeout_s": cfg.timeout_s, "opencode_exit": exit_code,
                  "sandbox_image": cfg.sandbox_image if cfg.backend == "hf-sandbox" else None,

@@ -120,7 +120,8 @@ class LocalSandbox:
         shell = isinstance(cmd, str)
         if self.isolation == fence.BUBBLEWRAP:  # the command, shell included, runs inside the fence
             inner = self.inside(cwd) if cwd else self.home
-            cmd, shell = fence.wrap(["sh", "-c", cmd] if shell else list(cmd), self.root, inner, self.home), False
+            cmd, shell = fence.wrap(["sh", "-c", cmd] if isinstance(cmd, str) else list(cmd), self.root, inner,
+                                    self.home), False
             where = str(self.root)
         if background:
             popen = processes.popen(cmd, shell=shell, cwd=where, env=full_env, stdin=subprocess.DEVNULL,
@@ -131,17 +132,19 @@ class LocalSandbox:
         popen = processes.popen(cmd, shell=shell, cwd=where, env=full_env, text=True,
                                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert popen.stdout is not None and popen.stderr is not None  # both are pipes above
+        stdout, stderr = popen.stdout, popen.stderr
         out_parts: list[str] = []
 
         def pump() -> None:
-            for line in popen.stdout:
+            for line in stdout:
                 out_parts.append(line)
                 if on_stdout is not None:
                     on_stdout(line)
 
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
-        if stdin is not None:
+        if stdin is not None and popen.stdin is not None:
             popen.stdin.write(stdin)
             popen.stdin.close()
         timed_out = False
@@ -152,7 +155,7 @@ class LocalSandbox:
         finally:  # whatever ended the wait (timeout, Ctrl-C), nothing of the command outlives it
             processes.stop(popen)
         reader.join(timeout=5)
-        result = CommandResult(popen.returncode, "".join(out_parts), popen.stderr.read(), timed_out)
+        result = CommandResult(popen.returncode, "".join(out_parts), stderr.read(), timed_out)
         if check and (not result.ok or timed_out):
             raise RuntimeError(f"command failed in sandbox (exit {result.exit_code}): {result.stderr[-500:]}")
         return result

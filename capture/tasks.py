@@ -160,6 +160,8 @@ def tasks_from_example(path: Path, n_prompts: int, seed: int) -> list[TaskSpec]:
     if not path.is_file():
         raise TaskError(f"{path} is not a file", "example")
     spec = importlib.util.spec_from_file_location("_training_example", path)
+    if spec is None or spec.loader is None:
+        raise TaskError(f"{path} cannot be imported as a Python file", "example")
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(path.parent))
     try:

@@ -210,7 +210,7 @@ class CaptureTab:
         self.gate = gate if gate is not None else Gate.from_env()
         self.slot = Slot()
         self.last_artifact: Path | None = None
-        self.fields: dict[str, gr.components.Component] = {}  # CaptureConfig name -> its component
+        self.fields: dict[str, Any] = {}  # CaptureConfig name -> its component
         self.secret: gr.Textbox | None = None
         self.group_size: gr.Number | None = None  # K (1 = one rollout) and P: not CaptureConfig settings
         self.parallel: gr.Number | None = None
@@ -248,7 +248,7 @@ class CaptureTab:
         numbers = {name: _whole(got.get(name), name, found) for name in ("n_prompts", "seed", "task_index")}
         rollout_seed = _whole(got.get("rollout_seed"), "rollout_seed", found, optional=True)
         try:
-            timeout_s = float(got.get("timeout_s"))
+            timeout_s = float(str(got.get("timeout_s")))
         except (TypeError, ValueError):
             found.append(CaptureError("must be a number of seconds", "timeout_s"))
             timeout_s = DEFAULTS.timeout_s
@@ -279,17 +279,17 @@ class CaptureTab:
             return None, _error_html(testid, [refused], "Not allowed")
         cfg, found = self.config(values, out_dir)
         if self.public:
-            refused = []
+            refusals: list[str] = []
             if cfg.dataset not in public_datasets():  # before check_public, which looks for it on disk
-                refused.append("Dataset: must be one of the Hub datasets this server offers: "
+                refusals.append("Dataset: must be one of the Hub datasets this server offers: "
                                + ", ".join(public_datasets()))
             else:
                 try:
                     check_public(cfg, allowed_out_root=captures_root() if out_dir else None)
                 except PolicyError as e:
-                    refused = [str(p) for p in e.problems]
-            if refused:
-                return None, _error_html(testid, refused, "Not allowed on a public server")
+                    refusals = [str(p) for p in e.problems]
+            if refusals:
+                return None, _error_html(testid, refusals, "Not allowed on a public server")
         found = [p for p in found if only is None or p.field in only] + problems(cfg, only)
         return (None, _error_html(testid, [describe(p) for p in found])) if found else (cfg, "")
 
@@ -317,7 +317,7 @@ class CaptureTab:
         cfg, stop = self._vet(values, profile, ENDPOINT_FIELDS, "endpoint-verdict")
         if cfg is None:
             return stop
-        v = check_endpoint(cfg.llm_url, cfg.model)
+        v = check_endpoint(cfg.llm_url or "", cfg.model)  # none: the check says unreachable
         rows = (f"<ul><li>reachable: {'yes' if v.reachable else 'no'}</li><li>token ids: {'yes' if v.token_ids else 'no'}</li>"
                 f"<li>logprobs: {'yes' if v.logprobs else 'no'}</li><li>tool calls: {safe.text(v.tool_calls or 'not checked')}</li></ul>")
         cls = "tv-boundary ok" if v.ok else "tv-error"
