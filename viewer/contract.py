@@ -1,23 +1,24 @@
 """The records the token view receives from Python: the page contract, in one place.
 
-The page (viewer/assets/trace_view.js) gets one `Outline` when a rollout opens and `Chunk`s of tokens
-as they scroll into view; nothing else crosses. Keys are the readable field names below, encoded by
+The page (viewer/assets/trace_view/, one file per part) gets one `Outline` when a rollout opens and
+`Chunk`s of tokens as they scroll into view; nothing else crosses. Keys are the readable field names below, encoded by
 msgspec, so a renamed field is one edit here and in the JS that reads it. Panels that need markup
 arrive as `*_html` fragments built (and escaped) by viewer/render, never assembled in the page.
-Modes and scopes are listed by the server so the page does not repeat them.
+Modes and scopes, and what each mode needs (a rescore part, one turn), are listed by the server so the
+page does not repeat them. viewer/assets/contract.d.ts is these records as TypeScript, generated from
+msgspec's JSON schema (viewer/page_types.py); `tsc` checks every record field the page reads against it
+(tests/test_page_contract.py), so a renamed field fails a test, not the screen.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
 Mode = Literal["mask", "logprob", "drift", "advantage", "mismatch", "entropy", "loss"]
 Scope = Literal["new", "full", "row"]
 MODES: tuple[Mode, ...] = ("mask", "logprob", "drift", "advantage", "mismatch", "entropy", "loss")
-# The trainer's view (docs/trainer-view.md): offered only when the rollout carries a rescore part.
-TRAINER_MODES: frozenset[str] = frozenset({"mismatch", "entropy", "loss"})
 SCOPES: tuple[Scope, ...] = ("new", "full", "row")
 
 
@@ -27,17 +28,29 @@ class Choice(msgspec.Struct, frozen=True):
     help: str
 
 
+class ModeChoice(Choice, frozen=True):
+    """A colour mode, with what it needs: the page offers and greys out modes from these flags alone."""
+
+    trainer: bool = False  # the trainer's view (docs/trainer-view.md): needs a rescore part
+    not_in_rows: str | None = None  # why a training row (several turns) cannot show it; None: it can
+
+
+_PER_TURN = "the trainer's view is per turn; a training row spans turns"
 MODE_CHOICES = (
-    Choice("mask", "mask", "context (mask 0) against generated tokens (mask 1)"),
-    Choice("logprob", "logprob", "how likely the engine found each generated token"),
-    Choice("drift", "drift", "which context tokens were carried over, rewritten or new"),
-    Choice("advantage", "advantage", "the GRPO advantage TRL stamps on every trained token of this rollout "
-           "(known when it is opened from its group)"),
+    ModeChoice("mask", "mask", "context (mask 0) against generated tokens (mask 1)"),
+    ModeChoice("logprob", "logprob", "how likely the engine found each generated token"),
+    ModeChoice("drift", "drift", "which context tokens were carried over, rewritten or new",
+               not_in_rows="drift compares a turn with the turn before; a training row spans turns"),
+    ModeChoice("advantage", "advantage", "the GRPO advantage TRL stamps on every trained token of this rollout "
+               "(known when it is opened from its group)"),
     # The trainer's view (issue 9): need a rescore part; the outline leaves them out otherwise.
-    Choice("mismatch", "mismatch", "log ratio trainer - engine per generated token, with TRL's clip band"),
-    Choice("entropy", "entropy", "the trainer's entropy at each generated token"),
-    Choice("loss", "loss", "TRL's per-token loss -min(r·A, clip(r)·A) for the chosen advantage; clipped tokens marked"),
+    ModeChoice("mismatch", "mismatch", "log ratio trainer - engine per generated token, with TRL's clip band",
+               trainer=True, not_in_rows=_PER_TURN),
+    ModeChoice("entropy", "entropy", "the trainer's entropy at each generated token", trainer=True, not_in_rows=_PER_TURN),
+    ModeChoice("loss", "loss", "TRL's per-token loss -min(r·A, clip(r)·A) for the chosen advantage; clipped tokens marked",
+               trainer=True, not_in_rows=_PER_TURN),
 )
+TRAINER_MODES: frozenset[str] = frozenset(m.id for m in MODE_CHOICES if m.trainer)
 SCOPE_CHOICES = (
     Choice("new", "new in turn", "what this turn adds; the prefix shared with the turn before is folded"),
     Choice("full", "full context", "the turn's whole prompt and output"),
@@ -89,6 +102,9 @@ class TurnOutline(msgspec.Struct, frozen=True):
 
 
 class Initial(msgspec.Struct, frozen=True):
+    """Where a visitor starts. Its fields, beside `src`, are the page link's parameters (viewer/page_link.py):
+    the page tells a deep link and writes its place back by these names."""
+
     turn: int = 0
     mode: Mode = "mask"
     scope: Scope = "new"
@@ -176,7 +192,7 @@ class Outline(msgspec.Struct, frozen=True):
     chunk_size: int
     max_context: int
     turns: list[TurnOutline]
-    modes: tuple[Choice, ...]
+    modes: tuple[ModeChoice, ...]
     scopes: tuple[Choice, ...]
     summary_html: str
     header_html: str
@@ -235,7 +251,8 @@ class Opened(msgspec.Struct, frozen=True):
 
     key: str
     src: str | None
-    outline: msgspec.Raw  # an encoded Outline, shared by every visitor of the rollout
+    # an encoded Outline, shared by every visitor of the rollout (the schema, and the page's types, say so)
+    outline: Annotated[msgspec.Raw, msgspec.Meta(extra_json_schema={"$ref": "#/$defs/Outline"})]
     initial: Initial
     first_chunk: Chunk | None  # the chunk holding the initial turn's story, so the first paint needs no round trip
     built: bool = False  # the value the page was built with (the default rollout), not an answer to this visitor

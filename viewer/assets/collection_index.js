@@ -8,9 +8,7 @@
 // Presentation (`p`, as in the token view): the index or group map covers the window in large type, j/k
 // move a row cursor and Enter opens its row; a rollout opened from it stays in presentation.
 const CollectionIndex = (() => {
-  const QUERY_KEYS = ["model", "task", "reward_min", "reward_max", "drift", "trained_min", "trained_max",
-                      "timed_out", "tool", "no_tool", "q", "kind", "valid", "sort"];
-  const VIEW_KEYS = ["turn", "mode", "scope"];  // the token view's place: not part of the index's URL
+  // The URL's parameter names (the filters', the token view's place) come in every IndexPage.
   const SELECTS = {drift: ["none", "drift", "unknown"], timed_out: ["yes", "no"], kind: ["artifact", "group"],
                    valid: ["yes", "no"]};
 
@@ -107,6 +105,7 @@ const CollectionIndex = (() => {
 
   function mount(box, api) {
     const ui = skeleton(box);
+    /** @type {IndexPage | null} */
     let page = null;
     let asked = 0;  // responses to older requests are dropped
     let typing = null;
@@ -121,6 +120,7 @@ const CollectionIndex = (() => {
       return p.toString();
     }
 
+    /** @param {IndexPage} pg */
     function syncForm(pg) {
       for (const [key, choices] of [["model", pg.models], ["tool", pg.tools], ["no_tool", pg.tools]]) {
         const s = ui.form.querySelector(`[data-key="${key}"]`);
@@ -140,24 +140,26 @@ const CollectionIndex = (() => {
       }
     }
 
+    /** @param {IndexPage} pg @param {boolean} push */
     function writeUrl(pg, push) {
       const u = new URL(window.location.href);
-      for (const k of [...QUERY_KEYS, "page", "row", "rollout"]) u.searchParams.delete(k);
+      for (const k of [...pg.query_keys, "page", "row", "rollout"]) u.searchParams.delete(k);
       if (pg.mode === "none") { history.replaceState(history.state, "", u.toString()); return; }
       u.searchParams.set("src", pg.src);
       for (const [k, v] of new URLSearchParams(pg.query)) u.searchParams.set(k, v);
       if (pg.mode === "index") {
-        for (const k of VIEW_KEYS) u.searchParams.delete(k);
+        for (const k of pg.view_keys) u.searchParams.delete(k);
         if (pg.page > 0) u.searchParams.set("page", String(pg.page + 1));
       } else if (pg.row !== null) {
         u.searchParams.set("row", pg.row);
-        if (pg.mode === "group") for (const k of VIEW_KEYS) u.searchParams.delete(k);
+        if (pg.mode === "group") for (const k of pg.view_keys) u.searchParams.delete(k);
         if (pg.rollout !== null && pg.rollout !== undefined) u.searchParams.set("rollout", String(pg.rollout));
       }
       if (push) history.pushState({ci: pg.mode}, "", u.toString());
       else history.replaceState(history.state, "", u.toString());
     }
 
+    /** @param {IndexPage} pg @param {boolean} fromUrl */
     function render(pg, fromUrl) {
       const again = page && pg.mode === page.mode && pg.row === page.row && pg.src === page.src;
       page = pg;
@@ -209,14 +211,14 @@ const CollectionIndex = (() => {
     function open(path) {
       const u = new URL(window.location.href);
       u.searchParams.set("row", path);
-      for (const k of [...VIEW_KEYS, "rollout"]) u.searchParams.delete(k);
+      for (const k of [...page.view_keys, "rollout"]) u.searchParams.delete(k);
       history.pushState({ci: "row"}, "", u.toString());
       api.open({src: page.src, row: path, query: page.query});
     }
 
     function urlQuery() {  // the index's part of the current URL: filters and page
       const p = new URLSearchParams();
-      for (const [k, v] of new URL(window.location.href).searchParams) if (QUERY_KEYS.includes(k) || k === "page") p.set(k, v);
+      for (const [k, v] of new URL(window.location.href).searchParams) if (page.query_keys.includes(k) || k === "page") p.set(k, v);
       return p.toString();
     }
 
@@ -228,7 +230,7 @@ const CollectionIndex = (() => {
       }
       if (history.state && history.state.ci === "row") { history.back(); return; }  // popstate comes back here
       const u = new URL(window.location.href);
-      for (const k of ["row", "rollout", ...VIEW_KEYS]) u.searchParams.delete(k);
+      for (const k of ["row", "rollout", ...page.view_keys]) u.searchParams.delete(k);
       history.replaceState(null, "", u.toString());
       api.back({src: page.src, query: urlQuery()});
     }

@@ -13,6 +13,13 @@ from typing import Literal
 
 import msgspec
 
+from rollout_trace.artifact.filters import QUERY_KEYS
+
+from ..contract import Initial
+
+# The token view's place in a link (turn, mode, scope): not part of the index's filters.
+VIEW_KEYS: tuple[str, ...] = Initial.__struct_fields__
+
 IndexMode = Literal["index", "row", "group", "none"]  # the table; a back bar over an opened row; a group map; nothing
 
 
@@ -71,3 +78,6 @@ class IndexPage(msgspec.Struct, frozen=True, kw_only=True):
     error_html: str | None = None
     group_html: str = ""  # mode "group": the group map (viewer/render/group_map.py); row is the group's path
     rollout: int | None = None  # mode "row" opened from a group map: the rollout's index (back returns to the map)
+    # The URL's parameter names the page keeps or drops, as Python defines them (the page repeats none).
+    query_keys: tuple[str, ...] = QUERY_KEYS  # the filters' (rollout_trace/artifact/filters.py)
+    view_keys: tuple[str, ...] = VIEW_KEYS

@@ -1,0 +1,74 @@
+"""The page contract is typed on both sides: the pages' JavaScript reads only fields the records have.
+
+viewer/page_types.py turns msgspec's JSON schema of viewer/contract.py (and viewer/index/contract.py)
+into TypeScript declarations; `tsc --checkJs` (npm `typescript`, installed by scripts/setup.sh from
+package.json) checks viewer/assets/ against them. A field renamed in Python fails here, not on screen.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import requires
+from viewer import assets, page_types
+
+ROOT = Path(__file__).resolve().parents[1]
+TSC = ROOT / "node_modules" / ".bin" / "tsc"
+needs_tsc = requires(TSC.exists(), "typescript is not installed (bash scripts/setup.sh runs npm install)")
+
+
+def _check(tmp_path: Path, declarations: str) -> subprocess.CompletedProcess:
+    """tsc over a copy of the assets with `declarations` as contract.d.ts (the written file stays as it is)."""
+    copy = tmp_path / "assets"
+    shutil.copytree(assets.HERE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.py", "*.css"))
+    (copy / "contract.d.ts").write_text(declarations, encoding="utf-8")
+    return subprocess.run([str(TSC), "-p", str(copy / "tsconfig.json")], capture_output=True, text=True, timeout=300)
+
+
+def test_written_declarations_match_the_records():
+    written = page_types.OUT.read_text(encoding="utf-8")
+    assert written == page_types.declarations(), "viewer/assets/contract.d.ts is stale: run python -m viewer.page_types"
+
+
+def test_every_record_is_declared():
+    text = page_types.declarations()
+    for root in page_types.ROOTS:
+        assert f"interface {root.__name__} {{" in text
+
+
+@needs_tsc
+def test_pages_type_check_against_the_records(tmp_path):
+    got = _check(tmp_path, page_types.declarations())
+    assert got.returncode == 0, got.stdout + got.stderr
+
+
+@needs_tsc
+@pytest.mark.parametrize(("record", "field", "reader"), [
+    ("TurnOutline", "drift_at", "trace_view/navigator.js"),
+    ("TrainerTurn", "log_ratio", "trace_view/trainer.js"),
+    ("ModeChoice", "not_in_rows", "trace_view/toolbar.js"),
+    ("Chunk", "logprob", "trace_view/token_pane.js"),
+    ("IndexPage", "query_keys", "collection_index.js"),
+])
+def test_a_renamed_field_fails_the_check(tmp_path, record, field, reader):
+    """What a rename in viewer/contract.py does to the declarations, and tsc naming the file that reads it."""
+    text = page_types.declarations()
+    head, body = text.split(f"interface {record} {{\n", 1)
+    assert f"  {field}: " in body.split("}", 1)[0]
+    renamed = head + f"interface {record} {{\n" + body.replace(f"  {field}: ", f"  {field}_renamed: ", 1)
+    got = _check(tmp_path, renamed)
+    assert got.returncode != 0
+    assert reader in got.stdout and f"'{field}'" in got.stdout, got.stdout
+
+
+def test_the_bundle_holds_every_part_once():
+    js = assets.read("trace_view.js")
+    assert js.startswith("const TraceView = (() => {")
+    for part in assets.parts("trace_view.js"):
+        assert js.count(f"// -- {part.relative_to(assets.HERE)}\n") == 1
+    assert sorted(p.name for p in (assets.HERE / "trace_view").glob("*.js")) == \
+        sorted(p.name for p in assets.parts("trace_view.js")), "a part is missing from viewer/assets BUNDLES"

@@ -1,0 +1,71 @@
+// -- adapters ----------------------------------------------------------------------------------------
+/** @param {HTMLElement} element @param {{value: string}} props */
+function mountInApp(element, props, server, watch) {  // inside gr.HTML: chunks come from server functions
+  // This component's state: the rollout on screen (its server key, its source) and the capture watched.
+  const app = {key: null, src: null, live: null};
+  const api = {
+    chunk: (q) => server.chunk({...q, key: app.key}),
+    training: () => server.training({key: app.key}),
+    trainer: (q) => server.trainer({...q, key: app.key}),
+    export: (q) => server.export({...q, key: app.key}),
+    fileUrl: (path) => new URL("gradio_api/file=" + encodeURI(path).replace(/[?#]/g, encodeURIComponent),
+                               String((window.gradio_config && window.gradio_config.root) || window.location.origin).replace(/[/]?$/, "/")).toString(),
+    sibling: (k) => app.live && app.live.sibling(k),
+    cancelRun: () => app.live && server.live_cancel({run: app.live.run}),
+    onState: (s) => {
+      const u = new URL(window.location.href);
+      if (app.src) u.searchParams.set("src", app.src); else u.searchParams.delete("src");
+      for (const [k, v] of Object.entries(s)) u.searchParams.set(k, v);
+      window.history.replaceState(null, "", u.toString());
+    },
+  };
+  // The page is built with the default rollout in it. A deep link (?src, ?turn...) is answered by the
+  // page-load event instead: skip the built value rather than paint the wrong view first.
+  // Its parameters are `src` and the fields of the initial place (viewer/contract.py `Initial`).
+  const q = new URLSearchParams(window.location.search);
+  const deepLink = (o) => ["src", ...Object.keys(o.initial)].some((k) => q.has(k));
+  function start() {
+    const box = element.querySelector(".tv-mount");
+    if (!box || !props.value) return;
+    /** @type {Opened | Failed} */
+    const opened = JSON.parse(props.value);
+    if ("error_html" in opened) {  // a message (or the index's empty value) replaces the view: its listeners retire
+      app.live = null; box.innerHTML = opened.error_html; return;
+    }
+    if (opened.built && deepLink(opened)) { box.innerHTML = "<div class='tv-dim' style='padding:12px'>opening the link…</div>"; return; }
+    const watched = app.live;
+    if (opened.live && watched && watched.run === opened.live.run) { watched.apply(opened); return; }  // in place
+    const show = (o, keep) => {
+      app.key = o.key; app.src = o.src;
+      const v = mount(/** @type {HTMLElement} */ (box), keep ? {...o, initial: {turn: keep.turn, mode: keep.mode, scope: keep.scope}} : o, api, !!o.built);
+      window.__traceView = {...v, state: () => ({...v.state(), key: app.key}), watching: () => app.live};
+      return v;
+    };
+    if (opened.live) watchRun(app, element, opened, server, show);
+    else { app.live = null; show(opened); }
+  }
+  start();
+  watch("value", start);
+}
+
+/** @param {HTMLElement} dataElement @param {HTMLElement} root */
+function mountExport(dataElement, root) {  // an exported file: every chunk it can show is embedded
+  /** @type {ExportData} */
+  const D = JSON.parse(dataElement.textContent);
+  const absent = "not included in this export: export this turn alone to get its full context";
+  const folded = "not in this export (it holds a bounded number of tokens): open the rollout in the app to see these";
+  /** @type {TraceApi} */
+  const api = {
+    chunk: async (q) => {  // chunks[scope][turn or row][chunk index]; a scope present in part was folded
+      const scope = (D.chunks[q.scope] || {})[q.scope === "row" ? String(q.row) : String(q.turn)];
+      return scope && scope[String(q.index)] ? scope[String(q.index)] : {error: scope ? folded : absent};
+    },
+    training: async () => D.training,
+  };
+  if (D.trainer) {  // every part at the band and advantage that were on screen (viewer/export.py)
+    api.trainer = async (q) => q.summary ? D.trainer.summary[q.part]
+      : ((D.trainer.turns[q.part] || {})[String(q.turn)] || {error: "this export has no trainer numbers for this turn"});
+  }
+  if (window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches) document.body.classList.add("dark");
+  return mount(root, {...D.opened, note: D.note}, api);
+}

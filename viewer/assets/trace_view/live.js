@@ -1,0 +1,93 @@
+// -- a watched capture: running badge with elapsed time and stage, follow, a group's rollouts ----------
+/** @param {HTMLElement} el */
+function followBar(el, on) {
+  /** @type {Live | null} */
+  let L = null, timer = null, started = 0, shownHtml = "", shownFollow = null;
+  const clock = (s) => `${Math.floor(s / 60)}:${String(Math.floor(s % 60)).padStart(2, "0")}`;
+  const words = {running: "running", done: "captured", cancelled: "cancelled", failed: "failed"};
+  function tick() {
+    const t = el.querySelector(".tv-live-clock");
+    if (t && L) t.textContent = clock(L.state === "running" ? (Date.now() - started) / 1000 : L.elapsed_s);
+  }
+  /** @param {Live} next @param {boolean} isFollowing */
+  function show(next, isFollowing) {
+    L = next;
+    started = Date.now() - 1000 * L.elapsed_s;
+    const running = L.state === "running";
+    const what = running ? `${esc(L.stage)} · ${fmt(L.calls)} turn${L.calls === 1 ? "" : "s"} so far`
+      : L.state === "done" ? "the written artifact is on screen"
+      : L.state === "cancelled" ? "what was seen before the capture stopped: nothing was written"
+      : esc(L.message || "the capture failed");
+    const sibs = L.siblings.length ? `<span class="tv-group" role="group" aria-label="rollout to follow">${L.siblings.map((s) =>
+      `<button data-live-rollout="${s.rollout}" aria-pressed="${s.rollout === L.rollout}" class="${s.rollout === L.rollout ? "on" : ""}" title="follow rollout ${s.rollout} of the group (${esc(s.stage)})">rollout ${s.rollout}: ${s.turns} turn${s.turns === 1 ? "" : "s"}</button>`).join("")}</span>` : "";
+    el.hidden = false;
+    const html = `<div class="tv-live ${L.state}" data-testid="live-badge" data-state="${L.state}" data-recorded-at="${L.recorded_at || ""}" role="status">
+      <span class="tv-live-dot" aria-hidden="true"></span><b>${words[L.state]}</b> · <span class="tv-live-clock"></span> · <span>${what}</span>
+      ${L.state === "cancelled" || L.state === "failed" ? "" : `<span class="tv-live-follow"></span>`}${sibs}
+      ${running && on.cancel ? `<button class="tv-live-cancel" data-testid="live-cancel" title="stop the agent and the sandbox; what was seen stays, nothing is written">cancel</button>` : ""}</div>`;
+    if (html !== shownHtml) { el.innerHTML = html; shownHtml = html; shownFollow = null; }  // a button under the pointer stays put
+    following(isFollowing);
+    tick();
+    clearInterval(timer);
+    if (running) timer = setInterval(() => { if (!el.isConnected) clearInterval(timer); else tick(); }, 1000);
+  }
+  function following(on) {
+    const f = el.querySelector(".tv-live-follow");
+    if (!f || !L || shownFollow === on) return;
+    shownFollow = on;
+    f.innerHTML = L.state !== "running" ? "" : on ? "<span class='tv-dim' data-testid='following'>following the newest turn</span>"
+      : "<button class='tv-follow-btn' data-testid='follow' title='go to the newest turn and stay on it as turns arrive'>follow ↓</button>";
+  }
+  el.addEventListener("click", (ev) => {
+    const b = target(ev).closest("button");
+    if (!b) return;
+    ev.stopPropagation();
+    if (b.classList.contains("tv-follow-btn")) on.follow();
+    else if (b.classList.contains("tv-live-cancel")) { b.disabled = true; on.cancel(); }
+    else if (b.dataset.liveRollout !== undefined) on.sibling(Number(b.dataset.liveRollout));
+  });
+  return {show, following};
+}
+
+// The page side of a watched capture (viewer/ui/live.py): ask about twice a second for the run's record
+// and, when the rollout changed, its new value; grow the view in place. Stops when the run has ended,
+// or when this element shows something else.
+const LIVE_POLL_MS = 500;
+/** @param {{key: string | null, src: string | null, live: object | null}} app @param {HTMLElement} element
+ *  @param {Opened} opened @param {(o: Opened, keep?: ViewPlace | null) => ReturnType<typeof mount>} remount */
+function watchRun(app, element, opened, server, remount) {  // app: mountInApp's state
+  let L = opened.live, changed = L.changed, rollout = L.rollout, timer = null, stopped = false;
+  let view = remount(opened);
+  const me = {run: L.run, apply, sibling, polls: 0};  // polls: questions asked (the tests count them)
+  /** @param {Opened} next */
+  function apply(next) {  // a value of this run: newer content grows the view, a new record updates the badge
+    const nl = next.live;
+    if (nl.changed > changed || nl.rollout !== L.rollout) {
+      changed = nl.changed;
+      const other = nl.rollout !== L.rollout;
+      app.key = next.key; app.src = next.src;
+      if (other || !view.grow(next)) view = remount(next, other ? null : view.state());
+    }
+    L = nl;
+    view.showLive(L);
+    if (L.state !== "running") stop();
+    return true;
+  }
+  function sibling(k) { rollout = k; changed = 0; clearTimeout(timer); poll(); }
+  function stop() { stopped = true; clearTimeout(timer); }
+  async function poll() {
+    if (stopped || app.live !== me || !element.isConnected) return;
+    try {
+      me.polls++;
+      /** @type {LiveAnswer} */
+      const r = await server.live({run: L.run, rollout, version: changed});
+      if (refused(r)) { view.showLive({...L, state: "failed", message: r.error}); stop(); return; }
+      if (r.opened) apply(JSON.parse(r.opened));
+      else { L = r.live; view.showLive(L); if (L.state !== "running") stop(); }
+    } catch (e) { /* a missed answer: ask again next time */ }
+    if (!stopped) timer = setTimeout(poll, LIVE_POLL_MS);
+  }
+  app.live = me;
+  if (L.state === "running") timer = setTimeout(poll, LIVE_POLL_MS); else stop();
+  return me;
+}

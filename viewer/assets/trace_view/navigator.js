@@ -1,0 +1,31 @@
+// -- navigator: one button per turn --------------------------------------------------------------
+/** @param {HTMLElement} nav @param {Outline} O */
+function navPart(nav, O) {
+  nav.innerHTML = O.turns.map((t, pos) => {
+    const occ = O.max_context ? Math.round(100 * (t.prompt_tokens + t.output_tokens) / O.max_context) : 0;
+    const drift = t.drift_at !== null ? `<span class="tv-driftmark" title="the prompt departs from the turn before at position ${fmt(t.drift_at)}">⚠ drift</span>` : "";
+    const fail = t.tool_failed ? `<span class="tv-failmark" title="a tool call failed" aria-label="a tool call failed">✗</span>` : "";
+    // t.trained is what TRL trains (rollout_trace/analysis/training.py); the capture script's flag may disagree
+    const why = `${fmt(t.trained_tokens)} of ${fmt(t.output_tokens)} generated tokens trained` +
+      (t.seed_trained !== t.trained ? `; the original capture script marks this turn ${t.seed_trained ? "trained" : "untrained"}` : "");
+    const pill = `<span class='tv-pill${t.trained ? " tr" : ""}' title="${esc(why)}">${t.trained ? "trained" : "not trained"}</span>`;
+    return `<button class="tv-navitem${t.trained ? " trained" : ""}" data-turn="${pos}" data-testid="nav-turn" aria-current="false">
+      <span class="tv-nav-h"><span class="tv-nav-turn">turn ${t.index}</span> ${pill} ${drift}${fail}</span>
+      <span class="tv-nav-tools">${t.tools.length ? t.tools.map(esc).join(", ") : "no tool call"}</span>
+      <span class="tv-nav-n">prompt ${fmt(t.prompt_tokens)} · out ${fmt(t.output_tokens)} · new ${fmt(t.added)}</span>
+      <span class="tv-occ" title="context ${fmt(t.prompt_tokens + t.output_tokens)} of the rollout's longest ${fmt(O.max_context)}"><span style="width:${occ}%"></span></span>
+    </button>`;
+  }).join("");
+  return {
+    show(st, rowTurns) {  // the active turn, or in row scope every turn the row holds
+      nav.querySelectorAll(".tv-navitem").forEach((/** @type {HTMLElement} */ el) => {
+        const k = Number(el.dataset.turn);
+        const on = rowTurns ? rowTurns.includes(O.turns[k].index) : k === st.turn;
+        el.classList.toggle("active", on);
+        el.setAttribute("aria-current", on ? (rowTurns ? "true" : "step") : "false");
+      });
+      const a = nav.querySelector(".active");  // scrolled into view at the next frame, not forcing a layout now
+      if (a && a.scrollIntoView) requestAnimationFrame(() => { if (a.isConnected) a.scrollIntoView({block: "nearest"}); });
+    },
+  };
+}

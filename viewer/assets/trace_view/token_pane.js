@@ -1,0 +1,213 @@
+// -- token pane: chunks as they scroll into view, colours by mode, a keyboard cursor --------------
+const KEEP_CHUNKS = 12;  // chunks kept rendered: the rest are emptied, keeping their height
+
+/** @param {HTMLElement} box @param {Outline} O @param {TraceApi} api @param {ViewPlace} st
+ *  @param {{turn: number, scope: string, index: number, chunk: Chunk} | null} firstChunk */
+function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
+  /** @type {Map<number, Chunk>} */
+  let chunks = new Map(), rendered = new Set(), observer = null, epoch = 0, cursor = null;
+  let preloaded = firstChunk;
+
+  function driftClass(pos) {
+    const t = O.turns[st.turn];
+    if (pos >= t.prompt_tokens) return "d-out";
+    if (t.drift_at !== null && pos >= t.drift_at && pos < t.carried) return "d-rewritten";
+    if (pos < t.shared) return "d-carried";
+    return "d-new";
+  }
+
+  /** @param {Chunk} c */
+  function spanHtml(c) {
+    const out = [];
+    for (let k = 0; k < c.ids.length; k++) {
+      const pos = c.start + k, kind = c.kind[k], lp = c.logprob[k];
+      let cls = "t k" + kind, style = "";
+      if (st.mode === "logprob") {
+        if (lp === null) cls += " nolp"; else style = ` style="--a:${lpAlpha(lp)}"`;
+      } else if (st.mode === "drift" && st.scope !== "row") cls += " " + driftClass(pos);
+      else if (trainer && isTrainerMode(O, st.mode) && st.scope !== "row") cls += trainer.tokenClass(pos);
+      else if (st.mode === "advantage") { const a = advantageClass(O, O.turns[st.turn], c.mask[k], st.scope === "row"); cls += a.cls; style = a.style; }
+      const txt = kind === "2" ? "" : shown(c.text[k]);
+      out.push(`<span class="${cls}" data-mask="${c.mask[k]}" data-i="${pos}"${style}>${txt}</span>`);
+    }
+    return out.join("");
+  }
+
+  function evictFarFrom(center) {
+    const order = [...rendered].sort((a, b) => Math.abs(b - center) - Math.abs(a - center));
+    while (rendered.size > KEEP_CHUNKS) {
+      const c = order.shift();
+      const el = /** @type {HTMLElement} */ (box.querySelector(`.tv-chunk[data-c="${c}"]`));
+      if (el) { el.style.height = el.offsetHeight + "px"; el.innerHTML = ""; }
+      rendered.delete(c); chunks.delete(c);
+    }
+  }
+
+  /** @param {HTMLElement} el @param {Chunk} c */
+  function renderChunk(el, c) {
+    el.innerHTML = spanHtml(c);
+    el.style.minHeight = ""; el.style.height = "";
+    rendered.add(Number(el.dataset.c));
+    if (rendered.size > KEEP_CHUNKS) evictFarFrom(Number(el.dataset.c));
+    if (cursor !== null) mark(cursor);
+  }
+
+  /** @param {HTMLElement} el */
+  async function load(el) {
+    const idx = Number(el.dataset.c), my = epoch;
+    if (rendered.has(idx) || el.dataset.loading === "1") return;
+    el.dataset.loading = "1";
+    try {
+      const c = chunks.get(idx) || await api.chunk({turn: st.turn, scope: st.scope, index: idx, row: st.row});
+      if (my !== epoch) return;  // the view moved on while this chunk was on its way
+      if (refused(c)) { el.innerHTML = `<span class="tv-err">${esc(c.error)}</span>`; return; }
+      chunks.set(idx, c);
+      renderChunk(el, c);
+    } catch (e) {
+      if (my === epoch) el.innerHTML = `<span class="tv-err">could not load tokens: ${esc(e && e.message || e)}</span>`;
+    } finally { el.dataset.loading = ""; }
+  }
+
+  function paint(story) {  // all chunks as placeholders; load the story's chunk first and land on it (story: see goTo)
+    epoch++;
+    chunks = new Map(); rendered = new Set(); cursor = null;
+    if (observer) observer.disconnect();
+    const {start, size, waiting} = scopeRange();
+    const t = O.turns[st.turn];
+    const n = Math.ceil(size / O.chunk_size);
+    let html = "";
+    if (st.scope === "new" && t.shared > 0) {
+      html += `<button class="tv-collapsed" data-testid="collapsed-prefix">▸ ${fmt(t.shared)} tokens shared with turn ${O.turns[st.turn - 1] ? O.turns[st.turn - 1].index : t.index - 1}: show the full context</button>`;
+    }
+    if (waiting) html += `<div class="tv-dim">asking TRL how it packs this rollout…</div>`;
+    for (let c = 0; c < n; c++) {
+      const est = Math.max(1.6, Math.min(O.chunk_size, size - c * O.chunk_size) / 14) * 1.6;  // about 14 tokens a line
+      html += `<div class="tv-chunk" data-c="${c}" style="min-height:${est.toFixed(1)}em"></div>`;
+    }
+    if (!n && !waiting) html += `<div class="tv-dim">no tokens in this scope</div>`;
+    box.innerHTML = html;
+    box.classList.toggle("untrained", !t.trained && st.scope !== "row");
+    box.dataset.paint = st.mode;
+    if (preloaded && preloaded.turn === st.turn && preloaded.scope === st.scope) {
+      chunks.set(preloaded.index, preloaded.chunk);
+      const el = box.querySelector(`.tv-chunk[data-c="${preloaded.index}"]`);
+      if (el) renderChunk(/** @type {HTMLElement} */ (el), preloaded.chunk);
+    }
+    preloaded = null;  // only the first paint has it
+    observer = new IntersectionObserver((entries) => {
+      for (const e of entries) if (e.isIntersecting) load(/** @type {HTMLElement} */ (e.target));
+    }, {root: box, rootMargin: "600px 0px"});
+    box.querySelectorAll(".tv-chunk").forEach((el) => observer.observe(el));
+    box.scrollTop = 0;  // after every change to the pane: this layout serves the fit and the landing too
+    fit(true);
+    if (story && story.at >= start) goTo(story);
+    else { const first = box.querySelector(".tv-chunk"); if (first) load(/** @type {HTMLElement} */ (first)); }
+  }
+
+  // A reader who scrolls wins: a landing still settling (its chunk on the way) gives up.
+  let moved = false;
+  for (const ev of ["wheel", "pointerdown", "touchstart"]) box.addEventListener(ev, () => { moved = true; }, {passive: true});
+
+  // Land on a turn's story once its chunk is painted: `at` (the drift, else the first generated token) a few
+  // lines below the top; when the story up to `end` (the turn's last token) fits in the pane, all of it on
+  // screen; when it does not but the generated tokens (`gen` to `end`) do, those, ending on the last line;
+  // and a `focus` (the first token outside the clip band) is kept on screen. Lines are snapped to the pane's
+  // line grid, so no line is cut at the edges.
+  function goTo(story) {
+    if (typeof story === "number") story = {at: story};
+    moved = false;
+    const {start} = scopeRange();
+    const idx = Math.floor(Math.max(0, story.at - start) / O.chunk_size);
+    const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`);
+    if (!el) return;
+    const settle = () => {
+      const tok = box.querySelector(`.t[data-i="${story.at}"]`);
+      if (!tok || moved) return;
+      const cs = getComputedStyle(box), lh = parseFloat(cs.lineHeight) || tok.getBoundingClientRect().height;
+      const padTop = parseFloat(cs.paddingTop) || 0, room = box.clientHeight - padTop - (parseFloat(cs.paddingBottom) || 0);
+      const at = (i) => i !== null && i !== undefined ? box.querySelector(`.t[data-i="${i}"]`) : null;
+      const top = (t) => t.getBoundingClientRect().top - (lh - t.getBoundingClientRect().height) / 2;  // its line's top
+      const lines = (a, b) => Math.round((top(b) - top(a)) / lh) + 1;  // lines from a's line to b's, both counted
+      const fits = Math.floor(room / lh + 0.01);
+      const put = (t, line) => { box.scrollTop += top(t) - box.getBoundingClientRect().top - box.clientTop - padTop - line * lh; };
+      const last = at(story.end), gen = at(story.gen), focus = at(story.focus);
+      let line = Math.floor(Math.min(fits / 3, 6));  // the story's line, counted from the top
+      if (last && lines(tok, last) <= fits) line = Math.min(line, fits - lines(tok, last));
+      else if (last && gen && lines(gen, last) <= fits) { put(last, fits - 1); return; }
+      if (focus && lines(tok, focus) > fits - line) { put(focus, Math.max(0, fits - 1 - Math.floor(fits / 4))); return; }
+      put(tok, Math.max(0, line));
+    };
+    whenLaidOut(() => {
+      box.scrollTop += el.getBoundingClientRect().top - box.getBoundingClientRect().top;
+      load(/** @type {HTMLElement} */ (el)).then(() => { settle(); setTimeout(settle, 200); });
+    });
+  }
+
+  function whenLaidOut(fn) {  // the app may mount the view before it has a size: scroll once it has one
+    if (box.isConnected && box.clientHeight > 0) { fn(); return; }
+    const ro = new ResizeObserver(() => {
+      if (box.isConnected && box.clientHeight > 0) { ro.disconnect(); fn(); }
+    });
+    ro.observe(box);
+  }
+
+  function recolour() {  // same tokens, new colours: re-render from the cached chunks
+    box.dataset.paint = st.mode;
+    for (const idx of rendered) {
+      const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`), c = chunks.get(idx);
+      if (el && c) el.innerHTML = spanHtml(c);
+    }
+    if (cursor !== null) mark(cursor);
+  }
+
+  function info(pos) {
+    const idx = Math.floor((pos - scopeRange().start) / O.chunk_size), c = chunks.get(idx);
+    if (!c) return "";
+    const k = pos - c.start, lp = c.logprob[k];
+    const lpText = lp === null ? "no logprob" : `logprob ${lp.toFixed(4)} (p = ${Math.exp(lp).toFixed(3)})`;
+    const text = c.kind[k] === "2" ? "(joined with the token before)" : JSON.stringify(c.text[k]);
+    const extra = trainer && isTrainerMode(O, st.mode) && st.scope !== "row" ? trainer.info(pos) : "";
+    return `position ${fmt(pos)} · id ${c.ids[k]} · mask ${c.mask[k]} · ${lpText}\n${text}${extra}`;
+  }
+
+  function mark(pos) {
+    box.querySelectorAll(".t.cursor").forEach((x) => x.classList.remove("cursor"));
+    const s = /** @type {HTMLElement} */ (box.querySelector(`.t[data-i="${pos}"]`));
+    if (s) s.classList.add("cursor");
+    return s;
+  }
+
+  function setCursor(pos) { cursor = pos; return mark(pos); }  // a click puts the cursor there: arrows go on from it
+
+  function moveCursor(delta) {  // arrow keys inside the pane: the cursor walks tokens, loading chunks as needed
+    const {start, size} = scopeRange();
+    if (!size) return null;
+    cursor = cursor === null ? Math.max(start, Math.min(start + size - 1, (O.turns[st.turn] || {}).prompt_tokens || start))
+                             : Math.max(start, Math.min(start + size - 1, cursor + delta));
+    const s = mark(cursor);
+    if (s) { s.scrollIntoView({block: "nearest"}); return s; }
+    goTo(cursor);
+    return null;
+  }
+
+  function fit(on) {  // end the pane at the window's bottom edge, so its story is on the first screen
+    if (!on) { box.style.maxHeight = ""; box.style.height = ""; return; }
+    whenLaidOut(() => {  // set in place: clearing first would shrink the pane and lose its scroll position
+      const room = window.innerHeight - box.getBoundingClientRect().top - 12;
+      if (box.closest(".present")) {  // presentation: the rest of the window, in whole lines
+        const cs = getComputedStyle(box), lh = parseFloat(cs.lineHeight) || 38;
+        const chrome = box.offsetHeight - box.clientHeight + (parseFloat(cs.paddingTop) || 0) + (parseFloat(cs.paddingBottom) || 0);
+        const lines = Math.max(4, Math.floor((Math.max(room, 0.4 * window.innerHeight) - chrome) / lh));
+        box.style.maxHeight = ""; box.style.height = lines * lh + chrome + "px";
+      } else {
+        box.style.height = "";
+        // with the page scrolled the pane keeps its size (a turn change must not move what the reader sees)
+        if (window.scrollY === 0) box.style.maxHeight = room >= 180 ? Math.min(room, 0.7 * window.innerHeight) + "px" : "";
+      }
+    });
+  }
+
+  // A landing whose data came late (the trainer's numbers): land again unless the reader has moved since.
+  const reland = (story) => { if (!moved && story) goTo(story); };
+  return {paint, recolour, goTo, reland, info, moveCursor, setCursor, fit, cursorPos: () => cursor};
+}

@@ -1,0 +1,49 @@
+// -- toolbar: modes, scopes and actions; every toggle says whether it is pressed ------------------
+// What each mode needs comes with it in the outline (viewer/contract.py `ModeChoice`): the page keeps no list.
+/** @type {(O: Outline, id: string) => ModeChoice | undefined} */
+const modeOf = (O, id) => O.modes.find((m) => m.id === id);
+/** @type {(O: Outline, id: string) => boolean} */
+const isTrainerMode = (O, id) => { const m = modeOf(O, id); return !!m && m.trainer; };
+/** @type {(O: Outline, id: string) => string | null} */
+const notInRows = (O, id) => { const m = modeOf(O, id); return m ? m.not_in_rows : null; };  // why a row cannot show it
+
+/** @param {HTMLElement} bar @param {Outline} O */
+function toolbarPart(bar, O) {
+  const group = (kind, choices) => `<span class="tv-group" role="group" aria-label="${kind}">${choices.map((c) =>
+    `<button data-${kind}="${esc(c.id)}" title="${esc(c.help)}" aria-pressed="false">${esc(c.label)}</button>`).join("")}</span>`;
+  bar.innerHTML = `<b class="tv-turn-title"></b>${group("mode", O.modes)}${group("scope", O.scopes)}
+    <button class="tv-jump-btn" title="jump to where this turn's story is: its drift, or its generated tokens (g)" aria-label="jump to the generated tokens">↓ generated</button>`;
+  return {
+    show(st, title) {
+      bar.querySelector(".tv-turn-title").textContent = title;
+      bar.querySelectorAll("[data-mode]").forEach((/** @type {HTMLButtonElement} */ el) => {
+        const on = el.dataset.mode === st.mode;
+        el.classList.toggle("on", on); el.setAttribute("aria-pressed", String(on));
+        const why = notInRows(O, el.dataset.mode);
+        el.disabled = st.scope === "row" && !!why;
+        if (el.disabled) el.title = why;
+      });
+      bar.querySelectorAll("[data-scope]").forEach((/** @type {HTMLElement} */ el) => {
+        const on = el.dataset.scope === st.scope;
+        el.classList.toggle("on", on); el.setAttribute("aria-pressed", String(on));
+      });
+    },
+  };
+}
+
+/** @param {Outline} O @param {ViewPlace} st */
+function legend(O, st, trainer) {
+  const t = O.turns[st.turn];
+  const L = isTrainerMode(O, st.mode) && trainer ? trainer.legend() : {
+    mask: `<span class="sw m0"></span>context (mask 0) <span class="sw m1"></span>generated (mask 1, underlined${st.scope === "row" ? ")" : t.trained ? ", trained)" : ") <span class='sw m1u'></span>hatched: this turn is not trained"}`,
+    logprob: `<span class="sw lp-hi"></span>p ≈ 1 <span class="sw lp-lo"></span>p ≈ 0 <span class="sw nolp"></span>no logprob recorded (context, or none captured)`,
+    drift: `<span class="sw d-carried"></span>carried over exactly <span class="sw d-rewritten"></span>rewritten (drift) <span class="sw d-new"></span>new context <span class="sw d-out"></span>generated`,
+    advantage: advantageLegend(O),
+  }[st.mode];
+  if (st.scope === "row") return L;
+  const a = t.audit, warn = [];
+  if (a.ones_in_prompt) warn.push(`${fmt(a.ones_in_prompt)} prompt tokens have mask 1`);
+  if (a.zeros_in_output) warn.push(`${fmt(a.zeros_in_output)} generated tokens have mask 0`);
+  if (a.trained_without_logprobs) warn.push("trained turn without logprobs");
+  return L + (warn.length ? ` <span class="tv-badge warn">mask audit: ${esc(warn.join("; "))}</span>` : "");
+}

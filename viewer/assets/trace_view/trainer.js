@@ -1,0 +1,178 @@
+// -- the trainer's view (issue 9): rescore parts, mismatch / entropy / loss colours, stats, histogram --
+// Everything about the trainer lives here so the rest of the view only asks it for a class, a legend,
+// tooltip lines and "is this turn's data here yet". Numbers come from server.trainer (TrainerTurn and
+// TrainerSummary in viewer/contract.py), cached per turn, part, band and advantage.
+
+/** @param {HTMLElement} box @param {HTMLElement} nav @param {Outline} O @param {TraceApi} api @param {ViewPlace} st
+ *  @param {() => void} onData */
+function trainerPart(box, nav, O, api, st, onData) {
+  const T = O.trainer, parts = T.parts;
+  const group = O.advantage === null || O.advantage === undefined ? null : Number(O.advantage);
+  // An export carries one band and one advantage and names the part it opens on (T.part, T.advantages).
+  const advChoices = [...(group !== null ? [["group", `group A = ${group.toFixed(3)}`, "the advantage TRL gave this rollout in its group"]] : []),
+    ["+1", "A = +1", "if this rollout had been above its group"], ["-1", "A = −1", "if this rollout had been below its group"]]
+    .filter(([v]) => !T.advantages || T.advantages.includes(v));
+  const ts = {part: parts.some((p) => p.name === T.part) ? T.part : parts[0].name, eps: 0, adv: advChoices[0][0]};
+  const partLabel = () => (parts.find((p) => p.name === ts.part) || parts[0]).label;
+  /** @type {Map<string, Answer<TrainerTurn> | null>} */
+  const turnCache = new Map();
+  /** @type {Map<string, Answer<TrainerSummary>>} */
+  const sumCache = new Map();
+  const advantage = () => ts.adv === "group" ? group : ts.adv === "-1" ? -1 : 1;
+  const eps = () => T.eps_choices[ts.eps];
+  const keyOf = () => `${ts.part}|${ts.eps}|${advantage()}`;
+  const req = (extra) => ({part: ts.part, eps: eps(), advantage: advantage(), ...extra});
+
+  function need(turn) {  // fetch a turn's numbers once per setting; onData repaints when they land
+    const k = keyOf() + "|" + turn;
+    if (turnCache.has(k)) return;
+    turnCache.set(k, null);
+    api.trainer(req({turn})).then((d) => { turnCache.set(k, d); onData(); })
+      .catch((e) => { turnCache.set(k, {error: String(e && e.message || e)}); onData(); });
+  }
+  /** @type {(turn: number) => Answer<TrainerTurn> | null} */
+  const data = (turn) => turnCache.get(keyOf() + "|" + turn) || null;
+
+  function level(lr, out) {  // |log ratio| in bins that separate float noise, bf16 and worse
+    if (out === "1") return 4;
+    const a = Math.abs(lr);
+    return a < 1e-3 ? 0 : a < 1e-2 ? 1 : a < 5e-2 ? 2 : 3;
+  }
+  function tokenClass(pos) {  // the class a token at absolute position `pos` of the turn gets
+    const d = data(st.turn);
+    if (!d || refused(d)) return " tr-ctx";
+    const k = pos - d.start;
+    if (k < 0 || k >= d.entropy.length) return " tr-ctx";  // prompt / context: not the trainer's to colour
+    if (st.mode === "entropy") {
+      const e = d.entropy[k];
+      return e === null ? " nolp" : " en-" + (e < 0.1 ? 0 : e < 0.5 ? 1 : e < 1.5 ? 2 : e < 3 ? 3 : 4);
+    }
+    const lr = d.log_ratio[k];
+    if (lr === null) return " nolp";  // no engine logprob: missing, never a ratio of 1
+    if (st.mode === "mismatch") {
+      const l = level(lr, d.outside[k]);
+      return l === 0 ? " mm-0" : ` mm-${lr < 0 ? "n" : "p"}${l}${l === 4 ? " tr-out" : ""}`;
+    }
+    if (d.trained[k] !== "1") return " tr-off";  // not in TRL's loss
+    if (d.clipped[k] !== "0") return " ls-clip";
+    const A = Math.abs(d.advantage) || 1, loss = d.loss[k], rel = Math.abs(loss) / A;
+    return ` ls-${loss < 0 ? "u" : "d"}${rel < 0.95 ? 1 : rel <= 1.05 ? 2 : 3}`;
+  }
+
+  function legend() {
+    const [lo, hi] = eps(), band = `[${(1 - lo).toFixed(2)}, ${(1 + hi).toFixed(2)}]`;
+    const d = data(st.turn), wait = !d ? " <span class='tv-dim'>(loading the trainer's numbers…)</span>" : refused(d) ? ` <span class="tv-err">${esc(d.error)}</span>` : "";
+    const miss = `<span class="sw nolp"></span>no engine logprob`;
+    const part = `<span class="tv-part" data-testid="legend-part">part <b>${esc(partLabel())}</b></span> · `;
+    if (st.mode === "mismatch") return part + `log ratio = trainer − engine: <span class="sw mm-n4 tr-out"></span>ratio below the clip band <span class="sw mm-n2"></span>trainer lower <span class="sw mm-0"></span>|log r| &lt; 1e-3 <span class="sw mm-p2"></span>trainer higher <span class="sw mm-p4 tr-out"></span>above the band; <b data-testid="clip-band">clip band ${band}</b> (ε ${lo} / ${hi}) ${miss}${wait}`;
+    if (st.mode === "entropy") return part + `trainer entropy (nats): <span class="sw en-0"></span>&lt; 0.1 <span class="sw en-1"></span>&lt; 0.5 <span class="sw en-2"></span>&lt; 1.5 <span class="sw en-3"></span>&lt; 3 <span class="sw en-4"></span>≥ 3${wait}`;
+    const A = advantage();
+    return part + `per-token loss −min(r·A, clip(r)·A), A = ${A > 0 ? "+" : ""}${num(A, 3)}: <span class="sw ls-u2"></span>raised (loss &lt; 0) <span class="sw ls-d2"></span>lowered (loss &gt; 0), paler / stronger = |loss| below / above |A| <span class="sw ls-clip"></span>clipped by TRL, no gradient (band ${band}) <span class="sw tr-off"></span>not in the loss ${miss}${wait}`;
+  }
+
+  function info(pos) {  // tooltip lines for a generated token (plain text: the tooltip sets textContent)
+    const d = data(st.turn);
+    if (!d || refused(d)) return "";
+    const k = pos - d.start;
+    if (k < 0 || k >= d.entropy.length) return "";
+    const lr = d.log_ratio[k], [lo, hi] = eps();
+    const ratio = lr === null ? "ratio n/a (no engine logprob)" :
+      `ratio ${Math.exp(lr).toFixed(5)} (log ratio ${num(lr, 5)}) · ${d.outside[k] === "1" ? "OUTSIDE" : "inside"} the clip band [${1 - lo}, ${1 + hi}]`;
+    const kl = d.kl_k3[k] === null ? "n/a" : d.kl_k3[k] === 0 ? "< 1e-8" : num(d.kl_k3[k], 6);
+    const loss = d.trained[k] !== "1" ? "not in TRL's loss" :
+      d.loss[k] === null ? "loss n/a" : `loss ${num(d.loss[k], 5)} (A = ${advantage()})${d.clipped[k] === "l" ? " · clipped low" : d.clipped[k] === "h" ? " · clipped high" : ""}`;
+    const alts = d.topk_text[k].map((t, j) => `${JSON.stringify(t)} ${d.topk_probs[k][j].toFixed(3)}`).join(" · ");
+    return `\ntrainer logprob ${num(d.trainer_lp[k])} · engine logprob ${num(d.engine_lp[k])}\n${ratio}\nk3 KL ${kl} · entropy ${num(d.entropy[k], 3)} · top-1: ${d.top1[k] === "1" ? "yes" : "no"}\n${loss}\ntop-${d.topk_text[k].length}: ${alts}`;
+  }
+
+  // Inline SVG: one bar per log-ratio bin, ticks at the bin edges. The summary's edges include the clip band's
+  // own (log(1 - ε_low), log(1 + ε_high)): the dashed lines sit there, so the bars beyond them are exactly
+  // the tokens counted outside the band.
+  /** @param {number[]} counts @param {TrainerSummary} S */
+  function histogram(counts, S) {
+    const edges = S.histogram_edges && S.histogram_edges.length ? S.histogram_edges : T.histogram_edges;
+    const isBand = (e) => S.band && (Math.abs(e - S.band[0]) < 1e-9 || Math.abs(e - S.band[1]) < 1e-9);
+    const n = counts.length, bw = 22, h = 70, left = 30, top = 14, max = Math.max(1, ...counts);
+    const x = (i) => left + i * bw;
+    const lab = {"-1": "-1", "-0.1": "-0.1", "-0.01": "-0.01", "0.01": "0.01", "0.1": "0.1", "1": "1"};
+    let s = `<svg role="img" aria-label="histogram of log ratios" width="${x(n) + 12}" height="${top + h + 30}" data-testid="trainer-histogram">`;
+    s += `<line class="axl" x1="${left}" y1="${top + h}" x2="${x(n)}" y2="${top + h}"/><line class="axl" x1="${left}" y1="${top}" x2="${left}" y2="${top + h}"/>`;
+    s += `<text class="ax" x="${left - 4}" y="${top + 8}" text-anchor="end">${max}</text><text class="ax" x="${left - 4}" y="${top + h}" text-anchor="end">0</text>`;
+    counts.forEach((c, i) => {
+      const bh = c ? Math.max(1.5, h * c / max) : 0, mid = i === Math.floor(n / 2);
+      const lo = i === 0 ? "−∞" : num(edges[i - 1], 3), hi = i === n - 1 ? "∞" : num(edges[i], 3);
+      const outside = (i > 0 && edges[i - 1] >= S.band[1] - 1e-12) || (i < n - 1 && edges[i] <= S.band[0] + 1e-12);
+      s += `<rect class="${outside ? "b-out " : ""}${mid ? "b-0" : i < n / 2 ? "b-n" : "b-p"}" x="${x(i) + 2}" y="${top + h - bh}" width="${bw - 4}" height="${bh}" data-count="${c}"><title>${c} tokens with log ratio in [${lo}, ${hi})${outside ? ": outside the clip band" : ""}</title></rect>`;
+    });
+    edges.forEach((e, j) => {
+      const name = lab[String(e)];
+      if (name) s += `<text class="ax" x="${x(j + 1)}" y="${top + h + 11}" text-anchor="middle">${name}</text>`;
+      if (isBand(e)) s += `<line class="band" data-testid="band-line" data-edge="${e}" x1="${x(j + 1)}" y1="${top - 4}" x2="${x(j + 1)}" y2="${top + h}"/><text class="ax" x="${x(j + 1)}" y="${top - 5}" text-anchor="middle">${num(Math.exp(e), 2)}</text>`;
+    });
+    s += `<text class="ax" x="${x(Math.floor(n / 2)) + bw / 2}" y="${top + h + 11}" text-anchor="middle">0</text>`;
+    s += `<text class="ax" x="${(left + x(n)) / 2}" y="${top + h + 25}" text-anchor="middle">log ratio (trainer − engine), tokens per bin</text></svg>`;
+    const [blo, bhi] = S.band;
+    return `<figure class="tv-hist">${s}<figcaption>log-spaced bins; dashed: the clip band, ratio [${num(Math.exp(blo), 2)}, ${num(Math.exp(bhi), 2)}] = log ratio [${num(blo, 3)}, ${num(bhi, 3)}]; the bars beyond the lines are the tokens outside it</figcaption></figure>`;
+  }
+
+  /** @param {Answer<TrainerSummary>} S */
+  function showSummary(S) {
+    const out = box.querySelector(".tv-trainer-out");
+    if (refused(S)) { out.innerHTML = `<span class="tv-err">${esc(S.error)}</span>`; return; }
+    const R = S.rollout, [lo, hi] = S.eps;
+    out.innerHTML = `<div class="tv-trainer-stats" data-testid="trainer-stats">rollout, ${fmt(R.tokens)} generated tokens:
+      max |log ratio| <b>${num(R.max_abs_log_ratio)}</b> · mean k3 KL <b>${num(R.mean_kl_k3, 5)}</b> ·
+      mean entropy <b>${num(R.mean_entropy, 3)}</b> · outside clip [${1 - lo}, ${1 + hi}] <b>${fmt(R.outside_clip)}</b> ·
+      trainer's top-1 ${fmt(R.top1)} · clipped (A = ${S.advantage}) ${fmt(R.clipped_low + R.clipped_high)}
+      ${R.with_engine < R.tokens ? ` · <span class="tv-err">${fmt(R.tokens - R.with_engine)} without an engine logprob</span>` : ""}</div>${histogram(R.histogram, S)}`;
+    nav.querySelectorAll(".tv-navitem").forEach((/** @type {HTMLElement} */ el) => {  // per turn, under each navigator entry
+      const t = S.turns[Number(el.dataset.turn)];
+      let span = /** @type {HTMLElement} */ (el.querySelector(".tv-nav-tr"));
+      if (!span) { span = document.createElement("span"); span.className = "tv-nav-tr"; span.dataset.testid = "nav-trainer"; el.appendChild(span); }
+      if (!t) { span.textContent = ""; return; }
+      span.title = `the trainer's view of this turn (part ${partLabel()}): the largest |log ratio| (log trainer p − log engine p) over its generated tokens, and how many of them fall outside TRL's clip band [${1 - lo}, ${1 + hi}]`;
+      span.innerHTML = `trainer: max |log r| ${num(t.max_abs_log_ratio, 3)} · <span class="${t.outside_clip ? "hot" : ""}">${fmt(t.outside_clip)} outside the band</span>`;
+    });
+  }
+
+  function summary() {
+    const k = keyOf();
+    if (sumCache.has(k)) { showSummary(sumCache.get(k)); return; }
+    api.trainer(req({summary: true})).then((S) => { sumCache.set(k, S); if (k === keyOf()) showSummary(S); })
+      .catch((e) => showSummary({error: String(e && e.message || e)}));
+  }
+
+  function controls() {
+    const btn = (attr, v, label, on, title = "") => `<button data-${attr}="${esc(v)}" class="${on ? "on" : ""}" aria-pressed="${on}" title="${esc(title)}">${esc(label)}</button>`;
+    const advs = advChoices;
+    box.innerHTML = `<div class="tv-trainer" data-testid="trainer-panel"><div class="tv-trainer-ctl"><b>Trainer's view</b>
+      ${parts.length > 1 ? `<span class="tv-lab">part</span>` : ""}<span class="tv-group" role="group" aria-label="rescore part">${parts.map((p) => btn("tpart", p.name, p.label, p.name === ts.part, `${p.model}, ${p.dtype} on ${p.device}, temperature ${p.temperature}, top-${p.top_k}`)).join("")}</span>
+      <span class="tv-lab">clip ε</span><span class="tv-group" role="group" aria-label="clip band">${T.eps_choices.map((e, i) => btn("teps", i, `${e[0]} / ${e[1]}`, i === ts.eps, i ? "DAPO's clip-higher" : "TRL's default")).join("")}</span>
+      <span class="tv-lab">advantage</span><span class="tv-group" role="group" aria-label="advantage">${advs.map(([v, l, t]) => btn("tadv", v, l, v === ts.adv, t)).join("")}</span></div>
+      <div class="tv-trainer-out"></div></div>`;
+    summary();
+  }
+
+  box.addEventListener("click", (ev) => {
+    const b = target(ev).closest("button");
+    if (!b || !box.contains(b)) return;
+    if (b.dataset.tpart !== undefined) ts.part = b.dataset.tpart;
+    else if (b.dataset.teps !== undefined) ts.eps = Number(b.dataset.teps);
+    else if (b.dataset.tadv !== undefined) ts.adv = b.dataset.tadv;
+    else return;
+    controls();
+    onData();
+  });
+  // The panel (and its summary request) is built when a trainer mode first shows: a page opened in mask mode
+  // asks the server nothing about the trainer.
+  let built = false;
+  function show() { if (!built) { built = true; controls(); } }
+  function focus(turn) {  // the first token the mode outlines (outside the clip band; clipped in loss), or null
+    const d = data(turn);
+    if (!d || refused(d) || (st.mode !== "mismatch" && st.mode !== "loss")) return null;
+    const k = st.mode === "loss" ? [...d.clipped].findIndex((c) => c !== "0") : d.outside.indexOf("1");
+    return k < 0 ? null : d.start + k;
+  }
+
+  return {need, show, ready: (turn) => !!data(turn), tokenClass, legend, info, focus, state: () => ({...ts})};
+}
