@@ -1,7 +1,8 @@
 """The View tab: pick a source (example, Hub id, path, upload) and the token view renders it.
 
-Gradio supplies the source controls, uploads, downloads and page load; the token view itself is one
-custom `gr.HTML` component (viewer/assets/trace_view.js, its CSS scoped to the component) that gets
+Gradio supplies the source controls, uploads, downloads and page load (what a link shows is decided by
+viewer/router.py); the token view itself is one custom `gr.HTML` component (viewer/assets/trace_view/, joined
+by viewer/assets `read`, its CSS scoped to the component) that gets
 an `Opened` record (viewer/contract.py) as a JSON string and fetches token chunks through
 `server_functions`, which skip the queue. Loaded rollouts are shared by every visitor of the same
 source (viewer/ui/store.py). On a public Space (`public=True`) visitors can open bundled examples,
