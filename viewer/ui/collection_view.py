@@ -94,7 +94,7 @@ class CollectionView:
     def is_collection(self, source: str) -> bool:
         """The one decision: True when `source` holds more than one artifact, or a group (opens the index)."""
         text = (source or "").strip()
-        if text in bundled_groups():
+        if text in bundled_groups() or self.view.runs.is_run_here(text):  # run page hook (viewer/ui/run_view.py)
             return True
         if not text or len(text) > MAX_SRC_CHARS or text in bundled_examples():
             return False
@@ -304,6 +304,7 @@ class CollectionView:
     def on_page_load(self, request: gr.Request):
         """(token view, source box, loaded, index) from ?src= and either the filters or ?row=."""
         q = dict(request.query_params) if request is not None else {}
+        q = self.view.runs.link_params(q)  # run page hook: ?version=&group= name a group of a run
         src = str(q.get("src") or self.view.default_source or "").strip()
         if self.is_collection(src):
             rollout = _rollout_param(q.get("rollout"))
