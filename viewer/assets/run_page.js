@@ -128,7 +128,9 @@ const RunPage = (() => {
         el("div", {class: "rp-dim", text: "Click a version for its groups, a group for its map (then a rollout for its tokens). " +
           "pass = every held-out test passed · zero spread = every advantage 0 · never trained = no row of it in the loss"}),
         el("div", {class: "rp-vbox"}, versionsTable(b, state, api)), taskPanel(b, state)));
-      state.cursor = -1;
+      const rs = box.querySelectorAll("tr.rp-cur");  // the cursor keeps its place: Enter on a version, then j, is its first group
+      if (state.cursor >= rs.length) state.cursor = rs.length - 1;
+      if (state.cursor >= 0) rs[state.cursor].classList.add("rp-cursor");
     }
     async function openVersion(v) {
       state.version = state.version === v ? null : v;
@@ -180,7 +182,7 @@ const RunPage = (() => {
     }
     // presentation and the row cursor
     const root = () => document.getElementById("run-page");
-    const shown = () => { const r = root(); return !!r && r.offsetParent !== null; };
+    const shown = () => { const r = root(); return !!r && r.getClientRects().length > 0; };  // fixed when presenting
     function present(on) {
       const r = root();
       if (!r) return;
