@@ -222,7 +222,7 @@ def test_tokens_and_drift_are_counted_once_per_row_when_summary_json_lacks_them(
     from viewer.index.page import model_choices
 
     col = tmp_path / "examples"
-    shutil.copytree(ROOT / "examples", col, ignore=shutil.ignore_patterns("*.py", "*.jinja", "README.md"))
+    shutil.copytree(ROOT / "examples", col, ignore=shutil.ignore_patterns("*.py", "*.jinja", "README.md", "trl-run"))
     t = tab()
     cv = t.collections
     page = cv.index_page(str(col), {})

@@ -349,13 +349,14 @@ def reward_frame(stats: Sequence[VersionStats]) -> pd.DataFrame:
 
 
 def share_frame(stats: Sequence[VersionStats]) -> pd.DataFrame:
-    """Long form: version, share (0..1), series: pass rate, zero-spread groups, unscorable, timed out, dropped."""
+    """Long form: version, share (0..1), series: pass (rate), zero spread (share of groups), unscorable, timed out,
+    untrained (never trained)."""
     rows = []
     for s in stats:
         n = s.rollouts or 1
-        for series, value in (("pass rate", s.pass_rate), ("zero-spread groups", s.zero_spread / (s.groups or 1)),
+        for series, value in (("pass", s.pass_rate), ("zero spread", s.zero_spread / (s.groups or 1)),
                               ("unscorable", s.unscorable / n), ("timed out", s.timeouts / n),
-                              ("never trained", sum(s.dropped.values()) / n)):
+                              ("untrained", sum(s.dropped.values()) / n)):
             if value is not None:
                 rows.append({"version": str(s.version), "share": value, "series": series})
     return pd.DataFrame(rows, columns=["version", "share", "series"])

@@ -158,7 +158,9 @@ class CollectionView:
         c = self._collection(src)
         folder = c.folder(path)
         try:
-            r = Rollout.load(load_artifact(folder, source=f"{src}:{path}" if path else src))
+            # a run's rollouts carry no tokenizer: the run's renders them (Collection.open)
+            r = Rollout.load(c.open(path) if c.run is not None else
+                             load_artifact(folder, source=f"{src}:{path}" if path else src))
             self.facts.learn(self._identity(c, src, path), r.artifact.turns)  # the index shows its tokens and drift
             return r
         finally:
