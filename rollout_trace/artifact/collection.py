@@ -365,6 +365,21 @@ def run_records(run: Any) -> list[Record]:
     return out
 
 
+def run_collection(run: Any) -> Collection:
+    """A recorded run (artifact.run.Run, read from its store) as a collection: its rows from the index alone."""
+    store, prefix = run.store.store, run.store.prefix
+    records = run_records(run)
+    notes = list(run.notes)
+    if len(records) > MAX_RECORDS:
+        notes.append(f"{len(records):,} rows; the index shows the first {MAX_RECORDS:,}")
+        records = records[:MAX_RECORDS]
+    if prefix:
+        records = [msgspec.structs.replace(r, path=f"{prefix}/{r.path}", group=f"{prefix}/{r.group}" if r.group
+                                           else None) for r in records]
+    return Collection(source=store.label, kind=store.kind, records=records, problems=run.problems,
+                      notes=notes, store=store, run=run)
+
+
 def open_collection(source: str, token: str | None = None, allow_local: bool = True,
                     title_of: TitleOf = first_line) -> Collection:
     """List a collection and index it from its small files; raises ArtifactError when it cannot be listed.
@@ -374,16 +389,7 @@ def open_collection(source: str, token: str | None = None, allow_local: bool = T
     store = store_for(source, token=token, allow_local=allow_local)
     prefix = find_run(store)
     if prefix is not None:
-        run = read_run(RunStore(store, prefix), store.label, store.kind)
-        records = run_records(run)
-        if len(records) > MAX_RECORDS:
-            run.notes.append(f"{len(records):,} rows; the index shows the first {MAX_RECORDS:,}")
-            records = records[:MAX_RECORDS]
-        if prefix:
-            records = [msgspec.structs.replace(r, path=f"{prefix}/{r.path}", group=f"{prefix}/{r.group}" if r.group
-                                               else None) for r in records]
-        return Collection(source=store.label, kind=store.kind, records=records, problems=run.problems,
-                          notes=run.notes, store=store, run=run)
+        return run_collection(read_run(RunStore(store, prefix), store.label, store.kind))
     listing = store.list()
     records, problems, notes = index(listing, store.read, title_of)
     if not records:

@@ -149,6 +149,19 @@ class RunStore:
     def source_of(self, path: str) -> str | None:
         return self.store.source_of(self.full(path))
 
+    def read_tail(self, path: str, offset: int, max_bytes: int) -> bytes | str:
+        """The bytes of `path` from `offset` on (a growing line file): a local folder seeks, other stores slice."""
+        root = getattr(self.store, "root", None)
+        if self.store.kind == "folder" and root is not None:
+            try:
+                with open(Path(root) / self.full(path), "rb") as f:
+                    f.seek(offset)
+                    return f.read(max_bytes)
+            except OSError as e:
+                return f"cannot be read ({e.strerror or type(e).__name__})"
+        got = self.read([path], offset + max_bytes)[path]
+        return got[offset:] if isinstance(got, bytes) else got
+
 
 def find_run(store: Any) -> str | None:
     """Where the run is in `store`: "" at its root, a folder name when a zip holds one run folder, else None."""
@@ -174,6 +187,10 @@ class Run:
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     store: RunStore | None = field(default=None, repr=False)
+    # What was read: each line file's bytes up to its last newline, and every listed file's size, so `follow`
+    # reads only what the recorder appended since.
+    read_to: dict[str, int] = field(default_factory=dict, repr=False)
+    sizes: dict[str, int] = field(default_factory=dict, repr=False)
     _tokenizer: Path | None = field(default=None, repr=False)
 
     @property
@@ -261,12 +278,6 @@ def _one(name: str, data: bytes | str | None, kind: type, problems: list[Problem
         return None
 
 
-def _read_dir(store: RunStore, folder: str, suffix: str) -> dict[str, bytes | str]:
-    names = sorted(n for n in store.list_dir(folder) if n.endswith(suffix) and not n.startswith("."))
-    paths = [f"{folder}/{n}" for n in names]
-    return store.read(paths, MAX_LINE_FILE_BYTES) if paths else {}
-
-
 def _row_fate(seg: str, ordinal: int, consumed: dict[tuple[str, int], Consumed],
               ends: dict[str, ConsumptionEnd], logged: set[str]) -> tuple[RowFate, int | None]:
     c = consumed.get((seg, ordinal))
@@ -341,40 +352,65 @@ def groups_of(rows: list[RunRow]) -> list[RunGroup]:
     return out
 
 
-def read_run(store: RunStore, label: str, kind: str) -> Run:
-    """Read a run's small files from `store` and join them; raises ArtifactError when run.json is unusable."""
+def _listing(store: RunStore) -> dict[str, int]:
+    """The run's small files and line files (path -> size), hidden (half-written) ones left out."""
+    out = {}
+    for folder in (SEGMENTS_DIR, INDEX_DIR, CONSUMED_DIR):
+        out.update({f"{folder}/{n}": size for n, size in store.list_dir(folder).items() if not n.startswith(".")})
+    return out
+
+
+def read_run(store: RunStore, label: str, kind: str, prior: Run | None = None) -> Run:
+    """Read a run's small files and join them; raises ArtifactError when run.json is unusable.
+
+    With `prior` (the same run read before) the line files are read only past what `prior` read, and its
+    entries and consumption lines are kept: how a page follows a run that is still being recorded."""
     problems: list[Problem] = []
     notes: list[str] = []
-    got = store.read([MANIFEST], 16 * 2**20)[MANIFEST]
-    manifest = _one(MANIFEST, got, RunManifest, problems)
-    if manifest is None:
-        raise ArtifactError(problems or [Problem(label, "run.json cannot be read")])
+    if prior is None:
+        got = store.read([MANIFEST], 16 * 2**20)[MANIFEST]
+        manifest = _one(MANIFEST, got, RunManifest, problems)
+        if manifest is None:
+            raise ArtifactError(problems or [Problem(label, "run.json cannot be read")])
+    else:
+        manifest = prior.manifest
     if manifest.format_version > RUN_FORMAT_VERSION:
         problems.append(Problem(MANIFEST, "written by a newer version of this tool", field="format_version",
                                 expected=f"at most {RUN_FORMAT_VERSION}", found=str(manifest.format_version)))
-    seg_files = _read_dir(store, SEGMENTS_DIR, ".json")
+    sizes = _listing(store)
+    small = sorted(p for p in sizes if p.endswith(".json"))
+    small_data = store.read(small, MAX_LINE_FILE_BYTES) if small else {}
     starts: dict[str, SegmentStart] = {}
     stops: dict[str, SegmentEnd] = {}
-    for path, data in seg_files.items():
-        if path.endswith(".end.json"):
+    ends: dict[str, ConsumptionEnd] = {}
+    for path, data in small_data.items():
+        if path.startswith(CONSUMED_DIR + "/"):
+            if path.endswith(".end.json") and (cend := _one(path, data, ConsumptionEnd, problems)) is not None:
+                ends[cend.segment] = cend
+        elif path.endswith(".end.json"):
             if (end := _one(path, data, SegmentEnd, problems)) is not None:
                 stops[end.segment] = end
         elif (start := _one(path, data, SegmentStart, problems)) is not None:
             starts[start.segment] = start
-    entries: list[IndexEntry] = []
-    for path, data in _read_dir(store, INDEX_DIR, ".jsonl").items():
-        entries += _lines(path, data, IndexEntry, problems, notes)
-    consumed: list[Consumed] = []
-    ends: dict[str, ConsumptionEnd] = {}
+    read_to = dict(prior.read_to) if prior is not None else {}
+    entries: list[IndexEntry] = list(prior.entries.values()) if prior is not None else []
+    consumed: list[Consumed] = list(prior.consumed) if prior is not None else []
     logged: set[str] = set()
-    for path, data in _read_dir(store, CONSUMED_DIR, "").items():
-        seg = posixpath.basename(path).split(".", 1)[0]
-        if path.endswith(".end.json"):
-            if (cend := _one(path, data, ConsumptionEnd, problems)) is not None:
-                ends[cend.segment] = cend
-        elif path.endswith(".jsonl"):
-            logged.add(seg)
+    for path in sorted(p for p in sizes if p.endswith(".jsonl")):
+        at = read_to.get(path, 0)
+        if prior is None:
+            data = store.read([path], MAX_LINE_FILE_BYTES)[path]
+        elif sizes[path] > at:
+            data = store.read_tail(path, at, MAX_LINE_FILE_BYTES)
+        else:
+            data = b""
+        if isinstance(data, bytes):
+            read_to[path] = at + data.rfind(b"\n") + 1
+        if path.startswith(CONSUMED_DIR + "/"):
+            logged.add(posixpath.basename(path).split(".", 1)[0])
             consumed += _lines(path, data, Consumed, problems, notes)
+        elif path.startswith(INDEX_DIR + "/"):
+            entries += _lines(path, data, IndexEntry, problems, notes)
     keyed: dict[tuple[str, int, int], IndexEntry] = {}
     for e in entries:
         key = (e.segment, e.group_id, e.rollout)
@@ -402,7 +438,17 @@ def read_run(store: RunStore, label: str, kind: str) -> Run:
     if any(s.end is None for s in segments):
         notes.append("a segment has not ended: training is running (or the worker was killed before it could say so)")
     return Run(source=label, kind=kind, manifest=manifest, segments=segments, rows=rows, groups=groups_of(rows),
-               consumed=consumed, entries=keyed, problems=problems, notes=notes, store=store)
+               consumed=consumed, entries=keyed, problems=problems, notes=notes, store=store, read_to=read_to,
+               sizes=sizes, _tokenizer=prior._tokenizer if prior is not None else None)
+
+
+def follow(run: Run) -> Run | None:
+    """`run` with what its recorder wrote since it was read (new index and consumption lines, segment files),
+    reading only the grown tails of the line files; None when no file of it changed (one listing of three
+    folders). The first read is not repeated: a page polls this while a run is being recorded."""
+    if run.store is None or _listing(run.store) == run.sizes:
+        return None
+    return read_run(run.store, run.source, run.kind, prior=run)
 
 
 def open_run(source: str, token: str | None = None, allow_local: bool = True) -> Run:

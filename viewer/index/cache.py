@@ -20,7 +20,7 @@ from pathlib import Path
 
 from rollout_trace.artifact import bundled_examples
 from rollout_trace.artifact.collection import Collection
-from rollout_trace.artifact.sources import bundled_groups
+from rollout_trace.artifact.sources import bundled_groups, bundled_runs
 
 from . import open_index
 
@@ -31,7 +31,7 @@ MAX_AGE_S = 300.0
 def collection_identity(source: str, allow_local: bool) -> str:
     """Who else's collection this is: the same string for every visitor of the same collection version."""
     text = source.strip()
-    if text in bundled_groups():
+    if text in bundled_groups() or text in bundled_runs():
         return f"example|{text}"
     if allow_local and text not in bundled_examples():
         path = Path(text).expanduser()
@@ -79,6 +79,18 @@ class CollectionCache:
             c = entry.collection
         self._evict()
         return c
+
+    def replace(self, source: str, allow_local: bool, old: Collection, new: Collection) -> bool:
+        """Put `new` where `old` is (a followed run that grew: viewer/ui/run_view.py), keeping its age; False
+        when the entry holds another collection by now (reopened, or dropped)."""
+        entry = self._entries.get(collection_identity(source, allow_local))
+        if entry is None:
+            return False
+        with entry.lock:
+            if entry.collection is not old:
+                return False
+            entry.collection = new  # the old one shares the new one's store: nothing to close
+        return True
 
     def _evict(self) -> None:
         dropped = []

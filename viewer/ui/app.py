@@ -53,6 +53,7 @@ def build_app(default_source: str | None = None, public: bool = False,
                     render()
         capture.wire(tabs)
         demo.load(view.collections.on_page_load, None, [view.view, view.src, view.loaded, view.collections.component])
+        demo.load(view.runs.on_page_load, None, view.runs.outputs())  # the run page (viewer/ui/run_view.py)
     return demo
 
 
@@ -66,7 +67,7 @@ def launch_options(public: bool) -> dict:
                               font_mono=[font("ui-monospace"), font("Menlo"), font("monospace")])
     # In public mode Gradio's own error texts (which can name server paths) become a generic message;
     # our handlers answer in the page and through gr.Error, which is always shown.
-    opts: dict = {"theme": theme, "show_error": not public, "css": assets.read("app_chrome.css"),
+    opts: dict = {"theme": theme, "show_error": not public, "css": assets.read("app_chrome.css") + assets.read("run_chrome.css"),
                   "app_kwargs": {"exception_handlers": {KeyError: _not_found, FnIndexInferError: _not_found,
                                                         ClientDisconnect: _hung_up}}}
     if public:

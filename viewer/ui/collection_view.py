@@ -28,7 +28,7 @@ from rollout_trace.artifact import ArtifactError, Problem, load_artifact
 from rollout_trace.artifact.collection import Collection, Record
 from rollout_trace.artifact.filters import apply, from_query, to_query
 from rollout_trace.artifact.kinds import Kind, classify
-from rollout_trace.artifact.sources import bundled_examples, bundled_groups, identify
+from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bundled_runs, identify
 from viewer import assets
 from viewer.contract import Failed, Initial, encode
 from viewer.group import compare as group_compare
@@ -89,11 +89,15 @@ class CollectionView:
         return not self.view.public or source.strip() == (self.view.default_source or "").strip()
 
     def is_collection(self, source: str) -> bool:
-        """True when `source` opens the index (a collection, a group or a run; rollout_trace/artifact/kinds.py
-        decides). A source that cannot be opened is a single artifact here, whose reader gives the message."""
+        """True when `source` opens the index (a collection, a group or a run)."""
+        return self.kind(source) != "rollout"
+
+    def kind(self, source: str) -> Kind:
+        """What `source` is (rollout_trace/artifact/kinds.py decides; remembered by identity for the collection
+        cache's age). A source that cannot be opened is a rollout here, whose reader gives the message."""
         text = (source or "").strip()
         if not text or len(text) > MAX_SRC_CHARS:
-            return False
+            return "rollout"
         allow = self.allow_local(text)
         key = collection_identity(text, allow)
         hit = self._kinds.get(key)
@@ -105,7 +109,7 @@ class CollectionView:
             hit = self._kinds[key] = (time.monotonic(), kind)
             while len(self._kinds) > MAX_KINDS:
                 self._kinds.pop(next(iter(self._kinds)))
-        return hit[1] != "rollout"
+        return hit[1]
 
     # -- values for the index ------------------------------------------------------------------------
 
@@ -154,7 +158,9 @@ class CollectionView:
         c = self._collection(src)
         folder = c.folder(path)
         try:
-            r = Rollout.load(load_artifact(folder, source=f"{src}:{path}" if path else src))
+            # a run's rollouts carry no tokenizer: the run's renders them (Collection.open)
+            r = Rollout.load(c.open(path) if c.run is not None else
+                             load_artifact(folder, source=f"{src}:{path}" if path else src))
             self.facts.learn(self._identity(c, src, path), r.artifact, r.training.trained_turns)  # for the index
             return r
         finally:
@@ -283,9 +289,6 @@ class CollectionView:
 
     # -- events ------------------------------------------------------------------------------------
 
-    def kind(self, source: str) -> Kind:
-        return "collection" if self.is_collection(source) else "rollout"
-
     def _has_root_group(self, src: str) -> bool:
         return self._root_group(src) is not None
 
@@ -311,9 +314,10 @@ class CollectionView:
     def on_page_load(self, request: gr.Request):
         """(token view, source box, loaded, index) for the page link (viewer/router.py reads it)."""
         params = dict(request.query_params) if request is not None else {}
+        params = self.view.runs.link_params(params)  # run page hook: ?version=&group= name a group of a run
         return self.show(route_link(params, default_source=self.view.default_source, public=self.view.public,
-                                    examples=tuple(bundled_examples() + bundled_groups()), kind_of=self.kind,
-                                    root_group=self._has_root_group))
+                                    examples=tuple(bundled_examples() + bundled_groups() + bundled_runs()),
+                                    kind_of=self.kind, root_group=self._has_root_group))
 
     def on_upload(self, files) -> tuple[str, str, str, object]:
         """(token view, loaded, index, source box): the source box names the upload, as the URL does."""

@@ -24,7 +24,7 @@ import crash_log
 from rollout_trace.analysis.trainer_view import EPS_CHOICES
 from rollout_trace.artifact import Artifact, ArtifactError, Problem, bundled_examples, open_artifact, open_upload
 from rollout_trace.artifact.group import GROUP_FILE
-from rollout_trace.artifact.sources import bundled_groups, identify
+from rollout_trace.artifact.sources import bundled_groups, bundled_runs, identify
 from rollout_trace.artifact.unpack import scratch
 from viewer import assets
 from viewer.contract import Exported, Failed, Initial, Live, Opened, encode
@@ -39,6 +39,7 @@ from viewer.trainer_records import BadRequest, parse_request, trainer_summary, t
 from .collection_view import CollectionView
 from .downloads import export_path
 from .live import LiveRuns
+from .run_view import RunView
 from .store import Held, RolloutStore
 
 MOUNT_JS = "TraceView.mountInApp(element, props, server, watch);"
@@ -96,6 +97,7 @@ class ViewTab:
         self.default_source, self.public = default_source, public
         self.store = RolloutStore()
         self.collections = CollectionView(self)  # decides collection or single artifact; owns the index
+        self.runs = RunView(self)  # a recorded TRL run's page, above its collection index (viewer/ui/run_view.py)
         self.live = LiveRuns(self.store, lambda key, src, initial, live, advantage:
                              self.opened_value(key, src, initial, advantage=advantage, live=live))
 
@@ -283,7 +285,7 @@ class ViewTab:
                 f" · <span>open {html.escape(hint)}</span></div>",
                 apply_default_css=False, elem_id="intro", elem_classes="tv-chrome", padding=False)
         with gr.Row(elem_classes="tv-chrome tv-sourcebar"):
-            self.src = gr.Dropdown(bundled_examples() + bundled_groups(), value=self.default_source, allow_custom_value=True,
+            self.src = gr.Dropdown(bundled_examples() + bundled_groups() + bundled_runs(), value=self.default_source, allow_custom_value=True,
                                    label="Source", show_label=False, container=False, scale=4, min_width=220,
                                    elem_id="source")
             load = gr.Button("Load", variant="primary", scale=0, min_width=90, elem_id="load")
@@ -311,6 +313,7 @@ class ViewTab:
         def export(req: dict) -> dict:
             return self.export(req)
 
+        self.runs.render()  # -- run page hook: its column sits above the index (viewer/ui/run_view.py)
         index = self.collections.render()  # the collection index, above the token view
         # The default rollout is in the page from the start, so a visitor without a deep link sees tokens
         # without waiting for the page-load round trip (a default collection opens through the page load).
@@ -327,3 +330,5 @@ class ViewTab:
         self.src.select(self.collections.open_source, self.src, opened)
         upload.upload(self.collections.on_upload, upload, [*opened, self.src])
         self.collections.wire(opened)
+        self.runs.wire([load.click, self.src.select], self.src, opened)  # -- run page hook
+        upload.upload(self.runs.hide, None, self.runs.outputs())  # an upload is never a run: hides it

@@ -1,0 +1,159 @@
+"""The run page in a real browser, on the bundled run (examples/trl-run) and a copy of it that grows: the chart
+(Gradio's plots drawn), the versions → groups → group map → rollout path and back, the
+`?src=RUN&version=&group=&rollout=&turn=` deep link, one task followed across versions with two siblings of
+different versions compared, presentation mode, and following a run while it is recorded. Screenshots light
+and dark at 1440x900 and 1024x768."""
+
+from __future__ import annotations
+
+import shutil
+from urllib.parse import parse_qs, quote, urlsplit
+
+import pytest
+from test_run_page import TASK5, add_version
+
+from conftest import SHOTS
+from rollout_trace.artifact.sources import EXAMPLES_DIR
+
+pytestmark = pytest.mark.browser
+TIMEOUT = 60_000
+PLOTS = ("run-reward-plot", "run-share-plot", "run-tokens-plot", "run-dropped-plot")
+
+
+def url_of(app_url: str, src: str, **params) -> str:
+    return f"{app_url}/?src={quote(src)}" + "".join(f"&{k}={quote(str(v))}" for k, v in params.items())
+
+
+def query(page) -> dict[str, str]:
+    return {k: v[-1] for k, v in parse_qs(urlsplit(page.url).query).items()}
+
+
+def open_run_page(page, url: str):
+    page.goto(url)
+    page.wait_for_selector("[data-testid=run-versions]", timeout=TIMEOUT)
+    for p in PLOTS:  # Gradio's plot drew its marks (vega: a canvas or svg inside the block)
+        page.wait_for_selector(f"#{p} canvas, #{p} svg.marks", timeout=TIMEOUT)
+    return page
+
+
+def shots(page, name: str):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for w, h in ((1440, 900), (1024, 768)):
+        page.set_viewport_size({"width": w, "height": h})
+        for dark in (False, True):
+            page.evaluate("d => document.body.classList.toggle('dark', d)", dark)
+            page.wait_for_timeout(400)  # the plots redraw for the new width and scheme
+            page.screenshot(path=str(SHOTS / f"run-{name}-{w}x{h}-{'dark' if dark else 'light'}.png"))
+    page.evaluate("document.body.classList.remove('dark')")
+    page.set_viewport_size({"width": 1400, "height": 1000})
+
+
+def test_run_page_chart_versions_groups_and_back(page, app_url):
+    open_run_page(page, url_of(app_url, "trl-run"))
+    assert page.locator("[data-testid=run-version]").count() == 4
+    head = page.locator("[data-testid=run-head]").inner_text()
+    assert "4 policy versions" in head and "13 groups" in head and "52 rollouts" in head and "TRL 1.16.0" in head
+    assert "28 of 52 rollouts were never trained" in page.locator("[data-testid=run-notes]").inner_text()
+    assert "reward" in page.locator("#run-reward-plot").inner_text()
+    assert page.locator("#collection-index [data-testid=index-filters]").is_visible()  # the run's filters below
+    shots(page, "page")
+    page.locator("[data-testid=run-version][data-version='3']").click()
+    page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
+    assert page.locator("[data-testid=run-group]").count() == 5 and query(page)["version"] == "3"
+    page.locator("[data-testid=run-group] .rp-open").nth(2).click()
+    page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
+    assert not page.locator("#run-page").is_visible()  # the group map has the screen
+    assert query(page)["row"].endswith("v000003-g000002")
+    page.locator("[data-testid=back-to-index]").click()
+    page.wait_for_selector("[data-testid=run-versions]", state="visible", timeout=TIMEOUT)
+    assert "row" not in query(page)
+    assert page.errors == []
+
+
+def test_filters_work_inside_a_run(page, app_url):
+    open_run_page(page, url_of(app_url, "trl-run", timed_out="yes"))
+    counts = page.locator("[data-testid=index-counts]")
+    page.wait_for_function("el => / 4 matching rows/.test(el.textContent)", arg=counts.element_handle(), timeout=TIMEOUT)
+    assert page.locator("[data-testid=run-version]").count() == 4  # the run page still shows the whole run
+    assert all("yes" in t for t in page.locator("#collection-index tr.ci-row td:nth-child(11)").all_inner_texts())
+
+
+def test_deep_link_to_a_rollout_of_a_group(page, app_url):
+    page.goto(url_of(app_url, "trl-run", version=3, group=2, rollout=1, turn=1))
+    page.wait_for_selector(".tv-tokens .t[data-mask]", timeout=TIMEOUT)
+    q = query(page)
+    assert q["row"].endswith("v000003-g000002") and q["rollout"] == "1" and q["turn"] == "1"
+    assert "back to the group map" in page.locator("[data-testid=back-to-index]").inner_text()
+    assert not page.locator("#run-page").is_visible()
+    page.locator("[data-testid=back-to-index]").click()
+    page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
+    page.locator("[data-testid=back-to-index]").click()
+    page.wait_for_selector("[data-testid=run-versions]", state="visible", timeout=TIMEOUT)
+    page.wait_for_function("!new URL(location.href).searchParams.has('group')", timeout=TIMEOUT)
+    assert page.errors == []
+
+
+def test_task_across_versions_and_compare(page, app_url):
+    open_run_page(page, url_of(app_url, "trl-run", task=TASK5))
+    summary = page.locator("[data-testid=run-task-summary]")
+    summary.wait_for(timeout=TIMEOUT)
+    assert "at 2 versions" in summary.inner_text() and "first solved at version 2" in summary.inner_text()
+    assert page.locator("[data-testid=run-task-group]").count() == 2
+    page.wait_for_selector("#run-task-plot canvas, #run-task-plot svg.marks", timeout=TIMEOUT)
+    picks = page.locator("[data-testid=run-task-rollout]")
+    picks.nth(3).check()  # version 2, rollout 3
+    picks.nth(4).check()  # version 3, rollout 0
+    page.locator("[data-testid=run-compare]").click()
+    box = page.locator("[data-testid=run-compare-box]")
+    page.wait_for_function("el => el.querySelector('.gm-compare-out, .gm-cmp, table, .gm-side') !== null || "
+                           "/rollout/.test(el.textContent)", arg=box.element_handle(), timeout=TIMEOUT)
+    assert "comparing" not in box.inner_text() and "could not" not in box.inner_text()
+    shots(page, "task")
+    # choosing another task from the picker follows that one (and the URL says which)
+    page.locator("[data-testid=run-task-pick]").select_option(index=2)
+    page.wait_for_function(f"new URL(location.href).searchParams.get('task') !== '{TASK5}'", timeout=TIMEOUT)
+    page.wait_for_function("() => !/first solved at version 2 · /.test(document.body.innerText) || true")
+    assert page.errors == []
+
+
+def test_presentation_mode_on_the_run_page(page, app_url):
+    open_run_page(page, url_of(app_url, "trl-run"))
+    page.locator("body").press("p")
+    page.wait_for_selector("#run-page.rp-present", timeout=TIMEOUT)
+    assert not page.locator("#source").is_visible() or page.evaluate(
+        "getComputedStyle(document.querySelector('.tv-sourcebar')).visibility") == "hidden"
+    assert page.evaluate("parseFloat(getComputedStyle(document.querySelector('.rp-versions')).fontSize)") >= 19
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(SHOTS / "run-present-1024x768-light.png"))
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    assert page.locator("tr.rp-cursor[data-version='2']").count() == 1
+    page.keyboard.press("Enter")  # a version row opens its groups
+    page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
+    page.keyboard.press("j")
+    page.keyboard.press("Enter")  # the cursor's group opens its map, still presenting
+    page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
+    assert page.locator(".ci.present").count() == 1
+    page.keyboard.press("Escape")
+    assert page.errors == []
+
+
+def test_following_a_run_while_it_is_recorded(page, app_url, tmp_path):
+    root = tmp_path / "live-run"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
+    (root / "segments" / next(p.name for p in (root / "segments").glob("*.end.json"))).unlink()  # not ended
+    open_run_page(page, url_of(app_url, str(root)))
+    page.wait_for_selector("[data-testid=run-live]", timeout=TIMEOUT)
+    page.locator("[data-testid=run-version][data-version='4']").click()
+    page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
+    add_version(root, 5)
+    page.wait_for_selector("[data-testid=run-version][data-version='5']", timeout=20_000)  # no reload
+    assert "5 policy versions" in page.locator("[data-testid=run-head]").inner_text()
+    assert page.locator("[data-testid=run-group]").count() == 1  # the open version stayed open
+    page.wait_for_function("() => document.querySelector('#run-reward-plot').innerText.includes('5')", timeout=TIMEOUT)
+    page.locator("[data-testid=run-version][data-version='5']").click()
+    page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
+    page.locator("[data-testid=run-group] .rp-open").first.click()  # the new group opens: the collection followed
+    page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
+    assert page.errors == []

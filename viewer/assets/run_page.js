@@ -1,0 +1,268 @@
+// The run page (viewer/ui/run_view.py): the head (RunHead: what the run is, live badge, health notes) and the
+// body (RunBody: versions → groups, one task followed across versions), both from typed records
+// (viewer/run_page.py). Every text from the run reaches the page through textContent or an attribute; the
+// only markup taken as is, the compare view, was escaped by the server (viewer/render/group_map.py).
+// A group opens in the collection index's group map (a Gradio event, trigger "click" {action: "open"}), with a
+// history entry the index's Back returns through; the version and the followed task live in the URL.
+// Presentation (`p`, as on the group map): the run page covers the window in large type, j/k move a row
+// cursor over versions and groups, Enter opens one, Escape leaves.
+const RunPage = (() => {
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "text") e.textContent = v; else e.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children) if (c !== null && c !== undefined) e.append(c);
+    return e;
+  }
+  const num = (v, d) => (v === null || v === undefined ? "–" : Number(v).toFixed(d === undefined ? 3 : d));
+  const pct = (v) => (v === null || v === undefined ? "–" : Math.round(100 * v) + "%");
+  const signed = (v) => (v === null || v === undefined ? "–" : (v > 0 ? "+" : "") + Number(v).toFixed(2));
+  const sign = (v) => (v === null || v === undefined ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero");
+
+  function setUrl(changes, push) {
+    const u = new URL(window.location.href);
+    for (const [k, v] of Object.entries(changes)) {
+      if (v === null || v === undefined || v === "") u.searchParams.delete(k); else u.searchParams.set(k, String(v));
+    }
+    if (push) history.pushState(push, "", u.toString()); else history.replaceState(history.state, "", u.toString());
+  }
+
+  // -- head --------------------------------------------------------------------------------------------
+  function renderHead(box, h) {
+    const facts = `${h.versions} policy versions · ${h.groups} groups · ${h.rollouts} rollouts · TRL ${h.trl}` +
+      (h.started_at ? ` · started ${h.started_at.slice(0, 16).replace("T", " ")}` : "");
+    const live = h.live ? el("span", {class: "rp-live", "data-testid": "run-live", title:
+      "a segment of this run has not ended: new versions appear here as the recorder writes them"}, "● recording · following") : null;
+    const notes = h.notes.length ? el("ul", {class: "rp-notes", "data-testid": "run-notes"},
+      ...h.notes.map((n) => el("li", {text: n}))) : el("div", {class: "rp-ok", "data-testid": "run-notes"}, "nothing looks off");
+    const problems = h.problems.length ? el("details", {class: "rp-problems"},
+      el("summary", {text: `${h.problems.length} reader notes and problems`}), ...h.problems.map((p) => el("div", {text: p}))) : null;
+    box.replaceChildren(el("div", {class: "rp rp-head", "data-testid": "run-head", "data-serial": String(h.serial)},
+      el("div", {class: "rp-title"}, el("b", {text: "Run "}), el("span", {class: "rp-model", text: h.model}),
+         el("span", {class: "rp-facts", text: " · " + facts}), live,
+         el("button", {type: "button", class: "rp-present", title: "presentation mode (p): large type, j/k move, Enter opens"}, "present")),
+      notes, problems));
+    box.querySelector(".rp-present").addEventListener("click", () => document.dispatchEvent(new CustomEvent("rp-present")));
+  }
+
+  // -- body --------------------------------------------------------------------------------------------
+  function groupTable(groups, api) {
+    const head = el("tr", {}, ...["group", "task", "rewards", "mean", "passed", "trained tokens", "never trained", ""]
+      .map((t) => el("th", {text: t})));
+    const rows = groups.map((g) => {
+      const rewards = el("span", {class: "rp-rewards"}, ...g.rewards.map((r) =>
+        el("span", {class: "rp-r " + sign(r), text: r === null ? "×" : signed(r), title: r === null ? "no reward" : String(r)})));
+      const follow = g.task_id ? el("button", {type: "button", class: "rp-follow", "data-task": g.task_id,
+        title: "follow this task across versions"}, "follow task") : "";
+      const tr = el("tr", {class: "rp-grow rp-cur", "data-path": g.path, "data-testid": "run-group", tabindex: "0"},
+        el("td", {}, el("button", {type: "button", class: "rp-open", text: `g${g.group_id}`, title: "open the group map"})),
+        el("td", {class: "rp-task", text: g.title}), el("td", {}, rewards),
+        el("td", {class: "rp-num " + sign(g.reward_mean), text: num(g.reward_mean)}),
+        el("td", {class: "rp-num", text: `${g.passed}/${g.k}`}), el("td", {class: "rp-num", text: String(g.trained_tokens)}),
+        el("td", {class: "rp-num", text: String(g.dropped)}), el("td", {}, follow));
+      if (g.zero_spread) tr.append(el("td", {class: "rp-flag", text: "zero spread", title: "every advantage is 0: GRPO learns nothing here"}));
+      return tr;
+    });
+    return el("table", {class: "rp-groups", "data-testid": "run-groups"}, el("thead", {}, head), el("tbody", {}, ...rows));
+  }
+
+  function versionsTable(body, state, api) {
+    const head = el("tr", {}, ...["version", "groups", "rollouts", "reward mean (min … max)", "pass rate", "zero spread",
+      "trained tokens", "never trained", "timed out"].map((t) => el("th", {text: t})));
+    const tb = el("tbody");
+    for (const s of body.versions) {
+      const open = state.version === s.version;
+      const dropped = Object.entries(s.dropped).map(([c, n]) => `${c} ${n}`).join(", ");
+      tb.append(el("tr", {class: "rp-vrow rp-cur" + (open ? " open" : ""), "data-version": String(s.version),
+                          "data-testid": "run-version", tabindex: "0", "aria-expanded": String(open)},
+        el("td", {}, el("span", {class: "rp-caret", text: open ? "▾ " : "▸ "}), el("b", {text: String(s.version)})),
+        el("td", {class: "rp-num", text: String(s.groups)}), el("td", {class: "rp-num", text: String(s.rollouts)}),
+        el("td", {class: "rp-num " + sign(s.reward_mean), text: `${num(s.reward_mean)} (${num(s.reward_min, 2)} … ${num(s.reward_max, 2)})`}),
+        el("td", {class: "rp-num", text: pct(s.pass_rate)}), el("td", {class: "rp-num", text: `${s.zero_spread}/${s.groups}`}),
+        el("td", {class: "rp-num", text: String(s.trained_tokens)}),
+        el("td", {class: "rp-num", text: String(Object.values(s.dropped).reduce((a, b) => a + b, 0)), title: dropped || "none"}),
+        el("td", {class: "rp-num", text: String(s.timeouts)})));
+      if (open) tb.append(el("tr", {class: "rp-vgroups"}, el("td", {colspan: "9"},
+        state.groups ? groupTable(state.groups, api) : el("span", {class: "rp-dim", text: "loading…"}))));
+    }
+    return el("table", {class: "rp-versions", "data-testid": "run-versions"}, el("thead", {}, head), tb);
+  }
+
+  function taskPanel(body, state) {
+    const pick = el("select", {class: "rp-taskpick", "data-testid": "run-task-pick"});
+    pick.append(new Option("follow a task across versions…", ""));
+    for (const t of body.tasks) pick.append(new Option(`${t.title} (${t.groups} versions)`, t.task_id));
+    pick.value = body.task ? body.task.task_id : "";
+    const parts = [el("div", {class: "rp-taskbar"}, pick)];
+    const t = body.task;
+    if (t) {
+      parts.push(el("div", {class: "rp-tasksum", "data-testid": "run-task-summary", text:
+        `${t.title} · at ${t.versions} version${t.versions === 1 ? "" : "s"} · ` +
+        (t.first_solved === null ? "never solved (no rollout passed every held-out test)" : `first solved at version ${t.first_solved}`)}));
+      const rows = t.groups.map((g) => el("tr", {class: "rp-tgroup", "data-testid": "run-task-group", "data-path": g.path},
+        el("td", {}, el("b", {text: `v${g.version}`})),
+        el("td", {}, el("button", {type: "button", class: "rp-open", text: `g${g.group_id}`, title: "open the group map"})),
+        el("td", {class: "rp-num", text: pct(g.pass_rate)}),
+        el("td", {}, ...g.rollouts.map((r) => el("label", {class: "rp-pickr" + (r.passed ? " passed" : "")},
+          el("input", {type: "checkbox", class: "rp-pick", "data-path": r.path || "", disabled: !r.path,
+                       "data-testid": "run-task-rollout", "aria-label": `version ${g.version} rollout ${r.rollout}`}),
+          el("span", {class: "rp-r " + sign(r.reward), text: `#${r.rollout} ${r.reward === null ? r.status : signed(r.reward)}`}))))));
+      parts.push(el("table", {class: "rp-taskgroups"}, el("thead", {}, el("tr", {}, ...["version", "group", "pass rate", "rollouts (tick two to compare)"]
+        .map((x) => el("th", {text: x})))), el("tbody", {}, ...rows)));
+      parts.push(el("div", {class: "rp-cmpbar"}, el("button", {type: "button", class: "rp-compare", disabled: true,
+        "data-testid": "run-compare"}, "compare the two ticked"), el("label", {}, " at turn ",
+        el("input", {type: "number", class: "rp-cturn", min: "0", value: "0", size: "3"}))));
+      parts.push(el("div", {class: "ci"}, el("div", {class: "gm-comparebox rp-cmpbox", "data-testid": "run-compare-box"})));
+    }
+    return el("section", {class: "rp-taskbox", "data-testid": "run-task"}, el("h3", {text: "Follow one task"}), ...parts);
+  }
+
+  function mountBody(box, api) {
+    const state = {src: null, body: null, version: null, groups: null, task: null, cursor: -1};
+    function draw() {
+      const b = state.body;
+      box.replaceChildren(el("div", {class: "rp rp-body", "data-testid": "run-body", "data-serial": String(b.serial)},
+        el("h3", {text: "Versions → groups"}),
+        el("div", {class: "rp-dim", text: "Click a version for its groups, a group for its map (then a rollout for its tokens). " +
+          "pass = every held-out test passed · zero spread = every advantage 0 · never trained = no row of it in the loss"}),
+        el("div", {class: "rp-vbox"}, versionsTable(b, state, api)), taskPanel(b, state)));
+      const rs = box.querySelectorAll("tr.rp-cur");  // the cursor keeps its place: Enter on a version, then j, is its first group
+      if (state.cursor >= rs.length) state.cursor = rs.length - 1;
+      if (state.cursor >= 0) rs[state.cursor].classList.add("rp-cursor");
+    }
+    async function openVersion(v) {
+      state.version = state.version === v ? null : v;
+      state.groups = null;
+      setUrl({version: state.version});
+      draw();
+      if (state.version === null) return;
+      const got = await api.version({src: state.src, version: v});
+      if (state.version !== v) return;
+      state.groups = (got && got.groups) || [];
+      draw();
+    }
+    function openGroup(path) {
+      setUrl({row: path, rollout: null, turn: null, group: null, segment: null}, {ci: "row"});
+      api.open({action: "open", src: state.src, row: path});
+    }
+    box.addEventListener("click", (ev) => {
+      const follow = ev.target.closest(".rp-follow");
+      if (follow) { followTask(follow.dataset.task); return; }
+      const grow = ev.target.closest("tr.rp-grow, tr.rp-tgroup");
+      if (grow && (ev.target.closest(".rp-open") || (grow.classList.contains("rp-grow") && !ev.target.closest("button, input, label")))) {
+        openGroup(grow.dataset.path); return;
+      }
+      const vrow = ev.target.closest("tr.rp-vrow");
+      if (vrow) { openVersion(Number(vrow.dataset.version)); return; }
+      if (ev.target.closest(".rp-compare")) compare();
+    });
+    box.addEventListener("change", (ev) => {
+      if (ev.target.closest(".rp-taskpick")) { followTask(ev.target.value); return; }
+      const c = ev.target.closest(".rp-pick");
+      if (!c) return;
+      const ticked = Array.from(box.querySelectorAll(".rp-pick:checked"));
+      if (c.checked && ticked.length > 2) ticked.find((x) => x !== c).checked = false;
+      box.querySelector(".rp-compare").disabled = box.querySelectorAll(".rp-pick:checked").length !== 2;
+    });
+    function followTask(task) {
+      state.task = task || null;
+      setUrl({task: state.task});
+      api.open({action: "task", src: state.src, task: state.task || "", version: state.version});
+    }
+    async function compare() {
+      const [a, b] = Array.from(box.querySelectorAll(".rp-pick:checked")).map((c) => c.dataset.path);
+      const out = box.querySelector(".rp-cmpbox");
+      out.textContent = "comparing…";
+      const turn = Math.max(0, Number(box.querySelector(".rp-cturn").value) || 0);
+      const got = await api.compare({src: state.src, a, b, turn});
+      if (got && got.html) out.innerHTML = got.html;  // escaped by the server (viewer/render/group_map.py)
+      else out.textContent = (got && got.error) || "could not compare";
+    }
+    // presentation and the row cursor
+    const root = () => document.getElementById("run-page");
+    const shown = () => { const r = root(); return !!r && r.getClientRects().length > 0; };  // fixed when presenting
+    function present(on) {
+      const r = root();
+      if (!r) return;
+      const v = on === undefined ? !r.classList.contains("rp-present") : on;
+      r.classList.toggle("rp-present", v);
+      document.body.classList.toggle("tv-present", v);  // a group opened from here opens in presentation too
+    }
+    function move(d) {
+      const rs = Array.from(box.querySelectorAll("tr.rp-cur"));
+      if (!rs.length) return;
+      state.cursor = Math.max(0, Math.min(rs.length - 1, state.cursor + d));
+      rs.forEach((r, i) => r.classList.toggle("rp-cursor", i === state.cursor));
+      rs[state.cursor].scrollIntoView({block: "nearest"});
+    }
+    function enter() {
+      const r = Array.from(box.querySelectorAll("tr.rp-cur"))[state.cursor];
+      if (!r) return false;
+      if (r.classList.contains("rp-vrow")) openVersion(Number(r.dataset.version)); else openGroup(r.dataset.path);
+      return true;
+    }
+    document.addEventListener("rp-present", () => present());
+    const onKey = (ev) => {  // capture phase: on the run page these keys are the run page's, not the index's
+      if (!document.body.contains(box)) { window.removeEventListener("keydown", onKey, true); return; }
+      if (!state.body || !shown()) return;
+      const tag = (ev.target && ev.target.tagName) || "";
+      if (/INPUT|TEXTAREA|SELECT/.test(tag) || ev.target.isContentEditable || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+      const on = root().classList.contains("rp-present"), k = ev.key;
+      if (k === "p") present();
+      else if (k === "Escape" && on) present(false);
+      else if (k === "j" || (on && k === "ArrowDown")) move(1);
+      else if (k === "k" || (on && k === "ArrowUp")) move(-1);
+      else if (k === "Enter" && state.cursor >= 0 && !/^(BUTTON|A)$/.test(tag)) { if (!enter()) return; }
+      else return;
+      ev.preventDefault();
+      ev.stopImmediatePropagation();
+    };
+    window.addEventListener("keydown", onKey, true);
+    // A deep link's group= (resolved by the server to the index's row=) is spent once the index is back.
+    new MutationObserver(() => {
+      const ci = document.querySelector("#collection-index .ci");
+      if (ci && ci.dataset.mode === "index" && new URL(window.location.href).searchParams.has("group")) {
+        setUrl({group: null, segment: null});
+      }
+    }).observe(document.body, {subtree: true, attributes: true, attributeFilter: ["data-mode"]});
+    return {
+      box,
+      render(b) {
+        const same = state.src === b.src;
+        state.body = b; state.src = b.src;
+        if (!b.refresh || !same) {
+          state.version = b.open_version; state.groups = b.open_version === null ? null : b.groups;
+          state.task = b.task ? b.task.task_id : null;
+        } else if (state.task && !b.task) {
+          b.task = state.body_task;  // a refresh keeps the followed task as shown
+        }
+        state.body_task = b.task;
+        draw();
+        if (b.refresh && state.version !== null) { const v = state.version; state.version = null; openVersion(v); }
+      },
+    };
+  }
+
+  function mountInApp(element, props, server, watch, trigger, part) {
+    const api = {
+      version: (req) => server.run_version(req),
+      compare: (req) => server.run_compare(req),
+      open: (req) => trigger("click", req),
+    };
+    let view = null;
+    function start() {
+      const box = element.querySelector(".rp-mount");
+      if (!box || !props.value) return;
+      const value = JSON.parse(props.value);
+      if (part === "head") { renderHead(box, value); return; }
+      if (!view || view.box !== box) view = mountBody(box, api);
+      view.render(value);
+    }
+    start();
+    watch("value", start);
+  }
+
+  return {mountInApp};
+})();
