@@ -5,13 +5,13 @@ group row, a Hub collection through the loopback stand-in, and screenshots in li
 from __future__ import annotations
 
 import json
-from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
 from conftest import SHOTS
 from support.collection_data import build
 from support.hub_standin import HubStandIn
+from support.pages import query, url_of
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 60_000
@@ -30,12 +30,6 @@ def coll(tmp_path_factory):
     return root
 
 
-def url_of(app_url: str, src: str, **params) -> str:
-    return f"{app_url}/?src={quote(src)}" + "".join(f"&{k}={quote(str(v))}" for k, v in params.items())
-
-
-def query(page) -> dict[str, str]:
-    return {k: v[-1] for k, v in parse_qs(urlsplit(page.url).query).items()}
 
 
 def rows(page) -> list[str]:

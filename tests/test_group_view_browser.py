@@ -4,13 +4,13 @@ two siblings (the divergence marked), the advantage token mode, and screenshots 
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs, quote, urlsplit
-
 import pytest
 from test_group_view import REWARDS, make_group
 
 from conftest import SHOTS
 from rollout_trace.artifact.group import grpo_advantages
+from support import pages
+from support.pages import query, url_of
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 60_000
@@ -21,12 +21,6 @@ def grp(tmp_path_factory):
     return make_group(tmp_path_factory.mktemp("grpb") / "grp")
 
 
-def url_of(app_url: str, src: str, **params) -> str:
-    return f"{app_url}/?src={quote(src)}" + "".join(f"&{k}={quote(str(v))}" for k, v in params.items())
-
-
-def query(page) -> dict[str, str]:
-    return {k: v[-1] for k, v in parse_qs(urlsplit(page.url).query, keep_blank_values=True).items()}
 
 
 def open_map(page, url: str):
@@ -39,16 +33,9 @@ def order(page) -> list[int]:
     return page.locator("[data-testid=group-row]").evaluate_all("rs => rs.map(r => Number(r.dataset.rollout))")
 
 
-def shots(page, name: str):
-    for w, h in ((1440, 900), (1024, 768)):
-        page.set_viewport_size({"width": w, "height": h})
-        for dark in (False, True):
-            page.evaluate("d => document.body.classList.toggle('dark', d)", dark)
-            page.wait_for_timeout(150)
-            page.screenshot(path=str(SHOTS / f"group-{name}-{w}x{h}-{'dark' if dark else 'light'}.png"))
-    page.evaluate("document.body.classList.remove('dark')")
-    page.set_viewport_size({"width": 1400, "height": 1000})
 
+def shots(page, name: str):
+    pages.shots(page, f"group-{name}")
 
 def test_bundled_group_map(page, app_url):
     open_map(page, url_of(app_url, "smollm2-group"))
@@ -71,14 +58,14 @@ def test_synthetic_group_map_open_a_cell_and_back(page, app_url, grp):
     shots(page, "synthetic")
     page.locator("tr[data-rollout='2'] [data-testid=group-cell]").first.click()
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
-    q = query(page)
+    q = query(page, blanks=True)
     assert q["rollout"] == "2" and q["turn"] == "0" and "row" in q
     assert "back to the group map" in page.locator("[data-testid=back-to-index]").inner_text()
     assert "advantage " + f"{adv[2]:+.3f}" in page.locator(".ci-backbar").inner_text()
     page.locator("[data-testid=back-to-index]").click()
     page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
     page.wait_for_function("!document.querySelector('.tv-tokens')", timeout=TIMEOUT)
-    assert "rollout" not in query(page)
+    assert "rollout" not in query(page, blanks=True)
     assert page.errors == []
 
 

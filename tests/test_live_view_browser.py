@@ -113,7 +113,9 @@ def test_live_view_follows_a_capture_and_becomes_the_artifact(browser, capture_a
         summary = page.locator("#view-tab [data-testid=summary]").inner_text()
         assert "2 of 3 held-out tests passed" in summary and "reward +" in summary
         [folder] = list(captures.iterdir())
-        assert page.locator("#source input").input_value() == str(folder)
+        # the source box follows with the capture's last update, which may land just after the badge's poll
+        page.wait_for_function("f => document.querySelector('#source input').value === f", arg=str(folder),
+                               timeout=10_000)
 
         timeline = page.evaluate("window.__timeline")
         first = next(r for r in timeline if r["turns"] >= 1)

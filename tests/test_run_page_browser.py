@@ -7,25 +7,20 @@ and dark at 1440x900 and 1024x768."""
 from __future__ import annotations
 
 import shutil
-from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 from test_run_page import TASK5, add_version
 
 from conftest import SHOTS
 from rollout_trace.artifact.sources import EXAMPLES_DIR
+from support import pages
+from support.pages import query, url_of
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 60_000
 PLOTS = ("run-reward-plot", "run-share-plot", "run-tokens-plot", "run-dropped-plot")
 
 
-def url_of(app_url: str, src: str, **params) -> str:
-    return f"{app_url}/?src={quote(src)}" + "".join(f"&{k}={quote(str(v))}" for k, v in params.items())
-
-
-def query(page) -> dict[str, str]:
-    return {k: v[-1] for k, v in parse_qs(urlsplit(page.url).query).items()}
 
 
 def open_run_page(page, url: str):
@@ -36,17 +31,9 @@ def open_run_page(page, url: str):
     return page
 
 
-def shots(page, name: str):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for w, h in ((1440, 900), (1024, 768)):
-        page.set_viewport_size({"width": w, "height": h})
-        for dark in (False, True):
-            page.evaluate("d => document.body.classList.toggle('dark', d)", dark)
-            page.wait_for_timeout(400)  # the plots redraw for the new width and scheme
-            page.screenshot(path=str(SHOTS / f"run-{name}-{w}x{h}-{'dark' if dark else 'light'}.png"))
-    page.evaluate("document.body.classList.remove('dark')")
-    page.set_viewport_size({"width": 1400, "height": 1000})
 
+def shots(page, name: str):
+    pages.shots(page, f"run-{name}", settle_ms=400)  # the plots redraw for each size and scheme
 
 def test_run_page_chart_versions_groups_and_back(page, app_url):
     open_run_page(page, url_of(app_url, "trl-run"))
