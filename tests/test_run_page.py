@@ -107,6 +107,10 @@ def test_group_rows_and_frames(run):
     dropped = run_page.dropped_frame(stats)
     assert dropped[dropped.version == "1"].set_index("cause")["rollouts"].to_dict() == {"failed": 1, "read-ahead": 5}
     assert list(run_page.tokens_frame(stats)["trained tokens"]) == [s.trained_tokens for s in stats]
+    assert list(reward["version"].unique()) == ["1", "2", "3", "4"]  # few versions: each one named on the axis
+    many = [msgspec.structs.replace(stats[0], version=v) for v in range(1, run_page.NAMED_VERSIONS + 2)]
+    assert list(run_page.reward_frame(many)["version"].unique()) == list(range(1, run_page.NAMED_VERSIONS + 2))
+    assert run_page.share_frame(many)["version"].dtype.kind == "i"  # many: a numeric axis, a few ticks
 
 
 def test_deep_link_names_a_group(run):

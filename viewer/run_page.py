@@ -334,17 +334,31 @@ def task_track(run: Run, task_id: str) -> TaskTrack | None:
 
 # -- the chart's frames ------------------------------------------------------------------------------
 
+# Up to this many versions, the line plots name each version on the axis (text, one tick each); past it a
+# version is a number, so the axis picks a few ticks: naming 200 versions made the plots the slowest part of
+# the run page's first paint (bench/bench_run_page.py).
+NAMED_VERSIONS = 30
+
+
+def _x(s: VersionStats, named: bool) -> int | str:
+    return str(s.version) if named else s.version
+
+
+def versions_named(stats: Sequence[VersionStats]) -> bool:
+    return len(stats) <= NAMED_VERSIONS
+
 
 def reward_frame(stats: Sequence[VersionStats]) -> pd.DataFrame:
-    """Long form (versions as text, so the axis names each one): version, value, series (mean, mean ± sd, min, max) for a line plot."""
+    """Long form (versions as text while few, so the axis names each one): version, value, series (mean, mean ± sd, min, max) for a line plot."""
     rows = []
+    named = versions_named(stats)
     for s in stats:
         if s.reward_mean is None:
             continue
         sd = s.reward_sd or 0.0
         for series, value in (("mean", s.reward_mean), ("mean + sd", s.reward_mean + sd),
                               ("mean − sd", s.reward_mean - sd), ("min", s.reward_min), ("max", s.reward_max)):
-            rows.append({"version": str(s.version), "reward": value, "series": series})
+            rows.append({"version": _x(s, named), "reward": value, "series": series})
     return pd.DataFrame(rows, columns=["version", "reward", "series"])
 
 
@@ -352,13 +366,14 @@ def share_frame(stats: Sequence[VersionStats]) -> pd.DataFrame:
     """Long form: version, share (0..1), series: pass (rate), zero spread (share of groups), unscorable, timed out,
     untrained (never trained)."""
     rows = []
+    named = versions_named(stats)
     for s in stats:
         n = s.rollouts or 1
         for series, value in (("pass", s.pass_rate), ("zero spread", s.zero_spread / (s.groups or 1)),
                               ("unscorable", s.unscorable / n), ("timed out", s.timeouts / n),
                               ("untrained", sum(s.dropped.values()) / n)):
             if value is not None:
-                rows.append({"version": str(s.version), "share": value, "series": series})
+                rows.append({"version": _x(s, named), "share": value, "series": series})
     return pd.DataFrame(rows, columns=["version", "share", "series"])
 
 

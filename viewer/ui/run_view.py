@@ -95,9 +95,12 @@ class RunView:
 
     def _plots(self, run: Run) -> list:
         stats = run_page.version_stats(run)
-        order = [str(s.version) for s in stats]  # versions are text on the axis (one tick each), in their order
-        return [gr.update(value=f(stats), sort=order) for f in (run_page.reward_frame, run_page.share_frame,
-                                                                 run_page.tokens_frame, run_page.dropped_frame)]
+        order = [str(s.version) for s in stats]  # versions named on the axis (one tick each), in their order
+        lines = order if run_page.versions_named(stats) else None  # many versions: a numeric axis (run_page)
+        return [gr.update(value=run_page.reward_frame(stats), sort=lines),
+                gr.update(value=run_page.share_frame(stats), sort=lines),
+                gr.update(value=run_page.tokens_frame(stats), sort=order),
+                gr.update(value=run_page.dropped_frame(stats), sort=order)]
 
     def _task_plot(self, track: run_page.TaskTrack | None):
         if track is None:
