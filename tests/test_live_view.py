@@ -15,6 +15,7 @@ import pytest
 from capture.live import LiveUpdate
 from conftest import EXAMPLE
 from rollout_trace.artifact import open_artifact
+from viewer.settings import CAPTURE_DIR_ENV
 from viewer.ui import live as live_module
 from viewer.ui.view_tab import ViewTab
 
@@ -46,7 +47,7 @@ def capture_beside(tab: ViewTab, monkeypatch, tmp_path):
             with gr.Tab("View"):
                 tab.render()
     cap.tabs = tabs
-    monkeypatch.setenv(ct.CAPTURE_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(CAPTURE_DIR_ENV, str(tmp_path))
     cap._vet = lambda values, profile, only, testid, out_dir="": (ct.CaptureConfig(out_dir=out_dir), None)
     return cap, tabs
 

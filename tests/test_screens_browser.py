@@ -346,7 +346,7 @@ COLS = {"model": 2, "tokens": 8, "drift": 9, "captured": 12}
 @pytest.mark.parametrize("size", [(1440, 900), (1024, 768)])
 def test_index_columns_say_what_is_known(browser, app_url, scheme, size, tmp_path):
     col = tmp_path / "examples"
-    shutil.copytree(EXAMPLES, col, ignore=shutil.ignore_patterns("*.py", "*.jinja", "README.md"))
+    shutil.copytree(EXAMPLES, col, ignore=shutil.ignore_patterns("*.py", "*.jinja", "README.md", "trl-run"))
     created = json.loads((col / "smollm2-group" / "group.json").read_text())["created_at"][:10]
     with screen(browser, size, scheme) as page:
         page.goto(url_of(app_url, str(col)))
