@@ -1,5 +1,5 @@
-"""The README's pictures: the token view (the default example, turn 1) and the group map (the bundled group,
-two siblings compared), at 1440x900, in the light and the dark scheme. Rebuild them after a UI change:
+"""The README's pictures: the token view (the default example, turn 1), the group map (the bundled group,
+two siblings compared) and the run page (the bundled TRL run), at 1440x900, in the light and the dark scheme. Rebuild them after a UI change:
 
     HF_HUB_OFFLINE=1 .venv/bin/python docs/images/make_images.py
 """
@@ -38,6 +38,11 @@ def main() -> None:
                 page.wait_for_selector("[data-testid=compare-side]")
                 page.wait_for_timeout(800)
                 page.screenshot(path=str(HERE / f"group-map-{scheme}.png"))
+                page.goto(f"{url}/?src=trl-run")
+                page.wait_for_selector("[data-testid=run-versions]")
+                page.wait_for_selector("#run-reward-plot canvas, #run-reward-plot svg.marks")
+                page.wait_for_timeout(1500)  # the four plots draw
+                page.screenshot(path=str(HERE / f"run-page-{scheme}.png"))
                 ctx.close()
             browser.close()
     finally:
