@@ -179,7 +179,7 @@ class RunView:
         src, stamp = seen if isinstance(seen, tuple) and len(seen) == 2 else ("", None)
         c = self._collection(src) if src else None
         if c is None:
-            return [gr.skip()] * 7 + [gr.Timer(active=False), gr.skip()]
+            return [gr.skip()] * 6 + [gr.Timer(active=False), gr.skip()]
         with self._follow_lock:  # one follower per app: visitors of the same run share what it read
             current = self.collections.cache.get(src, self.collections.allow_local(src))
             grown = follow(current.run) if current.run is not None else None
@@ -189,7 +189,7 @@ class RunView:
                     current = newer
         run = current.run
         if _stamp(run) == stamp:
-            return [gr.skip()] * 7 + [gr.Timer(active=run.live), gr.skip()]
+            return [gr.skip()] * 6 + [gr.Timer(active=run.live), gr.skip()]  # head, 4 plots, body
         return [encode(self.head(src, run)).decode(), *self._plots(run),
                 encode(self.body(src, run, None, None, refresh=True)).decode(), gr.Timer(active=run.live),
                 (src, _stamp(run))]
