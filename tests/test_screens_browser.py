@@ -10,12 +10,12 @@ import re
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from test_group_view import make_group
 
 from conftest import EXAMPLE, ROOT, SHOTS, artifact_without_turns, launch_app, zip_folder
+from support.pages import url_of
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 60_000
@@ -71,10 +71,6 @@ def open_view(page, url: str):
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
     page.wait_for_timeout(700)  # the landing settles (its chunk, then one more pass)
     return page
-
-
-def url_of(base: str, src: str, **params) -> str:
-    return f"{base}/?src={quote(src)}" + "".join(f"&{k}={quote(str(v))}" for k, v in params.items())
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from .collection import row_folders
 from .group import GROUP_FILE
 from .problems import ArtifactError, Problem
 from .run import find_run
-from .sources import EMPTY_HINT, bundled_examples, bundled_groups, bundled_runs
+from .sources import EMPTY_HINT, bundled_examples, bundled_groups, bundled_runs, is_zip
 from .stores import Store, store_for
 
 Kind = Literal["rollout", "collection", "run"]
@@ -69,10 +69,8 @@ def kind_of(store: Store) -> Kind:
 
 def _loose_file(text: str) -> bool:
     """A local file that is not a zip (a turns.json, or something the single reader will refuse)."""
-    import zipfile
-
     path = Path(text).expanduser()
     try:
-        return path.is_file() and not zipfile.is_zipfile(path)
-    except OSError:
+        return path.is_file() and not is_zip(path)
+    except OSError:  # a name too long, a loop of symlinks: not a file we can use
         return False

@@ -210,7 +210,7 @@ def resolved(source: str, token: str | None = None, allow_local: bool = True,
             yield artifact_root(path), False
             return
         if is_file:
-            if path.suffix.lower() == ".zip" or _is_zip(path):
+            if path.suffix.lower() == ".zip" or is_zip(path):
                 with scratch("rollout-zip-") as folder:
                     extract_zip(path, folder, label=text, max_bytes=max_unzipped_bytes)
                     yield artifact_root(folder, text), True
@@ -229,7 +229,8 @@ def resolved(source: str, token: str | None = None, allow_local: bool = True,
     yield download(ref, token=token), False
 
 
-def _is_zip(path: Path) -> bool:
+def is_zip(path: Path) -> bool:
+    """Whether `path` is a zip archive (False for what cannot be read)."""
     try:
         return zipfile.is_zipfile(path)
     except OSError:
@@ -254,7 +255,7 @@ def identify(source: str, token: str | None = None, allow_local: bool = True) ->
     if allow_local and text not in bundled_examples():
         path = Path(text).expanduser()
         try:
-            zipped = path.is_file() and (path.suffix.lower() == ".zip" or _is_zip(path))
+            zipped = path.is_file() and (path.suffix.lower() == ".zip" or is_zip(path))
         except OSError:
             zipped = False
         if zipped:
