@@ -99,9 +99,7 @@ def check(source: str, out: TextIO = sys.stdout) -> int:
 
 
 def export(source: str, out_path: str, turn: int | None, tokenizer: str | None, out: TextIO = sys.stdout) -> int:
-    from pathlib import Path
-
-    from .export import ExportRefused, export_file, size_label
+    from .export import ExportRefused, size_label, write_to
     from .rollout import Rollout
 
     a = _open(source, out)
@@ -111,16 +109,17 @@ def export(source: str, out_path: str, turn: int | None, tokenizer: str | None, 
         print(f"ERROR --turn {turn}: this rollout has turns 0..{len(a.turns) - 1}", file=out)
         return USAGE
     try:
-        got = export_file(Rollout.load(a, tokenizer), Path(out_path), turn=turn)
+        got = write_to(Rollout.load(a, tokenizer), out_path, turn=turn)
     except ExportRefused as e:
         print(f"ERROR {source}: {e} (--turn N)", file=out)
         return USAGE
     except OSError as e:
         print(f"ERROR cannot write {out_path}: {e.strerror or type(e).__name__}", file=sys.stderr)
         return CANNOT_WRITE
-    print(f"wrote {out_path} ({size_label(got.bytes)})", file=out)
+    said = sys.stderr if out_path == "-" else out  # the page itself is on standard output
+    print(f"wrote {'standard output' if out_path == '-' else out_path} ({size_label(got.bytes)})", file=said)
     if got.note:
-        print(f"note: {got.note}", file=out)
+        print(f"note: {got.note}", file=said)
     return OK
 
 
@@ -134,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     e = sub.add_parser("export", help="write a self-contained HTML file of the rollout", epilog=EXIT_CODES,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("source")
-    e.add_argument("-o", "--output", required=True, help="the .html file to write")
+    e.add_argument("-o", "--output", required=True, help="the .html file to write (replaced atomically); '-' for standard output; a FIFO or a device is "
+                   "written through, as a shell redirection would")
     e.add_argument("--turn", type=int, default=None, help="export only this turn (with its full context)")
     e.add_argument("--tokenizer", default=None, help="tokenizer folder or tokenizer.json when the artifact has none")
     add_ls_arguments(sub.add_parser("ls", help="list a collection (folder, .zip or Hub dataset) from its small files"))

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import math
 import os
-import secrets
+import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 import msgspec
+
+from rollout_trace.artifact.atomic import replacing
 
 from . import assets
 from .contract import Initial, Mode, Opened, Scope, Training, encode
@@ -264,16 +267,28 @@ TraceView.mountExport(document.getElementById("tv-data"), document.getElementByI
 
 
 def export_file(r: Rollout, path: Path, **kw) -> Written:
-    """The page written to `path` through a temporary file beside it, renamed into place when complete."""
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.part"
+    """The page written to `path` atomically (rollout_trace/artifact/atomic.py): renamed into place when complete.
+
+    Raises NotReplaceable (an OSError) when `path` is a FIFO, a device or a symlink: `write_to` writes through those."""
+    with replacing(path, "w") as f:
+        return write_export(r, f, **kw)
+
+
+def write_to(r: Rollout, target: str, **kw) -> Written:
+    """The page written where a command line's `-o TARGET` says, as a shell redirection would write it:
+    `-` is standard output; a FIFO, a device or a symlink to one is opened and written through; a regular
+    file (a symlink to one included: its target) or a new path is replaced atomically, never half written."""
+    if target == "-":
+        return write_export(r, sys.stdout, **kw)
+    path = Path(target)
     try:
-        with tmp.open("x", encoding="utf-8") as f:
-            got = write_export(r, f, **kw)
-        os.replace(tmp, path)
-        return got
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        special = not stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        special = False
+    if special:
+        with open(path, "w", encoding="utf-8") as f:
+            return write_export(r, f, **kw)
+    return export_file(r, Path(os.path.realpath(path)), **kw)
 
 
 def size_label(n: int) -> str:

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
 import msgspec
 import numpy as np
 
 from .arrays import safetensors_file
+from .atomic import publish_folder, staging_folder
 from .model import Rescore, Turn
 from .problems import ArtifactError, Findings, from_msgspec
 from .schema import RESCORE_DIR, RESCORE_META, RESCORE_SCORES, RESCORE_VERSION, RescoreMeta
@@ -174,32 +174,16 @@ def write_part(root: Path, name: str, meta: RescoreMeta, arrays: dict[str, np.nd
         raise ValueError(f"rescore part name {name!r}: use letters, digits, '.', '_' and '-' only")
     base = Path(root) / RESCORE_DIR
     base.mkdir(exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.partial-", dir=base))
+    tmp = staging_folder(base / name, "partial")
     try:
         (tmp / RESCORE_META).write_bytes(msgspec.json.format(_encode(meta), indent=2))
         save_file({k: np.ascontiguousarray(arrays[k], dtype=ARRAYS[k][0]) for k in ARRAYS}, str(tmp / RESCORE_SCORES),
                   metadata={"format": "rollout-viewer rescore", "format_version": str(RESCORE_VERSION)})
-        for p in (tmp, tmp / RESCORE_META, tmp / RESCORE_SCORES):  # mkdtemp makes them private; parts are shared
-            p.chmod(0o755 if p.is_dir() else 0o644)
+        for p in (tmp / RESCORE_META, tmp / RESCORE_SCORES):  # mkdtemp makes them private; parts are shared
+            p.chmod(0o644)
         read_part(Path(root), tmp.name, turns)  # raises before anything replaces the old part
-        _swap_into_place(tmp, base / name)
+        publish_folder(tmp, base / name, replace=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return read_part(root, name, turns)
-
-
-def _swap_into_place(new: Path, dest: Path) -> None:
-    """Rename `new` to `dest`; an older `dest` is moved aside first and deleted only after the rename."""
-    old = None
-    if dest.exists():
-        old = dest.with_name(f".{dest.name}.old-{new.name.rsplit('-', 1)[-1]}")
-        dest.rename(old)
-    try:
-        new.rename(dest)
-    except BaseException:
-        if old is not None:
-            old.rename(dest)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)

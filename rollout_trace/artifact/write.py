@@ -1,7 +1,7 @@
 """Write an artifact folder atomically, and only if it reads back valid.
 
 Files go to a hidden sibling folder first; the finished folder is validated with the same reader
-every consumer uses, then renamed into place. A failed or interrupted write therefore never leaves
+every consumer uses, then synced and renamed into place (rollout_trace/artifact/atomic.py). A failed or interrupted write therefore never leaves
 something at `out_dir` that looks like a complete artifact.
 """
 
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import numpy as np
 
+from .atomic import publish_folder, staging_folder
 from .group import GROUP_FILE, encode_group, load_group, rollout_folder
 from .model import Artifact, Turn
 from .problems import ArtifactError, Problem
@@ -81,7 +81,7 @@ def write_artifact(out_dir: Path | str, *, summary: Summary, turns: list[Turn], 
         if trl is not None:
             write_trl_files(tmp, *trl)
         written = load_artifact(tmp) if validate else None  # raises ArtifactError before anything reaches out_dir
-        _move_into_place(tmp, out)
+        publish_folder(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -93,17 +93,9 @@ def write_artifact(out_dir: Path | str, *, summary: Summary, turns: list[Turn], 
 
 def _staging(out: Path, kind: str) -> Path:
     """A hidden, private sibling of `out` to build it in; refuses an `out` that exists and is not an empty folder."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    if out.is_symlink() or (out.exists() and (not out.is_dir() or any(out.iterdir()))):
         raise OutDirExists(f"{out} already exists and is not empty; choose another --out-dir or remove it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}.{kind}-", dir=out.parent))
-
-
-def _move_into_place(tmp: Path, out: Path) -> None:
-    tmp.chmod(0o755)  # mkdtemp makes it private; what we write is meant to be shared
-    if out.exists():
-        out.rmdir()  # _staging allowed only an empty folder
-    tmp.rename(out)
+    return staging_folder(out, kind)
 
 
 def _moved(a: Artifact, root: Path) -> Artifact:
@@ -145,7 +137,7 @@ class GroupBuild:
         read = [load_artifact(self.root / r.folder) if r.folder else None for r in group.rollouts] if validate else []
         if validate:
             _cross_check(self.root)
-        _move_into_place(self.root, self.out)
+        publish_folder(self.root, self.out)
         self.committed = True
         return [_moved(a, self.out / r.folder) if a is not None and r.folder else None
                 for a, r in zip(read, group.rollouts, strict=False)]

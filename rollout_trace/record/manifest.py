@@ -8,7 +8,7 @@ renamed over the old one). Nothing here records a secret: no token, no server UR
 from __future__ import annotations
 
 import importlib.metadata
-import os
+import shutil
 import time
 import uuid
 from pathlib import Path
@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from rollout_trace.artifact.atomic import publish_folder, staging_folder
 from rollout_trace.artifact.run_format import (
     MANIFEST,
     RUN_FORMAT_VERSION,
@@ -105,9 +106,13 @@ def begin_segment(root: Path, segment: str, loop_kwargs: dict, model_version: in
     now = iso(time.time())
     tokenizer = loop_kwargs.get("processing_class")
     if tokenizer is not None and not (root / TOKENIZER_DIR).is_dir() and hasattr(tokenizer, "save_pretrained"):
-        tmp = root / f".{TOKENIZER_DIR}.{os.getpid()}.tmp"
-        tokenizer.save_pretrained(str(tmp))
-        os.replace(tmp, root / TOKENIZER_DIR)
+        tmp = staging_folder(root / TOKENIZER_DIR, "partial")
+        try:
+            tokenizer.save_pretrained(str(tmp))
+            publish_folder(tmp, root / TOKENIZER_DIR)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     if read_manifest(root) is None:
         model = str(loop_kwargs.get("model_name"))
         manifest = RunManifest(

@@ -12,12 +12,12 @@ when it stopped (the reader names it). `close` gives the writer until a deadline
 from __future__ import annotations
 
 import logging
-import os
 import queue
 import threading
 import time
 from pathlib import Path
 
+from rollout_trace.artifact.atomic import write_bytes as atomic_write
 from rollout_trace.artifact.group import rollout_folder
 from rollout_trace.artifact.run_format import GROUPS_DIR, INDEX_DIR, SEGMENTS_DIR, SegmentEnd, encode_file, encode_line
 from rollout_trace.artifact.write import GroupBuild, write_artifact
@@ -26,12 +26,6 @@ from .build import ScoredGroup, build_rollout, group_file, index_entry, iso
 
 log = logging.getLogger("rollout_trace.record")
 WARN_PENDING_GROUPS = 64  # groups waiting for the writer: it is falling behind TRL's scoring
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 class GroupWriter:
