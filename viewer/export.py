@@ -24,7 +24,7 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import IO
 
 import msgspec
 
@@ -185,7 +185,7 @@ def _outline(r: Rollout, turns: list[int], one_turn: bool, choice: TrainerChoice
 class _Out:
     """Counts what it writes (characters of ASCII-only JSON and the page around it)."""
 
-    def __init__(self, f: TextIO):
+    def __init__(self, f: IO[str]):
         self.f, self.chars = f, 0
 
     def __call__(self, s: str) -> None:
@@ -193,7 +193,7 @@ class _Out:
         self.chars += len(s.encode("utf-8")) if not s.isascii() else len(s)
 
 
-def write_export(r: Rollout, f: TextIO, turn: int | None = None, mode: Mode = "mask", scope: Scope = "new",
+def write_export(r: Rollout, f: IO[str], turn: int | None = None, mode: Mode = "mask", scope: Scope = "new",
                  at_turn: int = 0, trainer: TrainerChoice | None = None, advantage: float | None = None,
                  max_tokens: int = MAX_TOKENS) -> Written:
     """Write the page to `f`; `turn` exports that turn alone, else the whole rollout opens on `at_turn`.

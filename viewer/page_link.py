@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from rollout_trace.artifact.sources import parse_hub_id
 
 from .contract import MODES, SCOPES
+from .untrusted import whole
 
 MAX_SRC_CHARS = 1024  # a Hub id with revision and sub-folder fits in ~700; a path in far less
 MAX_TURN = 10_000_000
@@ -73,8 +74,9 @@ def parse_page_query(params: Mapping | None, public: bool, examples: list[str] |
     turn = 0
     raw_turn = _one(params, "turn")
     if raw_turn not in (None, ""):
-        if raw_turn.isascii() and raw_turn.isdigit() and len(raw_turn) <= 8 and int(raw_turn) <= MAX_TURN:
-            turn = int(raw_turn)
+        got = whole(raw_turn, MAX_TURN)
+        if got is not None:
+            turn = got
         else:
             problems.append(f"the link's turn is not a turn number (0 to {MAX_TURN:,}); starting at turn 0")
     choices = {"mode": MODES, "scope": SCOPES}

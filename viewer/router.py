@@ -23,9 +23,11 @@ from rollout_trace.artifact.kinds import Kind
 
 from .contract import Initial
 from .page_link import MAX_SRC_CHARS, PageQuery, parse_page_query
+from .untrusted import whole
 
 RouteKind = Literal["default", "rollout", "index", "row", "refused"]
 LINK_KEYS = ("src", "turn", "mode", "scope")  # a link naming none of these is the default page
+MAX_ROLLOUT = 99_999  # a group holds far fewer rollouts
 INDEX_KEYS = ("page", "sort")  # a link with these asks for a group's index row, not its map
 
 
@@ -51,8 +53,7 @@ def initial_from_params(params: Mapping[str, object]) -> Initial:
 
 def rollout_param(value: object) -> int | None:
     """`rollout=N` from a link or an event: a small non-negative whole number, else None (ignored)."""
-    text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
-    return int(text) if text.isascii() and text.isdigit() and len(text) <= 5 else None
+    return whole(value, most=MAX_ROLLOUT)
 
 
 def _opens_index(kind: Kind) -> bool:

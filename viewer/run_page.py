@@ -25,6 +25,8 @@ import pandas as pd
 
 from rollout_trace.artifact.run import Run, RunGroup, RunRow
 
+from .untrusted import whole
+
 ZERO_ADVANTAGE = 1e-9
 MAX_NOTES = 8
 UNSCORABLE_SHARE = 0.2  # a suffix of versions where at least this share of rollouts has no reward is noted
@@ -403,17 +405,12 @@ def task_frame(track: TaskTrack) -> pd.DataFrame:
 # -- the deep link -----------------------------------------------------------------------------------
 
 
-def _whole(value: object, most: int = 10**9) -> int | None:
-    text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
-    return int(text) if text.isascii() and text.isdigit() and len(text) <= 10 and int(text) <= most else None
-
-
 def resolve_link(run: Run, params: Mapping[str, object]) -> tuple[str | None, str | None]:
     """(the group's path, a problem) for `version=V&group=G[&segment=S]`; (None, None) when the link names no
     group. Group ids restart in every segment: without `segment` the latest segment's group at V wins."""
     if "group" not in params:
         return None, None
-    version, gid = _whole(params.get("version")), _whole(params.get("group"))
+    version, gid = whole(params.get("version")), whole(params.get("group"))
     if gid is None:
         return None, "the link's group is not a group id (a whole number)"
     seg = params.get("segment")

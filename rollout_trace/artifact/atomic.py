@@ -74,7 +74,7 @@ def _replacing(path: Path, mode: str) -> Iterator[IO]:
     _check_replaceable(path, folder=False)
     tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.part"
     try:
-        with open(tmp, mode.replace("w", "x"), **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+        with open(tmp, mode.replace("w", "x"), encoding=None if "b" in mode else "utf-8") as f:
             yield f
             f.flush()
             os.fsync(f.fileno())

@@ -15,7 +15,6 @@ using the page.
 
 from __future__ import annotations
 
-import math
 import queue
 import shutil
 import threading
@@ -50,11 +49,13 @@ from capture.live import LiveUpdate
 from rollout_trace.artifact import Artifact
 from viewer.render import safe
 from viewer.settings import settings
+from viewer.untrusted import number, whole
 
 from .capture_gate import Gate
 from .downloads import new_download_dir
 
 MAX_LOG_LINES = 400
+MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a rollout never runs for a week; past this a number is a typo or a probe
 DEFAULTS = CaptureConfig()  # the form's defaults are the library's
 
 # What the form calls each CaptureConfig setting: messages about a setting use exactly these words.
@@ -170,14 +171,10 @@ def _whole(value: Any, name: str, found: list[CaptureError], optional: bool = Fa
             return None
         found.append(CaptureError("is required: a whole number", name))
         return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = math.nan
-    if not math.isfinite(number) or number != int(number):
+    number = whole(value, most=2**63 - 1, least=-(2**63))
+    if number is None:
         found.append(CaptureError(f"must be a whole number, not {str(value)[:40]!r}", name))
-        return None
-    return int(number)
+    return number
 
 
 def _start(job, result: dict, key: str, name: str) -> threading.Thread:
@@ -247,9 +244,8 @@ class CaptureTab:
         url = text("endpoint") or None
         numbers = {name: _whole(got.get(name), name, found) for name in ("n_prompts", "seed", "task_index")}
         rollout_seed = _whole(got.get("rollout_seed"), "rollout_seed", found, optional=True)
-        try:
-            timeout_s = float(str(got.get("timeout_s")))
-        except (TypeError, ValueError):
+        timeout_s = number(got.get("timeout_s"), MAX_TIMEOUT_S, -MAX_TIMEOUT_S)
+        if timeout_s is None:
             found.append(CaptureError("must be a number of seconds", "timeout_s"))
             timeout_s = DEFAULTS.timeout_s
         cfg = CaptureConfig(

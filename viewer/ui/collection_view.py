@@ -42,6 +42,7 @@ from viewer.render import group_map as render_group
 from viewer.render import panels
 from viewer.rollout import Rollout
 from viewer.router import Route, rollout_param, route_link, route_source
+from viewer.untrusted import whole_or
 
 from ..index.cache import CollectionCache, collection_identity
 
@@ -60,13 +61,6 @@ _serial = itertools.count(1)
 
 def _params(query: str) -> dict[str, str]:
     return dict(parse_qsl(str(query or "")[:MAX_QUERY_CHARS], keep_blank_values=False))
-
-
-def _int(value, default: int = 0) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError, OverflowError):
-        return default
 
 
 def _shown(text: str) -> str:
@@ -269,7 +263,7 @@ class CollectionView:
             if group is None or group.kind != "group":
                 return {"error": "no such group in this collection"}
             members = self._members(c, group)
-            a, b, turn = (_int(req.get(k)) for k in ("a", "b", "turn"))
+            a, b, turn = (whole_or(req.get(k), 0) for k in ("a", "b", "turn"))
             if a not in members or b not in members or a == b:
                 return {"error": "pick two different rollouts that have an artifact"}
             got = group_compare(self._rollout(c, src, members[a].path), a, self._rollout(c, src, members[b].path), b, turn)
@@ -333,7 +327,7 @@ class CollectionView:
         params = _params(str(data.get("query") or ""))
         if data.get("action") == "open":
             rollout = rollout_param(data.get("rollout"))
-            initial = Initial(turn=max(0, _int(data.get("turn")))) if rollout is not None else Initial()
+            initial = Initial(turn=whole_or(data.get("turn"), 0)) if rollout is not None else Initial()
             return self.open_row(src, str(data.get("row") or "")[:MAX_SRC_CHARS], params, initial, rollout)
         return CLEARED, "", self.index_value(src, params)
 

@@ -32,6 +32,7 @@ from viewer.contract import Initial, encode
 from viewer.group import compare as group_compare
 from viewer.render import group_map as render_group
 from viewer.router import rollout_param
+from viewer.untrusted import whole
 
 if TYPE_CHECKING:
     from .view_tab import ViewTab
@@ -119,7 +120,7 @@ class RunView:
         if c is None:
             return self._hidden()
         run = c.run
-        version = run_page._whole(params.get("version"))
+        version = whole(params.get("version"))
         task = params.get("task")
         body = self.body(src, run, version, task if isinstance(task, str) else None)
         task_col, task_plot = self._task_plot(body.task)
@@ -157,7 +158,7 @@ class RunView:
             return gr.skip(), gr.skip(), gr.skip()
         src = str(data.get("src") or "").strip()[:1000]
         rollout = rollout_param(data.get("rollout"))
-        initial = Initial(turn=max(0, run_page._whole(data.get("turn")) or 0))
+        initial = Initial(turn=max(0, whole(data.get("turn")) or 0))
         return self.collections.open_row(src, str(data.get("row") or "")[:1000], {}, initial, rollout)
 
     def on_task(self, evt: gr.EventData) -> tuple:
@@ -170,7 +171,7 @@ class RunView:
         if c is None:
             return gr.skip(), gr.skip(), gr.skip()
         task = str(data.get("task") or "")[:64] or None
-        body = self.body(src, c.run, run_page._whole(data.get("version")), task)
+        body = self.body(src, c.run, whole(data.get("version")), task)
         return (encode(body).decode(), *self._task_plot(body.task))
 
     def poll(self, seen: Any) -> list:
@@ -201,7 +202,7 @@ class RunView:
         if not isinstance(req, dict):
             return {"error": "a request is {src, version}"}
         c = self._collection(str(req.get("src") or "")[:1000])
-        v = run_page._whole(req.get("version"))
+        v = whole(req.get("version"))
         if c is None or v is None:
             return {"error": "no such run or version"}
         return {"groups": msgspec.to_builtins(run_page.group_rows(c.run, v))}
@@ -222,7 +223,7 @@ class RunView:
         try:
             got = group_compare(self.collections._rollout(c, src, a), ra.rollout or 0,
                                 self.collections._rollout(c, src, b), rb.rollout or 0,
-                                max(0, run_page._whole(req.get("turn")) or 0))
+                                max(0, whole(req.get("turn")) or 0))
         except ArtifactError as e:
             return {"error": str(e.problems[0]) if e.problems else "could not read the rollouts"}
         except ValueError as e:

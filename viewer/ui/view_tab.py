@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import html
-import math
 from pathlib import Path
 
 import gradio as gr
@@ -35,6 +34,7 @@ from viewer.render.outline import training
 from viewer.rollout import Rollout
 from viewer.router import initial_from_params
 from viewer.trainer_records import BadRequest, parse_request, trainer_summary, trainer_turn
+from viewer.untrusted import number, whole_or
 
 from .collection_view import CollectionView
 from .downloads import export_path
@@ -45,13 +45,6 @@ from .store import Held, RolloutStore
 MOUNT_JS = "TraceView.mountInApp(element, props, server, watch);"
 UPLOAD_GONE = "this upload is no longer loaded on this server: upload the file again"
 MAX_ADVANTAGE = 1e3
-
-
-def _int(value, default: int = 0) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError, OverflowError):
-        return default
 
 
 def _scrub(p: Problem, path: str, name: str) -> Problem:
@@ -75,7 +68,7 @@ def _trainer_choice(r: Rollout, value: object, group: float | None) -> TrainerCh
         return None
     v = value if isinstance(value, dict) else {}
     part = str(v.get("part", ""))
-    eps = _int(v.get("eps"))
+    eps = whole_or(v.get("eps"), 0)
     adv = str(v.get("adv", "+1"))
     if adv not in ADVANTAGE_CHOICES or (adv == "group" and group is None):
         adv = "+1"
@@ -85,9 +78,7 @@ def _trainer_choice(r: Rollout, value: object, group: float | None) -> TrainerCh
 
 def _advantage(value: object) -> float | None:
     """The group's advantage the page was given, when it is a sensible number (it only labels the visitor's file)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) and abs(value) <= MAX_ADVANTAGE else None
+    return number(value, MAX_ADVANTAGE, -MAX_ADVANTAGE) if not isinstance(value, str) else None
 
 
 class ViewTab:
@@ -222,7 +213,8 @@ class ViewTab:
         if isinstance(r, str):
             return {"error": r}
         try:
-            c = r.chunk(_int(req.get("turn")), str(req.get("scope")), _int(req.get("index")), _int(req.get("row")))
+            c = r.chunk(whole_or(req.get("turn"), 0), str(req.get("scope")), whole_or(req.get("index"), 0),
+                        whole_or(req.get("row"), 0))
         except (ValueError, IndexError) as e:
             return {"error": str(e)}
         return msgspec.to_builtins(c)
@@ -245,7 +237,7 @@ class ViewTab:
             part, lo, hi, adv = parse_request(r, req)
             if req.get("summary"):
                 return msgspec.to_builtins(trainer_summary(r, part, lo, hi, adv))
-            return msgspec.to_builtins(trainer_turn(r, _int(req.get("turn"), -1), part, lo, hi, adv))
+            return msgspec.to_builtins(trainer_turn(r, whole_or(req.get("turn"), -1), part, lo, hi, adv))
         except (BadRequest, IndexError, KeyError) as e:
             return {"error": str(e)}
 
