@@ -113,3 +113,108 @@ def test_an_atomic_folder_replaces_the_old_one_only_when_complete(tmp_path):
     atomic.publish_folder(built, dest, replace=True)
     assert [p.name for p in dest.iterdir()] == ["new"] and [p.name for p in tmp_path.iterdir()] == ["part"]
     assert stat.S_IMODE(dest.stat().st_mode) == 0o755
+
+
+# -- ls says what the reader skipped ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def hostile_run(tmp_path) -> Path:
+    """The example run with two index lines naming `../../etc` and an index file that is a symlink to /etc/passwd."""
+    import json
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(EXAMPLE.parent / "trl-run", run)
+    index = sorted((run / "index").glob("*.jsonl"))[0]
+    lines = index.read_text().splitlines()
+    for i in range(2):
+        entry = json.loads(lines[i])
+        entry["path"] = entry["group_path"] = "../../etc"
+        lines[i] = json.dumps(entry)
+    index.write_text("\n".join(lines) + "\n")
+    (run / "index" / "evil.jsonl").symlink_to("/etc/passwd")
+    return run
+
+
+def test_ls_says_what_the_run_reader_skipped(hostile_run, capsys):
+    assert main(["ls", str(hostile_run)]) == 0
+    err = capsys.readouterr().err
+    assert "3 problem(s), what they name is skipped" in err, err
+    assert "index/evil.jsonl: cannot be read (a symbolic link, not followed)" in err
+    assert err.count("a rollout's folder lies outside the run's groups") == 2
+    assert "root:" not in err  # nothing of the file the link points at
+
+
+def test_ls_lists_at_most_a_screen_of_problems(hostile_run, capsys, monkeypatch):
+    from viewer.index import cli
+
+    monkeypatch.setattr(cli, "MAX_PROBLEM_LINES", 1)
+    assert main(["ls", str(hostile_run)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("problem: ") == 2 and "... and 2 more (`viewer check` names every one)" in err
+
+
+# -- names the system refuses: a message, not "a bug" ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["check", "ls"])
+def test_a_name_too_long_is_a_message(command, capsys):
+    assert main([command, "a" * 5000]) == 1
+    out = capsys.readouterr()
+    assert "cannot use this path: File name too long" in out.out + out.err
+    assert "internal error" not in out.out + out.err
+
+
+def test_ls_skips_what_it_may_not_read_and_says_so(tmp_path, capsys):
+    import shutil
+
+    shutil.copytree(EXAMPLE, tmp_path / "r1")
+    (tmp_path / "loop").symlink_to("loop")  # what /proc/1/cwd is to a reader without the right: a stat that fails
+    assert main(["ls", str(tmp_path)]) == 0
+    out = capsys.readouterr()
+    assert "r1" in out.out and "note: loop: cannot be read (Too many levels of symbolic links); skipped" in out.err
+
+
+# -- a zipped run bomb: every zip reader bounds what a member may expand to --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def run_bomb(tmp_path_factory) -> Path:
+    """The example run zipped with one more index file: 64 MB of blank lines, packed into about 64 kB."""
+    import zipfile
+
+    dest = tmp_path_factory.mktemp("bomb") / "run.zip"
+    run = EXAMPLE.parent / "trl-run"
+    with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in run.rglob("*"):
+            if f.is_file():
+                zf.write(f, Path("run") / f.relative_to(run))
+        with zf.open("run/index/bomb.jsonl", "w", force_zip64=True) as out:
+            block = b"\n" * (1 << 20)
+            for _ in range(64):
+                out.write(block)
+    assert dest.stat().st_size < 8 << 20
+    return dest
+
+
+def test_ls_of_a_zipped_run_bomb_refuses_the_member_unread(run_bomb, capsys, monkeypatch):
+    import zipfile
+
+    opened: list[str] = []
+    real_open = zipfile.ZipFile.open
+    monkeypatch.setattr(zipfile.ZipFile, "open", lambda self, name, *a, **kw: (
+        opened.append(getattr(name, "filename", name)), real_open(self, name, *a, **kw))[1])
+    assert main(["ls", str(run_bomb)]) == 0
+    err = capsys.readouterr().err
+    assert "index/bomb.jsonl" in err and "a zip bomb, not read" in err, err
+    assert not any(n.endswith("bomb.jsonl") for n in opened)  # refused from the central directory alone
+
+
+def test_unpacking_a_zip_bomb_is_refused_before_it_is_written(run_bomb, tmp_path):
+    from rollout_trace.artifact import ArtifactError
+    from rollout_trace.artifact.unpack import extract_zip
+
+    with pytest.raises(ArtifactError, match="a zip bomb, not read"):
+        extract_zip(run_bomb, tmp_path)
+    assert not list(tmp_path.rglob("bomb.jsonl"))

@@ -32,7 +32,7 @@ from rollout_trace.analysis.trainer_view import summary
 from rollout_trace.analysis.training import TRL, TRL_VERSION, record, training
 from rollout_trace.artifact import Artifact, ArtifactError, open_artifact
 
-from .index.cli import add_ls_arguments, check_source, ls
+from .index.cli import add_ls_arguments, check_source, ls, shown
 
 OK, INVALID, USAGE, INTERNAL, CANNOT_WRITE, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 3, 4, 130, 141
 EXIT_CODES = """exit status:
@@ -51,13 +51,14 @@ def _open(source: str, out: TextIO) -> Artifact | None:
     try:
         return open_artifact(source)
     except ArtifactError as e:
-        print(f"INVALID {source}", file=out)
+        print(f"INVALID {shown(source)}", file=out)
         for p in e.problems:
             print(f"  - {p}", file=out)
         return None
 
 
-def check(source: str, out: TextIO = sys.stdout) -> int:
+def check(source: str, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # looked up per call, so redirections apply
     a = _open(source, out)
     if a is None:
         return INVALID
@@ -98,7 +99,8 @@ def check(source: str, out: TextIO = sys.stdout) -> int:
     return OK
 
 
-def export(source: str, out_path: str, turn: int | None, tokenizer: str | None, out: TextIO = sys.stdout) -> int:
+def export(source: str, out_path: str, turn: int | None, tokenizer: str | None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
     from .export import ExportRefused, size_label, write_to
     from .rollout import Rollout
 
@@ -170,6 +172,6 @@ def main(argv: list[str] | None = None) -> int:
         return BROKEN_PIPE
     except Exception as e:  # a bug: still a message, not a traceback
         details = crash_log.unexpected(f"viewer {args.command} {args.source[:200]}")
-        print(f"ERROR {args.source}: internal error (a bug in the viewer), {type(e).__name__}: {str(e)[:300]}"
+        print(f"ERROR {shown(args.source)}: internal error (a bug in the viewer), {type(e).__name__}: {str(e)[:300]}"
               f"{details}", file=sys.stderr)
         return INTERNAL

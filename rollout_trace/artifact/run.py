@@ -21,6 +21,7 @@ that is not a run, or whose run.json is unreadable, raises ArtifactError.
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -154,7 +155,8 @@ class RunStore:
         root = getattr(self.store, "root", None)
         if self.store.kind == "folder" and root is not None:
             try:
-                with open(Path(root) / self.full(path), "rb") as f:
+                fd = os.open(Path(root) / self.full(path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))  # as FolderStore
+                with os.fdopen(fd, "rb") as f:
                     f.seek(offset)
                     return f.read(max_bytes)
             except OSError as e:

@@ -14,6 +14,7 @@ comes from the local cache (the small files fetched before) and a note says so.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import time
@@ -40,7 +41,7 @@ from .sources import (
     hub_errors,
     parse_hub_id,
 )
-from .unpack import remove_folder, temporary_folder
+from .unpack import expansion_problem, remove_folder, temporary_folder
 
 MAX_ENTRIES = 200_000  # files listed before we stop walking or paging
 MAX_SMALL_BYTES = 1024 * 1024  # a summary/task/group file is a few kB; anything past this is not one
@@ -87,17 +88,26 @@ class FolderStore:
             is_artifact = "group.json" not in names and any(m in names for m in MARKERS)
             for entry in entries:
                 path = f"{rel}{entry.name}"
-                if entry.is_dir(follow_symlinks=False):
+                try:
+                    is_dir, is_file = entry.is_dir(follow_symlinks=False), entry.is_file()
+                except OSError as e:  # a symlink we may not follow (/proc/1/cwd), a file gone since the listing
+                    listing.notes.append(f"{path}: cannot be read ({e.strerror or type(e).__name__}); skipped")
+                    continue
+                if is_dir:
                     # an artifact's sub-folders hold tokenizer files, never rows
                     if not is_artifact and not entry.name.startswith(".") and entry.name not in _SKIP_DIRS:
                         stack.append((entry.path, path + "/"))
-                elif entry.is_file():
+                elif is_file:
                     if len(listing.files) >= max_entries:
                         listing.notes.append(f"stopped listing after {max_entries:,} files; the index shows "
                                              "the artifacts found so far")
                         return listing
                     if entry.name in MARKERS:  # sizes shown or bounded, dates shown; other files need no stat
-                        st = entry.stat()
+                        try:
+                            st = entry.stat()
+                        except OSError as e:
+                            listing.notes.append(f"{path}: cannot be read ({e.strerror or type(e).__name__}); skipped")
+                            continue
                         listing.files[path] = st.st_size
                         if entry.name != "turns.json":
                             listing.times[path] = _iso(st.st_mtime)
@@ -112,7 +122,8 @@ class FolderStore:
             try:
                 out[p] = _read_small(os.path.join(root, p), max_bytes)
             except OSError as e:
-                out[p] = f"cannot be read ({e.strerror or type(e).__name__})"
+                why = "a symbolic link, not followed" if e.errno == errno.ELOOP else e.strerror or type(e).__name__
+                out[p] = f"cannot be read ({why})"
         return out
 
     def list_dir(self, path: str) -> dict[str, int]:
@@ -121,7 +132,14 @@ class FolderStore:
             entries = list(os.scandir(self.folder(path)))
         except OSError:
             return {}
-        return {e.name: e.stat().st_size for e in entries if e.is_file()}
+        out = {}
+        for e in entries:
+            try:
+                if e.is_file():
+                    out[e.name] = e.stat().st_size
+            except OSError:  # gone since the listing, or a link we may not follow: the reader names what is missing
+                continue
+        return out
 
     def folder(self, path: str) -> Path:
         return self.root / path if path else self.root
@@ -133,7 +151,8 @@ class FolderStore:
 def _read_small(path: str, max_bytes: int = MAX_SMALL_BYTES) -> bytes | str:
     """A small file's bytes, or why not. Reads in 64 kB steps: asking os.read for the whole bound would
     allocate a megabyte per file, which costs more than reading a few kB."""
-    fd = os.open(path, os.O_RDONLY)
+    # not through a symlink: a folder's files are its own, never one it points at (/etc/passwd)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     try:
         chunks, size = [], 0
         while size <= max_bytes:
@@ -193,6 +212,9 @@ class ZipStore:
                 if info.file_size > max_bytes:
                     out[p] = f"larger than {max_bytes:,} bytes"
                     continue
+                if (bomb := expansion_problem(info)) is not None:
+                    out[p] = bomb
+                    continue
                 with self._zip.open(info) as f:
                     out[p] = f.read(max_bytes + 1)
             except (KeyError, zipfile.BadZipFile, OSError, EOFError) as e:
@@ -218,6 +240,9 @@ class ZipStore:
         prefix = f"{path}/" if path else ""
         members = [i for i in self._zip.infolist()
                    if i.filename.startswith(prefix) and not i.is_dir() and _zip_name_ok(i.filename)]
+        for i in members:
+            if (bomb := expansion_problem(i)) is not None:
+                raise ArtifactError([Problem(f"{self.path.name}:{i.filename}", bomb)])
         total = sum(i.file_size for i in members)
         if total > MAX_UNZIPPED_BYTES:
             raise ArtifactError([Problem(f"{self.path.name}:{path}", "too large to unpack",
@@ -385,9 +410,13 @@ def store_for(source: str, token: str | None = None, allow_local: bool = True) -
         return FolderStore(EXAMPLES_DIR / text, label=text)
     if allow_local:
         path = Path(text).expanduser()
-        if path.is_dir():
+        try:
+            is_dir, is_file = path.is_dir(), path.is_file()
+        except OSError as e:  # a name too long, a loop of symlinks, a folder we may not enter
+            raise ArtifactError([Problem(text[:200], f"cannot use this path: {e.strerror or type(e).__name__}")]) from None
+        if is_dir:
             return FolderStore(path, label=text)
-        if path.is_file():
+        if is_file:
             return ZipStore(path, label=text)
     ref = parse_hub_id(text)
     if ref is None:

@@ -37,6 +37,10 @@ MAX_MEMBERS = 1000  # an artifact is ~10 files plus a tokenizer folder
 MAX_NAME_BYTES = 255  # one path component (NAME_MAX on Linux and macOS)
 MAX_MEMBER_CHARS = 1024  # a whole member name
 CHUNK = 1 << 20
+# Deflate packs the files of an artifact or a run (JSON of numbers, JSON lines, safetensors) 2 to 30 times; a
+# member that claims far more is a zip bomb (a 2.8 MB zip of a 600 MB index of blank lines): refused unread.
+MAX_EXPANSION = 100
+EXPANSION_FLOOR = 1 << 20  # below a megabyte any ratio is harmless
 
 
 _live_lock = threading.Lock()
@@ -109,6 +113,14 @@ def _member_parts(label: str, info: zipfile.ZipInfo) -> tuple[str, ...]:
     return parts
 
 
+def expansion_problem(info: zipfile.ZipInfo) -> str | None:
+    """Why a member may not be read (it expands past MAX_EXPANSION times its packed size), or None."""
+    if info.file_size <= EXPANSION_FLOOR or info.file_size <= MAX_EXPANSION * max(info.compress_size, 1):
+        return None
+    return (f"expands {info.file_size / max(info.compress_size, 1):,.0f} times its packed size "
+            f"({info.file_size:,} bytes from {info.compress_size:,}; at most {MAX_EXPANSION} times): a zip bomb, not read")
+
+
 def extract_zip(path: Path, into: Path, label: str | None = None,
                 max_bytes: int = MAX_UNZIPPED_BYTES) -> None:
     """Unpack `path` into the (empty) folder `into`, refusing anything unsafe or over `max_bytes`."""
@@ -129,6 +141,8 @@ def extract_zip(path: Path, into: Path, label: str | None = None,
                                              found=str(len(infos)))])
             for info in infos:
                 parts = _member_parts(label, info)
+                if (bomb := expansion_problem(info)) is not None:
+                    raise ArtifactError([Problem(label, bomb, field=_short(info.filename))])
                 # a name used both as a file and as a folder (how a symlink-then-child zip looks once
                 # symlinks are refused) or twice: refuse rather than let the second write fail or win
                 prefixes = {parts[:k] for k in range(1, len(parts))}

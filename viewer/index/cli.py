@@ -2,7 +2,8 @@
 
 `ls` prints the index (an aligned table, or one JSON document with --json) built from the small
 files only; exit 0 when the index was built (invalid rows are rows, marked INVALID), 1 when the
-source cannot be listed. `check` on a collection reads every artifact fully and every group.json
+source cannot be listed. What the reader skipped (an index line naming a folder outside the run, a
+file that is not what it should be) is said on standard error, as `check` says it. `check` on a collection reads every artifact fully and every group.json
 against its rollouts; exit 0 when all are valid, 1 naming each invalid one.
 """
 
@@ -22,6 +23,7 @@ from rollout_trace.artifact.group import load_group
 
 from . import open_index
 
+MAX_PROBLEM_LINES = 20  # `ls` is a listing: past this many, `check` names the rest
 _WIDTH = {"title": 40, "model": 24, "path": 40, "tools": 20}
 
 
@@ -43,11 +45,16 @@ def filters_from_args(args: argparse.Namespace) -> tuple[Filters, list[str]]:
     return from_query({k: getattr(args, "q_" + k) for k in QUERY_KEYS if getattr(args, "q_" + k) is not None})
 
 
+def shown(name: str) -> str:
+    """A name as a message shows it: a 5,000-character one would fill the screen."""
+    return name if len(name) <= 200 else name[:200] + f"… ({len(name):,} characters)"
+
+
 def _open(source: str, err: TextIO) -> Collection | None:
     try:
         return open_index(source)
     except ArtifactError as e:
-        print(f"ERROR {source}: cannot list this collection", file=err)
+        print(f"ERROR {shown(source)}: cannot list this collection", file=err)
         for p in e.problems:
             print(f"  - {p}", file=err)
         return None
@@ -153,12 +160,27 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
         else:
             write_all(out, table(rows, run=c.run is not None) + "\n")
             n_bad = sum(not r.valid for r in c.records)
-            print(f"{len(rows)} of {len(c.records)} rows shown; {n_bad} invalid", file=err)
+            unlisted = _unlisted(c)
+            skipped = f"; {len(unlisted)} problem(s), what they name is skipped:" if unlisted else ""
+            print(f"{len(rows)} of {len(c.records)} rows shown; {n_bad} invalid{skipped}", file=err)
+            for p in unlisted[:MAX_PROBLEM_LINES]:
+                print(f"problem: {p}", file=err)
+            if len(unlisted) > MAX_PROBLEM_LINES:
+                print(f"problem: ... and {len(unlisted) - MAX_PROBLEM_LINES:,} more (`viewer check` names every one)",
+                      file=err)
             for n in c.notes + notes:
                 print(f"note: {n}", file=err)
     finally:
         c.close()
     return 0
+
+
+def _unlisted(c: Collection) -> list[str]:
+    """The reader's problems that no INVALID row already says: what it skipped (an index line naming a folder
+    outside the run, a run file that is not JSON lines), which a listing of rows alone would hide."""
+    shown = [r.path for r in c.records if not r.valid]
+    return [str(p) for p in c.problems
+            if not any(p.file == f"{path}" or p.file.startswith(f"{path}/" if path else "") for path in shown)]
 
 
 def check_collection(source: str, out: TextIO | None = None) -> int:
