@@ -218,3 +218,45 @@ def test_unpacking_a_zip_bomb_is_refused_before_it_is_written(run_bomb, tmp_path
     with pytest.raises(ArtifactError, match="a zip bomb, not read"):
         extract_zip(run_bomb, tmp_path)
     assert not list(tmp_path.rglob("bomb.jsonl"))
+
+
+# -- bad run deep links say what was not found -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def run_view():
+    """The run page's handlers over the bundled run, without a browser or a Blocks."""
+    from types import SimpleNamespace
+
+    from rollout_trace.artifact.collection import open_collection
+    from viewer.ui.run_view import RunView
+
+    c = open_collection("trl-run")
+    collections = SimpleNamespace(kind=lambda s: "run", allow_local=lambda s: True,
+                                  cache=SimpleNamespace(get=lambda s, allow: c))
+    yield RunView(SimpleNamespace(collections=collections, default_source="trl-run"))
+    c.close()
+
+
+@pytest.mark.parametrize("params, said", [
+    ({"version": "3", "group": "-1"}, "the link's group is not a group id (a whole number)"),
+    ({"group": "0", "segment": "../../etc"}, "this run has no segment '../../etc'"),
+    ({"version": "99999999999"}, "the link's version is not a policy version (a whole number)"),
+    ({"version": "99999999999", "group": "0"}, "the link's version is not a policy version (a whole number)"),
+    ({"version": "77"}, "this run has no policy version 77 (it has versions 1 to 4)"),
+    ({"version": "3", "group": "999"}, "this run has no group 999 at version 3"),
+])
+def test_a_bad_run_link_says_what_was_not_found_and_opens_nothing(run_view, params, said):
+    import json
+
+    head = json.loads(run_view.show("trl-run", params)[1])
+    assert head["notes"][0].startswith(said) and head["notes"][0].endswith("showing the whole run"), head["notes"]
+    assert "row" not in run_view.link_params({"src": "trl-run", **params})
+
+
+def test_a_good_run_link_says_nothing_more(run_view):
+    import json
+
+    plain = json.loads(run_view.show("trl-run", {})[1])["notes"]
+    assert json.loads(run_view.show("trl-run", {"version": "3", "group": "2"})[1])["notes"] == plain
+    assert run_view.link_params({"src": "trl-run", "version": "3", "group": "2"})["row"].endswith("v000003-g000002")

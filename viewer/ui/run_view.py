@@ -31,7 +31,7 @@ from viewer import assets, run_page
 from viewer.contract import Initial, encode
 from viewer.group import compare as group_compare
 from viewer.render import group_map as render_group
-from viewer.router import rollout_param
+from viewer.router import rollout_param, run_link_problem
 from viewer.untrusted import whole
 
 if TYPE_CHECKING:
@@ -124,7 +124,10 @@ class RunView:
         task = params.get("task")
         body = self.body(src, run, version, task if isinstance(task, str) else None)
         task_col, task_plot = self._task_plot(body.task)
-        return [gr.update(visible=True), encode(self.head(src, run)).decode(), *self._plots(run),
+        head = self.head(src, run)
+        if (bad_link := run_link_problem(run, params)) is not None:  # said first, where the visitor looks
+            head = msgspec.structs.replace(head, notes=[bad_link, *head.notes])
+        return [gr.update(visible=True), encode(head).decode(), *self._plots(run),
                 encode(body).decode(), task_col, task_plot, gr.Timer(active=run.live), (src, _stamp(run))]
 
     # -- events ----------------------------------------------------------------------------------------
@@ -146,7 +149,7 @@ class RunView:
         if "group" not in params or "row" in params:
             return params
         c = self._collection(str(params.get("src") or self.view.default_source or ""))
-        if c is None:
+        if c is None or run_link_problem(c.run, params) is not None:  # a bad link opens no group (show() says why)
             return params
         path, _problem = run_page.resolve_link(c.run, params)
         return {**params, "row": path} if path is not None else params
