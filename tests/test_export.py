@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -128,10 +129,8 @@ def test_an_export_carries_every_trainer_part_and_the_group_advantage():
     assert len(d["trainer"]["summary"][BF16]["turns"]) == 1  # the navigator's one entry
 
 
-def test_the_app_writes_an_export_once_into_gradios_cache(tmp_path, monkeypatch):
-    """Issue 18 #4: one file, in Gradio's cache (served from there without a copy), none in our downloads folder."""
-    from gradio.utils import is_in_or_equal
-
+def test_the_app_answers_an_export_with_the_page_and_writes_nothing(tmp_path, monkeypatch):
+    """A public visitor's export names no server path and costs the server no disk: the reply is the page."""
     from viewer.ui import downloads
     from viewer.ui.view_tab import ViewTab
 
@@ -141,17 +140,19 @@ def test_the_app_writes_an_export_once_into_gradios_cache(tmp_path, monkeypatch)
         tab.render()
     key = json.loads(tab.source_value("scripted-smollm2")[0])["key"]
     before = set(downloads._folder().rglob("*")) if downloads._root else set()
+    files_before = set(Path(tab.view.GRADIO_CACHE).rglob("*"))
     got = tab.export({"key": key, "what": "turn", "turn": 1, "mode": "entropy",
                       "trainer": {"part": BF16, "eps": 0, "adv": "-1"}, "advantage": None})
     assert "error" not in got, got
-    path = Path(got["path"])
-    assert is_in_or_equal(str(path), tab.view.GRADIO_CACHE) and str(path) in tab.view.temp_files
-    assert [p for p in Path(tab.view.GRADIO_CACHE).rglob("*.html")] == [path]
+    assert sorted(got) == ["html", "name", "note", "size"]
+    for server_path in (str(tmp_path), tempfile.gettempdir(), str(ROOT)):  # no server path, in the page or beside it
+        assert server_path not in json.dumps(got)
+    assert set(Path(tab.view.GRADIO_CACHE).rglob("*")) == files_before
     assert (set(downloads._folder().rglob("*")) if downloads._root else set()) == before
-    d = embedded(path.read_text())
+    d = embedded(got["html"])
     assert d["opened"]["initial"]["mode"] == "entropy" and d["opened"]["outline"]["trainer"]["advantages"] == ["-1"]
     assert got["name"] == "rollout-305e0809-turn1.html" and got["size"].endswith("kB")
-    # an adversarial request gets a message, never a file
+    # an adversarial request gets a message, never a page
     for bad in ({"key": "nope"}, "x", {"key": key, "what": "turn", "turn": 99}):
         assert "error" in tab.export(bad)
-    assert tab.export({"key": key, "what": "rollout", "advantage": float("inf"), "trainer": {"adv": "group"}})["path"]
+    assert tab.export({"key": key, "what": "rollout", "advantage": float("inf"), "trainer": {"adv": "group"}})["html"]

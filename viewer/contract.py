@@ -264,9 +264,10 @@ class Failed(msgspec.Struct, frozen=True):
 
 
 class Exported(msgspec.Struct, frozen=True):
-    """An export the server wrote (server.export): the page fetches `path` through Gradio's file route."""
+    """An export the server built (server.export): the page itself, which the browser saves as a file. Nothing is
+    written on the server, so a reply names no server path and a visitor's exports cost it no disk."""
 
-    path: str  # in Gradio's cache, which serves it
+    html: str  # the whole self-contained page (at most viewer/export.py's MAX_TOKENS tokens, ~15 MB)
     name: str  # the file name a download gets
     size: str  # in words ("7.1 MB")
     note: str | None  # set when the file holds less than the rollout (viewer/export.py folds it)

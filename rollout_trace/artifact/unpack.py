@@ -141,6 +141,8 @@ def extract_zip(path: Path, into: Path, label: str | None = None,
                                              found=str(len(infos)))])
             for info in infos:
                 parts = _member_parts(label, info)
+                if total + info.file_size > max_bytes:  # what the header claims; what it yields is counted below
+                    raise too_large()
                 if (bomb := expansion_problem(info)) is not None:
                     raise ArtifactError([Problem(label, bomb, field=_short(info.filename))])
                 # a name used both as a file and as a folder (how a symlink-then-child zip looks once

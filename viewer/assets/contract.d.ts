@@ -23,9 +23,11 @@ interface Chunk {
   logprob: (number | null)[];
 }
 
-/** An export the server wrote (server.export): the page fetches `path` through Gradio's file route. */
+/** An export the server built (server.export): the page itself, which the browser saves as a file. Nothing is
+ * written on the server, so a reply names no server path and a visitor's exports cost it no disk.
+ */
 interface Exported {
-  path: string;
+  html: string;
   name: string;
   size: string;
   note: string | null;

@@ -17,7 +17,6 @@ interface TraceApi {
   trainer?(q: {part: string; eps: [number, number]; advantage: number; turn?: number; summary?: boolean}):
     Promise<any>;
   export?(q: object): Promise<Answer<Exported>>;
-  fileUrl?(path: string): string;
   sibling?(k: number): void;
   cancelRun?(): void;
   onState?(s: {turn: number; mode: string; scope: string}): void;

@@ -1,6 +1,6 @@
 """Gradio's cache folder for this app: private to the process, swept by age and size, removed at exit.
 
-Gradio keeps every upload, and a copy of every file it serves (exports, zipped captures), in its cache
+Gradio keeps every upload, and a copy of every file it serves (zipped captures), in its cache
 folder (GRADIO_TEMP_DIR, else /tmp/gradio, which every Gradio app on the machine shares). Its own sweep
 (`delete_cache`) knows only the files it registered: an upload a client abandons midway stays as a
 partial `tmp*` file for good, so any visitor could fill the disk (issue 18 #7), and nothing of it was

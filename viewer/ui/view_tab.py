@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import io
 from pathlib import Path
 
 import gradio as gr
@@ -27,7 +28,7 @@ from rollout_trace.artifact.sources import bundled_groups, bundled_runs, identif
 from rollout_trace.artifact.unpack import scratch
 from viewer import assets
 from viewer.contract import Exported, Failed, Initial, Live, Opened, encode
-from viewer.export import ADVANTAGE_CHOICES, TrainerChoice, export_file, size_label
+from viewer.export import ADVANTAGE_CHOICES, TrainerChoice, size_label, write_export
 from viewer.page_link import MAX_SRC_CHARS, UPLOAD_SRC
 from viewer.render import panels, safe
 from viewer.render.outline import training
@@ -37,7 +38,6 @@ from viewer.trainer_records import BadRequest, parse_request, trainer_summary, t
 from viewer.untrusted import number, whole_or
 
 from .collection_view import CollectionView
-from .downloads import export_path
 from .live import LiveRuns
 from .run_view import RunView
 from .store import Held, RolloutStore
@@ -242,9 +242,9 @@ class ViewTab:
             return {"error": str(e)}
 
     def export(self, req) -> dict:
-        """Server function: {key, what: "rollout" | "turn", turn, mode, scope, trainer, advantage} -> {path, name,
-        size, note} of an HTML file written once, into Gradio's cache (it serves the file from there without a
-        copy, and its sweep removes it), or {error}."""
+        """Server function: {key, what: "rollout" | "turn", turn, mode, scope, trainer, advantage} -> {html, name,
+        size, note} with the page itself, which the browser saves: nothing is written on the server (no path in
+        the reply, no disk a visitor's exports fill), or {error}."""
         if not isinstance(req, dict):
             return {"error": "an export request is an object with key, what, turn, mode and scope"}
         r = self.store.get(str(req.get("key", ""))[:64])
@@ -254,16 +254,13 @@ class ViewTab:
         turn = initial.turn if req.get("what") == "turn" else None
         advantage = _advantage(req.get("advantage"))
         name = f"rollout-{r.artifact.summary.task_id[:8]}" + (f"-turn{turn}" if turn is not None else "") + ".html"
-        path = export_path(self.view.GRADIO_CACHE, name)
+        page = io.StringIO()
         try:
-            got = export_file(r, path, turn=turn, mode=initial.mode, scope=initial.scope, at_turn=initial.turn,
+            got = write_export(r, page, turn=turn, mode=initial.mode, scope=initial.scope, at_turn=initial.turn,
                               trainer=_trainer_choice(r, req.get("trainer"), advantage), advantage=advantage)
         except ValueError as e:  # no such turn, or too large to export whole (ExportRefused): the message says
             return {"error": str(e)}
-        except OSError as e:
-            return {"error": f"the file could not be written: {e.strerror or type(e).__name__}"}
-        self.view.temp_files.add(str(path))  # Gradio's cache sweep (delete_cache) and shutdown remove it
-        return msgspec.to_builtins(Exported(str(path), name, size_label(got.bytes), got.note))
+        return msgspec.to_builtins(Exported(page.getvalue(), name, size_label(got.bytes), got.note))
 
     # -- layout -------------------------------------------------------------------------------------
 

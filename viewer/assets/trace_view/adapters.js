@@ -8,8 +8,6 @@ function mountInApp(element, props, server, watch) {  // inside gr.HTML: chunks 
     training: () => server.training({key: app.key}),
     trainer: (q) => server.trainer({...q, key: app.key}),
     export: (q) => server.export({...q, key: app.key}),
-    fileUrl: (path) => new URL("gradio_api/file=" + encodeURI(path).replace(/[?#]/g, encodeURIComponent),
-                               String((window.gradio_config && window.gradio_config.root) || window.location.origin).replace(/[/]?$/, "/")).toString(),
     sibling: (k) => app.live && app.live.sibling(k),
     cancelRun: () => app.live && server.live_cancel({run: app.live.run}),
     onState: (s) => {

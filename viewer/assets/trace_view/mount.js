@@ -205,14 +205,17 @@ function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alon
     m.hidden = on === undefined ? !m.hidden : !on;
     $(".tv-export-btn").setAttribute("aria-expanded", String(!m.hidden));
   }
-  async function doExport(what) {  // the server writes the file once (into Gradio's cache); the browser downloads it
+  let exportUrl = "";
+  async function doExport(what) {  // the server builds the page; the browser saves it (no file on the server)
     const out = $(".tv-export-status");
     out.textContent = "writing the file…";
     /** @type {Answer<Exported>} */
     let got;
     try { got = await api.export({what, ...state()}); } catch (e) { got = {error: String(e && e.message || e)}; }
     if (!got || refused(got)) { out.innerHTML = `<span class="tv-err">${esc(refused(got) ? got.error : "no answer from the server")}</span>`; return; }
-    out.innerHTML = `<a href="${esc(api.fileUrl(got.path))}" download="${esc(got.name)}" data-testid="export-link">${esc(got.name)}</a> · ${esc(got.size)}` +
+    if (exportUrl) URL.revokeObjectURL(exportUrl);
+    exportUrl = URL.createObjectURL(new Blob([got.html], {type: "text/html"}));
+    out.innerHTML = `<a href="${esc(exportUrl)}" download="${esc(got.name)}" data-testid="export-link">${esc(got.name)}</a> · ${esc(got.size)}` +
       (got.note ? `<div class="tv-dim">${esc(got.note)}</div>` : "");
     out.querySelector("a").click();
   }
