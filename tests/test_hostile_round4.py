@@ -260,3 +260,71 @@ def test_a_good_run_link_says_nothing_more(run_view):
     plain = json.loads(run_view.show("trl-run", {})[1])["notes"]
     assert json.loads(run_view.show("trl-run", {"version": "3", "group": "2"})[1])["notes"] == plain
     assert run_view.link_params({"src": "trl-run", "version": "3", "group": "2"})["row"].endswith("v000003-g000002")
+
+
+# -- what a killed instance of the app left in the temp folder is reclaimed at the next start --------------------
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_the_next_start_reclaims_a_killed_instances_gradio_folder(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from viewer.ui import cache_folder
+
+    base = tmp_path / "gradio"
+    base.mkdir()
+    # a real killed instance: a child makes its private folder (and a partial upload in it), then is SIGKILLed
+    child = subprocess.Popen([sys.executable, "-c", "import sys, os, signal\n"
+                              "from rollout_trace.artifact.unpack import temporary_folder\n"
+                              f"f = temporary_folder('rollout-viewer-gradio-', dir={str(base)!r})\n"
+                              "(f / 'tmpupload').write_bytes(b'x' * 1000)\nprint(f, flush=True)\n"
+                              "os.kill(os.getpid(), signal.SIGKILL)"], stdout=subprocess.PIPE, text=True)
+    left = Path(child.communicate()[0].strip())
+    assert (left / "tmpupload").is_file()
+    not_ours = base / "rollout-viewer-gradio-x"  # no owner in its name
+    not_ours.mkdir()
+    link = base / f"rollout-viewer-gradio-{_dead_pid()}.1-abcdefgh"  # a link named like ours: never followed
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    link.symlink_to(target)
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(base))
+    monkeypatch.setattr(cache_folder, "_folder", None)
+    mine = cache_folder.private_cache()
+    assert not left.exists()
+    assert mine.is_dir() and not_ours.is_dir() and link.is_symlink() and target.is_dir()
+
+
+def test_a_live_or_foreign_folder_is_never_reclaimed(tmp_path):
+    import subprocess
+    import sys
+
+    from rollout_trace.artifact.unpack import _started, reclaim_dead, temporary_folder
+
+    mine = temporary_folder("rollout-zip-", dir=tmp_path)  # this process: alive
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        alive = tmp_path / f"rollout-zip-{sleeper.pid}.{_started(sleeper.pid)}-abcdefgh"
+        alive.mkdir()
+        reused = tmp_path / f"rollout-zip-{sleeper.pid}.1-abcdefgh"  # the pid reused by another process: dead
+        reused.mkdir()
+        dead = tmp_path / f"rollout-zip-{_dead_pid()}.1-abcdefgh"
+        dead.mkdir()
+        assert sorted(reclaim_dead(tmp_path)) == sorted([dead, reused])
+        assert mine.is_dir() and alive.is_dir()
+        if os.getuid() == 0:  # a folder of another user is theirs, whatever its name
+            other = tmp_path / f"rollout-zip-{_dead_pid()}.1-zzzzzzzz"
+            other.mkdir()
+            os.chown(other, 65534, 65534)
+            assert reclaim_dead(tmp_path) == [] and other.is_dir()
+    finally:
+        sleeper.kill()
+        sleeper.wait()

@@ -17,6 +17,8 @@ removed at interpreter exit: a block abandoned in a daemon thread when the proce
 from __future__ import annotations
 
 import atexit
+import os
+import re
 import shutil
 import stat
 import tempfile
@@ -47,9 +49,71 @@ _live_lock = threading.Lock()
 _live: set[Path] = set()
 
 
+def _started(pid: int) -> int:
+    """When process `pid` started (clock ticks since boot, /proc/<pid>/stat field 22), or 0 when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+# Each folder's name says which process made it ("rollout-zip-<pid>.<start>-<random>"), so a later process can
+# tell a folder whose owner was killed (SIGKILL runs no exit handler) from one still in use: the pid alone could
+# have been reused, the pid with its start time cannot.
+_owners: dict[int, str] = {}
+
+
+def _owner() -> str:
+    pid = os.getpid()  # asked each time: a forked child makes folders of its own
+    if pid not in _owners:
+        _owners[pid] = f"{pid}.{_started(pid)}-"
+    return _owners[pid]
+
+
+_OWNED = re.compile(r"rollout-(?:[a-z]+-)*(\d+)\.(\d+)-[A-Za-z0-9_]+")
+
+
+def _alive(pid: int, start: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: not ours to judge
+        return True
+    now = _started(pid)
+    return not (start and now and now != start)
+
+
+def reclaim_dead(base: str | Path | None = None) -> list[Path]:
+    """Remove the temporary folders in `base` (the temp folder by default) that a process of ours made and that
+    outlived it: named by `temporary_folder`, owned by this user, a real folder (never a link), and whose
+    process is gone. Returns what was removed; anything else there is left alone."""
+    base = Path(base or tempfile.gettempdir())
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _OWNED.fullmatch(entry.name)
+        if m is None or int(m[1]) == os.getpid():
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or _alive(int(m[1]), int(m[2])):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(Path(entry.path))
+    return removed
+
+
 def temporary_folder(prefix: str = "rollout-", dir: str | Path | None = None) -> Path:
-    """A fresh private temporary folder, removed by `remove_folder` or, at the latest, at exit."""
-    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=dir))
+    """A fresh private temporary folder, removed by `remove_folder` or, at the latest, at exit (or, when this
+    process is killed, by the next one's `reclaim_dead`)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix + _owner(), dir=dir))
     with _live_lock:
         _live.add(folder)
     return folder

@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from rollout_trace.artifact.unpack import temporary_folder
+from rollout_trace.artifact.unpack import reclaim_dead, temporary_folder
 
 SWEEP_EVERY_S = 60.0
 MAX_AGE_S = 15 * 60.0  # as Gradio's own sweep (viewer/ui/app.py UPLOAD_CACHE_SWEEP)
@@ -39,6 +39,8 @@ def private_cache() -> Path:
             base = os.environ.get(GRADIO_TEMP_DIR) if _folder is None else str(_folder.parent)
             if base:
                 Path(base).mkdir(parents=True, exist_ok=True)
+            for where in {base or None, None}:  # what a killed instance left: its cache, its unpacked zips
+                reclaim_dead(where)
             _folder = temporary_folder("rollout-viewer-gradio-", dir=base or None)
             os.environ[GRADIO_TEMP_DIR] = str(_folder)
             threading.Thread(target=_sweep_forever, args=(_folder,), daemon=True, name="cache-sweep").start()
