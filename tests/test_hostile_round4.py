@@ -328,3 +328,20 @@ def test_a_live_or_foreign_folder_is_never_reclaimed(tmp_path):
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_reading_with_trl_leaves_no_torchinductor_folder_in_the_temp_folder(tmp_path):
+    """Importing TRL imports torch._dynamo, which made `torchinductor_<user>` in the temp folder for good."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
+    env.update(TMPDIR=str(tmp_path), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TRL_EXPERIMENTAL_SILENCE="1")
+    probe = ("import os, sys\nfrom viewer.cli import main\ncode = main(['check', 'scripted-smollm2'])\n"
+             "import torch._dynamo\nprint(os.environ['TORCHINDUCTOR_CACHE_DIR'])\nsys.exit(code)")
+    r = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert Path(r.stdout.strip().splitlines()[-1]).parent == tmp_path  # ours while it ran...
+    assert list(tmp_path.iterdir()) == []  # ...and gone with the process

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -57,10 +58,22 @@ OPENENV_VERSION = _version("openenv")
 TRL = f"TRL {TRL_VERSION}"  # how the page names the behaviour it shows
 
 
+def own_torch_cache() -> None:
+    """Point torch's compile cache into a temporary folder of ours before torch is imported, unless the user
+    named one (TORCHINDUCTOR_CACHE_DIR, as scripts/local_model.sh does). Importing TRL imports torch._dynamo,
+    whose import makes `torchinductor_<user>` in the temp folder and leaves it there for good; nothing here
+    compiles, and our folder goes at exit (or at the app's next start, rollout_trace/artifact/unpack.py)."""
+    if "TORCHINDUCTOR_CACHE_DIR" not in os.environ and "torch._dynamo" not in sys.modules:
+        from rollout_trace.artifact.unpack import temporary_folder
+
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(temporary_folder("rollout-torch-"))
+
+
 def import_trl() -> tuple[Any, Any, Any, Any]:
     """TRL's and OpenEnv's functions this module calls. The import takes seconds and is not safe to run
     first in several threads at once (transformers' lazy modules): the app calls this at start-up."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    own_torch_cache()
     from openenv.core.harness import TrainingTrace
     from trl.experimental.async_grpo.async_rollout_worker import TurnRecord, _chain_to_sequences
     from trl.experimental.async_grpo.openenv_harness import _turns_from_training_trace
