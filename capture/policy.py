@@ -11,7 +11,9 @@ in the library and not only in the UI.
 
 Pure checks on the config text, except two: a name that would be found as a path relative to the
 working directory is refused too (the libraries that load datasets and tokenizers look there first),
-and the endpoint's host is resolved so that every address it names can be checked.
+and the endpoint's host is resolved so that every address it names can be checked; `pinned_endpoint`
+then holds that answer for the connections a public capture makes, so the address checked is the
+address connected to.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -70,32 +75,84 @@ def _host_problem(url: str) -> str | None:
 
     The host is resolved with `getaddrinfo`, as the HTTP client will resolve it, and every address is
     checked with `ipaddress`: `2130706433`, `0x7f000001`, `127.1` and `0177.0.0.1` all spell 127.0.0.1,
-    and a DNS name can point at this machine or a private network too (issue 18 #8). A host that does
-    not resolve is refused: there is nothing to check. (A name whose DNS answer changes between this
-    check and the request is beyond what a check on the name can stop.)"""
+    and a DNS name can point at this machine or a private network too. A host that does not resolve is
+    refused: there is nothing to check. A name whose DNS answer changes between this check and the
+    request (DNS rebinding) is stopped by `pinned_endpoint`, which makes the checked answer the one
+    every connection uses."""
+    return _checked(url)[2]
+
+
+def _checked(url: str) -> tuple[str, list, str | None]:
+    """(host, the addresses it resolves to, why they are refused or None)."""
     try:
         parts = urlsplit(url)
         host = (parts.hostname or "").strip("[]").lower()
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
-        return NOT_PUBLIC
+        return "", [], NOT_PUBLIC
     if parts.scheme not in ("http", "https") or not host:
-        return NOT_PUBLIC
+        return host, [], NOT_PUBLIC
     if host == "localhost" or host.endswith((".localhost", ".local", ".internal")):
-        return NOT_PUBLIC
+        return host, [], NOT_PUBLIC
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError):
-        return "its host name cannot be resolved from this server"
+        return host, [], "its host name cannot be resolved from this server"
     for *_, sockaddr in infos:
         try:
             ip = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
         except ValueError:
-            return NOT_PUBLIC
+            return host, infos, NOT_PUBLIC
         mapped = getattr(ip, "ipv4_mapped", None)
         if not ip.is_global or ip.is_multicast or (mapped is not None and not mapped.is_global):
-            return NOT_PUBLIC
-    return None
+            return host, infos, NOT_PUBLIC
+    return host, infos, None
+
+
+# host -> (the checked answer, how many captures hold it); while any is held, socket.getaddrinfo answers
+# those hosts from here, so the HTTP clients (urllib in openenv's probe, the capture's proxy) connect to
+# the very addresses that were checked, whatever the name's DNS says by then.
+_pins: dict[str, tuple[list, int]] = {}
+_pins_lock = threading.Lock()
+_unpinned: list[Callable] = []  # socket.getaddrinfo as it was before the first pin
+
+
+def _pinned_getaddrinfo(host, port, *args, **kw):
+    name = (host.decode() if isinstance(host, bytes) else str(host or "")).strip("[]").rstrip(".").lower()
+    with _pins_lock:
+        pin = _pins.get(name)
+        real = _unpinned[0] if _unpinned else socket.getaddrinfo
+    if pin is None:
+        return real(host, port, *args, **kw)
+    port_number = int(port) if isinstance(port, int) or (isinstance(port, str) and port.isdigit()) else 0
+    return [(family, kind, proto, canon, (sockaddr[0], port_number, *sockaddr[2:]))
+            for family, kind, proto, canon, sockaddr in pin[0]]
+
+
+@contextmanager
+def pinned_endpoint(url: str) -> Iterator[None]:
+    """Check `url`'s host as `_host_problem` does, once, and while the block runs let every connection this
+    process makes to that host go to the addresses checked. Raises PolicyError when they are not public."""
+    host, infos, why = _checked(url)
+    if why is not None:
+        raise PolicyError([PolicyProblem("sandbox_vllm_url", LABELS["sandbox_vllm_url"], why)])
+    with _pins_lock:
+        if not _pins:
+            _unpinned[:] = [socket.getaddrinfo]
+            socket.getaddrinfo = _pinned_getaddrinfo
+        held = _pins.get(host)
+        _pins[host] = (held[0] if held else infos, (held[1] if held else 0) + 1)
+    try:
+        yield
+    finally:
+        with _pins_lock:
+            answer, count = _pins[host]
+            if count > 1:
+                _pins[host] = (answer, count - 1)
+            else:
+                del _pins[host]
+            if not _pins and _unpinned:
+                socket.getaddrinfo = _unpinned.pop()
 
 
 def public_problems(cfg, allowed_out_root: str | Path | None = None) -> list[PolicyProblem]:

@@ -31,6 +31,7 @@ from .agent import AgentError, AgentRun, Cancelled, Layout
 from .config import CaptureConfig, problems, redact_url
 from .errors import CaptureError, RescoreFailed
 from .live import LiveCallback, LiveTrace, LiveUpdate, ProxyWatch
+from .policy import PolicyError, pinned_endpoint
 from .preflight import check_endpoint
 from .progress import Callback, Reporter
 from .sandbox import LocalSandbox
@@ -147,6 +148,13 @@ def capture(cfg: CaptureConfig, progress: Callback | None = None, cancel: thread
         if cfg.public:
             refuse_for_public(cfg)  # refuses it: the model and the agent would run on the server
         artifact = _capture_with_local_model(cfg, say, cancel, sandbox_factory, live, local_model_url)
+    elif cfg.public and cfg.sandbox_vllm_url:  # connect to the addresses checked, not to what DNS says later
+        try:
+            pin = pinned_endpoint(cfg.sandbox_vllm_url)
+            with pin:
+                artifact = _capture(cfg, say, cancel, sandbox_factory, live=live)
+        except PolicyError as e:
+            raise CaptureError("; ".join(str(p) for p in e.problems)) from None
     else:
         artifact = _capture(cfg, say, cancel, sandbox_factory, live=live)
     if cfg.rescore:

@@ -345,3 +345,61 @@ def test_reading_with_trl_leaves_no_torchinductor_folder_in_the_temp_folder(tmp_
     assert r.returncode == 0, r.stderr[-2000:]
     assert Path(r.stdout.strip().splitlines()[-1]).parent == tmp_path  # ours while it ran...
     assert list(tmp_path.iterdir()) == []  # ...and gone with the process
+
+
+# -- DNS rebinding of the capture endpoint: the address checked is the address connected to ----------------------
+
+
+@pytest.fixture
+def rebinding(monkeypatch):
+    """vllm.example.org answers the documentation fixture's public address once, then 127.0.0.1 (a rebinding
+    DNS server's trick); every answer the process asked for is recorded."""
+    import socket
+
+    from conftest import PUBLIC_ADDRESS
+
+    documented, answers = socket.getaddrinfo, []
+
+    def getaddrinfo(host, port, *args, **kw):
+        if str(host).startswith("vllm.example.org"):
+            address = PUBLIC_ADDRESS if not answers else "127.0.0.1"
+            answers.append(address)
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port or 0))]
+        return documented(host, port, *args, **kw)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return answers
+
+
+def test_a_public_capture_connects_to_the_address_it_checked(rebinding, monkeypatch, tmp_path):
+    import socket
+    from types import SimpleNamespace
+
+    import capture.run as run
+    from capture import CaptureConfig, CaptureError
+    from capture.preflight import Verdict
+    from conftest import PUBLIC_ADDRESS
+
+    connected: list[str] = []
+
+    def probe(url, model, **kw):  # what openenv's urllib probe does first: resolve the host, connect there
+        connected.extend(info[4][0] for info in socket.getaddrinfo("vllm.example.org", 443, type=socket.SOCK_STREAM))
+        return Verdict(False, False, False, False, "", "stopped by the test")
+
+    monkeypatch.setattr(run, "check_endpoint", probe)
+    monkeypatch.setattr(run, "task_for", lambda cfg: SimpleNamespace(index=0, task_id="t" * 12, held_out=[]))
+    monkeypatch.setattr(run.hub, "unreachable", lambda: None)
+    cfg = CaptureConfig(backend="hf-sandbox", sandbox_vllm_url="https://vllm.example.org/v1", model="Qwen/Qwen3-8B",
+                        dataset="org/tasks", out_dir=str(tmp_path / "out"))
+    with pytest.raises(CaptureError, match="stopped by the test"):
+        run.capture(cfg, public=True)
+    assert rebinding[0] == PUBLIC_ADDRESS  # the policy's check saw a public address...
+    assert connected == [PUBLIC_ADDRESS]  # ...and the probe connected there, not to 127.0.0.1
+    assert socket.getaddrinfo("vllm.example.org", 443)[0][4][0] == "127.0.0.1"  # the pin ends with the capture
+
+
+def test_a_pinned_endpoint_is_refused_when_its_checked_answer_is_private(monkeypatch):
+    from capture.policy import PolicyError, pinned_endpoint
+
+    with pytest.raises(PolicyError, match="Endpoint URL"), pinned_endpoint("http://127.0.0.1:8000/v1"):
+        pass

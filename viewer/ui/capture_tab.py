@@ -15,6 +15,7 @@ using the page.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import shutil
 import threading
@@ -46,6 +47,7 @@ from capture import (
 )
 from capture.group import GroupResult, RolloutProgress, StageBoard, capture_group
 from capture.live import LiveUpdate
+from capture.policy import pinned_endpoint
 from rollout_trace.artifact import Artifact
 from viewer.render import safe
 from viewer.settings import settings
@@ -313,7 +315,11 @@ class CaptureTab:
         cfg, stop = self._vet(values, profile, ENDPOINT_FIELDS, "endpoint-verdict")
         if cfg is None:
             return stop
-        v = check_endpoint(cfg.llm_url or "", cfg.model)  # none: the check says unreachable
+        try:  # on a public app the probe connects to the addresses the policy checked (capture/policy.py)
+            with pinned_endpoint(cfg.llm_url or "") if self.public else contextlib.nullcontext():
+                v = check_endpoint(cfg.llm_url or "", cfg.model)  # none: the check says unreachable
+        except PolicyError as e:
+            return _error_html("endpoint-verdict", [str(p) for p in e.problems])
         rows = (f"<ul><li>reachable: {'yes' if v.reachable else 'no'}</li><li>token ids: {'yes' if v.token_ids else 'no'}</li>"
                 f"<li>logprobs: {'yes' if v.logprobs else 'no'}</li><li>tool calls: {safe.text(v.tool_calls or 'not checked')}</li></ul>")
         cls = "tv-boundary ok" if v.ok else "tv-error"
