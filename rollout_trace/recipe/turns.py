@@ -14,10 +14,11 @@ from typing import Literal
 import numpy as np
 
 from rollout_trace.artifact import TraceCall, Turn
+from rollout_trace.artifact.errors import RolloutTraceError
 from rollout_trace.recipe.agent_turns import has_tool_call
 
 
-class TurnError(ValueError):
+class TurnError(RolloutTraceError, ValueError):
     pass
 
 
