@@ -72,7 +72,7 @@ def _host_problem(url: str) -> str | None:
 
     The host is resolved with `getaddrinfo`, as the HTTP client will resolve it, and every address is
     checked with `ipaddress`: `2130706433`, `0x7f000001`, `127.1` and `0177.0.0.1` all spell 127.0.0.1,
-    and a DNS name can point at this machine or a private network too (issue 18 #8). A host that does
+    and a DNS name can point at this machine or a private network too. A host that does
     not resolve is refused: there is nothing to check. (A name whose DNS answer changes between this
     check and the request is beyond what a check on the name can stop.)"""
     try:

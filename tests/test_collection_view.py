@@ -217,7 +217,7 @@ def test_owner_source_from_env_and_command_line(monkeypatch):
 
 
 def test_tokens_and_drift_are_counted_once_per_row_when_summary_json_lacks_them(tmp_path):
-    """Issue 21 #9: the bundled examples record no n_tokens or drift; the index counts them from turns.json, once
+    """The bundled examples record no n_tokens or drift; the index counts them from turns.json, once
     per row identity (another page, another sort, a reopened collection read nothing again)."""
     from conftest import ROOT
     from viewer.index.page import model_choices
@@ -241,7 +241,7 @@ def test_tokens_and_drift_are_counted_once_per_row_when_summary_json_lacks_them(
 
 
 def test_trained_turns_are_trls_for_rows_whose_summary_predates_it(tmp_path):
-    """Issue 19: smollm2-offline and the group's rollouts have no summary.json `trl_training`; the index asks TRL
+    """The smollm2-offline example and the group's rollouts have no summary.json `trl_training`; the index asks TRL
     (rollout_trace/analysis/training.py) when it shows them, and a trained filter sees them too."""
     from conftest import ROOT
     from rollout_trace.analysis.training import TRL, training

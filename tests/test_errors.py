@@ -7,8 +7,9 @@ from __future__ import annotations
 import ast
 import builtins
 
-from rollout_trace.artifact import RolloutTraceError
 from test_layers import ROOT, _sources
+
+from rollout_trace.artifact import RolloutTraceError
 
 STANDARD = {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
 

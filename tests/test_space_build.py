@@ -1,4 +1,4 @@
-"""The Space build (issue 13 #10): `requirements.txt` ALONE, installed into a fresh venv of the Python the
+"""The Space build: `requirements.txt` ALONE, installed into a fresh venv of the Python the
 README front matter pins, runs `app.py` in Space mode (SPACE_ID set): the View works, Capture is off,
 and no server path opens.
 

@@ -28,10 +28,6 @@ def retokenize(tokenizer, call: TraceCall) -> np.ndarray:
     return np.asarray(ids, dtype=np.int32)
 
 
-def derive_turns(agent_calls: list[TraceCall], tokenizer=None) -> list[Turn]:
-    return [derive_turn(n, call, tokenizer) for n, call in enumerate(agent_calls)]
-
-
 def derive_turn(n: int, call: TraceCall, tokenizer=None) -> Turn:
     """Agent call `call` as turn `n`: engine ids and mask when the proxy recorded them, else re-rendered."""
     if call.completion_ids is None:
