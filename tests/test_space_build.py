@@ -61,6 +61,9 @@ def wheelhouse(vpy: Path, version: str, env: dict[str, str]) -> Path:
         partial.rename(house)
     except OSError:  # another run finished first: its folder is as good
         shutil.rmtree(partial, ignore_errors=True)
+    for old in house.parent.glob(f"py{version}-*"):  # an earlier requirements.txt's wheels (~400 MB each)
+        if old != house and ".partial-" not in old.name:
+            shutil.rmtree(old, ignore_errors=True)
     return house
 
 
