@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from rollout_trace.artifact.errors import RolloutTraceError
+
 # The labels the Capture form shows (viewer/ui/capture_tab.py); messages must use these.
 LABELS = {"backend": "Backend", "model": "Model", "endpoint": "Endpoint URL", "sandbox_vllm_url": "Endpoint URL",
           "dataset": "Dataset", "example": "Training script", "tokenizer": "Tokenizer", "out_dir": "Output folder",
@@ -50,7 +52,7 @@ class PolicyProblem:
         return f"{self.label}: {self.reason}"
 
 
-class PolicyError(ValueError):
+class PolicyError(RolloutTraceError, ValueError):
     """The config asks for something a public deployment does not allow; `problems` says each."""
 
     def __init__(self, problems: list[PolicyProblem]):

@@ -20,8 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Literal, overload
 
+from .errors import RolloutTraceError
 
-class NotReplaceable(OSError):
+
+class NotReplaceable(RolloutTraceError, OSError):
     """The destination exists and is not a regular file or folder (a FIFO, a device, a symlink, a socket)."""
 
 
