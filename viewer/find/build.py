@@ -77,5 +77,5 @@ def artifact_items(a: Artifact) -> Iterator[Item]:
 def index_collection(c: Collection, into: FindIndex | None = None, limit: int = MAX_ROLLOUTS) -> FindIndex:
     """`into` (or a new in-memory index) with every rollout of `c` it does not hold yet."""
     index = into if into is not None else FindIndex()
-    index.add(collection_items(c, index, limit))
+    index.add(collection_items(c, index, max(0, limit - len(index))))
     return index

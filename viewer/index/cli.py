@@ -143,9 +143,10 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
     try:
         rows = apply(c.records, filters)
         if args.json:
+            records, found_notes = with_findings(c, rows)
             doc = {"source": c.source, "kind": c.kind, "query": to_query(filters), "total": len(c.records),
-                   "shown": len(rows), "records": rows, "problems": [str(p) for p in c.problems],
-                   "notes": c.notes + notes}
+                   "shown": len(rows), "records": records, "problems": [str(p) for p in c.problems],
+                   "notes": c.notes + notes + found_notes}
             if c.run is not None:  # a recorded TRL run: what it is, beside its rows
                 doc["run"] = {"model": c.run.manifest.model, "versions": c.run.versions(), "live": c.run.live,
                               "segments": [s.start.segment for s in c.run.segments], "trl": c.run.manifest.versions.get("trl")}
@@ -159,6 +160,37 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
     finally:
         c.close()
     return 0
+
+
+def with_findings(c: Collection, rows: list[Record]) -> tuple[list[dict], list[str]]:
+    """`rows` as JSON objects, each rollout's with its `findings` (rollout_trace/analysis/findings.py; each
+    rollout read once). A Hub collection's stay null: that would download every rollout (`find` reads them)."""
+    out = [msgspec.to_builtins(r) for r in rows]
+    if c.kind == "hub":
+        for r in out:
+            r["findings"] = None
+        return out, ["findings are not computed for a Hub collection by ls: each rollout would be downloaded"]
+    from viewer.find.build import index_collection
+
+    shown = {r.path for r in rows if r.kind == "artifact"}
+    index = index_collection(Collection(c.source, c.kind, [r for r in c.records if r.path in shown], store=c.store,
+                                        run=c.run))
+    try:
+        found = index.all_findings()
+    finally:
+        index.close()
+    for r in out:
+        r["findings"] = ([msgspec.structs.asdict(_FindingRecord(**f.__dict__)) for f in found.get(r["path"], [])]
+                         if r["kind"] == "artifact" else None)
+    return out, []
+
+
+class _FindingRecord(msgspec.Struct):
+    rule: str
+    turn: int
+    start: int
+    end: int
+    sentence: str
 
 
 def check_collection(source: str, out: TextIO | None = None) -> int:
