@@ -108,6 +108,7 @@ class Initial(msgspec.Struct, frozen=True):
     turn: int = 0
     mode: Mode = "mask"
     scope: Scope = "new"
+    found: tuple[int, int] | None = None  # tokens [a, b) of `turn` a search hit marks (viewer/ui/find_panel.py)
 
 
 class TrainerPart(msgspec.Struct, frozen=True):

@@ -38,4 +38,5 @@ interface Window {
 }
 
 /** The token view's place on screen (viewer/assets/trace_view/mount.js): a plain object per mount. */
-interface ViewPlace { turn: number; mode: string; scope: string; row: number; follow: boolean; }
+interface ViewPlace { turn: number; mode: string; scope: string; row: number; follow: boolean;
+  found?: [number, number] | null; foundTurn?: number; }

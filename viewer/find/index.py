@@ -246,6 +246,18 @@ class FindIndex:
         with self._lock:
             return dict(self._db.execute("SELECT version, count(*) FROM rollouts GROUP BY version").fetchall())
 
+    def rows(self, paths: Iterable[str]) -> dict[str, tuple[int | None, int | None]]:
+        """(version, rollout) of each of `paths` the index holds."""
+        wanted = [p for p in paths if p in self._paths]
+        out: dict[str, tuple[int | None, int | None]] = {}
+        with self._lock:
+            for k in range(0, len(wanted), 500):
+                part = wanted[k:k + 500]
+                for path, v, r in self._db.execute(f"SELECT path, version, rollout FROM rollouts WHERE path IN "
+                                                   f"({','.join('?' * len(part))})", part):
+                    out[path] = (v, r)
+        return out
+
     def with_rules(self, rules: Iterable[str]) -> set[str]:
         """Paths of the rollouts with a finding of any of `rules`."""
         wanted = list(rules)

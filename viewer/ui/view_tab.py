@@ -38,6 +38,7 @@ from viewer.trainer_records import BadRequest, parse_request, trainer_summary, t
 
 from .collection_view import CollectionView
 from .downloads import export_path
+from .find_panel import FindPanel
 from .live import LiveRuns
 from .run_view import RunView
 from .store import Held, RolloutStore
@@ -98,6 +99,7 @@ class ViewTab:
         self.store = RolloutStore()
         self.collections = CollectionView(self)  # decides collection or single artifact; owns the index
         self.runs = RunView(self)  # a recorded TRL run's page, above its collection index (viewer/ui/run_view.py)
+        self.find = FindPanel(self)  # search and findings over a collection's or a run's rollouts
         self.live = LiveRuns(self.store, lambda key, src, initial, live, advantage:
                              self.opened_value(key, src, initial, advantage=advantage, live=live))
 
@@ -112,7 +114,7 @@ class ViewTab:
         r = self.store.get(key)
         assert r is not None
         turn = min(initial.turn, max(0, len(r.artifact.turns) - 1))
-        initial = Initial(turn, initial.mode, initial.scope)
+        initial = Initial(turn, initial.mode, initial.scope, initial.found if turn == initial.turn else None)
         first = None
         if r.artifact.turns and initial.scope != "row":
             first = r.chunk(turn, initial.scope, r.story_chunk(turn, initial.scope))
@@ -314,6 +316,7 @@ class ViewTab:
             return self.export(req)
 
         self.runs.render()  # -- run page hook: its column sits above the index (viewer/ui/run_view.py)
+        self.find.render()  # -- search panel hook: above the index (viewer/ui/find_panel.py)
         index = self.collections.render()  # the collection index, above the token view
         # The default rollout is in the page from the start, so a visitor without a deep link sees tokens
         # without waiting for the page-load round trip (a default collection opens through the page load).
@@ -331,4 +334,6 @@ class ViewTab:
         upload.upload(self.collections.on_upload, upload, [*opened, self.src])
         self.collections.wire(opened)
         self.runs.wire([load.click, self.src.select], self.src, opened)  # -- run page hook
+        self.find.wire([load.click, self.src.select], self.src, opened)  # -- search panel hook
         upload.upload(self.runs.hide, None, self.runs.outputs())  # an upload is never a run: hides it
+        upload.upload(lambda: self.find.value(""), None, self.find.html)  # nor searched: hides the search panel

@@ -80,6 +80,7 @@ function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alon
     return {state: () => ({...st}), grow: () => false, showLive};
   }
   st.turn = Math.min(Math.max(0, st.turn | 0), O.turns.length - 1);
+  st.foundTurn = st.turn;  // a search hit's tokens (st.found) are marked on the turn it opened on
   /** @type {Training | null} */
   let training = null;  // TRL rows, fetched on first use
   let nav = navPart($(".tv-nav"), O);
@@ -111,7 +112,9 @@ function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alon
   const story = () => {  // where the turn's story is: see the token pane's goTo
     if (st.scope === "row") return null;
     const t = O.turns[st.turn];
-    return {at: t.drift_at !== null ? t.drift_at : t.prompt_tokens, gen: t.prompt_tokens, end: t.prompt_tokens + t.output_tokens - 1,
+    const hit = st.found && st.turn === st.foundTurn ? st.found[0] : null;
+    return {at: hit !== null ? hit : t.drift_at !== null ? t.drift_at : t.prompt_tokens, gen: t.prompt_tokens,
+            end: hit !== null ? Math.min(st.found[1], t.prompt_tokens + t.output_tokens) - 1 : t.prompt_tokens + t.output_tokens - 1,
             focus: trainer && isTrainerMode(O, st.mode) ? trainer.focus(st.turn) : null};
   };
 
