@@ -6,6 +6,7 @@ and it is absent on a single rollout. Screenshots in both schemes at 1440x900 an
 from __future__ import annotations
 
 import pytest
+
 from support.pages import shots, url_of
 
 pytestmark = pytest.mark.browser

@@ -8,6 +8,7 @@ import asyncio
 import json
 
 import pytest
+
 from conftest import ROOT
 
 

@@ -216,20 +216,27 @@ def writes_outside(r: RolloutText) -> list[Finding]:
 
 
 def _longest_cycle(ids: np.ndarray) -> tuple[int, int, int]:
-    """(period, start, length) of the longest stretch of `ids` that repeats one cycle of at most LOOP_MAX_PERIOD."""
-    best = (0, 0, 0)
+    """(period, start, length) of the longest stretch of `ids` that repeats one cycle of at most LOOP_MAX_PERIOD.
+
+    One pass for every period at once: eq[i, p - 1] says ids[i + p] == ids[i]; a run of L such positions in
+    column p is a periodic stretch of L + p tokens."""
     n = ids.size
-    for p in range(1, min(LOOP_MAX_PERIOD, n // LOOP_MIN_REPEATS) + 1):
-        eq = np.concatenate(([False], ids[p:] == ids[:-p], [False]))
-        edges = np.flatnonzero(np.diff(eq.astype(np.int8)))
-        if not edges.size:
-            continue
-        runs = edges[1::2] - edges[::2]
-        k = int(np.argmax(runs))
-        length = int(runs[k]) + p  # a run of L equal pairs at lag p is a periodic stretch of L + p tokens
-        if length > best[2]:
-            best = (p, int(edges[::2][k]), length)
-    return best
+    top = min(LOOP_MAX_PERIOD, n // LOOP_MIN_REPEATS)
+    if top < 1 or n < LOOP_MIN_TOKENS:  # too short to hold a loop the rule reports
+        return 0, 0, 0
+    padded = np.concatenate([ids.astype(np.int64), np.full(top, -1)])  # ids are >= 0: the padding never matches
+    win = np.lib.stride_tricks.sliding_window_view(padded, top + 1)[:n]
+    eq = win[:, 1:] == win[:, :1]
+    total = np.cumsum(eq, axis=0)
+    runs = total - np.maximum.accumulate(np.where(eq, 0, total), axis=0)
+    ends = runs.argmax(axis=0)
+    lengths = runs[ends, np.arange(top)] + np.arange(1, top + 1)
+    lengths[runs[ends, np.arange(top)] == 0] = 0
+    p = int(lengths.argmax())
+    if not lengths[p]:
+        return 0, 0, 0
+    run = int(runs[ends[p], p])
+    return p + 1, int(ends[p]) - run + 1, int(lengths[p])
 
 
 def repetition_loop(r: RolloutText) -> list[Finding]:

@@ -4,7 +4,8 @@ SQLite's FTS5 with its trigram tokenizer finds the pieces holding a substring (a
 case-insensitively) without reading the others; a plain pattern's counts per version come from the index alone,
 and only the hits listed are located in their text (rollout_trace/analysis/texts.py's `Piece` maps a character
 back to its token). A regex is looked up by the longest plain substring every match must contain, then run on
-those pieces only; one without such a substring reads every piece, within the query's time budget.
+those pieces only; one without such a substring reads every piece, within the query's time budget. The text is
+kept once, in the pieces table; the trigram index is an external-content FTS5 table over it.
 
 Findings (rollout_trace/analysis/findings.py) are kept beside the pieces, one row each, so counts per version and
 the rollouts with a rule are one query. Thread-safe (one connection, one lock). No Gradio here.
@@ -33,8 +34,9 @@ EXCERPT = 60  # characters shown each side of a match
 _SCHEMA = """
 CREATE TABLE rollouts (id INTEGER PRIMARY KEY, path TEXT UNIQUE, version INTEGER, grp TEXT, rollout INTEGER,
                        status TEXT, title TEXT);
-CREATE TABLE pieces (id INTEGER PRIMARY KEY, rid INTEGER, turn INTEGER, field TEXT, start INTEGER, offsets BLOB);
-CREATE VIRTUAL TABLE body USING fts5(text, tokenize='trigram');
+CREATE TABLE pieces (id INTEGER PRIMARY KEY, rid INTEGER, turn INTEGER, field TEXT, start INTEGER, offsets BLOB,
+                     text TEXT);
+CREATE VIRTUAL TABLE body USING fts5(text, content='pieces', content_rowid='id', tokenize='trigram');
 CREATE TABLE findings (rid INTEGER, rule TEXT, turn INTEGER, start INTEGER, end INTEGER, sentence TEXT);
 CREATE INDEX findings_rid ON findings(rid);
 CREATE INDEX pieces_rid ON pieces(rid);
@@ -118,8 +120,8 @@ class FindIndex:
                 self.versions_known |= row.version is not None
                 for p in text.pieces() if text is not None else ():
                     offsets = b"" if p.offsets is None else np.asarray(p.offsets, dtype=np.int32).tobytes()
-                    cur.execute("INSERT INTO pieces (rid, turn, field, start, offsets) VALUES (?,?,?,?,?)",
-                                (rid, p.turn, p.field, p.start, offsets))
+                    cur.execute("INSERT INTO pieces (rid, turn, field, start, offsets, text) VALUES (?,?,?,?,?,?)",
+                                (rid, p.turn, p.field, p.start, offsets, p.text))
                     cur.execute("INSERT INTO body (rowid, text) VALUES (?, ?)", (cur.lastrowid, p.text))
                 cur.executemany("INSERT INTO findings VALUES (?,?,?,?,?,?)",
                                 [(rid, f.rule, f.turn, f.start, f.end, f.sentence) for f in found])
@@ -146,48 +148,63 @@ class FindIndex:
     def search(self, q: Query) -> SearchResult:
         where, args = self._where(q)
         indexed = q.literal is not None and len(q.literal) >= 3
-        base = "FROM body b JOIN pieces p ON p.id = b.rowid JOIN rollouts r ON r.id = p.rid WHERE " + where
-        if indexed:
-            base += " AND body MATCH ?"
-            args = [*args, _phrase(q.literal or "")]
+        if indexed:  # the pieces holding the literal, from the trigram index
+            base = "FROM body b JOIN pieces p ON p.id = b.rowid JOIN rollouts r ON r.id = p.rid WHERE body MATCH ? AND "
+            args = [_phrase(q.literal or ""), *args]
+        else:  # every piece, read from its own table
+            base = "FROM pieces p JOIN rollouts r ON r.id = p.rid WHERE "
+        base += where
         with self._lock:
             if indexed and not q.is_regex:  # the index's answer is the answer: count there, locate only what is listed
                 return self._plain(q, base, args)
             return self._scan(q, base, args, indexed)
 
     def _plain(self, q: Query, base: str, args: list) -> SearchResult:
-        per = dict(self._db.execute(f"SELECT r.version, count(DISTINCT r.id) {base} GROUP BY r.version", args).fetchall())
-        rollouts, pieces = self._db.execute(f"SELECT count(DISTINCT r.id), count(*) {base}", args).fetchone()
+        per: dict[int | None, int] = {}
+        pieces = 0
+        for v, n_rollouts, n_pieces in self._db.execute(
+                f"SELECT r.version, count(DISTINCT r.id), count(*) {base} GROUP BY r.version", args):
+            per[v] = n_rollouts
+            pieces += n_pieces
         hits: list[Hit] = []
+        # FTS5 gives matches in rowid order, the order pieces were added (a run's rollouts in version order):
+        # the first `limit` are found without sorting every match
         rows = self._db.execute(f"SELECT r.path, r.version, r.grp, r.rollout, p.turn, p.field, p.start, p.offsets, "
-                                f"b.text {base} ORDER BY r.version, r.id, p.turn, p.id", args)
+                                f"p.text {base} ORDER BY b.rowid", args)
         for row in rows:
             hits += self._hits_in(row, q.compiled, q.limit - len(hits), None)
             if len(hits) >= q.limit:
                 break
-        return SearchResult(hits, rollouts, pieces, {v: n for v, n in per.items() if v is not None})
+        return SearchResult(hits, sum(per.values()), pieces, {v: n for v, n in per.items() if v is not None})
 
     def _scan(self, q: Query, base: str, args: list, indexed: bool) -> SearchResult:
         deadline = time.monotonic() + q.budget_s
         hits: list[Hit] = []
         seen: dict[str, int | None] = {}
         pieces, partial = 0, False
-        rows = self._db.execute(f"SELECT r.path, r.version, r.grp, r.rollout, p.turn, p.field, p.start, p.offsets, "
-                                f"b.text {base} ORDER BY r.version, r.id, p.turn, p.id", args)
-        for row in rows:
+        rows = self._db.execute(f"SELECT p.text, p.id, r.path, r.version {base} ORDER BY p.id", args)
+        for text, rowid, path, version in rows:
             left = deadline - time.monotonic()
             if left <= 0:
                 partial = True
                 break
             try:
-                found = self._hits_in(row, q.compiled, max(q.limit - len(hits), 0), left, count_all=True)
+                if q.compiled.search(text, timeout=left) is None:
+                    continue
             except TimeoutError:
                 partial = True
                 break
-            if found:
-                pieces += 1
-                seen[row[0]] = row[1]
-                hits += [h for h in found if h.token >= 0][: max(q.limit - len(hits), 0)]
+            pieces += 1
+            seen[path] = version
+            if len(hits) < q.limit:  # only a listed hit is located among its tokens
+                row = self._db.execute("SELECT r.path, r.version, r.grp, r.rollout, p.turn, p.field, p.start, "
+                                       "p.offsets, ? FROM pieces p JOIN rollouts r ON r.id = p.rid WHERE p.id = ?",
+                                       (text, rowid)).fetchone()
+                try:
+                    hits += self._hits_in(row, q.compiled, q.limit - len(hits), max(deadline - time.monotonic(), 0.01))
+                except TimeoutError:
+                    partial = True
+                    break
         per = Counter(v for v in seen.values() if v is not None)
         notes = [] if indexed else ["this pattern has no plain substring of 3+ characters: every piece was read"]
         if partial:
@@ -195,7 +212,7 @@ class FindIndex:
         return SearchResult(hits, len(seen), pieces, dict(per), partial, notes)
 
     @staticmethod
-    def _hits_in(row, compiled: regex.Pattern, room: int, timeout: float | None, count_all: bool = False) -> list[Hit]:
+    def _hits_in(row, compiled: regex.Pattern, room: int, timeout: float | None) -> list[Hit]:
         path, version, grp, rollout, turn, fld, start, blob, text = row
         piece = Piece(fld, turn, text, start, np.frombuffer(blob, dtype=np.int32) if blob else None)
         out: list[Hit] = []
@@ -203,9 +220,6 @@ class FindIndex:
             if m.end() == m.start():
                 continue
             if len(out) >= room:
-                if not count_all:
-                    break
-                out.append(Hit(path, version, grp, rollout, turn, fld, -1, -1, "", (0, 0)))  # counted, not listed
                 break
             a, b = piece.tokens_of(m.start(), m.end())
             lo, hi = max(0, m.start() - EXCERPT), min(len(text), m.end() + EXCERPT)

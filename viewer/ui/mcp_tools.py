@@ -23,6 +23,7 @@ from viewer import run_page
 from viewer.find import answers
 from viewer.group import compare as group_compare
 from viewer.page_link import MAX_SRC_CHARS
+from viewer.rollout import CHUNK
 
 if TYPE_CHECKING:
     from .view_tab import ViewTab
@@ -141,8 +142,8 @@ class McpTools:
         lo = max(0, min(int(start) if isinstance(start, int) else 0, total))
         hi = min(total, lo + max(1, min(int(count) if isinstance(count, int) else 500, MAX_TURN_TOKENS)))
         tokens: list[list] = []
-        for index in range(lo // 2048, (hi - 1) // 2048 + 1 if hi > lo else lo // 2048):
-            ch = r.chunk(turn, "full", index)
+        for k_chunk in range(lo // CHUNK, (hi - 1) // CHUNK + 1 if hi > lo else lo // CHUNK):
+            ch = r.chunk(turn, "full", k_chunk)
             for k, pos in enumerate(range(ch.start, ch.start + len(ch.ids))):
                 if lo <= pos < hi:
                     tokens.append([ch.text[k], int(ch.mask[k]), ch.logprob[k]])
