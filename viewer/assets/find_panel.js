@@ -29,11 +29,13 @@ const FindPanel = (() => {
     const versions = summary.versions.length ? summary.versions.map(String) : null;
     if (!versions) {  // outside a run: one bar per rule
       const max = Math.max(1, ...rules.map((r) => r.total));
-      const bw = pw / Math.max(1, rules.length);
+      const bw = Math.min(pw / Math.max(1, rules.length), 140);
       rules.forEach((r, i) => {
         const bh = ph * r.total / max;
         g.fillStyle = COLOURS[summary.rules.indexOf(r) % COLOURS.length];
         g.fillRect(left + i * bw + 4, top + ph - bh, Math.max(2, bw - 8), bh);
+        g.fillStyle = fg; g.textAlign = "center";
+        g.fillText(r.rule, left + (i + 0.5) * bw, h - 6, bw - 4);
       });
       axis(g, left, top, pw, ph, max, fg, dim);
       return;
