@@ -151,7 +151,7 @@ def test_page_load_routes_by_source_and_row(coll):
     view, src, loaded, index = load(src=str(coll), timed_out="yes")
     assert view == CLEARED and src == str(coll) and page_of(index)["matched"] == 2
     view, src, loaded, index = load(src=str(coll), row="a", turn="2", mode="logprob")
-    assert page_of(view)["initial"] == {"turn": 2, "mode": "logprob", "scope": "new"} and page_of(index)["row"] == "a"
+    assert page_of(view)["initial"] == {"turn": 2, "mode": "logprob", "scope": "new", "found": None} and page_of(index)["row"] == "a"
     view, src, loaded, index = load()  # the default: the page was built with the bundled example, no index
     assert view == {"__type__": "update"} and loaded == "scripted-smollm2" and page_of(index)["mode"] == "none"
 

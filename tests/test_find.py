@@ -143,3 +143,39 @@ def test_the_find_command_prints_hits_and_json():
 def test_a_single_artifact_is_one_rollout():
     index = open_index_of("smollm2-offline")
     assert len(index) == 1 and [f.rule for f in index.findings_of("")] == ["cut-at-limit"]
+
+
+def test_ls_json_rows_carry_their_findings():
+    from rollout_trace.artifact.filters import QUERY_KEYS
+    from viewer.index.cli import ls
+
+    out = io.StringIO()
+    args = Namespace(source="smollm2-group", json=True, **{f"q_{k}": None for k in QUERY_KEYS})
+    assert ls(args, out, io.StringIO()) == 0
+    rows = {r["path"]: r["findings"] for r in json.loads(out.getvalue())["records"]}
+    assert rows[""] is None  # the group row
+    assert [f["rule"] for f in rows["rollout-02"]] == ["cut-at-limit"] and rows["rollout-00"] == []
+    assert rows["rollout-02"][0]["sentence"].startswith("Turn 0: the answer was cut")
+
+
+def test_the_cache_reads_a_source_once_and_a_grown_run_only_for_its_new_rollouts():
+    from viewer.find.cache import FindCache
+
+    c = open_index("trl-run")
+    cache = FindCache()
+    try:
+        first = len(cache.get("trl-run", c, True))
+        assert cache.builds == first and cache.get("trl-run", c, True) is not None and cache.builds == first
+        arts = [r for r in c.records if r.kind == "artifact"]
+        small = type(c)(  # the run when it held ten rollouts; then grown to all of them
+            c.source, c.kind, [r for r in c.records if r.kind != "artifact"] + arts[:10], store=c.store,
+                        run=c.run)
+        other = FindCache()
+        other.get("trl-run", small, True)
+        assert other.builds == 10
+        other.get("trl-run", c, True)
+        assert other.builds == first
+        other.close()
+    finally:
+        cache.close()
+        c.close()

@@ -80,7 +80,7 @@ def test_opened_value_ships_the_first_chunk_at_the_story():
     t0 = o["outline"]["turns"][0]
     first = o["first_chunk"]
     assert first["start"] <= t0["prompt_tokens"] < first["start"] + len(first["ids"])
-    assert o["initial"] == {"turn": 0, "mode": "mask", "scope": "new"}
+    assert o["initial"] == {"turn": 0, "mode": "mask", "scope": "new", "found": None}
 
 
 def test_upload_problems_name_the_upload_not_a_server_path(tmp_path):
