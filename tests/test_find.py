@@ -179,3 +179,31 @@ def test_the_cache_reads_a_source_once_and_a_grown_run_only_for_its_new_rollouts
     finally:
         cache.close()
         c.close()
+
+
+def test_the_panel_indexes_a_hub_source_only_when_asked():
+    """Opening a Hub run's page costs no download of its rollouts: the panel says how many it would read."""
+    from types import SimpleNamespace
+
+    from viewer.ui.find_panel import FindPanel
+
+    local = open_index("smollm2-group")
+    hub = type(local)("org/runs", "hub", local.records, store=local.store)
+    opened = []
+
+    class Cache:
+        def get(self, src, allow):
+            opened.append(src)
+            return hub
+
+    collections = SimpleNamespace(is_collection=lambda s: True, allow_local=lambda s: False, cache=Cache())
+    panel = FindPanel(SimpleNamespace(public=True, collections=collections))
+    try:
+        assert panel.summary({"src": "org/runs"}) == {"pending": True, "rollouts": 4}
+        assert panel.cache.builds == 0
+        built = panel.summary({"src": "org/runs", "build": True})
+        assert built["rollouts"] == 4 and panel.cache.builds == 4
+        assert "pending" not in panel.summary({"src": "org/runs"})  # built once: no more asking
+    finally:
+        panel.cache.close()
+        local.close()

@@ -113,8 +113,15 @@ const FindPanel = (() => {
     const redraw = () => { if (summary) drawChart(canvas, summary, hitsPer); };
     new ResizeObserver(redraw).observe(canvas);
 
-    api.summary({src}).then((s) => {
+    const show = (s) => {
       if (s.error) { status.textContent = s.error; return; }
+      if (s.pending) {  // a Hub source: indexing downloads its rollouts, so it waits for the visitor to ask
+        const build = el("button", {type: "button", class: "fp-build", "data-testid": "find-build"},
+          `index ${s.rollouts} rollouts`);
+        status.replaceChildren("Search and findings read every rollout of this Hub dataset: ", build);
+        build.addEventListener("click", () => { status.textContent = "indexing the rollouts…"; api.summary({src, build: true}).then(show); });
+        return;
+      }
       summary = s;
       const found = s.rules.filter((r) => r.total > 0);
       for (const r of s.rules) rule.append(el("option", {value: r.rule, text: `${r.rule} (${r.total})`}));
@@ -125,7 +132,8 @@ const FindPanel = (() => {
         (s.versions.length ? "per version)" : "in all)") : "no findings");
       box.dataset.ready = "1";
       redraw();
-    });
+    };
+    api.summary({src}).then(show);
     legend.addEventListener("click", (e) => {
       const b = /** @type {HTMLElement} */ (e.target).closest(".fp-key");
       if (b) { rule.value = b.getAttribute("data-rule"); run(); }

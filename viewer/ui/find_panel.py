@@ -59,10 +59,29 @@ class FindPanel:
             return None
         return self.cache.get(src, c, allow)
 
+    def _pending(self, src: str) -> int | None:
+        """How many rollouts a Hub source would download to be indexed, when its index is not built yet."""
+        src = (src or "").strip()
+        if not src or len(src) > MAX_SRC_CHARS or not self.collections.is_collection(src):
+            return None
+        allow = self.collections.allow_local(src)
+        try:
+            c = self.collections.cache.get(src, allow)
+        except ArtifactError:
+            return None
+        if c.kind != "hub" or self.cache.peek(src, allow) is not None:
+            return None
+        return min(sum(r.kind == "artifact" for r in c.records), self.cache.limit)
+
     # -- server functions ------------------------------------------------------------------------------
 
     def summary(self, req: Any) -> dict:
+        """The findings chart's data. A Hub source is indexed only when the visitor asks (`build`): indexing
+        downloads every rollout, which merely opening the page should not cost."""
         src = str(req.get("src") or "")[:MAX_SRC_CHARS] if isinstance(req, dict) else ""
+        pending = self._pending(src)
+        if pending is not None and not (isinstance(req, dict) and req.get("build") is True):
+            return {"pending": True, "rollouts": pending}
         index = self.index_of(src)
         if index is None:
             return {"error": "this source is not a collection or a run"}
