@@ -112,6 +112,8 @@ const FindPanel = (() => {
     let summary = null, hitsPer = null;
     const redraw = () => { if (summary) drawChart(canvas, summary, hitsPer); };
     new ResizeObserver(redraw).observe(canvas);
+    // the chart's text takes the scheme's colour: draw again when Gradio switches light/dark (body's class)
+    new MutationObserver(redraw).observe(document.body, {attributes: true, attributeFilter: ["class"]});
 
     const show = (s) => {
       if (s.error) { status.textContent = s.error; return; }
