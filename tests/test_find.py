@@ -13,7 +13,7 @@ import pytest
 from rollout_trace.analysis.texts import Piece, RolloutText, TurnText
 from rollout_trace.analysis.tokens import decode
 from viewer.find.build import Vocabs, index_collection, item_of
-from viewer.find.cli import find, open_index_of
+from viewer.find.find_cli import find, open_index_of
 from viewer.find.index import FindIndex, RolloutRow
 from viewer.find.query import QueryError, parse_query
 from viewer.index import open_index
