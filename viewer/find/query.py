@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import regex
 
 from rollout_trace.analysis.texts import FIELDS, Field
+from rollout_trace.artifact.errors import RolloutTraceError
 
 MAX_PATTERN = 500
 MAX_PATTERN_PUBLIC = 200
@@ -23,7 +24,7 @@ MAX_HITS = 200  # hits listed; counts cover every match
 _REGEX = re.compile(r"^/(.*)/([ism]*)$", re.DOTALL)
 
 
-class QueryError(ValueError):
+class QueryError(RolloutTraceError, ValueError):
     """A search that cannot run: the message says which value and what was expected."""
 
 
