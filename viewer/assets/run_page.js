@@ -5,7 +5,8 @@
 // A group opens in the collection index's group map (a Gradio event, trigger "click" {action: "open"}), with a
 // history entry the index's Back returns through; the version and the followed task live in the URL.
 // Presentation (`p`, as on the group map): the run page covers the window in large type, j/k move a row
-// cursor over versions and groups, Enter opens one, Escape leaves.
+// cursor over versions and groups, Enter opens one, Escape leaves. The charts above the versions list are
+// drawn on canvas from the body's versions (viewer/assets/run_charts.js).
 const RunPage = (() => {
   function el(tag, attrs, ...children) {
     const e = document.createElement(tag);
@@ -121,13 +122,19 @@ const RunPage = (() => {
 
   function mountBody(box, api) {
     const state = {src: null, body: null, version: null, groups: null, task: null, cursor: -1};
+    // The charts sit above the versions list and are drawn once per record; the list redraws on every click.
+    const chartsBox = el("div", {class: "rp-charts", "data-testid": "run-charts"});
+    const list = el("div", {class: "rp-list"});
+    const top = el("div", {class: "rp rp-body", "data-testid": "run-body"}, chartsBox, list);
+    box.replaceChildren(top);
+    const charts = RunCharts.mount(chartsBox);
     function draw() {
       const b = state.body;
-      box.replaceChildren(el("div", {class: "rp rp-body", "data-testid": "run-body", "data-serial": String(b.serial)},
-        el("h3", {text: "Versions → groups"}),
+      top.dataset.serial = String(b.serial);
+      list.replaceChildren(el("h3", {text: "Versions → groups"}),
         el("div", {class: "rp-dim", text: "Click a version for its groups, a group for its map (then a rollout for its tokens). " +
           "pass = every held-out test passed · zero spread = every advantage 0 · never trained = no row of it in the loss"}),
-        el("div", {class: "rp-vbox"}, versionsTable(b, state, api)), taskPanel(b, state)));
+        el("div", {class: "rp-vbox"}, versionsTable(b, state, api)), taskPanel(b, state));
       const rs = box.querySelectorAll("tr.rp-cur");  // the cursor keeps its place: Enter on a version, then j, is its first group
       if (state.cursor >= rs.length) state.cursor = rs.length - 1;
       if (state.cursor >= 0) rs[state.cursor].classList.add("rp-cursor");
@@ -240,6 +247,7 @@ const RunPage = (() => {
         }
         state.body_task = b.task;
         draw();
+        charts.update(b.versions, b.task);
         if (b.refresh && state.version !== null) { const v = state.version; state.version = null; openVersion(v); }
       },
     };
