@@ -21,12 +21,12 @@ TSC = ROOT / "node_modules" / ".bin" / "tsc"
 needs_tsc = requires(TSC.exists(), "typescript is not installed (bash scripts/setup.sh runs npm install)")
 
 
-def _check(tmp_path: Path, declarations: str) -> subprocess.CompletedProcess:
+def _check(tmp_path: Path, declarations: str, config: str = "tsconfig.json") -> subprocess.CompletedProcess:
     """tsc over a copy of the assets with `declarations` as contract.d.ts (the written file stays as it is)."""
     copy = tmp_path / "assets"
     shutil.copytree(assets.HERE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.py", "*.css"))
     (copy / "contract.d.ts").write_text(declarations, encoding="utf-8")
-    return subprocess.run([str(TSC), "-p", str(copy / "tsconfig.json")], capture_output=True, text=True, timeout=300)
+    return subprocess.run([str(TSC), "-p", str(copy / config)], capture_output=True, text=True, timeout=300)
 
 
 def test_written_declarations_match_the_records():
@@ -72,3 +72,25 @@ def test_the_bundle_holds_every_part_once():
         assert js.count(f"// -- {part.relative_to(assets.HERE)}\n") == 1
     assert sorted(p.name for p in (assets.HERE / "trace_view").glob("*.js")) == \
         sorted(p.name for p in assets.parts("trace_view.js")), "a part is missing from viewer/assets BUNDLES"
+
+
+@needs_tsc
+def test_the_run_page_type_checks_strictly(tmp_path):
+    """The run page's JavaScript (run_page.js, run_charts.js) in tsc's strict mode (tsconfig.run.json)."""
+    got = _check(tmp_path, page_types.declarations(), "tsconfig.run.json")
+    assert got.returncode == 0, got.stdout + got.stderr
+
+
+@needs_tsc
+@pytest.mark.parametrize(("record", "field", "reader"), [
+    ("VersionStats", "reward_mean", "run_charts.js"),
+    ("RunHead", "notes", "run_page.js"),
+    ("TaskTrack", "pass_rates", "run_charts.js"),
+])
+def test_a_renamed_run_page_field_fails_the_check(tmp_path, record, field, reader):
+    text = page_types.declarations()
+    head, body = text.split(f"interface {record} {{\n", 1)
+    renamed = head + f"interface {record} {{\n" + body.replace(f"  {field}: ", f"  {field}_renamed: ", 1)
+    got = _check(tmp_path, renamed, "tsconfig.run.json")
+    assert got.returncode != 0
+    assert reader in got.stdout and f"'{field}'" in got.stdout, got.stdout

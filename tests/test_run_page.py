@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import shutil
 from pathlib import Path
 
 import msgspec
 import pytest
 
-from rollout_trace.artifact.run import follow, open_run
+from rollout_trace.artifact.run import follow, groups_of, open_run
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 from viewer import run_page
 from viewer.run_page import VersionStats, health_notes, resolve_link, task_track, version_stats
@@ -93,24 +95,32 @@ def test_task_track_follows_one_task_across_versions(run):
     assert task_track(run, "0" * 40) is None
     choices = run_page.task_choices(run)
     assert {c.task_id for c in choices[:2]} == {TASK5, "35e089d85a94a939cc9c8d72fb6e0385f838feee"}  # followable first
-    frame = run_page.task_frame(t)
-    assert list(frame["version"]) == ["2", "3"] and list(frame["pass rate"]) == [0.25, 0.25]
+    assert [(p.version, p.pass_rate) for p in t.pass_rates] == [(2, 0.25), (3, 0.25)]  # the task's chart
 
 
-def test_group_rows_and_frames(run):
+def test_group_rows(run):
     rows = run_page.group_rows(run, 3)
     assert [g.group_id for g in rows] == [0, 1, 2, 3, 4] and all(g.k == 4 for g in rows)
     assert rows[3].dropped == 4 and rows[3].rewards[1] is None  # the failed rollout
     stats = version_stats(run)
-    reward = run_page.reward_frame(stats)
-    assert set(reward["series"]) == {"mean", "mean + sd", "mean − sd", "min", "max"} and len(reward) == 20
-    dropped = run_page.dropped_frame(stats)
-    assert dropped[dropped.version == "1"].set_index("cause")["rollouts"].to_dict() == {"failed": 1, "read-ahead": 5}
-    assert list(run_page.tokens_frame(stats)["trained tokens"]) == [s.trained_tokens for s in stats]
-    assert list(reward["version"].unique()) == ["1", "2", "3", "4"]  # few versions: each one named on the axis
-    many = [msgspec.structs.replace(stats[0], version=v) for v in range(1, run_page.NAMED_VERSIONS + 2)]
-    assert list(run_page.reward_frame(many)["version"].unique()) == list(range(1, run_page.NAMED_VERSIONS + 2))
-    assert run_page.share_frame(many)["version"].dtype.kind == "i"  # many: a numeric axis, a few ticks
+    assert stats[0].dropped == {"failed": 1, "read-ahead": 5}  # the cause chart's bars at version 1
+
+
+@pytest.mark.parametrize("extreme", [1.7976931348623157e308, -1.7976931348623157e308, math.nan, math.inf, -math.inf])
+def test_version_stats_survive_any_float(run, extreme):
+    """A reward at the float limit (finite) or NaN/inf: every number stays finite or None, and the page's records
+    encode; `statistics.fmean` raised OverflowError here."""
+    rows = [msgspec.structs.replace(r, reward=extreme if i % 2 else 1.7976931348623157e308)
+            for i, r in enumerate(run.rows)]
+    big = dataclasses.replace(run, rows=rows, groups=groups_of(rows))
+    stats = version_stats(big)
+    for s in stats:
+        for v in (s.reward_mean, s.reward_sd, s.reward_min, s.reward_max):
+            assert v is None or math.isfinite(v)
+    assert health_notes(stats, big.rows)
+    msgspec.json.encode(stats)
+    for g in big.groups:
+        assert g.reward_mean is None or math.isfinite(g.reward_mean)
 
 
 def test_deep_link_names_a_group(run):

@@ -98,7 +98,8 @@ def grpo_advantages(rewards: Sequence[float | None]) -> list[float]:
     scored = ~np.isnan(r)
     if scored.any():
         s = r[scored]
-        advantages[scored] = (s - s.mean()) / (s.std() + ADVANTAGE_EPS)
+        with np.errstate(over="ignore", invalid="ignore"):  # rewards near the float limit: TRL's formula gives inf/NaN too
+            advantages[scored] = (s - s.mean()) / (s.std() + ADVANTAGE_EPS)
     return advantages.tolist()
 
 
