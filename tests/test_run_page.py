@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 
@@ -174,3 +175,36 @@ def test_follow_reads_only_the_grown_tail(tmp_path):
         f.write('{"segment": "x"')
     cut = follow(grown)
     assert cut is not None and len(cut.rows) == len(grown.rows) and any("no newline" in n for n in cut.notes)
+
+
+def test_follow_after_truncate_and_rewrite(tmp_path):
+    """A line file cut short, or rewritten in place (the same size included), is read again whole: no false
+    "wrong type" problem from a tail that starts mid-line, no rows lost."""
+    root = tmp_path / "run"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
+    run = open_run(str(root))
+    index = sorted((root / "index").glob("*.jsonl"))[-1]
+    whole = index.read_bytes()
+    lines = whole.splitlines(keepends=True)
+    index.write_bytes(b"".join(lines[:-4]))  # truncated: the last group gone
+    cut = follow(run)
+    assert cut is not None and len(cut.rows) == len(run.rows) - 4 and cut.problems == run.problems
+    index.write_bytes(whole)  # rewritten to its first content: longer again, not an append of what was read
+    back = follow(cut)
+    assert back is not None and len(back.rows) == len(run.rows) and back.problems == run.problems
+    # the same size, other content: one rollout's reward changed in place
+    first = json.loads(lines[0])
+    old = json.dumps(first["reward"]).encode()
+    new = (b"0." + b"5" * (len(old) - 2)) if len(old) > 2 else b"7"
+    assert len(new) == len(old)
+    same = whole.replace(b'"reward":' + old, b'"reward":' + new, 1) if b'"reward":' + old in whole else \
+        whole.replace(b'"reward": ' + old, b'"reward": ' + new, 1)
+    assert same != whole and len(same) == len(whole)
+    st = index.stat()
+    index.write_bytes(same)
+    os.utime(index, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a clock coarser than the test: still newer
+    again = follow(back)
+    assert again is not None and len(again.rows) == len(run.rows) and again.problems == run.problems
+    key = (first["segment"], first["group_id"], first["rollout"])
+    assert again.entries[key].reward == float(new)
+    assert follow(again) is None
