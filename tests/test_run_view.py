@@ -1,0 +1,99 @@
+"""The run page's Gradio handlers (viewer/ui/run_view.py) called directly, without a browser: every answer is
+keyed by component and names only components its event was wired to (one value too many made a visitor's
+follow state the timer), a quiet poll answers the timer alone, a grown run answers its parts, and the
+per-version numbers are computed once per run state however many visitors ask."""
+
+from __future__ import annotations
+
+import shutil
+from types import SimpleNamespace
+
+import gradio as gr
+import msgspec
+import pytest
+
+from rollout_trace.artifact.sources import EXAMPLES_DIR
+from test_run_page import TASK5, add_version
+from viewer.run_page import RunBody, RunHead
+from viewer.ui.collection_view import CollectionView
+from viewer.ui.run_view import RunView
+
+
+@pytest.fixture
+def page(tmp_path):
+    """A RunView in Blocks of its own (no app, no browser), and a copy of the bundled run that can grow."""
+    root = tmp_path / "run"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
+    view = SimpleNamespace(default_source=str(root), public=False)
+    view.collections = CollectionView(view)
+    rv = RunView(view)
+    with gr.Blocks() as demo:
+        rv.render()
+        src, button = gr.Textbox(), gr.Button()
+        opened = [gr.HTML(), gr.State(), gr.HTML()]
+        rv.wire([button.click], src, opened)
+    wired = {fn.fn.__name__: set(fn.outputs) for fn in demo.fns.values() if fn.fn is not None}
+    return SimpleNamespace(rv=rv, root=root, src=str(root), wired=wired)
+
+
+def _decode(value: str, kind: type):
+    return msgspec.json.decode(value, type=kind)
+
+
+def test_show_answers_every_part_by_component(page):
+    rv = page.rv
+    got = rv.show(page.src, {"version": "3", "task": TASK5})
+    assert set(got) == set(rv.outputs()) == page.wired["on_source"]
+    head = _decode(got[rv.head_html], RunHead)
+    body = _decode(got[rv.body_html], RunBody)
+    assert head.versions == len(body.versions) and body.open_version == 3 and body.groups
+    assert body.task is not None and [p.version for p in body.task.pass_rates] == [2, 3]
+    assert got[rv.src_state][0] == page.src
+
+
+def test_a_source_that_is_not_a_run_hides_the_page(page):
+    rv = page.rv
+    got = rv.show("scripted-smollm2", {})
+    assert set(got) <= set(rv.outputs()) and got[rv.column]["visible"] is False
+    assert got[rv.src_state] == ("", None)
+
+
+def test_the_follow_poll_answers_only_its_outputs(page):
+    rv = page.rv
+    seen = rv.show(page.src, {})[rv.src_state]
+    quiet = rv.poll(seen)
+    assert set(quiet) == {rv.timer}  # nothing new: the timer alone, the visitor's state untouched
+    add_version(page.root, 5)
+    grown = rv.poll(seen)
+    assert set(grown) <= page.wired["poll"] and set(grown) == {rv.head_html, rv.body_html, rv.timer, rv.src_state}
+    body = _decode(grown[rv.body_html], RunBody)
+    assert body.refresh and [s.version for s in body.versions][-1] == 5
+    assert grown[rv.src_state] != seen
+    assert set(rv.poll(grown[rv.src_state])) == {rv.timer}
+    assert set(rv.poll(("", None))) == {rv.timer}  # no run open: the timer stops
+
+
+def test_task_and_open_events(page):
+    rv = page.rv
+    got = rv.on_task(SimpleNamespace(_data={"action": "task", "src": page.src, "task": TASK5, "version": "2"}))
+    assert set(got) <= page.wired["on_task"]
+    body = _decode(got[rv.body_html], RunBody)
+    assert body.task is not None and body.task.task_id == TASK5 and body.open_version == 2
+    assert rv.on_task(SimpleNamespace(_data={"action": "open"})) == {}
+    assert rv.on_task(SimpleNamespace(_data=None)) == {}
+    skip = rv.on_action(SimpleNamespace(_data={"action": "task"}))
+    assert len(skip) == len(page.wired["on_action"])
+
+
+def test_per_version_numbers_once_per_run_state(page):
+    rv = page.rv
+    for _ in range(3):  # three visitors
+        rv.show(page.src, {})
+    seen = rv.show(page.src, {})[rv.src_state]
+    for _ in range(3):  # quiet polls
+        rv.poll(seen)
+    assert rv.stats_computed == 1
+    add_version(page.root, 5)
+    rv.poll(seen)
+    rv.show(page.src, {})
+    assert rv.stats_computed == 2  # the grown run is one new state
