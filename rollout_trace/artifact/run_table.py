@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -52,6 +53,7 @@ _TEXT = ("segment", "status", "cause", "task_id", "title", "drift")  # few disti
 AGGREGATES = ("count", "sum", "min", "max", "mean")
 MAX_TABLES = 4  # run states kept (each holds its columns)
 BLOCK_BYTES = 16 * 2**20
+CHUNK_BYTES = 64 * 2**20  # read and parsed at a time: memory is the columns, not the file
 MARK_BYTES = 64
 
 
@@ -124,6 +126,8 @@ class RunTable:
     files: dict[str, _File] = field(default_factory=dict)
     _aggregates: dict[tuple[str, tuple[str, ...]], pa.Table] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # queries of one run at a time: each builds columns as long as the run, so visitors' memory stays one's
+    _query: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __len__(self) -> int:
         return self.table.num_rows
@@ -193,24 +197,46 @@ class RunTable:
             cols[f"{column}_{a}"] = got
         return pa.table(cols).sort_by("version")
 
+    def _narrow(self, where: pc.Expression | None, names: Sequence[str]) -> pa.Table:
+        """The columns `where` and `names` name (found in the expression's text), and each row's number: a
+        filter or a sort touches these only, never the long text columns it does not name."""
+        text = str(where) if where is not None else ""
+        keep = [c for c in self.table.column_names if c in names or re.search(rf"\b{re.escape(c)}\b", text)]
+        t = self.table.select(keep)
+        return t.append_column("__row", pa.array(np.arange(t.num_rows, dtype=np.int64)))
+
     def page(self, where: pc.Expression | None = None, sort: Sequence[tuple[str, str]] = (), offset: int = 0,
              limit: int = 50, columns: Sequence[str] | None = None) -> tuple[int, list[dict]]:
         """(rows matching `where`, one page of them as dicts) sorted by `sort` [(column, "ascending" |
-        "descending")]: the filter and the sort run in Arrow, only the page becomes Python objects."""
-        t = self.table if where is None else self.table.filter(where)
-        total = t.num_rows
+        "descending")]: the filter and the sort run in Arrow over the columns they name, and only the page's
+        rows are taken from the whole table and become Python objects."""
+        for name, _ in sort:
+            self.column(name)
         offset, limit = max(0, int(offset)), max(0, int(limit))
-        if sort:
-            for name, _ in sort:
-                self.column(name)
-            k = min(total, offset + limit)
-            idx = pc.select_k_unstable(t, k=k, sort_keys=list(sort)) if k else pa.array([], pa.uint64())
-            # select_k gives the top k unordered among ties: sort those k (a page) for a stable order
-            t = t.take(idx).sort_by(list(sort))
-        t = t.slice(offset, limit)
+        with self._query:
+            return self._page(where, sort, offset, limit, columns)
+
+    def _page(self, where: pc.Expression | None, sort: Sequence[tuple[str, str]], offset: int, limit: int,
+              columns: Sequence[str] | None) -> tuple[int, list[dict]]:
+        t = self._narrow(where, [n for n, _ in sort])
+        if where is not None:
+            try:
+                t = t.filter(where)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+                raise RunTableError(f"the filter cannot be applied: {e}") from e
+        total = t.num_rows
+        k = min(total, offset + limit)
+        if sort and k:
+            top = t.take(pc.select_k_unstable(t, k=k, sort_keys=list(sort)))
+            # select_k leaves the top k unordered: order those (a page's worth), ties by row number
+            rows = top.sort_by([*sort, ("__row", "ascending")])["__row"]
+        else:
+            rows = t["__row"]
+        picked = rows.slice(offset, limit)
+        out = self.table.take(picked) if len(picked) else self.table.slice(0, 0)
         if columns is not None:
-            t = t.select(list(columns))
-        return total, t.to_pylist()
+            out = out.select(list(columns))
+        return total, out.to_pylist()
 
     # -- following -----------------------------------------------------------------------------------
 
@@ -229,26 +255,33 @@ class RunTable:
                 with self._lock:
                     self._aggregates = {}
                 return True
-        new_entries, new_consumed = [], []
+        shaped, ordinals, consumed, versions = [self.table], [self.ordinals], [self.consumed], []
+        first = self.table.num_rows
         for path, stamp in sorted(listed.items()):
             f = self.files.setdefault(path, _File())
             if stamp == f.stamp:
                 continue
-            data = _read(self.root / path, f.read_to, stamp[0] - f.read_to)
-            whole = data.rfind(b"\n") + 1
-            f.read_to += whole
-            f.mark = (f.mark + data[:whole])[-MARK_BYTES:]
-            f.stamp = stamp if whole == len(data) else (f.read_to, *stamp[1:])  # a half-written line: read again later
-            (new_entries if path.startswith(INDEX_DIR + "/") else new_consumed).append(data[:whole])
-        raw = _parse(b"".join(new_entries), _SCHEMA)
-        cons = _parse(b"".join(new_consumed), _CONSUMED)
-        if not raw.num_rows and not cons.num_rows:
+            index = path.startswith(INDEX_DIR + "/")
+            for data in _chunks(self.root / path, f.read_to, stamp[0]):
+                f.read_to += len(data)
+                f.mark = (f.mark + data)[-MARK_BYTES:]
+                if not index:
+                    consumed.append(_parse(data, _CONSUMED))
+                    continue
+                raw = _parse(data, _SCHEMA)  # one chunk at a time: the file's bytes are never all in memory
+                ordinals.append(_ordinals(raw, first))
+                shaped.append(_shape(raw))
+                versions.append(raw["policy_version"])
+                first += raw.num_rows
+            # a half-written last line: read again once it has grown
+            f.stamp = stamp if f.read_to == stamp[0] else (f.read_to, *stamp[1:])
+        if len(shaped) == 1 and len(consumed) == 1:
             return False
-        first = self.table.num_rows
-        self.table = pa.concat_tables([self.table, _shape(raw)], promote_options="permissive")
-        self.ordinals = pa.concat_tables([self.ordinals, _ordinals(raw, first)])
-        self.consumed = pa.concat_tables([self.consumed, cons])
-        touched = pc.unique(raw["policy_version"]) if raw.num_rows else None
+        self.table = pa.concat_tables(shaped, promote_options="permissive")
+        self.ordinals = pa.concat_tables(ordinals)
+        self.consumed = pa.concat_tables(consumed)
+        cons = self.consumed.slice(consumed[0].num_rows)
+        touched = pc.unique(pa.chunked_array(versions, pa.int64())) if versions else None
         with self._lock:
             old = dict(self._aggregates)
         fresh: dict[tuple[str, tuple[str, ...]], pa.Table] = {}
@@ -261,6 +294,27 @@ class RunTable:
         with self._lock:
             self._aggregates = fresh
         return True
+
+
+def _chunks(path: Path, start: int, end: int):
+    """The whole lines of `path` between `start` and `end`, in chunks of about CHUNK_BYTES cut at newlines."""
+    try:
+        f = open(path, "rb")
+    except OSError:
+        return
+    with f:
+        f.seek(start)
+        left, carry = end - start, b""
+        while left > 0:
+            got = f.read(min(CHUNK_BYTES, left))
+            if not got:
+                break
+            left -= len(got)
+            data = carry + got
+            cut = data.rfind(b"\n") + 1
+            carry = data[cut:]
+            if cut:
+                yield data[:cut]
 
 
 def _read(path: Path, offset: int, size: int) -> bytes:
