@@ -209,7 +209,7 @@ const RunCharts = (() => {
         yRange: [-0.04, 1.04], fmt: (v) => (v >= 0 && v <= 1 ? Math.round(v * 100) + "%" : ""),
         keys: [{label: "passed every test", color: pal.good, width: 2.5}, {label: "groups with zero spread (nothing learnt)", color: pal.warn2, dash: [6, 4]},
                {label: "unscorable", color: pal.none, dash: [2, 3]}, {label: "timed out", color: pal.warn},
-               {label: "never trained (any cause: the chart below tells them apart)", color: pal.dim, dash: [8, 3, 2, 3]}],
+               {label: "never trained (any cause)", color: pal.dim, dash: [8, 3, 2, 3]}],
         series: [line(pal.good, 2.5), line(pal.warn2, 2, [6, 4]), line(pal.none, 2, [2, 3]), line(pal.warn, 1.75),
                  line(pal.dim, 1.5, [8, 3, 2, 3])],
       },

@@ -12,8 +12,9 @@ const RunPage = (() => {
    *            compare(req: {src: string | null, a: string, b: string, turn: number}): Promise<{html?: string, error?: string}>,
    *            open(req: object): void}} RunApi */
   /** @typedef {{src: string | null, body: RunBody | null, version: number | null, groups: RunGroupRow[] | null,
-   *            task: string | null, cursor: number, body_task: TaskTrack | null}} BodyState */
+   *            task: string | null, cursor: number, body_task: TaskTrack | null, shown: number}} BodyState */
   /** @typedef {string | number | boolean | null | undefined} Attr */
+  const FIRST_VERSIONS = 100;  // versions listed before "show all"
 
   /** @param {string} tag @param {Record<string, Attr> | null} [attrs] @param {...(Node | string | null | undefined)} children */
   function el(tag, attrs, ...children) {
@@ -86,7 +87,10 @@ const RunPage = (() => {
     const head = el("tr", {}, ...["version", "groups", "rollouts", "reward mean (min … max)", "pass rate", "zero spread",
       "trained tokens", "never trained", "timed out"].map((t) => el("th", {text: t})));
     const tb = el("tbody");
-    for (const s of body.versions) {
+    // A long run lists its first versions (and the open one); the rest on request: the charts show them all.
+    const at = body.versions.findIndex((s) => s.version === state.version);
+    const upto = Math.max(state.shown, at + 1);
+    for (const s of body.versions.slice(0, upto)) {
       const open = state.version === s.version;
       const dropped = Object.entries(s.dropped).map(([c, n]) => `${c} ${n}`).join(", ");
       tb.append(el("tr", {class: "rp-vrow rp-cur" + (open ? " open" : ""), "data-version": String(s.version),
@@ -100,6 +104,10 @@ const RunPage = (() => {
         el("td", {class: "rp-num", text: String(s.timeouts)})));
       if (open) tb.append(el("tr", {class: "rp-vgroups"}, el("td", {colspan: "9"},
         state.groups ? groupTable(state.groups) : el("span", {class: "rp-dim", text: "loading…"}))));
+    }
+    if (body.versions.length > upto) {
+      tb.append(el("tr", {class: "rp-more"}, el("td", {colspan: "9"}, el("button", {type: "button", class: "rp-showall",
+        "data-testid": "run-show-all"}, `show all ${body.versions.length} versions (${body.versions.length - upto} more)`))));
     }
     return el("table", {class: "rp-versions", "data-testid": "run-versions"}, el("thead", {}, head), tb);
   }
@@ -137,7 +145,7 @@ const RunPage = (() => {
   /** @param {Element} box @param {RunApi} api */
   function mountBody(box, api) {
     /** @type {BodyState} */
-    const state = {src: null, body: null, version: null, groups: null, task: null, cursor: -1, body_task: null};
+    const state = {src: null, body: null, version: null, groups: null, task: null, cursor: -1, body_task: null, shown: FIRST_VERSIONS};
     // The charts sit above the versions list and are drawn once per record; the list redraws on every click.
     const chartsBox = el("div", {class: "rp-charts", "data-testid": "run-charts"});
     const list = el("div", {class: "rp-list"});
@@ -188,6 +196,7 @@ const RunPage = (() => {
       const vrow = near(ev, "tr.rp-vrow");
       if (vrow) { openVersion(Number(vrow.dataset.version)); return; }
       if (near(ev, ".rp-compare")) compare();
+      if (near(ev, ".rp-showall")) { state.shown = Infinity; draw(); }
     });
     box.addEventListener("change", (ev) => {
       if (near(ev, ".rp-taskpick")) { followTask(/** @type {HTMLSelectElement} */ (at(ev)).value); return; }
