@@ -208,3 +208,22 @@ def test_follow_after_truncate_and_rewrite(tmp_path):
     key = (first["segment"], first["group_id"], first["rollout"])
     assert again.entries[key].reward == float(new)
     assert follow(again) is None
+
+
+def test_a_huge_index_line_is_named_and_skipped(tmp_path):
+    """One line of 2 MB (a title an attacker made long) is a problem naming its file and line; the run's other
+    rows are read, and nothing of the long line reaches a page."""
+    from rollout_trace.artifact.run import MAX_LINE_BYTES
+
+    root = tmp_path / "run"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
+    index = sorted((root / "index").glob("*.jsonl"))[-1]
+    lines = index.read_text().splitlines()
+    big = json.loads(lines[0])
+    big["title"] = "x" * (MAX_LINE_BYTES + 10)
+    big["group_id"] = 999
+    index.write_text("\n".join(lines[:2] + [json.dumps(big)] + lines[2:]) + "\n")
+    run = open_run(str(root))
+    assert len(run.rows) == 52 and max(len(r.title) for r in run.rows) < 1000
+    bad = [p for p in run.problems if p.field == "line 3"]
+    assert len(bad) == 1 and bad[0].file.endswith(index.name) and "bytes" in bad[0].found

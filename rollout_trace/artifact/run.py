@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
+import numpy as np
 
 from .group import grpo_advantages, reward_spread
 from .model import Artifact
@@ -54,6 +55,7 @@ from .sources import subfolder_ok
 from .stores import store_for
 
 MARK_BYTES = 64  # the last bytes of a line file kept to tell an append from a rewrite
+MAX_LINE_BYTES = 2**20  # one index or consumption line (the recorder writes a few kB)
 MAX_LINE_FILE_BYTES = 2**30  # one index or consumption file; 100k rollouts are about 80 MB
 # What became of a row, as the reader reports it: the trainer's Fate, or "in-queue" (recorded, not taken
 # when training stopped, or not yet while it runs), or "unknown" (no consumption log for its segment).
@@ -266,6 +268,8 @@ def _lines(name: str, data: bytes | str, kind: type, problems: list[Problem], no
     whole = data.rfind(b"\n") + 1  # a last line without its newline is a write cut short
     if data[whole:].strip():
         notes.append(f"{name}: the last line has no newline (a write cut short when the recorder stopped); skipped")
+    data = _without_long_lines(name, data[:whole], problems)
+    whole = len(data)
     try:
         return decoder.decode_lines(data[:whole])  # every line good: one call
     except (msgspec.ValidationError, msgspec.DecodeError):
@@ -281,6 +285,32 @@ def _lines(name: str, data: bytes | str, kind: type, problems: list[Problem], no
             problems.append(Problem(name, p.message, field=f"line {n}" + (f": {p.field}" if p.field else ""),
                                     expected=p.expected, found=p.found))
     return out
+
+
+def _without_long_lines(name: str, data: bytes, problems: list[Problem]) -> bytes:
+    """`data` with every line longer than MAX_LINE_BYTES blanked (and named): a recorder's line is a few kB,
+    and one huge line would otherwise reach every page that shows the run."""
+    if len(data) <= MAX_LINE_BYTES:
+        return data
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)  # every newline, in C
+    if not len(ends) or int(np.diff(ends, prepend=-1).max()) <= MAX_LINE_BYTES:
+        return data
+    start, cut, out = 0, False, []
+    n = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end + 1
+        n += 1
+        if end - start > MAX_LINE_BYTES:
+            problems.append(Problem(name, "a line this long is not one the recorder writes; skipped",
+                                    field=f"line {n}", expected=f"at most {MAX_LINE_BYTES} bytes",
+                                    found=f"{end - start} bytes"))
+            out.append(b"\n")  # the line numbers after it stay true
+            cut = True
+        else:
+            out.append(data[start:end])
+        start = end
+    return b"".join(out) if cut else data
 
 
 def _one(name: str, data: bytes | str | None, kind: type, problems: list[Problem]) -> Any:
