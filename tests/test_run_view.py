@@ -97,3 +97,18 @@ def test_per_version_numbers_once_per_run_state(page):
     rv.poll(seen)
     rv.show(page.src, {})
     assert rv.stats_computed == 2  # the grown run is one new state
+
+
+def test_a_public_page_bounds_the_versions_it_sends(page, monkeypatch):
+    from viewer.ui import run_view
+
+    rv = page.rv
+    monkeypatch.setattr(run_view, "MAX_PUBLIC_VERSIONS", 2)
+    got = rv.show(page.src, {})
+    assert len(_decode(got[rv.body_html], RunBody).versions) == 4  # not public: every version
+    rv.view.public = True
+    monkeypatch.setattr(rv.collections, "allow_local", lambda src: True)  # the owner's run, opened publicly
+    got = rv.show(page.src, {})
+    body, head = _decode(got[rv.body_html], RunBody), _decode(got[rv.head_html], RunHead)
+    assert [s.version for s in body.versions] == [3, 4]
+    assert head.notes[0] == "a public Space shows the last 2 of this run's 4 versions" and head.versions == 4

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 MOUNT_JS = "RunPage.mountInApp(element, props, server, watch, trigger, '{part}');"
 POLL_S = 2.0
+MAX_PUBLIC_VERSIONS = 5000  # on a public Space a page holds at most this many versions (the last ones), said so
 MAX_STATS = 16  # run states whose per-version numbers are kept (one per run a visitor has open, and a few more)
 _serial = itertools.count(1)
 
@@ -55,7 +56,8 @@ class RunView:
 
     def __init__(self, view: ViewTab):
         self.view = view
-        self._follow_lock = threading.Lock()
+        self._follow_locks: dict[str, threading.Lock] = {}  # one follower per run, shared by its visitors
+        self._locks_lock = threading.Lock()
         self._stats_lock = threading.Lock()
         # per run state: its per-version numbers, computed once however many visitors and polls ask
         self._stats: OrderedDict[tuple, tuple[Run, list[run_page.VersionStats]]] = OrderedDict()
@@ -100,15 +102,22 @@ class RunView:
 
     def head(self, src: str, run: Run, stats: list[run_page.VersionStats] | None = None) -> run_page.RunHead:
         stats = self.stats(run) if stats is None else stats
+        bound = [f"a public Space shows the last {MAX_PUBLIC_VERSIONS} of this run's {len(stats)} versions"] \
+            if self._bounded(stats) else []
         return run_page.RunHead(
             serial=next(_serial), src=src, model=run.manifest.model, trl=run.manifest.versions.get("trl", "?"),
             started_at=run.manifest.started_at, live=run.live, versions=len(stats), groups=len(run.groups),
-            rollouts=len(run.rows), notes=run_page.health_notes(stats, run.rows, run.live),
+            rollouts=len(run.rows), notes=bound + run_page.health_notes(stats, run.rows, run.live),
             problems=[str(p) for p in run.problems[:20]] + run.notes[:5])
+
+    def _bounded(self, stats: list[run_page.VersionStats]) -> bool:
+        return bool(getattr(self.view, "public", False)) and len(stats) > MAX_PUBLIC_VERSIONS
 
     def body(self, src: str, run: Run, version: int | None, task: str | None,
              refresh: bool = False, stats: list[run_page.VersionStats] | None = None) -> run_page.RunBody:
         stats = self.stats(run) if stats is None else stats
+        if self._bounded(stats):
+            stats = stats[-MAX_PUBLIC_VERSIONS:]
         if version not in {s.version for s in stats}:
             version = None
         track = run_page.task_track(run, task) if task else None
@@ -187,7 +196,14 @@ class RunView:
         c = self._collection(src) if src else None
         if c is None:
             return {self.timer: gr.Timer(active=False)}
-        with self._follow_lock:  # one follower per app: visitors of the same run share what it read
+        with self._locks_lock:
+            lock = self._follow_locks.setdefault(src, threading.Lock())
+            while len(self._follow_locks) > 4 * MAX_STATS:  # forget the locks of runs nobody follows
+                old = next(iter(self._follow_locks))
+                if old == src:
+                    break
+                self._follow_locks.pop(old)
+        with lock:  # one follower per run: its visitors share what it read; other runs' polls do not wait
             current = self.collections.cache.get(src, self.collections.allow_local(src))
             grown = follow(current.run) if current.run is not None else None
             if grown is not None:
