@@ -11,11 +11,11 @@ import shutil
 
 import pyarrow.compute as pc
 import pytest
+from test_run_page import add_version
 
 from rollout_trace.artifact import run_table as rt
 from rollout_trace.artifact.run import open_run
 from rollout_trace.artifact.sources import EXAMPLES_DIR
-from test_run_page import add_version
 from viewer.run_page import version_stats
 
 

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import gradio as gr
 import msgspec
 import pytest
+from test_run_page import TASK5, add_version
 
 from rollout_trace.artifact.sources import EXAMPLES_DIR
-from test_run_page import TASK5, add_version
 from viewer.run_page import RunBody, RunHead
 from viewer.ui.collection_view import CollectionView
 from viewer.ui.run_view import RunView

@@ -250,8 +250,8 @@ class RunTable:
             now = listed.get(path)
             if now is None or now[0] < f.read_to or (now != f.stamp and now[0] == f.stamp[0]) or \
                     (f.mark and _read(self.root / path, f.read_to - len(f.mark), len(f.mark)) != f.mark):
-                fresh = _read_table(self.root)
-                self.__dict__.update({k: getattr(fresh, k) for k in ("table", "ordinals", "consumed", "files")})
+                again = _read_table(self.root)
+                self.__dict__.update({k: getattr(again, k) for k in ("table", "ordinals", "consumed", "files")})
                 with self._lock:
                     self._aggregates = {}
                 return True
