@@ -112,3 +112,45 @@ def test_a_public_page_bounds_the_versions_it_sends(page, monkeypatch):
     body, head = _decode(got[rv.body_html], RunBody), _decode(got[rv.head_html], RunHead)
     assert [s.version for s in body.versions] == [3, 4]
     assert head.notes[0] == "a public Space shows the last 2 of this run's 4 versions" and head.versions == 4
+
+
+def test_hub_follow_one_request_per_interval_per_run_and_new_commits(tmp_path, monkeypatch):
+    """Ten visitors following a Hub run cost at most one Hub request per HUB_CHECK_S (the revision's commit);
+    a push (a new commit) is seen, and the page stops polling when the run ends."""
+    from support.hub_standin import HubStandIn
+    from viewer.ui import run_view
+
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", repo)
+    end = next((repo / "segments").glob("*.end.json"))
+    ended = end.read_bytes()
+    end.unlink()  # the run is being recorded
+    with HubStandIn({"org/run": repo}) as hub:
+        hub.patch(monkeypatch, tmp_path / "cache")
+        view = SimpleNamespace(default_source="", public=False)
+        view.collections = CollectionView(view)
+        rv = RunView(view)
+        with gr.Blocks():
+            rv.render()
+        now = [1000.0]
+        rv.clock = lambda: now[0]
+        shown = rv.show("org/run", {})
+        assert shown[rv.timer].active is True
+        seen = shown[rv.src_state]
+        hub.requests.clear()
+        for _ in range(10):  # ten visitors' polls within one interval
+            assert set(rv.poll(seen)) == {rv.timer}
+        asked = hub.paths()
+        assert len(asked) <= 1 and all(p.startswith("/api/datasets/org/run") and "/tree/" not in p for p in asked), asked
+        add_version(repo, 5)
+        hub.commit()  # the recorder pushed
+        now[0] += run_view.HUB_CHECK_S / 2
+        assert set(rv.poll(seen)) == {rv.timer} and len(hub.paths()) <= 1  # not asked again yet
+        now[0] += run_view.HUB_CHECK_S
+        grown = rv.poll(seen)
+        assert rv.body_html in grown and [s.version for s in _decode(grown[rv.body_html], RunBody).versions][-1] == 5
+        end.write_bytes(ended)  # the run ended
+        hub.commit()
+        now[0] += run_view.HUB_CHECK_S
+        last = rv.poll(grown[rv.src_state])
+        assert last[rv.timer].active is False

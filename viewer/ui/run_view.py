@@ -14,13 +14,16 @@ existing group map and a rollout in the existing token view, through the collect
 
 Following: while a segment of the run has not ended, a `gr.Timer` asks every few seconds whether the run's
 files grew (one listing of three folders, `rollout_trace.artifact.run.follow`); only then are the grown tails
-of its line files read, the shared collection replaced, and the page's parts sent again.
+of its line files read, the shared collection replaced, and the page's parts sent again. A Hub run is asked
+for its latest commit instead, at most once per HUB_CHECK_S per run however many visitors follow it, and
+read again at a new commit.
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -31,9 +34,11 @@ import msgspec
 from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.collection import Collection, run_collection
 from rollout_trace.artifact.run import Run, follow
+from rollout_trace.artifact.sources import commit_of
 from viewer import assets, run_page
 from viewer.contract import Initial, encode
 from viewer.group import compare as group_compare
+from viewer.index import open_index
 from viewer.render import group_map as render_group
 from viewer.router import rollout_param
 
@@ -42,6 +47,7 @@ if TYPE_CHECKING:
 
 MOUNT_JS = "RunPage.mountInApp(element, props, server, watch, trigger, '{part}');"
 POLL_S = 2.0
+HUB_CHECK_S = 10.0  # a Hub run is asked for its latest commit at most this often, however many visitors follow it
 MAX_PUBLIC_VERSIONS = 5000  # on a public Space a page holds at most this many versions (the last ones), said so
 MAX_STATS = 16  # run states whose per-version numbers are kept (one per run a visitor has open, and a few more)
 _serial = itertools.count(1)
@@ -58,6 +64,8 @@ class RunView:
         self.view = view
         self._follow_locks: dict[str, threading.Lock] = {}  # one follower per run, shared by its visitors
         self._locks_lock = threading.Lock()
+        self._hub_checked: dict[str, float] = {}  # src -> when its latest commit was last asked for
+        self.clock = time.monotonic
         self._stats_lock = threading.Lock()
         # per run state: its per-version numbers, computed once however many visitors and polls ask
         self._stats: OrderedDict[tuple, tuple[Run, list[run_page.VersionStats]]] = OrderedDict()
@@ -204,12 +212,16 @@ class RunView:
                     break
                 self._follow_locks.pop(old)
         with lock:  # one follower per run: its visitors share what it read; other runs' polls do not wait
-            current = self.collections.cache.get(src, self.collections.allow_local(src))
-            grown = follow(current.run) if current.run is not None else None
-            if grown is not None:
-                newer = run_collection(grown)
-                if self.collections.cache.replace(src, self.collections.allow_local(src), current, newer):
-                    current = newer
+            allow = self.collections.allow_local(src)
+            current = self.collections.cache.get(src, allow)
+            newer = None
+            if current.run is not None and current.run.kind == "hub":
+                newer = self._hub_newer(src, current.run, allow)
+            elif current.run is not None:
+                grown = follow(current.run)
+                newer = run_collection(grown) if grown is not None else None
+            if newer is not None and self.collections.cache.replace(src, allow, current, newer):
+                current = newer
         run = current.run
         if _stamp(run) == stamp:
             return {self.timer: gr.Timer(active=run.live)}
@@ -217,6 +229,26 @@ class RunView:
         return {self.head_html: encode(self.head(src, run, stats)).decode(),
                 self.body_html: encode(self.body(src, run, None, None, refresh=True, stats=stats)).decode(),
                 self.timer: gr.Timer(active=run.live), self.src_state: (src, _stamp(run))}
+
+    def _hub_newer(self, src: str, run: Run, allow: bool) -> Collection | None:
+        """A Hub run at its latest commit when that is not the one it was read at, else None. One request (the
+        revision's commit) per HUB_CHECK_S per run, under the run's lock, so ten followers cost what one does;
+        a store pinned to a commit never moves, and a run that ended is not polled (its timer stops)."""
+        now = self.clock()
+        if now - self._hub_checked.get(src, -HUB_CHECK_S) < HUB_CHECK_S:
+            return None
+        self._hub_checked[src] = now
+        store = run.store.store if run.store is not None else None
+        ref, seen = getattr(store, "ref", None), getattr(store, "commit", None)
+        if ref is None or seen is None:
+            return None
+        try:
+            latest = commit_of(ref, getattr(store, "token", None))
+            if latest == seen:
+                return None
+            return open_index(src, allow_local=allow)  # read whole at the new commit (a Hub file cannot be seeked)
+        except ArtifactError:
+            return None
 
     # -- server functions (skip the queue) -------------------------------------------------------------
 
