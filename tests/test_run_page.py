@@ -227,3 +227,14 @@ def test_a_huge_index_line_is_named_and_skipped(tmp_path):
     assert len(run.rows) == 52 and max(len(r.title) for r in run.rows) < 1000
     bad = [p for p in run.problems if p.field == "line 3"]
     assert len(bad) == 1 and bad[0].file.endswith(index.name) and "bytes" in bad[0].found
+
+
+def test_a_run_request_is_checked_once():
+    """Everything the page sends (event data, server requests, link values) goes through one parse."""
+    req = run_page.run_request({"action": "open", "src": " trl-run ", "row": "g" * 5000, "task": "t" * 100,
+                                "version": "3", "turn": "-1", "a": 7, "b": None})
+    assert req.action == "open" and req.src == "trl-run" and len(req.row) == run_page.MAX_TEXT
+    assert req.task == "t" * run_page.MAX_TASK and req.version == 3 and req.turn == 0 and req.a == "" == req.b
+    for bad in ("1.5", "1e3", "99999999999", True, [3], "٣"):
+        assert run_page.run_request({"version": bad}).version is None
+    assert run_page.run_request(None) == run_page.run_request([1, 2]) == run_page.RunRequest()

@@ -352,6 +352,38 @@ def _whole(value: object, most: int = 10**9) -> int | None:
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 10 and int(text) <= most else None
 
 
+MAX_TEXT = 1000  # a source or a rollout path from the page
+MAX_TASK = 64  # a task id (40 hex digits)
+
+
+class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """What the run page asks (an event's data, a server function's request, a link's query), checked once:
+    text cut to its bound, numbers whole and bounded or None. Any other shape is an empty request."""
+
+    action: str = ""
+    src: str = ""
+    row: str = ""  # a group's or rollout's path in the run's collection
+    a: str = ""  # compare: the two rollouts' paths
+    b: str = ""
+    task: str | None = None
+    version: int | None = None
+    turn: int = 0
+
+
+def run_request(data: object) -> RunRequest:
+    """`data` (untrusted: from the page or the URL) as a RunRequest."""
+    if not isinstance(data, Mapping):
+        return RunRequest()
+
+    def text(key: str, most: int = MAX_TEXT) -> str:
+        v = data.get(key)
+        return v.strip()[:most] if isinstance(v, str) else ""
+
+    return RunRequest(action=text("action", 16), src=text("src"), row=text("row"), a=text("a"), b=text("b"),
+                      task=text("task", MAX_TASK) or None, version=_whole(data.get("version")),
+                      turn=_whole(data.get("turn")) or 0)
+
+
 def resolve_link(run: Run, params: Mapping[str, object]) -> tuple[str | None, str | None]:
     """(the group's path, a problem) for `version=V&group=G[&segment=S]`; (None, None) when the link names no
     group. Group ids restart in every segment: without `segment` the latest segment's group at V wins."""

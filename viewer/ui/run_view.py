@@ -144,9 +144,8 @@ class RunView:
             return self._hidden()
         run = c.run
         stats = self.stats(run)
-        task = params.get("task")
-        body = self.body(src, run, run_page._whole(params.get("version")), task if isinstance(task, str) else None,
-                         stats=stats)
+        link = run_page.run_request(params)
+        body = self.body(src, run, link.version, link.task, stats=stats)
         return {self.column: gr.update(visible=True), self.head_html: encode(self.head(src, run, stats)).decode(),
                 self.body_html: encode(body).decode(), self.timer: gr.Timer(active=run.live),
                 self.src_state: (src, _stamp(run))}
@@ -177,25 +176,22 @@ class RunView:
 
     def on_action(self, evt: gr.EventData) -> tuple:
         """The body's "open" events (a group, or a rollout of a task): (token view, loaded, index)."""
-        data = getattr(evt, "_data", None) or {}
-        if not isinstance(data, dict) or data.get("action") != "open":
+        data = getattr(evt, "_data", None)
+        req = run_page.run_request(data)
+        if req.action != "open":
             return gr.skip(), gr.skip(), gr.skip()
-        src = str(data.get("src") or "").strip()[:1000]
-        rollout = rollout_param(data.get("rollout"))
-        initial = Initial(turn=max(0, run_page._whole(data.get("turn")) or 0))
-        return self.collections.open_row(src, str(data.get("row") or "")[:1000], {}, initial, rollout)
+        rollout = rollout_param(data.get("rollout")) if isinstance(data, dict) else None
+        return self.collections.open_row(req.src, req.row, {}, Initial(turn=req.turn), rollout)
 
     def on_task(self, evt: gr.EventData) -> dict:
         """The body's "task" events: the body with that task followed (its pass-rate chart is drawn from it)."""
-        data = getattr(evt, "_data", None) or {}
-        if not isinstance(data, dict) or data.get("action") != "task":
+        req = run_page.run_request(getattr(evt, "_data", None))
+        if req.action != "task":
             return {}
-        src = str(data.get("src") or "").strip()[:1000]
-        c = self._collection(src)
+        c = self._collection(req.src)
         if c is None:
             return {}
-        task = str(data.get("task") or "")[:64] or None
-        return {self.body_html: encode(self.body(src, c.run, run_page._whole(data.get("version")), task)).decode()}
+        return {self.body_html: encode(self.body(req.src, c.run, req.version, req.task)).decode()}
 
     def poll(self, seen: Any) -> dict:
         """The timer: the run's parts again when its files grew since this visitor's last value, else only the
@@ -256,20 +252,20 @@ class RunView:
         """{src, version} -> {groups: [RunGroupRow]} of that version, or {error}."""
         if not isinstance(req, dict):
             return {"error": "a request is {src, version}"}
-        c = self._collection(str(req.get("src") or "")[:1000])
-        v = run_page._whole(req.get("version"))
-        if c is None or v is None:
+        asked = run_page.run_request(req)
+        c = self._collection(asked.src)
+        if c is None or asked.version is None:
             return {"error": "no such run or version"}
-        return {"groups": msgspec.to_builtins(run_page.group_rows(c.run, v))}
+        return {"groups": msgspec.to_builtins(run_page.group_rows(c.run, asked.version))}
 
     def compare(self, req: Any) -> dict:
         """{src, a, b (rollout paths, from different versions or groups), turn} -> {html} of the existing
         compare view (viewer/render/group_map.py, escaped there), or {error}."""
         if not isinstance(req, dict):
             return {"error": "a request is {src, a, b, turn}"}
-        src = str(req.get("src") or "").strip()[:1000]
+        asked = run_page.run_request(req)
+        src, a, b = asked.src, asked.a, asked.b
         c = self._collection(src)
-        a, b = str(req.get("a") or "")[:1000], str(req.get("b") or "")[:1000]
         if c is None:
             return {"error": "no such run"}
         ra, rb = c.record(a), c.record(b)
@@ -278,7 +274,7 @@ class RunView:
         try:
             got = group_compare(self.collections._rollout(c, src, a), ra.rollout or 0,
                                 self.collections._rollout(c, src, b), rb.rollout or 0,
-                                max(0, run_page._whole(req.get("turn")) or 0))
+                                asked.turn)
         except ArtifactError as e:
             return {"error": str(e.problems[0]) if e.problems else "could not read the rollouts"}
         except ValueError as e:
