@@ -119,3 +119,10 @@ def test_a_bad_line_costs_only_itself(root):
     assert len(rt.run_table(root)) == 52
     with pytest.raises(rt.RunTableError, match="not a recorded run"):
         rt.run_table(root / "index")
+
+
+def test_per_version_as_plain_rows(root):
+    rows = rt.per_version(root, "timed_out", ("sum", "count"))
+    run = open_run(str(root))
+    assert [r["timed_out_sum"] for r in rows] == [sum(x.timed_out for x in run.rows if x.policy_version == r["version"])
+                                                  for r in rows]

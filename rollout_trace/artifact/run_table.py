@@ -10,6 +10,7 @@ in Arrow's compute kernels:
     t.per_version("reward")                      # one row per policy version: count, sum, min, max, mean
     t.page(pc.field("reward") > 0.5, sort=[("reward", "descending")], offset=0, limit=50)
     t.follow()                                   # the grown tails only; True when something was read
+    per_version("runs/my-run", "timed_out", ("sum", "count"))   # the same as plain rows, for other modules
 
 Per-version aggregates are computed once per state and, when the run grows, again only for the versions
 the new lines touch. A line file truncated or rewritten (not appended to) is read again whole. A file
@@ -375,3 +376,9 @@ def run_table(folder: str | Path) -> RunTable:
                 gone, _ = _cache.popitem(last=False)
                 _open_locks.pop(gone, None)
         return hit
+
+
+def per_version(folder: str | Path, column: str, aggregates: Sequence[str] = AGGREGATES) -> list[dict]:
+    """Any index column's per-version aggregates of the run at `folder`, as plain rows
+    [{"version": v, "<column>_<aggregate>": ...}] in version order (shared and cached: `run_table`)."""
+    return run_table(folder).per_version(column, aggregates).to_pylist()
