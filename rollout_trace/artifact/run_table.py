@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from .errors import RolloutTraceError
 from .run_format import CONSUMED_DIR, INDEX_DIR, IndexEntry
 
 # The index columns held, with their Arrow types (IndexEntry's fields of one value; `rows` as its length).
@@ -58,7 +59,7 @@ CHUNK_BYTES = 64 * 2**20  # read and parsed at a time: memory is the columns, no
 MARK_BYTES = 64
 
 
-class RunTableError(ValueError):
+class RunTableError(RolloutTraceError, ValueError):
     """A folder that is not a run (no index/), or a column a query names that the table does not hold."""
 
 
