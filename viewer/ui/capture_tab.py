@@ -487,9 +487,13 @@ class CaptureTab:
     def render(self) -> None:
         """Create the tab's components (inside a `gr.Tab`); `wire` connects them once the View tab exists."""
         if not self.enabled:
-            gr.Markdown("**Capture is off on this server.** It runs an agent and a sandbox, so a public Space keeps it "
-                        "off unless its owner sets `ROLLOUT_VIEWER_ENABLE_CAPTURE=1`. "
-                        "The View tab works for everyone.", elem_id="capture-disabled")
+            # Said to a visitor: why it is closed and what they can do instead (the owner's switch is in docs/capture.md).
+            where, who = ("this public Space", "the Space's owner") if self.public else ("this server", "its operator")
+            gr.Markdown(f"**Capture is closed on {where}.** A capture runs a coding agent and a sandbox on "
+                        f"this server for minutes, so only {who} can open it. Everything else works: the "
+                        "View tab opens the bundled examples, a Hub dataset or an upload, and you can capture on your "
+                        "own machine with `python -m capture` (see the project's docs/capture.md).",
+                        elem_id="capture-disabled")
             return
         gr.Markdown("Run **one** rollout: the task goes to opencode in a sandbox, the capture proxy records every "
                     "model call with exact token ids and logprobs, the held-out tests give the reward, and the "

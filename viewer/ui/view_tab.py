@@ -90,6 +90,34 @@ def _advantage(value: object) -> float | None:
     return float(value) if math.isfinite(value) and abs(value) <= MAX_ADVANTAGE else None
 
 
+def source_choices() -> list[tuple[str, str]]:
+    """The bundled sources as (label, name): each with one line saying what it is and what opens."""
+    return ([(f"{n} · one rollout, token by token", n) for n in bundled_examples()]
+            + [(f"{n} · a GRPO group: its rollouts side by side (group map)", n) for n in bundled_groups()]
+            + [(f"{n} · a recorded TRL training run (run page: reward and training per policy version)", n)
+               for n in bundled_runs()])
+
+
+def intro_html(public: bool) -> str:
+    """The title line: one sentence saying what this is, and the bundled sources worth a first click."""
+    hint = ("an example or a Hub dataset (org/name[@revision][:sub/folder])" if public else
+            "an example, a Hub dataset (org/name[@revision][:sub/folder]), a folder or a .zip")
+    tries = []
+    if DEFAULT_TRY in bundled_examples():
+        tries.append(f"<a href='?src={DEFAULT_TRY}&turn=1&mode=drift' data-testid='try-drift'>a turn whose prompt "
+                     "rewrites the model's tokens</a>")
+    tries += [f"<a href='?src={html.escape(n)}' data-testid='try-group'>a GRPO group</a>" for n in bundled_groups()[:1]]
+    tries += [f"<a href='?src={html.escape(n)}' data-testid='try-run'>the run page of a TRL training run</a>"
+              for n in bundled_runs()[:1]]
+    return ("<div class='tv-title'><b>Rollout trace viewer</b> · see a coding agent's rollout token by token, exactly "
+            "as RL training (TRL's GRPO) sees it: what the model generated, what is trained, where the context drifts."
+            + (f" Try {', '.join(tries)}." if tries else "")
+            + f" <span>Open {html.escape(hint)}.</span></div>")
+
+
+DEFAULT_TRY = "scripted-smollm2"  # the bundled rollout whose second turn drifts
+
+
 class ViewTab:
     """Owns the loaded rollouts and the components of the View tab."""
 
@@ -277,15 +305,11 @@ class ViewTab:
 
     def render(self) -> None:
         """Create the tab's components and wire them (call inside a `gr.Tab`)."""
-        hint = ("an example or a Hub dataset (org/name[@revision][:sub/folder])" if self.public else
-                "an example, a Hub dataset (org/name[@revision][:sub/folder]), a folder or a .zip")
-        # One title line and one compact bar (issue 21 #1): what this is and what a source can be, then the
-        # source, Load and the upload as a button, so the first screen is the rollout's, not the form's.
-        gr.HTML(f"<div class='tv-title'><b>Rollout trace viewer</b> · one coding-agent rollout as RL training sees it"
-                f" · <span>open {html.escape(hint)}</span></div>",
-                apply_default_css=False, elem_id="intro", elem_classes="tv-chrome", padding=False)
+        # One title line and one compact bar: what this is and what to try first (plain links, the URL is the
+        # view), then the source, Load and the upload as a button, so the first screen is the rollout's.
+        gr.HTML(intro_html(self.public), apply_default_css=False, elem_id="intro", elem_classes="tv-chrome", padding=False)
         with gr.Row(elem_classes="tv-chrome tv-sourcebar"):
-            self.src = gr.Dropdown(bundled_examples() + bundled_groups() + bundled_runs(), value=self.default_source, allow_custom_value=True,
+            self.src = gr.Dropdown(source_choices(), value=self.default_source, allow_custom_value=True,
                                    label="Source", show_label=False, container=False, scale=4, min_width=220,
                                    elem_id="source")
             load = gr.Button("Load", variant="primary", scale=0, min_width=90, elem_id="load")
