@@ -440,7 +440,7 @@ def test_words_say_what_is_on_screen(browser, app_url, tmp_path, scheme):
         nav = page.locator("[data-testid=nav-trainer]").first
         assert nav.inner_text().startswith("trainer:") and "clip band" in nav.get_attribute("title")
         counts = page.locator("[data-testid=counts]")
-        assert "(1 bookkeeping)" in counts.inner_text() and "agent turns are the calls" in counts.get_attribute("title")
+        assert "(1 by opencode itself" in counts.inner_text() and "agent turns are the calls" in counts.get_attribute("title")
         heads = page.locator(".tv-reward th").all_inner_texts()
         assert len(heads) == 5 and all(h.strip() for h in heads), heads
         page.click("[data-mode=advantage]")
