@@ -363,7 +363,7 @@ class CaptureTab:
         out: dict[int | None, tuple[str, str | None, float | None]] = {}
         for index, a, advantage in w.rollouts:
             try:
-                out[index] = (self.view.keep_artifact(a), None if self.public else str(a.root), advantage)
+                out[index] = (*self.view.keep_capture(a), advantage)
             except Exception as e:  # its live view stays, marked as ended; a group's map still opens it
                 crash_log.unexpected("analysing a capture")
                 w.problem = f"the artifact is written, but could not be analysed: {type(e).__name__}: {str(e)[:300]}"

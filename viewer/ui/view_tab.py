@@ -124,6 +124,7 @@ class ViewTab:
     def __init__(self, default_source: str, public: bool):
         self.default_source, self.public = default_source, public
         self.store = RolloutStore()
+        self.captured: dict[str, str] = {}  # a public capture's folder -> the upload-like source naming it (keep_capture)
         self.collections = CollectionView(self)  # decides collection or single artifact; owns the index
         self.runs = RunView(self)  # a recorded TRL run's page, above its collection index (viewer/ui/run_view.py)
         self.live = LiveRuns(self.store, lambda key, src, initial, live, advantage:
@@ -164,6 +165,26 @@ class ViewTab:
         identity = identify(str(a.root), allow_local=True) if a.root is not None else f"capture|{id(a)}"
         return self.store.open(identity, lambda: Rollout.load(a))[0]
 
+    def keep_capture(self, a: Artifact) -> tuple[str, str | None]:
+        """(store key, page source) of a rollout a capture just wrote. A public visitor cannot name a server
+        folder, so there the capture is named as an upload is (`upload:<digest>` of its files): a reload or a
+        shared link reopens it while this server keeps it."""
+        if not self.public or a.root is None:
+            return self.keep_artifact(a), None if self.public else (str(a.root) if a.root is not None else None)
+        root = a.root
+        digest = _digest({f.relative_to(root).as_posix(): f.read_bytes() for f in sorted(root.rglob("*"))
+                          if f.is_file() and f.name in ("summary.json", "trace.json", "turns.json")})
+        first = [a]
+
+        def reopen() -> Rollout:  # the artifact in memory first, then its folder (a capture's own, on this server)
+            return Rollout.load(first.pop() if first else open_artifact(root, allow_local=True))
+
+        key = self.store.open("upload|" + digest, reopen)[0]
+        if len(self.captured) > 1000:  # bounded: the newest captures keep their names
+            self.captured.pop(next(iter(self.captured)))
+        self.captured[str(root)] = f"upload:{digest}"
+        return key, f"upload:{digest}"
+
     def open_capture(self, root: Path, following: bool) -> dict:
         """This tab's components opening what a capture just wrote at `root` (the Capture tab's one way in).
 
@@ -173,7 +194,9 @@ class ViewTab:
         """
         src = gr.update(value=str(root))
         if not (root / GROUP_FILE).is_file():
-            return {self.loaded: str(root)} | ({} if self.public else {self.src: src})
+            if self.public:  # named as its view names it (keep_capture): the source box and the URL agree
+                return {self.loaded: str(root)} | ({self.src: gr.update(value=named)} if (named := self.captured.get(str(root))) else {})
+            return {self.loaded: str(root), self.src: src}
         if self.public:
             return {}
         value, loaded, index = self.collections.open_row(str(root), "", {}, Initial())
