@@ -494,3 +494,14 @@ def test_first_screen_says_what_this_is_and_what_to_try(page, app_url):
     page.click("[data-testid=try-run]")
     page.wait_for_selector("[data-testid=run-versions]", timeout=TIMEOUT)
     assert "src=trl-run" in page.url and page.errors == []
+
+
+def test_a_link_value_the_view_cannot_use_is_named(page, app_url):
+    """scope=rows is not a scope: the view opens on the default scope and says which value it replaced."""
+    open_view(page, f"{app_url}/?src=scripted-smollm2&turn=1&scope=rows")
+    note = page.locator("[data-testid=export-note]")
+    note.wait_for(timeout=TIMEOUT)
+    assert "scope must be one of new, full, row; using new" in note.inner_text()
+    assert page.locator("[data-scope=new].on").count() == 1 and active_turn(page).startswith("turn 1")
+    open_view(page, f"{app_url}/?src=scripted-smollm2&turn=1")
+    assert page.locator("[data-testid=export-note]").is_hidden()  # a good link says nothing

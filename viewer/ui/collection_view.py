@@ -30,7 +30,7 @@ from rollout_trace.artifact.filters import apply, from_query, to_query
 from rollout_trace.artifact.kinds import Kind, classify
 from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bundled_runs, identify
 from viewer import assets
-from viewer.contract import Failed, Initial, encode
+from viewer.contract import Failed, Initial, Opened, encode
 from viewer.group import compare as group_compare
 from viewer.group import group_map as build_group_map
 from viewer.group import group_row
@@ -71,6 +71,18 @@ def _int(value, default: int = 0) -> int:
 
 def _shown(text: str) -> str:
     return text if len(text) <= 80 else text[:77] + "…"
+
+
+def _with_note(value: object, problems: list[str]) -> object:
+    """The token view's value saying which link values it replaced (a visible note, not a silent default)."""
+    if not problems or not isinstance(value, str) or '"outline"' not in value[:400]:
+        return value
+    try:
+        opened = msgspec.json.decode(value, type=Opened)
+    except msgspec.ValidationError:  # a message or an empty view: nothing to annotate
+        return value
+    note = "This link had values the view cannot use: " + "; ".join(problems[:6]) + "."
+    return encode(msgspec.structs.replace(opened, note=note)).decode()
 
 
 class CollectionView:
@@ -296,7 +308,7 @@ class CollectionView:
         """(token view, source box, loaded, index) for a route (viewer/router.py)."""
         if r.kind == "row":
             value, loaded, index = self.open_row(r.src, r.row or "", r.params, r.initial, r.rollout)
-            return value, r.src, loaded, index
+            return _with_note(value, r.problems), r.src, loaded, index
         if r.kind == "index":
             return CLEARED, r.src, "", self.index_value(r.src, r.params)
         if r.kind == "default":
@@ -304,7 +316,7 @@ class CollectionView:
         if r.kind == "refused":
             return self.view.error_value("this link", r.problems), gr.update(), "", self.none_value()
         value, loaded = self.view.source_value(r.src, r.initial)
-        return value, r.src, loaded, self.none_value()
+        return _with_note(value, r.problems), r.src, loaded, self.none_value()
 
     def open_source(self, source: str) -> tuple[object, str, str]:
         """Load button and source picker: (token view value, loaded, index value)."""

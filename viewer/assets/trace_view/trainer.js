@@ -5,14 +5,17 @@
 
 /** @param {HTMLElement} box @param {HTMLElement} nav @param {Outline} O @param {TraceApi} api @param {ViewPlace} st
  *  @param {() => void} onData */
-function trainerPart(box, nav, O, api, st, onData) {
+function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
   const T = O.trainer, parts = T.parts;
   const group = O.advantage === null || O.advantage === undefined ? null : Number(O.advantage);
   // An export carries one band and one advantage and names the part it opens on (T.part, T.advantages).
   const advChoices = [...(group !== null ? [["group", `group A = ${group.toFixed(3)}`, "the advantage TRL gave this rollout in its group"]] : []),
     ["+1", "A = +1", "if this rollout had been above its group"], ["-1", "A = −1", "if this rollout had been below its group"]]
     .filter(([v]) => !T.advantages || T.advantages.includes(v));
-  const ts = {part: parts.some((p) => p.name === T.part) ? T.part : parts[0].name, eps: 0, adv: advChoices[0][0]};
+  // the part a link names (?part=, kept in the URL as the reader picks one), else the export's, else the first
+  const linked = api.linkPart ? api.linkPart() : null;
+  const ts = {part: parts.some((p) => p.name === linked) ? linked : parts.some((p) => p.name === T.part) ? T.part : parts[0].name,
+              eps: 0, adv: advChoices[0][0]};
   const partLabel = () => (parts.find((p) => p.name === ts.part) || parts[0]).label;
   /** @type {Map<string, Answer<TrainerTurn> | null>} */
   const turnCache = new Map();
@@ -156,7 +159,7 @@ function trainerPart(box, nav, O, api, st, onData) {
   box.addEventListener("click", (ev) => {
     const b = target(ev).closest("button");
     if (!b || !box.contains(b)) return;
-    if (b.dataset.tpart !== undefined) ts.part = b.dataset.tpart;
+    if (b.dataset.tpart !== undefined) { ts.part = b.dataset.tpart; onPart(); }
     else if (b.dataset.teps !== undefined) ts.eps = Number(b.dataset.teps);
     else if (b.dataset.tadv !== undefined) ts.adv = b.dataset.tadv;
     else return;
