@@ -447,7 +447,8 @@ class CaptureTab:
         else:
             live.finish(run, "done", finals=finals)
         zipped = shutil.make_archive(str(new_download_dir() / w.root.name), "zip", w.root.parent, w.root.name)
-        update = {self.status: status("done", w.note, turns=w.turns), self.log: log, self.download: zipped}
+        update = {self.status: status("done", w.note, turns=w.turns), self.log: log, self.download: zipped,
+                  self.push_btn: gr.update(interactive=True)}
         # a group's page asks for the rollout it follows (viewer/ui/live.py): no view value is pushed, which
         # would move a reader following another; a rollout's finished view replaces its live one in place
         if board is None and (value := live.value(run)) is not None:
@@ -546,7 +547,8 @@ class CaptureTab:
             self.preview_btn = gr.Button("Preview task", elem_id="cap-preview")
             self.check_btn = gr.Button("Check endpoint", elem_id="cap-check")
             self.run_btn = gr.Button("Capture", variant="primary", elem_id="cap-run")
-            self.cancel_btn = gr.Button("Cancel", variant="stop", elem_id="cap-cancel")
+            # quiet beside Capture: it only matters while a capture runs (the live view has its own cancel too)
+            self.cancel_btn = gr.Button("Cancel", variant="secondary", elem_id="cap-cancel")
         self.preview_box = gr.HTML(elem_id="cap-preview-box", padding=False)
         self.verdict = gr.HTML(elem_id="cap-verdict", padding=False)
         self.status = gr.HTML(elem_id="cap-status", padding=False)
@@ -557,7 +559,7 @@ class CaptureTab:
                 self.repo = gr.Textbox("", label="Push to Hub dataset", placeholder="org/name", elem_id="cap-repo")
                 self.token = gr.Textbox("", label="HF token (write access; used once, never stored)", type="password",
                                         elem_id="cap-token")
-                self.push_btn = gr.Button("Push", elem_id="cap-push")
+                self.push_btn = gr.Button("Push", interactive=False, elem_id="cap-push")  # once a capture wrote one
                 self.pushed = gr.HTML(elem_id="cap-pushed")
 
     def _render_access(self) -> None:
@@ -584,7 +586,8 @@ class CaptureTab:
         self.check_btn.click(self.check, form, self.verdict)
         # No progress overlay: the live token view is an output of this event, and the reader works in it.
         self.run_btn.click(self.run, self.form, [self.status, self.log, self.view.view, self.view.loaded, tabs,
-                                                 self.download, self.view.src, self.view.collections.component],
+                                                 self.download, self.view.src, self.view.collections.component,
+                                                 self.push_btn],
                            show_progress="hidden")
         self.cancel_btn.click(self.cancel, form, self.status, queue=False)
         self.push_btn.click(self.push, form | {self.repo, self.token}, self.pushed)

@@ -264,7 +264,11 @@ class CollectionView:
         value = self._open_artifact(c, src, path, initial)
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         query = to_query(filters)
-        matched = len(apply(c.records, filters))
+        # counted as the index counts them: a filter on a fact summary.json may lack (drift, trained turns)
+        # sees the facts the index filled in (viewer/index/facts.py), so both say the same number
+        by_facts = filters.drift is not None or filters.trained_min is not None or filters.trained_max is not None
+        rows = self.facts.fill(c, c.records, lambda p: self._identity(c, src, p)) if by_facts else c.records
+        matched = len(apply(rows, filters))
         page = IndexPage(serial=next(_serial), mode="row", src=src, query=query, sort=filters.sort, row=path,
                          total=len(c.records), matched=matched, kind=c.kind,
                          row_html=render_index.opened_row(rec, path, matched, query))
