@@ -183,10 +183,12 @@ const RunPage = (() => {
     // presentation and the row cursor
     const root = () => document.getElementById("run-page");
     const shown = () => { const r = root(); return !!r && r.getClientRects().length > 0; };  // fixed when presenting
+    // presenting: the run page's class and the body's (a group map or rollout left with Esc clears only the body's)
+    const presenting = () => { const r = root(); return !!r && r.classList.contains("rp-present") && document.body.classList.contains("tv-present"); };
     function present(on) {
       const r = root();
       if (!r) return;
-      const v = on === undefined ? !r.classList.contains("rp-present") : on;
+      const v = on === undefined ? !presenting() : on;
       r.classList.toggle("rp-present", v);
       document.body.classList.toggle("tv-present", v);  // a group opened from here opens in presentation too
     }
@@ -203,14 +205,30 @@ const RunPage = (() => {
       if (r.classList.contains("rp-vrow")) openVersion(Number(r.dataset.version)); else openGroup(r.dataset.path);
       return true;
     }
+    function help(on) {  // ? : the run page's keys (the token view and the index have their own)
+      let h = box.querySelector(".rp-help");
+      if (!h) {
+        const row = (k, what) => el("tr", {}, el("td", {}, el("kbd", {text: k})), el("td", {text: what}));
+        h = el("div", {class: "rp rp-help", role: "dialog", "aria-label": "keyboard shortcuts", "data-testid": "run-help"},
+          el("b", {text: "Keyboard"}), el("table", {}, row("j / k", "move the row cursor (versions, then a version's groups)"),
+            row("Enter", "open the cursor's version or group"), row("p", "presentation mode"), row("?", "this help"),
+            row("Esc", "close help / leave presentation")));
+        h.hidden = true;
+        box.append(h);
+      }
+      h.hidden = on === undefined ? !h.hidden : !on;
+    }
     document.addEventListener("rp-present", () => present());
     const onKey = (ev) => {  // capture phase: on the run page these keys are the run page's, not the index's
       if (!document.body.contains(box)) { window.removeEventListener("keydown", onKey, true); return; }
       if (!state.body || !shown()) return;
       const tag = (ev.target && ev.target.tagName) || "";
       if (/INPUT|TEXTAREA|SELECT/.test(tag) || ev.target.isContentEditable || ev.ctrlKey || ev.metaKey || ev.altKey) return;
-      const on = root().classList.contains("rp-present"), k = ev.key;
+      const on = presenting(), k = ev.key;
+      const helpOpen = !!box.querySelector(".rp-help:not([hidden])");
       if (k === "p") present();
+      else if (k === "?") help();
+      else if (k === "Escape" && helpOpen) help(false);
       else if (k === "Escape" && on) present(false);
       else if (k === "j" || (on && k === "ArrowDown")) move(1);
       else if (k === "k" || (on && k === "ArrowUp")) move(-1);
