@@ -53,6 +53,7 @@ from viewer.settings import settings
 
 from .capture_gate import Gate
 from .downloads import new_download_dir
+from .live import live_source_name
 
 MAX_LOG_LINES = 400
 DEFAULTS = CaptureConfig()  # the form's defaults are the library's
@@ -352,6 +353,8 @@ class CaptureTab:
         update: dict = {}
         if not watched.get("shown") and (value := self.view.live.value(run, u.rollout)) is not None:
             update[self.view.view] = value
+            # the source box names what the view shows; the finished capture's own name replaces it (open_capture)
+            update[self.view.src] = gr.update(value=live_source_name(u.artifact.summary.task_id))
             watched["shown"] = True
         if watched.get("shown") and not watched.get("switched") and u.artifact.turns:
             update[self.tabs] = gr.Tabs(selected="view")

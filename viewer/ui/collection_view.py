@@ -44,6 +44,7 @@ from viewer.rollout import Rollout
 from viewer.router import Route, rollout_param, route_link, route_source
 
 from ..index.cache import CollectionCache, collection_identity
+from .live import LIVE_SOURCE
 
 if TYPE_CHECKING:
     from .view_tab import ViewTab
@@ -322,8 +323,10 @@ class CollectionView:
         value, loaded = self.view.source_value(r.src, r.initial)
         return _with_note(value, r.problems), r.src, loaded, self.none_value()
 
-    def open_source(self, source: str) -> tuple[object, str, str]:
+    def open_source(self, source: str) -> tuple[object, object, object]:
         """Load button and source picker: (token view value, loaded, index value)."""
+        if isinstance(source, str) and source.startswith(LIVE_SOURCE):  # the watched capture's name: nothing to load
+            return gr.update(), gr.update(), gr.update()
         value, _, loaded, index = self.show(route_source(source, kind_of=self.kind, root_group=self._has_root_group))
         return value, loaded, index
 
