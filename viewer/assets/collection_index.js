@@ -151,7 +151,8 @@ const CollectionIndex = (() => {
         for (const k of pg.view_keys) u.searchParams.delete(k);
         if (pg.page > 0) u.searchParams.set("page", String(pg.page + 1));
       } else if (pg.row !== null) {
-        u.searchParams.set("row", pg.row);
+        // the root of a source that is one group is its map without a row= (the router finds it): no empty row=
+        if (pg.row) u.searchParams.set("row", pg.row); else u.searchParams.delete("row");
         if (pg.mode === "group") for (const k of pg.view_keys) u.searchParams.delete(k);
         if (pg.rollout !== null && pg.rollout !== undefined) u.searchParams.set("rollout", String(pg.rollout));
       }
