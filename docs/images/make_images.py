@@ -125,7 +125,8 @@ def main() -> None:
                 views(url, browser)
             finally:
                 demo.close()
-        live_capture(browser)
+        if sys.argv[1:] != ["views"]:  # `make_images.py views`: all but the live capture's (it runs opencode)
+            live_capture(browser)
         browser.close()
 
 
