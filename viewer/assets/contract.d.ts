@@ -118,6 +118,7 @@ interface Opened {
   first_chunk: Chunk | null;
   built: boolean;
   live: Live | null;
+  note: string | null;
 }
 
 interface Outline {
