@@ -150,7 +150,7 @@ def test_ls_json_rows_carry_their_findings():
     from viewer.index.cli import ls
 
     out = io.StringIO()
-    args = Namespace(source="smollm2-group", json=True, **{f"q_{k}": None for k in QUERY_KEYS})
+    args = Namespace(source="smollm2-group", json=True, trained=False, **{f"q_{k}": None for k in QUERY_KEYS})
     assert ls(args, out, io.StringIO()) == 0
     rows = {r["path"]: r["findings"] for r in json.loads(out.getvalue())["records"]}
     assert rows[""] is None  # the group row

@@ -258,6 +258,7 @@ class Opened(msgspec.Struct, frozen=True):
     first_chunk: Chunk | None  # the chunk holding the initial turn's story, so the first paint needs no round trip
     built: bool = False  # the value the page was built with (the default rollout), not an answer to this visitor
     live: Live | None = None  # set while a capture is watched, and on the artifact that finishes it
+    note: str | None = None  # what the page says above the view: link values it could not use, and what it used
 
 
 class Failed(msgspec.Struct, frozen=True):

@@ -119,6 +119,7 @@ interface Opened {
   first_chunk: Chunk | null;
   built: boolean;
   live: Live | null;
+  note: string | null;
 }
 
 interface Outline {

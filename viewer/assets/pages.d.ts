@@ -20,7 +20,8 @@ interface TraceApi {
   fileUrl?(path: string): string;
   sibling?(k: number): void;
   cancelRun?(): void;
-  onState?(s: {turn: number; mode: string; scope: string}): void;
+  onState?(s: {turn: number; mode: string; scope: string; part?: string}): void;
+  linkPart?(): string | null;  // the rescore part the page's link names (?part=), if any
 }
 
 /** An exported file's embedded data (viewer/export.py write_export). */

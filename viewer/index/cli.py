@@ -21,6 +21,8 @@ from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_quer
 from rollout_trace.artifact.group import load_group
 
 from . import open_index
+from .facts import RowFacts
+from .page import model_choices
 
 _WIDTH = {"title": 40, "model": 24, "path": 40, "tools": 20}
 
@@ -29,6 +31,8 @@ def add_ls_arguments(p: argparse.ArgumentParser) -> None:
     """`ls` flags: one per query key (--reward-min 0.5 is reward_min=0.5), parsed by the same lenient reader."""
     p.add_argument("source", help="a folder, a .zip or a Hub dataset id (org/name[@rev][:sub/folder])")
     p.add_argument("--json", action="store_true", help="print one JSON document (records, problems, notes)")
+    p.add_argument("--trained", action="store_true",
+                   help="ask TRL which turns it trains where summary.json does not say (as the page does; slower)")
     for key in QUERY_KEYS:
         flags = ["--" + key.replace("_", "-")] + (["--search"] if key == "q" else [])
         p.add_argument(*flags, dest="q_" + key, default=None, metavar="VALUE", help=_HELP.get(key))
@@ -141,11 +145,14 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
     if c is None:
         return 1
     try:
-        rows = apply(c.records, filters)
+        # The facts the page shows once it reads a row's turns.json (tokens, drift, TRL's trained turns), filled
+        # in by the page's own code for every row, so the command line and the page say the same.
+        rows = apply(RowFacts().fill(c, c.records, identity=lambda path: path, trained=args.trained), filters)
         if args.json:
             records, found_notes = with_findings(c, rows)
             doc = {"source": c.source, "kind": c.kind, "query": to_query(filters), "total": len(c.records),
                    "shown": len(rows), "records": records, "problems": [str(p) for p in c.problems],
+                   "models": model_choices(r.model for r in c.records if r.model),  # each model once, as the page's filter
                    "notes": c.notes + notes + found_notes}
             if c.run is not None:  # a recorded TRL run: what it is, beside its rows
                 doc["run"] = {"model": c.run.manifest.model, "versions": c.run.versions(), "live": c.run.live,

@@ -100,7 +100,7 @@ function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alon
   const trainer = hasTrainer ? trainerPart($(".tv-trainer-box"), $(".tv-nav"), O, api, st, () => {
     $(".tv-legend").innerHTML = legend(O, st, trainer);
     if (isTrainerMode(O, st.mode)) { trainerNeed(); pane.recolour(); pane.reland(story()); }
-  }) : null;
+  }, () => tellState()) : null;
   function trainerNeed() {  // the panel shows only with a trainer mode: the tokens keep the first screen otherwise
     const on = !!trainer && isTrainerMode(O, st.mode);
     $(".tv-trainer-box").hidden = !on;
@@ -176,7 +176,9 @@ function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alon
   let mounted = !quiet;
   // What an export needs to open where the reader is: the place, the trainer panel's settings, the group's advantage.
   const state = () => ({...st, trainer: trainer ? trainer.state() : null, advantage: O.advantage === undefined ? null : O.advantage});
-  function tellState() { if (mounted && api.onState) api.onState({turn: st.turn, mode: st.mode, scope: st.scope}); }
+  function tellState() {
+    if (mounted && api.onState) api.onState({turn: st.turn, mode: st.mode, scope: st.scope, ...(trainer ? {part: trainer.state().part} : {})});
+  }
 
   function go(turn, auto = false) {
     st.turn = Math.min(Math.max(0, turn), O.turns.length - 1);
