@@ -38,7 +38,8 @@ def test_the_pages_use_the_one_rule():
 
 
 PARSERS = ("viewer/ui/view_tab.py", "viewer/ui/collection_view.py", "viewer/run_page.py", "viewer/router.py",
-           "viewer/page_link.py", "viewer/ui/capture_tab.py", "viewer/ui/run_view.py")
+           "viewer/page_link.py", "viewer/ui/capture_tab.py", "viewer/ui/run_view.py",
+           "viewer/ui/find_panel.py")
 
 
 @pytest.mark.parametrize("path", PARSERS)
