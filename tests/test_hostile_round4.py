@@ -225,17 +225,26 @@ def test_unpacking_a_zip_bomb_is_refused_before_it_is_written(run_bomb, tmp_path
 
 @pytest.fixture(scope="module")
 def run_view():
-    """The run page's handlers over the bundled run, without a browser or a Blocks."""
+    """The run page's handlers over the bundled run, in Blocks of their own (no app, no browser)."""
     from types import SimpleNamespace
 
-    from rollout_trace.artifact.collection import open_collection
+    import gradio as gr
+
+    from viewer.ui.collection_view import CollectionView
     from viewer.ui.run_view import RunView
 
-    c = open_collection("trl-run")
-    collections = SimpleNamespace(kind=lambda s: "run", allow_local=lambda s: True,
-                                  cache=SimpleNamespace(get=lambda s, allow: c))
-    yield RunView(SimpleNamespace(collections=collections, default_source="trl-run"))
-    c.close()
+    view = SimpleNamespace(default_source="trl-run", public=False)
+    view.collections = CollectionView(view)
+    rv = RunView(view)
+    with gr.Blocks():
+        rv.render()
+    return rv
+
+
+def _head(rv, params) -> dict:
+    import json
+
+    return json.loads(rv.show("trl-run", params)[rv.head_html])
 
 
 @pytest.mark.parametrize("params, said", [
@@ -247,18 +256,14 @@ def run_view():
     ({"version": "3", "group": "999"}, "this run has no group 999 at version 3"),
 ])
 def test_a_bad_run_link_says_what_was_not_found_and_opens_nothing(run_view, params, said):
-    import json
-
-    head = json.loads(run_view.show("trl-run", params)[1])
+    head = _head(run_view, params)
     assert head["notes"][0].startswith(said) and head["notes"][0].endswith("showing the whole run"), head["notes"]
     assert "row" not in run_view.link_params({"src": "trl-run", **params})
 
 
 def test_a_good_run_link_says_nothing_more(run_view):
-    import json
-
-    plain = json.loads(run_view.show("trl-run", {})[1])["notes"]
-    assert json.loads(run_view.show("trl-run", {"version": "3", "group": "2"})[1])["notes"] == plain
+    plain = _head(run_view, {})["notes"]
+    assert _head(run_view, {"version": "3", "group": "2"})["notes"] == plain
     assert run_view.link_params({"src": "trl-run", "version": "3", "group": "2"})["row"].endswith("v000003-g000002")
 
 
