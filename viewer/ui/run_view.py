@@ -79,7 +79,7 @@ class RunView:
         return run_page.RunHead(
             serial=next(_serial), src=src, model=run.manifest.model, trl=run.manifest.versions.get("trl", "?"),
             started_at=run.manifest.started_at, live=run.live, versions=len(stats), groups=len(run.groups),
-            rollouts=len(run.rows), notes=run_page.health_notes(stats, run.rows, run.live),
+            rollouts=len(run.rows), notes=run_page.recorder_notes(run) + run_page.health_notes(stats, run.rows, run.live),
             problems=[str(p) for p in run.problems[:20]] + run.notes[:5])
 
     def body(self, src: str, run: Run, version: int | None, task: str | None,
