@@ -130,3 +130,25 @@ def test_a_folder_holding_another_run_is_refused_with_what_differs(tmp_path, tok
     r = open_run(str(run))
     assert len(r.segments) == 2 and r.manifest.model == "tiny-llama"
     r.close()
+
+
+def test_a_recorder_failure_in_the_child_is_logged_by_the_trainer_s_process_once(tmp_path, tok, no_child, caplog):
+    """The child writes the first failure's cause beside its segment (writer.py); the worker in the trainer's
+    process logs it from check_health (TRL calls it while it waits for rows) and at stop, once."""
+    import logging
+
+    from rollout_trace.record.writer import error_marker
+
+    w = _worker(tok, tmp_path / "run")
+    w.start()
+    w._heartbeat_value.value = 1e18  # a child that just ticked: TRL's own health check passes
+    with caplog.at_level(logging.ERROR, logger="rollout_trace.record"):
+        w.check_health(60)
+        assert not caplog.records
+        error_marker(tmp_path / "run", w.segment).write_text("rollout 0 of group 0: its artifact could not be built: "
+                                                             "ImportError: cannot import name '_chain_to_sequences'")
+        w.check_health(60)
+        w.check_health(60)
+        w.stop()
+    assert len(caplog.records) == 1 and "_chain_to_sequences" in caplog.records[0].getMessage()
+    assert "viewer check" in caplog.records[0].getMessage()

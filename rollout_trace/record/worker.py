@@ -120,7 +120,6 @@ class RecordingHarnessRolloutWorker(HarnessRolloutWorker):
             pass
         end_with_start_error(self.record_dir, seg, cause or f"TRL's worker child did not start: {type(e).__name__}: {e}")
         update_manifest(self.record_dir, ended_at=iso(time.time()))
-        self._process = None
         self._release()
         if cause is not None:
             raise RuntimeError(f"rollout_trace: {cause} (run folder {self.record_dir}, segment {seg}); "
