@@ -88,6 +88,7 @@ def build(out: Path) -> None:
         print(f"{len(r.groups)} groups, {len(r.rows)} rollouts, groups per version {dict(sorted(per_version.items()))}, "
               f"trained steps {sorted({s for g in r.groups for s in g.trained_steps})}")
         r.close()
+        (run / ".lock").unlink(missing_ok=True)  # the recorder's lock file: nothing to ship
         if out.exists():
             shutil.rmtree(out)
         shutil.move(str(run), str(out))

@@ -82,6 +82,7 @@ class RunLock:
 
     def release(self) -> None:
         if self._fd is not None:
+            os.ftruncate(self._fd, 0)  # no holder named once released; the file stays (unlinking it would race)
             os.close(self._fd)  # closing the descriptor releases the flock
             self._fd = None
 
