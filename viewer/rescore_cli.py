@@ -21,11 +21,12 @@ import crash_log
 from rollout_trace.analysis.trainer_view import EPS_CHOICES, summary
 from rollout_trace.analysis.training import training
 from rollout_trace.artifact import Artifact, ArtifactError, bundled_examples, load_artifact, open_artifact
+from rollout_trace.artifact.errors import RolloutTraceError
 
 EXIT_INVALID, EXIT_USAGE, EXIT_UNEXPECTED, EXIT_RESCORE = 1, 2, 3, 5
 
 
-class UsageError(ValueError):
+class UsageError(RolloutTraceError, ValueError):
     pass
 
 

@@ -52,8 +52,10 @@ def build_app(default_source: str | None = None, public: bool = False,
                 with gr.Tab(name, id=name.lower(), elem_id=f"{name.lower()}-tab"):
                     render()
         capture.wire(tabs)
-        demo.load(view.collections.on_page_load, None, [view.view, view.src, view.loaded, view.collections.component])
-        demo.load(view.runs.on_page_load, None, view.runs.outputs())  # the run page (viewer/ui/run_view.py)
+        # The run page's parts first (viewer/ui/run_view.py), the collection index below it after: on a big run
+        # the index is most of the bytes, and the run page is what the visitor came for.
+        demo.load(view.runs.on_page_load, None, view.runs.outputs()).then(
+            view.collections.on_page_load, None, [view.view, view.src, view.loaded, view.collections.component])
     return demo
 
 
@@ -79,7 +81,7 @@ async def _not_found(request, exc: Exception) -> JSONResponse:
     """A request naming an API, event or component this app does not have: 404 and a message.
 
     Gradio's routes look these up by the name or number a client sends and let the KeyError (or its own
-    FnIndexInferError) escape: a 500, and a traceback in the log for every junk request (issue 18)."""
+    FnIndexInferError) escape: a 500, and a traceback in the log for every junk request."""
     log.warning("refused %s %s: it names no API, event or component of this app (%s)", request.method,
                 request.url.path, type(exc).__name__)
     return JSONResponse({"detail": "not found: this app has no such API name, event or component"}, status_code=404)
