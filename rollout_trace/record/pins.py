@@ -10,9 +10,8 @@ the recorder calls on every rollout through rollout_trace/analysis/training.py (
 (scores.py). A name that breaks after the check passed (a patched TRL, say) fails loudly at the first
 group instead (writer.py).
 
-`gradio_check()` does the same for the one private Gradio name the viewer reads: `EventData._data`, the
-payload of the page's custom events (viewer/ui/collection_view.py, viewer/ui/run_view.py); without it
-every click on the run page and the collection index would do nothing.
+The one private Gradio name the viewer reads (`EventData._data`) is pinned beside the UI that reads it,
+viewer/ui/gradio_pins.py (Gradio is imported only in the UI layer).
 """
 
 from __future__ import annotations
@@ -146,17 +145,6 @@ def check() -> list[str]:
     if broken and trl.__version__ != TRL_TESTED:
         broken.insert(0, f"the recorder is built for TRL {TRL_TESTED}; this is TRL {trl.__version__}")
     return broken
-
-
-def gradio_check() -> list[str]:
-    """The private Gradio names the viewer reads that do not hold in the installed Gradio."""
-    import gradio as gr
-
-    try:
-        data = gr.EventData(None, {"action": "open"})._data
-    except Exception as e:  # the constructor or the attribute changed
-        return [f"gradio.EventData(target, _data)._data ({type(e).__name__}: {e})"]
-    return [] if data == {"action": "open"} else ["gradio.EventData(target, _data)._data holds the event's payload"]
 
 
 def require() -> None:
