@@ -340,8 +340,7 @@ def run_records(run: Any) -> list[Record]:
         out.append(Record(
             kind="group", path=g.path, valid=True, model=run.manifest.model, task_id=g.task_id, title=g.title,
             reward=g.reward_mean, k=g.k, reward_min=g.reward_min, reward_max=g.reward_max, rewards=g.rewards,
-            advantages=g.advantages, statuses=tuple("failed" if s == "failed" else "timed-out" if s == "timed-out"
-                                                    else "ok" for s in g.statuses),
+            advantages=g.advantages, statuses=g.statuses,  # TRL's: ok, timed-out, unscorable, failed
             timed_out=any(m.timed_out for m in members), tools=tuple(sorted({t for m in members for t in m.tools})),
             trained_turns=_max_known([m.trained_turns for m in known]), trained_by=trl,
             seed_trained_turns=max((m.seed_trained_turns or 0 for m in known), default=None),

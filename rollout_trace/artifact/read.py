@@ -245,7 +245,10 @@ def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
     turns_file = _require(root, "turns.json", TurnsFile, findings, label)
     summary = _require(root, "summary.json", Summary, findings, label)
     task = _optional(root, "task.json", Task, findings)
-    held_out = _optional(root, "held_out_tests.json", list[TestCase], findings)
+    # A recorded run's rollout is verified by OpenEnv's verify() (its reward is in summary.json's `run`): it has
+    # no held-out test files, and their absence is no gap to report.
+    captured = summary is None or summary.run is None
+    held_out = _optional(root, "held_out_tests.json", list[TestCase], findings, say_missing=captured)
     trace_file = _optional(root, "trace.json", TraceFile, findings)
     results = _optional(root, "test_results.json", TestResults, findings, say_missing=False)
     if summary is not None:
@@ -258,7 +261,7 @@ def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
     visible = _read(root, "visible_tests.txt", findings)
     if visible is UNREADABLE:
         visible = None
-    elif visible is None:
+    elif visible is None and captured:
         findings.notices.append("visible_tests.txt is not in this artifact; the visible tests are not shown")
     turns: list[Turn] = []
     if turns_file is not None:

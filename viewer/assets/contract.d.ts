@@ -35,6 +35,17 @@ interface Failed {
   error_html: string;
 }
 
+/** Whether the trainer DID train a recorded run's rollout (its consumption log), never to be confused with
+ * what TRL's mask WOULD train in it (`TurnOutline.trained`). viewer/fate.py words it.
+ */
+interface Fate {
+  trained: boolean;
+  steps: number[];
+  cause: string | null;
+  label: string;
+  why: string;
+}
+
 /** What the index shows: one page of the filtered, sorted rows, the filter state and the counts. */
 interface IndexPage {
   serial: number;
@@ -133,6 +144,22 @@ interface Outline {
   notice: string | null;
   trainer: TrainerOutline | null;
   advantage: number | null;
+  run: RunContext | null;
+}
+
+/** Where a rollout of a recorded TRL run sits, and what TRL and the trainer made of it. */
+interface RunContext {
+  run: string;
+  segment: string;
+  version: number;
+  group_id: number;
+  rollout: number;
+  k: number;
+  status: string;
+  reward: number | null;
+  advantage: number | null;
+  fate: Fate;
+  crumbs: string[];
 }
 
 /** What the trainer's view can show for this rollout; the numbers come per turn (`TrainerTurn`). */

@@ -227,8 +227,11 @@ class RunView:
             return {"error": str(e.problems[0]) if e.problems else "could not read the rollouts"}
         except ValueError as e:
             return {"error": str(e)}
-        return {"html": render_group.compare(got), "a": f"v{ra.policy_version} rollout {ra.rollout}",
-                "b": f"v{rb.policy_version} rollout {rb.rollout}"}
+        # each side headed by where it sits in the run: the two may come from different versions
+        label = lambda r: f"v{r.policy_version} › group {r.group_id} › rollout {r.rollout}"  # noqa: E731
+        got = msgspec.structs.replace(got, a=msgspec.structs.replace(got.a, label=label(ra)),
+                                      b=msgspec.structs.replace(got.b, label=label(rb)))
+        return {"html": render_group.compare(got), "a": label(ra), "b": label(rb)}
 
     # -- layout ----------------------------------------------------------------------------------------
 

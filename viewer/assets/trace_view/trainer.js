@@ -67,7 +67,7 @@ function trainerPart(box, nav, O, api, st, onData) {
     if (st.mode === "mismatch") return part + `log ratio = trainer − engine: <span class="sw mm-n4 tr-out"></span>ratio below the clip band <span class="sw mm-n2"></span>trainer lower <span class="sw mm-0"></span>|log r| &lt; 1e-3 <span class="sw mm-p2"></span>trainer higher <span class="sw mm-p4 tr-out"></span>above the band; <b data-testid="clip-band">clip band ${band}</b> (ε ${lo} / ${hi}) ${miss}${wait}`;
     if (st.mode === "entropy") return part + `trainer entropy (nats): <span class="sw en-0"></span>&lt; 0.1 <span class="sw en-1"></span>&lt; 0.5 <span class="sw en-2"></span>&lt; 1.5 <span class="sw en-3"></span>&lt; 3 <span class="sw en-4"></span>≥ 3${wait}`;
     const A = advantage();
-    return part + `per-token loss −min(r·A, clip(r)·A), A = ${A > 0 ? "+" : ""}${num(A, 3)}: <span class="sw ls-u2"></span>raised (loss &lt; 0) <span class="sw ls-d2"></span>lowered (loss &gt; 0), paler / stronger = |loss| below / above |A| <span class="sw ls-clip"></span>clipped by TRL, no gradient (band ${band}) <span class="sw tr-off"></span>not in the loss ${miss}${wait}`;
+    return part + `per-token loss −min(r·A, clip(r)·A), A = ${A > 0 ? "+" : ""}${num(A, 3)}: <span class="sw ls-u2"></span>raised (loss &lt; 0) <span class="sw ls-d2"></span>lowered (loss &gt; 0), paler / stronger = |loss| below / above |A| <span class="sw ls-clip"></span>clipped by TRL, no gradient (band ${band}) <span class="sw tr-off"></span>not in the loss ${miss}${wait}${hypothetical(O)}`;
   }
 
   function info(pos) {  // tooltip lines for a generated token (plain text: the tooltip sets textContent)
