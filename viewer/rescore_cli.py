@@ -21,6 +21,7 @@ import crash_log
 from rollout_trace.analysis.trainer_view import EPS_CHOICES, summary
 from rollout_trace.analysis.training import training
 from rollout_trace.artifact import Artifact, ArtifactError, bundled_examples, load_artifact, open_artifact
+from rollout_trace.artifact.schema import TOKENIZER_DIR
 
 EXIT_INVALID, EXIT_USAGE, EXIT_UNEXPECTED, EXIT_RESCORE = 1, 2, 3, 5
 
@@ -63,6 +64,9 @@ def _target(source: str, a: Artifact, output: str | None) -> Artifact:
         out.rmdir()
     assert a.root is not None  # read from a folder, never an upload
     shutil.copytree(a.root, out)
+    tok = a.tokenizer_dir
+    if tok is not None and not (out / TOKENIZER_DIR).exists() and not tok.resolve().is_relative_to(a.root.resolve()):
+        shutil.copytree(tok, out / TOKENIZER_DIR)  # a run's rollout renders with its run's tokenizer: the copy keeps it
     return load_artifact(out, source=str(out))
 
 

@@ -7,6 +7,8 @@ writes every text with textContent) and the pandas frames the page's Gradio plot
 
 Definitions (the page says them too):
 - **pass**: the rollout's verifier score (`env_reward`, the fraction of held-out tests passed) is 1.
+- **pass rate**: passed rollouts over the rollouts with a verifier score (`pass_rate`, the one definition every
+  number on the page uses: a version's, a task's group's, a task's per version).
 - **zero spread**: every advantage of the group is 0 (all its scored rewards equal): GRPO learns nothing
   from it.
 - **dropped**: a rollout none of whose rows was trained (`RunRow.dropped`: failed, no rows, stale,
@@ -79,6 +81,7 @@ class TaskRollout(msgspec.Struct, frozen=True, kw_only=True):
     reward: float | None
     passed: bool
     status: str
+    verified: bool = False  # it has a verifier score: it counts in a pass rate
 
 
 class TaskGroup(msgspec.Struct, frozen=True, kw_only=True):
@@ -145,6 +148,12 @@ def passed(r: RunRow) -> bool:
     return r.env_reward is not None and r.env_reward >= 1.0
 
 
+def pass_rate(rows: Sequence[RunRow]) -> float | None:
+    """Passed rollouts over those with a verifier score; None when none has one."""
+    verified = [r for r in rows if r.env_reward is not None]
+    return sum(passed(r) for r in verified) / len(verified) if verified else None
+
+
 def _zero_spread(g: RunGroup) -> bool:
     return all(abs(a) < ZERO_ADVANTAGE for a in g.advantages)
 
@@ -161,14 +170,13 @@ def version_stats(run: Run) -> list[VersionStats]:
     for v in sorted(rows_by):
         rows = rows_by[v]
         rewards = [r.reward for r in rows if r.reward is not None and math.isfinite(r.reward)]
-        verified = [r for r in rows if r.env_reward is not None]
         n_pass = sum(passed(r) for r in rows)
         out.append(VersionStats(
             version=v, groups=len(groups_by[v]), rollouts=len(rows), scored=len(rewards),
             reward_mean=statistics.fmean(rewards) if rewards else None,
             reward_sd=statistics.pstdev(rewards) if rewards else None,
             reward_min=min(rewards) if rewards else None, reward_max=max(rewards) if rewards else None,
-            passed=n_pass, pass_rate=n_pass / len(verified) if verified else None,
+            passed=n_pass, pass_rate=pass_rate(rows),
             zero_spread=sum(_zero_spread(g) for g in groups_by[v]),
             trained_tokens=sum(r.trained_tokens for r in rows if r.trained_step is not None),
             trained=sum(r.trained_step is not None for r in rows),
@@ -318,12 +326,11 @@ def task_track(run: Run, task_id: str) -> TaskTrack | None:
             continue
         title = title or g.title
         ms = sorted(rows[g.path], key=lambda r: r.rollout)
-        verified = [m for m in ms if m.env_reward is not None]
         groups.append(TaskGroup(
             version=g.policy_version, path=collection_path(run, g.path) or g.path, group_id=g.group_id, segment=g.segment,
-            rollouts=[TaskRollout(rollout=m.rollout, path=collection_path(run, m.path), reward=m.reward, passed=passed(m), status=m.status)
-                      for m in ms],
-            pass_rate=sum(passed(m) for m in verified) / len(verified) if verified else None))
+            rollouts=[TaskRollout(rollout=m.rollout, path=collection_path(run, m.path), reward=m.reward, passed=passed(m),
+                                  status=m.status, verified=m.env_reward is not None) for m in ms],
+            pass_rate=pass_rate(ms)))
     if not groups:
         return None
     groups.sort(key=lambda t: (t.version, t.segment, t.group_id))
@@ -392,10 +399,10 @@ def dropped_frame(stats: Sequence[VersionStats]) -> pd.DataFrame:
 
 
 def task_frame(track: TaskTrack) -> pd.DataFrame:
-    """version, pass rate (over the task's rollouts with a verifier score at that version)."""
+    """version, pass rate (over the task's rollouts with a verifier score at that version: `pass_rate`'s rule)."""
     by: dict[int, list[bool]] = defaultdict(list)
     for g in track.groups:
-        by[g.version] += [x.passed for x in g.rollouts if x.status != "failed"]
+        by[g.version] += [x.passed for x in g.rollouts if x.verified]
     return pd.DataFrame([{"version": str(v), "pass rate": sum(xs) / len(xs)} for v, xs in sorted(by.items()) if xs],
                         columns=["version", "pass rate"])
 

@@ -79,7 +79,8 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     group_id: int | None = None  # TRL's group id (groups count from 0 in every segment)
     rollout_id: str | None = None
     status: str | None = None  # ok | timed-out | unscorable | failed
-    trained_tokens: int | None = None  # tokens in TRL's loss over the rows it queued
+    trained_tokens: int | None = None  # tokens in TRL's mask over the rows it queued (what WOULD be trained)
+    trainer_tokens: int | None = None  # of them, in the rows the trainer DID train at a step
     trained_step: int | None = None  # the first global step a row was trained at; None: never trained
     dropped: str | None = None  # None when trained; else why not (rollout_trace/artifact/run.py RunRow.dropped)
 
@@ -326,6 +327,19 @@ def index(listing: Listing, read, title_of: TitleOf = first_line) -> tuple[list[
     return records, builder.problems, notes
 
 
+def failed_records(run: Any) -> list[Record]:
+    """A recorded run's rollouts that failed before producing a folder: rows with no path (`ls` lists them; the
+    index cannot open them, and their group's row says so)."""
+    prefix = run.store.prefix if run.store is not None else ""
+    return [Record(kind="artifact", path="", valid=True, model=run.manifest.model, task_id=m.task_id, title=m.title,
+                   reward=m.reward, env_reward=m.env_reward, captured=m.recorded_at,
+                   group=f"{prefix}/{m.group}" if prefix else m.group, rollout=m.rollout, advantage=m.advantage,
+                   segment=m.segment, policy_version=m.policy_version, group_id=m.group_id, rollout_id=m.rollout_id,
+                   status=m.status, trained_tokens=m.trained_tokens, trainer_tokens=m.trainer_tokens,
+                   trained_step=m.trained_step, dropped=m.dropped)
+            for m in run.rows if m.path is None]
+
+
 def run_records(run: Any) -> list[Record]:
     """A recorded run's rows as collection rows (groups, then their rollouts), from its index alone."""
     trl = f"TRL {run.manifest.versions.get('trl', '?')}"
@@ -347,7 +361,8 @@ def run_records(run: Any) -> list[Record]:
             tokens=sum(m.tokens or 0 for m in known) if known else None,
             drift="drift" if any(m.drift == "drift" for m in known) else "none" if known else "unknown",
             captured=members[0].recorded_at, segment=g.segment, policy_version=g.policy_version, group_id=g.group_id,
-            trained_tokens=sum(m.trained_tokens for m in members), trained_step=min(trained) if trained else None,
+            trained_tokens=sum(m.trained_tokens for m in members), trainer_tokens=sum(m.trainer_tokens for m in members),
+            trained_step=min(trained) if trained else None,
             dropped=None if trained else next((d for d in g.dropped if d), None)))
         for m in members:
             if m.path is None:  # failed before it produced an artifact: the group's row says so
@@ -359,7 +374,7 @@ def run_records(run: Any) -> list[Record]:
                 drifting_boundaries=m.drifting_boundaries, timed_out=m.timed_out, tools=m.tools,
                 tool_calls=m.tool_calls, captured=m.recorded_at, group=m.group, rollout=m.rollout,
                 advantage=m.advantage, segment=m.segment, policy_version=m.policy_version, group_id=m.group_id,
-                rollout_id=m.rollout_id, status=m.status, trained_tokens=m.trained_tokens,
+                rollout_id=m.rollout_id, status=m.status, trained_tokens=m.trained_tokens, trainer_tokens=m.trainer_tokens,
                 trained_step=m.trained_step, dropped=m.dropped))
     return out
 

@@ -232,6 +232,19 @@ def _check_run(a: Artifact, findings: Findings) -> None:
                      expected=str(mine), found=str(theirs))
 
 
+def _tokenizer_of(tok_dir: Path) -> Path | None:
+    return tok_dir if (tok_dir / "tokenizer.json").is_file() or (tok_dir / "tokenizer_config.json").is_file() else None
+
+
+def _run_tokenizer(root: Path, summary: Summary | None) -> Path | None:
+    """A recorded run's rollout folder (<run>/groups/<group>/<rollout>) holds no tokenizer: its run's, when the
+    folder still sits in its run (opened on its own, or copied by `viewer rescore -o`)."""
+    if summary is None or summary.run is None:
+        return None
+    run = root.resolve().parent.parent.parent
+    return _tokenizer_of(run / TOKENIZER_DIR) if (run / "run.json").is_file() else None
+
+
 def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
     """Read and validate every file; raise ArtifactError naming each problem found."""
     root = Path(root)
@@ -282,7 +295,7 @@ def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
         held_out_tests=held_out, trace=trace,
         test_results=results.tests if results else None,
         solution=_text(solution, "solution.py", findings),
-        tokenizer_dir=tok_dir if (tok_dir / "tokenizer.json").is_file() or (tok_dir / "tokenizer_config.json").is_file() else None,
+        tokenizer_dir=_tokenizer_of(tok_dir) or _run_tokenizer(root, summary),
         notices=findings.notices,
         rescores=read_parts(root, turns, findings),
         trl=read_trl_part(root, findings),

@@ -77,7 +77,7 @@ class RunRow(msgspec.Struct, frozen=True, kw_only=True):
     advantage: float | None  # TRL's; None when TRL built no row
     rows: int  # TRL training rows
     tokens: int | None
-    trained_tokens: int  # in TRL's loss, over its rows
+    trained_tokens: int  # in TRL's mask, over every row it queued (what WOULD be trained)
     turns: int | None
     trained_turns: int | None
     seed_trained_turns: int | None
@@ -95,6 +95,7 @@ class RunRow(msgspec.Struct, frozen=True, kw_only=True):
     trained_steps: tuple[int, ...]  # the global steps its rows were trained at, sorted, each once
     trained_step: int | None  # the first of them; None when no row was trained
     dropped: str | None  # None when trained; else "failed", "no rows", or its rows' fate
+    trainer_tokens: int = 0  # in TRL's mask over the rows the trainer DID train at a step
 
 
 class RunGroup(msgspec.Struct, frozen=True, kw_only=True):
@@ -323,7 +324,8 @@ def join(entries: list[IndexEntry], consumed: list[Consumed], ends: dict[str, Co
             drifting_boundaries=e.drifting_boundaries, timed_out=e.timed_out, task_id=e.task_id, title=e.title,
             dataset_index=e.dataset_index, recorded_at=e.recorded_at, ordinals=tuple(r.ordinal for r in e.rows),
             fates=fates, trained_steps=steps,
-            trained_step=steps[0] if steps else None, dropped=_dropped(e, fates)))
+            trained_step=steps[0] if steps else None, dropped=_dropped(e, fates),
+            trainer_tokens=sum(r.trained_tokens for r, (f, _) in zip(e.rows, got, strict=True) if f == "trained")))
     rows.sort(key=lambda r: (r.segment, r.policy_version, r.group_id, r.rollout))
     return rows
 

@@ -16,7 +16,7 @@ from typing import TextIO
 import msgspec
 
 from rollout_trace.artifact import ArtifactError
-from rollout_trace.artifact.collection import Collection, Record
+from rollout_trace.artifact.collection import Collection, Record, failed_records
 from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_query, to_query
 from rollout_trace.artifact.group import load_group
 
@@ -87,8 +87,17 @@ def _row(r: Record) -> dict[str, str]:
     }
 
 
+def _fate(r: Record) -> str:
+    """Whether the trainer took it: the first step, or why never (a group: its rollouts' first step)."""
+    if r.trained_step is not None:
+        return f"step {r.trained_step}"
+    return f"never: {r.dropped}" if r.dropped else "-"
+
+
 def _run_row(r: Record) -> dict[str, str]:
-    """A row of a recorded TRL run: where it sits (version, group, rollout), what TRL did with it."""
+    """A row of a recorded TRL run: where it sits (version, group, rollout), what TRL did with it. Two token
+    columns, never one: `mask` is what TRL's mask WOULD train over the rows it queued, `trained` what the trainer
+    DID train (the rows it took into a step)."""
     return {
         "version": _fmt(r.policy_version, ""),
         "group": _fmt(r.group_id, ""),
@@ -97,11 +106,11 @@ def _run_row(r: Record) -> dict[str, str]:
         "reward": _fmt(r.reward, "") + (f" [{_fmt(r.reward_min, '')}..{_fmt(r.reward_max, '')}]" if r.kind == "group" else ""),
         "advantage": _fmt(r.advantage, ""),
         "tokens": f"{r.tokens:,}" if r.tokens is not None else "-",
-        "trained": f"{r.trained_tokens:,}" if r.trained_tokens is not None else "-",
-        "step": _fmt(r.trained_step, ""),
-        "dropped": r.dropped or "-",
+        "mask": f"{r.trained_tokens:,}" if r.trained_tokens is not None else "-",
+        "trained": f"{r.trainer_tokens:,}" if r.trainer_tokens is not None else "-",
+        "fate": _fate(r),
         "tools": _fmt(r.tools, "tools"),
-        "path": r.path,
+        "path": r.path or "(no folder: failed)",
     }
 
 
@@ -141,9 +150,15 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
     if c is None:
         return 1
     try:
-        rows = apply(c.records, filters)
+        records = c.records
+        if c.run is not None:  # rollouts that failed before producing a folder are rows of the run too
+            records = records + failed_records(c.run)
+        rows = apply(records, filters)
+        if c.run is not None and filters.sort == "path":  # a run's own order: a folderless row sits in its group
+            rows.sort(key=lambda r: (r.segment or "", r.policy_version or 0, r.group_id or 0, r.kind != "group",
+                                     r.rollout or 0))
         if args.json:
-            doc = {"source": c.source, "kind": c.kind, "query": to_query(filters), "total": len(c.records),
+            doc = {"source": c.source, "kind": c.kind, "query": to_query(filters), "total": len(records),
                    "shown": len(rows), "records": rows, "problems": [str(p) for p in c.problems],
                    "notes": c.notes + notes}
             if c.run is not None:  # a recorded TRL run: what it is, beside its rows
@@ -153,7 +168,10 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
         else:
             write_all(out, table(rows, run=c.run is not None) + "\n")
             n_bad = sum(not r.valid for r in c.records)
-            print(f"{len(rows)} of {len(c.records)} rows shown; {n_bad} invalid", file=err)
+            print(f"{len(rows)} of {len(records)} rows shown; {n_bad} invalid", file=err)
+            if c.run is not None:
+                print("mask: tokens TRL's mask would train over the rows it queued; trained: tokens the trainer "
+                      "trained (rows it took into a step); fate: the first step, or why never", file=err)
             for n in c.notes + notes:
                 print(f"note: {n}", file=err)
     finally:
