@@ -49,11 +49,12 @@ def _run_summary(a: Artifact, r: Report, run: RunContext | None) -> str:
     info = a.summary.run
     assert info is not None
     env = a.summary.env_reward
-    verifier = "the verifier gave no reward" if env is None else f"verifier reward {fmt_reward(env)}"
+    verifier = "no verifier reward" if env is None else f"verifier {fmt_reward(env)}"
     status = run.status if run is not None else info.status
     reward = (f"<span class='tv-reward-value none' data-testid='status'>{text(status)}: no reward</span>"
               if info.reward is None else
-              f"<span class='tv-reward-value {_sign(info.reward)}'>TRL reward {fmt_reward(info.reward)}</span>")
+              f"<span class='tv-reward-value {_sign(info.reward)}' title='TRL&#39;s reward: the sum of its reward "
+              f"columns'>reward {fmt_reward(info.reward)}</span>")
     mask = f"{r.trained_turns} of {_plural(r.turns, 'turn')} in TRL's mask" if r.turns else "no agent turn"
     fate = f" · {fate_badge(run.fate)}" if run is not None else ""
     return (f"<div class='tv-summary' data-testid='summary'><span>{text(verifier)}</span> · {reward} · "
@@ -197,12 +198,12 @@ def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str
 
 
 def run_badge(run: RunContext) -> str:
-    """Where a run's rollout sits, on the rollout itself (an export carries it), and the trainer's fate."""
+    """Where a run's rollout sits, on the rollout itself (an export carries it; the headline has its fate)."""
     where = (f"run {run.run} · version {run.version} · group {run.group_id} · rollout {run.rollout} of {run.k} · "
              f"segment {run.segment}")
     adv = "TRL gave it no advantage" if run.advantage is None else f"TRL's advantage {run.advantage:+.3f}"
     return (f"<span class='tv-badge' data-testid='run-context' title='{text(where)}'>"
-            f"{text(' › '.join(run.crumbs[1:]))} · {text(run.status)} · {text(adv)}</span>{fate_badge(run.fate)}")
+            f"{text(' › '.join(run.crumbs[1:]))} · {text(run.status)} · {text(adv)}</span>")
 
 
 def boundary(b: Boundary | None) -> str:

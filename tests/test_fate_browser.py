@@ -1,0 +1,159 @@
+"""Off the run page, a recorded run's rollout says whether the trainer took it, in a real browser: a read-ahead,
+an in-queue, an unscorable, a failed and a trained rollout on their group maps (fate column, TRL's status and
+advantage, the run's heading), in the token view in every mode it offers (headline, turn pills, legends: the push
+is hypothetical for a rollout never in the loss), the breadcrumb, the cross-version compare's headings, and an
+exported file. The rollouts are found by asking the bundled run's reader, never by name. Screenshots light and
+dark at 1440x900 and 1024x768."""
+
+from __future__ import annotations
+
+import pytest
+
+from rollout_trace.artifact.run import RunRow, open_run
+from support import pages
+from support.pages import url_of
+
+pytestmark = pytest.mark.browser
+TIMEOUT = 60_000
+RUN = "trl-run"
+KINDS = {
+    "trained": lambda r: r.path is not None and r.trained_step is not None,
+    "read-ahead": lambda r: r.path is not None and r.dropped == "read-ahead",
+    "in-queue": lambda r: r.path is not None and r.dropped == "in-queue",
+    "unscorable": lambda r: r.path is not None and r.status == "unscorable",
+    "failed": lambda r: r.status == "failed",
+}
+
+
+@pytest.fixture(scope="module")
+def run():
+    r = open_run(RUN)
+    yield r
+    r.close()
+
+
+@pytest.fixture(scope="module")
+def picks(run) -> dict[str, RunRow]:
+    got = {k: next((r for r in run.rows if want(r)), None) for k, want in KINDS.items()}
+    assert all(got.values()), f"the bundled run lacks a rollout of each kind: {got}"
+    return got  # type: ignore[return-value]
+
+
+def _link(app_url: str, r: RunRow, **more) -> str:
+    return url_of(app_url, RUN, version=r.policy_version, group=r.group_id, segment=r.segment, **more)
+
+
+def _fate_text(r: RunRow) -> str:
+    if r.trained_steps:
+        return ("step " if len(r.trained_steps) == 1 else "steps ") + ", ".join(map(str, r.trained_steps))
+    return f"never: {r.dropped}"
+
+
+def test_group_maps_say_each_rollouts_fate_status_and_advantage(page, app_url, run, picks):
+    shot = max({p.group for p in picks.values()}, key=lambda g: len({k for k, p in picks.items() if p.group == g}))
+    for group in sorted({p.group for p in picks.values()}):
+        first = next(p for p in picks.values() if p.group == group)
+        page.goto(_link(app_url, first))
+        page.wait_for_selector("[data-testid=group-place]", timeout=TIMEOUT)
+        place = page.locator("[data-testid=group-place]").inner_text()
+        assert f"version {first.policy_version} · group {first.group_id}" in place and first.segment in place
+        for r in (x for x in run.rows if x.group == group):
+            row = page.locator(f"[data-testid=group-row][data-rollout='{r.rollout}']")
+            assert row.locator("[data-testid=group-fate]").inner_text() == _fate_text(r)
+            assert row.locator("[data-testid=group-status]").inner_text().startswith(r.status)
+            adv = row.locator(".gm-adv").inner_text()
+            assert adv == ("none" if r.advantage is None else f"{r.advantage:+.2f}")
+        if group == shot:
+            pages.shots(page, "fate-group-map")
+    assert page.errors == []
+
+
+def _open_rollout(page, app_url, r: RunRow, mode: str = "mask"):
+    page.goto(_link(app_url, r, rollout=r.rollout, mode=mode))
+    page.wait_for_selector(".tv-tokens .t[data-mask]", timeout=TIMEOUT)
+    page.wait_for_selector("[data-testid=crumbs]", timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("kind", ["read-ahead", "trained", "in-queue", "unscorable"])
+def test_the_token_view_in_every_mode(page, app_url, picks, kind):
+    r = picks[kind]
+    _open_rollout(page, app_url, r)
+    crumbs = page.locator("[data-testid=crumbs]").inner_text()
+    assert crumbs == f"run › v{r.policy_version} › group {r.group_id} › rollout {r.rollout}"
+    label = page.locator("[data-testid=summary] [data-testid=fate]").inner_text()
+    never = kind != "trained"
+    assert label == (f"never trained ({r.dropped})" if never else
+                     "trained at step" + ("s " if len(r.trained_steps) > 1 else " ") + ", ".join(map(str, r.trained_steps)))
+    summary = page.locator("[data-testid=summary]").inner_text()
+    assert "in TRL's mask" in summary and "trained by TRL" not in summary
+    if kind == "unscorable":
+        assert "unscorable: no reward" in summary
+    assert page.locator("[data-testid=verifier]").count() == 1  # what the verifier said, not "files are missing"
+    assert page.locator(".tv-notices").count() == 0 and page.locator("[data-testid=trained-disagree]").count() == 0
+    pills = page.locator("[data-testid=turn-pill]").all_inner_texts()
+    assert pills and all(p.startswith("never trained" if never else "trained · step") or p == "not in mask" for p in pills)
+    modes = [m for m in page.locator(".tv-toolbar [data-mode]").evaluate_all("els => els.map(e => e.dataset.mode)")]
+    assert "advantage" in modes
+    for mode in modes:  # every mode the view offers this rollout
+        page.click(f".tv-toolbar [data-mode={mode}]")
+        page.wait_for_function(f"document.querySelector('.tv-tokens').dataset.paint === '{mode}'", timeout=TIMEOUT)
+        legend = page.locator(".tv-legend").inner_text()
+        if mode in ("advantage", "loss"):  # the push: hypothetical when the trainer never took it
+            assert ("hypothetical: never trained" in legend) == never and ("was in the loss" in legend) != never
+            if mode == "advantage" and r.advantage is not None:
+                assert f"{r.advantage:+.3f}" in legend
+        if kind == "read-ahead" and mode == "advantage":
+            pages.shots(page, "fate-token-advantage")
+    if kind == "read-ahead":
+        page.click(".tv-toolbar [data-mode=mask]")
+        pages.shots(page, "fate-token-mask")
+    assert page.errors == []
+
+
+def test_group_compare_and_cross_version_compare_head_each_side(page, app_url, run, picks):
+    r = picks["read-ahead"]
+    page.goto(_link(app_url, r))
+    page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
+    ticks = page.locator("[data-testid=group-pick]")
+    ticks.nth(0).check()
+    ticks.nth(1).check()
+    page.click("[data-testid=compare]")
+    page.wait_for_selector("[data-testid=compare-side]", timeout=TIMEOUT)
+    pages.shots(page, "fate-group-compare")
+    # one task across versions: each side headed by its version, group and rollout
+    task = next(t for t in {x.task_id for x in run.rows}
+                if t and len({x.policy_version for x in run.rows if x.task_id == t and x.path}) > 1)
+    page.goto(url_of(app_url, RUN, task=task))
+    page.wait_for_selector("[data-testid=run-task-group]", timeout=TIMEOUT)
+    groups = page.locator("[data-testid=run-task-group]")
+    groups.nth(0).locator("[data-testid=run-task-rollout]").first.check()
+    groups.nth(1).locator("[data-testid=run-task-rollout]").first.check()
+    page.click("[data-testid=run-compare]")
+    page.wait_for_selector("[data-testid=run-compare-box] [data-testid=compare-side]", timeout=TIMEOUT)
+    heads = page.locator("[data-testid=run-compare-box] [data-testid=compare-side] .gm-side-h").all_inner_texts()
+    versions = sorted({x.policy_version for x in run.rows if x.task_id == task and x.path})
+    assert heads[0].startswith(f"v{versions[0]} › group ") and heads[1].startswith(f"v{versions[1]} › group ")
+    page.locator("[data-testid=run-compare-box]").scroll_into_view_if_needed()
+    pages.shots(page, "fate-run-compare")
+    assert page.errors == []
+
+
+def test_an_export_carries_the_run_and_the_fate(page, app_url, picks, tmp_path):
+    r = picks["read-ahead"]
+    _open_rollout(page, app_url, r, mode="advantage")
+    page.click("[data-testid=export]")
+    with page.expect_download(timeout=TIMEOUT) as dl:
+        page.click("[data-testid=export-rollout]")
+    name = page.locator("[data-testid=export-link]").inner_text()
+    assert name == f"run-v{r.policy_version}-g{r.group_id}-r{r.rollout}.html"
+    saved = tmp_path / name
+    dl.value.save_as(saved)
+    page.goto(saved.as_uri())
+    page.wait_for_selector(".tv-tokens .t[data-mask]", timeout=TIMEOUT)
+    assert page.title() == f"run v{r.policy_version} › group {r.group_id} › rollout {r.rollout}"
+    assert page.locator("[data-testid=summary] [data-testid=fate]").inner_text() == f"never trained ({r.dropped})"
+    assert f"v{r.policy_version} › group {r.group_id} › rollout {r.rollout}" in \
+        page.locator("[data-testid=run-context]").inner_text()
+    assert "hypothetical: never trained" in page.locator(".tv-legend").inner_text()
+    pages.shots(page, "fate-export")
+    assert page.errors == []
