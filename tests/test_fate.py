@@ -191,3 +191,29 @@ def test_one_pass_rate_for_a_version_a_group_and_a_task(run):
         for v, rate in zip(frame["version"], frame["pass rate"], strict=True):
             rows = [r for r in run.rows if r.task_id == choice.task_id and r.policy_version == int(v)]
             assert rate == run_page.pass_rate(rows)
+
+
+def test_a_run_in_a_collection_is_one_row_that_opens_the_run_page(tmp_path):
+    import shutil
+
+    from rollout_trace.artifact.collection import open_collection
+    from rollout_trace.artifact.filters import apply, from_query
+    from rollout_trace.artifact.sources import EXAMPLES_DIR
+
+    coll = tmp_path / "coll"
+    shutil.copytree(EXAMPLES_DIR / RUN, coll / "runs" / "mine")
+    shutil.copytree(EXAMPLES_DIR / "scripted-smollm2", coll / "one")
+    c = open_collection(str(coll))
+    assert [(r.kind, r.path) for r in c.records] == [("artifact", "one"), ("run", "runs/mine")]
+    run_row = c.records[1]
+    groups = len(list((coll / "runs" / "mine" / "groups").iterdir()))
+    assert run_row.k == groups and f"{groups} groups" in run_row.title and run_row.model
+    assert [r.path for r in apply(c.records, from_query({"kind": "run"})[0])] == ["runs/mine"]
+    _, _, index = ViewTab(RUN, public=False).collections.open_row(str(coll), "runs/mine", {}, Initial())
+    page = json.loads(index)
+    assert page["goto"] == str(coll / "runs" / "mine") and not page["error_html"]
+    public = ViewTab(str(coll), public=True)  # the owner's source: a visitor never gets a server path
+    page = json.loads(public.collections.open_row(str(coll), "runs/mine", {}, Initial())[2])
+    assert page["goto"] is None and "open the run on its own" in page["error_html"]
+    text, _ = _ls(str(coll))
+    assert any(ln.split()[:2] == ["runs/mine", "run"] for ln in text.splitlines())

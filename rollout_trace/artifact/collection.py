@@ -15,6 +15,7 @@ that fails to read appears with `valid=False` and its first problem; it never hi
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from collections import defaultdict
 from collections.abc import Callable
@@ -41,7 +42,7 @@ _TASK = msgspec.json.Decoder(Task)
 class Record(msgspec.Struct, frozen=True, kw_only=True):
     """One row of the index: an artifact (a rollout) or a GRPO group. None = not known from small files."""
 
-    kind: Literal["artifact", "group"]
+    kind: Literal["artifact", "group", "run"]  # "run": a recorded TRL run inside the collection, one row
     path: str  # where it lives, relative to the collection ("" = the collection itself)
     valid: bool
     problem: str | None = None  # the first problem found, when not valid
@@ -298,9 +299,43 @@ class _Builder:
         ), rows
 
 
+RUN_MANIFEST = "run.json"  # rollout_trace/artifact/run_format.py MANIFEST (run.py reads runs through this module)
+
+
+def run_folders(listing: Listing) -> list[str]:
+    """Folders of `listing` holding a recorded TRL run: a run.json beside the run's segments/ folder."""
+    dirs = {path.rpartition("/")[0] for path in listing.files if path.rpartition("/")[2] == RUN_MANIFEST}
+    return sorted(d for d in dirs if d and any(p.startswith(f"{d}/segments/") for p in listing.files))
+
+
+def _run_record(path: str, listing: Listing, data: bytes | str | None) -> Record:
+    """A recorded run as one row: it opens the run page (its groups and rollouts are the run's rows there)."""
+    groups = {p.split("/")[2 + path.count("/")] for p in listing.files
+              if p.startswith(f"{path}/groups/") and p.endswith("/group.json")}
+    about: dict[str, Any] = {}
+    if isinstance(data, bytes):
+        try:
+            got = msgspec.json.decode(data)
+            about = got if isinstance(got, dict) else {}
+        except msgspec.DecodeError:
+            about = {}
+    model = about.get("model") if isinstance(about.get("model"), str) else None
+    started = about.get("started_at") if isinstance(about.get("started_at"), str) else None
+    trl = about.get("versions", {}).get("trl") if isinstance(about.get("versions"), dict) else None
+    title = f"recorded TRL {trl or '?'} run · {len(groups):,} groups" + (f" · started {started[:16]}" if started else "")
+    return Record(kind="run", path=path, valid=True, model=model, title=title[:TITLE_CHARS], k=len(groups),
+                  captured=started)
+
+
 def index(listing: Listing, read, title_of: TitleOf = first_line) -> tuple[list[Record], list[Problem], list[str]]:
-    """Records for every artifact and group of `listing`; `read(paths)` gives the small files' bytes."""
+    """Records for every artifact and group of `listing`; `read(paths)` gives the small files' bytes. A recorded
+    run inside it is one row of kind "run", its groups and rollouts not listed beside it."""
     notes = list(listing.notes)
+    whole = listing
+    runs = run_folders(listing)
+    if runs:
+        inside = tuple(f"{d}/" for d in runs)
+        listing = dataclasses.replace(listing, files={p: n for p, n in listing.files.items() if not p.startswith(inside)})
     artifacts, groups = row_folders(listing)
     if len(artifacts) + len(groups) > MAX_RECORDS:
         notes.append(f"{len(artifacts) + len(groups):,} rows found; the index shows the first {MAX_RECORDS:,} by path")
@@ -309,7 +344,9 @@ def index(listing: Listing, read, title_of: TitleOf = first_line) -> tuple[list[
     wanted = [_join(d, n) for d in artifacts for n in ("summary.json", "task.json")]
     wanted += [_join(d, n) for d in groups for n in (GROUP_FILE, "task.json")]
     wanted = [p for p in wanted if p in listing.files and listing.files[p] <= MAX_SMALL_BYTES]
-    builder = _Builder(listing, read(wanted), title_of)
+    wanted += [f"{d}/{RUN_MANIFEST}" for d in runs]
+    data = read(wanted)
+    builder = _Builder(listing, data, title_of)
     by_path = {d: builder.artifact(d) for d in artifacts}
     records: list[Record] = []
     in_group: set[str] = set()
@@ -323,6 +360,7 @@ def index(listing: Listing, read, title_of: TitleOf = first_line) -> tuple[list[
         records.extend(rows)
         in_group.update(members)
     records.extend(r for d, r in by_path.items() if d not in in_group)
+    records.extend(_run_record(d, whole, data.get(f"{d}/{RUN_MANIFEST}")) for d in runs)
     records.sort(key=lambda r: r.path)
     return records, builder.problems, notes
 

@@ -72,6 +72,7 @@ interface IndexPage {
   error_html: string | null;
   group_html: string;
   rollout: number | null;
+  goto: string | null;
   query_keys: string[];
   view_keys: string[];
 }

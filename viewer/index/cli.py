@@ -36,7 +36,8 @@ def add_ls_arguments(p: argparse.ArgumentParser) -> None:
 
 _HELP = {"sort": "any column; -COLUMN sorts descending (write --sort=-reward)", "q": "text search over titles",
          "tool": "rows that used this tool", "no_tool": "rows that never used this tool",
-         "drift": "none, drift or unknown", "timed_out": "yes or no", "valid": "yes or no", "kind": "artifact or group"}
+         "drift": "none, drift or unknown", "timed_out": "yes or no", "valid": "yes or no",
+         "kind": "artifact, group or run"}
 
 
 def filters_from_args(args: argparse.Namespace) -> tuple[Filters, list[str]]:
@@ -71,7 +72,7 @@ def _row(r: Record) -> dict[str, str]:
     spread = f"{_fmt(r.reward_min, '')}..{_fmt(r.reward_max, '')}" if r.kind == "group" else ""
     return {
         "path": _fmt(r.path or ".", "path"),
-        "kind": "group" if r.kind == "group" else (f"r{r.rollout}" if r.group is not None else "art"),
+        "kind": r.kind if r.kind in ("group", "run") else (f"r{r.rollout}" if r.group is not None else "art"),
         "model": _fmt(r.model.rsplit("/", 1)[-1] if r.model else None, "model"),
         "task": (r.task_id or "-")[:8],
         "title": _fmt(r.title or None, "title"),

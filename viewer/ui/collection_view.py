@@ -284,6 +284,12 @@ class CollectionView:
             return CLEARED, "", self.error_value(src, [Problem(path or "(root)", "no such row in this collection")])
         if rec.kind == "group":
             return self.open_group(c, src, rec, params, initial, rollout)
+        if rec.kind == "run":  # one row for a whole run: it opens as its own source, on the run page
+            goto = c.source_of(path) if c.kind == "hub" or not self.view.public else None
+            if goto is None:  # a public visitor never gets a server path; a zip's run has no source of its own
+                return CLEARED, "", self.error_value(src, [Problem(path, "this run cannot be opened from the "
+                                                                        "index here: open the run on its own")])
+            return CLEARED, "", encode(IndexPage(serial=next(_serial), mode="index", src=src, goto=goto)).decode()
         value = self._open_artifact(c, src, path, initial)
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         query = to_query(filters)
