@@ -157,3 +157,25 @@ def test_an_export_carries_the_run_and_the_fate(page, app_url, picks, tmp_path):
     assert "hypothetical: never trained" in page.locator(".tv-legend").inner_text()
     pages.shots(page, "fate-export")
     assert page.errors == []
+
+
+def test_back_returns_to_the_version_and_group_it_came_from(page, app_url, run, picks):
+    r = picks["read-ahead"]
+    page.set_viewport_size({"width": 1024, "height": 768})  # small enough that the group sits below the fold
+    page.goto(url_of(app_url, RUN))
+    page.wait_for_selector("[data-testid=run-versions]", timeout=TIMEOUT)
+    page.locator(f"[data-testid=run-version][data-version='{r.policy_version}']").click()
+    page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
+    row = page.locator("[data-testid=run-group]").filter(has=page.locator(f"text='g{r.group_id}'"))
+    path = row.get_attribute("data-path")
+    assert path is not None and path.endswith(r.group.rsplit("/", 1)[1])
+    row.locator(".rp-open").click()
+    page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
+    page.locator("[data-testid=back-to-index]").click()
+    page.wait_for_selector(f"tr.rp-came[data-path='{path}']", timeout=TIMEOUT)
+    assert page.locator(f"[data-testid=run-version][data-version='{r.policy_version}']").get_attribute(
+        "aria-expanded") == "true"
+    box = page.locator(f"tr.rp-came[data-path='{path}']").bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 768  # on screen, not at the top
+    pages.shots(page, "fate-back")
+    assert page.errors == []

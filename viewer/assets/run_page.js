@@ -144,6 +144,7 @@ const RunPage = (() => {
       draw();
     }
     function openGroup(path) {
+      state.opened = path;  // back lands here again: the version it belongs to stays open, this row on screen
       setUrl({row: path, rollout: null, turn: null, group: null, segment: null}, {ci: "row"});
       api.open({action: "open", src: state.src, row: path});
     }
@@ -203,6 +204,16 @@ const RunPage = (() => {
       if (r.classList.contains("rp-vrow")) openVersion(Number(r.dataset.version)); else openGroup(r.dataset.path);
       return true;
     }
+    function backTo(path, tries = 60) {  // once the run page is on screen again: the group it opened, scrolled to
+      if (!shown()) { if (tries) requestAnimationFrame(() => backTo(path, tries - 1)); return; }
+      state.opened = null;
+      const rows = Array.from(box.querySelectorAll("tr.rp-grow"));
+      const row = rows.find((r) => r.dataset.path === path) || box.querySelector("tr.rp-vrow.open");
+      if (!row) return;
+      row.scrollIntoView({block: "center"});
+      box.querySelectorAll(".rp-came").forEach((r) => r.classList.remove("rp-came"));
+      row.classList.add("rp-came");
+    }
     document.addEventListener("rp-present", () => present());
     const onKey = (ev) => {  // capture phase: on the run page these keys are the run page's, not the index's
       if (!document.body.contains(box)) { window.removeEventListener("keydown", onKey, true); return; }
@@ -226,6 +237,7 @@ const RunPage = (() => {
       if (ci && ci.dataset.mode === "index" && new URL(window.location.href).searchParams.has("group")) {
         setUrl({group: null, segment: null});
       }
+      if (ci && ci.dataset.mode === "index" && state.opened) backTo(state.opened);
     }).observe(document.body, {subtree: true, attributes: true, attributeFilter: ["data-mode"]});
     return {
       box,
