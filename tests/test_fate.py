@@ -217,3 +217,34 @@ def test_a_run_in_a_collection_is_one_row_that_opens_the_run_page(tmp_path):
     assert page["goto"] is None and "open the run on its own" in page["error_html"]
     text, _ = _ls(str(coll))
     assert any(ln.split()[:2] == ["runs/mine", "run"] for ln in text.splitlines())
+
+
+def test_trainer_mismatch_per_version_from_rollouts_rescored_in_the_run(tmp_path, picks):
+    import shutil
+
+    from rollout_trace.artifact import load_artifact
+    from rollout_trace.artifact.sources import EXAMPLES_DIR
+    from viewer.rescore_cli import note_in_run
+
+    copy = tmp_path / "run"
+    shutil.copytree(EXAMPLES_DIR / RUN, copy)
+    a, b = picks["trained"], picks["read-ahead"]
+    for pick, worst, outside in ((a, 0.02, 3), (b, 0.5, 7), (b, 0.3, 1)):  # b re-scored twice: its latest counts
+        art = load_artifact(copy / pick.path)
+        assert note_in_run(art, "p", {"tokens": 100, "with_engine_logprob": 100, "max_abs_log_ratio": worst,
+                                       "outside_clip": outside}) == copy / "rescored" / f"{pick.segment}.jsonl"
+    elsewhere = tmp_path / "alone"
+    shutil.copytree(copy / a.path, elsewhere)  # a copy outside its run: nothing to note
+    assert note_in_run(load_artifact(elsewhere), "p", {}) is None
+    run = open_run(str(copy))
+    stats = {s.version: s for s in run_page.version_stats(run)}
+    if a.policy_version == b.policy_version:
+        s = stats[a.policy_version]
+        assert s.rescored == 2 and s.mismatch_max == 0.3 and s.outside_share == 4 / 200
+    else:
+        assert (stats[a.policy_version].rescored, stats[a.policy_version].mismatch_max) == (1, 0.02)
+        assert (stats[b.policy_version].rescored, stats[b.policy_version].mismatch_max) == (1, 0.3)
+        assert stats[b.policy_version].outside_share == 1 / 100
+    assert all(s.rescored == 0 and s.mismatch_max is None for v, s in stats.items()
+               if v not in (a.policy_version, b.policy_version))
+    run.close()

@@ -54,6 +54,11 @@ class VersionStats(msgspec.Struct, frozen=True, kw_only=True):
     dropped: dict[str, int]  # cause -> rollouts
     timeouts: int
     unscorable: int  # no reward: TRL's NaN (unscorable) or a failed session
+    # The trainer mismatch over its re-scored rollouts (`viewer rescore` in place: the run's rescored/ log), the
+    # latest part of each: how far the trainer's logprobs are from the engine's, so staleness that grows shows.
+    rescored: int = 0  # rollouts of this version with a rescore part
+    mismatch_max: float | None = None  # the largest |log ratio| trainer - engine over their tokens
+    outside_share: float | None = None  # share of their tokens with a ratio outside TRL's clip band [0.8, 1.2]
 
 
 class RunGroupRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -158,8 +163,27 @@ def _zero_spread(g: RunGroup) -> bool:
     return all(abs(a) < ZERO_ADVANTAGE for a in g.advantages)
 
 
+def mismatch(run: Run) -> dict[int, tuple[int, float | None, float | None]]:
+    """Per version: (re-scored rollouts, max |log ratio|, share of tokens outside the clip band), over each
+    rollout's latest rescore line."""
+    version = {(r.segment, r.group_id, r.rollout): r.policy_version for r in run.rows}
+    latest = {(x.segment, x.group_id, x.rollout): x for x in run.rescored}  # the log's later line wins
+    by: dict[int, list] = defaultdict(list)
+    for key, x in latest.items():
+        if key in version:
+            by[version[key]].append(x)
+    out = {}
+    for v, xs in by.items():
+        ratios = [x.max_abs_log_ratio for x in xs if x.max_abs_log_ratio is not None]
+        with_engine = sum(x.with_engine for x in xs)
+        out[v] = (len(xs), max(ratios) if ratios else None,
+                  sum(x.outside_clip for x in xs) / with_engine if with_engine else None)
+    return out
+
+
 def version_stats(run: Run) -> list[VersionStats]:
     """One VersionStats per policy version, in version order."""
+    rescored = mismatch(run)
     rows_by: dict[int, list[RunRow]] = defaultdict(list)
     for r in run.rows:
         rows_by[r.policy_version].append(r)
@@ -181,7 +205,9 @@ def version_stats(run: Run) -> list[VersionStats]:
             trained_tokens=sum(r.trained_tokens for r in rows if r.trained_step is not None),
             trained=sum(r.trained_step is not None for r in rows),
             dropped=dict(sorted(Counter(r.dropped for r in rows if r.dropped is not None).items())),
-            timeouts=sum(r.timed_out for r in rows), unscorable=len(rows) - len(rewards)))
+            timeouts=sum(r.timed_out for r in rows), unscorable=len(rows) - len(rewards),
+            rescored=rescored.get(v, (0, None, None))[0], mismatch_max=rescored.get(v, (0, None, None))[1],
+            outside_share=rescored.get(v, (0, None, None))[2]))
     return out
 
 

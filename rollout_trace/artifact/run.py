@@ -38,12 +38,14 @@ from .run_format import (
     GROUPS_DIR,
     INDEX_DIR,
     MANIFEST,
+    RESCORED_DIR,
     RUN_FORMAT_VERSION,
     SEGMENTS_DIR,
     Consumed,
     ConsumptionEnd,
     Drift,
     IndexEntry,
+    Rescored,
     RunManifest,
     SegmentEnd,
     SegmentStart,
@@ -57,7 +59,7 @@ MAX_LINE_FILE_BYTES = 2**30  # one index or consumption file; 100k rollouts are 
 # when training stopped, or not yet while it runs), or "unknown" (no consumption log for its segment).
 RowFate = Literal["trained", "stale", "oversize", "resume-skip", "read-ahead", "in-batcher", "in-queue", "unknown"]
 _DECODERS: dict[type, Any] = {t: msgspec.json.Decoder(t) for t in (IndexEntry, Consumed, SegmentStart, SegmentEnd,
-                                                                   ConsumptionEnd, RunManifest)}
+                                                                   ConsumptionEnd, RunManifest, Rescored)}
 
 
 class RunRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -184,6 +186,7 @@ class Run:
     rows: list[RunRow]
     groups: list[RunGroup]
     consumed: list[Consumed]
+    rescored: list[Rescored] = field(default_factory=list)  # rescore parts written into its rollouts
     entries: dict[tuple[str, int, int], IndexEntry] = field(default_factory=dict)  # (segment, group_id, rollout)
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -357,7 +360,7 @@ def groups_of(rows: list[RunRow]) -> list[RunGroup]:
 def _listing(store: RunStore) -> dict[str, int]:
     """The run's small files and line files (path -> size), hidden (half-written) ones left out."""
     out = {}
-    for folder in (SEGMENTS_DIR, INDEX_DIR, CONSUMED_DIR):
+    for folder in (SEGMENTS_DIR, INDEX_DIR, CONSUMED_DIR, RESCORED_DIR):
         out.update({f"{folder}/{n}": size for n, size in store.list_dir(folder).items() if not n.startswith(".")})
     return out
 
@@ -397,6 +400,7 @@ def read_run(store: RunStore, label: str, kind: str, prior: Run | None = None) -
     read_to = dict(prior.read_to) if prior is not None else {}
     entries: list[IndexEntry] = list(prior.entries.values()) if prior is not None else []
     consumed: list[Consumed] = list(prior.consumed) if prior is not None else []
+    rescored: list[Rescored] = list(prior.rescored) if prior is not None else []
     logged: set[str] = set()
     for path in sorted(p for p in sizes if p.endswith(".jsonl")):
         at = read_to.get(path, 0)
@@ -413,6 +417,8 @@ def read_run(store: RunStore, label: str, kind: str, prior: Run | None = None) -
             consumed += _lines(path, data, Consumed, problems, notes)
         elif path.startswith(INDEX_DIR + "/"):
             entries += _lines(path, data, IndexEntry, problems, notes)
+        elif path.startswith(RESCORED_DIR + "/"):
+            rescored += _lines(path, data, Rescored, problems, notes)
     keyed: dict[tuple[str, int, int], IndexEntry] = {}
     for e in entries:
         key = (e.segment, e.group_id, e.rollout)
@@ -440,13 +446,13 @@ def read_run(store: RunStore, label: str, kind: str, prior: Run | None = None) -
     if any(s.end is None for s in segments):
         notes.append("a segment has not ended: training is running (or the worker was killed before it could say so)")
     return Run(source=label, kind=kind, manifest=manifest, segments=segments, rows=rows, groups=groups_of(rows),
-               consumed=consumed, entries=keyed, problems=problems, notes=notes, store=store, read_to=read_to,
+               consumed=consumed, rescored=rescored, entries=keyed, problems=problems, notes=notes, store=store, read_to=read_to,
                sizes=sizes, _tokenizer=prior._tokenizer if prior is not None else None)
 
 
 def follow(run: Run) -> Run | None:
     """`run` with what its recorder wrote since it was read (new index and consumption lines, segment files),
-    reading only the grown tails of the line files; None when no file of it changed (one listing of three
+    reading only the grown tails of the line files; None when no file of it changed (one listing of four
     folders). The first read is not repeated: a page polls this while a run is being recorded."""
     if run.store is None or _listing(run.store) == run.sizes:
         return None

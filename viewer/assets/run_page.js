@@ -70,7 +70,8 @@ const RunPage = (() => {
 
   function versionsTable(body, state, api) {
     const head = el("tr", {}, ...["version", "groups", "rollouts", "reward mean (min … max)", "pass rate", "zero spread",
-      "trained tokens", "never trained", "timed out"].map((t) => el("th", {text: t})));
+      "trained tokens", "never trained", "timed out", "trainer mismatch"].map((t) => el("th", {text: t,
+        title: t === "trainer mismatch" ? "over the re-scored rollouts of the version (python -m viewer rescore): the largest |log ratio| trainer − engine, and the share of their tokens outside TRL's clip band [0.8, 1.2]" : ""})));
     const tb = el("tbody");
     for (const s of body.versions) {
       const open = state.version === s.version;
@@ -83,8 +84,9 @@ const RunPage = (() => {
         el("td", {class: "rp-num", text: pct(s.pass_rate)}), el("td", {class: "rp-num", text: `${s.zero_spread}/${s.groups}`}),
         el("td", {class: "rp-num", text: String(s.trained_tokens)}),
         el("td", {class: "rp-num", text: String(Object.values(s.dropped).reduce((a, b) => a + b, 0)), title: dropped || "none"}),
-        el("td", {class: "rp-num", text: String(s.timeouts)})));
-      if (open) tb.append(el("tr", {class: "rp-vgroups"}, el("td", {colspan: "9"},
+        el("td", {class: "rp-num", text: String(s.timeouts)}),
+        el("td", {class: "rp-num", "data-testid": "run-mismatch", text: s.rescored ? `${num(s.mismatch_max, 3)} · ${pct(s.outside_share)} outside (${s.rescored} re-scored)` : "-"})));
+      if (open) tb.append(el("tr", {class: "rp-vgroups"}, el("td", {colspan: "10"},
         state.groups ? groupTable(state.groups, api) : el("span", {class: "rp-dim", text: "loading…"}))));
     }
     return el("table", {class: "rp-versions", "data-testid": "run-versions"}, el("thead", {}, head), tb);

@@ -10,7 +10,7 @@ existing group map and a rollout in the existing token view, through the collect
 `?src=RUN&version=V&group=G&rollout=R&turn=T` deep-links there (`link_params`), Back returns.
 
 Following: while a segment of the run has not ended, a `gr.Timer` asks every few seconds whether the run's
-files grew (one listing of three folders, `rollout_trace.artifact.run.follow`); only then are the grown tails
+files grew (one listing of four folders, `rollout_trace.artifact.run.follow`); only then are the grown tails
 of its line files read, the shared collection replaced, and the page's parts sent again.
 """
 
