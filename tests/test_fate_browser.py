@@ -7,11 +7,17 @@ dark at 1440x900 and 1024x768."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
+from rollout_trace.artifact import load_artifact
+from rollout_trace.artifact.rescore import write_part
 from rollout_trace.artifact.run import RunRow, open_run
+from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support import pages
 from support.pages import url_of
+from support.rescore_fakes import fake_arrays, fake_meta
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 60_000
@@ -39,8 +45,26 @@ def picks(run) -> dict[str, RunRow]:
     return got  # type: ignore[return-value]
 
 
-def _link(app_url: str, r: RunRow, **more) -> str:
-    return url_of(app_url, RUN, version=r.policy_version, group=r.group_id, segment=r.segment, **more)
+@pytest.fixture(scope="module")
+def rescored(tmp_path_factory, picks) -> str:
+    """A copy of the run whose picked rollouts carry a rescore part (made-up scores), noted in its rescored/ log:
+    the token view offers the trainer's modes (mismatch, entropy, loss) and the run page its mismatch column."""
+    from viewer.rescore_cli import note_in_run
+
+    copy = tmp_path_factory.mktemp("fate") / "run"
+    shutil.copytree(EXAMPLES_DIR / RUN, copy)
+    for p in picks.values():
+        if p.path is None:
+            continue
+        a = load_artifact(copy / p.path)
+        write_part(copy / p.path, "fake.float32", fake_meta(a), fake_arrays(a), a.turns)
+        note_in_run(a, "fake.float32", {"tokens": 100, "with_engine_logprob": 100, "max_abs_log_ratio": 0.05,
+                                        "outside_clip": 2})
+    return str(copy)
+
+
+def _link(app_url: str, r: RunRow, src: str = RUN, **more) -> str:
+    return url_of(app_url, src, version=r.policy_version, group=r.group_id, segment=r.segment, **more)
 
 
 def _fate_text(r: RunRow) -> str:
@@ -68,16 +92,16 @@ def test_group_maps_say_each_rollouts_fate_status_and_advantage(page, app_url, r
     assert page.errors == []
 
 
-def _open_rollout(page, app_url, r: RunRow, mode: str = "mask"):
-    page.goto(_link(app_url, r, rollout=r.rollout, mode=mode))
+def _open_rollout(page, app_url, r: RunRow, mode: str = "mask", src: str = RUN):
+    page.goto(_link(app_url, r, src, rollout=r.rollout, mode=mode))
     page.wait_for_selector(".tv-tokens .t[data-mask]", timeout=TIMEOUT)
     page.wait_for_selector("[data-testid=crumbs]", timeout=TIMEOUT)
 
 
 @pytest.mark.parametrize("kind", ["read-ahead", "trained", "in-queue", "unscorable"])
-def test_the_token_view_in_every_mode(page, app_url, picks, kind):
+def test_the_token_view_in_every_mode(page, app_url, picks, rescored, kind):
     r = picks[kind]
-    _open_rollout(page, app_url, r)
+    _open_rollout(page, app_url, r, src=rescored)
     crumbs = page.locator("[data-testid=crumbs]").inner_text()
     assert crumbs == f"run › v{r.policy_version} › group {r.group_id} › rollout {r.rollout}"
     label = page.locator("[data-testid=summary] [data-testid=fate]").inner_text()
@@ -93,7 +117,7 @@ def test_the_token_view_in_every_mode(page, app_url, picks, kind):
     pills = page.locator("[data-testid=turn-pill]").all_inner_texts()
     assert pills and all(p.startswith("never trained" if never else "trained · step") or p == "not in mask" for p in pills)
     modes = [m for m in page.locator(".tv-toolbar [data-mode]").evaluate_all("els => els.map(e => e.dataset.mode)")]
-    assert "advantage" in modes
+    assert {"advantage", "mismatch", "entropy", "loss"} <= set(modes)  # the copy's rollouts carry a rescore part
     for mode in modes:  # every mode the view offers this rollout
         page.click(f".tv-toolbar [data-mode={mode}]")
         page.wait_for_function(f"document.querySelector('.tv-tokens').dataset.paint === '{mode}'", timeout=TIMEOUT)
@@ -102,8 +126,10 @@ def test_the_token_view_in_every_mode(page, app_url, picks, kind):
             assert ("hypothetical: never trained" in legend) == never and ("was in the loss" in legend) != never
             if mode == "advantage" and r.advantage is not None:
                 assert f"{r.advantage:+.3f}" in legend
-        if kind == "read-ahead" and mode == "advantage":
-            pages.shots(page, "fate-token-advantage")
+        if kind == "read-ahead" and mode in ("advantage", "loss"):
+            if mode == "loss":
+                page.wait_for_selector("[data-testid=trainer-stats]", timeout=TIMEOUT)
+            pages.shots(page, f"fate-token-{mode}")
     if kind == "read-ahead":
         page.click(".tv-toolbar [data-mode=mask]")
         pages.shots(page, "fate-token-mask")
@@ -156,6 +182,19 @@ def test_an_export_carries_the_run_and_the_fate(page, app_url, picks, tmp_path):
         page.locator("[data-testid=run-context]").inner_text()
     assert "hypothetical: never trained" in page.locator(".tv-legend").inner_text()
     pages.shots(page, "fate-export")
+    assert page.errors == []
+
+
+def test_the_run_page_shows_the_trainer_mismatch_per_version(page, app_url, rescored, picks):
+    page.goto(url_of(app_url, rescored))
+    page.wait_for_selector("[data-testid=run-versions]", timeout=TIMEOUT)
+    versions = {p.policy_version for p in picks.values() if p.path is not None}
+    for v in versions:
+        cell = page.locator(f"[data-testid=run-version][data-version='{v}'] [data-testid=run-mismatch]").inner_text()
+        n = sum(p.policy_version == v and p.path is not None for p in picks.values())
+        assert cell == f"0.050 · 2% outside ({n} re-scored)", cell
+    page.locator("[data-testid=run-versions]").scroll_into_view_if_needed()
+    pages.shots(page, "fate-run-mismatch")
     assert page.errors == []
 
 
