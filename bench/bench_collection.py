@@ -10,7 +10,7 @@ Then, with the files in the page cache for both sides:
     index      artifact.collection.open_collection(folder): list + read summary/task.json  [median of --repeat]
     json.load  stdlib json.load of every turns.json                                        [baseline, once]
 
-Targets (issue 11): index <= 1 s and <= 0.05x the baseline. Prints a table and writes
+Targets: index <= 1 s and <= 0.05x the baseline. Prints a table and writes
 bench/out/collection.json. The exit code is 0 either way: this measures, it does not gate.
 """
 

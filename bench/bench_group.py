@@ -9,7 +9,7 @@ scripted server's latency per agent call, standing in for the model's generation
 running rollouts side by side hides; 0 measures the harness alone (opencode and proxy start-up are CPU
 work, so on a small machine that part overlaps less).
 
-Target (issue 10): wall(P=4) <= 0.4 x wall(P=1). Prints a table and writes bench/out/group.json.
+Target: wall(P=4) <= 0.4 x wall(P=1). Prints a table and writes bench/out/group.json.
 The exit code is 0 either way: this measures, it does not gate.
 """
 

@@ -8,7 +8,7 @@ per agent call (the model's generation time) and a script of `--turns` agent tur
 
 1. Paint delay: the app runs in this process, Chromium drives its Capture tab, and the page notes when each
    new turn appears in the View tab's navigator. The delay is that moment minus the proxy's own record of
-   when it stored the call (`Live.recorded_at`, from the session's `idle_s`). Target (issue 12): under 2 s.
+   when it stored the call (`Live.recorded_at`, from the session's `idle_s`). Target: under 2 s.
 2. Cost of watching: the same capture with and without the live view's work (polling the proxy, deriving
    turns, building the Rollout and outline the page gets), alternately, `--repeats` times each: wall
    time and this process's CPU time (opencode and the proxy are other processes), as ratios in one run;

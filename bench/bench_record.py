@@ -11,7 +11,7 @@ bookkeeping, and the recorder's writer thread competes with it for the GIL); a r
 minutes. Also reported, from the recorder's own segment files: its time on TRL's event loop per group (the
 critical path) and its writer thread's time per group (off it).
 
-Target (issue 22): recorded / plain throughput >= 0.98. Measured on the shared 2-core machine (3 rounds, 300
+Target: recorded / plain throughput >= 0.98. Measured on the shared 2-core machine (3 rounds, 300
 samples): sessions of 0.2 s 1.00 (32 samples/s), 0.05 s 1.07 (120 samples/s: noise), no session time 0.49-0.62
 (about 1,300 samples/s, 200 groups a second: the writer's 15-19 ms a group competes for the child's GIL).
 Prints a table and writes bench/out/record.json.

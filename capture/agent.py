@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rollout_trace.artifact.errors import RolloutTraceError
 from rollout_trace.recipe import verifier
 
 from . import opencode
@@ -31,11 +32,11 @@ HELPER = HERE / "in_sandbox.py"
 POLL_S = 0.5
 
 
-class AgentError(RuntimeError):
+class AgentError(RolloutTraceError, RuntimeError):
     """The agent could not run or produced nothing usable; the message says what to do."""
 
 
-class Cancelled(RuntimeError):
+class Cancelled(RolloutTraceError, RuntimeError):
     pass
 
 

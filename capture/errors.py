@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import Callable
 
+from rollout_trace.artifact.errors import RolloutTraceError
+
 
 def flag(field: str) -> str:
     """The CLI flag of a `CaptureConfig` field (every flag is the field name with dashes)."""
     return "--" + field.replace("_", "-")
 
 
-class CaptureError(RuntimeError):
+class CaptureError(RolloutTraceError, RuntimeError):
     """A capture that could not start or finish; the message is for the user.
 
     With `field`, `message` is the rest of a sentence whose subject is that setting ("is required

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from rollout_trace.artifact.errors import RolloutTraceError
+
 # The labels the Capture form shows (viewer/ui/capture_tab.py); messages must use these.
 LABELS = {"backend": "Backend", "model": "Model", "endpoint": "Endpoint URL", "sandbox_vllm_url": "Endpoint URL",
           "dataset": "Dataset", "example": "Training script", "tokenizer": "Tokenizer", "out_dir": "Output folder",
@@ -45,7 +47,7 @@ class PolicyProblem:
         return f"{self.label}: {self.reason}"
 
 
-class PolicyError(ValueError):
+class PolicyError(RolloutTraceError, ValueError):
     """The config asks for something a public deployment does not allow; `problems` says each."""
 
     def __init__(self, problems: list[PolicyProblem]):
@@ -70,7 +72,7 @@ def _host_problem(url: str) -> str | None:
 
     The host is resolved with `getaddrinfo`, as the HTTP client will resolve it, and every address is
     checked with `ipaddress`: `2130706433`, `0x7f000001`, `127.1` and `0177.0.0.1` all spell 127.0.0.1,
-    and a DNS name can point at this machine or a private network too (issue 18 #8). A host that does
+    and a DNS name can point at this machine or a private network too. A host that does
     not resolve is refused: there is nothing to check. (A name whose DNS answer changes between this
     check and the request is beyond what a check on the name can stop.)"""
     try:

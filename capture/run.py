@@ -46,7 +46,7 @@ def import_before_threads(rescore: bool = False) -> None:
 
     transformers puts a lazy module in place of its own at the end of its first import; a thread that
     imports it while another is still inside that first import gets the half-built module and fails with
-    "cannot import name 'AutoTokenizer' from 'transformers'" (issue 18 #2: 2 of 3 rollouts of a cold
+    "cannot import name 'AutoTokenizer' from 'transformers'" (2 of 3 rollouts of a cold
     `--group-size 3 --parallel 3` lost). openenv's endpoint probe is imported here too: every rollout
     needs it, and it takes seconds."""
     import transformers  # noqa: F401  (the first import: the racy part)

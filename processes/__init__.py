@@ -14,7 +14,7 @@ imported, since only the main thread may set signal handlers) adds:
     (`SystemExit(143)`, the status a shell reports for SIGTERM), so `finally` blocks and atexit
     hooks still run: the app's downloads folder, its Gradio cache and every temporary folder a
     load or a sandbox made are removed (rollout_trace/artifact/unpack.py). Re-raising SIGTERM with its default
-    action, as this once did, ended Python at once and left them all on disk (issue 18 #6).
+    action, as this once did, ended Python at once and left them all on disk.
     A handler that was there before ours is called instead.
 
 What no handler can cover is SIGKILL of this process: every group is led by processes/guard.py,
@@ -61,11 +61,6 @@ def register(pgid: int) -> None:
 def forget(pgid: int) -> None:
     with _lock:
         _groups.discard(pgid)
-
-
-def live_groups() -> list[int]:
-    with _lock:
-        return sorted(_groups)
 
 
 def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:

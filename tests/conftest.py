@@ -201,3 +201,10 @@ def scripted_llm(hf_tokenizer):
     yield start
     for s in servers:
         s.stop()
+
+
+def pytest_collection_modifyitems(config, items):
+    """The files that hold a `slow` test run first (order kept inside every file): scripts/test.sh runs the
+    files on two workers (pytest-xdist, `--dist loadfile`), and the longest must not start last."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)

@@ -83,8 +83,8 @@ def tiny(tmp_path_factory):
 
 
 def test_group_with_rescore_rescores_every_rollout(tmp_path, task_file, tiny, monkeypatch):
-    """`--group-size K --rescore`: each rollout is the whole single rollout, its rescore included (issue 20:
-    the group used to skip it). Only the agent's part is a stand-in; the rescore is the real one."""
+    """`--group-size K --rescore`: each rollout is the whole single rollout, its rescore included (the
+    group once skipped it). Only the agent's part is a stand-in; the rescore is the real one."""
     import capture.run
 
     agents = []
@@ -293,7 +293,7 @@ def test_group_end_to_end_four_scripts_in_parallel(tmp_path, task_file, tokenize
 @pytest.mark.capture
 @pytest.mark.skipif(not __import__("capture.isolation").isolation.available()[0], reason="needs a usable bwrap")
 def test_siblings_share_a_byte_identical_task_prompt(tmp_path, task_file, tokenizer_dir, scripted_llm):
-    """Issue 21 #6: every fenced local sandbox gives the agent the same working directory, so the K rollouts of a
+    """Every fenced local sandbox gives the agent the same working directory, so the K rollouts of a
     group start from the same prompt, token for token, as in the training example (a real K=2 capture)."""
     from capture.isolation import INSIDE
 

@@ -217,7 +217,7 @@ def test_owner_source_from_env_and_command_line(monkeypatch):
 
 
 def test_tokens_and_drift_are_counted_once_per_row_when_summary_json_lacks_them(tmp_path):
-    """Issue 21 #9: the bundled examples record no n_tokens or drift; the index counts them from turns.json, once
+    """The bundled examples record no n_tokens or drift; the index counts them from turns.json, once
     per row identity (another page, another sort, a reopened collection read nothing again)."""
     from conftest import ROOT
     from viewer.index.page import model_choices
@@ -241,7 +241,7 @@ def test_tokens_and_drift_are_counted_once_per_row_when_summary_json_lacks_them(
 
 
 def test_trained_turns_are_trls_for_rows_whose_summary_predates_it(tmp_path):
-    """Issue 19: smollm2-offline and the group's rollouts have no summary.json `trl_training`; the index asks TRL
+    """The smollm2-offline example and the group's rollouts have no summary.json `trl_training`; the index asks TRL
     (rollout_trace/analysis/training.py) when it shows them, and a trained filter sees them too."""
     from conftest import ROOT
     from rollout_trace.analysis.training import TRL, training
@@ -259,3 +259,38 @@ def test_trained_turns_are_trls_for_rows_whose_summary_predates_it(tmp_path):
     assert rows["smollm2-group"].trained_turns == 1  # the most any sibling trains, as for a captured group
     only = cv.index_page(str(col), {"trained_min": "1", "kind": "artifact"})
     assert only.matched == 6  # every rollout, none left out for an unknown count
+
+
+def test_kinds_are_remembered_safely_by_concurrent_handlers(monkeypatch):
+    """Gradio runs handlers on several threads: many visitors classifying new sources at once while the
+    remembered kinds are at their bound must neither raise nor grow past it."""
+    import sys
+    import threading
+
+    import viewer.ui.collection_view as cv
+
+    monkeypatch.setattr(cv, "MAX_KINDS", 2)
+    monkeypatch.setattr(cv, "classify", lambda text, allow_local: "rollout")
+    view = tab().collections
+    errors: list[BaseException] = []
+    start = threading.Barrier(8)
+
+    def visitor(n: int) -> None:
+        start.wait()
+        try:
+            for i in range(400):
+                view.kind(f"user/dataset-{n}-{i}")
+        except BaseException as e:  # noqa: BLE001 - the test reports any
+            errors.append(e)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can, so a race shows
+    try:
+        threads = [threading.Thread(target=visitor, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert errors == [] and len(view._kinds) <= 2

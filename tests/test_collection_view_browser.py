@@ -138,7 +138,7 @@ def test_deep_link_to_a_filtered_index_and_to_a_row(page, app_url, coll):
     assert page.locator(".tv-navitem.active .tv-nav-h").inner_text().startswith("turn 1")
     page.locator("[data-testid=back-to-index]").click()
     wait_index(page)
-    # b records its drift in summary.json; a's is counted from its turns.json (issue 21 #9): both drift
+    # b records its drift in summary.json; a's is counted from its turns.json: both drift
     assert "deep/nested/b" in rows(page) and "a" in rows(page)
     assert query(page)["drift"] == "drift" and "turn" not in query(page)
     assert page.errors == []

@@ -1,5 +1,5 @@
 """Exports (viewer/export.py): bounded by what a browser opens, streamed, written once, and carrying the trainer's
-view (issue 18 #4, issue 21 #3)."""
+view."""
 
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ def test_the_whole_rollout_is_refused_when_its_turns_cannot_each_keep_a_chunk():
 
 
 def test_an_export_carries_every_trainer_part_and_the_group_advantage():
-    """Issue 21 #3: the file opens in the mode and on the part on screen, and carries each part's numbers."""
+    """The file opens in the mode and on the part on screen, and carries each part's numbers."""
     from viewer.export import TrainerChoice
 
     r = Rollout.load(open_artifact(EXAMPLE))
@@ -129,7 +129,7 @@ def test_an_export_carries_every_trainer_part_and_the_group_advantage():
 
 
 def test_the_app_writes_an_export_once_into_gradios_cache(tmp_path, monkeypatch):
-    """Issue 18 #4: one file, in Gradio's cache (served from there without a copy), none in our downloads folder."""
+    """One file, in Gradio's cache (served from there without a copy), none in our downloads folder."""
     from gradio.utils import is_in_or_equal
 
     from viewer.ui import downloads

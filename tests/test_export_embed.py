@@ -1,5 +1,5 @@
 """The exported HTML embeds its data so that no string in the rollout can change the document's
-structure (issue 14 #7: a tool name `<!--<script>` used to leave the page blank)."""
+structure (a tool name `<!--<script>` used to leave the page blank)."""
 
 from __future__ import annotations
 

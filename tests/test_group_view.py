@@ -116,7 +116,7 @@ def test_compare_marks_the_first_difference(tab, grp):
     turn0 = json.loads((grp / "rollout-00" / "turns.json").read_text())["turns"][0]
     assert f"their generated tokens part at generated token {CHANGED_AT}" in html
     assert html.count("data-testid='divergence'") == 2 and html.count("data-testid='compare-side'") == 2
-    # issue 21 #6: each side shows all its generated tokens, marked with their mask, from the first one
+    # each side shows all its generated tokens, marked with their mask, from the first one
     assert html.count("data-mask='1' data-k=") == 2 * turn0["n_output_ids"]
     assert "their prompts are identical" in html
     # the bundled real group (captured before every sandbox had one working directory): the prompts part at
@@ -128,7 +128,7 @@ def test_compare_marks_the_first_difference(tab, grp):
     same = cv.compare({"src": str(grp), "row": "", "a": 0, "b": 2, "turn": 0})["html"]
     assert "their generated tokens are identical" in same
     assert "error" in cv.compare({"src": str(grp), "row": "", "a": 0, "b": 0, "turn": 0})
-    # issue 21 #11: past the last turn of both single-turn siblings, the note says so (not "one of them")
+    # past the last turn of both single-turn siblings, the note says so (not "one of them")
     past = cv.compare({"src": "smollm2-group", "row": "", "a": 0, "b": 1, "turn": 1})["html"]
     assert "neither has a turn 1 (both have 1 turn): comparing their last turns" in past
 

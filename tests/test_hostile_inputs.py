@@ -1,5 +1,5 @@
 """Hostile or broken inputs get a clear message naming the file and a documented exit code, and a
-load leaves nothing on disk (issue 14 #3 and #6). The app reads through the same functions
+load leaves nothing on disk. The app reads through the same functions
 (artifact.open_artifact / open_upload), so it gets the same messages."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Hostile inputs, round 3 (issue 18 #9 and the Low list): each is a message or a documented exit code,
+"""Hostile inputs, round 3: each is a message or a documented exit code,
 never code run, a traceback, or a lost write."""
 
 from __future__ import annotations

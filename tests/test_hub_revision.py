@@ -1,4 +1,4 @@
-"""A Hub revision is a branch, tag or commit name, never a path (issue 18 #1).
+"""A Hub revision is a branch, tag or commit name, never a path.
 
 huggingface_hub 2.4.0 joins a revision into its cache as `refs/<revision>` (and then the commit a ref
 file holds as `snapshots/<commit>`), so `org/name@/some/server/folder` once listed that folder offline,

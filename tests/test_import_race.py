@@ -1,4 +1,4 @@
-"""First imports from several threads at once, each from a cold process (issue 18 #2).
+"""First imports from several threads at once, each from a cold process.
 
 transformers replaces its module in sys.modules with a lazy one at the end of its first import, so a
 thread importing it while another is still inside that import fails ("cannot import name

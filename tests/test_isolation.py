@@ -1,4 +1,4 @@
-"""The local backend fenced in with bubblewrap (issue 14 #1): an agent command cannot write outside
+"""The local backend fenced in with bubblewrap: an agent command cannot write outside
 its work folder; without bwrap the capture says so and records `isolation: "none"`."""
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ finally:
 
 @needs_bwrap
 def test_a_venv_reached_through_a_symlink_in_the_temp_folder():
-    """Issue 20: a venv reached through a symlink in /tmp (pointing to a venv elsewhere) made every fenced
+    """A venv reached through a symlink in /tmp (pointing to a venv elsewhere) made every fenced
     command fail with "not found": the fence bound back the resolved venv, not the path sys.executable names."""
     import subprocess
     import sys

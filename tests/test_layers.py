@@ -3,9 +3,15 @@
     rollout_trace.artifact -> rollout_trace.recipe -> rollout_trace.analysis -> capture / rescore / rollout_trace.record -> viewer
 
 `processes` (process groups that die with us), `crash_log` (where unexpected errors' tracebacks go) and
-`local_model` (the offline model server, on processes) sit below capture and rescore. Every
-import counts, at module level or inside a function (a lazy import is still a dependency). Read from the
-source with `ast`, so the test needs nothing installed and names the file and line of each breach.
+`local_model` (the offline model server, on processes) sit below capture and rescore.
+
+Inside `viewer` the rooms are held apart the same way: the pages' pure parts (records, rules, renderers:
+everything not named below) import neither the Gradio wiring (`viewer/ui/`) nor the command line
+(`viewer/cli.py`, `__main__`, `*_cli.py`, `index/cli.py`, `run_check.py`); the wiring and the command
+line may import the pages, not each other.
+
+Every import counts, at module level or inside a function (a lazy import is still a dependency). Read
+from the source with `ast`, so the test needs nothing installed and names the file and line of each breach.
 """
 
 from __future__ import annotations
@@ -50,9 +56,13 @@ def _module_of(path: Path) -> str:
 
 def _imports(path: Path) -> list[tuple[int, str]]:
     """(line, absolute module) for every import in the file, relative ones resolved."""
-    tree = ast.parse(path.read_text(), filename=str(path))
-    here = _module_of(path).split(".")
-    package = here if path.name == "__init__.py" else here[:-1]
+    return _imports_in(path.read_text(), _module_of(path), path.name == "__init__.py", str(path))
+
+
+def _imports_in(source: str, module: str, is_package: bool, filename: str = "<probe>") -> list[tuple[int, str]]:
+    tree = ast.parse(source, filename=filename)
+    here = module.split(".")
+    package = here if is_package else here[:-1]
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -64,7 +74,7 @@ def _imports(path: Path) -> list[tuple[int, str]]:
             else:
                 mod = node.module or ""
             found.append((node.lineno, mod))
-            found += [(node.lineno, f"{mod}.{a.name}") for a in node.names if mod in OURS]
+            found += [(node.lineno, f"{mod}.{a.name}") for a in node.names if mod.split(".")[0] in OURS]
     return found
 
 
@@ -73,33 +83,85 @@ def _sources() -> list[Path]:
                   for p in ([ROOT / layer] if layer.endswith(".py") else (ROOT / layer).rglob("*.py")))
 
 
+# the rooms inside viewer: room -> the rooms it may import (itself always)
+ROOMS: dict[str, set[str]] = {"pages": set(), "ui": {"pages"}, "cli": {"pages"}}
+CLI = {"viewer.cli", "viewer.__main__", "viewer.index.cli", "viewer.run_check"}
+
+
+def _room(module: str) -> str | None:
+    """The room of a module of `viewer` (None outside it)."""
+    parts = module.split(".")
+    if parts[0] != "viewer":
+        return None
+    if len(parts) > 1 and parts[1] == "ui":
+        return "ui"
+    if any(module == c or module.startswith(c + ".") for c in CLI) or parts[-1].endswith("_cli"):
+        return "cli"
+    return "pages"
+
+
+def _layer_breaches(module: str, imports: list[tuple[int, str]], where: str) -> list[str]:
+    layer = _layer(module)
+    assert layer is not None, f"{where}: in no layer"
+    out = []
+    for line, mod in imports:
+        target = _layer(mod)
+        if target is not None and target != layer and target not in ALLOWED[layer]:
+            out.append(f"{where}:{line} ({layer}) imports {mod} ({target})")
+    return out
+
+
+def _room_breaches(module: str, imports: list[tuple[int, str]], where: str) -> list[str]:
+    room = _room(module)
+    if room is None:
+        return []
+    out = []
+    for line, mod in imports:
+        target = _room(mod)
+        # `import viewer` / `from viewer import x` names the package (pages) or, resolved, the module itself
+        if target is not None and target != room and target not in ROOMS[room]:
+            out.append(f"{where}:{line} (viewer {room}) imports {mod} (viewer {target})")
+    return out
+
+
+def _ui_only_breaches(rel: str, imports: list[tuple[int, str]]) -> list[str]:
+    return [f"{rel}:{line} imports {mod}" for line, mod in imports
+            if mod.split(".")[0] in UI_ONLY and not rel.startswith("viewer/ui/")]
+
+
+def _checked() -> list[tuple[Path, str, list[tuple[int, str]]]]:
+    return [(p, _module_of(p), _imports(p)) for p in _sources()
+            if p != ROOT / "rollout_trace" / "__init__.py"]  # the namespace itself: a docstring
+
+
 def test_no_layer_imports_a_higher_one():
-    breaches = []
-    for path in _sources():
-        if path == ROOT / "rollout_trace" / "__init__.py":  # the namespace itself: a docstring
-            continue
-        layer = _layer(_module_of(path))
-        assert layer is not None, f"{path}: in no layer"
-        for line, mod in _imports(path):
-            target = _layer(mod)
-            if target is not None and target != layer and target not in ALLOWED[layer]:
-                breaches.append(f"{path.relative_to(ROOT)}:{line} ({layer}) imports {mod} ({target})")
+    breaches = [b for p, m, imps in _checked() for b in _layer_breaches(m, imps, str(p.relative_to(ROOT)))]
     assert not breaches, "upward imports:\n" + "\n".join(breaches)
 
 
+def test_viewer_rooms_stay_apart():
+    breaches = [b for p, m, imps in _checked() for b in _room_breaches(m, imps, str(p.relative_to(ROOT)))]
+    assert not breaches, "imports across viewer's rooms:\n" + "\n".join(breaches)
+
+
 def test_gradio_only_in_the_ui_layer():
-    breaches = [f"{p.relative_to(ROOT)}:{line} imports {mod}" for p in _sources()
-                for line, mod in _imports(p) if mod.split(".")[0] in UI_ONLY
-                and not p.relative_to(ROOT).as_posix().startswith("viewer/ui/")]
+    breaches = [b for p, _, imps in _checked() for b in _ui_only_breaches(p.relative_to(ROOT).as_posix(), imps)]
     assert not breaches, "\n".join(breaches)
 
 
-def test_the_check_sees_a_breach(tmp_path, monkeypatch):
-    """The test would fail on an upward import: a lazy one inside a function of the artifact layer."""
-    bad = ROOT / "rollout_trace" / "artifact" / "_layer_probe.py"
-    bad.write_text("def f():\n    from viewer import cli\n")
-    try:
-        assert any("viewer" in mod for _, mod in _imports(bad))
-        assert _layer("viewer.cli") not in ALLOWED["rollout_trace.artifact"]
-    finally:
-        bad.unlink()
+def test_the_checks_see_a_breach():
+    """Each check fails on what it forbids, read from source text (nothing is written into the package):
+    a lazy upward import in the artifact layer, a renderer importing the Gradio wiring or the command line,
+    the wiring importing the command line, and Gradio below the UI."""
+    lazy_up = _imports_in("def f():\n    from viewer import cli\n", "rollout_trace.artifact._probe", False)
+    assert _layer_breaches("rollout_trace.artifact._probe", lazy_up, "probe")
+    to_ui = _imports_in("def f():\n    from ..ui import run_view\n", "viewer.render._probe", False)
+    assert _room_breaches("viewer.render._probe", to_ui, "probe")
+    to_cli = _imports_in("import viewer.rescore_cli\n", "viewer.contract_probe", False)
+    assert _room_breaches("viewer.contract_probe", to_cli, "probe")
+    ui_to_cli = _imports_in("from viewer.index import cli\n", "viewer.ui._probe", False)
+    assert _room_breaches("viewer.ui._probe", ui_to_cli, "probe")
+    assert not _room_breaches("viewer.ui._probe", _imports_in("from viewer.render import safe\n", "viewer.ui._probe",
+                                                              False), "probe")
+    gradio = _imports_in("import gradio as gr\n", "viewer.render._probe", False)
+    assert _ui_only_breaches("viewer/render/_probe.py", gradio)

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 def test_offline_capture_with_a_real_model(tmp_path, task_file):
     lines = []
     a = capture(CaptureConfig(local_model=True, dataset=str(task_file), n_prompts=1, out_dir=str(tmp_path / "out"),
-                              timeout_s=480), progress=lambda p: lines.append(p))
+                              timeout_s=900), progress=lambda p: lines.append(p))
     assert local_model.is_prepared()
     assert a.summary.model == local_model.MODEL_NAME and "vLLM" in a.summary.produced_by
     assert len(a.turns) >= 1 and a.trace is not None

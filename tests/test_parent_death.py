@@ -1,4 +1,4 @@
-"""No process a capture started outlives it even when it is killed outright (issue 18 #10).
+"""No process a capture started outlives it even when it is killed outright.
 
 SIGKILL leaves no handler a chance, so every group is led by processes/guard.py, which the kernel tells
 when its parent dies (PR_SET_PDEATHSIG) and which then kills its group: the command and what that

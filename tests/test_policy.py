@@ -1,4 +1,4 @@
-"""A public deployment's capture policy (issue 14 #1): no field may name a server path, the local
+"""A public deployment's capture policy: no field may name a server path, the local
 backend is refused, and the messages name the form's field without echoing the value."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def test_library_refuses_before_importing_the_script(tmp_path):
     assert marker.exists()
 
 
-# -- issue 18 #8: every spelling of a private address, resolved as the HTTP client resolves it ---------
+# -- every spelling of a private address, resolved as the HTTP client resolves it ---------
 
 @pytest.mark.parametrize("host", ["2130706433", "0x7f000001", "127.1", "0177.0.0.1", "0", "[::1]",
                                   "[::ffff:127.0.0.1]", "10.0.0.1", "100.64.0.1", "169.254.169.254", "192.168.1.1"])

@@ -1,4 +1,4 @@
-"""No process a capture started outlives it, however it ends (issue 14 #5): here, the app or CLI
+"""No process a capture started outlives it, however it ends: here, the app or CLI
 being sent SIGTERM mid-capture, which used to leave the capture proxy running and listening."""
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def test_sigterm_mid_capture_leaves_no_process(tmp_path):
         assert len(groups) >= 2  # the proxy and opencode, each in its own group
         assert [p.name for p in tmp.iterdir() if p.name.startswith("rollout-sandbox-")]
         child.send_signal(signal.SIGTERM)
-        # it ends as an exit with SIGTERM's shell status, so `finally` blocks and atexit ran (issue 18 #6)
+        # it ends as an exit with SIGTERM's shell status, so `finally` blocks and atexit ran
         assert child.wait(timeout=30) == 128 + signal.SIGTERM
         time.sleep(1)
         assert _alive(snapshot) == [], "".join(lines)
@@ -82,8 +82,8 @@ def test_stop_kills_a_group_whose_leader_already_exited():
     proc = processes.popen(["sh", "-c", "sleep 300 & echo $!"], stdout=subprocess.PIPE, text=True)
     server = int(proc.stdout.readline())
     proc.wait(timeout=10)  # the leader is gone, its child is not
-    assert psutil.pid_exists(server) and proc.pid in processes.live_groups()
+    assert psutil.pid_exists(server) and proc.pid in processes._groups
     processes.stop(proc)
     time.sleep(0.2)
     assert not psutil.pid_exists(server) or psutil.Process(server).status() == psutil.STATUS_ZOMBIE
-    assert proc.pid not in processes.live_groups()
+    assert proc.pid not in processes._groups

@@ -1,4 +1,4 @@
-"""The critical public-capture exploit (issue 14 #1) through the real HTTP API: with
+"""The critical public-capture exploit through the real HTTP API: with
 ROLLOUT_VIEWER_ENABLE_CAPTURE=1 on a public app, a visitor uploads a .py through Gradio's generic upload
 route and calls Preview, Check and Capture with its server path in every text field. Before the fix,
 Preview imported the file as the server's user. This module imports only what existed before the

@@ -1,4 +1,4 @@
-"""The page-load query validator (issue 14 #10): every bad value becomes a default and a message."""
+"""The page-load query validator: every bad value becomes a default and a message."""
 
 from __future__ import annotations
 

@@ -219,16 +219,19 @@ def test_sigkill_mid_write_loses_only_the_group_in_flight(tmp_path):
     from support import record_writer_child
 
     run_dir = tmp_path / "run"
-    for i, delay in enumerate((0.3, 1.0)):
+    for i, groups in enumerate((2, 5)):  # the moments: once that many groups are indexed (the writer goes on)
         child = subprocess.Popen([sys.executable, record_writer_child.__file__, str(run_dir), f"kill-{i}", "100000"],
                                  stdout=subprocess.PIPE, text=True)
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-        time.sleep(delay)
+        index = run_dir / "index" / f"kill-{i}.jsonl"
+        deadline = time.monotonic() + 120  # a bound for a stuck writer, not a timing claim
+        while index.read_bytes().count(b"\n") < 4 * groups and time.monotonic() < deadline:
+            time.sleep(0.01)
         child.kill()
         child.wait(30)
         run = open_run(str(run_dir))
         mine = [r for r in run.rows if r.segment == f"kill-{i}"]
-        assert run.problems == [] and len(mine) >= 4, run.problems
+        assert run.problems == [] and len(mine) >= 4 * groups, run.problems
         assert len(mine) % 4 == 0  # a group's lines are appended together, after its folder is in place
         for group in {r.group for r in mine}:
             g = load_group(run.folder(group))

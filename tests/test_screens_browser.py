@@ -1,6 +1,6 @@
-"""Every screen, every size (issue 21): what a person meets in Chromium at 1440x900, 1280x720 and 1024x768,
+"""Every screen, every size: what a person meets in Chromium at 1440x900, 1280x720 and 1024x768,
 light and dark, as the engineer, the Space visitor and the speaker. One test per item of the issue, each
-one failing before its fix; each saves the screenshots it was judged by (tests/screenshots/issue21-*)."""
+one failing before its fix; each saves the screenshots it was judged by (tests/screenshots/screen-*)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def screen(browser, size: tuple[int, int], scheme: str):
 
 def shot(page, name: str, full: bool = False) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"issue21-{name}.png"), full_page=full)
+    page.screenshot(path=str(SHOTS / f"screen-{name}.png"), full_page=full)
 
 
 def shots_at(page, name: str, sizes=((1440, 900), (1024, 768))) -> None:

@@ -1,4 +1,4 @@
-"""What the app keeps between requests and leaves when it stops (issue 18 #5, #6, #7).
+"""What the app keeps between requests and leaves when it stops.
 
 #5: an upload's page keeps working after Gradio's sweep deleted the uploaded file and other rollouts
 evicted it from the store (the store holds the upload's bytes within its budget), and when even those

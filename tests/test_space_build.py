@@ -1,11 +1,16 @@
-"""The Space build (issue 13 #10): `requirements.txt` ALONE, installed into a fresh venv of the Python the
+"""The Space build: `requirements.txt` ALONE, installed into a fresh venv of the Python the
 README front matter pins, runs `app.py` in Space mode (SPACE_ID set): the View works, Capture is off,
 and no server path opens.
 
-Slow: the install takes minutes (wheels come from pip's cache and the machine's local wheel folder)."""
+The wheels come from a wheelhouse that `pip download -r requirements.txt` fills once per requirements.txt
+(kept under the project's cache folder, keyed by the file's hash and the Python version): every run then
+installs into a fresh venv with `--no-index`, so it still proves that requirements.txt alone resolves and
+runs, without downloading again (pip's own cache keeps nothing on this machine). Slow: the install takes
+minutes the first time, about a minute after."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -19,6 +24,7 @@ from pathlib import Path
 import pytest
 from test_capture_browser import assert_capture_off
 
+import local_model
 from conftest import ROOT, SHOTS
 from processes import free_port
 
@@ -36,6 +42,29 @@ def space_python_version() -> str:
     return m.group(1)
 
 
+
+
+def wheelhouse(vpy: Path, version: str, env: dict[str, str]) -> Path:
+    """The wheels `pip download -r requirements.txt` picks for this Python, downloaded once per requirements.txt
+    (into a temporary folder renamed into place, so an interrupted download is never used)."""
+    key = hashlib.sha256(ROOT.joinpath("requirements.txt").read_bytes()).hexdigest()[:16]
+    house = local_model.cache_root() / "space-wheels" / f"py{version}-{key}"
+    if house.is_dir():
+        return house
+    partial = Path(f"{house}.partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    got = subprocess.run([str(vpy), "-m", "pip", "download", "-q", "--disable-pip-version-check", "-d", str(partial),
+                          "-r", str(ROOT / "requirements.txt")],
+                         env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
+    assert got.returncode == 0, f"pip download -r requirements.txt failed:\n{got.stderr[-4000:]}"
+    try:
+        partial.rename(house)
+    except OSError:  # another run finished first: its folder is as good
+        shutil.rmtree(partial, ignore_errors=True)
+    for old in house.parent.glob(f"py{version}-*"):  # an earlier requirements.txt's wheels (~400 MB each)
+        if old != house and ".partial-" not in old.name:
+            shutil.rmtree(old, ignore_errors=True)
+    return house
 
 
 def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float) -> None:
@@ -67,8 +96,10 @@ def test_requirements_alone_run_the_app_in_space_mode(tmp_path, capsys, browser)
     t0 = time.monotonic()
     if not os.environ.get("SPACE_BUILD_VENV"):
         subprocess.run([python, "-m", "venv", str(venv)], check=True, timeout=120)
-        install = subprocess.run([str(vpy), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                                  "-r", str(ROOT / "requirements.txt")],
+        house = wheelhouse(vpy, version, env)
+        # --no-compile: bytecode is written as the app imports what it needs, not for all of torch up front
+        install = subprocess.run([str(vpy), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-index",
+                                  "--find-links", str(house), "--no-compile", "-r", str(ROOT / "requirements.txt")],
                                  env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
         assert install.returncode == 0, f"pip install -r requirements.txt failed:\n{install.stderr[-4000:]}"
     build_s = time.monotonic() - t0

@@ -59,7 +59,7 @@ def test_no_tokenizer_says_why_and_does_not_crash(tmp_path):
 
 
 def test_ids_beyond_the_vocabulary_get_a_notice(example_copy):
-    """Issue 14 #11: ids the tokenizer has no entry for were shown as ⟨id⟩ without any notice."""
+    """Ids the tokenizer has no entry for were shown as ⟨id⟩ without any notice."""
     from conftest import edit_json
     from viewer.render.outline import outline
     from viewer.rollout import Rollout

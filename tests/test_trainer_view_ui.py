@@ -1,4 +1,4 @@
-"""The trainer's view (issue 9) in the page: the server function and its records, and in a real browser
+"""The trainer's view in the page: the server function and its records, and in a real browser
 the mismatch / entropy / loss modes, the part picker, hover, per-turn and per-rollout statistics and
 the log-ratio histogram, light and dark."""
 

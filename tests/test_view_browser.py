@@ -364,7 +364,7 @@ def test_public_mode_refuses_server_paths(browser, tmp_path):
 
 
 def test_a_crowd_does_not_break_an_open_page(browser, app_url, tmp_path):
-    """Issue 14 #2: other visitors' page loads used to push an open page's rollout out of the server."""
+    """Other visitors' page loads used to push an open page's rollout out of the server."""
     first = browser.new_context(viewport={"width": 1400, "height": 900})
     page = first.new_page()
     try:

@@ -139,7 +139,7 @@ def test_downloads_live_in_one_folder_that_prunes_old_files(monkeypatch):
 
 
 def test_an_upload_is_named_by_its_digest_and_a_stale_link_says_so(tmp_path):
-    """Issue 21 #10: an upload's source is `upload:<digest>`, which reopens it while the server holds it; a link to
+    """An upload's source is `upload:<digest>`, which reopens it while the server holds it; a link to
     one it does not hold says so, and does not stop the same file being uploaded later."""
     tab = ViewTab("scripted-smollm2", public=True)
     gone, _ = tab.source_value("upload:" + "0" * 32)

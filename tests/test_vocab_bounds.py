@@ -1,4 +1,4 @@
-"""The display vocabulary is sized by the tokens a tokenizer has, bounded, and counted (issue 18 #3).
+"""The display vocabulary is sized by the tokens a tokenizer has, bounded, and counted.
 
 An 8 KB tokenizer.json holding one id of 30,000,000 once built a 30M-entry display table (+515 MB kept,
 4 s), counted by the rollout store as ~4 MB, and an id of 2**31-1 would have asked for ~34 GB. Now a

@@ -43,7 +43,7 @@ MODE_CHOICES = (
                not_in_rows="drift compares a turn with the turn before; a training row spans turns"),
     ModeChoice("advantage", "advantage", "the GRPO advantage TRL stamps on every trained token of this rollout "
                "(known when it is opened from its group)"),
-    # The trainer's view (issue 9): need a rescore part; the outline leaves them out otherwise.
+    # The trainer's view: need a rescore part; the outline leaves them out otherwise.
     ModeChoice("mismatch", "mismatch", "log ratio trainer - engine per generated token, with TRL's clip band",
                trainer=True, not_in_rows=_PER_TURN),
     ModeChoice("entropy", "entropy", "the trainer's entropy at each generated token", trainer=True, not_in_rows=_PER_TURN),
@@ -226,7 +226,7 @@ class Outline(msgspec.Struct, frozen=True):
     tests_html: str
     reward_html: str
     notice: str | None  # a rollout-level note the page shows once (e.g. no agent turn at all)
-    trainer: TrainerOutline | None = None  # rescore parts, when the rollout has any (issue 9)
+    trainer: TrainerOutline | None = None  # rescore parts, when the rollout has any
     # The rollout's GRPO advantage when it was opened from its group (TRL stamps it on all its rows);
     # None when opened on its own. The advantage mode colours by it; the loss mode uses it when present.
     advantage: float | None = None

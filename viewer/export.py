@@ -27,6 +27,8 @@ from typing import TextIO
 
 import msgspec
 
+from rollout_trace.artifact.errors import RolloutTraceError
+
 from . import assets
 from .contract import Initial, Mode, Opened, RunContext, Scope, Training, encode
 from .render import panels
@@ -46,7 +48,7 @@ ADVANTAGE_CHOICES = ("group", "+1", "-1")  # the trainer panel's advantage butto
 _EMBED = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
-class ExportRefused(ValueError):
+class ExportRefused(RolloutTraceError, ValueError):
     """The export cannot be written as asked; the message says why and what to do instead."""
 
 

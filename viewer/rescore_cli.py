@@ -22,13 +22,14 @@ import crash_log
 from rollout_trace.analysis.trainer_view import EPS_CHOICES, summary
 from rollout_trace.analysis.training import training
 from rollout_trace.artifact import Artifact, ArtifactError, bundled_examples, load_artifact, open_artifact
+from rollout_trace.artifact.errors import RolloutTraceError
 from rollout_trace.artifact.run_format import MANIFEST, RESCORED_DIR, Rescored, encode_line
 from rollout_trace.artifact.schema import TOKENIZER_DIR
 
 EXIT_INVALID, EXIT_USAGE, EXIT_UNEXPECTED, EXIT_RESCORE = 1, 2, 3, 5
 
 
-class UsageError(ValueError):
+class UsageError(RolloutTraceError, ValueError):
     pass
 
 

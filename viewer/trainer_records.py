@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from rollout_trace.analysis.trainer_view import EPS_CHOICES, hist_edges
+from rollout_trace.artifact.errors import RolloutTraceError
 
 from .contract import TrainerOutline, TrainerPart, TrainerStats, TrainerSummary, TrainerTurn
 from .rollout import Rollout
@@ -19,7 +20,7 @@ from .rollout import Rollout
 MAX_ADVANTAGE = 1e3  # a group advantage is a z-score; anything far beyond is a malformed request
 
 
-class BadRequest(ValueError):
+class BadRequest(RolloutTraceError, ValueError):
     """A trainer request the page should not have sent; the message is shown to the reader."""
 
 

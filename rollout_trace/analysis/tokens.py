@@ -27,7 +27,7 @@ NORMAL, SPECIAL, JOINED, UNKNOWN = 0, 1, 2, 3
 # The display table has one entry per id up to the highest, so its size is bounded twice: ids below
 # MAX_VOCAB_IDS (4x the largest vocabularies in use, Gemma 3's 262,144), and at least MIN_FILL of them
 # holding a token. A tokenizer beyond either is refused with a message and ids are shown as ids: one id
-# of 30,000,000 in an 8 KB tokenizer.json once built a 30M-entry table (+515 MB kept; issue 18 #3).
+# of 30,000,000 in an 8 KB tokenizer.json once built a 30M-entry table (+515 MB kept).
 MAX_VOCAB_IDS = 1 << 20
 MIN_FILL = 0.5
 

@@ -10,6 +10,7 @@ this package parses artifact files.
 from __future__ import annotations
 
 from .collection import Collection, Record, open_collection
+from .errors import RolloutTraceError
 from .model import Artifact, Rescore, TraceCall, Turn
 from .opening import open_artifact, open_upload
 from .problems import ArtifactError, Problem
@@ -22,6 +23,6 @@ from .unpack import MAX_UNZIPPED_BYTES, UPLOAD_MAX_UNZIPPED_BYTES
 from .write import OutDirExists, write_artifact
 
 __all__ = ["MAX_UNZIPPED_BYTES", "UPLOAD_MAX_UNZIPPED_BYTES", "Artifact", "ArtifactError", "Collection", "OutDirExists",
-           "Problem", "Record", "Rescore", "RescoreMeta", "RescoredTurn", "Run", "RunGroup", "RunRow", "Summary", "Task",
+           "Problem", "Record", "Rescore", "RescoreMeta", "RescoredTurn", "RolloutTraceError", "Run", "RunGroup", "RunRow", "Summary", "Task",
            "TestCase", "TestResult", "TraceCall", "Turn", "bundled_examples", "load_artifact", "load_index",
            "open_artifact", "open_collection", "open_run", "open_upload", "resolved", "write_artifact", "write_rescore"]

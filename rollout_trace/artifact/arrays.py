@@ -15,10 +15,12 @@ from types import GenericAlias
 import msgspec
 import numpy as np
 
+from .errors import RolloutTraceError
+
 _INT32_MAX = 2**31 - 1
 
 
-class ArrayError(ValueError):
+class ArrayError(RolloutTraceError, ValueError):
     """A raw array is not what its field requires; the message says what was found and where.
 
     `expected` and `found` (when set) are the exact requirement and the value as written in the file,

@@ -11,6 +11,8 @@ import mmap
 import re
 from dataclasses import dataclass, field
 
+from .errors import RolloutTraceError
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:
@@ -34,7 +36,7 @@ class Problem:
         return text
 
 
-class ArtifactError(Exception):
+class ArtifactError(RolloutTraceError):
     """The artifact cannot be used as it is; `problems` says every reason found."""
 
     def __init__(self, problems: list[Problem]):

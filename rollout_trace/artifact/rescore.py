@@ -131,7 +131,7 @@ def read_part(root: Path, name: str, turns: list[Turn]) -> Rescore:
     cap = meta_cap(len(turns))
     try:
         size = (base / RESCORE_META).stat().st_size
-        if size > cap:  # refused unread: a 55 MB meta.json once kept 133 MB (issue 18)
+        if size > cap:  # refused unread: a 55 MB meta.json once kept 133 MB
             f.add(meta_file, "too large for this file", expected=f"at most {cap:,} bytes for {len(turns)} turns",
                   found=f"{size:,} bytes")
             f.raise_if_any()

@@ -208,9 +208,6 @@ class Run:
     def group(self, path: str) -> RunGroup | None:
         return next((g for g in self.groups if g.path == path), None)
 
-    def rows_of(self, group: str) -> list[RunRow]:
-        return [r for r in self.rows if r.group == group]
-
     def _store(self) -> RunStore:
         if self.store is None:
             raise ValueError("this run has no store: open it with open_run")

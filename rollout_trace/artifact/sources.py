@@ -6,7 +6,7 @@ A Hub id is checked before anything uses it: the repo id by huggingface_hub's ow
 the revision as the Hub names one (a 40-hex commit, or a git ref name: `main`, `v1.0`, `refs/pr/3`),
 and the revision is resolved to a commit (`HfApi.resolve_revision`) before any download. huggingface_hub
 2.4.0 has no revision validator: it quotes a revision in URLs but joins it as a path in its cache
-(`refs/<revision>`), so a revision like `/some/folder` would name a server folder (issue 18 #1).
+(`refs/<revision>`), so a revision like `/some/folder` would name a server folder.
 Zips are unpacked (rollout_trace/artifact/unpack.py) into a temporary folder that `resolved` removes when its
 block ends: nothing a load unpacks outlives the load, whether it was accepted or refused.
 """

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from .errors import RolloutTraceError
 from .group import GROUP_FILE, encode_group, load_group, rollout_folder
 from .model import Artifact, Turn
 from .problems import ArtifactError, Problem
@@ -26,7 +27,7 @@ from .trl_part import write_files as write_trl_files
 _encode = msgspec.json.Encoder().encode
 
 
-class OutDirExists(FileExistsError):
+class OutDirExists(RolloutTraceError, FileExistsError):
     pass
 
 

@@ -14,10 +14,11 @@ from typing import Literal
 import numpy as np
 
 from rollout_trace.artifact import TraceCall, Turn
+from rollout_trace.artifact.errors import RolloutTraceError
 from rollout_trace.recipe.agent_turns import has_tool_call
 
 
-class TurnError(ValueError):
+class TurnError(RolloutTraceError, ValueError):
     pass
 
 
@@ -25,10 +26,6 @@ def retokenize(tokenizer, call: TraceCall) -> np.ndarray:
     ids = tokenizer.apply_chat_template(call.messages, tools=call.tools, add_generation_prompt=True, tokenize=True,
                                         return_dict=False)
     return np.asarray(ids, dtype=np.int32)
-
-
-def derive_turns(agent_calls: list[TraceCall], tokenizer=None) -> list[Turn]:
-    return [derive_turn(n, call, tokenizer) for n, call in enumerate(agent_calls)]
 
 
 def derive_turn(n: int, call: TraceCall, tokenizer=None) -> Turn:

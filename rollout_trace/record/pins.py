@@ -13,10 +13,12 @@ import dataclasses
 import inspect
 from collections.abc import Callable
 
+from rollout_trace.artifact.errors import RolloutTraceError
+
 TRL_TESTED = "1.16.0"
 
 
-class RecorderIncompatible(RuntimeError):
+class RecorderIncompatible(RolloutTraceError, RuntimeError):
     """The installed TRL changed a name the recorder relies on; the message names each."""
 
 

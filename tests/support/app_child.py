@@ -1,4 +1,4 @@
-"""The public app in its own process, mid-work, for tests that stop it from outside (issue 18 #6, #7).
+"""The public app in its own process, mid-work, for tests that stop it from outside.
 
     python tests/support/app_child.py PORT
 

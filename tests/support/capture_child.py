@@ -1,4 +1,4 @@
-"""A capture in its own process, for tests that stop it from outside (issue 14 #5).
+"""A capture in its own process, for tests that stop it from outside.
 
     python tests/support/capture_child.py OUT_DIR [--isolation none]
 

@@ -83,7 +83,7 @@ def outline(r: Rollout) -> Outline:
         header_html=panels.header(a, rep, r.vocab.origin if r.vocab else None, r.vocab_why, r.alignment.note,
                                   r.training),
         tests_html=panels.tests(a, r.pending), reward_html=panels.reward(a, rep, r.pending), notice=notice,
-        # A group capture (issue 10) will give the rollout its advantage; until then the reader picks a sign.
+        # A group capture will give the rollout its advantage; until then the reader picks a sign.
         trainer=trainer, advantage=getattr(r, "advantage", None),
     )
 

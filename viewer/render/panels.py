@@ -214,7 +214,7 @@ def boundary(b: Boundary | None) -> str:
                 f"{b.held:,} tokens of turn {b.before} (token-in = token-out)</div>")
     where = "inside turn %d's output" % b.before if b.in_output else "inside turn %d's prompt" % b.before
     at = b.diverge_at or 0  # a boundary that is not continuous always has one
-    # Compact (issue 21 #2): the verdict and cause on one line, both sides on the next, their ids a hover away,
+    # Compact: the verdict and cause on one line, both sides on the next, their ids a hover away,
     # so the tokens below stay on the first screen.
     return (
         f"<div class='tv-boundary drift'><b>turn {b.before} → {b.after}: drift at position {at:,}</b> "

@@ -79,7 +79,7 @@ async def _not_found(request, exc: Exception) -> JSONResponse:
     """A request naming an API, event or component this app does not have: 404 and a message.
 
     Gradio's routes look these up by the name or number a client sends and let the KeyError (or its own
-    FnIndexInferError) escape: a 500, and a traceback in the log for every junk request (issue 18)."""
+    FnIndexInferError) escape: a 500, and a traceback in the log for every junk request."""
     log.warning("refused %s %s: it names no API, event or component of this app (%s)", request.method,
                 request.url.path, type(exc).__name__)
     return JSONResponse({"detail": "not found: this app has no such API name, event or component"}, status_code=404)

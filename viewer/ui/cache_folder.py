@@ -3,8 +3,8 @@
 Gradio keeps every upload, and a copy of every file it serves (exports, zipped captures), in its cache
 folder (GRADIO_TEMP_DIR, else /tmp/gradio, which every Gradio app on the machine shares). Its own sweep
 (`delete_cache`) knows only the files it registered: an upload a client abandons midway stays as a
-partial `tmp*` file for good, so any visitor could fill the disk (issue 18 #7), and nothing of it was
-removed when the app stopped (#6). So the app gives Gradio a folder of its own (inside the configured
+partial `tmp*` file for good, so any visitor could fill the disk, and nothing of it was
+removed when the app stopped. So the app gives Gradio a folder of its own (inside the configured
 one), and a thread sweeps it: files untouched for MAX_AGE_S go, and while it holds more than MAX_BYTES
 the least recently written go first. The folder is removed at exit (rollout_trace/artifact/unpack.py's registry;
 SIGTERM ends the app as an exit, processes/__init__.py). An open page needs none of these files: the

@@ -5,7 +5,7 @@ Every Capture event handler asks here on the server, so a visitor who calls the 
 the same answer as one who uses the page. A public server whose owner set neither refuses everyone.
 Off a public deployment (your own machine) there is no gate. Wrong passwords are throttled for the
 whole server (a client can come from any address): after MAX_FAILURES in FAILURE_WINDOW_S no typed
-password is even compared until the oldest of them is a window old (issue 18: 59 guesses a second
+password is even compared until the oldest of them is a window old (59 guesses a second
 were possible); signed-in users the owner listed are not held up by it.
 """
 

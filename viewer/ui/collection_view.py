@@ -15,6 +15,7 @@ only; the owner's configured source may be a server path, because the owner chos
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -82,6 +83,7 @@ class CollectionView:
         self.cache = cache or CollectionCache()
         self.facts = RowFacts()  # tokens and drift of rows whose summary.json lacks them, by row identity
         self._kinds: dict[str, tuple[float, Kind]] = {}  # identity -> (when classified, kind)
+        self._kinds_lock = threading.Lock()  # Gradio runs handlers on several threads at once
 
     # -- what a source is ------------------------------------------------------------------------------
 
@@ -101,15 +103,17 @@ class CollectionView:
             return "rollout"
         allow = self.allow_local(text)
         key = collection_identity(text, allow)
-        hit = self._kinds.get(key)
+        with self._kinds_lock:
+            hit = self._kinds.get(key)
         if hit is None or time.monotonic() - hit[0] > self.cache.max_age_s:  # a Hub source costs requests
-            try:
+            try:  # outside the lock: classifying a Hub source waits on the network
                 kind = classify(text, allow_local=allow)
             except Exception:  # noqa: BLE001 - any failure: the single reader names it to the visitor
                 kind = "rollout"
-            hit = self._kinds[key] = (time.monotonic(), kind)
-            while len(self._kinds) > MAX_KINDS:
-                self._kinds.pop(next(iter(self._kinds)))
+            with self._kinds_lock:
+                hit = self._kinds[key] = (time.monotonic(), kind)
+                while len(self._kinds) > MAX_KINDS:  # the oldest go first (dicts keep insertion order)
+                    del self._kinds[next(iter(self._kinds))]
         return hit[1]
 
     # -- values for the index ------------------------------------------------------------------------

@@ -291,8 +291,3 @@ def _stamp(run: Run) -> tuple:
     """What a visitor's page was built from: it changes whenever the run grew."""
     return len(run.rows), len(run.consumed), len(run.segments), run.live
 
-
-def run_bundled() -> list[str]:
-    from rollout_trace.artifact.sources import bundled_runs
-
-    return bundled_runs()

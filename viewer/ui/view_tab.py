@@ -297,7 +297,7 @@ class ViewTab:
         """Create the tab's components and wire them (call inside a `gr.Tab`)."""
         hint = ("an example or a Hub dataset (org/name[@revision][:sub/folder])" if self.public else
                 "an example, a Hub dataset (org/name[@revision][:sub/folder]), a folder or a .zip")
-        # One title line and one compact bar (issue 21 #1): what this is and what a source can be, then the
+        # One title line and one compact bar: what this is and what a source can be, then the
         # source, Load and the upload as a button, so the first screen is the rollout's, not the form's.
         gr.HTML(f"<div class='tv-title'><b>Rollout trace viewer</b> · one coding-agent rollout as RL training sees it"
                 f" · <span>open {html.escape(hint)}</span></div>",

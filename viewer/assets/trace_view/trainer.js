@@ -1,4 +1,4 @@
-// -- the trainer's view (issue 9): rescore parts, mismatch / entropy / loss colours, stats, histogram --
+// -- the trainer's view: rescore parts, mismatch / entropy / loss colours, stats, histogram --
 // Everything about the trainer lives here so the rest of the view only asks it for a class, a legend,
 // tooltip lines and "is this turn's data here yet". Numbers come from server.trainer (TrainerTurn and
 // TrainerSummary in viewer/contract.py), cached per turn, part, band and advantage.
