@@ -202,7 +202,7 @@ def version_stats(run: Run) -> list[VersionStats]:
             reward_min=min(rewards) if rewards else None, reward_max=max(rewards) if rewards else None,
             passed=n_pass, pass_rate=pass_rate(rows),
             zero_spread=sum(_zero_spread(g) for g in groups_by[v]),
-            trained_tokens=sum(r.trained_tokens for r in rows if r.trained_step is not None),
+            trained_tokens=sum(r.trainer_tokens for r in rows),  # the rows the trainer trained, not every row queued
             trained=sum(r.trained_step is not None for r in rows),
             dropped=dict(sorted(Counter(r.dropped for r in rows if r.dropped is not None).items())),
             timeouts=sum(r.timed_out for r in rows), unscorable=len(rows) - len(rewards),
@@ -320,8 +320,7 @@ def group_rows(run: Run, version: int) -> list[RunGroupRow]:
         out.append(RunGroupRow(
             path=collection_path(run, g.path) or g.path, segment=g.segment, group_id=g.group_id, version=version, task_id=g.task_id, title=g.title,
             k=g.k, rewards=list(g.rewards), reward_mean=g.reward_mean, zero_spread=_zero_spread(g),
-            passed=sum(passed(m) for m in ms), trained_tokens=sum(m.trained_tokens for m in ms
-                                                                   if m.trained_step is not None),
+            passed=sum(passed(m) for m in ms), trained_tokens=sum(m.trainer_tokens for m in ms),
             dropped=sum(m.dropped is not None for m in ms), timeouts=sum(m.timed_out for m in ms)))
     return out
 
