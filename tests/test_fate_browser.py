@@ -140,11 +140,13 @@ def test_group_compare_and_cross_version_compare_head_each_side(page, app_url, r
     r = picks["read-ahead"]
     page.goto(_link(app_url, r))
     page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
-    ticks = page.locator("[data-testid=group-pick]")
-    ticks.nth(0).check()
-    ticks.nth(1).check()
+    page.locator(f"[data-testid=group-pick][data-rollout='{r.rollout}']").check()
+    page.locator(f"[data-testid=group-pick]:not([data-rollout='{r.rollout}'])").first.check()
     page.click("[data-testid=compare]")
     page.wait_for_selector("[data-testid=compare-side]", timeout=TIMEOUT)
+    heads = page.locator("[data-testid=compare-side] .gm-side-h").all_inner_texts()
+    assert len(heads) == 2 and all(" · trained at step" in h or " · never trained (" in h for h in heads), heads
+    assert any(h.startswith(f"rollout {r.rollout} · never trained ({r.dropped})") for h in heads), heads
     pages.shots(page, "fate-group-compare")
     # one task across versions: each side headed by its version, group and rollout
     task = next(t for t in {x.task_id for x in run.rows}

@@ -318,6 +318,13 @@ class CollectionView:
             if a not in members or b not in members or a == b:
                 return {"error": "pick two different rollouts that have an artifact"}
             got = group_compare(self._rollout(c, src, members[a].path), a, self._rollout(c, src, members[b].path), b, turn)
+            runs = self._run_rows(c, group)
+            if runs:  # a run's siblings: each side says whether the trainer took it
+                def said(i: int) -> str:
+                    r = runs.get(i)
+                    return f"rollout {i}" + (f" · {fate_of(r.trained_steps, r.dropped, r.fates).label}" if r else "")
+                got = msgspec.structs.replace(got, a=msgspec.structs.replace(got.a, label=said(a)),
+                                              b=msgspec.structs.replace(got.b, label=said(b)))
         except ArtifactError as e:
             return {"error": str(e.problems[0]) if e.problems else "could not read the rollouts"}
         except ValueError as e:
