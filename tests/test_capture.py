@@ -67,7 +67,7 @@ def test_local_capture_end_to_end(tmp_path, task_file, tokenizer_dir, scripted_l
             assert secret not in f.read_text(errors="ignore"), f
     assert all(secret not in p.line for p in lines)
     r = subprocess.run([sys.executable, "-m", "viewer", "check", str(tmp_path / "out")], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0 and "3 agent turns, 3 trained by TRL 1.16.0 (the capture script's rule: 2)" in r.stdout, \
         r.stdout + r.stderr
     assert "MISMATCH" not in r.stdout
@@ -165,5 +165,5 @@ def test_agent_crash_is_explained(tmp_path, task_file, tokenizer_dir, scripted_l
 
 def test_cli_usage_errors_are_messages(tmp_path):
     r = subprocess.run([sys.executable, "-m", "capture", "--backend", "local", "--out-dir", str(tmp_path / "o")],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r.returncode == 1 and "--endpoint is required" in r.stderr and "Traceback" not in r.stderr

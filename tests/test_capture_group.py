@@ -223,7 +223,7 @@ def test_viewer_check_cross_checks_the_group(tmp_path, task_file):
                                                                        13: 0.5}))
     root = tmp_path / "grp"
     ok = subprocess.run([sys.executable, "-m", "viewer", "check", str(root)], cwd=ROOT, capture_output=True,
-                        text=True, timeout=120)
+                        text=True, timeout=600)
     assert ok.returncode == 0 and "4 of 4 valid" in ok.stdout, ok.stdout + ok.stderr
     # a reward that disagrees with the rollout's summary, and a status that disagrees with timed_out
     data = json.loads((root / "group.json").read_text())
@@ -231,7 +231,7 @@ def test_viewer_check_cross_checks_the_group(tmp_path, task_file):
     data["rollouts"][0]["status"] = "timed-out"
     (root / "group.json").write_text(json.dumps(data))
     bad = subprocess.run([sys.executable, "-m", "viewer", "check", str(root)], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=600)
     assert bad.returncode == 1
     assert "rollouts[2].reward" in bad.stdout and "rollouts[2].advantage" in bad.stdout, bad.stdout
     assert "rollouts[0].status" in bad.stdout
@@ -241,7 +241,7 @@ def test_viewer_check_cross_checks_the_group(tmp_path, task_file):
     data["rollouts"][1]["reward"] = 0.5
     (root / "group.json").write_text(json.dumps(data))
     bad = subprocess.run([sys.executable, "-m", "viewer", "check", str(root)], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=600)
     assert bad.returncode == 1 and "k is the number" in bad.stdout, bad.stdout
     assert "rollouts[1].reward" in bad.stdout
 
@@ -283,10 +283,10 @@ def test_group_end_to_end_four_scripts_in_parallel(tmp_path, task_file, tokenize
     # each rollout folder passes `viewer check` on its own; the group is checked against its rollouts
     for i in range(3):
         one = subprocess.run([sys.executable, "-m", "viewer", "check", str(r.root / f"rollout-{i:02d}")], cwd=ROOT,
-                             capture_output=True, text=True, timeout=120)
+                             capture_output=True, text=True, timeout=600)
         assert one.returncode == 0 and one.stdout.startswith("OK"), one.stdout + one.stderr
     grp = subprocess.run([sys.executable, "-m", "viewer", "check", str(r.root)], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=600)
     assert grp.returncode == 0 and "4 of 4 valid" in grp.stdout, grp.stdout + grp.stderr
 
 
@@ -340,7 +340,7 @@ def test_cli_group_flags(tmp_path, task_file):
     assert r.returncode == 2 and "--parallel needs --group-size" in r.stderr and "Traceback" not in r.stderr
     r = subprocess.run([sys.executable, "-m", "capture", "--backend", "local", "--endpoint", "http://127.0.0.1:9/v1",
                         "--dataset", str(task_file), "--n-prompts", "1", "--group-size", "2",
-                        "--out-dir", str(tmp_path / "o")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+                        "--out-dir", str(tmp_path / "o")], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r.returncode == 1 and "no rollout of the group produced an artifact" in r.stderr, r.stdout + r.stderr
     assert "[rollout 0]" in r.stdout and "[rollout 1]" in r.stdout and "Traceback" not in r.stderr
     assert not (tmp_path / "o").exists()

@@ -29,7 +29,7 @@ def test_export_with_script_like_tool_name_renders(page, example_copy, tmp_path)
     edit_json(example_copy / "summary.json", lambda d: d.__setitem__("tool_calls_by_name", {name: 1, "bash": 1}))
     out = tmp_path / "rollout.html"
     r = subprocess.run([sys.executable, "-m", "viewer", "export", str(example_copy), "-o", str(out)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     page.goto(out.as_uri())
     page.wait_for_selector(".t[data-mask]", timeout=60_000)

@@ -24,7 +24,7 @@ def cli(*args: str, tmp: Path, **kw) -> subprocess.CompletedProcess:
     """`python -m viewer ...` with its own TMPDIR, so what it leaves behind can be counted."""
     env = {**os.environ, "TMPDIR": str(tmp)}
     return subprocess.run([sys.executable, "-m", "viewer", *args], cwd=ROOT, capture_output=True, text=True,
-                          env=env, timeout=120, **kw)
+                          env=env, timeout=600, **kw)
 
 
 @pytest.fixture
@@ -124,7 +124,7 @@ def test_closed_pipe_exits_quietly(tmp_path):
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()  # like `| head -1` once it has its line: the pipe is gone before we write
     err = proc.stderr.read().decode()
-    assert proc.wait(timeout=120) == 141, err
+    assert proc.wait(timeout=600) == 141, err
     assert err == ""
 
 

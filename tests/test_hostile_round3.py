@@ -119,7 +119,7 @@ def test_an_empty_source_is_a_usage_error(command, tmp_path):
     command = [c.format(tmp=tmp_path) for c in command]
     # run inside an artifact folder: "" must not mean it
     r = subprocess.run([sys.executable, "-m", "viewer", *command], cwd=EXAMPLE, capture_output=True, text=True,
-                       env={**ENV, "PYTHONPATH": str(ROOT)}, timeout=120)
+                       env={**ENV, "PYTHONPATH": str(ROOT)}, timeout=600)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "the source is empty" in r.stderr and "OK" not in r.stdout
 
@@ -185,5 +185,5 @@ def test_a_fifo_dataset_is_refused_without_asking_the_hub(tmp_path, monkeypatch)
     assert "not a regular file (a FIFO, socket or device)" in str(e.value) and asked == []
     r = subprocess.run([sys.executable, "-m", "capture", "--backend", "local", "--endpoint", "http://127.0.0.1:9/v1",
                         "--dataset", str(fifo), "--n-prompts", "1", "--out-dir", str(tmp_path / "o")], cwd=ROOT,
-                       env=ENV, capture_output=True, text=True, timeout=120)
+                       env=ENV, capture_output=True, text=True, timeout=600)
     assert r.returncode == 1 and "not a regular file" in r.stderr and "Traceback" not in r.stderr

@@ -38,6 +38,6 @@ def test_offline_capture_with_a_real_model(tmp_path, task_file):
     assert s.reward_after_penalties == reward(s.env_reward, s.tool_calls_by_name, s.timed_out)
     assert a.tokenizer_dir is not None  # renders offline
     r = subprocess.run([sys.executable, "-m", "viewer", "check", str(tmp_path / "out")], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert lines[-1].stage == "done"

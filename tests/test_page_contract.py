@@ -56,6 +56,13 @@ RENAMES = [  # (record, field, the page file that reads it)
 ]
 
 
+RUN_RENAMES = [  # the same for the run page's records, checked in strict mode
+    ("VersionStats", "reward_mean", "run_charts.js"),
+    ("RunHead", "notes", "run_page.js"),
+    ("TaskTrack", "pass_rates", "run_charts.js"),
+]
+
+
 def _renamed(record: str, field: str) -> str:
     """The declarations as a rename of `record.field` in viewer/contract.py makes them."""
     text = page_types.declarations()
@@ -69,17 +76,21 @@ def renamed_checks(tmp_path_factory) -> dict[tuple[str, str], str]:
     """Every rename checked by tsc in one node process (tests/support/tsc_batch.js: the same compiler, its
     standard library parsed once): (record, field) -> what tsc said."""
     projects = {}
-    for record, field in [("", ""), *((r, f) for r, f, _ in RENAMES)]:  # first as written: the batch finds nothing
+    # first as written: the batch finds nothing; the run page's files in strict mode (tsconfig.run.json) too
+    checks = [("", "", "tsconfig.json"), *((r, f, "tsconfig.json") for r, f, _ in RENAMES),
+              ("run", "", "tsconfig.run.json"), *((r, f, "tsconfig.run.json") for r, f, _ in RUN_RENAMES)]
+    for record, field, config in checks:
         copy = tmp_path_factory.mktemp(f"{record}-{field}") / "assets"
         shutil.copytree(assets.HERE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.py", "*.css"))
-        text = _renamed(record, field) if record else page_types.declarations()
+        text = _renamed(record, field) if field else page_types.declarations()
         (copy / "contract.d.ts").write_text(text, encoding="utf-8")
-        projects[(record, field)] = str(copy / "tsconfig.json")
+        projects[(record, field)] = str(copy / config)
     got = subprocess.run(["node", str(ROOT / "tests" / "support" / "tsc_batch.js"), *projects.values()],
                          capture_output=True, text=True, timeout=600)
     assert got.returncode == 0, got.stderr
     said = json.loads(got.stdout)
-    assert said[projects[("", "")]]["errors"] == 0, said[projects[("", "")]]["text"]
+    for clean in (("", ""), ("run", "")):
+        assert said[projects[clean]]["errors"] == 0, said[projects[clean]]["text"]
     return {key: said[project]["text"] if said[project]["errors"] else "" for key, project in projects.items()}
 
 
@@ -99,3 +110,18 @@ def test_the_bundle_holds_every_part_once():
         assert js.count(f"// -- {part.relative_to(assets.HERE)}\n") == 1
     assert sorted(p.name for p in (assets.HERE / "trace_view").glob("*.js")) == \
         sorted(p.name for p in assets.parts("trace_view.js")), "a part is missing from viewer/assets BUNDLES"
+
+
+@needs_tsc
+def test_the_run_page_type_checks_strictly(renamed_checks):
+    """The run page's JavaScript (run_page.js, run_charts.js) in tsc's strict mode (tsconfig.run.json): the
+    batch asserts it finds nothing as written."""
+    assert renamed_checks[("run", "")] == ""
+
+
+@needs_tsc
+@pytest.mark.parametrize(("record", "field", "reader"), RUN_RENAMES)
+def test_a_renamed_run_page_field_fails_the_check(renamed_checks, record, field, reader):
+    said = renamed_checks[(record, field)]
+    assert said, f"tsc found nothing wrong after renaming {record}.{field}"
+    assert reader in said and f"'{field}'" in said, said

@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
+import os
 import shutil
 from pathlib import Path
 
 import msgspec
 import pytest
 
-from rollout_trace.artifact.run import follow, open_run
+from rollout_trace.artifact.run import follow, groups_of, open_run
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 from viewer import run_page
 from viewer.run_page import VersionStats, health_notes, resolve_link, task_track, version_stats
@@ -95,24 +98,32 @@ def test_task_track_follows_one_task_across_versions(run):
     assert task_track(run, "0" * 40) is None
     choices = run_page.task_choices(run)
     assert {c.task_id for c in choices[:2]} == {TASK5, "35e089d85a94a939cc9c8d72fb6e0385f838feee"}  # followable first
-    frame = run_page.task_frame(t)
-    assert list(frame["version"]) == ["2", "3"] and list(frame["pass rate"]) == [0.25, 0.25]
+    assert [(p.version, p.pass_rate) for p in t.pass_rates] == [(2, 0.25), (3, 0.25)]  # the task's chart
 
 
-def test_group_rows_and_frames(run):
+def test_group_rows(run):
     rows = run_page.group_rows(run, 3)
     assert [g.group_id for g in rows] == [0, 1, 2, 3, 4] and all(g.k == 4 for g in rows)
     assert rows[3].dropped == 4 and rows[3].rewards[1] is None  # the failed rollout
     stats = version_stats(run)
-    reward = run_page.reward_frame(stats)
-    assert set(reward["series"]) == {"mean", "mean + sd", "mean − sd", "min", "max"} and len(reward) == 20
-    dropped = run_page.dropped_frame(stats)
-    assert dropped[dropped.version == "1"].set_index("cause")["rollouts"].to_dict() == {"failed": 1, "read-ahead": 5}
-    assert list(run_page.tokens_frame(stats)["trained tokens"]) == [s.trained_tokens for s in stats]
-    assert list(reward["version"].unique()) == ["1", "2", "3", "4"]  # few versions: each one named on the axis
-    many = [msgspec.structs.replace(stats[0], version=v) for v in range(1, run_page.NAMED_VERSIONS + 2)]
-    assert list(run_page.reward_frame(many)["version"].unique()) == list(range(1, run_page.NAMED_VERSIONS + 2))
-    assert run_page.share_frame(many)["version"].dtype.kind == "i"  # many: a numeric axis, a few ticks
+    assert stats[0].dropped == {"failed": 1, "read-ahead": 5}  # the cause chart's bars at version 1
+
+
+@pytest.mark.parametrize("extreme", [1.7976931348623157e308, -1.7976931348623157e308, math.nan, math.inf, -math.inf])
+def test_version_stats_survive_any_float(run, extreme):
+    """A reward at the float limit (finite) or NaN/inf: every number stays finite or None, and the page's records
+    encode; `statistics.fmean` raised OverflowError here."""
+    rows = [msgspec.structs.replace(r, reward=extreme if i % 2 else 1.7976931348623157e308)
+            for i, r in enumerate(run.rows)]
+    big = dataclasses.replace(run, rows=rows, groups=groups_of(rows))
+    stats = version_stats(big)
+    for s in stats:
+        for v in (s.reward_mean, s.reward_sd, s.reward_min, s.reward_max):
+            assert v is None or math.isfinite(v)
+    assert health_notes(stats, big.rows)
+    msgspec.json.encode(stats)
+    for g in big.groups:
+        assert g.reward_mean is None or math.isfinite(g.reward_mean)
 
 
 def test_deep_link_names_a_group(run):
@@ -166,3 +177,66 @@ def test_follow_reads_only_the_grown_tail(tmp_path):
         f.write('{"segment": "x"')
     cut = follow(grown)
     assert cut is not None and len(cut.rows) == len(grown.rows) and any("no newline" in n for n in cut.notes)
+
+
+def test_follow_after_truncate_and_rewrite(tmp_path):
+    """A line file cut short, or rewritten in place (the same size included), is read again whole: no false
+    "wrong type" problem from a tail that starts mid-line, no rows lost."""
+    root = tmp_path / "run"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
+    run = open_run(str(root))
+    index = sorted((root / "index").glob("*.jsonl"))[-1]
+    whole = index.read_bytes()
+    lines = whole.splitlines(keepends=True)
+    index.write_bytes(b"".join(lines[:-4]))  # truncated: the last group gone
+    cut = follow(run)
+    assert cut is not None and len(cut.rows) == len(run.rows) - 4 and cut.problems == run.problems
+    index.write_bytes(whole)  # rewritten to its first content: longer again, not an append of what was read
+    back = follow(cut)
+    assert back is not None and len(back.rows) == len(run.rows) and back.problems == run.problems
+    # the same size, other content: one rollout's reward changed in place
+    first = json.loads(lines[0])
+    old = json.dumps(first["reward"]).encode()
+    new = (b"0." + b"5" * (len(old) - 2)) if len(old) > 2 else b"7"
+    assert len(new) == len(old)
+    same = whole.replace(b'"reward":' + old, b'"reward":' + new, 1) if b'"reward":' + old in whole else \
+        whole.replace(b'"reward": ' + old, b'"reward": ' + new, 1)
+    assert same != whole and len(same) == len(whole)
+    st = index.stat()
+    index.write_bytes(same)
+    os.utime(index, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a clock coarser than the test: still newer
+    again = follow(back)
+    assert again is not None and len(again.rows) == len(run.rows) and again.problems == run.problems
+    key = (first["segment"], first["group_id"], first["rollout"])
+    assert again.entries[key].reward == float(new)
+    assert follow(again) is None
+
+
+def test_a_huge_index_line_is_named_and_skipped(tmp_path):
+    """One line of 2 MB (a title an attacker made long) is a problem naming its file and line; the run's other
+    rows are read, and nothing of the long line reaches a page."""
+    from rollout_trace.artifact.run import MAX_LINE_BYTES
+
+    root = tmp_path / "run"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
+    index = sorted((root / "index").glob("*.jsonl"))[-1]
+    lines = index.read_text().splitlines()
+    big = json.loads(lines[0])
+    big["title"] = "x" * (MAX_LINE_BYTES + 10)
+    big["group_id"] = 999
+    index.write_text("\n".join(lines[:2] + [json.dumps(big)] + lines[2:]) + "\n")
+    run = open_run(str(root))
+    assert len(run.rows) == 52 and max(len(r.title) for r in run.rows) < 1000
+    bad = [p for p in run.problems if p.field == "line 3"]
+    assert len(bad) == 1 and bad[0].file.endswith(index.name) and "bytes" in bad[0].found
+
+
+def test_a_run_request_is_checked_once():
+    """Everything the page sends (event data, server requests, link values) goes through one parse."""
+    req = run_page.run_request({"action": "open", "src": " trl-run ", "row": "g" * 5000, "task": "t" * 100,
+                                "version": "3", "turn": "-1", "a": 7, "b": None})
+    assert req.action == "open" and req.src == "trl-run" and len(req.row) == run_page.MAX_TEXT
+    assert req.task == "t" * run_page.MAX_TASK and req.version == 3 and req.turn == 0 and req.a == "" == req.b
+    for bad in ("1.5", "1e3", "99999999999", True, [3], "٣"):
+        assert run_page.run_request({"version": bad}).version is None
+    assert run_page.run_request(None) == run_page.run_request([1, 2]) == run_page.RunRequest()

@@ -1,5 +1,5 @@
-"""The run page in a real browser, on the bundled run (examples/trl-run) and a copy of it that grows: the chart
-(Gradio's plots drawn), the versions → groups → group map → rollout path and back, the
+"""The run page in a real browser, on the bundled run (examples/trl-run) and a copy of it that grows: the charts
+(drawn on canvas in the page, also at 2,000 versions, light and dark, in presentation at 1024x768), the versions → groups → group map → rollout path and back, the
 `?src=RUN&version=&group=&rollout=&turn=` deep link, one task followed across versions with two siblings of
 different versions compared, presentation mode, and following a run while it is recorded. Screenshots light
 and dark at 1440x900 and 1024x768."""
@@ -23,11 +23,25 @@ PLOTS = ("run-reward-plot", "run-share-plot", "run-tokens-plot", "run-dropped-pl
 
 
 
+# Per chart: its canvas's size, how many points it drew of how many versions, and how many of its pixels
+# are painted (a blank canvas has none).
+CHARTS = """() => Array.from(document.querySelectorAll('[data-testid=run-chart]')).map((c) => {
+  const cv = c.querySelector('canvas');
+  const d = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;
+  let painted = 0;
+  for (let i = 3; i < d.length; i += 4 * 7) if (d[i] > 0) painted++;
+  return {id: c.id, width: cv.getBoundingClientRect().width, right: c.getBoundingClientRect().right,
+          points: Number(c.dataset.points), drawn: Number(c.dataset.drawn), painted,
+          title: parseFloat(getComputedStyle(c.querySelector('.rp-chart-title')).fontSize),
+          legend: parseFloat(getComputedStyle(c.querySelector('.rp-legend')).fontSize)};
+})"""
+
+
 def open_run_page(page, url: str):
     page.goto(url)
     page.wait_for_selector("[data-testid=run-versions]", timeout=TIMEOUT)
-    for p in PLOTS:  # Gradio's plot drew its marks (vega: a canvas or svg inside the block)
-        page.wait_for_selector(f"#{p} canvas, #{p} svg.marks", timeout=TIMEOUT)
+    for p in PLOTS:  # each chart drew on its canvas
+        page.wait_for_selector(f"#{p} canvas", timeout=TIMEOUT)
     return page
 
 
@@ -41,7 +55,10 @@ def test_run_page_chart_versions_groups_and_back(page, app_url):
     head = page.locator("[data-testid=run-head]").inner_text()
     assert "4 policy versions" in head and "13 groups" in head and "52 rollouts" in head and "TRL 1.16.0" in head
     assert "28 of 52 rollouts were never trained" in page.locator("[data-testid=run-notes]").inner_text()
-    assert "reward" in page.locator("#run-reward-plot").inner_text()
+    assert "Reward per version" in page.locator("#run-reward-plot").inner_text()
+    assert "in-queue (waiting, harmless)" in page.locator("#run-dropped-plot").inner_text()
+    charts = page.evaluate(CHARTS)
+    assert [c["id"] for c in charts] == list(PLOTS) and all(c["painted"] > 100 and c["drawn"] == 4 for c in charts)
     assert page.locator("#collection-index [data-testid=index-filters]").is_visible()  # the run's filters below
     shots(page, "page")
     page.locator("[data-testid=run-version][data-version='3']").click()
@@ -141,9 +158,53 @@ def test_following_a_run_while_it_is_recorded(page, app_url, tmp_path):
     page.wait_for_selector("[data-testid=run-version][data-version='5']", timeout=20_000)  # no reload
     assert "5 policy versions" in page.locator("[data-testid=run-head]").inner_text()
     assert page.locator("[data-testid=run-group]").count() == 1  # the open version stayed open
-    page.wait_for_function("() => document.querySelector('#run-reward-plot').innerText.includes('5')", timeout=TIMEOUT)
+    page.wait_for_function("() => document.querySelector('[data-testid=run-charts]').dataset.drawn === '5'",
+                           timeout=TIMEOUT)  # the charts were drawn again with the new version
     page.locator("[data-testid=run-version][data-version='5']").click()
     page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
     page.locator("[data-testid=run-group] .rp-open").first.click()  # the new group opens: the collection followed
     page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
+    assert page.errors == []
+
+
+@pytest.fixture(scope="module")
+def big_run(tmp_path_factory):
+    """2,000 versions (1 group of 2 rollouts each: the charts' width, not the index's length, is the point)."""
+    from bench.bench_run_page import make_run
+
+    root = tmp_path_factory.mktemp("big") / "run"
+    make_run(root, versions=2000, groups=1, k=2)
+    return root
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_charts_draw_2000_versions_reduced_to_their_pixels(page, app_url, big_run, scheme):
+    page.set_viewport_size({"width": 1440, "height": 900})
+    open_run_page(page, url_of(app_url, str(big_run), **({"__theme": "dark"} if scheme == "dark" else {})))
+    page.wait_for_function("() => document.querySelector('[data-testid=run-charts]').dataset.drawn === '2000'",
+                           timeout=TIMEOUT)
+    charts = page.evaluate(CHARTS)
+    assert len(charts) == 4
+    for c in charts:
+        assert c["drawn"] == 2000 and c["painted"] > 100, c
+        assert c["points"] <= 2 * c["width"], c  # lines: two points per bin at most one per pixel; bars fewer
+    assert "versions summed" in page.locator("#run-tokens-plot").inner_text()
+    if scheme == "light":  # the list shows its first versions; the rest on request
+        assert page.locator("[data-testid=run-version]").count() == 100
+        page.locator("[data-testid=run-show-all]").click()
+        page.wait_for_function("() => document.querySelectorAll('[data-testid=run-version]').length === 2000",
+                               timeout=TIMEOUT)
+    page.screenshot(path=str(SHOTS / f"run-2000-1440x900-{scheme}.png"))
+    # presentation on a 1024x768 projector: type grows, charts redrawn to the new width, all on screen
+    normal = charts[0]["title"], charts[0]["legend"]
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.locator("body").press("p")
+    page.wait_for_selector("#run-page.rp-present", timeout=TIMEOUT)
+    page.wait_for_function("""() => { const c = document.querySelector('#run-reward-plot .rp-chart-title');
+        return c && parseFloat(getComputedStyle(c).fontSize) >= 18; }""", timeout=TIMEOUT)
+    present = page.evaluate(CHARTS)
+    for c in present:
+        assert c["title"] > normal[0] and c["legend"] > normal[1], c
+        assert c["right"] <= 1024 and c["painted"] > 100 and c["points"] <= 2 * c["width"], c
+    page.screenshot(path=str(SHOTS / f"run-2000-present-1024x768-{scheme}.png"))
     assert page.errors == []

@@ -21,7 +21,7 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 def run_check(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "viewer", "check", *args], cwd=ROOT, capture_output=True,
-                          text=True, env={**os.environ, **(env or {})}, timeout=120)
+                          text=True, env={**os.environ, **(env or {})}, timeout=600)
 
 
 def test_bundled_examples_listed():

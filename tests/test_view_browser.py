@@ -132,18 +132,19 @@ def test_opens_on_the_generated_tokens_and_jumps_back(page, app_url):
     n_prompt = 4392
     first = page.locator(f".t[data-i='{n_prompt}']")
     first.wait_for(timeout=TIMEOUT)
-    page.wait_for_timeout(400)
-    assert first.get_attribute("data-mask") == "1" and first.evaluate(IN_BOX)
+    assert first.get_attribute("data-mask") == "1"
+    page.wait_for_function(IN_BOX, arg=first.element_handle(), timeout=TIMEOUT)  # the landing
     page.locator(".tv-tokens").hover()
     page.mouse.wheel(0, -100_000)  # the reader scrolls to the top
-    page.wait_for_timeout(400)
-    assert not first.evaluate(IN_BOX)
+    page.wait_for_function(f"e => !({IN_BOX})(e)", arg=first.element_handle(), timeout=TIMEOUT)
     page.keyboard.press("g")
-    page.wait_for_timeout(500)
-    assert first.evaluate(IN_BOX), "the first generated token is scrolled into the token box's view"
+    # the first generated token is scrolled into the token box's view
+    page.wait_for_function(IN_BOX, arg=first.element_handle(), timeout=TIMEOUT)
     assert page.locator(f".t[data-i='{n_prompt - 1}']").get_attribute("data-mask") == "0"
 
 
+GENERATED_ON_SCREEN = """() => [...document.querySelectorAll(".t[data-mask='1']")].some(e => {
+                            const r = e.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })"""
 COVERED = """() => { const s = document.querySelector('#source').getBoundingClientRect();
                        const hit = document.elementFromPoint(s.left + 5, s.top + 5);
                        return !!(hit && hit.closest('.tv.present')); }"""
@@ -166,10 +167,7 @@ def test_presentation_at_1024x768(browser, app_url, scheme):
         for turn in (1, 2):
             page.keyboard.press("j")
             page.wait_for_function(f"location.search.includes('turn={turn}')")
-            page.wait_for_timeout(600)
-            visible = page.locator(".t[data-mask='1']").evaluate_all(
-                "els => els.filter(e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }).length")
-            assert visible > 0, f"generated tokens are on screen in turn {turn}"
+            page.wait_for_function(GENERATED_ON_SCREEN, timeout=TIMEOUT)  # generated tokens on screen in this turn
             page.screenshot(path=str(SHOTS / f"presentation-{scheme}-1024-turn{turn}.png"))
         assert page.locator(".tv-tokens.untrained").count() == 0  # TRL trains turn 2: no hatch
         page.keyboard.press("Escape")
@@ -183,10 +181,8 @@ def test_first_screen_at_1440x900_shows_generated_tokens(browser, app_url):
     page = ctx.new_page()
     try:
         open_view(page, app_url)
-        page.wait_for_timeout(500)
-        visible = page.locator(".t[data-mask='1']").evaluate_all(
-            "els => els.filter(e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }).length")
-        assert visible > 0 and page.evaluate("window.scrollY") == 0
+        page.wait_for_function(GENERATED_ON_SCREEN, timeout=TIMEOUT)
+        assert page.evaluate("window.scrollY") == 0
         assert page.locator("[data-testid=summary]").evaluate("e => e.getBoundingClientRect().bottom") < 900
         page.screenshot(path=str(SHOTS / "first-screen-1440x900.png"))
     finally:
@@ -235,7 +231,7 @@ def test_contrast_in_both_schemes(browser, app_url, scheme):
 def test_export_cli_opens_offline(page, tmp_path):
     out = tmp_path / "rollout.html"
     r = subprocess.run([sys.executable, "-m", "viewer", "export", "scripted-smollm2", "-o", str(out)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     open_view(page, out.as_uri())
     assert page.locator("[data-testid=nav-turn]").count() == 3

@@ -3,7 +3,7 @@ followed across versions, and the deep link that names a place in the run.
 
 Pure functions over `rollout_trace.artifact.run.Run` (its index rows only: nothing here opens a rollout
 folder), returning typed records (viewer/ui/run_view.py sends them to viewer/assets/run_page.js, which
-writes every text with textContent) and the pandas frames the page's Gradio plots draw. No Gradio here.
+writes every text with textContent and draws the charts from `RunBody.versions`). No Gradio here.
 
 Definitions (the page says them too):
 - **pass**: the rollout's verifier score (`env_reward`, the fraction of held-out tests passed) is 1.
@@ -18,13 +18,12 @@ Definitions (the page says them too):
 from __future__ import annotations
 
 import math
-import statistics
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 
 import msgspec
-import pandas as pd
 
+from rollout_trace.artifact.numbers import finite_summary
 from rollout_trace.artifact.run import Run, RunGroup, RunRow
 
 ZERO_ADVANTAGE = 1e-9
@@ -98,12 +97,20 @@ class TaskGroup(msgspec.Struct, frozen=True, kw_only=True):
     pass_rate: float | None
 
 
+class TaskPoint(msgspec.Struct, frozen=True):
+    """A followed task's pass rate at one version, over its rollouts with a verifier score there."""
+
+    version: int
+    pass_rate: float
+
+
 class TaskTrack(msgspec.Struct, frozen=True, kw_only=True):
     """One task (prompt) followed across the versions it was scored at."""
 
     task_id: str
     title: str
     groups: list[TaskGroup]  # by version
+    pass_rates: list[TaskPoint]  # by version: the page's pass-rate chart
     first_solved: int | None  # the first version at which a rollout of it passed
     versions: int  # how many versions it appeared at
 
@@ -193,19 +200,17 @@ def version_stats(run: Run) -> list[VersionStats]:
     out = []
     for v in sorted(rows_by):
         rows = rows_by[v]
-        rewards = [r.reward for r in rows if r.reward is not None and math.isfinite(r.reward)]
+        reward = finite_summary(r.reward for r in rows)
         n_pass = sum(passed(r) for r in rows)
         out.append(VersionStats(
-            version=v, groups=len(groups_by[v]), rollouts=len(rows), scored=len(rewards),
-            reward_mean=statistics.fmean(rewards) if rewards else None,
-            reward_sd=statistics.pstdev(rewards) if rewards else None,
-            reward_min=min(rewards) if rewards else None, reward_max=max(rewards) if rewards else None,
+            version=v, groups=len(groups_by[v]), rollouts=len(rows), scored=reward.n,
+            reward_mean=reward.mean, reward_sd=reward.sd, reward_min=reward.min, reward_max=reward.max,
             passed=n_pass, pass_rate=pass_rate(rows),
             zero_spread=sum(_zero_spread(g) for g in groups_by[v]),
             trained_tokens=sum(r.trainer_tokens for r in rows),  # the rows the trainer trained, not every row queued
             trained=sum(r.trained_step is not None for r in rows),
             dropped=dict(sorted(Counter(r.dropped for r in rows if r.dropped is not None).items())),
-            timeouts=sum(r.timed_out for r in rows), unscorable=len(rows) - len(rewards),
+            timeouts=sum(r.timed_out for r in rows), unscorable=len(rows) - reward.n,
             rescored=rescored.get(v, (0, None, None))[0], mismatch_max=rescored.get(v, (0, None, None))[1],
             outside_share=rescored.get(v, (0, None, None))[2]))
     return out
@@ -270,7 +275,7 @@ def health_notes(stats: Sequence[VersionStats], run_rows: Sequence[RunRow] = (),
     same: dict[float, list[int]] = defaultdict(list)  # every reward at a version is one value
     by_version: dict[int, set[float]] = defaultdict(set)
     for r in run_rows:
-        if r.reward is not None:
+        if r.reward is not None and math.isfinite(r.reward):
             by_version[r.policy_version].add(r.reward)
     for s in stats:
         values = by_version.get(s.version)
@@ -360,76 +365,16 @@ def task_track(run: Run, task_id: str) -> TaskTrack | None:
         return None
     groups.sort(key=lambda t: (t.version, t.segment, t.group_id))
     solved = [t.version for t in groups if any(x.passed for x in t.rollouts)]
-    return TaskTrack(task_id=task_id, title=title, groups=groups, first_solved=min(solved) if solved else None,
-                     versions=len({t.version for t in groups}))
+    return TaskTrack(task_id=task_id, title=title, groups=groups, pass_rates=_pass_rates(groups),
+                     first_solved=min(solved) if solved else None, versions=len({t.version for t in groups}))
 
 
-# -- the chart's frames ------------------------------------------------------------------------------
-
-# Up to this many versions, the line plots name each version on the axis (text, one tick each); past it a
-# version is a number, so the axis picks a few ticks: naming 200 versions made the plots the slowest part of
-# the run page's first paint (bench/bench_run_page.py).
-NAMED_VERSIONS = 30
-
-
-def _x(s: VersionStats, named: bool) -> int | str:
-    return str(s.version) if named else s.version
-
-
-def versions_named(stats: Sequence[VersionStats]) -> bool:
-    return len(stats) <= NAMED_VERSIONS
-
-
-def reward_frame(stats: Sequence[VersionStats]) -> pd.DataFrame:
-    """Long form (versions as text while few, so the axis names each one): version, value, series (mean, mean ± sd, min, max) for a line plot."""
-    rows = []
-    named = versions_named(stats)
-    for s in stats:
-        if s.reward_mean is None:
-            continue
-        sd = s.reward_sd or 0.0
-        for series, value in (("mean", s.reward_mean), ("mean + sd", s.reward_mean + sd),
-                              ("mean − sd", s.reward_mean - sd), ("min", s.reward_min), ("max", s.reward_max)):
-            rows.append({"version": _x(s, named), "reward": value, "series": series})
-    return pd.DataFrame(rows, columns=["version", "reward", "series"])
-
-
-def share_frame(stats: Sequence[VersionStats]) -> pd.DataFrame:
-    """Long form: version, share (0..1), series: pass (rate), zero spread (share of groups), unscorable, timed out,
-    untrained (never trained)."""
-    rows = []
-    named = versions_named(stats)
-    for s in stats:
-        n = s.rollouts or 1
-        for series, value in (("pass", s.pass_rate), ("zero spread", s.zero_spread / (s.groups or 1)),
-                              ("unscorable", s.unscorable / n), ("timed out", s.timeouts / n),
-                              ("untrained", sum(s.dropped.values()) / n)):
-            if value is not None:
-                rows.append({"version": _x(s, named), "share": value, "series": series})
-    return pd.DataFrame(rows, columns=["version", "share", "series"])
-
-
-def tokens_frame(stats: Sequence[VersionStats]) -> pd.DataFrame:
-    return pd.DataFrame([{"version": str(s.version), "trained tokens": s.trained_tokens} for s in stats],
-                        columns=["version", "trained tokens"])
-
-
-def dropped_frame(stats: Sequence[VersionStats]) -> pd.DataFrame:
-    """Long form: version, rollouts, cause (one row per version and cause; a version with none has 'none' 0)."""
-    rows = []
-    for s in stats:
-        for cause, n in (s.dropped or {"none": 0}).items():
-            rows.append({"version": str(s.version), "rollouts": n, "cause": cause})
-    return pd.DataFrame(rows, columns=["version", "rollouts", "cause"])
-
-
-def task_frame(track: TaskTrack) -> pd.DataFrame:
-    """version, pass rate (over the task's rollouts with a verifier score at that version: `pass_rate`'s rule)."""
+def _pass_rates(groups: Sequence[TaskGroup]) -> list[TaskPoint]:
+    """Per version, over the task's rollouts with a verifier score (`pass_rate`'s rule)."""
     by: dict[int, list[bool]] = defaultdict(list)
-    for g in track.groups:
+    for g in groups:
         by[g.version] += [x.passed for x in g.rollouts if x.verified]
-    return pd.DataFrame([{"version": str(v), "pass rate": sum(xs) / len(xs)} for v, xs in sorted(by.items()) if xs],
-                        columns=["version", "pass rate"])
+    return [TaskPoint(v, sum(xs) / len(xs)) for v, xs in sorted(by.items()) if xs]
 
 
 # -- the deep link -----------------------------------------------------------------------------------
@@ -438,6 +383,38 @@ def task_frame(track: TaskTrack) -> pd.DataFrame:
 def _whole(value: object, most: int = 10**9) -> int | None:
     text = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 10 and int(text) <= most else None
+
+
+MAX_TEXT = 1000  # a source or a rollout path from the page
+MAX_TASK = 64  # a task id (40 hex digits)
+
+
+class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """What the run page asks (an event's data, a server function's request, a link's query), checked once:
+    text cut to its bound, numbers whole and bounded or None. Any other shape is an empty request."""
+
+    action: str = ""
+    src: str = ""
+    row: str = ""  # a group's or rollout's path in the run's collection
+    a: str = ""  # compare: the two rollouts' paths
+    b: str = ""
+    task: str | None = None
+    version: int | None = None
+    turn: int = 0
+
+
+def run_request(data: object) -> RunRequest:
+    """`data` (untrusted: from the page or the URL) as a RunRequest."""
+    if not isinstance(data, Mapping):
+        return RunRequest()
+
+    def text(key: str, most: int = MAX_TEXT) -> str:
+        v = data.get(key)
+        return v.strip()[:most] if isinstance(v, str) else ""
+
+    return RunRequest(action=text("action", 16), src=text("src"), row=text("row"), a=text("a"), b=text("b"),
+                      task=text("task", MAX_TASK) or None, version=_whole(data.get("version")),
+                      turn=_whole(data.get("turn")) or 0)
 
 
 def resolve_link(run: Run, params: Mapping[str, object]) -> tuple[str | None, str | None]:

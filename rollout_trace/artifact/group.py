@@ -42,6 +42,7 @@ from typing import Literal
 import msgspec
 import numpy as np
 
+from .numbers import finite_summary
 from .problems import ArtifactError, Findings, Problem, from_msgspec
 
 GROUP_FILE = "group.json"
@@ -97,7 +98,8 @@ def grpo_advantages(rewards: Sequence[float | None]) -> list[float]:
     scored = ~np.isnan(r)
     if scored.any():
         s = r[scored]
-        advantages[scored] = (s - s.mean()) / (s.std() + ADVANTAGE_EPS)
+        with np.errstate(over="ignore", invalid="ignore"):  # rewards near the float limit: TRL's formula gives inf/NaN too
+            advantages[scored] = (s - s.mean()) / (s.std() + ADVANTAGE_EPS)
     return advantages.tolist()
 
 
@@ -109,11 +111,9 @@ def trl_reward(columns: Sequence[float | None]) -> float | None:
 
 
 def reward_spread(rewards: Sequence[float | None]) -> tuple[float | None, float | None, float | None]:
-    """(min, max, mean) over the scorable rewards; all None when none is scorable."""
-    scored = [float(x) for x in rewards if x is not None and not math.isnan(x)]
-    if not scored:
-        return None, None, None
-    return min(scored), max(scored), sum(scored) / len(scored)
+    """(min, max, mean) over the finite rewards (numbers.py: no overflow); all None when none is."""
+    s = finite_summary(rewards)
+    return s.min, s.max, s.mean
 
 
 def check_group(g: GroupFile, findings: Findings, name: str = GROUP_FILE) -> None:

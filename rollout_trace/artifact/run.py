@@ -21,6 +21,7 @@ that is not a run, or whose run.json is unreadable, raises ArtifactError.
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
+import numpy as np
 
 from .group import grpo_advantages, reward_spread
 from .model import Artifact
@@ -54,6 +56,8 @@ from .schema import TOKENIZER_DIR, RunStatus
 from .sources import subfolder_ok
 from .stores import store_for
 
+MARK_BYTES = 64  # the last bytes of a line file kept to tell an append from a rewrite
+MAX_LINE_BYTES = 2**20  # one index or consumption line (the recorder writes a few kB)
 MAX_LINE_FILE_BYTES = 2**30  # one index or consumption file; 100k rollouts are about 80 MB
 # What became of a row, as the reader reports it: the trainer's Fate, or "in-queue" (recorded, not taken
 # when training stopped, or not yet while it runs), or "unknown" (no consumption log for its segment).
@@ -152,6 +156,18 @@ class RunStore:
     def source_of(self, path: str) -> str | None:
         return self.store.source_of(self.full(path))
 
+    def stamp(self, path: str, size: int) -> tuple:
+        """What says a file changed: in a local folder its size, modification time and inode (a rewrite of
+        the same size is seen), elsewhere its size (a zip is reopened when it changes; a Hub store is pinned)."""
+        root = getattr(self.store, "root", None)
+        if self.store.kind == "folder" and root is not None:
+            try:
+                st = os.stat(Path(root) / self.full(path))
+            except OSError:
+                return (size,)
+            return (st.st_size, st.st_mtime_ns, st.st_ino)
+        return (size,)
+
     def read_tail(self, path: str, offset: int, max_bytes: int) -> bytes | str:
         """The bytes of `path` from `offset` on (a growing line file): a local folder seeks, other stores slice."""
         root = getattr(self.store, "root", None)
@@ -195,6 +211,10 @@ class Run:
     # reads only what the recorder appended since.
     read_to: dict[str, int] = field(default_factory=dict, repr=False)
     sizes: dict[str, int] = field(default_factory=dict, repr=False)
+    # each listed file's stamp (RunStore.stamp), and each line file's last bytes up to read_to: a file that
+    # was truncated or rewritten, not appended to, is read again from its start
+    stamps: dict[str, tuple] = field(default_factory=dict, repr=False)
+    marks: dict[str, bytes] = field(default_factory=dict, repr=False)
     _tokenizer: Path | None = field(default=None, repr=False)
 
     @property
@@ -249,6 +269,8 @@ def _lines(name: str, data: bytes | str, kind: type, problems: list[Problem], no
     whole = data.rfind(b"\n") + 1  # a last line without its newline is a write cut short
     if data[whole:].strip():
         notes.append(f"{name}: the last line has no newline (a write cut short when the recorder stopped); skipped")
+    data = _without_long_lines(name, data[:whole], problems)
+    whole = len(data)
     try:
         return decoder.decode_lines(data[:whole])  # every line good: one call
     except (msgspec.ValidationError, msgspec.DecodeError):
@@ -264,6 +286,32 @@ def _lines(name: str, data: bytes | str, kind: type, problems: list[Problem], no
             problems.append(Problem(name, p.message, field=f"line {n}" + (f": {p.field}" if p.field else ""),
                                     expected=p.expected, found=p.found))
     return out
+
+
+def _without_long_lines(name: str, data: bytes, problems: list[Problem]) -> bytes:
+    """`data` with every line longer than MAX_LINE_BYTES blanked (and named): a recorder's line is a few kB,
+    and one huge line would otherwise reach every page that shows the run."""
+    if len(data) <= MAX_LINE_BYTES:
+        return data
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)  # every newline, in C
+    if not len(ends) or int(np.diff(ends, prepend=-1).max()) <= MAX_LINE_BYTES:
+        return data
+    start, cut, out = 0, False, []
+    n = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end + 1
+        n += 1
+        if end - start > MAX_LINE_BYTES:
+            problems.append(Problem(name, "a line this long is not one the recorder writes; skipped",
+                                    field=f"line {n}", expected=f"at most {MAX_LINE_BYTES} bytes",
+                                    found=f"{end - start} bytes"))
+            out.append(b"\n")  # the line numbers after it stay true
+            cut = True
+        else:
+            out.append(data[start:end])
+        start = end
+    return b"".join(out) if cut else data
 
 
 def _one(name: str, data: bytes | str | None, kind: type, problems: list[Problem]) -> Any:
@@ -395,6 +443,7 @@ def read_run(store: RunStore, label: str, kind: str, prior: Run | None = None) -
         elif (start := _one(path, data, SegmentStart, problems)) is not None:
             starts[start.segment] = start
     read_to = dict(prior.read_to) if prior is not None else {}
+    marks = dict(prior.marks) if prior is not None else {}
     entries: list[IndexEntry] = list(prior.entries.values()) if prior is not None else []
     consumed: list[Consumed] = list(prior.consumed) if prior is not None else []
     rescored: list[Rescored] = list(prior.rescored) if prior is not None else []
@@ -408,7 +457,9 @@ def read_run(store: RunStore, label: str, kind: str, prior: Run | None = None) -
         else:
             data = b""
         if isinstance(data, bytes):
-            read_to[path] = at + data.rfind(b"\n") + 1
+            whole = data.rfind(b"\n") + 1
+            read_to[path] = at + whole
+            marks[path] = (marks.get(path, b"") + data[:whole])[-MARK_BYTES:]
         if path.startswith(CONSUMED_DIR + "/"):
             logged.add(posixpath.basename(path).split(".", 1)[0])
             consumed += _lines(path, data, Consumed, problems, notes)
@@ -444,15 +495,39 @@ def read_run(store: RunStore, label: str, kind: str, prior: Run | None = None) -
         notes.append("a segment has not ended: training is running (or the worker was killed before it could say so)")
     return Run(source=label, kind=kind, manifest=manifest, segments=segments, rows=rows, groups=groups_of(rows),
                consumed=consumed, rescored=rescored, entries=keyed, problems=problems, notes=notes, store=store, read_to=read_to,
-               sizes=sizes, _tokenizer=prior._tokenizer if prior is not None else None)
+               sizes=sizes, stamps={p: store.stamp(p, n) for p, n in sizes.items()}, marks=marks, _tokenizer=prior._tokenizer if prior is not None else None)
+
+
+def _rewritten(run: Run, store: RunStore, sizes: dict[str, int], stamps: dict[str, tuple]) -> bool:
+    """A line file read before that was not only appended to: gone, shorter than what was read, changed at
+    the same size, or no longer ending in the bytes read last."""
+    for path, at in run.read_to.items():
+        if path not in sizes or sizes[path] < at:
+            return True
+        old = run.stamps.get(path)
+        if old is not None and old != stamps[path] and old[0] == sizes[path]:
+            return True  # same size, newer file: a rewrite (an append always grows it)
+        mark = run.marks.get(path, b"")
+        if mark and old != stamps[path] and store.read_tail(path, at - len(mark), len(mark)) != mark:
+            return True
+    return False
 
 
 def follow(run: Run) -> Run | None:
     """`run` with what its recorder wrote since it was read (new index and consumption lines, segment files),
     reading only the grown tails of the line files; None when no file of it changed (one listing of four
-    folders). The first read is not repeated: a page polls this while a run is being recorded."""
-    if run.store is None or _listing(run.store) == run.sizes:
+    folders). The first read is not repeated while the files are only appended to, as the recorder does; a
+    line file truncated or rewritten (same size included, in a local folder) is read again whole."""
+    if run.store is None:
         return None
+    sizes = _listing(run.store)
+    stamps = {p: run.store.stamp(p, n) for p, n in sizes.items()}
+    if sizes == run.sizes and stamps == run.stamps:
+        return None
+    if _rewritten(run, run.store, sizes, stamps):
+        fresh = read_run(run.store, run.source, run.kind)
+        fresh.notes.append("a line file was rewritten, not appended to: the run was read again")
+        return fresh
     return read_run(run.store, run.source, run.kind, prior=run)
 
 

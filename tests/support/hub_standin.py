@@ -42,6 +42,7 @@ class HubStandIn:
         self.commits: list[tuple[str, list[str]]] = []  # (repo, paths written) per commit
         self.page_size = page_size
         self.revisions = set(revisions) | {SHA}
+        self.sha = SHA  # the commit the revisions name now; `commit()` moves it (a push to the repo)
         self.requests: list[tuple[str, str]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -65,6 +66,13 @@ class HubStandIn:
         monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
         monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
         monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+    def commit(self) -> str:
+        """A new head commit (the folders as they are now): what a push does, for tests that follow a repo."""
+        with self._lock:
+            self.sha = hashlib.sha1(f"{self.sha}+".encode()).hexdigest()
+            self.revisions.add(self.sha)
+            return self.sha
 
     def paths(self, method: str | None = None) -> list[str]:
         return [p for m, p in self.requests if method is None or m == method]
@@ -104,13 +112,13 @@ class HubStandIn:
             if not self._known(h, repo, rev):
                 return
             if parts[4] == "revision":
-                return self._json(h, {"id": repo, "sha": SHA, "private": False})
+                return self._json(h, {"id": repo, "sha": self._commit(rev), "private": False})
             return self._tree(h, repo, rev, rest, parse_qs(url.query))
         if parts[:1] == ["datasets"] and len(parts) >= 6 and parts[3] == "resolve":
             repo, rev, rest = f"{parts[1]}/{parts[2]}", parts[4], "/".join(parts[5:])
             if not self._known(h, repo, rev):
                 return
-            return self._file(h, repo, rest, head)
+            return self._file(h, repo, rest, head, rev)
         self._error(h, 404, "EntryNotFound", f"no route for {path}")
 
     def _post(self, h: BaseHTTPRequestHandler) -> None:
@@ -158,6 +166,10 @@ class HubStandIn:
             self.commits.append((repo, written))
         self._json(h, {"commitOid": SHA, "commitUrl": f"{self.url}/datasets/{repo}/commit/{SHA}"})
 
+    def _commit(self, rev: str) -> str:
+        """The commit `rev` names: itself when it is one, else the head (every branch and tag points there)."""
+        return rev if len(rev) == 40 and all(c in "0123456789abcdef" for c in rev) else self.sha
+
     def _known(self, h, repo: str, rev: str) -> bool:
         if repo not in self.repos:
             self._error(h, 404, "RepoNotFound", f"Repository {repo} not found")
@@ -191,13 +203,13 @@ class HubStandIn:
             headers["Link"] = f'<{nxt}>; rel="next"'
         self._json(h, page, headers)
 
-    def _file(self, h, repo: str, rel: str, head: bool) -> None:
+    def _file(self, h, repo: str, rel: str, head: bool, rev: str = SHA) -> None:
         path = self.repos[repo] / rel
         if not path.is_file():
             return self._error(h, 404, "EntryNotFound", f"{rel} does not exist")
         data = path.read_bytes()
         h.send_response(200)
-        h.send_header("X-Repo-Commit", SHA)
+        h.send_header("X-Repo-Commit", self._commit(rev))
         h.send_header("ETag", f'"{hashlib.sha1(data).hexdigest()}"')
         h.send_header("Content-Length", str(len(data)))
         h.send_header("Content-Type", "application/octet-stream")

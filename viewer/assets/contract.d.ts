@@ -148,6 +148,18 @@ interface Outline {
   run: RunContext | null;
 }
 
+/** Versions → groups: every version's numbers; the groups of the open version; the tasks to follow. */
+interface RunBody {
+  serial: number;
+  src: string;
+  versions: VersionStats[];
+  open_version: number | null;
+  groups: RunGroupRow[];
+  tasks: TaskChoice[];
+  task: TaskTrack | null;
+  refresh: boolean;
+}
+
 /** Where a rollout of a recorded TRL run sits, and what TRL and the trainer made of it. */
 interface RunContext {
   run: string;
@@ -161,6 +173,79 @@ interface RunContext {
   advantage: number | null;
   fate: Fate;
   crumbs: string[];
+}
+
+/** One group as the versions list shows it. */
+interface RunGroupRow {
+  path: string;
+  segment: string;
+  group_id: number;
+  version: number;
+  task_id: string | null;
+  title: string;
+  k: number;
+  rewards: (number | null)[];
+  reward_mean: number | null;
+  zero_spread: boolean;
+  passed: number;
+  trained_tokens: number;
+  dropped: number;
+  timeouts: number;
+}
+
+/** The top of the run page: what the run is, whether it is still being recorded, and the health notes. */
+interface RunHead {
+  serial: number;
+  src: string;
+  model: string;
+  trl: string;
+  started_at: string;
+  live: boolean;
+  versions: number;
+  groups: number;
+  rollouts: number;
+  notes: string[];
+  problems: string[];
+}
+
+interface TaskChoice {
+  task_id: string;
+  title: string;
+  groups: number;
+}
+
+interface TaskGroup {
+  version: number;
+  path: string;
+  group_id: number;
+  segment: string;
+  rollouts: TaskRollout[];
+  pass_rate: number | null;
+}
+
+/** A followed task's pass rate at one version, over its rollouts with a verifier score there. */
+interface TaskPoint {
+  version: number;
+  pass_rate: number;
+}
+
+interface TaskRollout {
+  rollout: number;
+  path: string | null;
+  reward: number | null;
+  passed: boolean;
+  status: string;
+  verified: boolean;
+}
+
+/** One task (prompt) followed across the versions it was scored at. */
+interface TaskTrack {
+  task_id: string;
+  title: string;
+  groups: TaskGroup[];
+  pass_rates: TaskPoint[];
+  first_solved: number | null;
+  versions: number;
 }
 
 /** What the trainer's view can show for this rollout; the numbers come per turn (`TrainerTurn`). */
@@ -264,4 +349,27 @@ interface TurnOutline {
   engine_html: string;
   tools_html: string;
   trained_html: string;
+}
+
+/** One policy version's numbers, over the groups TRL scored at it. */
+interface VersionStats {
+  version: number;
+  groups: number;
+  rollouts: number;
+  scored: number;
+  reward_mean: number | null;
+  reward_sd: number | null;
+  reward_min: number | null;
+  reward_max: number | null;
+  passed: number;
+  pass_rate: number | null;
+  zero_spread: number;
+  trained_tokens: number;
+  trained: number;
+  dropped: Record<string, number>;
+  timeouts: number;
+  unscorable: number;
+  rescored: number;
+  mismatch_max: number | null;
+  outside_share: number | null;
 }

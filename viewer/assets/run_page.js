@@ -5,22 +5,35 @@
 // A group opens in the collection index's group map (a Gradio event, trigger "click" {action: "open"}), with a
 // history entry the index's Back returns through; the version and the followed task live in the URL.
 // Presentation (`p`, as on the group map): the run page covers the window in large type, j/k move a row
-// cursor over versions and groups, Enter opens one, Escape leaves.
+// cursor over versions and groups, Enter opens one, Escape leaves. The charts above the versions list are
+// drawn on canvas from the body's versions (viewer/assets/run_charts.js).
 const RunPage = (() => {
+  /** @typedef {{version(req: {src: string | null, version: number}): Promise<{groups?: RunGroupRow[], error?: string}>,
+   *            compare(req: {src: string | null, a: string, b: string, turn: number}): Promise<{html?: string, error?: string}>,
+   *            open(req: object): void}} RunApi */
+  /** @typedef {{src: string | null, body: RunBody | null, version: number | null, groups: RunGroupRow[] | null,
+   *            task: string | null, cursor: number, body_task: TaskTrack | null, shown: number,
+   *            opened?: string | null}} BodyState */
+  /** @typedef {string | number | boolean | null | undefined} Attr */
+  const FIRST_VERSIONS = 100;  // versions listed before "show all"
+
+  /** @param {string} tag @param {Record<string, Attr> | null} [attrs] @param {...(Node | string | null | undefined)} children */
   function el(tag, attrs, ...children) {
     const e = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
       if (v === null || v === undefined || v === false) continue;
-      if (k === "text") e.textContent = v; else e.setAttribute(k, v === true ? "" : v);
+      if (k === "text") e.textContent = String(v); else e.setAttribute(k, v === true ? "" : String(v));
     }
     for (const c of children) if (c !== null && c !== undefined) e.append(c);
     return e;
   }
-  const num = (v, d) => (v === null || v === undefined ? "–" : Number(v).toFixed(d === undefined ? 3 : d));
-  const pct = (v) => (v === null || v === undefined ? "–" : Math.round(100 * v) + "%");
-  const signed = (v) => (v === null || v === undefined ? "–" : (v > 0 ? "+" : "") + Number(v).toFixed(2));
-  const sign = (v) => (v === null || v === undefined ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero");
+  /** @typedef {number | null | undefined} Num */
+  const num = (/** @type {Num} */ v, /** @type {number | undefined} */ d = undefined) => (v === null || v === undefined ? "–" : Number(v).toFixed(d === undefined ? 3 : d));
+  const pct = (/** @type {Num} */ v) => (v === null || v === undefined ? "–" : Math.round(100 * v) + "%");
+  const signed = (/** @type {Num} */ v) => (v === null || v === undefined ? "–" : (v > 0 ? "+" : "") + Number(v).toFixed(2));
+  const sign = (/** @type {Num} */ v) => (v === null || v === undefined ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero");
 
+  /** @param {Record<string, string | number | null | undefined>} changes @param {object} [push] */
   function setUrl(changes, push) {
     const u = new URL(window.location.href);
     for (const [k, v] of Object.entries(changes)) {
@@ -30,6 +43,7 @@ const RunPage = (() => {
   }
 
   // -- head --------------------------------------------------------------------------------------------
+  /** @param {Element} box @param {RunHead} h */
   function renderHead(box, h) {
     const facts = `${h.versions} policy versions · ${h.groups} groups · ${h.rollouts} rollouts · TRL ${h.trl}` +
       (h.started_at ? ` · started ${h.started_at.slice(0, 16).replace("T", " ")}` : "");
@@ -44,11 +58,12 @@ const RunPage = (() => {
          el("span", {class: "rp-facts", text: " · " + facts}), live,
          el("button", {type: "button", class: "rp-present", title: "presentation mode (p): large type, j/k move, Enter opens"}, "present")),
       notes, problems));
-    box.querySelector(".rp-present").addEventListener("click", () => document.dispatchEvent(new CustomEvent("rp-present")));
+    box.querySelector(".rp-present")?.addEventListener("click", () => document.dispatchEvent(new CustomEvent("rp-present")));
   }
 
   // -- body --------------------------------------------------------------------------------------------
-  function groupTable(groups, api) {
+  /** @param {RunGroupRow[]} groups */
+  function groupTable(groups) {
     const head = el("tr", {}, ...["group", "task", "rewards", "mean", "passed", "trained tokens", "never trained", ""]
       .map((t) => el("th", {text: t})));
     const rows = groups.map((g) => {
@@ -68,12 +83,16 @@ const RunPage = (() => {
     return el("table", {class: "rp-groups", "data-testid": "run-groups"}, el("thead", {}, head), el("tbody", {}, ...rows));
   }
 
-  function versionsTable(body, state, api) {
+  /** @param {RunBody} body @param {BodyState} state */
+  function versionsTable(body, state) {
     const head = el("tr", {}, ...["version", "groups", "rollouts", "reward mean (min … max)", "pass rate", "zero spread",
       "trained tokens", "never trained", "timed out", "trainer mismatch"].map((t) => el("th", {text: t,
         title: t === "trainer mismatch" ? "over the re-scored rollouts of the version (python -m viewer rescore): the largest |log ratio| trainer − engine, and the share of their tokens outside TRL's clip band [0.8, 1.2]" : ""})));
     const tb = el("tbody");
-    for (const s of body.versions) {
+    // A long run lists its first versions (and the open one); the rest on request: the charts show them all.
+    const at = body.versions.findIndex((s) => s.version === state.version);
+    const upto = Math.max(state.shown, at + 1);
+    for (const s of body.versions.slice(0, upto)) {
       const open = state.version === s.version;
       const dropped = Object.entries(s.dropped).map(([c, n]) => `${c} ${n}`).join(", ");
       tb.append(el("tr", {class: "rp-vrow rp-cur" + (open ? " open" : ""), "data-version": String(s.version),
@@ -87,16 +106,21 @@ const RunPage = (() => {
         el("td", {class: "rp-num", text: String(s.timeouts)}),
         el("td", {class: "rp-num", "data-testid": "run-mismatch", text: s.rescored ? `${num(s.mismatch_max, 3)} · ${pct(s.outside_share)} outside (${s.rescored} re-scored)` : "-"})));
       if (open) tb.append(el("tr", {class: "rp-vgroups"}, el("td", {colspan: "10"},
-        state.groups ? groupTable(state.groups, api) : el("span", {class: "rp-dim", text: "loading…"}))));
+        state.groups ? groupTable(state.groups) : el("span", {class: "rp-dim", text: "loading…"}))));
+    }
+    if (body.versions.length > upto) {
+      tb.append(el("tr", {class: "rp-more"}, el("td", {colspan: "10"}, el("button", {type: "button", class: "rp-showall",
+        "data-testid": "run-show-all"}, `show all ${body.versions.length} versions (${body.versions.length - upto} more)`))));
     }
     return el("table", {class: "rp-versions", "data-testid": "run-versions"}, el("thead", {}, head), tb);
   }
 
-  function taskPanel(body, state) {
+  /** @param {RunBody} body */
+  function taskPanel(body) {
     const pick = el("select", {class: "rp-taskpick", "data-testid": "run-task-pick"});
     pick.append(new Option("follow a task across versions…", ""));
     for (const t of body.tasks) pick.append(new Option(`${t.title} (${t.groups} versions)`, t.task_id));
-    pick.value = body.task ? body.task.task_id : "";
+    /** @type {HTMLSelectElement} */ (pick).value = body.task ? body.task.task_id : "";
     const parts = [el("div", {class: "rp-taskbar"}, pick)];
     const t = body.task;
     if (t) {
@@ -121,19 +145,29 @@ const RunPage = (() => {
     return el("section", {class: "rp-taskbox", "data-testid": "run-task"}, el("h3", {text: "Follow one task"}), ...parts);
   }
 
+  /** @param {Element} box @param {RunApi} api */
   function mountBody(box, api) {
-    const state = {src: null, body: null, version: null, groups: null, task: null, cursor: -1};
+    /** @type {BodyState} */
+    const state = {src: null, body: null, version: null, groups: null, task: null, cursor: -1, body_task: null, shown: FIRST_VERSIONS};
+    // The charts sit above the versions list and are drawn once per record; the list redraws on every click.
+    const chartsBox = el("div", {class: "rp-charts", "data-testid": "run-charts"});
+    const list = el("div", {class: "rp-list"});
+    const top = el("div", {class: "rp rp-body", "data-testid": "run-body"}, chartsBox, list);
+    box.replaceChildren(top);
+    const charts = RunCharts.mount(chartsBox);
     function draw() {
       const b = state.body;
-      box.replaceChildren(el("div", {class: "rp rp-body", "data-testid": "run-body", "data-serial": String(b.serial)},
-        el("h3", {text: "Versions → groups"}),
+      if (!b) return;
+      top.dataset.serial = String(b.serial);
+      list.replaceChildren(el("h3", {text: "Versions → groups"}),
         el("div", {class: "rp-dim", text: "Click a version for its groups, a group for its map (then a rollout for its tokens). " +
           "pass = every held-out test passed · zero spread = every advantage 0 · never trained = no row of it in the loss"}),
-        el("div", {class: "rp-vbox"}, versionsTable(b, state, api)), taskPanel(b, state)));
+        el("div", {class: "rp-vbox"}, versionsTable(b, state)), taskPanel(b));
       const rs = box.querySelectorAll("tr.rp-cur");  // the cursor keeps its place: Enter on a version, then j, is its first group
       if (state.cursor >= rs.length) state.cursor = rs.length - 1;
       if (state.cursor >= 0) rs[state.cursor].classList.add("rp-cursor");
     }
+    /** @param {number} v */
     async function openVersion(v) {
       state.version = state.version === v ? null : v;
       state.groups = null;
@@ -145,40 +179,51 @@ const RunPage = (() => {
       state.groups = (got && got.groups) || [];
       draw();
     }
+    /** @param {string | undefined} path */
     function openGroup(path) {
       state.opened = path;  // back lands here again: the version it belongs to stays open, this row on screen
       setUrl({row: path, rollout: null, turn: null, group: null, segment: null}, {ci: "row"});
       api.open({action: "open", src: state.src, row: path});
     }
+    // Every element here was made by this page: its closest() finds are HTML elements, its inputs inputs.
+    const at = (/** @type {Event} */ ev) => /** @type {HTMLElement} */ (ev.target);
+    const near = (/** @type {Event} */ ev, /** @type {string} */ sel) => /** @type {HTMLElement | null} */ (at(ev).closest(sel));
+    const ticks = () => /** @type {HTMLInputElement[]} */ (Array.from(box.querySelectorAll(".rp-pick:checked")));
+    const one = (/** @type {string} */ sel) => /** @type {HTMLInputElement | null} */ (box.querySelector(sel));
     box.addEventListener("click", (ev) => {
-      const follow = ev.target.closest(".rp-follow");
+      const follow = near(ev, ".rp-follow");
       if (follow) { followTask(follow.dataset.task); return; }
-      const grow = ev.target.closest("tr.rp-grow, tr.rp-tgroup");
-      if (grow && (ev.target.closest(".rp-open") || (grow.classList.contains("rp-grow") && !ev.target.closest("button, input, label")))) {
+      const grow = near(ev, "tr.rp-grow, tr.rp-tgroup");
+      if (grow && (near(ev, ".rp-open") || (grow.classList.contains("rp-grow") && !near(ev, "button, input, label")))) {
         openGroup(grow.dataset.path); return;
       }
-      const vrow = ev.target.closest("tr.rp-vrow");
+      const vrow = near(ev, "tr.rp-vrow");
       if (vrow) { openVersion(Number(vrow.dataset.version)); return; }
-      if (ev.target.closest(".rp-compare")) compare();
+      if (near(ev, ".rp-compare")) compare();
+      if (near(ev, ".rp-showall")) { state.shown = Infinity; draw(); }
     });
     box.addEventListener("change", (ev) => {
-      if (ev.target.closest(".rp-taskpick")) { followTask(ev.target.value); return; }
-      const c = ev.target.closest(".rp-pick");
+      if (near(ev, ".rp-taskpick")) { followTask(/** @type {HTMLSelectElement} */ (at(ev)).value); return; }
+      const c = /** @type {HTMLInputElement | null} */ (near(ev, ".rp-pick"));
       if (!c) return;
-      const ticked = Array.from(box.querySelectorAll(".rp-pick:checked"));
-      if (c.checked && ticked.length > 2) ticked.find((x) => x !== c).checked = false;
-      box.querySelector(".rp-compare").disabled = box.querySelectorAll(".rp-pick:checked").length !== 2;
+      const ticked = ticks();
+      const other = ticked.find((x) => x !== c);
+      if (c.checked && ticked.length > 2 && other) other.checked = false;
+      const button = one(".rp-compare");
+      if (button) button.disabled = ticks().length !== 2;
     });
+    /** @param {string | undefined} task */
     function followTask(task) {
       state.task = task || null;
       setUrl({task: state.task});
       api.open({action: "task", src: state.src, task: state.task || "", version: state.version});
     }
     async function compare() {
-      const [a, b] = Array.from(box.querySelectorAll(".rp-pick:checked")).map((c) => c.dataset.path);
-      const out = box.querySelector(".rp-cmpbox");
+      const [a, b] = ticks().map((c) => c.dataset.path || "");
+      const out = one(".rp-cmpbox");
+      if (!out || !a || !b) return;
       out.textContent = "comparing…";
-      const turn = Math.max(0, Number(box.querySelector(".rp-cturn").value) || 0);
+      const turn = Math.max(0, Number(one(".rp-cturn")?.value) || 0);
       const got = await api.compare({src: state.src, a, b, turn});
       if (got && got.html) out.innerHTML = got.html;  // escaped by the server (viewer/render/group_map.py)
       else out.textContent = (got && got.error) || "could not compare";
@@ -186,6 +231,7 @@ const RunPage = (() => {
     // presentation and the row cursor
     const root = () => document.getElementById("run-page");
     const shown = () => { const r = root(); return !!r && r.getClientRects().length > 0; };  // fixed when presenting
+    /** @param {boolean} [on] */
     function present(on) {
       const r = root();
       if (!r) return;
@@ -193,15 +239,17 @@ const RunPage = (() => {
       r.classList.toggle("rp-present", v);
       document.body.classList.toggle("tv-present", v);  // a group opened from here opens in presentation too
     }
+    const cursorRows = () => /** @type {HTMLElement[]} */ (Array.from(box.querySelectorAll("tr.rp-cur")));
+    /** @param {number} d */
     function move(d) {
-      const rs = Array.from(box.querySelectorAll("tr.rp-cur"));
+      const rs = cursorRows();
       if (!rs.length) return;
       state.cursor = Math.max(0, Math.min(rs.length - 1, state.cursor + d));
       rs.forEach((r, i) => r.classList.toggle("rp-cursor", i === state.cursor));
       rs[state.cursor].scrollIntoView({block: "nearest"});
     }
     function enter() {
-      const r = Array.from(box.querySelectorAll("tr.rp-cur"))[state.cursor];
+      const r = cursorRows()[state.cursor];
       if (!r) return false;
       if (r.classList.contains("rp-vrow")) openVersion(Number(r.dataset.version)); else openGroup(r.dataset.path);
       return true;
@@ -217,12 +265,14 @@ const RunPage = (() => {
       row.classList.add("rp-came");
     }
     document.addEventListener("rp-present", () => present());
+    /** @param {KeyboardEvent} ev */
     const onKey = (ev) => {  // capture phase: on the run page these keys are the run page's, not the index's
       if (!document.body.contains(box)) { window.removeEventListener("keydown", onKey, true); return; }
       if (!state.body || !shown()) return;
-      const tag = (ev.target && ev.target.tagName) || "";
-      if (/INPUT|TEXTAREA|SELECT/.test(tag) || ev.target.isContentEditable || ev.ctrlKey || ev.metaKey || ev.altKey) return;
-      const on = root().classList.contains("rp-present"), k = ev.key;
+      const target = at(ev);
+      const tag = (target && target.tagName) || "";
+      if (/INPUT|TEXTAREA|SELECT/.test(tag) || (target && target.isContentEditable) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+      const on = !!root()?.classList.contains("rp-present"), k = ev.key;
       if (k === "p") present();
       else if (k === "Escape" && on) present(false);
       else if (k === "j" || (on && k === "ArrowDown")) move(1);
@@ -235,7 +285,7 @@ const RunPage = (() => {
     window.addEventListener("keydown", onKey, true);
     // A deep link's group= (resolved by the server to the index's row=) is spent once the index is back.
     new MutationObserver(() => {
-      const ci = document.querySelector("#collection-index .ci");
+      const ci = /** @type {HTMLElement | null} */ (document.querySelector("#collection-index .ci"));
       if (ci && ci.dataset.mode === "index" && new URL(window.location.href).searchParams.has("group")) {
         setUrl({group: null, segment: null});
       }
@@ -243,6 +293,7 @@ const RunPage = (() => {
     }).observe(document.body, {subtree: true, attributes: true, attributeFilter: ["data-mode"]});
     return {
       box,
+      /** @param {RunBody} b */
       render(b) {
         const same = state.src === b.src;
         state.body = b; state.src = b.src;
@@ -254,17 +305,25 @@ const RunPage = (() => {
         }
         state.body_task = b.task;
         draw();
+        charts.update(b.versions, b.task);
         if (b.refresh && state.version !== null) { const v = state.version; state.version = null; openVersion(v); }
       },
     };
   }
 
+  /**
+   * @param {HTMLElement} element @param {{value: string}} props @param {RunServer} server
+   * @param {(name: string, fn: () => void) => void} watch @param {(name: string, data: object) => void} trigger
+   * @param {"head" | "body"} part
+   */
   function mountInApp(element, props, server, watch, trigger, part) {
+    /** @type {RunApi} */
     const api = {
       version: (req) => server.run_version(req),
       compare: (req) => server.run_compare(req),
       open: (req) => trigger("click", req),
     };
+    /** @type {ReturnType<typeof mountBody> | null} */
     let view = null;
     function start() {
       const box = element.querySelector(".rp-mount");

@@ -52,8 +52,10 @@ def build_app(default_source: str | None = None, public: bool = False,
                 with gr.Tab(name, id=name.lower(), elem_id=f"{name.lower()}-tab"):
                     render()
         capture.wire(tabs)
-        demo.load(view.collections.on_page_load, None, [view.view, view.src, view.loaded, view.collections.component])
-        demo.load(view.runs.on_page_load, None, view.runs.outputs())  # the run page (viewer/ui/run_view.py)
+        # The run page's parts first (viewer/ui/run_view.py), the collection index below it after: on a big run
+        # the index is most of the bytes, and the run page is what the visitor came for.
+        demo.load(view.runs.on_page_load, None, view.runs.outputs()).then(
+            view.collections.on_page_load, None, [view.view, view.src, view.loaded, view.collections.component])
     return demo
 
 

@@ -2,22 +2,29 @@
 followed across versions; a run still being recorded is followed without a reload.
 
 Opening a run (the source box, `?src=RUN`) shows, above the run's collection index (its filters work on the
-run's rows unchanged, viewer/ui/collection_view.py), a column of its own: a head (`RunHead`), four Gradio plots
-of the per-version numbers (viewer/run_page.py makes their frames), the versions list (`RunBody`) and, when a
-task is followed, its pass rate over versions. The head and the body are `gr.HTML` components mounted by
-viewer/assets/run_page.js, which writes every text from a record with textContent. A group opens in the
+run's rows unchanged, viewer/ui/collection_view.py), a column of its own: a head (`RunHead`) and a body
+(`RunBody`: four charts of the per-version numbers, the versions list and, when a task is followed, its pass
+rate over versions). Both are `gr.HTML` components mounted by viewer/assets/run_page.js, which writes every
+text from a record with textContent and draws the charts on canvas in the page (viewer/assets/run_charts.js,
+reduced to the pixels on screen), so the server sends each version's numbers once. The per-version numbers
+are computed once per run state (`RunView.stats`), however many visitors and polls ask. Handlers answer a
+dict keyed by component: a component a handler leaves out keeps its value. A group opens in the
 existing group map and a rollout in the existing token view, through the collection view's own `open_row`;
 `?src=RUN&version=V&group=G&rollout=R&turn=T` deep-links there (`link_params`), Back returns.
 
 Following: while a segment of the run has not ended, a `gr.Timer` asks every few seconds whether the run's
 files grew (one listing of four folders, `rollout_trace.artifact.run.follow`); only then are the grown tails
-of its line files read, the shared collection replaced, and the page's parts sent again.
+of its line files read, the shared collection replaced, and the page's parts sent again. A Hub run is asked
+for its latest commit instead, at most once per HUB_CHECK_S per run however many visitors follow it, and
+read again at a new commit.
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +34,11 @@ import msgspec
 from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.collection import Collection, run_collection
 from rollout_trace.artifact.run import Run, follow
+from rollout_trace.artifact.sources import commit_of
 from viewer import assets, run_page
 from viewer.contract import Initial, encode
 from viewer.group import compare as group_compare
+from viewer.index import open_index
 from viewer.render import group_map as render_group
 from viewer.router import rollout_param
 
@@ -38,7 +47,9 @@ if TYPE_CHECKING:
 
 MOUNT_JS = "RunPage.mountInApp(element, props, server, watch, trigger, '{part}');"
 POLL_S = 2.0
-PLOT_HEIGHT = 230
+HUB_CHECK_S = 10.0  # a Hub run is asked for its latest commit at most this often, however many visitors follow it
+MAX_PUBLIC_VERSIONS = 5000  # on a public Space a page holds at most this many versions (the last ones), said so
+MAX_STATS = 16  # run states whose per-version numbers are kept (one per run a visitor has open, and a few more)
 _serial = itertools.count(1)
 
 
@@ -51,7 +62,14 @@ class RunView:
 
     def __init__(self, view: ViewTab):
         self.view = view
-        self._follow_lock = threading.Lock()
+        self._follow_locks: dict[str, threading.Lock] = {}  # one follower per run, shared by its visitors
+        self._locks_lock = threading.Lock()
+        self._hub_checked: dict[str, float] = {}  # src -> when its latest commit was last asked for
+        self.clock = time.monotonic
+        self._stats_lock = threading.Lock()
+        # per run state: its per-version numbers, computed once however many visitors and polls ask
+        self._stats: OrderedDict[tuple, tuple[Run, list[run_page.VersionStats]]] = OrderedDict()
+        self.stats_computed = 0  # how many times version_stats ran (tests read it)
 
     # -- what a source is ------------------------------------------------------------------------------
 
@@ -72,69 +90,75 @@ class RunView:
             return None
         return c if c.run is not None else None
 
+    def stats(self, run: Run) -> list[run_page.VersionStats]:
+        """The run's per-version numbers, once per run state (a followed run that grew is a new state)."""
+        key = (id(run), *_stamp(run))
+        with self._stats_lock:
+            hit = self._stats.get(key)
+            if hit is not None and hit[0] is run:
+                self._stats.move_to_end(key)
+                return hit[1]
+        stats = run_page.version_stats(run)  # outside the lock: another run's visitor does not wait for this one
+        with self._stats_lock:
+            self.stats_computed += 1
+            self._stats[key] = (run, stats)
+            while len(self._stats) > MAX_STATS:
+                self._stats.popitem(last=False)
+        return stats
+
     # -- values ----------------------------------------------------------------------------------------
 
-    def head(self, src: str, run: Run) -> run_page.RunHead:
-        stats = run_page.version_stats(run)
+    def head(self, src: str, run: Run, stats: list[run_page.VersionStats] | None = None) -> run_page.RunHead:
+        stats = self.stats(run) if stats is None else stats
+        bound = [f"a public Space shows the last {MAX_PUBLIC_VERSIONS} of this run's {len(stats)} versions"] \
+            if self._bounded(stats) else []
         return run_page.RunHead(
             serial=next(_serial), src=src, model=run.manifest.model, trl=run.manifest.versions.get("trl", "?"),
             started_at=run.manifest.started_at, live=run.live, versions=len(stats), groups=len(run.groups),
-            rollouts=len(run.rows), notes=run_page.health_notes(stats, run.rows, run.live),
+            rollouts=len(run.rows), notes=bound + run_page.health_notes(stats, run.rows, run.live),
             problems=[str(p) for p in run.problems[:20]] + run.notes[:5])
 
+    def _bounded(self, stats: list[run_page.VersionStats]) -> bool:
+        return bool(getattr(self.view, "public", False)) and len(stats) > MAX_PUBLIC_VERSIONS
+
     def body(self, src: str, run: Run, version: int | None, task: str | None,
-             refresh: bool = False) -> run_page.RunBody:
-        stats = run_page.version_stats(run)
-        versions = [s.version for s in stats]
-        if version not in versions:
+             refresh: bool = False, stats: list[run_page.VersionStats] | None = None) -> run_page.RunBody:
+        stats = self.stats(run) if stats is None else stats
+        if self._bounded(stats):
+            stats = stats[-MAX_PUBLIC_VERSIONS:]
+        if version not in {s.version for s in stats}:
             version = None
         track = run_page.task_track(run, task) if task else None
         return run_page.RunBody(serial=next(_serial), src=src, versions=stats, open_version=version,
                                 groups=run_page.group_rows(run, version) if version is not None else [],
                                 tasks=run_page.task_choices(run), task=track, refresh=refresh)
 
-    def _plots(self, run: Run) -> list:
-        stats = run_page.version_stats(run)
-        order = [str(s.version) for s in stats]  # versions named on the axis (one tick each), in their order
-        lines = order if run_page.versions_named(stats) else None  # many versions: a numeric axis (run_page)
-        return [gr.update(value=run_page.reward_frame(stats), sort=lines),
-                gr.update(value=run_page.share_frame(stats), sort=lines),
-                gr.update(value=run_page.tokens_frame(stats), sort=order),
-                gr.update(value=run_page.dropped_frame(stats), sort=order)]
+    def _hidden(self) -> dict:
+        return {self.column: gr.update(visible=False), self.timer: gr.Timer(active=False), self.src_state: ("", None)}
 
-    def _task_plot(self, track: run_page.TaskTrack | None):
-        if track is None:
-            return gr.update(visible=False), gr.update(value=None)
-        frame = run_page.task_frame(track)
-        return gr.update(visible=True), gr.update(value=frame, sort=list(frame["version"]))
-
-    def _hidden(self) -> list:
-        return [gr.update(visible=False), gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip(),
-                gr.update(visible=False), gr.skip(), gr.Timer(active=False), ("", None)]
-
-    def show(self, src: str, params: Mapping[str, object]) -> list:
-        """Every output of the run page for `src` (hidden when it is not a run)."""
+    def show(self, src: str, params: Mapping[str, object]) -> dict:
+        """Every output of the run page for `src`, by component (hidden when it is not a run)."""
         src = (src or "").strip()
         c = self._collection(src)
         if c is None:
             return self._hidden()
         run = c.run
-        version = run_page._whole(params.get("version"))
-        task = params.get("task")
-        body = self.body(src, run, version, task if isinstance(task, str) else None)
-        task_col, task_plot = self._task_plot(body.task)
-        return [gr.update(visible=True), encode(self.head(src, run)).decode(), *self._plots(run),
-                encode(body).decode(), task_col, task_plot, gr.Timer(active=run.live), (src, _stamp(run))]
+        stats = self.stats(run)
+        link = run_page.run_request(params)
+        body = self.body(src, run, link.version, link.task, stats=stats)
+        return {self.column: gr.update(visible=True), self.head_html: encode(self.head(src, run, stats)).decode(),
+                self.body_html: encode(body).decode(), self.timer: gr.Timer(active=run.live),
+                self.src_state: (src, _stamp(run))}
 
     # -- events ----------------------------------------------------------------------------------------
 
-    def hide(self) -> list:
+    def hide(self) -> dict:
         return self._hidden()
 
-    def on_source(self, source: str) -> list:
+    def on_source(self, source: str) -> dict:
         return self.show(source if isinstance(source, str) else "", {})
 
-    def on_page_load(self, request: gr.Request) -> list:
+    def on_page_load(self, request: gr.Request) -> dict:
         q = _params(request)
         return self.show(str(q.get("src") or self.view.default_source or ""), q)
 
@@ -152,47 +176,75 @@ class RunView:
 
     def on_action(self, evt: gr.EventData) -> tuple:
         """The body's "open" events (a group, or a rollout of a task): (token view, loaded, index)."""
-        data = getattr(evt, "_data", None) or {}
-        if not isinstance(data, dict) or data.get("action") != "open":
+        data = getattr(evt, "_data", None)
+        req = run_page.run_request(data)
+        if req.action != "open":
             return gr.skip(), gr.skip(), gr.skip()
-        src = str(data.get("src") or "").strip()[:1000]
-        rollout = rollout_param(data.get("rollout"))
-        initial = Initial(turn=max(0, run_page._whole(data.get("turn")) or 0))
-        return self.collections.open_row(src, str(data.get("row") or "")[:1000], {}, initial, rollout)
+        rollout = rollout_param(data.get("rollout")) if isinstance(data, dict) else None
+        return self.collections.open_row(req.src, req.row, {}, Initial(turn=req.turn), rollout)
 
-    def on_task(self, evt: gr.EventData) -> tuple:
-        """The body's "task" events: the body with that task followed, and its pass-rate plot."""
-        data = getattr(evt, "_data", None) or {}
-        if not isinstance(data, dict) or data.get("action") != "task":
-            return gr.skip(), gr.skip(), gr.skip()
-        src = str(data.get("src") or "").strip()[:1000]
-        c = self._collection(src)
+    def on_task(self, evt: gr.EventData) -> dict:
+        """The body's "task" events: the body with that task followed (its pass-rate chart is drawn from it)."""
+        req = run_page.run_request(getattr(evt, "_data", None))
+        if req.action != "task":
+            return {}
+        c = self._collection(req.src)
         if c is None:
-            return gr.skip(), gr.skip(), gr.skip()
-        task = str(data.get("task") or "")[:64] or None
-        body = self.body(src, c.run, run_page._whole(data.get("version")), task)
-        return (encode(body).decode(), *self._task_plot(body.task))
+            return {}
+        return {self.body_html: encode(self.body(req.src, c.run, req.version, req.task)).decode()}
 
-    def poll(self, seen: Any) -> list:
-        """The timer: the run's parts again when its files grew since this visitor's last value, else nothing
-        (gr.skip); reading only the grown tails of its line files."""
+    def poll(self, seen: Any) -> dict:
+        """The timer: the run's parts again when its files grew since this visitor's last value, else only the
+        timer (on while the run is live); reading only the grown tails of its line files."""
         src, stamp = seen if isinstance(seen, tuple) and len(seen) == 2 else ("", None)
         c = self._collection(src) if src else None
         if c is None:
-            return [gr.skip()] * 6 + [gr.Timer(active=False), gr.skip()]
-        with self._follow_lock:  # one follower per app: visitors of the same run share what it read
-            current = self.collections.cache.get(src, self.collections.allow_local(src))
-            grown = follow(current.run) if current.run is not None else None
-            if grown is not None:
-                newer = run_collection(grown)
-                if self.collections.cache.replace(src, self.collections.allow_local(src), current, newer):
-                    current = newer
+            return {self.timer: gr.Timer(active=False)}
+        with self._locks_lock:
+            lock = self._follow_locks.setdefault(src, threading.Lock())
+            while len(self._follow_locks) > 4 * MAX_STATS:  # forget the locks of runs nobody follows
+                old = next(iter(self._follow_locks))
+                if old == src:
+                    break
+                self._follow_locks.pop(old)
+        with lock:  # one follower per run: its visitors share what it read; other runs' polls do not wait
+            allow = self.collections.allow_local(src)
+            current = self.collections.cache.get(src, allow)
+            newer = None
+            if current.run is not None and current.run.kind == "hub":
+                newer = self._hub_newer(src, current.run, allow)
+            elif current.run is not None:
+                grown = follow(current.run)
+                newer = run_collection(grown) if grown is not None else None
+            if newer is not None and self.collections.cache.replace(src, allow, current, newer):
+                current = newer
         run = current.run
         if _stamp(run) == stamp:
-            return [gr.skip()] * 6 + [gr.Timer(active=run.live), gr.skip()]  # head, 4 plots, body
-        return [encode(self.head(src, run)).decode(), *self._plots(run),
-                encode(self.body(src, run, None, None, refresh=True)).decode(), gr.Timer(active=run.live),
-                (src, _stamp(run))]
+            return {self.timer: gr.Timer(active=run.live)}
+        stats = self.stats(run)
+        return {self.head_html: encode(self.head(src, run, stats)).decode(),
+                self.body_html: encode(self.body(src, run, None, None, refresh=True, stats=stats)).decode(),
+                self.timer: gr.Timer(active=run.live), self.src_state: (src, _stamp(run))}
+
+    def _hub_newer(self, src: str, run: Run, allow: bool) -> Collection | None:
+        """A Hub run at its latest commit when that is not the one it was read at, else None. One request (the
+        revision's commit) per HUB_CHECK_S per run, under the run's lock, so ten followers cost what one does;
+        a store pinned to a commit never moves, and a run that ended is not polled (its timer stops)."""
+        now = self.clock()
+        if now - self._hub_checked.get(src, -HUB_CHECK_S) < HUB_CHECK_S:
+            return None
+        self._hub_checked[src] = now
+        store = run.store.store if run.store is not None else None
+        ref, seen = getattr(store, "ref", None), getattr(store, "commit", None)
+        if ref is None or seen is None:
+            return None
+        try:
+            latest = commit_of(ref, getattr(store, "token", None))
+            if latest == seen:
+                return None
+            return open_index(src, allow_local=allow)  # read whole at the new commit (a Hub file cannot be seeked)
+        except ArtifactError:
+            return None
 
     # -- server functions (skip the queue) -------------------------------------------------------------
 
@@ -200,20 +252,20 @@ class RunView:
         """{src, version} -> {groups: [RunGroupRow]} of that version, or {error}."""
         if not isinstance(req, dict):
             return {"error": "a request is {src, version}"}
-        c = self._collection(str(req.get("src") or "")[:1000])
-        v = run_page._whole(req.get("version"))
-        if c is None or v is None:
+        asked = run_page.run_request(req)
+        c = self._collection(asked.src)
+        if c is None or asked.version is None:
             return {"error": "no such run or version"}
-        return {"groups": msgspec.to_builtins(run_page.group_rows(c.run, v))}
+        return {"groups": msgspec.to_builtins(run_page.group_rows(c.run, asked.version))}
 
     def compare(self, req: Any) -> dict:
         """{src, a, b (rollout paths, from different versions or groups), turn} -> {html} of the existing
         compare view (viewer/render/group_map.py, escaped there), or {error}."""
         if not isinstance(req, dict):
             return {"error": "a request is {src, a, b, turn}"}
-        src = str(req.get("src") or "").strip()[:1000]
+        asked = run_page.run_request(req)
+        src, a, b = asked.src, asked.a, asked.b
         c = self._collection(src)
-        a, b = str(req.get("a") or "")[:1000], str(req.get("b") or "")[:1000]
         if c is None:
             return {"error": "no such run"}
         ra, rb = c.record(a), c.record(b)
@@ -222,7 +274,7 @@ class RunView:
         try:
             got = group_compare(self.collections._rollout(c, src, a), ra.rollout or 0,
                                 self.collections._rollout(c, src, b), rb.rollout or 0,
-                                max(0, run_page._whole(req.get("turn")) or 0))
+                                asked.turn)
         except ArtifactError as e:
             return {"error": str(e.problems[0]) if e.problems else "could not read the rollouts"}
         except ValueError as e:
@@ -250,44 +302,29 @@ class RunView:
             self.head_html = gr.HTML(value="", html_template="<div class='rp-mount'></div>", css_template=css,
                                      apply_default_css=False, js_on_load=js + MOUNT_JS.format(part="head"),
                                      elem_id="run-head", padding=False)
-            common: dict[str, Any] = {"x": "version", "height": PLOT_HEIGHT, "x_title": "policy version", "buttons": []}
-            with gr.Row(elem_classes="rp-plots"):
-                self.reward_plot = gr.LinePlot(y="reward", color="series", title="Reward per version (mean, ±sd, "
-                                               "min, max)", elem_id="run-reward-plot", **common)
-                self.share_plot = gr.LinePlot(y="share", color="series", y_lim=[0, 1], title="Shares of rollouts "
-                                              "(groups for zero spread)", elem_id="run-share-plot", **common)
-            with gr.Row(elem_classes="rp-plots"):
-                self.tokens_plot = gr.BarPlot(y="trained tokens", title="Trained tokens per version",
-                                              elem_id="run-tokens-plot", **common)
-                self.dropped_plot = gr.BarPlot(y="rollouts", color="cause", title="Rollouts never trained, by cause",
-                                               elem_id="run-dropped-plot", **common)
+            # The charts are drawn in the body, on canvas, from the versions it holds (viewer/assets/run_charts.js).
             self.body_html = gr.HTML(value="", html_template="<div class='rp-mount'></div>", css_template=css +
-                                     assets.read("collection_index.css"), apply_default_css=False,
-                                     js_on_load=js + MOUNT_JS.format(part="body"),
+                                     assets.read("vendor/uPlot.min.css") + assets.read("collection_index.css"),
+                                     apply_default_css=False,
+                                     js_on_load=assets.read("vendor/uPlot.iife.min.js") + "\n" +
+                                     assets.read("run_charts.js") + js + MOUNT_JS.format(part="body"),
                                      server_functions=[run_version, run_compare], elem_id="run-body", padding=False)
-            with gr.Column(visible=False, elem_id="run-task") as self.task_column:
-                self.task_plot = gr.LinePlot(x="version", y="pass rate", y_lim=[0, 1], height=200,
-                                             title="This task's pass rate per version", x_title="policy version",
-                                             elem_id="run-task-plot", buttons=[])
         self.timer = gr.Timer(POLL_S, active=False)
         self.src_state = gr.State(("", None))
 
     def outputs(self) -> list:
-        return [self.column, self.head_html, self.reward_plot, self.share_plot, self.tokens_plot, self.dropped_plot,
-                self.body_html, self.task_column, self.task_plot, self.timer, self.src_state]
+        return [self.column, self.head_html, self.body_html, self.timer, self.src_state]
 
     def wire(self, triggers: list, source, opened: list) -> None:
         """`triggers`: the source box's events that open a source; `opened`: [token view, loaded, index]."""
         for t in triggers:
             t(self.on_source, source, self.outputs())
         self.body_html.click(self.on_action, None, opened)
-        self.body_html.click(self.on_task, None, [self.body_html, self.task_column, self.task_plot])
-        self.timer.tick(self.poll, self.src_state,
-                        [self.head_html, self.reward_plot, self.share_plot, self.tokens_plot, self.dropped_plot,
-                         self.body_html, self.timer, self.src_state], show_progress="hidden")
+        self.body_html.click(self.on_task, None, [self.body_html])
+        self.timer.tick(self.poll, self.src_state, [self.head_html, self.body_html, self.timer, self.src_state],
+                        show_progress="hidden")
 
 
 def _stamp(run: Run) -> tuple:
     """What a visitor's page was built from: it changes whenever the run grew."""
     return len(run.rows), len(run.consumed), len(run.segments), run.live
-

@@ -1,0 +1,385 @@
+"""A recorded run's index as Arrow columns: read from its JSONL files, queried in place, cached per run state.
+
+The recorder's JSONL stays the written format (rollout_trace/artifact/run_format.py: what `datasets` reads,
+what a crash leaves whole). For a run of 10^5-10^6 rollouts, decoding every line into Python objects costs
+seconds and gigabytes per open; here Arrow's multi-threaded JSON reader turns each index file into typed
+columns (one explicit schema, only the columns a page asks about, text dictionary-encoded), and queries run
+in Arrow's compute kernels:
+
+    t = run_table("runs/my-run")                 # cached per run state: a second open is a lookup
+    t.per_version("reward")                      # one row per policy version: count, sum, min, max, mean
+    t.page(pc.field("reward") > 0.5, sort=[("reward", "descending")], offset=0, limit=50)
+    t.follow()                                   # the grown tails only; True when something was read
+    per_version("runs/my-run", "timed_out", ("sum", "count"))   # the same as plain rows, for other modules
+
+Per-version aggregates are computed once per state and, when the run grows, again only for the versions
+the new lines touch. A line file truncated or rewritten (not appended to) is read again whole. A file
+that Arrow cannot parse (a bad line) is read line by line with the run format's own decoder instead, so a
+bad line costs speed, not the rows around it; `rollout_trace.artifact.run.read_run` names the bad lines.
+
+Local folders only (a zip or a Hub run is read by `open_run`); no Gradio, no pages here.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+
+from .errors import RolloutTraceError
+from .run_format import CONSUMED_DIR, INDEX_DIR, IndexEntry
+
+# The index columns held, with their Arrow types (IndexEntry's fields of one value; `rows` as its length).
+COLUMNS: dict[str, pa.DataType] = {
+    "segment": pa.string(), "policy_version": pa.int64(), "group_id": pa.int64(), "rollout": pa.int64(),
+    "rollout_id": pa.string(), "group_path": pa.string(), "path": pa.string(), "status": pa.string(),
+    "cause": pa.string(), "reward": pa.float64(), "env_reward": pa.float64(), "advantage": pa.float64(),
+    "trained_tokens": pa.int64(), "task_id": pa.string(), "title": pa.string(), "dataset_index": pa.int64(),
+    "turns": pa.int64(), "tokens": pa.int64(), "drift": pa.string(), "timed_out": pa.bool_(),
+    "tool_calls": pa.int64(), "recorded_at": pa.string(),
+}
+_SCHEMA = pa.schema([*COLUMNS.items(), ("rows", pa.list_(pa.struct([("ordinal", pa.int64())])))])
+_CONSUMED = pa.schema([("segment", pa.string()), ("ordinal", pa.int64()), ("fate", pa.string())])
+_TEXT = ("segment", "status", "cause", "task_id", "title", "drift")  # few distinct values: dictionary-encoded
+AGGREGATES = ("count", "sum", "min", "max", "mean")
+MAX_TABLES = 4  # run states kept (each holds its columns)
+BLOCK_BYTES = 16 * 2**20
+CHUNK_BYTES = 64 * 2**20  # read and parsed at a time: memory is the columns, not the file
+MARK_BYTES = 64
+
+
+class RunTableError(RolloutTraceError, ValueError):
+    """A folder that is not a run (no index/), or a column a query names that the table does not hold."""
+
+
+def _parse(data: bytes, schema: pa.Schema) -> pa.Table:
+    """JSON lines -> a table of `schema`; a file Arrow rejects is decoded line by line, bad lines left out."""
+    if not data.strip():
+        return schema.empty_table()
+    try:
+        return pj.read_json(io.BytesIO(data), read_options=pj.ReadOptions(block_size=BLOCK_BYTES),
+                            parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pass
+    keep = [f.name for f in schema]
+    decoder = msgspec.json.Decoder(IndexEntry) if "policy_version" in keep else None
+    rows = []
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            got = msgspec.to_builtins(decoder.decode(line)) if decoder is not None else msgspec.json.decode(line)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            continue
+        if isinstance(got, dict):
+            rows.append({k: got.get(k) for k in keep})
+    try:
+        return pa.Table.from_pylist(rows, schema=schema)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return schema.empty_table()
+
+
+def _shape(raw: pa.Table) -> pa.Table:
+    """The held columns: `rows` becomes `n_rows`, text with few values dictionary-encoded."""
+    cols = {name: raw[name] for name in COLUMNS}
+    for name in _TEXT:
+        cols[name] = pc.dictionary_encode(cols[name])
+    cols["n_rows"] = pc.fill_null(pc.list_value_length(raw["rows"]), 0)
+    return pa.table(cols)
+
+
+def _ordinals(raw: pa.Table, first: int) -> pa.Table:
+    """(segment, ordinal, entry): one row per TRL row of each entry, `entry` its position in the whole table."""
+    lengths = pc.fill_null(pc.list_value_length(raw["rows"]), 0)
+    parents = pc.list_parent_indices(raw["rows"])
+    flat = pc.list_flatten(raw["rows"])
+    return pa.table({"segment": pc.take(raw["segment"], parents), "ordinal": pc.struct_field(flat, [0]),
+                     "entry": pc.add(parents, pa.scalar(first, pa.int64()))}) if len(lengths) else \
+        pa.table({"segment": pa.array([], pa.string()), "ordinal": pa.array([], pa.int64()),
+                  "entry": pa.array([], pa.int64())})
+
+
+@dataclass
+class _File:
+    read_to: int = 0
+    stamp: tuple = ()
+    mark: bytes = b""
+
+
+@dataclass
+class RunTable:
+    """One run's index as columns (`table`), what it read of each line file, and its per-version aggregates."""
+
+    root: Path
+    table: pa.Table
+    ordinals: pa.Table  # (segment, ordinal, entry) of every TRL row
+    consumed: pa.Table  # (segment, ordinal, fate) of every consumption line
+    files: dict[str, _File] = field(default_factory=dict)
+    _aggregates: dict[tuple[str, tuple[str, ...]], pa.Table] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # queries of one run at a time: each builds columns as long as the run, so visitors' memory stays one's
+    _query: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    @property
+    def state(self) -> tuple:
+        return tuple(sorted((p, f.stamp) for p, f in self.files.items()))
+
+    # -- queries -------------------------------------------------------------------------------------
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        if name == "trained":
+            return self.trained()
+        if name not in self.table.column_names:
+            raise RunTableError(f"no column {name!r}: expected one of {', '.join(self.table.column_names)}, trained")
+        return self.table[name]
+
+    def trained(self) -> pa.ChunkedArray:
+        """Per rollout: whether any of its TRL rows was trained (its consumption lines' fate)."""
+        took = self.consumed.filter(pc.equal(self.consumed["fate"], "trained")).select(["segment", "ordinal"])
+        hit = self.ordinals.join(took, ["segment", "ordinal"], join_type="inner")
+        mask = np.zeros(len(self), dtype=bool)
+        if hit.num_rows:
+            mask[pc.unique(hit["entry"]).to_numpy()] = True
+        return pa.chunked_array([pa.array(mask)])
+
+    def per_version(self, column: str, aggregates: Sequence[str] = AGGREGATES) -> pa.Table:
+        """One row per policy version, in version order: `version` and `<column>_<aggregate>` for each of
+        `aggregates` (count counts non-null values; NaN and ±inf are left out of every aggregate; a mean of
+        finite values is finite, a sum past the float range is inf).
+        Computed once per run state; after `follow`, again only for the versions the new lines touch."""
+        bad = [a for a in aggregates if a not in AGGREGATES]
+        if bad:
+            raise RunTableError(f"no aggregate {bad[0]!r}: expected one of {', '.join(AGGREGATES)}")
+        key = (column, tuple(aggregates))
+        with self._lock:
+            hit = self._aggregates.get(key)
+        if hit is not None:
+            return hit
+        got = self._aggregate(column, tuple(aggregates), None)
+        with self._lock:
+            self._aggregates[key] = got
+        return got
+
+    def _aggregate(self, column: str, aggregates: tuple[str, ...], versions: pa.Array | None) -> pa.Table:
+        values = self.column(column)
+        versions_col = self.table["policy_version"]
+        if versions is not None:
+            keep = pc.is_in(versions_col, value_set=versions)
+            values, versions_col = values.filter(keep), versions_col.filter(keep)
+        scale = 1.0
+        if pa.types.is_floating(values.type):
+            values = pc.if_else(pc.is_finite(values), values, pa.scalar(None, values.type))
+            top = pc.max(pc.abs(values)).as_py()
+            if top is not None and top > 2.0**1000:  # near the float limit: add scaled (exact, a power of two)
+                scale = 2.0**64
+        elif pa.types.is_boolean(values.type):
+            values = pc.cast(values, pa.int64())
+        scaled = pc.multiply(values, 1 / scale) if scale != 1.0 else values
+        t = pa.table({"version": versions_col, "v": values, "s": scaled})
+        out = t.group_by("version").aggregate([("s" if a in ("sum", "mean") else "v", a) for a in aggregates])
+        cols = {"version": out["version"]}
+        for a in aggregates:
+            got = out[f"{'s' if a in ('sum', 'mean') else 'v'}_{a}"]
+            if scale != 1.0 and a in ("sum", "mean"):
+                got = pc.multiply(got, scale)  # a mean is at most the largest value: finite; a sum may be inf
+            cols[f"{column}_{a}"] = got
+        return pa.table(cols).sort_by("version")
+
+    def _narrow(self, where: pc.Expression | None, names: Sequence[str]) -> pa.Table:
+        """The columns `where` and `names` name (found in the expression's text), and each row's number: a
+        filter or a sort touches these only, never the long text columns it does not name."""
+        text = str(where) if where is not None else ""
+        keep = [c for c in self.table.column_names if c in names or re.search(rf"\b{re.escape(c)}\b", text)]
+        t = self.table.select(keep)
+        return t.append_column("__row", pa.array(np.arange(t.num_rows, dtype=np.int64)))
+
+    def page(self, where: pc.Expression | None = None, sort: Sequence[tuple[str, str]] = (), offset: int = 0,
+             limit: int = 50, columns: Sequence[str] | None = None) -> tuple[int, list[dict]]:
+        """(rows matching `where`, one page of them as dicts) sorted by `sort` [(column, "ascending" |
+        "descending")]: the filter and the sort run in Arrow over the columns they name, and only the page's
+        rows are taken from the whole table and become Python objects."""
+        for name, _ in sort:
+            self.column(name)
+        offset, limit = max(0, int(offset)), max(0, int(limit))
+        with self._query:
+            return self._page(where, sort, offset, limit, columns)
+
+    def _page(self, where: pc.Expression | None, sort: Sequence[tuple[str, str]], offset: int, limit: int,
+              columns: Sequence[str] | None) -> tuple[int, list[dict]]:
+        t = self._narrow(where, [n for n, _ in sort])
+        if where is not None:
+            try:
+                t = t.filter(where)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+                raise RunTableError(f"the filter cannot be applied: {e}") from e
+        total = t.num_rows
+        k = min(total, offset + limit)
+        if sort and k:
+            top = t.take(pc.select_k_unstable(t, k=k, sort_keys=list(sort)))
+            # select_k leaves the top k unordered: order those (a page's worth), ties by row number
+            rows = top.sort_by([*sort, ("__row", "ascending")])["__row"]
+        else:
+            rows = t["__row"]
+        picked = rows.slice(offset, limit)
+        out = self.table.take(picked) if len(picked) else self.table.slice(0, 0)
+        if columns is not None:
+            out = out.select(list(columns))
+        return total, out.to_pylist()
+
+    # -- following -----------------------------------------------------------------------------------
+
+    def follow(self) -> bool:
+        """Read what the recorder appended since (the grown tails); True when the table changed. A line file
+        truncated or rewritten is read again whole (the run is read again)."""
+        listed = _line_files(self.root)
+        if {p: s for p, s in listed.items()} == {p: f.stamp for p, f in self.files.items()}:
+            return False
+        for path, f in self.files.items():
+            now = listed.get(path)
+            if now is None or now[0] < f.read_to or (now != f.stamp and now[0] == f.stamp[0]) or \
+                    (f.mark and _read(self.root / path, f.read_to - len(f.mark), len(f.mark)) != f.mark):
+                again = _read_table(self.root)
+                self.__dict__.update({k: getattr(again, k) for k in ("table", "ordinals", "consumed", "files")})
+                with self._lock:
+                    self._aggregates = {}
+                return True
+        shaped, ordinals, consumed, versions = [self.table], [self.ordinals], [self.consumed], []
+        first = self.table.num_rows
+        for path, stamp in sorted(listed.items()):
+            f = self.files.setdefault(path, _File())
+            if stamp == f.stamp:
+                continue
+            index = path.startswith(INDEX_DIR + "/")
+            for data in _chunks(self.root / path, f.read_to, stamp[0]):
+                f.read_to += len(data)
+                f.mark = (f.mark + data)[-MARK_BYTES:]
+                if not index:
+                    consumed.append(_parse(data, _CONSUMED))
+                    continue
+                raw = _parse(data, _SCHEMA)  # one chunk at a time: the file's bytes are never all in memory
+                ordinals.append(_ordinals(raw, first))
+                shaped.append(_shape(raw))
+                versions.append(raw["policy_version"])
+                first += raw.num_rows
+            # a half-written last line: read again once it has grown
+            f.stamp = stamp if f.read_to == stamp[0] else (f.read_to, *stamp[1:])
+        if len(shaped) == 1 and len(consumed) == 1:
+            return False
+        self.table = pa.concat_tables(shaped, promote_options="permissive")
+        self.ordinals = pa.concat_tables(ordinals)
+        self.consumed = pa.concat_tables(consumed)
+        cons = self.consumed.slice(consumed[0].num_rows)
+        touched = pc.unique(pa.chunked_array(versions, pa.int64())) if versions else None
+        with self._lock:
+            old = dict(self._aggregates)
+        fresh: dict[tuple[str, tuple[str, ...]], pa.Table] = {}
+        for (column, aggs), prior in old.items():
+            if cons.num_rows and column == "trained" or touched is None:
+                fresh[(column, aggs)] = self._aggregate(column, aggs, None)  # a fate can change any version
+                continue
+            kept = prior.filter(pc.invert(pc.is_in(prior["version"], value_set=touched)))
+            fresh[(column, aggs)] = pa.concat_tables([kept, self._aggregate(column, aggs, touched)]).sort_by("version")
+        with self._lock:
+            self._aggregates = fresh
+        return True
+
+
+def _chunks(path: Path, start: int, end: int):
+    """The whole lines of `path` between `start` and `end`, in chunks of about CHUNK_BYTES cut at newlines."""
+    try:
+        f = open(path, "rb")
+    except OSError:
+        return
+    with f:
+        f.seek(start)
+        left, carry = end - start, b""
+        while left > 0:
+            got = f.read(min(CHUNK_BYTES, left))
+            if not got:
+                break
+            left -= len(got)
+            data = carry + got
+            cut = data.rfind(b"\n") + 1
+            carry = data[cut:]
+            if cut:
+                yield data[:cut]
+
+
+def _read(path: Path, offset: int, size: int) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, offset))
+            return f.read(max(0, size))
+    except OSError:
+        return b""
+
+
+def _line_files(root: Path) -> dict[str, tuple]:
+    """index/*.jsonl and consumed/*.jsonl -> (size, mtime_ns, inode); hidden (half-written) files left out."""
+    out = {}
+    for folder in (INDEX_DIR, CONSUMED_DIR):
+        try:
+            entries = list(os.scandir(root / folder))
+        except OSError:
+            continue
+        for e in entries:
+            if e.name.endswith(".jsonl") and not e.name.startswith(".") and e.is_file(follow_symlinks=False):
+                st = e.stat(follow_symlinks=False)
+                out[f"{folder}/{e.name}"] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    return out
+
+
+def _read_table(root: Path) -> RunTable:
+    if not (root / INDEX_DIR).is_dir():
+        raise RunTableError(f"{root}: not a recorded run (no {INDEX_DIR}/ folder)")
+    t = RunTable(root=root, table=_shape(_SCHEMA.empty_table()), ordinals=_ordinals(_SCHEMA.empty_table(), 0),
+                 consumed=_CONSUMED.empty_table())
+    t.follow()  # the first read is a follow from nothing
+    return t
+
+
+_cache: OrderedDict[Path, RunTable] = OrderedDict()
+_cache_lock = threading.Lock()
+_open_locks: dict[Path, threading.Lock] = {}
+
+
+def run_table(folder: str | Path) -> RunTable:
+    """The run at `folder` as a RunTable, shared: a second call while its files are unchanged is a lookup; a
+    grown run is followed (its tails read), not read again. One reader per run at a time."""
+    root = Path(folder).expanduser().resolve()
+    with _cache_lock:
+        lock = _open_locks.setdefault(root, threading.Lock())
+    with lock:
+        with _cache_lock:
+            hit = _cache.get(root)
+        if hit is None:
+            hit = _read_table(root)
+        else:
+            hit.follow()
+        with _cache_lock:
+            _cache[root] = hit
+            _cache.move_to_end(root)
+            while len(_cache) > MAX_TABLES:
+                gone, _ = _cache.popitem(last=False)
+                _open_locks.pop(gone, None)
+        return hit
+
+
+def per_version(folder: str | Path, column: str, aggregates: Sequence[str] = AGGREGATES) -> list[dict]:
+    """Any index column's per-version aggregates of the run at `folder`, as plain rows
+    [{"version": v, "<column>_<aggregate>": ...}] in version order (shared and cached: `run_table`)."""
+    return run_table(folder).per_version(column, aggregates).to_pylist()

@@ -1,0 +1,58 @@
+"""The run page's chart reduction (viewer/assets/run_charts.js), run in node: a chart never draws more points
+than its pixels, and the reduction keeps every bin's extremes (a one-version spike survives)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+from conftest import requires
+from viewer import assets
+
+NODE = shutil.which("node")
+needs_node = requires(NODE is not None, "node is not installed")
+
+
+def _run(expr: str):
+    code = assets.read("run_charts.js") + f"\nprocess.stdout.write(JSON.stringify({expr}));"
+    got = subprocess.run([NODE or "node", "-e", code], capture_output=True, text=True, timeout=60)
+    assert got.returncode == 0, got.stderr
+    return json.loads(got.stdout)
+
+
+@needs_node
+def test_lines_are_reduced_to_two_points_per_bin_keeping_extremes():
+    got = _run("""(() => {
+      const xs = Array.from({length: 2000}, (_, i) => i + 1);
+      const y = xs.map((x) => (x === 1234 ? 50 : x % 7));  // one spike
+      const lo = xs.map((x) => -x), hi = xs.map((x) => (x === 777 ? 1e308 : x));
+      const r = RunCharts.reduceLines(xs, [y, lo, hi], ["line", "lo", "hi"], 300);
+      const few = RunCharts.reduceLines([1, 2, 3], [[1, null, 3]], ["line"], 300);
+      return {n: r.xs.length, max: Math.max(...r.ys[0]), min: Math.min(...r.ys[1]), top: Math.max(...r.ys[2]),
+              sorted: r.xs.every((x, i) => i === 0 || x >= r.xs[i - 1]), first: r.xs[0], last: r.xs[r.xs.length - 1],
+              few, nan: RunCharts.reduceLines(xs, [xs.map(() => NaN)], ["line"], 10).ys[0].every((v) => v === null)};
+    })()""")
+    assert got["n"] <= 600 and got["max"] == 50 and got["min"] == -2000 and got["top"] == 1e308
+    assert got["sorted"] and got["first"] == 1 and got["last"] == 2000
+    assert got["few"] == {"xs": [1, 2, 3], "ys": [[1, None, 3]]}  # fewer points than pixels: as they are
+    assert got["nan"]
+
+
+@needs_node
+def test_bars_are_summed_per_bin_and_say_how_many_versions_a_bar_holds():
+    got = _run("""(() => {
+      const xs = Array.from({length: 2000}, (_, i) => i + 1);
+      const r = RunCharts.binBars(xs, [xs.map(() => 1)], 150);
+      return {n: r.xs.length, per: r.per, total: r.ys[0].reduce((a, b) => a + b, 0), x0: r.xs[0], small: RunCharts.binBars([1, 2], [[3, 4]], 150)};
+    })()""")
+    assert got["n"] <= 150 and got["per"] == 14 and got["total"] == 2000 and got["x0"] == 1
+    assert got["small"] == {"xs": [1, 2], "ys": [[3, 4]], "per": 1}
+
+
+@needs_node
+def test_the_value_axis_never_overflows_at_the_float_limit():
+    got = _run("[RunCharts.padded(-1.7976931348623157e308, 1.7976931348623157e308), RunCharts.padded(0, 1), RunCharts.padded(2, 2)]")
+    assert all(abs(v) <= 1.7976931348623157e308 for v in got[0])
+    assert got[1][0] < 0 and got[1][1] > 1  # no line on the frame
+    assert got[2][0] < 2 < got[2][1]

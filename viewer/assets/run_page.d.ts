@@ -1,0 +1,15 @@
+// What the run page's JavaScript (run_page.js, run_charts.js) meets beside the records: uPlot, the chart
+// library vendored in vendor/ (its own types are a module; the page loads it as a script, a global).
+// Written by hand; the records are in contract.d.ts.
+
+/** uPlot 1.6 (vendor/uPlot.iife.min.js): the page uses its constructor, destroy() and paths.bars. */
+declare const uPlot: {
+  new (opts: object, data: (number | null)[][], target: HTMLElement): {destroy(): void};
+  paths: {bars(opts: {size: [number, number]; align: number}): unknown};
+};
+
+/** What Gradio hands a gr.HTML's js_on_load besides its element (viewer/ui/run_view.py). */
+interface RunServer {
+  run_version(req: {src: string | null; version: number}): Promise<{groups?: RunGroupRow[]; error?: string}>;
+  run_compare(req: {src: string | null; a: string; b: string; turn: number}): Promise<{html?: string; a?: string; b?: string; error?: string}>;
+}
