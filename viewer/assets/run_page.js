@@ -254,10 +254,11 @@ const RunPage = (() => {
       if (r.classList.contains("rp-vrow")) openVersion(Number(r.dataset.version)); else openGroup(r.dataset.path);
       return true;
     }
+    /** @param {string} path */
     function backTo(path, tries = 60) {  // once the run page is on screen again: the group it opened, scrolled to
       if (!shown()) { if (tries) requestAnimationFrame(() => backTo(path, tries - 1)); return; }
       state.opened = null;
-      const rows = Array.from(box.querySelectorAll("tr.rp-grow"));
+      const rows = /** @type {HTMLElement[]} */ (Array.from(box.querySelectorAll("tr.rp-grow")));
       const row = rows.find((r) => r.dataset.path === path) || box.querySelector("tr.rp-vrow.open");
       if (!row) return;
       row.scrollIntoView({block: "center"});
