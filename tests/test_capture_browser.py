@@ -25,7 +25,8 @@ def assert_capture_off(page, timeout: int = TIMEOUT) -> None:
     page.click("button[role=tab]:has-text('Capture')")
     note = page.locator("#capture-disabled")
     note.wait_for(timeout=timeout)
-    assert "Capture is off on this server" in note.inner_text()
+    said = note.inner_text()  # a visitor's reason, not an operator's switch
+    assert "Capture is closed on this" in said and "python -m capture" in said and "ROLLOUT_VIEWER" not in said
     assert page.locator("#cap-run").count() == 0
 
 
@@ -58,6 +59,10 @@ def test_capture_through_the_tab(page, capture_app, scripted_llm, task_file, tok
     verdict = page.locator("[data-testid=endpoint-verdict]")
     verdict.wait_for(timeout=TIMEOUT)
     assert "Ready" in verdict.inner_text() and "token ids: yes" in verdict.inner_text()
+    # nothing runs yet: Cancel is quiet beside Capture, and there is nothing to push
+    assert "secondary" in page.locator("#cap-cancel").get_attribute("class")
+    assert "primary" in page.locator("#cap-run").get_attribute("class")
+    assert page.locator("#cap-push").is_disabled()
     page.click("#cap-run")
     page.wait_for_function("document.querySelector('#cap-log textarea') && "
                            "document.querySelector('#cap-log textarea').value.includes('model call 1')", timeout=TIMEOUT)
@@ -75,6 +80,7 @@ def test_capture_through_the_tab(page, capture_app, scripted_llm, task_file, tok
     status = page.locator("[data-testid=capture-status]").inner_text()
     assert status.startswith("done") and "3 agent turn(s)" in status
     assert page.locator("#cap-download a").count() >= 1
+    assert page.locator("#cap-push").is_enabled()  # an artifact to push now
 
 
 def test_cancel_midway_leaves_nothing(page, capture_app, scripted_llm, task_file, tokenizer_dir):

@@ -232,6 +232,22 @@ def test_cli_ls_table_and_json(coll, capfd):
     assert doc["problems"] == ["broken/c/summary.json, field `agent_turns`: wrong type (expected int, found str)"]
 
 
+def test_cli_ls_shows_the_facts_the_page_shows(capfd):
+    """`ls examples --json`: the bundled scripted rollout's tokens and drift (its summary.json records neither) as
+    the page reads them from turns.json, and each model once, as the page's model filter offers it."""
+    from rollout_trace.artifact import open_artifact
+    from viewer.index.facts import facts_of
+
+    rc, out, _ = run(["ls", str(ROOT / "examples"), "--json"], capfd)
+    doc = json.loads(out)
+    row = next(r for r in doc["records"] if r["path"] == "scripted-smollm2")
+    known = facts_of(open_artifact(ROOT / "examples" / "scripted-smollm2").turns)
+    assert rc == 0 and (row["tokens"], row["drifting_boundaries"], row["drift"]) == (known.tokens, known.drifting, "drift")
+    assert (known.tokens, known.drifting) == (1915, 1)
+    assert [m for m in doc["models"] if "SmolLM2-135M-Instruct" in m and "tiny" not in m] == ["SmolLM2-135M-Instruct"]
+    assert all(r["tokens"] is not None for r in doc["records"] if r["kind"] == "artifact")
+
+
 def test_cli_ls_unlistable_source(tmp_path, capfd):
     rc, out, err = run(["ls", str(tmp_path / "missing")], capfd)
     assert rc == 1 and out == "" and "cannot list this collection" in err

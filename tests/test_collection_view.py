@@ -151,7 +151,7 @@ def test_page_load_routes_by_source_and_row(coll):
     view, src, loaded, index = load(src=str(coll), timed_out="yes")
     assert view == CLEARED and src == str(coll) and page_of(index)["matched"] == 2
     view, src, loaded, index = load(src=str(coll), row="a", turn="2", mode="logprob")
-    assert page_of(view)["initial"] == {"turn": 2, "mode": "logprob", "scope": "new"} and page_of(index)["row"] == "a"
+    assert page_of(view)["initial"] == {"turn": 2, "mode": "logprob", "scope": "new", "found": None} and page_of(index)["row"] == "a"
     view, src, loaded, index = load()  # the default: the page was built with the bundled example, no index
     assert view == {"__type__": "update"} and loaded == "scripted-smollm2" and page_of(index)["mode"] == "none"
 
@@ -237,6 +237,9 @@ def test_tokens_and_drift_are_counted_once_per_row_when_summary_json_lacks_them(
     only = cv.index_page(str(col), {"drift": "drift"})
     assert only.matched == 1 and "scripted-smollm2" in only.table_html
     assert page.models == ["SmolLM2-135M-Instruct"]
+    # a row opened from that filtered index counts the rows as the index did (its facts, not summary.json's)
+    _, _, index = cv.open_row(str(col), "smollm2-offline", {"drift": "drift"}, Initial())
+    assert page_of(index)["matched"] == only.matched and "the index has 1 row matching drift=drift" in page_of(index)["row_html"]
     assert model_choices(["A/x", "x", "B/y", "C/y", "y", "D/z"]) == ["B/y", "C/y", "D/z", "x", "y"]
 
 

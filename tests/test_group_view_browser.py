@@ -59,13 +59,16 @@ def test_synthetic_group_map_open_a_cell_and_back(page, app_url, grp):
     page.locator("tr[data-rollout='2'] [data-testid=group-cell]").first.click()
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
     q = query(page, blanks=True)
-    assert q["rollout"] == "2" and q["turn"] == "0" and "row" in q
+    assert q["rollout"] == "2" and q["turn"] == "0" and "row" not in q  # the root group: no empty row=
+    page.reload()  # the link without row= opens the same rollout from the same map
+    page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
+    assert "back to the group map" in page.locator("[data-testid=back-to-index]").inner_text()
     assert "back to the group map" in page.locator("[data-testid=back-to-index]").inner_text()
     assert "advantage " + f"{adv[2]:+.3f}" in page.locator(".ci-backbar").inner_text()
     page.locator("[data-testid=back-to-index]").click()
     page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
     page.wait_for_function("!document.querySelector('.tv-tokens')", timeout=TIMEOUT)
-    assert "rollout" not in query(page, blanks=True)
+    assert "rollout" not in query(page, blanks=True) and "row" not in query(page, blanks=True)
     assert page.errors == []
 
 

@@ -79,6 +79,8 @@ def test_live_view_follows_a_capture_and_becomes_the_artifact(browser, capture_a
         badge = page.locator("#view-tab [data-testid=live-badge]")
         assert badge.get_attribute("data-state") == "running" and "running" in badge.inner_text()
         assert "reward pending" in page.locator("#view-tab [data-testid=summary]").inner_text()
+        # the source box names the capture, not the example the page opened on
+        assert page.locator("#source input").input_value().startswith("live capture · task ")
         page.wait_for_selector("#view-tab .t[data-mask='1']", timeout=TIMEOUT)  # its tokens, coloured by mask
         page.screenshot(path=str(SHOTS / "live_running_1440_light.png"))
         page.set_viewport_size({"width": 1024, "height": 768})

@@ -142,6 +142,24 @@ def test_presentation_mode_on_the_run_page(page, app_url):
     page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
     assert page.locator(".ci.present").count() == 1
     page.keyboard.press("Escape")
+    # leaving presentation on the group map brings the app's chrome back: no blank room above the map
+    page.wait_for_function("!document.body.classList.contains('tv-present')")
+    assert page.evaluate("getComputedStyle(document.querySelector('.tv-sourcebar')).visibility") == "visible"
+    gap = page.evaluate("document.querySelector('[data-testid=group-map]').getBoundingClientRect().top - "
+                        "document.querySelector('.tv-sourcebar').getBoundingClientRect().bottom")
+    assert gap < 120, gap
+    page.screenshot(path=str(SHOTS / "run-group-after-present-1024x768-light.png"))
+    assert page.errors == []
+
+
+def test_question_mark_shows_the_run_pages_keys(page, app_url):
+    open_run_page(page, url_of(app_url, "trl-run"))
+    page.locator("body").press("?")
+    help_box = page.locator("[data-testid=run-help]")
+    help_box.wait_for(timeout=TIMEOUT)
+    assert "Enter" in help_box.inner_text() and "presentation mode" in help_box.inner_text()
+    page.keyboard.press("Escape")
+    assert help_box.is_hidden()
     assert page.errors == []
 
 

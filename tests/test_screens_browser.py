@@ -22,6 +22,7 @@ TIMEOUT = 60_000
 SCHEMES = ("light", "dark")
 F32, BF16 = "smollm2-135m-instruct.float32.cpu.t1", "smollm2-135m-instruct.bfloat16.cpu.t1"
 EXAMPLES = ROOT / "examples"
+RUN_GROUP = "groups/20261201T114600Z-ab30df-v000001-g000000"  # three turns: the widest map of the bundled run
 
 # Generated tokens wholly on screen: inside the window and inside the token pane's box.
 GEN_ON_SCREEN = """() => { const b = document.querySelector('.tv-tokens').getBoundingClientRect();
@@ -216,7 +217,8 @@ def test_group_map_presentation(browser, app_url, scheme, size):
         font = page.locator(".gm-table td").first.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
         assert font >= 17, font
         order = page.locator("tr.gm-row").evaluate_all("rs => rs.map(r => r.dataset.rollout)")
-        page.keyboard.press("j")
+        # a starting cursor on the first (best) row: Enter works before any j
+        assert page.locator("tr.ci-cursor").get_attribute("data-rollout") == order[0]
         page.keyboard.press("j")
         assert page.locator("tr.ci-cursor").get_attribute("data-rollout") == order[1]
         page.keyboard.press("k")
@@ -237,6 +239,35 @@ def test_group_map_presentation(browser, app_url, scheme, size):
         assert page.locator("tr.ci-row.ci-cursor").count() == 1
         assert page.locator(".ci-tablebox").evaluate("e => e.scrollWidth <= e.clientWidth + 1"), "the big table fits"
         shot(page, f"5-index-presentation-{size[0]}-{scheme}")
+        assert page.errors == []
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("size", [(1024, 768), (1280, 720)])
+def test_run_group_map_presentation_fits_and_leaves_no_gap(browser, app_url, scheme, size):
+    """A run's group (three turn columns) in presentation keeps its last turn column on screen; Enter opens the
+    first rollout straight away; leaving presentation puts the map back where it was (no blank space)."""
+    with screen(browser, size, scheme) as page:
+        page.goto(url_of(app_url, "trl-run", row=RUN_GROUP))
+        page.wait_for_selector("[data-testid=group-map] tr.gm-row", timeout=TIMEOUT)
+        top = lambda: page.locator(".gm-table").evaluate("e => Math.round(e.getBoundingClientRect().top + scrollY)")  # noqa: E731
+        before = top()
+        page.keyboard.press("p")
+        page.wait_for_selector(".ci.present", timeout=TIMEOUT)
+        last = page.locator(".gm-turnh").last
+        assert last.inner_text() == "turn 2"
+        assert page.evaluate("() => { const h = [...document.querySelectorAll('.gm-turnh')].pop();"
+                             " return h.getBoundingClientRect().right <= window.innerWidth; }"), "the last turn column is on screen"
+        assert page.locator(".gm-tablebox").evaluate("e => e.scrollWidth <= e.clientWidth + 1"), "the map fits its width"
+        shot(page, f"5-run-group-presentation-{size[0]}-{scheme}")
+        page.keyboard.press("Escape")
+        page.wait_for_function("!document.querySelector('.ci.present')")
+        assert abs(top() - before) <= 2, (before, top())
+        page.keyboard.press("p")
+        page.wait_for_selector(".ci.present", timeout=TIMEOUT)
+        page.keyboard.press("Enter")  # the starting cursor's rollout
+        page.wait_for_selector(".tv.present .t[data-mask]", timeout=TIMEOUT)
+        assert "rollout=" in page.url
         assert page.errors == []
 
 
@@ -409,7 +440,7 @@ def test_words_say_what_is_on_screen(browser, app_url, tmp_path, scheme):
         nav = page.locator("[data-testid=nav-trainer]").first
         assert nav.inner_text().startswith("trainer:") and "clip band" in nav.get_attribute("title")
         counts = page.locator("[data-testid=counts]")
-        assert "(1 bookkeeping)" in counts.inner_text() and "agent turns are the calls" in counts.get_attribute("title")
+        assert "(1 by opencode itself" in counts.inner_text() and "agent turns are the calls" in counts.get_attribute("title")
         heads = page.locator(".tv-reward th").all_inner_texts()
         assert len(heads) == 5 and all(h.strip() for h in heads), heads
         page.click("[data-mode=advantage]")

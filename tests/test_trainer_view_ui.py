@@ -178,3 +178,18 @@ def _min_contrast(page) -> float:
       }
       return worst;
     }""")
+
+
+@pytest.mark.browser
+def test_the_chosen_part_is_kept_in_the_url(page, app_url):
+    """float32 or bfloat16: the picked rescore part is in the page's link, so a reload or a shared link shows it."""
+    _open(page, f"{app_url}/?turn=0&mode=mismatch")
+    page.click("[data-tpart='%s']" % BF16)
+    page.wait_for_function(f"new URL(location.href).searchParams.get('part') === {BF16!r}", timeout=TIMEOUT)
+    page.reload()
+    page.wait_for_selector(f"[data-tpart='{BF16}'].on", timeout=TIMEOUT)
+    assert "bfloat16" in page.locator("[data-testid=legend-part]").inner_text()
+    page.click("[data-mode=mask]")
+    page.wait_for_function("new URL(location.href).searchParams.get('mode') === 'mask'")
+    assert f"part={BF16}" in page.url  # a mode change keeps it
+    assert page.errors == []

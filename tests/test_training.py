@@ -40,7 +40,7 @@ def test_scripted_example_trains_all_three_turns_and_says_where_the_script_disag
     # once per rollout: a short badge beside the counts, the whole sentence on hover
     assert o.header_html.count("data-testid='trained-disagree'") == 1
     assert o.header_html.count("marks turn 2 untrained because it made no tool call") == 1
-    assert ">the capture script marks turn 2 untrained</span>" in o.header_html
+    assert ">TRL trains turn 2; the original capture script would not (no tool call)</span>" in o.header_html
     assert "TRL 1.16.0 trains its 17 generated tokens" in o.header_html
     assert [bool(t.trained_html) for t in o.turns] == [False, False, True]  # and on the turn
     assert "17 of this turn&#x27;s 17 generated tokens" in o.turns[2].trained_html or \

@@ -37,7 +37,7 @@ def test_default_example_shows_what_trl_trains(browser, app_url, size, scheme):
         assert "17 of 17 generated tokens trained; the original capture script marks this turn untrained" in \
             page.locator(".tv-navitem .tv-pill").nth(2).get_attribute("title")
         badge = page.locator("[data-testid=trained-disagree]")
-        assert badge.count() == 1 and badge.inner_text() == "the capture script marks turn 2 untrained"
+        assert badge.count() == 1 and badge.inner_text() == "TRL trains turn 2; the original capture script would not (no tool call)"
         assert "TRL 1.16.0 trains its 17 generated tokens" in badge.get_attribute("title")
         note = page.locator("[data-testid=trained-note]")
         assert note.is_visible() and "TRL 1.16.0 trains 17 of this turn's 17 generated tokens" in note.inner_text()

@@ -36,8 +36,10 @@ def test_loads_example_with_masks(page, app_url):
     assert page.locator("[data-testid=summary]").inner_text() == (
         "4 of 5 held-out tests passed · reward +0.800 · 3 of 3 turns trained by TRL")
     assert page.locator(".tv-reward-value.pos").count() == 1
-    assert page.locator("[data-testid=counts]").inner_text() == "4 model calls (1 bookkeeping) · 3 agent turns · 3 trained by TRL 1.16.0"
-    assert "1 of 2 boundaries drift" in page.locator("[data-testid=continuity]").inner_text()
+    # plain words first, the exact numbers kept for the RL engineer
+    assert page.locator("[data-testid=counts]").inner_text() == (
+        "3 agent turns · 3 trained by TRL 1.16.0 · 4 model calls recorded (1 by opencode itself, e.g. the session title)")
+    assert page.locator("[data-testid=continuity]").inner_text() == "turn 1's prompt rewrites turn 0's tokens (1 of 2 boundaries drift)"
     assert page.locator(".t[data-mask='1']").count() > 0 and page.locator(".t[data-mask='0']").count() > 0
     assert page.locator("[data-testid=held-out-test]").count() == 5
     assert page.locator("[data-testid=reward-step]").count() == 5
@@ -391,3 +393,111 @@ def test_a_rollout_without_agent_turns_shows_a_message(page, app_url, tmp_path):
     page.wait_for_selector("[data-testid=no-turns]", timeout=TIMEOUT)
     assert "no agent turn" in page.locator("[data-testid=no-turns]").inner_text()
     assert page.locator("[data-testid=held-out-test]").count() == 5 and page.errors == []
+
+
+# Text on a logprob-coloured token: its translucent red composited over the pane's background, as the screen shows it.
+LOGPROB_CONTRAST = r"""(alpha) => {
+  const rgba = (c) => { const v = c.match(/[0-9.]+/g).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+  const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const pane = rgba(getComputedStyle(document.querySelector('.tv-tokens')).backgroundColor);
+  const toks = [...document.querySelectorAll('.tv-tokens .t[style]')].slice(0, 60);
+  return toks.map((e) => {
+    if (alpha !== null) e.style.setProperty('--a', String(alpha));
+    const [r, g, b, a] = rgba(getComputedStyle(e).backgroundColor);
+    const shown = [0, 1, 2].map((k) => [r, g, b][k] * a + pane[k] * (1 - a));
+    const x = lum(rgba(getComputedStyle(e).color)), y = lum(shown);
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); });
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_logprob_mode_keeps_contrast(browser, app_url, scheme):
+    """Token text on the logprob colours keeps 4.5:1 in both schemes, at the real logprobs and at both ends of the
+    scale (p ≈ 1: alpha 0.08, p ≈ 0: alpha 0.93, format.js lpAlpha's range)."""
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900}, color_scheme=scheme)
+    page = ctx.new_page()
+    try:
+        open_view(page, f"{app_url}/?turn=1&mode=logprob")
+        page.wait_for_selector(".tv-tokens .t[style]", timeout=TIMEOUT)
+        for alpha in (None, 0.93, 0.08):
+            ratios = page.evaluate(LOGPROB_CONTRAST, alpha)
+            assert ratios and min(ratios) >= 4.5, f"alpha {alpha} in {scheme}: {min(ratios):.2f}"
+        page.screenshot(path=str(SHOTS / f"logprob-strongest-{scheme}.png"))
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("size", [(1024, 768), (1280, 720), (1440, 900)])
+def test_presentation_shows_the_drift_whole(browser, app_url, scheme, size):
+    """On a projector the drift banner keeps its before/after and its cause, and mask mode marks the drifted
+    tokens (the speaker need not press m)."""
+    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]}, color_scheme=scheme)
+    page = ctx.new_page()
+    try:
+        open_view(page, f"{app_url}/?turn=1")
+        page.keyboard.press("p")
+        page.wait_for_selector(".tv.present", timeout=TIMEOUT)
+        banner = page.locator(".tv-boundary.drift")
+        said = banner.inner_text()
+        assert "TURN 0 HAD" in said.upper() and "TURN 1'S PROMPT HAS" in said.upper() and "likely cause: whitespace" in said
+        for part in (".tv-sides", ".tv-cause"):
+            assert banner.locator(part).is_visible(), part
+        assert page.locator("[data-mode=mask].on").count() == 1
+        marked = page.locator(".tv-tokens .t.dmark")
+        marked.first.wait_for(timeout=TIMEOUT)
+        assert marked.first.evaluate("e => getComputedStyle(e).outlineStyle") == "solid"
+        assert "rewritten at the turn boundary (drift)" in page.locator(".tv-legend").inner_text()
+        # the toolbar stays on one line, the tokens keep most of the screen
+        rows = page.locator(".tv-toolbar > *").evaluate_all("es => new Set(es.filter(e => e.offsetParent).map(e => Math.round(e.getBoundingClientRect().top))).size")
+        assert rows == 1, "the presentation toolbar wraps"
+        assert page.locator(".tv-tokens").evaluate("e => e.getBoundingClientRect().height") >= 0.4 * size[1]
+        page.screenshot(path=str(SHOTS / f"present-drift-{size[0]}x{size[1]}-{scheme}.png"))
+        page.keyboard.press("p")
+        page.wait_for_selector(".tv:not(.present)")
+        assert page.locator(".tv-tokens .t.dmark").count() > 0  # on the page too, not only in presentation
+    finally:
+        ctx.close()
+
+
+def test_held_out_inputs_are_shown_as_the_program_reads_them(page, app_url):
+    """stdin keeps its lines: a long line scrolls sideways rather than wrapping into lines the program never reads."""
+    open_view(page, app_url)
+    cell = page.locator("[data-testid=held-out-test] td:nth-child(2) pre").first
+    cell.scroll_into_view_if_needed()
+    assert cell.evaluate("e => getComputedStyle(e).whiteSpace") == "pre"
+    lines = cell.inner_text().split("\n")
+    height = cell.evaluate("e => e.clientHeight")
+    line_h = cell.evaluate("e => parseFloat(getComputedStyle(e).lineHeight) || parseFloat(getComputedStyle(e).fontSize) * 1.2")
+    assert height <= (len([x for x in lines if x]) + 1) * line_h + 16, "no wrapped line"
+    assert "stdin" in page.locator(".tv-heldout th").nth(1).inner_text()
+
+
+def test_first_screen_says_what_this_is_and_what_to_try(page, app_url):
+    """One sentence, three first clicks (the drifting turn, a group, the run page) and every source described."""
+    open_view(page, app_url)
+    intro = page.locator("#intro").inner_text()
+    assert "token by token, exactly as RL training" in intro
+    for tid, want in (("try-drift", "src=scripted-smollm2&turn=1&mode=drift"), ("try-group", "src=smollm2-group"),
+                      ("try-run", "src=trl-run")):
+        assert want in page.locator(f"[data-testid={tid}]").get_attribute("href")
+    page.click("#source input")
+    options = page.locator("[role=option]").all_inner_texts()
+    assert any(o.startswith("trl-run") and "run page" in o for o in options), options
+    assert all(" · " in o for o in options), options
+    page.keyboard.press("Escape")
+    page.click("[data-testid=try-run]")
+    page.wait_for_selector("[data-testid=run-versions]", timeout=TIMEOUT)
+    assert "src=trl-run" in page.url and page.errors == []
+
+
+def test_a_link_value_the_view_cannot_use_is_named(page, app_url):
+    """scope=rows is not a scope: the view opens on the default scope and says which value it replaced."""
+    open_view(page, f"{app_url}/?src=scripted-smollm2&turn=1&scope=rows")
+    note = page.locator("[data-testid=export-note]")
+    note.wait_for(timeout=TIMEOUT)
+    assert "scope must be one of new, full, row; using new" in note.inner_text()
+    assert page.locator("[data-scope=new].on").count() == 1 and active_turn(page).startswith("turn 1")
+    open_view(page, f"{app_url}/?src=scripted-smollm2&turn=1")
+    assert page.locator("[data-testid=export-note]").is_hidden()  # a good link says nothing

@@ -80,7 +80,7 @@ def test_opened_value_ships_the_first_chunk_at_the_story():
     t0 = o["outline"]["turns"][0]
     first = o["first_chunk"]
     assert first["start"] <= t0["prompt_tokens"] < first["start"] + len(first["ids"])
-    assert o["initial"] == {"turn": 0, "mode": "mask", "scope": "new"}
+    assert o["initial"] == {"turn": 0, "mode": "mask", "scope": "new", "found": None}
 
 
 def test_upload_problems_name_the_upload_not_a_server_path(tmp_path):
@@ -151,3 +151,23 @@ def test_an_upload_is_named_by_its_digest_and_a_stale_link_says_so(tmp_path):
     stale = "upload:" + "0" * 32
     tab.source_value(stale)
     assert "error_html" in json.loads(tab.source_value(stale)[0])  # still a message, never a crash
+
+
+def test_a_public_capture_is_named_so_a_reload_reopens_it(example_copy):
+    """A public visitor cannot name the capture's server folder: the capture is named as an upload is, so the page's
+    URL carries a src that reopens the same rollout, and the source box shows that name."""
+    import json
+
+    from rollout_trace.artifact import open_artifact
+    from viewer.ui.view_tab import ViewTab
+
+    tab = ViewTab("scripted-smollm2", public=True)
+    key, src = tab.keep_capture(open_artifact(example_copy))
+    assert src is not None and src.startswith("upload:") and str(example_copy) not in src
+    value, shown = tab.source_value(src)
+    opened = json.loads(value)
+    assert "error_html" not in opened and opened["key"] == key and opened["src"] == src and shown == src
+    tab.loaded, tab.src = "loaded", "source"  # the components' stand-ins (they exist once the tab is rendered)
+    assert tab.open_capture(example_copy, following=False)["source"]["value"] == src
+    private = ViewTab("scripted-smollm2", public=False)
+    assert private.keep_capture(open_artifact(example_copy))[1] == str(example_copy)

@@ -1,5 +1,6 @@
 """Command line: `python -m viewer check SOURCE`, `export SOURCE -o out.html`, `rescore SOURCE --model M`,
-and `ls SOURCE` for collections (viewer/index/cli.py, which `check` also uses on one).
+`ls SOURCE` for collections (viewer/index/cli.py, which `check` also uses on one) and `find SOURCE PATTERN`
+(viewer/find/find_cli.py).
 
 `check` validates an artifact and prints what it holds, for pipelines. `export` writes a
 self-contained HTML file of the rollout (or of one turn with --turn). `rescore` scores every output
@@ -138,6 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--turn", type=int, default=None, help="export only this turn (with its full context)")
     e.add_argument("--tokenizer", default=None, help="tokenizer folder or tokenizer.json when the artifact has none")
     add_ls_arguments(sub.add_parser("ls", help="list a collection (folder, .zip or Hub dataset) from its small files"))
+    from .find.find_cli import add_find_arguments
+    from .find.find_cli import find as run_find
+
+    add_find_arguments(sub.add_parser("find", help="search the generated text, tool calls and tool outputs of "
+                                      "every rollout of a source"))
     from .rescore_cli import add_parser as add_rescore
     from .rescore_cli import run as run_rescore
 
@@ -152,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
             code = check_source(args.source, check)
         elif args.command == "ls":
             code = ls(args)
+        elif args.command == "find":
+            code = run_find(args)
         elif args.command == "export":
             code = export(args.source, args.output, args.turn, args.tokenizer)
         elif args.command == "rescore":

@@ -108,6 +108,7 @@ class Initial(msgspec.Struct, frozen=True):
     turn: int = 0
     mode: Mode = "mask"
     scope: Scope = "new"
+    found: tuple[int, int] | None = None  # tokens [a, b) of `turn` a search hit marks (viewer/ui/find_panel.py)
 
 
 class TrainerPart(msgspec.Struct, frozen=True):
@@ -287,6 +288,7 @@ class Opened(msgspec.Struct, frozen=True):
     first_chunk: Chunk | None  # the chunk holding the initial turn's story, so the first paint needs no round trip
     built: bool = False  # the value the page was built with (the default rollout), not an answer to this visitor
     live: Live | None = None  # set while a capture is watched, and on the artifact that finishes it
+    note: str | None = None  # what the page says above the view: link values it could not use, and what it used
 
 
 class Failed(msgspec.Struct, frozen=True):

@@ -36,7 +36,7 @@ class Route(msgspec.Struct, frozen=True, kw_only=True):
     rollout: int | None = None  # a group map's open rollout
     initial: Initial = Initial()
     params: dict[str, str] = {}  # the link's parameters (the index reads its filters from them)
-    problems: list[str] = []  # why a link was refused; each line is safe to show after escaping
+    problems: list[str] = []  # why a link was refused, or which of its values were replaced; safe to show after escaping
 
 
 def initial_of(q: PageQuery) -> Initial:
@@ -70,15 +70,16 @@ def route_link(params: Mapping[str, str], *, default_source: str, public: bool, 
         if row is None and (rollout is not None or not any(k in params for k in INDEX_KEYS)) and root_group(src):
             row = ""  # the source is one group: its map (or ?rollout=) rather than the index
         if row is not None:
+            q = parse_page_query({k: params[k] for k in ("turn", "mode", "scope") if k in params}, public=False)
             return Route(kind="row", src=src, row=row[:MAX_SRC_CHARS], rollout=rollout,
-                         initial=initial_from_params(params), params=params)
+                         initial=initial_of(q), params=params, problems=q.problems)
         return Route(kind="index", src=src, params=params)
     if not any(k in params for k in LINK_KEYS):
         return Route(kind="default", src=default_source)
     q = parse_page_query(params, public, examples)
     if "src" in params and q.src is None and q.problems:
         return Route(kind="refused", problems=q.problems)
-    return Route(kind="rollout", src=q.src or default_source, initial=initial_of(q))
+    return Route(kind="rollout", src=q.src or default_source, initial=initial_of(q), problems=q.problems)
 
 
 def route_source(source: object, *, kind_of: Callable[[str], Kind], root_group: Callable[[str], bool]) -> Route:

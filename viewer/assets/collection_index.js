@@ -151,7 +151,8 @@ const CollectionIndex = (() => {
         for (const k of pg.view_keys) u.searchParams.delete(k);
         if (pg.page > 0) u.searchParams.set("page", String(pg.page + 1));
       } else if (pg.row !== null) {
-        u.searchParams.set("row", pg.row);
+        // the root of a source that is one group is its map without a row= (the router finds it): no empty row=
+        if (pg.row) u.searchParams.set("row", pg.row); else u.searchParams.delete("row");
         if (pg.mode === "group") for (const k of pg.view_keys) u.searchParams.delete(k);
         if (pg.rollout !== null && pg.rollout !== undefined) u.searchParams.set("rollout", String(pg.rollout));
       }
@@ -184,6 +185,7 @@ const CollectionIndex = (() => {
       if (pg.mode === "group") {
         ui.back.querySelector(".ci-backinfo").textContent = "";
         gm.show(pg.error_html ? pg.error_html + pg.group_html : pg.group_html);
+        if (cursor < 0) markRow(0, false);  // a starting cursor: Enter opens the best rollout without a j first
         return;
       }
       if (pg.mode === "row") { ui.back.querySelector(".ci-backinfo").innerHTML = pg.row_html; return; }
@@ -273,13 +275,14 @@ const CollectionIndex = (() => {
       ui.root.classList.toggle("present", v);
       document.body.classList.toggle("tv-present", v);  // shared with the token view: a rollout opened from here keeps it
     }
-    function moveRow(d) {
+    function markRow(i, scroll) {
       const rs = rows();
       if (!rs.length) return;
-      cursor = Math.max(0, Math.min(rs.length - 1, cursor + d));
-      rs.forEach((r, i) => { r.classList.toggle("ci-cursor", i === cursor); r.setAttribute("aria-selected", String(i === cursor)); });
-      rs[cursor].scrollIntoView({block: "nearest"});
+      cursor = Math.max(0, Math.min(rs.length - 1, i));
+      rs.forEach((r, k) => { r.classList.toggle("ci-cursor", k === cursor); r.setAttribute("aria-selected", String(k === cursor)); });
+      if (scroll) rs[cursor].scrollIntoView({block: "nearest"});
     }
+    const moveRow = (d) => markRow(cursor + d, true);
     function openCursor() {
       const r = rows()[cursor];
       if (!r) return false;

@@ -84,6 +84,7 @@ interface Initial {
   turn: number;
   mode: "advantage" | "drift" | "entropy" | "logprob" | "loss" | "mask" | "mismatch";
   scope: "full" | "new" | "row";
+  found: [number, number] | null;
 }
 
 /** A capture being watched while it runs (viewer/ui/live.py): the page keeps asking for this record.
@@ -130,6 +131,7 @@ interface Opened {
   first_chunk: Chunk | null;
   built: boolean;
   live: Live | null;
+  note: string | null;
 }
 
 interface Outline {

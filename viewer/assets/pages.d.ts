@@ -20,7 +20,8 @@ interface TraceApi {
   fileUrl?(path: string): string;
   sibling?(k: number): void;
   cancelRun?(): void;
-  onState?(s: {turn: number; mode: string; scope: string}): void;
+  onState?(s: {turn: number; mode: string; scope: string; part?: string}): void;
+  linkPart?(): string | null;  // the rescore part the page's link names (?part=), if any
 }
 
 /** An exported file's embedded data (viewer/export.py write_export). */
@@ -38,4 +39,5 @@ interface Window {
 }
 
 /** The token view's place on screen (viewer/assets/trace_view/mount.js): a plain object per mount. */
-interface ViewPlace { turn: number; mode: string; scope: string; row: number; follow: boolean; }
+interface ViewPlace { turn: number; mode: string; scope: string; row: number; follow: boolean;
+  found?: [number, number] | null; foundTurn?: number; }

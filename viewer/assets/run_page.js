@@ -231,11 +231,13 @@ const RunPage = (() => {
     // presentation and the row cursor
     const root = () => document.getElementById("run-page");
     const shown = () => { const r = root(); return !!r && r.getClientRects().length > 0; };  // fixed when presenting
+    // presenting: the run page's class and the body's (a group map or rollout left with Esc clears only the body's)
+    const presenting = () => { const r = root(); return !!r && r.classList.contains("rp-present") && document.body.classList.contains("tv-present"); };
     /** @param {boolean} [on] */
     function present(on) {
       const r = root();
       if (!r) return;
-      const v = on === undefined ? !r.classList.contains("rp-present") : on;
+      const v = on === undefined ? !presenting() : on;
       r.classList.toggle("rp-present", v);
       document.body.classList.toggle("tv-present", v);  // a group opened from here opens in presentation too
     }
@@ -265,6 +267,21 @@ const RunPage = (() => {
       box.querySelectorAll(".rp-came").forEach((r) => r.classList.remove("rp-came"));
       row.classList.add("rp-came");
     }
+    /** @param {boolean} [on] */
+    function help(on) {  // ? : the run page's keys (the token view and the index have their own)
+      let h = /** @type {HTMLElement | null} */ (box.querySelector(".rp-help"));
+      if (!h) {
+        /** @param {string} k @param {string} what */
+        const row = (k, what) => el("tr", {}, el("td", {}, el("kbd", {text: k})), el("td", {text: what}));
+        h = el("div", {class: "rp rp-help", role: "dialog", "aria-label": "keyboard shortcuts", "data-testid": "run-help"},
+          el("b", {text: "Keyboard"}), el("table", {}, row("j / k", "move the row cursor (versions, then a version's groups)"),
+            row("Enter", "open the cursor's version or group"), row("p", "presentation mode"), row("?", "this help"),
+            row("Esc", "close help / leave presentation")));
+        h.hidden = true;
+        box.append(h);
+      }
+      h.hidden = on === undefined ? !h.hidden : !on;
+    }
     document.addEventListener("rp-present", () => present());
     /** @param {KeyboardEvent} ev */
     const onKey = (ev) => {  // capture phase: on the run page these keys are the run page's, not the index's
@@ -273,8 +290,11 @@ const RunPage = (() => {
       const target = at(ev);
       const tag = (target && target.tagName) || "";
       if (/INPUT|TEXTAREA|SELECT/.test(tag) || (target && target.isContentEditable) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
-      const on = !!root()?.classList.contains("rp-present"), k = ev.key;
+      const on = presenting(), k = ev.key;
+      const helpOpen = !!box.querySelector(".rp-help:not([hidden])");
       if (k === "p") present();
+      else if (k === "?") help();
+      else if (k === "Escape" && helpOpen) help(false);
       else if (k === "Escape" && on) present(false);
       else if (k === "j" || (on && k === "ArrowDown")) move(1);
       else if (k === "k" || (on && k === "ArrowUp")) move(-1);

@@ -21,6 +21,8 @@ from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_quer
 from rollout_trace.artifact.group import load_group
 
 from . import open_index
+from .facts import RowFacts
+from .page import model_choices
 
 _WIDTH = {"title": 40, "model": 24, "path": 40, "tools": 20}
 
@@ -29,6 +31,8 @@ def add_ls_arguments(p: argparse.ArgumentParser) -> None:
     """`ls` flags: one per query key (--reward-min 0.5 is reward_min=0.5), parsed by the same lenient reader."""
     p.add_argument("source", help="a folder, a .zip or a Hub dataset id (org/name[@rev][:sub/folder])")
     p.add_argument("--json", action="store_true", help="print one JSON document (records, problems, notes)")
+    p.add_argument("--trained", action="store_true",
+                   help="ask TRL which turns it trains where summary.json does not say (as the page does; slower)")
     for key in QUERY_KEYS:
         flags = ["--" + key.replace("_", "-")] + (["--search"] if key == "q" else [])
         p.add_argument(*flags, dest="q_" + key, default=None, metavar="VALUE", help=_HELP.get(key))
@@ -151,17 +155,21 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
     if c is None:
         return 1
     try:
-        records = c.records
+        # The facts the page shows once it reads a row's turns.json (tokens, drift, TRL's trained turns), filled
+        # in by the page's own code for every row, so the command line and the page say the same.
+        all_records = RowFacts().fill(c, c.records, identity=lambda path: path, trained=args.trained)
         if c.run is not None:  # rollouts that failed before producing a folder are rows of the run too
-            records = records + failed_records(c.run)
-        rows = apply(records, filters)
+            all_records = all_records + failed_records(c.run)
+        rows = apply(all_records, filters)
         if c.run is not None and filters.sort == "path":  # a run's own order: a folderless row sits in its group
             rows.sort(key=lambda r: (r.segment or "", r.policy_version or 0, r.group_id or 0, r.kind != "group",
                                      r.rollout or 0))
         if args.json:
-            doc = {"source": c.source, "kind": c.kind, "query": to_query(filters), "total": len(records),
-                   "shown": len(rows), "records": rows, "problems": [str(p) for p in c.problems],
-                   "notes": c.notes + notes}
+            records, found_notes = with_findings(c, rows)
+            doc = {"source": c.source, "kind": c.kind, "query": to_query(filters), "total": len(all_records),
+                   "shown": len(rows), "records": records, "problems": [str(p) for p in c.problems],
+                   "models": model_choices(r.model for r in c.records if r.model),  # each model once, as the page's filter
+                   "notes": c.notes + notes + found_notes}
             if c.run is not None:  # a recorded TRL run: what it is, beside its rows
                 doc["run"] = {"model": c.run.manifest.model, "versions": c.run.versions(), "live": c.run.live,
                               "segments": [s.start.segment for s in c.run.segments], "trl": c.run.manifest.versions.get("trl")}
@@ -169,7 +177,7 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
         else:
             write_all(out, table(rows, run=c.run is not None) + "\n")
             n_bad = sum(not r.valid for r in c.records)
-            print(f"{len(rows)} of {len(records)} rows shown; {n_bad} invalid", file=err)
+            print(f"{len(rows)} of {len(all_records)} rows shown; {n_bad} invalid", file=err)
             if c.run is not None:
                 print("mask: tokens TRL's mask would train over the rows it queued; trained: tokens the trainer "
                       "trained (rows it took into a step); fate: the first step, or why never", file=err)
@@ -178,6 +186,37 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
     finally:
         c.close()
     return 0
+
+
+def with_findings(c: Collection, rows: list[Record]) -> tuple[list[dict], list[str]]:
+    """`rows` as JSON objects, each rollout's with its `findings` (rollout_trace/analysis/findings.py; each
+    rollout read once). A Hub collection's stay null: that would download every rollout (`find` reads them)."""
+    out = [msgspec.to_builtins(r) for r in rows]
+    if c.kind == "hub":
+        for r in out:
+            r["findings"] = None
+        return out, ["findings are not computed for a Hub collection by ls: each rollout would be downloaded"]
+    from viewer.find.build import index_collection
+
+    shown = {r.path for r in rows if r.kind == "artifact"}
+    index = index_collection(Collection(c.source, c.kind, [r for r in c.records if r.path in shown], store=c.store,
+                                        run=c.run))
+    try:
+        found = index.all_findings()
+    finally:
+        index.close()
+    for r in out:
+        r["findings"] = ([msgspec.structs.asdict(_FindingRecord(**f.__dict__)) for f in found.get(r["path"], [])]
+                         if r["kind"] == "artifact" else None)
+    return out, []
+
+
+class _FindingRecord(msgspec.Struct):
+    rule: str
+    turn: int
+    start: int
+    end: int
+    sentence: str
 
 
 def check_collection(source: str, out: TextIO | None = None) -> int:

@@ -138,9 +138,11 @@ class RowFacts:
             if folder is not None and c.kind == "zip":  # what opening the row unpacked
                 shutil.rmtree(folder, ignore_errors=True)
 
-    def fill(self, c: Collection, records: Iterable[Record], identity: Callable[[str], str]) -> list[Record]:
+    def fill(self, c: Collection, records: Iterable[Record], identity: Callable[[str], str],
+             trained: bool = True) -> list[Record]:
         """`records` with tokens and drift filled in where summary.json did not record them and the row can be
-        read within this page's budget; a group's from its rollouts'."""
+        read within this page's budget; a group's from its rollouts'. `trained`: TRL's trained turns too, where
+        summary.json predates them (TRL's import and 10 ms a row; the command line asks for it with --trained)."""
         rows = list(records)
         budget = MAX_PAGE_BYTES
         by_path = {r.path: r for r in c.records}
@@ -157,7 +159,7 @@ class RowFacts:
             size = r.turns_bytes or 0
             if not known and c.kind != "hub" and size <= min(MAX_ROW_BYTES, budget):
                 budget -= size
-                f = self._compute(c, path, r.trained_turns is None)
+                f = self._compute(c, path, trained and r.trained_turns is None)
                 self._put(key, f)
             filled[path] = with_facts(r, f)
         out = [filled.get(r.path, r) for r in rows]

@@ -116,8 +116,9 @@ def disagreement_badge(tr: Training) -> str:
         return ""
     off = [i for i in tr.disagreements if tr.trained(i)]
     on = [i for i in tr.disagreements if not tr.trained(i)]
-    short = "; ".join(([f"the capture script marks {_turns_words(off)} untrained"] if off else [])
-                      + ([f"the capture script marks {_turns_words(on)} trained"] if on else []))
+    # Plain words first (what TRL does, what the older rule would have done); the exact rule is on hover.
+    short = "; ".join(([f"TRL trains {_turns_words(off)}; the original capture script would not (no tool call)"] if off else [])
+                      + ([f"TRL trains none of {_turns_words(on)}; the original capture script would"] if on else []))
     return f"<span class='tv-badge warn' data-testid='trained-disagree' title='{text(said)}'>{text(short)}</span>"
 
 
@@ -171,8 +172,10 @@ def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str
     other = r.captured_calls - r.turns  # opencode's bookkeeping calls (titles, summaries): rollout_trace/recipe/agent_turns.py
     recorded = a.summary.run is not None  # a run's rollout: no capture script's files, the trainer's own fate
     mask = f"{r.trained_turns:,} in {r.trained_by}'s mask" if recorded else f"{r.trained_turns:,} trained by {r.trained_by}"
-    counts = (f"{_plural(r.captured_calls, 'model call')}{f' ({other:,} bookkeeping)' if other > 0 else ''} · "
-              f"{_plural(r.turns, 'agent turn')} · {mask}")
+    # The agent's turns first (what the view pages through), then every call the proxy saw, opencode's own named.
+    counts = (f"{_plural(r.turns, 'agent turn')} · {mask} · "
+              f"{_plural(r.captured_calls, 'model call')} recorded"
+              f"{f' ({other:,} by opencode itself, e.g. the session title)' if other > 0 else ''}")
     counts_tip = ("model calls the capture proxy recorded; agent turns are the calls that offer the agent's tools with "
                   "its system prompt" + (f" ({_plural(other, 'other call')}: opencode's bookkeeping, such as the session "
                                          "title, not part of the rollout)" if other > 0 else "")
@@ -182,7 +185,7 @@ def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str
         f"<div class='tv-h-row'><span class='tv-model'>{text(short(r.model, 120))}</span>"
         f"{mismatch}"
         f"<span class='tv-badge {badge}' data-testid='continuity' title='does each turn start with exactly the tokens "
-        f"of the turn before?'>{text(r.continuity.text)}</span>"
+        f"of the turn before?'>{text(continuity_words(r))}</span>"
         f"<span class='tv-badge' data-testid='counts' title='{text(counts_tip)}'>{counts}</span>"
         f"{disagreement_badge(tr) if tr is not None and not recorded else ''}"
         f"{timed_out}{run_badge(run) if run is not None else ''}</div>"
@@ -204,6 +207,20 @@ def run_badge(run: RunContext) -> str:
     adv = "TRL gave it no advantage" if run.advantage is None else f"TRL's advantage {run.advantage:+.3f}"
     return (f"<span class='tv-badge' data-testid='run-context' title='{text(where)}'>"
             f"{text(' › '.join(run.crumbs[1:]))} · {text(run.status)} · {text(adv)}</span>")
+
+
+def continuity_words(r: Report) -> str:
+    """The continuity verdict in plain words, its exact count kept: which turn's prompt rewrites the turn before."""
+    drifting = [b for b in r.boundaries if not b.continuous]
+    if r.continuity.kind == "clean":
+        return f"every turn starts with the exact tokens of the turn before ({r.continuity.text})"
+    if not drifting:
+        return r.continuity.text
+    if len(drifting) == 1:
+        b = drifting[0]
+        return f"turn {b.after}'s prompt rewrites turn {b.before}'s tokens ({r.continuity.text})"
+    named = ", ".join(str(b.after) for b in drifting[:3]) + (" …" if len(drifting) > 3 else "")
+    return f"the prompts of turns {named} rewrite the turn before's tokens ({r.continuity.text})"
 
 
 def boundary(b: Boundary | None) -> str:
@@ -296,7 +313,11 @@ def tests(a: Artifact, pending: str | None = None) -> str:
     n = len(a.held_out_tests or [])
     passed = sum(r.passed for r in results.values())
     count = f"{n} held-out tests" + (f", {passed} passed" if results else "")
-    held = ("<table class='tv-table'><tr><th>#</th><th>input</th><th>expected output</th><th>result</th></tr>"
+    # Inputs and outputs are shown as the program reads and prints them: one line per line, never wrapped
+    # (a wrapped "1000000000 999999999" would read as two stdin lines); a long line scrolls sideways.
+    held = ("<table class='tv-table tv-heldout'><colgroup><col class='n'><col class='io'><col class='io'><col></colgroup>"
+            "<tr><th>#</th><th title='what the program reads on stdin, line by line'>stdin</th>"
+            "<th>expected stdout</th><th>result</th></tr>"
             + "".join(rows) + "</table>" + _more(n, "held-out tests")) if a.held_out_tests is not None else "<i>not in this artifact</i>"
     return (
         "<div class='tv-tests'>"

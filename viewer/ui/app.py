@@ -7,6 +7,7 @@ and visitors cannot name server paths; the View tab works for everyone.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 
 import gradio as gr
@@ -20,6 +21,7 @@ from viewer.settings import settings
 
 from .cache_folder import private_cache
 from .capture_tab import CaptureTab
+from .mcp_tools import McpTools, only_tools_public
 from .view_tab import ViewTab
 
 UPLOAD_LIMIT = "200mb"
@@ -35,8 +37,12 @@ def configured_source(cli_source: str | None = None) -> str:
 
 
 def build_app(default_source: str | None = None, public: bool = False,
-              capture_enabled: bool | None = None) -> gr.Blocks:
+              capture_enabled: bool | None = None, mcp: bool | None = None) -> gr.Blocks:
+    """The app. `mcp`: serve the read-only agent tools (viewer/ui/mcp_tools.py) through Gradio's MCP server;
+    None follows Gradio's own switch, the GRADIO_MCP_SERVER environment variable, which `launch` reads too."""
     default_source = configured_source(default_source)
+    if mcp is None:
+        mcp = os.environ.get("GRADIO_MCP_SERVER", "").strip().lower() in ("1", "true", "yes")
     if capture_enabled is None:
         capture_enabled = not public or settings().enable_capture
     view = ViewTab(default_source, public)
@@ -56,6 +62,11 @@ def build_app(default_source: str | None = None, public: bool = False,
         # the index is most of the bytes, and the run page is what the visitor came for.
         demo.load(view.runs.on_page_load, None, view.runs.outputs()).then(
             view.collections.on_page_load, None, [view.view, view.src, view.loaded, view.collections.component])
+        demo.load(view.find.on_page_load, None, view.find.html)  # the search panel (viewer/ui/find_panel.py)
+        if mcp:
+            McpTools(view).register()
+    if mcp:
+        only_tools_public(demo)
     return demo
 
 

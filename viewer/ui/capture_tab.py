@@ -53,6 +53,7 @@ from viewer.settings import settings
 
 from .capture_gate import Gate
 from .downloads import new_download_dir
+from .live import live_source_name
 
 MAX_LOG_LINES = 400
 DEFAULTS = CaptureConfig()  # the form's defaults are the library's
@@ -352,6 +353,8 @@ class CaptureTab:
         update: dict = {}
         if not watched.get("shown") and (value := self.view.live.value(run, u.rollout)) is not None:
             update[self.view.view] = value
+            # the source box names what the view shows; the finished capture's own name replaces it (open_capture)
+            update[self.view.src] = gr.update(value=live_source_name(u.artifact.summary.task_id))
             watched["shown"] = True
         if watched.get("shown") and not watched.get("switched") and u.artifact.turns:
             update[self.tabs] = gr.Tabs(selected="view")
@@ -363,7 +366,7 @@ class CaptureTab:
         out: dict[int | None, tuple[str, str | None, float | None]] = {}
         for index, a, advantage in w.rollouts:
             try:
-                out[index] = (self.view.keep_artifact(a), None if self.public else str(a.root), advantage)
+                out[index] = (*self.view.keep_capture(a), advantage)
             except Exception as e:  # its live view stays, marked as ended; a group's map still opens it
                 crash_log.unexpected("analysing a capture")
                 w.problem = f"the artifact is written, but could not be analysed: {type(e).__name__}: {str(e)[:300]}"
@@ -447,7 +450,8 @@ class CaptureTab:
         else:
             live.finish(run, "done", finals=finals)
         zipped = shutil.make_archive(str(new_download_dir() / w.root.name), "zip", w.root.parent, w.root.name)
-        update = {self.status: status("done", w.note, turns=w.turns), self.log: log, self.download: zipped}
+        update = {self.status: status("done", w.note, turns=w.turns), self.log: log, self.download: zipped,
+                  self.push_btn: gr.update(interactive=True)}
         # a group's page asks for the rollout it follows (viewer/ui/live.py): no view value is pushed, which
         # would move a reader following another; a rollout's finished view replaces its live one in place
         if board is None and (value := live.value(run)) is not None:
@@ -487,9 +491,13 @@ class CaptureTab:
     def render(self) -> None:
         """Create the tab's components (inside a `gr.Tab`); `wire` connects them once the View tab exists."""
         if not self.enabled:
-            gr.Markdown("**Capture is off on this server.** It runs an agent and a sandbox, so a public Space keeps it "
-                        "off unless its owner sets `ROLLOUT_VIEWER_ENABLE_CAPTURE=1`. "
-                        "The View tab works for everyone.", elem_id="capture-disabled")
+            # Said to a visitor: why it is closed and what they can do instead (the owner's switch is in docs/capture.md).
+            where, who = ("this public Space", "the Space's owner") if self.public else ("this server", "its operator")
+            gr.Markdown(f"**Capture is closed on {where}.** A capture runs a coding agent and a sandbox on "
+                        f"this server for minutes, so only {who} can open it. Everything else works: the "
+                        "View tab opens the bundled examples, a Hub dataset or an upload, and you can capture on your "
+                        "own machine with `python -m capture` (see the project's docs/capture.md).",
+                        elem_id="capture-disabled")
             return
         gr.Markdown("Run **one** rollout: the task goes to opencode in a sandbox, the capture proxy records every "
                     "model call with exact token ids and logprobs, the held-out tests give the reward, and the "
@@ -542,7 +550,8 @@ class CaptureTab:
             self.preview_btn = gr.Button("Preview task", elem_id="cap-preview")
             self.check_btn = gr.Button("Check endpoint", elem_id="cap-check")
             self.run_btn = gr.Button("Capture", variant="primary", elem_id="cap-run")
-            self.cancel_btn = gr.Button("Cancel", variant="stop", elem_id="cap-cancel")
+            # quiet beside Capture: it only matters while a capture runs (the live view has its own cancel too)
+            self.cancel_btn = gr.Button("Cancel", variant="secondary", elem_id="cap-cancel")
         self.preview_box = gr.HTML(elem_id="cap-preview-box", padding=False)
         self.verdict = gr.HTML(elem_id="cap-verdict", padding=False)
         self.status = gr.HTML(elem_id="cap-status", padding=False)
@@ -553,7 +562,7 @@ class CaptureTab:
                 self.repo = gr.Textbox("", label="Push to Hub dataset", placeholder="org/name", elem_id="cap-repo")
                 self.token = gr.Textbox("", label="HF token (write access; used once, never stored)", type="password",
                                         elem_id="cap-token")
-                self.push_btn = gr.Button("Push", elem_id="cap-push")
+                self.push_btn = gr.Button("Push", interactive=False, elem_id="cap-push")  # once a capture wrote one
                 self.pushed = gr.HTML(elem_id="cap-pushed")
 
     def _render_access(self) -> None:
@@ -580,7 +589,8 @@ class CaptureTab:
         self.check_btn.click(self.check, form, self.verdict)
         # No progress overlay: the live token view is an output of this event, and the reader works in it.
         self.run_btn.click(self.run, self.form, [self.status, self.log, self.view.view, self.view.loaded, tabs,
-                                                 self.download, self.view.src, self.view.collections.component],
+                                                 self.download, self.view.src, self.view.collections.component,
+                                                 self.push_btn],
                            show_progress="hidden")
         self.cancel_btn.click(self.cancel, form, self.status, queue=False)
         self.push_btn.click(self.push, form | {self.repo, self.token}, self.pushed)

@@ -31,7 +31,7 @@ from rollout_trace.artifact.filters import apply, from_query, to_query
 from rollout_trace.artifact.kinds import Kind, classify
 from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bundled_runs, identify
 from viewer import assets
-from viewer.contract import Failed, Initial, RunContext, encode
+from viewer.contract import Failed, Initial, Opened, RunContext, encode
 from viewer.fate import fate_of, run_context
 from viewer.group import RunPlace, group_row
 from viewer.group import compare as group_compare
@@ -46,6 +46,7 @@ from viewer.rollout import Rollout
 from viewer.router import Route, rollout_param, route_link, route_source
 
 from ..index.cache import CollectionCache, collection_identity
+from .live import LIVE_SOURCE
 
 if TYPE_CHECKING:
     from .view_tab import ViewTab
@@ -73,6 +74,18 @@ def _int(value, default: int = 0) -> int:
 
 def _shown(text: str) -> str:
     return text if len(text) <= 80 else text[:77] + "…"
+
+
+def _with_note(value: object, problems: list[str]) -> object:
+    """The token view's value saying which link values it replaced (a visible note, not a silent default)."""
+    if not problems or not isinstance(value, str) or '"outline"' not in value[:400]:
+        return value
+    try:
+        opened = msgspec.json.decode(value, type=Opened)
+    except msgspec.ValidationError:  # a message or an empty view: nothing to annotate
+        return value
+    note = "This link had values the view cannot use: " + "; ".join(problems[:6]) + "."
+    return encode(msgspec.structs.replace(opened, note=note)).decode()
 
 
 class CollectionView:
@@ -297,7 +310,11 @@ class CollectionView:
         value = self._open_artifact(c, src, path, initial)
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         query = to_query(filters)
-        matched = len(apply(c.records, filters))
+        # counted as the index counts them: a filter on a fact summary.json may lack (drift, trained turns)
+        # sees the facts the index filled in (viewer/index/facts.py), so both say the same number
+        by_facts = filters.drift is not None or filters.trained_min is not None or filters.trained_max is not None
+        rows = self.facts.fill(c, c.records, lambda p: self._identity(c, src, p)) if by_facts else c.records
+        matched = len(apply(rows, filters))
         page = IndexPage(serial=next(_serial), mode="row", src=src, query=query, sort=filters.sort, row=path,
                          total=len(c.records), matched=matched, kind=c.kind,
                          row_html=render_index.opened_row(rec, path, matched, query))
@@ -348,7 +365,7 @@ class CollectionView:
         """(token view, source box, loaded, index) for a route (viewer/router.py)."""
         if r.kind == "row":
             value, loaded, index = self.open_row(r.src, r.row or "", r.params, r.initial, r.rollout)
-            return value, r.src, loaded, index
+            return _with_note(value, r.problems), r.src, loaded, index
         if r.kind == "index":
             return CLEARED, r.src, "", self.index_value(r.src, r.params)
         if r.kind == "default":
@@ -356,10 +373,12 @@ class CollectionView:
         if r.kind == "refused":
             return self.view.error_value("this link", r.problems), gr.update(), "", self.none_value()
         value, loaded = self.view.source_value(r.src, r.initial)
-        return value, r.src, loaded, self.none_value()
+        return _with_note(value, r.problems), r.src, loaded, self.none_value()
 
-    def open_source(self, source: str) -> tuple[object, str, str]:
+    def open_source(self, source: str) -> tuple[object, object, object]:
         """Load button and source picker: (token view value, loaded, index value)."""
+        if isinstance(source, str) and source.startswith(LIVE_SOURCE):  # the watched capture's name: nothing to load
+            return gr.update(), gr.update(), gr.update()
         value, _, loaded, index = self.show(route_source(source, kind_of=self.kind, root_group=self._has_root_group))
         return value, loaded, index
 

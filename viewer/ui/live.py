@@ -66,6 +66,13 @@ class _Run:
     vocab: tuple[int, Vocab | None, list[str]] | None = None  # (id of the tokenizer, its display table, why not)
 
 
+LIVE_SOURCE = "live capture · "  # the source box while a capture is watched: it names no source to load
+
+
+def live_source_name(task_id: str) -> str:
+    """What the source box says while the view shows a capture being recorded."""
+    return f"{LIVE_SOURCE}task {task_id[:8]} (being recorded; it opens here by name when it ends)"
+
 class LiveRuns:
     def __init__(self, store: RolloutStore, opened: OpenedFn):
         self.store, self._opened = store, opened

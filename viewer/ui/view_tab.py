@@ -38,6 +38,7 @@ from viewer.trainer_records import BadRequest, parse_request, trainer_summary, t
 
 from .collection_view import CollectionView
 from .downloads import export_path
+from .find_panel import FindPanel
 from .live import LiveRuns
 from .run_view import RunView
 from .store import Held, RolloutStore
@@ -103,14 +104,44 @@ def _run_context(value: object) -> RunContext | None:
         return None
 
 
+def source_choices() -> list[tuple[str, str]]:
+    """The bundled sources as (label, name): each with one line saying what it is and what opens."""
+    return ([(f"{n} · one rollout, token by token", n) for n in bundled_examples()]
+            + [(f"{n} · a GRPO group: its rollouts side by side (group map)", n) for n in bundled_groups()]
+            + [(f"{n} · a recorded TRL training run (run page: reward and training per policy version)", n)
+               for n in bundled_runs()])
+
+
+def intro_html(public: bool) -> str:
+    """The title line: one sentence saying what this is, and the bundled sources worth a first click."""
+    hint = ("an example or a Hub dataset (org/name[@revision][:sub/folder])" if public else
+            "an example, a Hub dataset (org/name[@revision][:sub/folder]), a folder or a .zip")
+    tries = []
+    if DEFAULT_TRY in bundled_examples():
+        tries.append(f"<a href='?src={DEFAULT_TRY}&turn=1&mode=drift' data-testid='try-drift'>a turn whose prompt "
+                     "rewrites the model's tokens</a>")
+    tries += [f"<a href='?src={html.escape(n)}' data-testid='try-group'>a GRPO group</a>" for n in bundled_groups()[:1]]
+    tries += [f"<a href='?src={html.escape(n)}' data-testid='try-run'>the run page of a TRL training run</a>"
+              for n in bundled_runs()[:1]]
+    return ("<div class='tv-title'><b>Rollout trace viewer</b> · see a coding agent's rollout token by token, exactly "
+            "as RL training (TRL's GRPO) sees it: what the model generated, what is trained, where the context drifts."
+            + (f" Try {', '.join(tries)}." if tries else "")
+            + f" <span>Open {html.escape(hint)}.</span></div>")
+
+
+DEFAULT_TRY = "scripted-smollm2"  # the bundled rollout whose second turn drifts
+
+
 class ViewTab:
     """Owns the loaded rollouts and the components of the View tab."""
 
     def __init__(self, default_source: str, public: bool):
         self.default_source, self.public = default_source, public
         self.store = RolloutStore()
+        self.captured: dict[str, str] = {}  # a public capture's folder -> the upload-like source naming it (keep_capture)
         self.collections = CollectionView(self)  # decides collection or single artifact; owns the index
         self.runs = RunView(self)  # a recorded TRL run's page, above its collection index (viewer/ui/run_view.py)
+        self.find = FindPanel(self)  # search and findings over a collection's or a run's rollouts
         self.live = LiveRuns(self.store, lambda key, src, initial, live, advantage:
                              self.opened_value(key, src, initial, advantage=advantage, live=live))
 
@@ -125,7 +156,7 @@ class ViewTab:
         r = self.store.get(key)
         assert r is not None
         turn = min(initial.turn, max(0, len(r.artifact.turns) - 1))
-        initial = Initial(turn, initial.mode, initial.scope)
+        initial = Initial(turn, initial.mode, initial.scope, initial.found if turn == initial.turn else None)
         first = None
         if r.artifact.turns and initial.scope != "row":
             first = r.chunk(turn, initial.scope, r.story_chunk(turn, initial.scope))
@@ -149,6 +180,26 @@ class ViewTab:
         identity = identify(str(a.root), allow_local=True) if a.root is not None else f"capture|{id(a)}"
         return self.store.open(identity, lambda: Rollout.load(a))[0]
 
+    def keep_capture(self, a: Artifact) -> tuple[str, str | None]:
+        """(store key, page source) of a rollout a capture just wrote. A public visitor cannot name a server
+        folder, so there the capture is named as an upload is (`upload:<digest>` of its files): a reload or a
+        shared link reopens it while this server keeps it."""
+        if not self.public or a.root is None:
+            return self.keep_artifact(a), None if self.public else (str(a.root) if a.root is not None else None)
+        root = a.root
+        digest = _digest({f.relative_to(root).as_posix(): f.read_bytes() for f in sorted(root.rglob("*"))
+                          if f.is_file() and f.name in ("summary.json", "trace.json", "turns.json")})
+        first = [a]
+
+        def reopen() -> Rollout:  # the artifact in memory first, then its folder (a capture's own, on this server)
+            return Rollout.load(first.pop() if first else open_artifact(root, allow_local=True))
+
+        key = self.store.open("upload|" + digest, reopen)[0]
+        if len(self.captured) > 1000:  # bounded: the newest captures keep their names
+            self.captured.pop(next(iter(self.captured)))
+        self.captured[str(root)] = f"upload:{digest}"
+        return key, f"upload:{digest}"
+
     def open_capture(self, root: Path, following: bool) -> dict:
         """This tab's components opening what a capture just wrote at `root` (the Capture tab's one way in).
 
@@ -158,7 +209,9 @@ class ViewTab:
         """
         src = gr.update(value=str(root))
         if not (root / GROUP_FILE).is_file():
-            return {self.loaded: str(root)} | ({} if self.public else {self.src: src})
+            if self.public:  # named as its view names it (keep_capture): the source box and the URL agree
+                return {self.loaded: str(root)} | ({self.src: gr.update(value=named)} if (named := self.captured.get(str(root))) else {})
+            return {self.loaded: str(root), self.src: src}
         if self.public:
             return {}
         value, loaded, index = self.collections.open_row(str(root), "", {}, Initial())
@@ -295,15 +348,11 @@ class ViewTab:
 
     def render(self) -> None:
         """Create the tab's components and wire them (call inside a `gr.Tab`)."""
-        hint = ("an example or a Hub dataset (org/name[@revision][:sub/folder])" if self.public else
-                "an example, a Hub dataset (org/name[@revision][:sub/folder]), a folder or a .zip")
-        # One title line and one compact bar: what this is and what a source can be, then the
-        # source, Load and the upload as a button, so the first screen is the rollout's, not the form's.
-        gr.HTML(f"<div class='tv-title'><b>Rollout trace viewer</b> · one coding-agent rollout as RL training sees it"
-                f" · <span>open {html.escape(hint)}</span></div>",
-                apply_default_css=False, elem_id="intro", elem_classes="tv-chrome", padding=False)
+        # One title line and one compact bar: what this is and what to try first (plain links, the URL is the
+        # view), then the source, Load and the upload as a button, so the first screen is the rollout's.
+        gr.HTML(intro_html(self.public), apply_default_css=False, elem_id="intro", elem_classes="tv-chrome", padding=False)
         with gr.Row(elem_classes="tv-chrome tv-sourcebar"):
-            self.src = gr.Dropdown(bundled_examples() + bundled_groups() + bundled_runs(), value=self.default_source, allow_custom_value=True,
+            self.src = gr.Dropdown(source_choices(), value=self.default_source, allow_custom_value=True,
                                    label="Source", show_label=False, container=False, scale=4, min_width=220,
                                    elem_id="source")
             load = gr.Button("Load", variant="primary", scale=0, min_width=90, elem_id="load")
@@ -332,6 +381,7 @@ class ViewTab:
             return self.export(req)
 
         self.runs.render()  # -- run page hook: its column sits above the index (viewer/ui/run_view.py)
+        self.find.render()  # -- search panel hook: above the index (viewer/ui/find_panel.py)
         index = self.collections.render()  # the collection index, above the token view
         # The default rollout is in the page from the start, so a visitor without a deep link sees tokens
         # without waiting for the page-load round trip (a default collection opens through the page load).
@@ -349,4 +399,6 @@ class ViewTab:
         upload.upload(self.collections.on_upload, upload, [*opened, self.src])
         self.collections.wire(opened)
         self.runs.wire([load.click, self.src.select], self.src, opened)  # -- run page hook
+        self.find.wire([load.click, self.src.select], self.src, opened)  # -- search panel hook
         upload.upload(self.runs.hide, None, self.runs.outputs())  # an upload is never a run: hides it
+        upload.upload(lambda: self.find.value(""), None, self.find.html)  # nor searched: hides the search panel

@@ -12,9 +12,11 @@ function mountInApp(element, props, server, watch) {  // inside gr.HTML: chunks 
                                String((window.gradio_config && window.gradio_config.root) || window.location.origin).replace(/[/]?$/, "/")).toString(),
     sibling: (k) => app.live && app.live.sibling(k),
     cancelRun: () => app.live && server.live_cancel({run: app.live.run}),
+    linkPart: () => new URLSearchParams(window.location.search).get("part"),
     onState: (s) => {
       const u = new URL(window.location.href);
       if (app.src) u.searchParams.set("src", app.src); else u.searchParams.delete("src");
+      if (!("part" in s)) u.searchParams.delete("part");  // a rollout without rescore parts names none
       for (const [k, v] of Object.entries(s)) u.searchParams.set(k, v);
       window.history.replaceState(null, "", u.toString());
     },

@@ -80,6 +80,7 @@ function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alon
     return {state: () => ({...st}), grow: () => false, showLive};
   }
   st.turn = Math.min(Math.max(0, st.turn | 0), O.turns.length - 1);
+  st.foundTurn = st.turn;  // a search hit's tokens (st.found) are marked on the turn it opened on
   /** @type {Training | null} */
   let training = null;  // TRL rows, fetched on first use
   let nav = navPart($(".tv-nav"), O);
@@ -99,7 +100,7 @@ function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alon
   const trainer = hasTrainer ? trainerPart($(".tv-trainer-box"), $(".tv-nav"), O, api, st, () => {
     $(".tv-legend").innerHTML = legend(O, st, trainer);
     if (isTrainerMode(O, st.mode)) { trainerNeed(); pane.recolour(); pane.reland(story()); }
-  }) : null;
+  }, () => tellState()) : null;
   function trainerNeed() {  // the panel shows only with a trainer mode: the tokens keep the first screen otherwise
     const on = !!trainer && isTrainerMode(O, st.mode);
     $(".tv-trainer-box").hidden = !on;
@@ -111,7 +112,9 @@ function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alon
   const story = () => {  // where the turn's story is: see the token pane's goTo
     if (st.scope === "row") return null;
     const t = O.turns[st.turn];
-    return {at: t.drift_at !== null ? t.drift_at : t.prompt_tokens, gen: t.prompt_tokens, end: t.prompt_tokens + t.output_tokens - 1,
+    const hit = st.found && st.turn === st.foundTurn ? st.found[0] : null;
+    return {at: hit !== null ? hit : t.drift_at !== null ? t.drift_at : t.prompt_tokens, gen: t.prompt_tokens,
+            end: hit !== null ? Math.min(st.found[1], t.prompt_tokens + t.output_tokens) - 1 : t.prompt_tokens + t.output_tokens - 1,
             focus: trainer && isTrainerMode(O, st.mode) ? trainer.focus(st.turn) : null};
   };
 
@@ -174,7 +177,9 @@ function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alon
   // What an export needs to open where the reader is: the place, the trainer panel's settings, the group's advantage.
   const state = () => ({...st, trainer: trainer ? trainer.state() : null, advantage: O.advantage === undefined ? null : O.advantage,
                         run: O.run || null});  // a run's rollout: its export carries its place and the trainer's fate
-  function tellState() { if (mounted && api.onState) api.onState({turn: st.turn, mode: st.mode, scope: st.scope}); }
+  function tellState() {
+    if (mounted && api.onState) api.onState({turn: st.turn, mode: st.mode, scope: st.scope, ...(trainer ? {part: trainer.state().part} : {})});
+  }
 
   function go(turn, auto = false) {
     st.turn = Math.min(Math.max(0, turn), O.turns.length - 1);

@@ -25,8 +25,10 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
       if (st.mode === "logprob") {
         if (lp === null) cls += " nolp"; else style = ` style="--a:${lpAlpha(lp)}"`;
       } else if (st.mode === "drift" && st.scope !== "row") cls += " " + driftClass(pos);
+      else if (st.mode === "mask" && st.scope !== "row" && driftClass(pos) === "d-rewritten") cls += " dmark";  // the drift, without a mode change
       else if (trainer && isTrainerMode(O, st.mode) && st.scope !== "row") cls += trainer.tokenClass(pos);
       else if (st.mode === "advantage") { const a = advantageClass(O, O.turns[st.turn], c.mask[k], st.scope === "row"); cls += a.cls; style = a.style; }
+      if (st.found && st.turn === st.foundTurn && pos >= st.found[0] && pos < st.found[1]) cls += " tv-found";
       const txt = kind === "2" ? "" : shown(c.text[k]);
       out.push(`<span class="${cls}" data-mask="${c.mask[k]}" data-i="${pos}"${style}>${txt}</span>`);
     }

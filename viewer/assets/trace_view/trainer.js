@@ -5,14 +5,17 @@
 
 /** @param {HTMLElement} box @param {HTMLElement} nav @param {Outline} O @param {TraceApi} api @param {ViewPlace} st
  *  @param {() => void} onData */
-function trainerPart(box, nav, O, api, st, onData) {
+function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
   const T = O.trainer, parts = T.parts;
   const group = O.advantage === null || O.advantage === undefined ? null : Number(O.advantage);
   // An export carries one band and one advantage and names the part it opens on (T.part, T.advantages).
   const advChoices = [...(group !== null ? [["group", `group A = ${group.toFixed(3)}`, "the advantage TRL gave this rollout in its group"]] : []),
     ["+1", "A = +1", "if this rollout had been above its group"], ["-1", "A = −1", "if this rollout had been below its group"]]
     .filter(([v]) => !T.advantages || T.advantages.includes(v));
-  const ts = {part: parts.some((p) => p.name === T.part) ? T.part : parts[0].name, eps: 0, adv: advChoices[0][0]};
+  // the part a link names (?part=, kept in the URL as the reader picks one), else the export's, else the first
+  const linked = api.linkPart ? api.linkPart() : null;
+  const ts = {part: parts.some((p) => p.name === linked) ? linked : parts.some((p) => p.name === T.part) ? T.part : parts[0].name,
+              eps: 0, adv: advChoices[0][0]};
   const partLabel = () => (parts.find((p) => p.name === ts.part) || parts[0]).label;
   /** @type {Map<string, Answer<TrainerTurn> | null>} */
   const turnCache = new Map();
@@ -64,10 +67,12 @@ function trainerPart(box, nav, O, api, st, onData) {
     const d = data(st.turn), wait = !d ? " <span class='tv-dim'>(loading the trainer's numbers…)</span>" : refused(d) ? ` <span class="tv-err">${esc(d.error)}</span>` : "";
     const miss = `<span class="sw nolp"></span>no engine logprob`;
     const part = `<span class="tv-part" data-testid="legend-part">part <b>${esc(partLabel())}</b></span> · `;
-    if (st.mode === "mismatch") return part + `log ratio = trainer − engine: <span class="sw mm-n4 tr-out"></span>ratio below the clip band <span class="sw mm-n2"></span>trainer lower <span class="sw mm-0"></span>|log r| &lt; 1e-3 <span class="sw mm-p2"></span>trainer higher <span class="sw mm-p4 tr-out"></span>above the band; <b data-testid="clip-band">clip band ${band}</b> (ε ${lo} / ${hi}) ${miss}${wait}`;
+    // each swatch stays with its words (a line breaks between entries, never inside one)
+    const key = (cls, words) => `<span class="tv-nowrap"><span class="sw ${cls}"></span>${words}</span>`;
+    if (st.mode === "mismatch") return part + `log ratio = trainer − engine: ${key("mm-n4 tr-out", "below the clip band")} ${key("mm-n2", "trainer lower")} ${key("mm-0", "|log r| &lt; 1e-3")} ${key("mm-p2", "trainer higher")} ${key("mm-p4 tr-out", "above the band")} · <span class="tv-nowrap"><b data-testid="clip-band">clip band ${band}</b> (ε ${lo} / ${hi})</span> <span class="tv-nowrap">${miss}</span>${wait}`;
     if (st.mode === "entropy") return part + `trainer entropy (nats): <span class="sw en-0"></span>&lt; 0.1 <span class="sw en-1"></span>&lt; 0.5 <span class="sw en-2"></span>&lt; 1.5 <span class="sw en-3"></span>&lt; 3 <span class="sw en-4"></span>≥ 3${wait}`;
     const A = advantage();
-    return part + `per-token loss −min(r·A, clip(r)·A), A = ${A > 0 ? "+" : ""}${num(A, 3)}: <span class="sw ls-u2"></span>raised (loss &lt; 0) <span class="sw ls-d2"></span>lowered (loss &gt; 0), paler / stronger = |loss| below / above |A| <span class="sw ls-clip"></span>clipped by TRL, no gradient (band ${band}) <span class="sw tr-off"></span>not in the loss ${miss}${wait}${hypothetical(O)}`;
+    return part + `per-token loss −min(r·A, clip(r)·A), A = ${A > 0 ? "+" : ""}${num(A, 3)}: ${key("ls-u2", "raised (loss &lt; 0)")} ${key("ls-d2", "lowered (loss &gt; 0)")} ${key("ls-clip", `clipped by TRL, no gradient (band ${band})`)} ${key("tr-off", "not in the loss")} <span class="tv-nowrap">${miss}</span><br><span class="tv-dim">paler / stronger shade: |loss| below / above |A|</span>${wait}${hypothetical(O)}`;
   }
 
   function info(pos) {  // tooltip lines for a generated token (plain text: the tooltip sets textContent)
@@ -156,7 +161,7 @@ function trainerPart(box, nav, O, api, st, onData) {
   box.addEventListener("click", (ev) => {
     const b = target(ev).closest("button");
     if (!b || !box.contains(b)) return;
-    if (b.dataset.tpart !== undefined) ts.part = b.dataset.tpart;
+    if (b.dataset.tpart !== undefined) { ts.part = b.dataset.tpart; onPart(); }
     else if (b.dataset.teps !== undefined) ts.eps = Number(b.dataset.teps);
     else if (b.dataset.tadv !== undefined) ts.adv = b.dataset.tadv;
     else return;

@@ -1,0 +1,209 @@
+"""Search (viewer/find/): plain text and /regex/, the field, version and status restrictions, token positions that
+point at the matched tokens, the regex time budget, and `python -m viewer find` on the bundled run."""
+
+from __future__ import annotations
+
+import io
+import json
+from argparse import Namespace
+
+import numpy as np
+import pytest
+
+from rollout_trace.analysis.texts import Piece, RolloutText, TurnText
+from rollout_trace.analysis.tokens import decode
+from viewer.find.build import Vocabs, index_collection, item_of
+from viewer.find.find_cli import find, open_index_of
+from viewer.find.index import FindIndex, RolloutRow
+from viewer.find.query import QueryError, parse_query
+from viewer.index import open_index
+
+
+@pytest.fixture(scope="module")
+def run_index():
+    c = open_index("trl-run")
+    index = index_collection(c)
+    yield c, index
+    index.close()
+    c.close()
+
+
+def _turn(i: int, generated: str, context: str = "", n_prompt: int = 100) -> TurnText:
+    return TurnText(index=i, n_prompt=n_prompt, output_ids=np.arange(len(generated), dtype=np.int32),
+                    generated=Piece("generated", i, generated, n_prompt, np.arange(len(generated))),
+                    context=Piece("tool-output", i, context, 7, np.arange(len(context))))
+
+
+def _small(*rows: tuple[RolloutRow, str, str]) -> FindIndex:
+    index = FindIndex()
+    index.add((row, RolloutText(turns=(_turn(0, "opening"), _turn(1, gen, ctx))), []) for row, gen, ctx in rows)
+    return index
+
+
+def test_plain_text_is_a_case_insensitive_substring_with_its_token_position():
+    index = _small((RolloutRow("a", 1, status="ok"), "I will Run The Tests now", "tool says: all tests PASS"),
+                   (RolloutRow("b", 2, status="failed"), "nothing here", "run the tests"))
+    r = index.search(parse_query("run the tests"))
+    assert r.rollouts == 2 and r.per_version == {1: 1, 2: 1}
+    first = r.hits[0]
+    assert (first.path, first.turn, first.field) == ("a", 1, "generated")
+    assert first.token == 100 + "I will Run The Tests now".index("Run") and first.token_end == first.token + 13
+    a, b = first.mark
+    assert first.excerpt[a:b] == "Run The Tests"
+    other = r.hits[1]
+    assert other.field == "tool-output" and other.token == 7  # the tool output's own first token
+
+
+def test_restrictions_fields_versions_statuses():
+    index = _small((RolloutRow("a", 1, status="ok"), "pytest here", "pytest there"),
+                   (RolloutRow("b", 5, status="failed"), "pytest again", ""))
+    only_out = index.search(parse_query("pytest", fields=["tool-output"]))
+    assert {(h.path, h.field) for h in only_out.hits} == {("a", "tool-output")}
+    assert {h.path for h in index.search(parse_query("pytest", versions="2:9")).hits} == {"b"}
+    assert {h.path for h in index.search(parse_query("pytest", versions=":1")).hits} == {"a"}
+    assert {h.path for h in index.search(parse_query("pytest", statuses=["failed"])).hits} == {"b"}
+
+
+def test_regex_uses_its_literal_and_finds_every_match():
+    index = _small((RolloutRow("a", 1), "exit(0) then exit(1)", ""), (RolloutRow("b", 1), "no exits", ""))
+    q = parse_query(r"/exit\(\d\)/")
+    assert q.is_regex and q.literal == "exit("
+    r = index.search(q)
+    assert r.rollouts == 1 and [h.token for h in r.hits] == [100, 100 + 13]
+    short = index.search(parse_query(r"/\d\)/"))  # no 3-character literal: every piece read
+    assert short.rollouts == 1 and short.notes
+
+
+def test_a_runaway_regex_stops_at_its_budget():
+    index = _small((RolloutRow("a", 1), "a" * 40 + "!", ""))
+    q = parse_query(r"/(a|aa)+$/")
+    q = type(q)(**{**q.__dict__, "budget_s": 0.05})
+    r = index.search(q)
+    assert r.partial and any("time budget" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("bad, said", [("", "empty"), ("/(/", "not a valid regular expression"),
+                                       ("x" * 600, "at most")])
+def test_bad_patterns_are_named(bad, said):
+    with pytest.raises(QueryError, match=said):
+        parse_query(bad)
+    with pytest.raises(QueryError, match="expected one of"):
+        parse_query("x", fields=["prompt"])
+    with pytest.raises(QueryError, match="ends"):
+        parse_query("x", versions="5:2")
+
+
+def test_public_mode_has_a_smaller_budget_and_pattern():
+    q = parse_query("abc", public=True)
+    assert q.budget_s < parse_query("abc").budget_s
+    with pytest.raises(QueryError):
+        parse_query("x" * 300, public=True)
+
+
+def test_hits_on_the_bundled_run_point_at_the_matched_tokens(run_index):
+    c, index = run_index
+    r = index.search(parse_query("solution.py", fields=["generated", "tool-output"], limit=20))
+    assert r.rollouts > 0 and set(r.per_version) <= set(c.run.versions())
+    vocabs = Vocabs()
+    for h in r.hits[:6]:
+        a = c.open(h.path)
+        t = a.turns[h.turn]
+        ids = t.ids[h.token:h.token_end]
+        assert "solution.py" in decode(vocabs.of(a), ids), h
+        rec = c.record(h.path)
+        assert (h.version, h.rollout) == (rec.policy_version, rec.rollout)
+
+
+def test_counts_per_version_match_a_scan_of_the_text(run_index):
+    c, index = run_index
+    vocabs = Vocabs()
+    expected: dict[int, int] = {}
+    for rec in c.records:
+        if rec.kind == "artifact":
+            _, text, _ = item_of(RolloutRow(rec.path), c.open(rec.path), vocabs)
+            if any("wrote file" in p.text.lower() for p in text.pieces()):
+                expected[rec.policy_version] = expected.get(rec.policy_version, 0) + 1
+    assert index.search(parse_query("Wrote file")).per_version == expected
+
+
+def test_the_find_command_prints_hits_and_json():
+    out, err = io.StringIO(), io.StringIO()
+    args = Namespace(source="scripted-smollm2", pattern="/print\\(len/", json=True, fields=["tool-call"], versions=None,
+                     status=None, limit=5)
+    assert find(args, out, err) == 0
+    doc = json.loads(out.getvalue())
+    assert doc["rollouts"] == 1 and doc["hits"][0]["field"] == "tool-call" and doc["hits"][0]["turn"] == 0
+    out = io.StringIO()
+    assert find(Namespace(**{**args.__dict__, "json": False, "pattern": "print(len"}), out, err) == 0
+    assert "turn 0 tool-call token" in out.getvalue() and "[print(len]" in out.getvalue()
+    assert find(Namespace(**{**args.__dict__, "pattern": "/(/"}), io.StringIO(), err) == 2
+    assert find(Namespace(**{**args.__dict__, "source": "/nonexistent/x"}), io.StringIO(), err) == 1
+
+
+def test_a_single_artifact_is_one_rollout():
+    index = open_index_of("smollm2-offline")
+    assert len(index) == 1 and [f.rule for f in index.findings_of("")] == ["cut-at-limit"]
+
+
+def test_ls_json_rows_carry_their_findings():
+    from rollout_trace.artifact.filters import QUERY_KEYS
+    from viewer.index.cli import ls
+
+    out = io.StringIO()
+    args = Namespace(source="smollm2-group", json=True, trained=False, **{f"q_{k}": None for k in QUERY_KEYS})
+    assert ls(args, out, io.StringIO()) == 0
+    rows = {r["path"]: r["findings"] for r in json.loads(out.getvalue())["records"]}
+    assert rows[""] is None  # the group row
+    assert [f["rule"] for f in rows["rollout-02"]] == ["cut-at-limit"] and rows["rollout-00"] == []
+    assert rows["rollout-02"][0]["sentence"].startswith("Turn 0: the answer was cut")
+
+
+def test_the_cache_reads_a_source_once_and_a_grown_run_only_for_its_new_rollouts():
+    from viewer.find.cache import FindCache
+
+    c = open_index("trl-run")
+    cache = FindCache()
+    try:
+        first = len(cache.get("trl-run", c, True))
+        assert cache.builds == first and cache.get("trl-run", c, True) is not None and cache.builds == first
+        arts = [r for r in c.records if r.kind == "artifact"]
+        small = type(c)(  # the run when it held ten rollouts; then grown to all of them
+            c.source, c.kind, [r for r in c.records if r.kind != "artifact"] + arts[:10], store=c.store,
+                        run=c.run)
+        other = FindCache()
+        other.get("trl-run", small, True)
+        assert other.builds == 10
+        other.get("trl-run", c, True)
+        assert other.builds == first
+        other.close()
+    finally:
+        cache.close()
+        c.close()
+
+
+def test_the_panel_indexes_a_hub_source_only_when_asked():
+    """Opening a Hub run's page costs no download of its rollouts: the panel says how many it would read."""
+    from types import SimpleNamespace
+
+    from viewer.ui.find_panel import FindPanel
+
+    local = open_index("smollm2-group")
+    hub = type(local)("org/runs", "hub", local.records, store=local.store)
+    opened = []
+
+    class Cache:
+        def get(self, src, allow):
+            opened.append(src)
+            return hub
+
+    collections = SimpleNamespace(is_collection=lambda s: True, allow_local=lambda s: False, cache=Cache())
+    panel = FindPanel(SimpleNamespace(public=True, collections=collections))
+    try:
+        assert panel.summary({"src": "org/runs"}) == {"pending": True, "rollouts": 4}
+        assert panel.cache.builds == 0
+        built = panel.summary({"src": "org/runs", "build": True})
+        assert built["rollouts"] == 4 and panel.cache.builds == 4
+        assert "pending" not in panel.summary({"src": "org/runs"})  # built once: no more asking
+    finally:
+        panel.cache.close()
+        local.close()

@@ -1,0 +1,77 @@
+"""The search panel in a real browser (viewer/ui/find_panel.py, viewer/assets/find_panel.js): on the bundled run,
+the findings chart draws, a search lists hits, a hit opens the token view on its turn with the matched tokens
+marked and on screen, and a finding from the legend lists its rollouts; on a collection the panel is there too
+and it is absent on a single rollout. Screenshots in both schemes at 1440x900 and 1024x768."""
+
+from __future__ import annotations
+
+import pytest
+
+from support.pages import shots, url_of
+
+pytestmark = pytest.mark.browser
+
+PANEL = "[data-testid=find-panel]"
+
+
+def _ready(page) -> None:
+    page.wait_for_selector(f".fp-mount[data-ready='1'] {PANEL}", timeout=120_000)
+
+
+def _search(page, text: str) -> None:
+    before = page.eval_on_selector(".fp-mount", "b => b.dataset.answered || ''")
+    page.fill("[data-testid=find-input]", text)
+    page.press("[data-testid=find-input]", "Enter")
+    page.wait_for_function("b => { const x = document.querySelector('.fp-mount'); return x && x.dataset.answered && "
+                           "x.dataset.answered !== b; }", arg=before, timeout=60_000)
+
+
+def test_search_on_the_run_page_opens_the_hit_at_its_tokens(app_url, page):
+    page.goto(url_of(app_url, "trl-run"))
+    _ready(page)
+    drawn = page.eval_on_selector("[data-testid=find-chart]", """c => { const g = c.getContext('2d');
+        const d = g.getImageData(0, 0, c.width, c.height).data; let n = 0;
+        for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; }""")
+    assert drawn > 100  # the bars of drift-fork per version are painted
+    assert "drift-fork" in page.inner_text("[data-testid=find-legend]")
+    _search(page, "Wrote file")
+    assert "per version" in page.inner_text("[data-testid=find-status]")
+    hits = page.locator("[data-testid=find-hit]")
+    assert hits.count() > 0 and "Wrote file" in hits.first.locator("mark").inner_text()
+    page.locator(PANEL).scroll_into_view_if_needed()
+    shots(page, "find-run-hits")
+    where = hits.first.locator(".fp-where").inner_text()  # "v1 · rollout 0 · turn 1 · tool-output · token 582"
+    turn = int(where.split("turn ")[1].split(" ")[0])
+    token = int(where.split("token ")[1])
+    hits.first.click()
+    found = page.locator(".tv-tokens .t.tv-found")
+    found.first.wait_for(timeout=60_000)
+    assert int(found.first.get_attribute("data-i")) == token
+    assert "".join(found.all_inner_texts()).replace("·", " ").strip().startswith("Wrote")
+    page.wait_for_function("""() => { const t = document.querySelector('.tv-tokens .t.tv-found'), b = document.querySelector('.tv-tokens');
+        if (!t || !b) return false; const r = t.getBoundingClientRect(), p = b.getBoundingClientRect();
+        return r.top >= p.top && r.bottom <= p.bottom; }""", timeout=30_000)  # scrolled into the pane
+    assert f"turn {turn}" in page.inner_text(".tv-turn-title")
+    shots(page, "find-hit-opened")
+    assert not page.errors and not page.outside_requests
+
+
+def test_a_finding_lists_its_rollouts_and_a_bad_regex_is_named(app_url, page):
+    page.goto(url_of(app_url, "smollm2-group"))
+    _ready(page)
+    before = page.eval_on_selector(".fp-mount", "b => b.dataset.answered || ''")
+    page.click("[data-testid=find-legend] [data-rule=cut-at-limit]")
+    page.wait_for_function("b => document.querySelector('.fp-mount').dataset.answered !== b", arg=before)
+    hits = page.locator("[data-testid=find-hit]")
+    assert hits.count() == 1 and "cut at the token limit" in hits.first.inner_text()
+    shots(page, "find-collection-finding")
+    page.select_option("[data-testid=find-rule]", "")
+    _search(page, "/(unclosed/")
+    assert "not a valid regular expression" in page.inner_text("[data-testid=find-status]")
+    assert not page.errors
+
+
+def test_no_panel_on_a_single_rollout(app_url, page):
+    page.goto(url_of(app_url, "scripted-smollm2"))
+    page.wait_for_selector("[data-testid=tokens] .t", timeout=60_000)
+    assert page.locator(PANEL).count() == 0

@@ -1,0 +1,105 @@
+"""The agent tools through Gradio's MCP server, driven by the MCP Python client against the running app
+(viewer/ui/mcp_tools.py): only the read-only tools are listed, each answers on the bundled run, and a public app
+refuses a server path like the web page does."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from conftest import ROOT
+
+
+def _launch(public: bool):
+    from viewer.ui.app import build_app, launch_options
+
+    demo = build_app(default_source="trl-run", public=public, mcp=True)
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True,
+                            mcp_server=True, **launch_options(public))
+    return demo, url.rstrip("/")
+
+
+@pytest.fixture(scope="module")
+def mcp_url():
+    demo, url = _launch(public=True)
+    yield f"{url}/gradio_api/mcp/"
+    demo.close()
+
+
+def _session(url: str, calls):
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    async def go():
+        async with streamablehttp_client(url) as (read, write, _):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                return await calls(s)
+
+    return asyncio.run(go())
+
+
+def _text(result) -> dict:
+    return json.loads(result.content[0].text)
+
+
+def test_only_the_read_only_tools_are_listed(mcp_url):
+    tools = _session(mcp_url, lambda s: s.list_tools())
+    names = {t.name for t in tools.tools}
+    assert names == {"list_open", "run_summary", "find_rollouts", "rollout_turn", "compare_rollouts"}
+    find = next(t for t in tools.tools if t.name == "find_rollouts")
+    assert "regex" in find.description and "pattern" in find.inputSchema["properties"]
+
+
+def test_the_tools_answer_on_the_bundled_run(mcp_url):
+    async def calls(s):
+        listed = _text(await s.call_tool("list_open", {}))
+        summary = _text(await s.call_tool("run_summary", {"source": "trl-run"}))
+        found = _text(await s.call_tool("find_rollouts", {"source": "trl-run", "pattern": "Wrote file",
+                                                         "where": "tool-output", "versions": "2:3"}))
+        flagged = _text(await s.call_tool("find_rollouts", {"source": "trl-run", "rule": "drift-fork"}))
+        hit = found["hits"][0]
+        turn = _text(await s.call_tool("rollout_turn", {"source": "trl-run", "path": hit["path"], "turn": hit["turn"],
+                                                       "start": hit["token"], "count": 5}))
+        a, b = flagged["hits"][0]["path"], flagged["hits"][1]["path"]
+        compared = _text(await s.call_tool("compare_rollouts", {"source": "trl-run", "a": a, "b": b, "turn": 1}))
+        bad = _text(await s.call_tool("find_rollouts", {"source": "trl-run", "pattern": "/(/"}))
+        return listed, summary, found, flagged, turn, compared, bad
+
+    listed, summary, found, flagged, turn, compared, bad = _session(mcp_url, calls)
+    assert {"source": "trl-run", "kind": "run"} in listed["sources"]
+    assert [v["version"] for v in summary["versions"]] == [1, 2, 3, 4] and summary["notes"]
+    assert any(r["rule"] == "drift-fork" and r["total"] > 0 for r in summary["findings"])
+    assert found["rollouts"] > 0 and set(found["per_version"]) <= {"2", "3"}
+    assert flagged["hits"][0]["field"] == "finding: drift-fork"
+    assert turn["start"] == hit_start(found) and "".join(t[0] for t in turn["tokens"]).startswith("Wrote")
+    assert all(t[1] in (0, 1) for t in turn["tokens"]) and "status" in turn["fate"]
+    assert compared["a"]["path"] != compared["b"]["path"] and "generated" in compared["a"]
+    assert "not a valid regular expression" in bad["error"]
+
+
+def hit_start(found: dict) -> int:
+    return found["hits"][0]["token"]
+
+
+def test_a_public_app_opens_no_server_path(mcp_url):
+    run = str(ROOT / "examples" / "trl-run")  # a run on the server's disk: only its bundled name opens it
+    async def calls(s):
+        return [_text(await s.call_tool(name, args)) for name, args in (
+            ("run_summary", {"source": run}), ("find_rollouts", {"source": run, "pattern": "Wrote"}),
+            ("rollout_turn", {"source": run, "path": "groups"}), ("compare_rollouts", {"source": "/", "a": "x", "b": "y"}))]
+
+    for answer in _session(mcp_url, calls):
+        assert set(answer) == {"error"} and run not in answer["error"]
+
+
+def test_the_page_endpoints_stay_callable_but_unlisted():
+    """With the tools on, the page's own events are undocumented: not tools, not in the API docs, still callable."""
+    from viewer.ui.app import build_app
+    from viewer.ui.mcp_tools import TOOLS
+
+    demo = build_app(default_source="trl-run", mcp=True)
+    assert set(demo.get_api_info()["named_endpoints"]) == {f"/{t}" for t in TOOLS}
+    assert {fn.api_visibility for fn in demo.fns.values() if fn.api_name == "on_open"} == {"undocumented"}

@@ -1,0 +1,201 @@
+// The search panel (viewer/ui/find_panel.py): a search box over every rollout of a collection or a run, the
+// findings chart (rollouts with each finding, per version in a run, drawn on a canvas) and the hits. A hit
+// opens the token view on its turn with the matched tokens marked (a Gradio "click" event {action: "open-hit"}).
+// Every text from a trace reaches the page through textContent; nothing is parsed as HTML.
+const FindPanel = (() => {
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "text") e.textContent = v; else e.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children) if (c !== null && c !== undefined) e.append(c);
+    return e;
+  }
+  // one colour per rule, readable on both schemes; the hits line is drawn in the text colour
+  const COLOURS = ["#dc2626", "#ea580c", "#ca8a04", "#65a30d", "#0891b2", "#2563eb", "#7c3aed", "#c026d3",
+                   "#db2777", "#64748b", "#0d9488", "#9333ea"];
+
+  function drawChart(canvas, summary, hits) {
+    const dpr = window.devicePixelRatio || 1, w = canvas.clientWidth || 600, h = canvas.clientHeight || 160;
+    canvas.width = Math.round(w * dpr); canvas.height = Math.round(h * dpr);
+    const g = canvas.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, w, h);
+    const cs = getComputedStyle(canvas), fg = cs.color || "#111", dim = cs.getPropertyValue("--fp-dim") || "#888";
+    g.font = "12px system-ui, sans-serif"; g.fillStyle = fg;
+    const rules = summary.rules.filter((r) => r.total > 0);
+    const left = 36, bottom = 22, top = 8, right = 8, pw = w - left - right, ph = h - top - bottom;
+    const versions = summary.versions.length ? summary.versions.map(String) : null;
+    if (!versions) {  // outside a run: one bar per rule
+      const max = Math.max(1, ...rules.map((r) => r.total));
+      const bw = Math.min(pw / Math.max(1, rules.length), 140);
+      rules.forEach((r, i) => {
+        const bh = ph * r.total / max;
+        g.fillStyle = COLOURS[summary.rules.indexOf(r) % COLOURS.length];
+        g.fillRect(left + i * bw + 4, top + ph - bh, Math.max(2, bw - 8), bh);
+        g.fillStyle = fg; g.textAlign = "center";
+        g.fillText(r.rule, left + (i + 0.5) * bw, h - 6, bw - 4);
+      });
+      axis(g, left, top, pw, ph, max, fg, dim);
+      return;
+    }
+    const stack = versions.map((v) => rules.reduce((s, r) => s + (r.per_version[v] || 0), 0));
+    const hitMax = hits ? Math.max(0, ...versions.map((v) => hits[v] || 0)) : 0;
+    const max = Math.max(1, ...stack, hitMax);
+    const bw = pw / versions.length;
+    versions.forEach((v, i) => {
+      let y = top + ph;
+      rules.forEach((r) => {
+        const n = r.per_version[v] || 0;
+        if (!n) return;
+        const bh = ph * n / max;
+        g.fillStyle = COLOURS[summary.rules.indexOf(r) % COLOURS.length];
+        g.fillRect(left + i * bw + 1, y - bh, Math.max(1, bw - 2), bh);
+        y -= bh;
+      });
+    });
+    if (hits) {  // hits per version: a line over the bars
+      g.strokeStyle = fg; g.lineWidth = 2; g.beginPath();
+      versions.forEach((v, i) => {
+        const x = left + (i + 0.5) * bw, y = top + ph - ph * (hits[v] || 0) / max;
+        if (i) g.lineTo(x, y); else g.moveTo(x, y);
+      });
+      g.stroke();
+      g.fillStyle = fg;
+      versions.forEach((v, i) => { g.beginPath(); g.arc(left + (i + 0.5) * bw, top + ph - ph * (hits[v] || 0) / max, 3, 0, 7); g.fill(); });
+    }
+    axis(g, left, top, pw, ph, max, fg, dim);
+    g.fillStyle = fg; g.textAlign = "center";
+    const every = Math.max(1, Math.ceil(versions.length / Math.max(1, pw / 40)));
+    versions.forEach((v, i) => { if (i % every === 0) g.fillText(v, left + (i + 0.5) * bw, h - 6); });
+  }
+
+  function axis(g, left, top, pw, ph, max, fg, dim) {
+    g.strokeStyle = dim; g.lineWidth = 1; g.beginPath();
+    g.moveTo(left, top); g.lineTo(left, top + ph); g.lineTo(left + pw, top + ph); g.stroke();
+    g.fillStyle = fg; g.textAlign = "right";
+    g.fillText(String(max), left - 4, top + 10); g.fillText("0", left - 4, top + ph);
+  }
+
+  // Once the token view shows the hit's tokens, bring them on screen (the view sits below the index).
+  function revealFound() {
+    const seen = () => {
+      const t = document.querySelector("#trace-view .tv-tokens .t.tv-found");
+      if (t) t.closest(".tv-turn").scrollIntoView({block: "start"});
+      return !!t;
+    };
+    const mo = new MutationObserver(() => { if (seen()) mo.disconnect(); });
+    mo.observe(document.body, {childList: true, subtree: true});
+    setTimeout(() => mo.disconnect(), 60000);
+  }
+
+  function mount(box, value, api) {
+    const src = value.src;
+    const input = el("input", {type: "search", class: "fp-input", "data-testid": "find-input", "aria-label": "search text or /regex/",
+      placeholder: "search generated text, tool calls, tool outputs — text or /regex/"});
+    const where = el("select", {class: "fp-in", "data-testid": "find-in", "aria-label": "where to look"},
+      el("option", {value: "", text: "everywhere"}), el("option", {value: "generated", text: "generated"}),
+      el("option", {value: "tool-call", text: "tool calls"}), el("option", {value: "tool-output", text: "tool outputs"}));
+    const versions = el("input", {type: "text", class: "fp-versions", "data-testid": "find-versions", placeholder: "versions A:B",
+      "aria-label": "policy versions, A:B", size: "10"});
+    const rule = el("select", {class: "fp-rule", "data-testid": "find-rule", "aria-label": "only rollouts with this finding"},
+      el("option", {value: "", text: "any finding"}));
+    const go = el("button", {type: "button", class: "fp-go", "data-testid": "find-go"}, "search");
+    const status = el("div", {class: "fp-status", role: "status", "data-testid": "find-status", text: "indexing the rollouts…"});
+    const canvas = el("canvas", {class: "fp-chart", "data-testid": "find-chart", role: "img", "aria-label": "findings per version"});
+    const legend = el("div", {class: "fp-legend", "data-testid": "find-legend"});
+    const list = el("ol", {class: "fp-hits", "data-testid": "find-hits"});
+    box.replaceChildren(el("section", {class: "fp", "data-testid": "find-panel", "aria-label": "search and findings"},
+      el("div", {class: "fp-bar"}, el("b", {text: "Find "}), input, where, versions, rule, go), status,
+      el("div", {class: "fp-chartbox"}, canvas, legend), list));
+    let summary = null, hitsPer = null;
+    const redraw = () => { if (summary) drawChart(canvas, summary, hitsPer); };
+    new ResizeObserver(redraw).observe(canvas);
+    // the chart's text takes the scheme's colour: draw again when Gradio switches light/dark (body's class)
+    new MutationObserver(redraw).observe(document.body, {attributes: true, attributeFilter: ["class"]});
+
+    const show = (s) => {
+      if (s.error) { status.textContent = s.error; return; }
+      if (s.pending) {  // a Hub source: indexing downloads its rollouts, so it waits for the visitor to ask
+        const build = el("button", {type: "button", class: "fp-build", "data-testid": "find-build"},
+          `index ${s.rollouts} rollouts`);
+        status.replaceChildren("Search and findings read every rollout of this Hub dataset: ", build);
+        build.addEventListener("click", () => { status.textContent = "indexing the rollouts…"; api.summary({src, build: true}).then(show); });
+        return;
+      }
+      summary = s;
+      const found = s.rules.filter((r) => r.total > 0);
+      for (const r of s.rules) rule.append(el("option", {value: r.rule, text: `${r.rule} (${r.total})`}));
+      legend.replaceChildren(...found.map((r) => el("button", {type: "button", class: "fp-key", "data-rule": r.rule,
+        title: "list the rollouts with this finding"}, el("i", {style: `background:${COLOURS[s.rules.indexOf(r) % COLOURS.length]}`}),
+        `${r.rule} ${r.total}`)));
+      status.textContent = `${s.rollouts} rollouts indexed; ` + (found.length ? `findings in ${found.length} rules (chart: rollouts with each, ` +
+        (s.versions.length ? "per version)" : "in all)") : "no findings");
+      box.dataset.ready = "1";
+      redraw();
+    };
+    api.summary({src}).then(show);
+    legend.addEventListener("click", (e) => {
+      const b = /** @type {HTMLElement} */ (e.target).closest(".fp-key");
+      if (b) { rule.value = b.getAttribute("data-rule"); run(); }
+    });
+
+    let asked = 0;
+    async function run() {
+      const my = ++asked;
+      const req = {src, pattern: input.value, fields: where.value ? [where.value] : [], versions: versions.value, rule: rule.value};
+      if (!req.pattern.trim() && !req.rule) { status.textContent = "type text or /regex/, or pick a finding"; return; }
+      status.textContent = "searching…";
+      const r = await api.search(req);
+      if (my !== asked) return;
+      if (r.error) { status.textContent = r.error; list.replaceChildren(); box.dataset.answered = String(my); return; }
+      hitsPer = req.rule ? null : r.per_version;
+      redraw();
+      const per = Object.entries(r.per_version).map(([v, n]) => `v${v}: ${n}`).join(", ");
+      status.textContent = `${r.rollouts} rollout${r.rollouts === 1 ? "" : "s"} match` + (per ? ` (per version ${per})` : "") +
+        `; ${r.hits.length} listed` + (r.partial ? " — partial: " : "") + (r.notes.length ? " · " + r.notes.join(" · ") : "");
+      list.replaceChildren(...r.hits.map((h, i) => {
+        const where = (h.version !== null ? `v${h.version} · ` : "") + (h.rollout !== null ? `rollout ${h.rollout} · ` : "") +
+          `turn ${h.turn} · ${h.field} · token ${h.token}`;
+        const ex = el("span", {class: "fp-excerpt"});
+        const [a, b] = h.mark;
+        const flat = (t) => t.replace(/\n/g, "⏎ ");  // one or two lines per hit: newlines shown, not taken
+        if (b > a) ex.append(flat(h.excerpt.slice(0, a)), el("mark", {text: flat(h.excerpt.slice(a, b))}), flat(h.excerpt.slice(b)));
+        else ex.textContent = flat(h.excerpt);
+        const open = el("button", {type: "button", class: "fp-hit", "data-testid": "find-hit", "data-i": String(i),
+          title: `open ${h.path || "this rollout"} at turn ${h.turn}, the matched tokens marked`},
+          el("span", {class: "fp-where", text: where}), el("span", {class: "fp-path", text: h.path}), ex);
+        open.addEventListener("click", () => {
+          api.open({action: "open-hit", src, row: h.path, turn: h.turn, found: [h.token, h.token_end]});
+          revealFound();
+        });
+        return el("li", {}, open);
+      }));
+      box.dataset.answered = String(my);
+    }
+    go.addEventListener("click", run);
+    input.addEventListener("keydown", (e) => { if (e.key === "Enter") run(); });
+    rule.addEventListener("change", run);
+  }
+
+  function mountInApp(element, props, server, watch, trigger) {
+    const api = {summary: (req) => server.find_summary(req), search: (req) => server.find_search(req),
+                 open: (req) => trigger("click", req)};
+    let shown = null;
+    function start() {
+      const box = /** @type {HTMLElement} */ (element.querySelector(".fp-mount"));
+      if (!box || !props.value) return;
+      const value = JSON.parse(props.value);
+      if (shown === value.serial) return;
+      shown = value.serial;
+      box.hidden = !value.src;
+      box.dataset.ready = ""; box.dataset.answered = "";
+      if (value.src) mount(box, value, api); else box.replaceChildren();
+    }
+    start();
+    watch("value", start);
+  }
+
+  return {mountInApp};
+})();

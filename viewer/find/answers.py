@@ -1,0 +1,127 @@
+"""What the search panel and the MCP tools answer, as typed records, from one source's text index.
+
+`summary` is the findings chart's data (rollouts with each rule's finding, per version in a run); `search` a
+search's hits or, with a rule, the rollouts with that finding, each a `HitRow` the page turns into a link to its
+tokens. Requests come from a page or an agent: every value is checked here and a bad one answers `error`.
+No Gradio here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import msgspec
+
+from rollout_trace.analysis.findings import RULES
+
+from .index import FindIndex
+from .query import QueryError, parse_query
+
+MAX_FINDING_ROWS = 200
+
+
+class HitRow(msgspec.Struct, frozen=True):
+    path: str
+    version: int | None
+    rollout: int | None
+    turn: int
+    field: str  # generated | tool-call | tool-output, or "finding: <rule>"
+    token: int
+    token_end: int
+    excerpt: str
+    mark: tuple[int, int]  # the match within the excerpt (0, 0 for a finding)
+
+
+class SearchAnswer(msgspec.Struct, frozen=True):
+    hits: list[HitRow] = []
+    rollouts: int = 0
+    per_version: dict[str, int] = {}
+    partial: bool = False
+    notes: list[str] = []
+    error: str | None = None
+
+
+class RuleCount(msgspec.Struct, frozen=True):
+    rule: str
+    total: int  # rollouts with this finding
+    per_version: dict[str, int]
+
+
+class FindSummary(msgspec.Struct, frozen=True):
+    rollouts: int
+    versions: list[int]  # a run's versions holding indexed rollouts; empty outside a run
+    rules: list[RuleCount]  # every rule, in RULES' order, found or not
+    error: str | None = None
+
+
+def summary(index: FindIndex) -> FindSummary:
+    counts = index.finding_counts()
+    per = index.rollouts_per_version()
+    versions = sorted(v for v in per if v is not None)
+    rules = []
+    for rule in RULES:
+        by = {str(v): n[rule] for v, n in counts.items() if v is not None and rule in n}
+        rules.append(RuleCount(rule, sum(n.get(rule, 0) for n in counts.values()), by))
+    return FindSummary(rollouts=sum(per.values()), versions=versions, rules=rules)
+
+
+def _text(req: Mapping, key: str, cap: int) -> str:
+    v = req.get(key)
+    return v[:cap] if isinstance(v, str) else ""
+
+
+def search(index: FindIndex, req: Mapping, public: bool) -> SearchAnswer:
+    """{pattern, fields, versions, statuses, rule, limit} -> the hits, or the rollouts with finding `rule`."""
+    rule = _text(req, "rule", 40)
+    versions = _text(req, "versions", 40) or None
+    raw_fields = req.get("fields")
+    fields = [f for f in raw_fields if isinstance(f, str)][:3] if isinstance(raw_fields, list) else []
+    raw_status = req.get("statuses")
+    statuses = [s[:20] for s in raw_status if isinstance(s, str)][:8] if isinstance(raw_status, list) else []
+    raw_limit = req.get("limit")
+    limit = raw_limit if isinstance(raw_limit, int) and not isinstance(raw_limit, bool) else 100
+    pattern = _text(req, "pattern", 2000)
+    if rule:
+        if rule not in RULES:
+            return SearchAnswer(error=f"no finding rule {rule!r}: the rules are {', '.join(RULES)}")
+        return _with_rule(index, rule, versions, pattern)
+    try:
+        q = parse_query(pattern, fields, versions, statuses, public=public, limit=limit)
+    except QueryError as e:
+        return SearchAnswer(error=str(e))
+    r = index.search(q)
+    return SearchAnswer(hits=[HitRow(h.path, h.version, h.rollout, h.turn, h.field, h.token, h.token_end, h.excerpt,
+                                     h.mark) for h in r.hits], rollouts=r.rollouts,
+                        per_version={str(v): n for v, n in sorted(r.per_version.items())}, partial=r.partial,
+                        notes=r.notes)
+
+
+def _with_rule(index: FindIndex, rule: str, versions: str | None, pattern: str) -> SearchAnswer:
+    from .query import parse_versions
+
+    try:
+        lo, hi = parse_versions(versions)
+    except QueryError as e:
+        return SearchAnswer(error=str(e))
+    paths = index.with_rules([rule])
+    if pattern.strip():  # a rule and a pattern: the rollouts with both
+        try:
+            hits = index.search(parse_query(pattern, limit=200)).hits
+        except QueryError as e:
+            return SearchAnswer(error=str(e))
+        paths &= {h.path for h in hits}
+    rows: list[HitRow] = []
+    per: dict[str, int] = {}
+    matched = 0
+    for path, row in sorted(index.rows(paths).items(), key=lambda kv: (kv[1][0] is None, kv[1][0] or 0, kv[0])):
+        version, rollout = row
+        if (lo is not None and (version is None or version < lo)) or (hi is not None and (version is None or version > hi)):
+            continue
+        matched += 1
+        if version is not None:
+            per[str(version)] = per.get(str(version), 0) + 1
+        for f in index.findings_of(path):
+            if f.rule == rule and len(rows) < MAX_FINDING_ROWS:
+                rows.append(HitRow(path, version, rollout, f.turn, f"finding: {rule}", f.start, f.end, f.sentence,
+                                   (0, 0)))
+    return SearchAnswer(hits=rows, rollouts=matched, per_version=per)

@@ -1,0 +1,91 @@
+"""Text indexes kept across requests: one per source, built once and grown as a followed run grows.
+
+A source is named as viewer/index/cache.py names collections (`collection_identity`). Its index holds every
+rollout read so far; asking again with the same collection reads nothing, and with a collection that holds more
+rows (a run that grew, the collection cache's `replace`) reads only the new rollouts: a written rollout does not
+change. A collection reopened after the collection cache's age bound is compared by its rows the same way. At most
+`max_entries` indexes are kept (least recently used dropped, its file removed); one build runs at a time, so
+visitors cannot multiply the cost of reading a source. Index files live in a private temporary folder removed at
+exit. No Gradio here.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rollout_trace.artifact.collection import Collection
+from rollout_trace.artifact.unpack import remove_folder, temporary_folder
+
+from ..index.cache import collection_identity
+from .build import MAX_ROLLOUTS, index_collection
+from .index import FindIndex
+
+MAX_INDEXES = 4
+MAX_ROLLOUTS_PUBLIC = 5_000  # what one public visitor's search may make the server read from one source
+
+
+@dataclass
+class _Entry:
+    index: FindIndex | None = None
+    folder: Path | None = None
+    rows: int = 0  # rollouts of the collection the index was last brought up to
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class FindCache:
+    def __init__(self, max_entries: int = MAX_INDEXES, public: bool = False):
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+        self._build = threading.Lock()
+        self.max_entries = max_entries
+        self.limit = MAX_ROLLOUTS_PUBLIC if public else MAX_ROLLOUTS
+        self.builds = 0  # rollouts read into an index (tests count them)
+
+    def get(self, source: str, c: Collection, allow_local: bool) -> FindIndex:
+        """The index of `c` (named `source`), with every rollout it holds up to the limit."""
+        key = collection_identity(source, allow_local)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                entry = self._entries[key] = _Entry()
+            self._entries.move_to_end(key)
+        with entry.lock:
+            if entry.index is None:
+                entry.folder = temporary_folder(prefix="find-")
+                entry.index = FindIndex(entry.folder / "index.sqlite")
+            rows = sum(r.kind == "artifact" for r in c.records)
+            if rows != entry.rows:
+                with self._build:
+                    before = len(entry.index)
+                    index_collection(c, entry.index, self.limit)
+                    self.builds += len(entry.index) - before
+                entry.rows = rows
+            index = entry.index
+        self._evict()
+        return index
+
+    def peek(self, source: str, allow_local: bool) -> FindIndex | None:
+        """The index already built for `source`, without building one."""
+        entry = self._entries.get(collection_identity(source, allow_local))
+        return entry.index if entry is not None else None
+
+    def _evict(self) -> None:
+        dropped = []
+        with self._lock:
+            while len(self._entries) > self.max_entries:
+                dropped.append(self._entries.popitem(last=False)[1])
+        for e in dropped:
+            with e.lock:
+                if e.index is not None:
+                    e.index.close()
+                if e.folder is not None:
+                    remove_folder(e.folder)
+
+    def close(self) -> None:
+        with self._lock:
+            self.max_entries, keep = 0, self.max_entries
+        self._evict()
+        self.max_entries = keep

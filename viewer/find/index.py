@@ -1,0 +1,283 @@
+"""The text index of one source state: every rollout's searchable pieces and its findings, in SQLite.
+
+SQLite's FTS5 with its trigram tokenizer finds the pieces holding a substring (any three characters or more,
+case-insensitively) without reading the others; a plain pattern's counts per version come from the index alone,
+and only the hits listed are located in their text (rollout_trace/analysis/texts.py's `Piece` maps a character
+back to its token). A regex is looked up by the longest plain substring every match must contain, then run on
+those pieces only; one without such a substring reads every piece, within the query's time budget. The text is
+kept once, in the pieces table; the trigram index is an external-content FTS5 table over it.
+
+Findings (rollout_trace/analysis/findings.py) are kept beside the pieces, one row each, so counts per version and
+the rollouts with a rule are one query. Thread-safe (one connection, one lock). No Gradio here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import regex
+
+from rollout_trace.analysis.findings import Finding
+from rollout_trace.analysis.texts import Piece, RolloutText
+
+from .query import Query
+
+EXCERPT = 60  # characters shown each side of a match
+
+_SCHEMA = """
+CREATE TABLE rollouts (id INTEGER PRIMARY KEY, path TEXT UNIQUE, version INTEGER, grp TEXT, rollout INTEGER,
+                       status TEXT, title TEXT);
+CREATE TABLE pieces (id INTEGER PRIMARY KEY, rid INTEGER, turn INTEGER, field TEXT, start INTEGER, offsets BLOB,
+                     text TEXT);
+CREATE VIRTUAL TABLE body USING fts5(text, content='pieces', content_rowid='id', tokenize='trigram');
+CREATE TABLE findings (rid INTEGER, rule TEXT, turn INTEGER, start INTEGER, end INTEGER, sentence TEXT);
+CREATE INDEX findings_rid ON findings(rid);
+CREATE INDEX pieces_rid ON pieces(rid);
+"""
+
+
+@dataclass(frozen=True)
+class RolloutRow:
+    """Where a rollout is: its path in the source, and in a run its version, group and index."""
+
+    path: str
+    version: int | None = None
+    group: str | None = None
+    rollout: int | None = None
+    status: str | None = None
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str
+    version: int | None
+    group: str | None
+    rollout: int | None
+    turn: int
+    field: str
+    token: int  # where the match starts (the turn's full sequence: prompt + output)
+    token_end: int  # one past its last token
+    excerpt: str
+    mark: tuple[int, int]  # the match's characters within the excerpt
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    hits: list[Hit]
+    rollouts: int  # rollouts with at least one match
+    pieces: int  # pieces (a turn's generated text, a tool call, a tool output) with at least one match
+    per_version: dict[int, int]  # rollouts with a match, per version (runs only)
+    partial: bool = False  # the time budget ran out: counts are of what was read
+    notes: list[str] = field(default_factory=list)
+
+
+def _phrase(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+class FindIndex:
+    """An index in a SQLite file (or in memory with path None)."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = path
+        self._db = sqlite3.connect(":memory:" if path is None else str(path), check_same_thread=False)
+        self._db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _SCHEMA)
+        self._lock = threading.Lock()
+        self._paths: dict[str, int] = {}
+        self.versions_known = False
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._paths
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def add(self, items: Iterable[tuple[RolloutRow, RolloutText | None, list[Finding]]]) -> int:
+        """Index rollouts (their text, or None when it could not be read, and their findings); returns how many."""
+        n = 0
+        with self._lock:
+            cur = self._db.cursor()
+            cur.execute("BEGIN")
+            for row, text, found in items:
+                if row.path in self._paths:
+                    continue
+                cur.execute("INSERT INTO rollouts (path, version, grp, rollout, status, title) VALUES (?,?,?,?,?,?)",
+                            (row.path, row.version, row.group, row.rollout, row.status, row.title))
+                rid = int(cur.lastrowid or 0)
+                self._paths[row.path] = rid
+                self.versions_known |= row.version is not None
+                for p in text.pieces() if text is not None else ():
+                    offsets = b"" if p.offsets is None else np.asarray(p.offsets, dtype=np.int32).tobytes()
+                    cur.execute("INSERT INTO pieces (rid, turn, field, start, offsets, text) VALUES (?,?,?,?,?,?)",
+                                (rid, p.turn, p.field, p.start, offsets, p.text))
+                    cur.execute("INSERT INTO body (rowid, text) VALUES (?, ?)", (cur.lastrowid, p.text))
+                cur.executemany("INSERT INTO findings VALUES (?,?,?,?,?,?)",
+                                [(rid, f.rule, f.turn, f.start, f.end, f.sentence) for f in found])
+                n += 1
+            cur.execute("COMMIT")
+        return n
+
+    # -- search -----------------------------------------------------------------------------------------
+
+    def _where(self, q: Query) -> tuple[str, list[object]]:
+        sql, args = [f"p.field IN ({','.join('?' * len(q.fields))})"], list[object](q.fields)
+        lo, hi = q.versions
+        if lo is not None:
+            sql.append("r.version >= ?")
+            args.append(lo)
+        if hi is not None:
+            sql.append("r.version <= ?")
+            args.append(hi)
+        if q.statuses:
+            sql.append(f"r.status IN ({','.join('?' * len(q.statuses))})")
+            args += list(q.statuses)
+        return " AND ".join(sql), args
+
+    def search(self, q: Query) -> SearchResult:
+        where, args = self._where(q)
+        indexed = q.literal is not None and len(q.literal) >= 3
+        if indexed:  # the pieces holding the literal, from the trigram index
+            base = "FROM body b JOIN pieces p ON p.id = b.rowid JOIN rollouts r ON r.id = p.rid WHERE body MATCH ? AND "
+            args = [_phrase(q.literal or ""), *args]
+        else:  # every piece, read from its own table
+            base = "FROM pieces p JOIN rollouts r ON r.id = p.rid WHERE "
+        base += where
+        with self._lock:
+            if indexed and not q.is_regex:  # the index's answer is the answer: count there, locate only what is listed
+                return self._plain(q, base, args)
+            return self._scan(q, base, args, indexed)
+
+    def _plain(self, q: Query, base: str, args: list) -> SearchResult:
+        per: dict[int | None, int] = {}
+        pieces = 0
+        for v, n_rollouts, n_pieces in self._db.execute(
+                f"SELECT r.version, count(DISTINCT r.id), count(*) {base} GROUP BY r.version", args):
+            per[v] = n_rollouts
+            pieces += n_pieces
+        hits: list[Hit] = []
+        # FTS5 gives matches in rowid order, the order pieces were added (a run's rollouts in version order):
+        # the first `limit` are found without sorting every match
+        rows = self._db.execute(f"SELECT r.path, r.version, r.grp, r.rollout, p.turn, p.field, p.start, p.offsets, "
+                                f"p.text {base} ORDER BY b.rowid", args)
+        for row in rows:
+            hits += self._hits_in(row, q.compiled, q.limit - len(hits), None)
+            if len(hits) >= q.limit:
+                break
+        return SearchResult(hits, sum(per.values()), pieces, {v: n for v, n in per.items() if v is not None})
+
+    def _scan(self, q: Query, base: str, args: list, indexed: bool) -> SearchResult:
+        deadline = time.monotonic() + q.budget_s
+        hits: list[Hit] = []
+        seen: dict[str, int | None] = {}
+        pieces, partial = 0, False
+        rows = self._db.execute(f"SELECT p.text, p.id, r.path, r.version {base} ORDER BY p.id", args)
+        for text, rowid, path, version in rows:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                partial = True
+                break
+            try:
+                if q.compiled.search(text, timeout=left) is None:
+                    continue
+            except TimeoutError:
+                partial = True
+                break
+            pieces += 1
+            seen[path] = version
+            if len(hits) < q.limit:  # only a listed hit is located among its tokens
+                row = self._db.execute("SELECT r.path, r.version, r.grp, r.rollout, p.turn, p.field, p.start, "
+                                       "p.offsets, ? FROM pieces p JOIN rollouts r ON r.id = p.rid WHERE p.id = ?",
+                                       (text, rowid)).fetchone()
+                try:
+                    hits += self._hits_in(row, q.compiled, q.limit - len(hits), max(deadline - time.monotonic(), 0.01))
+                except TimeoutError:
+                    partial = True
+                    break
+        per = Counter(v for v in seen.values() if v is not None)
+        notes = [] if indexed else ["this pattern has no plain substring of 3+ characters: every piece was read"]
+        if partial:
+            notes.append(f"the search stopped after its time budget ({q.budget_s:g} s): counts are of what was read")
+        return SearchResult(hits, len(seen), pieces, dict(per), partial, notes)
+
+    @staticmethod
+    def _hits_in(row, compiled: regex.Pattern, room: int, timeout: float | None) -> list[Hit]:
+        path, version, grp, rollout, turn, fld, start, blob, text = row
+        piece = Piece(fld, turn, text, start, np.frombuffer(blob, dtype=np.int32) if blob else None)
+        out: list[Hit] = []
+        for m in compiled.finditer(text, timeout=timeout):
+            if m.end() == m.start():
+                continue
+            if len(out) >= room:
+                break
+            a, b = piece.tokens_of(m.start(), m.end())
+            lo, hi = max(0, m.start() - EXCERPT), min(len(text), m.end() + EXCERPT)
+            out.append(Hit(path, version, grp, rollout, turn, fld, a, b, text[lo:hi], (m.start() - lo, m.end() - lo)))
+        return out
+
+    # -- findings ---------------------------------------------------------------------------------------
+
+    def findings_of(self, path: str) -> list[Finding]:
+        rid = self._paths.get(path)
+        if rid is None:
+            return []
+        with self._lock:
+            rows = self._db.execute("SELECT rule, turn, start, end, sentence FROM findings WHERE rid = ? "
+                                    "ORDER BY rowid", (rid,)).fetchall()
+        return [Finding(*r) for r in rows]
+
+    def all_findings(self) -> dict[str, list[Finding]]:
+        with self._lock:
+            rows = self._db.execute("SELECT r.path, f.rule, f.turn, f.start, f.end, f.sentence FROM findings f "
+                                    "JOIN rollouts r ON r.id = f.rid ORDER BY f.rowid").fetchall()
+        out: dict[str, list[Finding]] = defaultdict(list)
+        for path, *rest in rows:
+            out[path].append(Finding(*rest))
+        return dict(out)
+
+    def finding_counts(self) -> dict[int | None, dict[str, int]]:
+        """Rollouts with each rule's finding, per version (None: rollouts outside a run)."""
+        with self._lock:
+            rows = self._db.execute("SELECT r.version, f.rule, count(DISTINCT f.rid) FROM findings f "
+                                    "JOIN rollouts r ON r.id = f.rid GROUP BY r.version, f.rule").fetchall()
+        out: dict[int | None, dict[str, int]] = defaultdict(dict)
+        for v, rule, n in rows:
+            out[v][rule] = n
+        return dict(out)
+
+    def rollouts_per_version(self) -> dict[int | None, int]:
+        with self._lock:
+            return dict(self._db.execute("SELECT version, count(*) FROM rollouts GROUP BY version").fetchall())
+
+    def rows(self, paths: Iterable[str]) -> dict[str, tuple[int | None, int | None]]:
+        """(version, rollout) of each of `paths` the index holds."""
+        wanted = [p for p in paths if p in self._paths]
+        out: dict[str, tuple[int | None, int | None]] = {}
+        with self._lock:
+            for k in range(0, len(wanted), 500):
+                part = wanted[k:k + 500]
+                for path, v, r in self._db.execute(f"SELECT path, version, rollout FROM rollouts WHERE path IN "
+                                                   f"({','.join('?' * len(part))})", part):
+                    out[path] = (v, r)
+        return out
+
+    def with_rules(self, rules: Iterable[str]) -> set[str]:
+        """Paths of the rollouts with a finding of any of `rules`."""
+        wanted = list(rules)
+        if not wanted:
+            return set()
+        with self._lock:
+            rows = self._db.execute(f"SELECT DISTINCT r.path FROM findings f JOIN rollouts r ON r.id = f.rid "
+                                    f"WHERE f.rule IN ({','.join('?' * len(wanted))})", wanted).fetchall()
+        return {p for (p,) in rows}

@@ -1,0 +1,106 @@
+"""What a search asks, checked: the pattern (plain text, or `/regex/` with flags i, s, m), where to look, which
+versions and statuses; every bad value a clear message, never an exception past `parse_query`.
+
+A plain pattern matches case-insensitively as a substring. A regex runs on the `regex` package with a time
+budget (`Query.budget_s`), so a pattern that backtracks forever stops with a partial answer instead of holding
+the server; in public mode the pattern and the budget are smaller. No files, no Gradio.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import regex
+
+from rollout_trace.analysis.texts import FIELDS, Field
+from rollout_trace.artifact.errors import RolloutTraceError
+
+MAX_PATTERN = 500
+MAX_PATTERN_PUBLIC = 200
+BUDGET_S = 10.0
+BUDGET_S_PUBLIC = 2.0
+MAX_HITS = 200  # hits listed; counts cover every match
+_REGEX = re.compile(r"^/(.*)/([ism]*)$", re.DOTALL)
+
+
+class QueryError(RolloutTraceError, ValueError):
+    """A search that cannot run: the message says which value and what was expected."""
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str  # the pattern as typed
+    compiled: regex.Pattern
+    is_regex: bool
+    literal: str | None  # a substring every match contains (what the text index looks up), when one is known
+    fields: tuple[Field, ...] = FIELDS
+    versions: tuple[int | None, int | None] = (None, None)
+    statuses: tuple[str, ...] = ()
+    limit: int = MAX_HITS
+    budget_s: float = BUDGET_S
+    notes: tuple[str, ...] = field(default=())
+
+
+def _required_literal(pattern: str, flags: int) -> str | None:
+    """The longest run of plain characters every match of `pattern` must contain (None: none of 3+ characters).
+
+    Read from Python's own regular-expression parser: only a top-level sequence without alternation counts."""
+    import re._parser as sre_parse  # Python 3.11+ (pyproject's floor)
+    try:
+        parsed = sre_parse.parse(pattern, flags)
+    except Exception:
+        return None
+    best, run = "", ""
+    for op, arg in parsed.data:
+        if str(op) == "LITERAL":
+            run += chr(arg)
+            continue
+        best, run = max(best, run, key=len), ""
+    best = max(best, run, key=len)
+    return best if len(best) >= 3 else None
+
+
+def parse_versions(text: str | None) -> tuple[int | None, int | None]:
+    """`A:B`, `A:`, `:B` or `A` (inclusive) as a pair of bounds."""
+    if text is None or not text.strip():
+        return None, None
+    parts = text.strip().split(":")
+    if len(parts) > 2 or not all(p.strip() == "" or (p.strip().isascii() and p.strip().isdigit() and len(p.strip()) <= 9)
+                                 for p in parts):
+        raise QueryError(f"versions {text[:40]!r}: expected A:B, A:, :B or A (whole numbers)")
+    lo = int(parts[0]) if parts[0].strip() else None
+    hi = (int(parts[1]) if parts[1].strip() else None) if len(parts) == 2 else lo
+    if lo is not None and hi is not None and hi < lo:
+        raise QueryError(f"versions {text!r}: the range ends ({hi}) before it starts ({lo})")
+    return lo, hi
+
+
+def parse_query(pattern: str, fields: list[str] | tuple[str, ...] = (), versions: str | None = None,
+                statuses: list[str] | tuple[str, ...] = (), public: bool = False, limit: int = MAX_HITS) -> Query:
+    """A checked query; raises QueryError naming the value that is wrong."""
+    if not isinstance(pattern, str) or not pattern.strip():
+        raise QueryError("the pattern is empty: give text to find, or /regex/")
+    cap = MAX_PATTERN_PUBLIC if public else MAX_PATTERN
+    if len(pattern) > cap:
+        raise QueryError(f"the pattern is {len(pattern):,} characters long (at most {cap:,})")
+    bad = [f for f in fields if f not in FIELDS]
+    if bad:
+        raise QueryError(f"--in {bad[0]!r}: expected one of {', '.join(FIELDS)}")
+    m = _REGEX.match(pattern.strip())
+    if m and m.group(1):
+        flags = regex.V0 | (regex.IGNORECASE if "i" in m.group(2) else 0) | \
+            (regex.DOTALL if "s" in m.group(2) else 0) | (regex.MULTILINE if "m" in m.group(2) else 0)
+        try:
+            compiled = regex.compile(m.group(1), flags)
+        except regex.error as e:
+            raise QueryError(f"/{m.group(1)[:60]}/ is not a valid regular expression: {e}") from None
+        literal = _required_literal(m.group(1), re.IGNORECASE if "i" in m.group(2) else 0)
+        is_regex = True
+    else:
+        compiled = regex.compile(regex.escape(pattern), regex.IGNORECASE)
+        literal, is_regex = pattern, False
+    return Query(text=pattern, compiled=compiled, is_regex=is_regex, literal=literal,
+                 fields=tuple(fields) or FIELDS, versions=parse_versions(versions),  # type: ignore[arg-type]
+                 statuses=tuple(s.strip() for s in statuses if s.strip()), limit=max(1, min(limit, MAX_HITS)),
+                 budget_s=BUDGET_S_PUBLIC if public else BUDGET_S)

@@ -1,0 +1,142 @@
+"""The search panel of the View tab: above a collection's index or a run's page, a search box over every rollout's
+generated text, tool calls and tool outputs, a findings chart (rollouts with each finding, per version in a run)
+and the hits, each opening the token view on its turn with the matched tokens marked.
+
+A `gr.HTML` mounted by viewer/assets/find_panel.js; its value is `{src, serial}` (which source it is about). The
+page asks two server functions: `find_summary` (builds the source's text index once, viewer/find/cache.py) and
+`find_search`; a hit sends a "click" event {action: "open", row, turn, found} that opens the row through the
+collection view's own `open_row`. In public mode the index reads at most MAX_ROLLOUTS_PUBLIC rollouts of a
+source, regexes get the smaller time budget, and a source is one the visitor could open anyway.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Any
+
+import gradio as gr
+import msgspec
+
+from rollout_trace.artifact import ArtifactError
+from viewer import assets
+from viewer.contract import Initial
+from viewer.find import answers
+from viewer.find.cache import FindCache
+from viewer.find.index import FindIndex
+from viewer.page_link import MAX_SRC_CHARS
+from viewer.router import rollout_param
+
+if TYPE_CHECKING:
+    from .view_tab import ViewTab
+
+MOUNT_JS = "FindPanel.mountInApp(element, props, server, watch, trigger);"
+_serial = itertools.count(1)
+
+
+def _whole(v: object, cap: int = 10_000_000) -> int | None:
+    text = str(v) if isinstance(v, (str, int)) and not isinstance(v, bool) else ""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 and int(text) <= cap else None
+
+
+class FindPanel:
+    def __init__(self, view: ViewTab):
+        self.view = view
+        self.cache = FindCache(public=view.public)
+
+    @property
+    def collections(self):
+        return self.view.collections
+
+    def index_of(self, src: str) -> FindIndex | None:
+        """The text index of the collection or run `src` names (None when it is neither, or cannot be read)."""
+        src = (src or "").strip()
+        if not src or len(src) > MAX_SRC_CHARS or not self.collections.is_collection(src):
+            return None
+        allow = self.collections.allow_local(src)
+        try:
+            c = self.collections.cache.get(src, allow)
+        except ArtifactError:
+            return None
+        return self.cache.get(src, c, allow)
+
+    def _pending(self, src: str) -> int | None:
+        """How many rollouts a Hub source would download to be indexed, when its index is not built yet."""
+        src = (src or "").strip()
+        if not src or len(src) > MAX_SRC_CHARS or not self.collections.is_collection(src):
+            return None
+        allow = self.collections.allow_local(src)
+        try:
+            c = self.collections.cache.get(src, allow)
+        except ArtifactError:
+            return None
+        if c.kind != "hub" or self.cache.peek(src, allow) is not None:
+            return None
+        return min(sum(r.kind == "artifact" for r in c.records), self.cache.limit)
+
+    # -- server functions ------------------------------------------------------------------------------
+
+    def summary(self, req: Any) -> dict:
+        """The findings chart's data. A Hub source is indexed only when the visitor asks (`build`): indexing
+        downloads every rollout, which merely opening the page should not cost."""
+        src = str(req.get("src") or "")[:MAX_SRC_CHARS] if isinstance(req, dict) else ""
+        pending = self._pending(src)
+        if pending is not None and not (isinstance(req, dict) and req.get("build") is True):
+            return {"pending": True, "rollouts": pending}
+        index = self.index_of(src)
+        if index is None:
+            return {"error": "this source is not a collection or a run"}
+        return msgspec.to_builtins(answers.summary(index))
+
+    def search(self, req: Any) -> dict:
+        if not isinstance(req, dict):
+            return {"error": "a request is {src, pattern, fields, versions, rule}"}
+        index = self.index_of(str(req.get("src") or "")[:MAX_SRC_CHARS])
+        if index is None:
+            return {"error": "this source is not a collection or a run"}
+        return msgspec.to_builtins(answers.search(index, req, self.view.public))
+
+    # -- events ----------------------------------------------------------------------------------------
+
+    def value(self, src: str) -> str:
+        src = (src or "").strip()
+        shown = bool(src) and len(src) <= MAX_SRC_CHARS and self.collections.is_collection(src)
+        return msgspec.json.encode({"src": src if shown else "", "serial": next(_serial)}).decode()
+
+    def on_source(self, source: Any) -> str:
+        return self.value(source if isinstance(source, str) else "")
+
+    def on_page_load(self, request: gr.Request) -> str:
+        q = dict(request.query_params) if request is not None else {}
+        return self.value(str(q.get("src") or self.view.default_source or ""))
+
+    def on_open(self, evt: gr.EventData) -> tuple:
+        """A hit's "open" event: the token view on its turn, the hit's tokens marked."""
+        data = getattr(evt, "_data", None) or {}
+        if not isinstance(data, dict) or data.get("action") != "open-hit":
+            return gr.skip(), gr.skip(), gr.skip()
+        src = str(data.get("src") or "").strip()[:MAX_SRC_CHARS]
+        found = data.get("found")
+        a, b = (_whole(found[0]), _whole(found[1])) if isinstance(found, list) and len(found) == 2 else (None, None)
+        mark = (a, b) if a is not None and b is not None and b > a else None
+        initial = Initial(turn=_whole(data.get("turn")) or 0, scope="full", found=mark)
+        return self.collections.open_row(src, str(data.get("row") or "")[:MAX_SRC_CHARS], {}, initial,
+                                         rollout_param(data.get("rollout")))
+
+    # -- layout ----------------------------------------------------------------------------------------
+
+    def render(self) -> None:
+        def find_summary(req: dict) -> dict:  # server.find_summary: the findings chart's data
+            return self.summary(req)
+
+        def find_search(req: dict) -> dict:  # server.find_search: hits, or rollouts with a finding
+            return self.search(req)
+
+        self.html = gr.HTML(value=self.value(""), html_template="<div class='fp-mount'></div>",
+                            css_template=assets.read("find_panel.css"), apply_default_css=False,
+                            js_on_load=assets.read("find_panel.js") + MOUNT_JS,
+                            server_functions=[find_summary, find_search], elem_id="find-panel", padding=False)
+
+    def wire(self, triggers: list, source, opened: list) -> None:
+        for t in triggers:
+            t(self.on_source, source, self.html)
+        self.html.click(self.on_open, None, opened)

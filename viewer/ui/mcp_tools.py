@@ -1,0 +1,218 @@
+"""Read-only tools for coding agents, served by Gradio's own MCP server (`GRADIO_MCP_SERVER=True`, or
+`build_app(mcp=True)`; the endpoint is /gradio_api/mcp/).
+
+Five tools, each a `gr.api` endpoint whose docstring is its MCP description: what is open, a run's per-version
+summary and health notes, rollouts found by filters + search + findings, one rollout's turn as text with mask,
+fate and logprobs, and two rollouts compared. They reach sources exactly as the web page does (the collection
+cache, the same public rule: a public app opens bundled examples and Hub ids only, never a server path) and each
+answer is bounded (tokens per turn, hits, a regex's time budget). With the tools on, the page's own events are
+marked "undocumented" so that they are neither listed as tools nor in the API docs (the page still calls them).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import gradio as gr
+import msgspec
+
+from rollout_trace.artifact import ArtifactError
+from rollout_trace.artifact.sources import bundled_groups, bundled_runs
+from viewer import run_page
+from viewer.find import answers
+from viewer.group import compare as group_compare
+from viewer.page_link import MAX_SRC_CHARS
+from viewer.rollout import CHUNK
+
+if TYPE_CHECKING:
+    from .view_tab import ViewTab
+
+MAX_TURN_TOKENS = 2000  # tokens one rollout_turn answer carries
+TOOLS = ("list_open", "run_summary", "find_rollouts", "rollout_turn", "compare_rollouts")
+
+
+def _dump(value: object) -> str:
+    return json.dumps(msgspec.to_builtins(value), ensure_ascii=False)
+
+
+class McpTools:
+    def __init__(self, view: ViewTab):
+        self.view = view
+
+    def _collection(self, source: str):
+        src = (source or "").strip()
+        if not src or len(src) > MAX_SRC_CHARS:
+            raise ValueError("name a source: a bundled example or a Hub dataset id (a local path on a private app)")
+        cv = self.view.collections
+        if not cv.is_collection(src):
+            raise ValueError("this source is not a collection or a run this app can open (a public app opens bundled "
+                             "examples and Hub dataset ids)")
+        try:
+            return src, cv.cache.get(src, cv.allow_local(src))
+        except ArtifactError as e:
+            raise ValueError("; ".join(str(p) for p in e.problems[:5])) from None
+
+    # -- the tools (their docstrings are what an agent reads) --------------------------------------------
+
+    def list_open(self) -> str:
+        """List the sources this app has open or offers: the bundled examples (collections and runs) and the
+        collections or runs visitors have opened. Returns JSON: {sources: [{source, kind}]}."""
+        out = [{"source": s, "kind": "run"} for s in bundled_runs()] + \
+              [{"source": s, "kind": "collection"} for s in bundled_groups()]
+        seen = {o["source"] for o in out}
+        for key in list(self.view.collections.cache._entries):
+            kind, _, name = key.partition("|")
+            if kind == "hub" or (kind in ("folder", "zip") and not self.view.public):
+                name = name.split("|")[0]
+                if name not in seen:
+                    out.append({"source": name, "kind": kind})
+                    seen.add(name)
+        return json.dumps({"sources": out})
+
+    def run_summary(self, source: str) -> str:
+        """A recorded TRL run's numbers per policy version (groups, rollouts, reward mean/sd/min/max, pass rate,
+        zero-spread groups, trained tokens, rollouts never trained) and its health notes in plain language, with
+        the findings per version (rollouts with each finding).
+
+        Args:
+            source: the run: a bundled example name (e.g. "trl-run") or a Hub dataset id
+        Returns JSON: {versions: [...], notes: [...], findings: {...}} or {error}."""
+        try:
+            src, c = self._collection(source)
+        except ValueError as e:
+            return json.dumps({"error": str(e)})
+        if c.run is None:
+            return json.dumps({"error": f"{src[:100]!r} is a collection, not a recorded run"})
+        stats = run_page.version_stats(c.run)
+        index = self.view.find.index_of(src)
+        found = answers.summary(index) if index is not None else None
+        return _dump({"source": src, "model": c.run.manifest.model, "live": c.run.live, "versions": stats,
+                      "notes": run_page.health_notes(stats, c.run.rows, c.run.live),
+                      "findings": found.rules if found else []})
+
+    def find_rollouts(self, source: str, pattern: str = "", rule: str = "", where: str = "", versions: str = "",
+                      status: str = "") -> str:
+        """Find rollouts of a collection or run: by a text search over what the model generated, its tool calls
+        and the tool outputs (plain text, case-insensitive, or /regex/), and/or by a finding rule. Each hit
+        names the rollout (path; in a run version and rollout index), the turn, the token where it starts and
+        an excerpt.
+
+        Args:
+            source: a bundled example name or a Hub dataset id
+            pattern: text to find, or /regex/ (flags i, s, m after the closing slash); may be empty with a rule
+            rule: a finding rule (tests-touched, prints-expected, exit-or-skip, writes-outside, repetition-loop, cut-at-limit, empty-answer, unparsed-tool-call, tool-error, log-ratio-outlier, clipped-share, drift-fork), or empty
+            where: generated, tool-call or tool-output, or empty for all three
+            versions: a run's policy versions, A:B (inclusive), A:, :B or A; empty for all
+            status: a run's rollout status (ok, timed-out, unscorable, failed), or empty
+        Returns JSON: {hits, rollouts, per_version, partial, notes} or {error}."""
+        index = self.view.find.index_of((source or "").strip()[:MAX_SRC_CHARS])
+        if index is None:
+            return json.dumps({"error": "this source is not a collection or a run this app can open"})
+        req = {"pattern": pattern, "rule": rule, "fields": [where] if where else [], "versions": versions,
+               "statuses": [status] if status else [], "limit": 50}
+        return _dump(answers.search(index, req, self.view.public))
+
+    def rollout_turn(self, source: str, path: str, turn: int = 0, start: int = 0, count: int = 500) -> str:
+        """One turn of one rollout as text, token by token: each token's text, mask (1 = generated, trained
+        against; 0 = context) and the engine's logprob; with the rollout's fate in training (status, first
+        trained step, why it was never trained) and its findings. At most 2000 tokens per call: page with start.
+
+        Args:
+            source: the collection or run
+            path: the rollout's path in it (as find_rollouts names it)
+            turn: the agent turn (0-based)
+            start: the first token (the turn's full sequence, prompt + output)
+            count: how many tokens (at most 2000)
+        Returns JSON: {turn, turns, prompt_tokens, output_tokens, start, tokens: [[text, mask, logprob]], fate,
+        findings} or {error}."""
+        try:
+            src, c = self._collection(source)
+            rec = c.record((path or "").strip("/")[:MAX_SRC_CHARS])
+            if rec is None or rec.kind != "artifact":
+                raise ValueError(f"no rollout at {str(path)[:100]!r} in this source")
+            r = self.view.collections._rollout(c, src, rec.path)
+        except (ValueError, ArtifactError) as e:
+            return json.dumps({"error": str(e)})
+        turns = r.artifact.turns
+        if not isinstance(turn, int) or not 0 <= turn < len(turns):
+            return json.dumps({"error": f"turn {turn}: this rollout has turns 0..{len(turns) - 1}"})
+        t = turns[turn]
+        total = t.n_prompt + t.n_output
+        lo = max(0, min(int(start) if isinstance(start, int) else 0, total))
+        hi = min(total, lo + max(1, min(int(count) if isinstance(count, int) else 500, MAX_TURN_TOKENS)))
+        tokens: list[list] = []
+        for k_chunk in range(lo // CHUNK, (hi - 1) // CHUNK + 1 if hi > lo else lo // CHUNK):
+            ch = r.chunk(turn, "full", k_chunk)
+            for k, pos in enumerate(range(ch.start, ch.start + len(ch.ids))):
+                if lo <= pos < hi:
+                    tokens.append([ch.text[k], int(ch.mask[k]), ch.logprob[k]])
+        index = self.view.find.index_of(src)
+        fate = {"status": rec.status, "trained_step": rec.trained_step, "dropped": rec.dropped,
+                "reward": rec.reward, "advantage": rec.advantage, "version": rec.policy_version}
+        return _dump({"path": rec.path, "turn": turn, "turns": len(turns), "prompt_tokens": t.n_prompt,
+                      "output_tokens": t.n_output, "start": lo, "tokens": tokens, "fate": fate,
+                      "findings": index.findings_of(rec.path) if index is not None else []})
+
+    def compare_rollouts(self, source: str, a: str, b: str, turn: int = 0) -> str:
+        """Compare two rollouts of a collection or run at one turn: their rewards, advantages, fates and findings,
+        where their prompts first differ, and each one's generated text at that turn.
+
+        Args:
+            source: the collection or run
+            a: the first rollout's path
+            b: the second rollout's path
+            turn: the agent turn to compare (clamped to each rollout's turns)
+        Returns JSON: {a: {...}, b: {...}, prompt_differs_at} or {error}."""
+        try:
+            src, c = self._collection(source)
+            ra, rb = c.record((a or "").strip("/")), c.record((b or "").strip("/"))
+            if ra is None or rb is None or ra.kind != "artifact" or rb.kind != "artifact" or ra.path == rb.path:
+                raise ValueError("name two different rollouts of this source (their paths, as find_rollouts gives)")
+            got = group_compare(self.view.collections._rollout(c, src, ra.path), ra.rollout or 0,
+                                self.view.collections._rollout(c, src, rb.path), rb.rollout or 0,
+                                max(0, turn if isinstance(turn, int) else 0))
+        except (ValueError, ArtifactError) as e:
+            return json.dumps({"error": str(e)})
+        index = self.view.find.index_of(src)
+
+        def side(rec, s) -> dict:
+            return {"path": rec.path, "version": rec.policy_version, "rollout": rec.rollout, "reward": rec.reward,
+                    "advantage": rec.advantage, "status": rec.status, "trained_step": rec.trained_step,
+                    "dropped": rec.dropped, "turn": s.turn, "turns": s.turns, "generated": "".join(s.out_text),
+                    "generated_tokens": s.out_total, "tools": s.tools, "tool_failed": s.failed,
+                    "findings": msgspec.to_builtins(index.findings_of(rec.path)) if index is not None else []}
+
+        doc = msgspec.to_builtins(got)
+        return json.dumps({"a": side(ra, got.a), "b": side(rb, got.b),
+                           **{k: v for k, v in doc.items() if k not in ("a", "b")}}, ensure_ascii=False)
+
+    def register(self) -> None:
+        """Add the tools as API endpoints (call inside the Blocks)."""
+
+        def list_open() -> str:
+            return self.list_open()
+
+        def run_summary(source: str) -> str:
+            return self.run_summary(source)
+
+        def find_rollouts(source: str, pattern: str = "", rule: str = "", where: str = "", versions: str = "",
+                          status: str = "") -> str:
+            return self.find_rollouts(source, pattern, rule, where, versions, status)
+
+        def rollout_turn(source: str, path: str, turn: int = 0, start: int = 0, count: int = 500) -> str:
+            return self.rollout_turn(source, path, turn, start, count)
+
+        def compare_rollouts(source: str, a: str, b: str, turn: int = 0) -> str:
+            return self.compare_rollouts(source, a, b, turn)
+
+        for fn in (list_open, run_summary, find_rollouts, rollout_turn, compare_rollouts):
+            fn.__doc__ = getattr(McpTools, fn.__name__).__doc__
+            gr.api(fn, api_name=fn.__name__, queue=False)
+
+
+def only_tools_public(demo: gr.Blocks) -> None:
+    """Mark every endpoint but the tools "undocumented": the MCP server lists public endpoints as tools."""
+    for fn in demo.fns.values():
+        if fn.api_name not in TOOLS and fn.api_visibility == "public":
+            fn.api_visibility = "undocumented"
