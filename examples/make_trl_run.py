@@ -10,6 +10,9 @@ What stands in (tests/support/trl_cpu.py, the same stand-ins the tests use):
   and verify() gives rewards that differ inside a group (1.0, 0.0, 0.5, -0.1 by position). They wait for the
   trainer's version (a gate) so every policy version gets groups; one sandbox fails to start, one rollout
   has no reward, one agent times out;
+- the user's reward function: `brevity_reward` (tests/support/trl_replay.py), a small bonus for shorter
+  transcripts, passed as `reward_funcs` as a training script passes one. TRL calls it on the failed
+  rollout's empty completion too, so that rollout has a reward and counts in its group's baseline;
 - the policy: a 2-layer Llama with SmolLM2-135M-Instruct's vocabulary and random weights (fixed seed),
   so the numbers it trains are not a real model's;
 - CUDA's peak-FLOPs query (None), the FA3 tree-attention kernel (an SDPA equivalent), NCCL weight sync (a
@@ -46,7 +49,8 @@ def _phase(work: Path, run: Path, tok, model: str, max_steps: int, start_version
     w = trl_runs.worker(run, traces=trl_runs.MIXED, tok=tok, gate=gate, model=MODEL_NAME, queue_maxsize=8,
                         gate_fn=functools.partial(trl_replay.trainer_version, batch=BATCH, weight_sync_steps=SYNC,
                                                 start=start_version),
-                        fail=((3, 1),), no_reward=((4, 2),), timeout=((5, 0),), session_s=0.05)
+                        fail=((3, 1),), no_reward=((4, 2),), timeout=((5, 0),), session_s=0.05,
+                        reward_funcs=(trl_replay.brevity_reward,))
     t, logs = trl_runs.trainer(work / "out", w, tok, model, max_steps=max_steps, gate=gate, record=True,
                                batch=BATCH, weight_sync_steps=SYNC, save_strategy="steps", save_steps=FIRST_STEPS)
     t0 = time.monotonic()
@@ -76,9 +80,15 @@ def build(out: Path) -> None:
         assert len(full) >= 3, f"want 3 policy versions with 2 groups each, got {dict(per_version)}"
         assert all(g.k == 4 for g in r.groups) and all(len(set(g.rewards)) > 1 for g in r.groups)
         assert r.problems == [], r.problems
+        failed = [x for x in r.rows if x.status == "failed" and x.path is None]
+        assert any(x.reward is not None for x in failed), "want a failed rollout the reward function scored"
+        assert all(s.end is not None and not s.end.write_errors and not s.end.first_error for s in r.segments)
+        recorded = {(e.segment, x.ordinal) for e in r.entries.values() for x in e.rows}
+        assert all((c.segment, c.ordinal) in recorded for c in r.consumed), "a row the trainer took is not recorded"
         print(f"{len(r.groups)} groups, {len(r.rows)} rollouts, groups per version {dict(sorted(per_version.items()))}, "
               f"trained steps {sorted({s for g in r.groups for s in g.trained_steps})}")
         r.close()
+        (run / ".lock").unlink(missing_ok=True)  # the recorder's lock file: nothing to ship
         if out.exists():
             shutil.rmtree(out)
         shutil.move(str(run), str(out))

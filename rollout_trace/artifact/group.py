@@ -18,9 +18,13 @@ between capture (which writes it) and the viewer (which reads it); it is version
         rollouts        [GroupRollout...] in rollout order
             index, folder, rollout_seed, status ("ok" | "failed" | "timed-out"),
             reward (null = unscorable, TRL's NaN), advantage (TRL's formula below),
-            started_at, wall_s, error (one line when status is not "ok")
+            started_at, wall_s, error (one line when status is not "ok"),
+            problem (one line: what a recorder could not record of this rollout, and why)
             folder is null (format_version 2) for a rollout that failed before it produced an
-            artifact: its status and error are all there is, its reward null, its advantage 0.
+            artifact, or whose artifact a recorder could not build (then `problem` says why): its
+            status, error, reward and advantage are all there is. A failed rollout's reward is
+            null unless a reward function scored its empty completion (TRL does: it then counts in
+            the group's baseline, with an advantage but no training row).
         run             GroupRun, only in a group of a recorded TRL run (docs/runs.md): its
                         segment, the policy version TRL stamped on it, TRL's group id, and the
                         dataset row of its prompt. Readers that predate it ignore it.
@@ -62,6 +66,7 @@ class GroupRollout(msgspec.Struct, omit_defaults=True):
     started_at: str | None = None
     wall_s: float | None = None
     error: str | None = None
+    problem: str | None = None  # what of this rollout a recorder could not record, and why
 
 
 class GroupRun(msgspec.Struct, omit_defaults=True):
@@ -130,12 +135,9 @@ def check_group(g: GroupFile, findings: Findings, name: str = GROUP_FILE) -> Non
     for i, r in enumerate(g.rollouts):
         where = f"rollouts[{i}]"
         if r.folder is None:
-            if r.status == "ok":
+            if r.status != "failed" and r.problem is None:
                 bad("a rollout that finished has its artifact folder", field=f"{where}.folder",
                     expected="a folder name", found="null")
-            if r.reward is not None:
-                bad("a rollout without an artifact cannot be scored", field=f"{where}.reward", expected="null",
-                    found=str(r.reward))
             if g.format_version < 2:
                 bad("a rollout without a folder needs format_version 2", field="format_version", expected="2",
                     found=str(g.format_version))

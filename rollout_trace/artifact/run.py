@@ -102,6 +102,7 @@ class RunRow(msgspec.Struct, frozen=True, kw_only=True):
     trained_step: int | None  # the first of them; None when no row was trained
     dropped: str | None  # None when trained; else "failed", "no rows", or its rows' fate
     trainer_tokens: int = 0  # in TRL's mask over the rows the trainer DID train at a step
+    problem: str | None = None  # what the recorder could not record of it, and why (its index line's)
 
 
 class RunGroup(msgspec.Struct, frozen=True, kw_only=True):
@@ -372,7 +373,7 @@ def join(entries: list[IndexEntry], consumed: list[Consumed], ends: dict[str, Co
             drifting_boundaries=e.drifting_boundaries, timed_out=e.timed_out, task_id=e.task_id, title=e.title,
             dataset_index=e.dataset_index, recorded_at=e.recorded_at, ordinals=tuple(r.ordinal for r in e.rows),
             fates=fates, trained_steps=steps,
-            trained_step=steps[0] if steps else None, dropped=_dropped(e, fates),
+            trained_step=steps[0] if steps else None, dropped=_dropped(e, fates), problem=e.problem,
             trainer_tokens=sum(r.trained_tokens for r, (f, _) in zip(e.rows, got, strict=True) if f == "trained")))
     rows.sort(key=lambda r: (r.segment, r.policy_version, r.group_id, r.rollout))
     return rows

@@ -85,11 +85,18 @@ class SegmentEnd(msgspec.Struct, omit_defaults=True):
     ended_at: str
     groups_written: int
     groups_lost: int  # scored groups still waiting for the writer when it had to stop
-    write_errors: int  # groups the writer failed to write (its log says why)
+    write_errors: int  # groups the writer failed to write (first_error and the child's log say why)
     rollouts_never_scored: int  # rollouts that finished but whose group TRL never scored (stopped first)
     writer_busy_s: float  # the writer thread's time
     handoff_s: float  # the recorder's time on TRL's event loop (the critical path)
     max_queued_samples: int  # the deepest the rollout queue got, as the child saw it
+    # The first failure of the recorder's own code in this segment, one line (None: there was none).
+    # Also logged, with its traceback, in the training log when it happened
+    first_error: str | None = None
+    rollout_problems: int = 0  # rollouts recorded without their artifact (their index entries' `problem`)
+    # The recorder could not start in TRL's worker child (written by whichever process saw it): the
+    # segment recorded nothing and training did not start with it
+    start_error: str | None = None
 
 
 class RowRef(msgspec.Struct):
@@ -113,9 +120,13 @@ class IndexEntry(msgspec.Struct):
     path: str | None  # the rollout's artifact folder; None when it failed before producing one
     status: RunStatus
     cause: str | None
-    reward: float | None  # TRL's summed reward; None = NaN (unscorable)
+    reward: float | None  # TRL's summed reward; None = NaN (unscorable). A failed rollout has one when a
+    # reward function scored its empty completion (TRL does), and counts in the group's baseline
     env_reward: float | None  # the session's verify() reward
-    advantage: float | None  # TRL's; None when TRL built no row
+    # TRL's, as its _score_group computed it for every rollout of the group; only rows train with it, so a
+    # rollout without rows (`rows` empty: failed, or no trained token) has one that trained nothing.
+    # None only when the recorder could not recover it (`problem` says why)
+    advantage: float | None
     rows: list[RowRef]
     trained_tokens: int  # over TRL's rows
     task_id: str | None
@@ -131,6 +142,9 @@ class IndexEntry(msgspec.Struct):
     tools: list[str]  # tool names used, sorted
     tool_calls: int
     recorded_at: str  # ISO 8601 UTC
+    # What of this rollout the recorder could not record, and why (its artifact could not be built, or
+    # TRL's reward and advantage could not be recovered): the rest of the entry is still TRL's
+    problem: str | None = None
 
 
 class Consumed(msgspec.Struct, omit_defaults=True):

@@ -136,7 +136,8 @@ class RunInfo(msgspec.Struct, omit_defaults=True):
     Keys (docs/runs.md): a rollout is (segment, group_id, rollout_index), with `rollout_id` (TRL's uuid4,
     OpenEnv's episode_id) as its unique name. `status`: "ok"; "timed-out" (the agent timed out: TRL
     trains what was captured); "unscorable" (no reward: TRL's NaN, advantage 0); "failed" (the session
-    failed: TRL built no row). `cause` says why when the status is not "ok"."""
+    failed: TRL built no row; it has a reward when a user reward function scored its empty completion).
+    `cause` says why when the status is not "ok"."""
 
     segment: str  # one start of TRL's worker child (a resume starts a new one)
     policy_version: int  # the model_version TRL stamped on the group
@@ -146,7 +147,10 @@ class RunInfo(msgspec.Struct, omit_defaults=True):
     status: RunStatus
     reward: float | None  # TRL's summed reward (None: NaN, unscorable)
     rewards: dict[str, float | None]  # TRL's reward columns (reward_func_names) for this rollout
-    advantage: float | None  # TRL's advantage, from its samples; None when TRL built no row
+    # TRL's advantage, as its _score_group computed it (from its samples; for a rollout without rows, from
+    # TRL's _score_group over the recorder's stand-in group, rollout_trace/record/scores.py: it trained
+    # nothing); None only when the recorder could not recover it
+    advantage: float | None
     rows: int  # training rows (RolloutSamples) TRL queued for the rollout
     trained_tokens: int  # tokens in TRL's loss over those rows
     dataset_index: int | None = None  # the dataset row of the group's prompt
@@ -273,7 +277,7 @@ class TrlSample(msgspec.Struct):
     rollout_index: int
     rollout_id: str | None
     model_version: int
-    advantage: float | None  # None when TRL built no row
+    advantage: float | None  # TRL's (RunInfo.advantage); None only when it could not be recovered
     reward: float | None  # TRL's summed reward; None = NaN
     metrics: dict[str, float | None]  # the RolloutSample metrics TRL stamped on every row (NaN as null)
     session: dict  # TRL's own session metrics: turns, sequences, tally, loop_exhausted, duration_s, tools

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ import numpy as np
 from rollout_trace.analysis.continuity import boundaries
 from rollout_trace.analysis.training import TRL_VERSION, record, training
 from rollout_trace.artifact import Artifact, Summary, Task, Turn
-from rollout_trace.artifact.group import GroupFile, GroupRollout, GroupRun, grpo_advantages, trl_reward
+from rollout_trace.artifact.group import GroupFile, GroupRollout, GroupRun, grpo_advantages
 from rollout_trace.artifact.run_format import Drift, IndexEntry, RowRef
 from rollout_trace.artifact.schema import TRL_PART_VERSION, RunInfo, RunStatus, TrlRowRef, TrlSample
 from rollout_trace.artifact.trace import calls_from_entries
@@ -50,7 +51,6 @@ class ScoredRollout:
     prompt: list
     samples: list  # TRL's RolloutSamples for this rollout, in queue order
     ordinals: list[int]  # their positions in the queue within the segment
-    rewards: dict[str, float | None] | None  # TRL's reward columns, when observed (rollouts without rows)
     tool_calls: int
     tool_failures: int
 
@@ -65,6 +65,9 @@ class ScoredGroup:
     reward_func_names: list[str]
     rollouts: list[ScoredRollout]
     scored_at: float = field(default_factory=time.time)
+    # TRL's (metrics, advantage) for every rollout, from its own _score_group (scores.py): called on the
+    # writer thread, only when a rollout has no row to read them from
+    scores: Callable[[], list[tuple[dict, float]]] | None = None
 
     @property
     def name(self) -> str:
@@ -90,6 +93,7 @@ class BuiltRollout:
     timed_out: bool = False
     rollout_id: str | None = None
     drifting: int | None = None
+    problem: str | None = None  # why this rollout is not recorded whole (the recorder's model did not fit it)
 
 
 def iso(t: float) -> str:
@@ -133,9 +137,10 @@ def _status(r: ScoredRollout, reward: float | None) -> tuple[RunStatus, str | No
         return "failed", "the recorder did not see this rollout's session"
     if rec.create_error:
         return "failed", f"the session could not be created: {rec.create_error}"
-    if not rec.session_metrics:  # TRL returned its empty rollout: the session failed
+    if not rec.session_metrics:  # TRL returned its empty rollout: the session failed, TRL built no row
         why = rec.fetch_error or rec.verify_error or rec.trl_failure
-        return "failed", f"TRL scored it unscorable: {why}" if why else "TRL scored it unscorable (the worker was stopping)"
+        return "failed", f"the session failed, TRL built no row: {why}" if why else \
+            "the session failed, TRL built no row (the worker was stopping)"
     if reward is None:
         return "unscorable", "no reward: the session's verify() gave no env_reward (TRL's NaN, advantage 0)"
     if rec.timed_out:
@@ -145,17 +150,35 @@ def _status(r: ScoredRollout, reward: float | None) -> tuple[RunStatus, str | No
     return "ok", None
 
 
-def build_rollout(g: ScoredGroup, r: ScoredRollout) -> BuiltRollout:
+def trl_numbers(g: ScoredGroup, r: ScoredRollout, scored: tuple[dict, float] | None
+                ) -> tuple[dict[str, float | None], float | None, dict[str, float | None]]:
+    """TRL's metrics, advantage and reward columns for a rollout: from the sample it queued, else from what
+    its `_score_group` computed for the rollout (`scored`, scores.py); ({}, None, {}) when neither is known."""
+    source = r.samples[0].metrics if r.samples else scored[0] if scored is not None else None
+    if source is None:
+        return {}, None, {}
+    metrics = {k: number(v) for k, v in source.items()}
+    advantage = float(r.samples[0].advantage) if r.samples else float(scored[1]) if scored is not None else None
+    return metrics, advantage, {name: metrics.get(f"rewards/{name}") for name in g.reward_func_names}
+
+
+def misfit(g: ScoredGroup, r: ScoredRollout, scored: tuple[dict, float] | None, problem: str) -> BuiltRollout:
+    """A rollout whose artifact could not be built: what TRL decided (rows, reward, advantage) and why not."""
+    metrics, advantage, _ = trl_numbers(g, r, scored)
     rec = r.record
-    samples = r.samples
-    if samples:  # TRL's own numbers, from the sample it queued
-        metrics = {k: number(v) for k, v in samples[0].metrics.items()}
-        reward, advantage = metrics.get("reward"), float(samples[0].advantage)
-        columns = {name: metrics.get(f"rewards/{name}") for name in g.reward_func_names}
-    else:
-        metrics, advantage = {}, None
-        columns = dict(r.rewards or {})
-        reward = trl_reward(list(columns.values()))  # a rollout without rows: TRL's sum of its columns
+    status, cause = _status(r, metrics.get("reward"))
+    out = BuiltRollout(r.index, status, cause, metrics.get("reward"), None, advantage, task_of(r.prompt, g.dataset_index),
+                       timed_out=bool(rec and rec.timed_out), rollout_id=rec.rollout_id if rec else None,
+                       problem=problem)
+    refs, _ = _rows(r)
+    out.rows = [RowRef(x.ordinal, x.fingerprint, x.tokens, x.trained_tokens) for x in refs]
+    return out
+
+
+def build_rollout(g: ScoredGroup, r: ScoredRollout, scored: tuple[dict, float] | None = None) -> BuiltRollout:
+    rec = r.record
+    metrics, advantage, columns = trl_numbers(g, r, scored)
+    reward = metrics.get("reward")
     status, cause = _status(r, reward)
     verify = rec.verify if rec is not None else None
     env_reward = number(getattr(verify, "env_reward", None))
@@ -198,12 +221,13 @@ def build_rollout(g: ScoredGroup, r: ScoredRollout) -> BuiltRollout:
 
 
 def group_file(g: ScoredGroup, built: list[BuiltRollout], folders: list[str | None]) -> GroupFile:
-    """Our group.json: TRL's advantage where it queued a row, the same formula for a rollout without rows."""
+    """Our group.json: TRL's reward and advantage for every rollout, as its `_score_group` computed them (the
+    formula over the recorded rewards only where TRL's value could not be recovered: that rollout's `problem`)."""
     formula = grpo_advantages([b.reward for b in built])
     rollouts = [GroupRollout(index=b.index, status="failed" if b.status == "failed" else
                              "timed-out" if b.status == "timed-out" else "ok",
                              reward=b.reward, advantage=b.advantage if b.advantage is not None else a,
-                             folder=folder, error=b.cause if b.status != "ok" else None)
+                             folder=folder, error=b.cause if b.status != "ok" else None, problem=b.problem)
                 for b, a, folder in zip(built, formula, folders, strict=True)]
     task = built[0].task
     return GroupFile(task_id=task.task_id, k=len(built), rollouts=rollouts, format_version=1, model=g.model,
@@ -225,4 +249,4 @@ def index_entry(g: ScoredGroup, b: BuiltRollout, group_path: str, folder: str | 
         seed_trained_turns=s.trained_turns if s else None, tokens=s.n_tokens if s else None, drift=drift,
         drifting_boundaries=b.drifting, timed_out=b.timed_out, tools=tools,
         tool_calls=sum(s.tool_calls_by_name.values()) if s else 0,
-        recorded_at=iso(g.scored_at))
+        recorded_at=iso(g.scored_at), problem=b.problem)

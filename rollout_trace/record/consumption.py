@@ -195,6 +195,7 @@ class ConsumptionLog(TrainerCallback):
     def on_step_end(self, args, state, control, **kwargs):
         if self._thread is None:
             return
+        getattr(self.trainer.rollout_worker, "recorder_problem", lambda: None)()  # a child's failure, logged here once
         if self._collated:
             self._training.append(self._collated.popleft())
         for mb in self._training:
@@ -263,5 +264,7 @@ def record_consumption(trainer: Any) -> ConsumptionLog:
         raise TypeError(f"record_consumption needs the trainer's rollout_worker to be a RecordingHarnessRolloutWorker; "
                         f"it is a {type(worker).__name__}")
     cb = ConsumptionLog(trainer)
+    if cb.active and worker is not None:  # the worker checks a folder that holds a run was trained with the same arguments
+        worker.trainer_config = cb._config(trainer.args)
     trainer.add_callback(cb)
     return cb

@@ -9,12 +9,14 @@ recording worker names this subclass instead, which only observes:
 - `_EMPTY_ROLLOUT`: TRL returns one shared tuple for every unscorable rollout; a fresh, equal tuple per
   call tells those rollouts apart by identity. Every value TRL computes from it is the same;
 - reward functions (only when the user passed some): each is called exactly as TRL calls it, and its
-  result is noted, so a rollout TRL built no row for still has TRL's reward columns;
+  result is noted, so that TRL's reward and advantage of a rollout it built no row for can be had from
+  TRL's own `_score_group` (scores.py) on the writer thread;
 - `_score_group`: after TRL scored the group, its own objects (the samples it returns, in the order its
   score loop queues them, and the group's lists) go to the writer thread (writer.py). Each sample's
   ordinal is its position in TRL's queue within the segment: the key the trainer's consumption log uses.
 
-Nothing here raises into TRL: a recorder failure is logged and the rollout is trained as it would be.
+Nothing here raises into TRL: a recorder failure is logged (loudly, the first time: writer.py) and the
+rollout is trained as it would be.
 `run()` gives the writer until shortly before TRL's `stop()` would terminate the child (15 s).
 """
 
@@ -29,9 +31,10 @@ from typing import Any
 
 from trl.experimental.async_grpo.openenv_harness import _HarnessRolloutLoop
 
-from .build import ScoredGroup, ScoredRollout, number
-from .sessions import FailureNotes, SessionRecord, recording_factory
-from .writer import GroupWriter
+from .build import ScoredGroup, ScoredRollout
+from .scores import trl_scores
+from .sessions import FailureNotes, SessionRecord, describe, recording_factory
+from .writer import GroupWriter, end_with_start_error
 
 log = logging.getLogger("rollout_trace.record")
 DRAIN_S = 10.0  # TRL terminates the child 15 s after stop(); the writer gets this long to finish
@@ -84,7 +87,11 @@ class RecordingHarnessLoop(_HarnessRolloutLoop):
         self._max_queued = 0
         self._warned_queue = False
         self._start_index = int(kwargs.get("dataset_start_index", 0) or 0)
-        self._writer = GroupWriter(Path(record_dir), record_segment)
+        try:
+            self._writer = GroupWriter(Path(record_dir), record_segment)
+        except Exception as e:  # the main process's worker reads the cause from the end file and raises it
+            end_with_start_error(Path(record_dir), record_segment, f"the recorder's writer could not start: {describe(e)}")
+            raise
         self._notes = FailureNotes(self._current)
         logging.getLogger(HARNESS_LOGGER).addHandler(self._notes)
         factory = functools.partial(recording_factory, harness_session_factory, self._current)
@@ -113,8 +120,9 @@ class RecordingHarnessLoop(_HarnessRolloutLoop):
         t0 = time.perf_counter()
         try:
             self._hand_off(group, samples)
-        except Exception:  # the recorder never changes what TRL does, not even by raising
-            log.exception("rollout_trace: could not hand group %s to the writer", group.group_id)
+        except Exception as e:  # the recorder never changes what TRL does, not even by raising
+            self._writer.errors += 1
+            self._writer.fault(f"group {group.group_id} could not be handed to the writer", e)
         self._handoff_s += time.perf_counter() - t0
         return samples
 
@@ -131,16 +139,19 @@ class RecordingHarnessLoop(_HarnessRolloutLoop):
             rollouts.append(ScoredRollout(
                 index=i, record=rec, prompt=group.prompts[i], samples=samples[offset:offset + n],
                 ordinals=list(range(base + offset, base + offset + n)),
-                rewards=self._columns(group, notes, i) if n == 0 else None,
                 tool_calls=group.tool_call_counts[i], tool_failures=group.tool_failure_counts[i]))
             offset += n
         if offset != len(samples):
             raise RuntimeError(f"TRL queued {len(samples)} samples for {offset} rows")
         self._watch_queue()
+        rows = [len(s) for s in group.completions_sequences]
+        results = [notes.get(k) for k in range(len(self.reward_funcs))]
+        scores = functools.partial(trl_scores, _HarnessRolloutLoop._score_group, self, group, results, samples, rows) \
+            if 0 in rows else None
         self._writer.put(ScoredGroup(
             segment=self._segment, group_id=int(group.group_id), model_version=int(group.model_version),
             dataset_index=self._dataset_index(int(group.group_id)),
-            model=self._model, reward_func_names=list(self.reward_func_names), rollouts=rollouts))
+            model=self._model, reward_func_names=list(self.reward_func_names), rollouts=rollouts, scores=scores))
 
     def _dataset_index(self, group_id: int) -> int | None:
         """The dataset row of group `group_id`'s prompt: TRL walks the dataset from its start index, wrapping."""
@@ -149,15 +160,6 @@ class RecordingHarnessLoop(_HarnessRolloutLoop):
         except TypeError:  # a streaming dataset has no length
             return None
         return (self._start_index + group_id) % n if n else None
-
-    def _columns(self, group, notes: dict[int, Any], i: int) -> dict[str, float | None]:
-        """TRL's reward columns for rollout i (a rollout without rows; the others carry them in their samples)."""
-        values: list[float | None] = []
-        for k in range(len(self.reward_funcs)):
-            got = notes.get(k)
-            values.append(number(got[i]) if got is not None else None)
-        values.append(number(group.rollout_rewards[i]))  # the harness column, last (reward_func_names order)
-        return dict(zip(self.reward_func_names, values, strict=False))
 
     def _watch_queue(self) -> None:
         try:

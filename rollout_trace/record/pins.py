@@ -4,7 +4,14 @@ The recorder observes TRL 1.16.0's async GRPO from the inside: its harness loop 
 loop kwargs, the shape of its groups and samples, the trainer's queue dataset and batchers. None of that
 is public API, so each name is pinned here and `check()` says which one changed, by name. The recording
 worker calls `require()` when it is built, so an incompatible TRL fails before training starts instead of
-recording something wrong; tests/test_record_pins.py runs the same checks.
+recording something wrong; tests/test_record_pins.py runs the same checks. It includes the TRL functions
+the recorder calls on every rollout through rollout_trace/analysis/training.py (`_turns_from_training_trace`,
+`_chain_to_sequences`, `TurnRecord`) and the `_score_group` it calls again for rollouts without rows
+(scores.py). A name that breaks after the check passed (a patched TRL, say) fails loudly at the first
+group instead (writer.py).
+
+The one private Gradio name the viewer reads (`EventData._data`) is pinned beside the UI that reads it,
+viewer/ui/gradio_pins.py (Gradio is imported only in the UI layer).
 """
 
 from __future__ import annotations
@@ -96,6 +103,24 @@ def _pins() -> list[tuple[str, Callable[[], bool]]]:
         ("accelerate DataLoaderDispatcher.base_dataloader",
          lambda: "self.base_dataloader" in inspect.getsource(DataLoaderDispatcher)),
         ("trl.trainer.utils.is_async_callable", lambda: callable(_import_is_async())),
+        # called on every rollout through rollout_trace/analysis/training.py
+        ("openenv_harness._turns_from_training_trace(trace)",
+         lambda: _params(H._turns_from_training_trace) == ["trace"]),
+        ("async_rollout_worker._chain_to_sequences(turns, rollout_id, fork_threshold) returns (sequences, tally)",
+         lambda: _params(W._chain_to_sequences)[:3] == ["turns", "rollout_id", "fork_threshold"]
+         and _source_has(W._chain_to_sequences, "return ")),
+        ("async_rollout_worker.TurnRecord(prompt_ids, output_ids, output_log_probs, output_mask)",
+         lambda: [f.name for f in dataclasses.fields(W.TurnRecord)][:4] == ["prompt_ids", "output_ids",
+                                                                            "output_log_probs", "output_mask"]),
+        ("TrainingSequence(input_ids, completion_mask, old_log_probs, rollout_id)",
+         lambda: _fields(W.TrainingSequence) >= {"input_ids", "completion_mask", "old_log_probs", "rollout_id"}),
+        # scores.py calls _score_group again over a stand-in group: the attributes it reads and its lines
+        ("_AsyncRolloutLoop._score_group reads reward_funcs, _env_reward_types, _provides_rollout_reward, "
+         "reward_func_names and stamps metrics['reward'] and advantage",
+         lambda: _source_has(base._score_group, "self.reward_funcs", "self._env_reward_types",
+                             "self._provides_rollout_reward", "self.reward_func_names", '"reward": float(reward)',
+                             "advantage=float(advantage)")),
+        ("RolloutGroup is a dataclass with completions_sequences", lambda: "completions_sequences" in _fields(W.RolloutGroup)),
     ]
 
 

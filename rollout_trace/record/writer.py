@@ -7,6 +7,12 @@ segment's index, whole and flushed: a crash, TRL's SIGTERM or a SIGKILL loses th
 half built, never a written one, and a group folder without index lines is one the writer was renaming
 when it stopped (the reader names it). `close` gives the writer until a deadline, inside the child's
 `run()`, because TRL's `stop()` terminates the child 15 s after it asks it to stop.
+
+A rollout whose artifact cannot be built does not cost its group: the others are written, and it gets its
+index line with TRL's rows, reward and advantage and a `problem` naming what failed. Any failure of the
+recorder's own code is loud at the first one: an ERROR with its traceback in the training log (the child
+shares the trainer's stderr), the cause in `segments/.<seg>.error` (the main process's worker reads it and
+logs it there too, worker.py) and `first_error` in the segment's end file; later ones are counted.
 """
 
 from __future__ import annotations
@@ -22,10 +28,17 @@ from rollout_trace.artifact.group import rollout_folder
 from rollout_trace.artifact.run_format import GROUPS_DIR, INDEX_DIR, SEGMENTS_DIR, SegmentEnd, encode_file, encode_line
 from rollout_trace.artifact.write import GroupBuild, write_artifact
 
-from .build import ScoredGroup, build_rollout, group_file, index_entry, iso
+from .build import BuiltRollout, ScoredGroup, build_rollout, group_file, index_entry, iso, misfit
+from .scores import SCORING_LOGGER, quiet_scoring_log
+from .sessions import describe
 
 log = logging.getLogger("rollout_trace.record")
 WARN_PENDING_GROUPS = 64  # groups waiting for the writer: it is falling behind TRL's scoring
+
+
+def error_marker(root: Path, segment: str) -> Path:
+    """The hidden file holding the first recorder failure of a segment (hidden: no reader lists it, no push sends it)."""
+    return Path(root) / SEGMENTS_DIR / f".{segment}.error"
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -34,13 +47,30 @@ def atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def end_path(root: Path, segment: str) -> Path:
+    return Path(root) / SEGMENTS_DIR / f"{segment}.end.json"
+
+
+def end_with_start_error(root: Path, segment: str, cause: str) -> None:
+    """End a segment whose recorder never started (nothing recorded), saying why; best effort."""
+    try:
+        if not end_path(root, segment).exists():
+            atomic_write(end_path(root, segment), encode_file(SegmentEnd(
+                segment=segment, ended_at=iso(time.time()), groups_written=0, groups_lost=0, write_errors=0,
+                rollouts_never_scored=0, writer_busy_s=0.0, handoff_s=0.0, max_queued_samples=0, start_error=cause)))
+    except OSError as e:
+        log.error("rollout_trace: could not end segment %s in %s (%s): %s", segment, root, describe(e), cause)
+
+
 class GroupWriter:
     def __init__(self, root: Path, segment: str):
         self.root, self.segment = Path(root), segment
         for d in (GROUPS_DIR, INDEX_DIR, SEGMENTS_DIR):
             (self.root / d).mkdir(parents=True, exist_ok=True)
+        self._index = open(self.root / INDEX_DIR / f"{segment}.jsonl", "ab")  # here, so a failure stops the start
         self._q: queue.Queue[ScoredGroup | None] = queue.Queue()
-        self.written = self.errors = 0
+        self.written = self.errors = self.problems = 0
+        self.first_error: str | None = None
         self.busy_s = 0.0
         self._warned = False
         self._thread = threading.Thread(target=self._loop, name="rollout-trace-writer", daemon=True)
@@ -60,34 +90,86 @@ class GroupWriter:
         # still writing: the group in hand and those queued (the queue also holds the stop marker) are lost
         lost = self._q.qsize() if self._thread.is_alive() else 0
         done = SegmentEnd(segment=self.segment, ended_at=iso(time.time()), groups_written=self.written,
-                          groups_lost=lost,
-                          write_errors=self.errors, writer_busy_s=round(self.busy_s, 3), **end)  # type: ignore[arg-type]
-        atomic_write(self.root / SEGMENTS_DIR / f"{self.segment}.end.json", encode_file(done))
+                          groups_lost=lost, write_errors=self.errors, writer_busy_s=round(self.busy_s, 3),
+                          first_error=self.first_error, rollout_problems=self.problems, **end)  # type: ignore[arg-type]
+        atomic_write(end_path(self.root, self.segment), encode_file(done))
         return done
 
+    def fault(self, what: str, exc: BaseException) -> str:
+        """A failure of the recorder's own code: loud the first time, counted after. Returns its one line."""
+        line = f"{what}: {describe(exc)}"
+        if self.first_error is None:
+            self.first_error = line
+            log.error("rollout_trace: the recorder failed (%s). Training goes on unchanged, but segment %s's record "
+                      "is incomplete from here: segments/%s.end.json will count what was not recorded, and "
+                      "`python -m viewer check %s` names the trained rows with nothing recorded behind them.",
+                      line, self.segment, self.segment, self.root, exc_info=exc)
+            try:
+                atomic_write(error_marker(self.root, self.segment), line.encode())
+            except OSError:
+                log.exception("rollout_trace: could not note the failure in %s", error_marker(self.root, self.segment))
+        else:
+            log.warning("rollout_trace: the recorder failed again (%s)", line)
+        return line
+
     def _loop(self) -> None:
-        with open(self.root / INDEX_DIR / f"{self.segment}.jsonl", "ab") as index:
-            while (group := self._q.get()) is not None:
-                t0 = time.perf_counter()
-                try:
-                    index.write(self.write_group(group))
-                    index.flush()
-                    self.written += 1
-                except Exception:  # one group's problem must not stop the recording, nor TRL
-                    self.errors += 1
-                    log.exception("rollout_trace: could not write group %s of segment %s", group.group_id, self.segment)
-                self.busy_s += time.perf_counter() - t0
+        quiet = quiet_scoring_log(threading.current_thread())
+        try:
+            with self._index as index:
+                while (group := self._q.get()) is not None:
+                    t0 = time.perf_counter()
+                    try:
+                        index.write(self.write_group(group))
+                        index.flush()
+                        self.written += 1
+                    except Exception as e:  # one group's problem must not stop the recording, nor TRL
+                        self.errors += 1
+                        self.fault(f"group {group.group_id} of segment {self.segment} could not be written", e)
+                    self.busy_s += time.perf_counter() - t0
+        finally:
+            logging.getLogger(SCORING_LOGGER).removeFilter(quiet)
+
+    def build(self, g: ScoredGroup) -> list[BuiltRollout]:
+        """Each rollout built on its own: one that does not fit is named, never its group lost."""
+        scores = None
+        if g.scores is not None and any(not r.samples for r in g.rollouts):
+            try:
+                scores = g.scores()
+            except Exception as e:
+                self.fault(f"TRL's reward and advantage of group {g.group_id}'s rollouts without rows could not be "
+                           "recovered", e)
+        built = []
+        for r in g.rollouts:
+            scored = scores[r.index] if scores is not None else None
+            try:
+                b = build_rollout(g, r, scored)
+            except Exception as e:
+                b = misfit(g, r, scored, self.fault(f"rollout {r.index} of group {g.group_id}: its artifact could "
+                                                    "not be built", e))
+            if not r.samples and scored is None and b.problem is None:
+                b.problem = "TRL's reward and advantage for this rollout without rows could not be recovered"
+            self.problems += b.problem is not None
+            built.append(b)
+        return built
 
     def write_group(self, g: ScoredGroup) -> bytes:
         """Write the group's folder atomically; return its index lines (appended only after the rename)."""
-        built = [build_rollout(g, r) for r in g.rollouts]
-        folders = [rollout_folder(b.index) if b.summary is not None else None for b in built]
+        built = self.build(g)
         group_path = f"{GROUPS_DIR}/{g.name}"
         with GroupBuild(self.root / group_path) as out:
+            folders: list[str | None] = []
             for b in built:
+                folder = None
                 if b.summary is not None:
-                    write_artifact(out.rollout_dir(b.index), summary=b.summary, turns=b.turns, task=b.task,
-                                   visible_tests=None, held_out_tests=None, trace_entries=b.entries, trl=b.trl,
-                                   validate=False)  # TRL's child has no CPU to spare: `viewer check` reads it all
+                    try:
+                        write_artifact(out.rollout_dir(b.index), summary=b.summary, turns=b.turns, task=b.task,
+                                       visible_tests=None, held_out_tests=None, trace_entries=b.entries, trl=b.trl,
+                                       validate=False)  # TRL's child has no CPU to spare: `viewer check` reads it all
+                        folder = rollout_folder(b.index)
+                    except Exception as e:
+                        b.problem = self.fault(f"rollout {b.index} of group {g.group_id}: its artifact could not be "
+                                               "written", e)
+                        self.problems += 1
+                folders.append(folder)
             out.commit(group_file(g, built, folders), built[0].task, validate=False)
         return b"".join(encode_line(index_entry(g, b, group_path, f)) for b, f in zip(built, folders, strict=True))

@@ -112,7 +112,7 @@ class HubStandIn:
             if not self._known(h, repo, rev):
                 return
             if parts[4] == "revision":
-                return self._json(h, {"id": repo, "sha": self._commit(rev), "private": False})
+                return self._json(h, {"id": repo, "sha": self._commit_of(rev), "private": False})
             return self._tree(h, repo, rev, rest, parse_qs(url.query))
         if parts[:1] == ["datasets"] and len(parts) >= 6 and parts[3] == "resolve":
             repo, rev, rest = f"{parts[1]}/{parts[2]}", parts[4], "/".join(parts[5:])
@@ -166,7 +166,7 @@ class HubStandIn:
             self.commits.append((repo, written))
         self._json(h, {"commitOid": SHA, "commitUrl": f"{self.url}/datasets/{repo}/commit/{SHA}"})
 
-    def _commit(self, rev: str) -> str:
+    def _commit_of(self, rev: str) -> str:
         """The commit `rev` names: itself when it is one, else the head (every branch and tag points there)."""
         return rev if len(rev) == 40 and all(c in "0123456789abcdef" for c in rev) else self.sha
 
@@ -209,7 +209,7 @@ class HubStandIn:
             return self._error(h, 404, "EntryNotFound", f"{rel} does not exist")
         data = path.read_bytes()
         h.send_response(200)
-        h.send_header("X-Repo-Commit", self._commit(rev))
+        h.send_header("X-Repo-Commit", self._commit_of(rev))
         h.send_header("ETag", f'"{hashlib.sha1(data).hexdigest()}"')
         h.send_header("Content-Length", str(len(data)))
         h.send_header("Content-Type", "application/octet-stream")

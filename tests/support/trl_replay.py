@@ -152,3 +152,13 @@ def _rows_of(entries: list[dict]) -> list:
     from trl.experimental.async_grpo.openenv_harness import _turns_from_training_trace
 
     return _chain_to_sequences(_turns_from_training_trace(TrainingTrace.from_entries(entries)), "replay", 0)[0]
+
+
+def brevity_reward(completions: list, **_: Any) -> list[float | None]:
+    """A user reward function as a training script passes one (`reward_funcs=[brevity_reward]`): a small
+    bonus for a transcript of at most 6 messages, None for a longer one (nothing to score, as TRL lets a
+    reward function say for an answer it cannot parse). TRL calls it on every rollout of a group, a failed
+    one's empty completion included (the largest bonus), so a failed rollout gets a reward and counts in
+    TRL's baseline; a long rollout whose verify() gave no reward stays unscorable (every column NaN).
+    Module-level, so TRL's spawned child can unpickle it."""
+    return [None if len(c) > 6 else round(0.1 - 0.01 * len(c), 4) for c in completions]

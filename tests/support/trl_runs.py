@@ -33,7 +33,8 @@ def timing(key: str) -> bool:
 
 def worker(record_dir: Path | None, *, traces: list[str], tok: Any, gate: str | None = None, n_prompts: int = 16,
            inflight: int = 1, gate_fn: Any = None, session_s: float = 0.0, fail: tuple = (), no_reward: tuple = (),
-           timeout: tuple = (), queue_maxsize: int = 64, model: str = "tiny-llama", **record: Any):
+           timeout: tuple = (), queue_maxsize: int = 64, model: str = "tiny-llama", num_generations: int = 4,
+           reward_funcs: tuple = (), **record: Any):
     trl_cpu.apply()
     from accelerate.state import PartialState
     from trl.experimental.async_grpo.openenv_harness import HarnessRolloutWorker
@@ -44,10 +45,10 @@ def worker(record_dir: Path | None, *, traces: list[str], tok: Any, gate: str | 
 
     kwargs = dict(
         harness_session_factory=functools.partial(
-            trl_replay.ReplayFactory, traces, 4, gate_path=gate, gate=gate_fn, session_s=session_s, fail=fail,
+            trl_replay.ReplayFactory, traces, num_generations, gate_path=gate, gate=gate_fn, session_s=session_s, fail=fail,
             no_reward=no_reward, timeout=timeout),
         harness_adapter=None, model_name=model, processing_class=tok, dataset=trl_cpu.prompts(n_prompts),
-        reward_funcs=[], eos_token_ids=[tok.eos_token_id], num_generations=4, max_inflight_tasks=inflight,
+        reward_funcs=list(reward_funcs), eos_token_ids=[tok.eos_token_id], num_generations=num_generations, max_inflight_tasks=inflight,
         vllm_server_url="http://127.0.0.1:9", max_tokens=512, queue_maxsize=queue_maxsize, child_ready_timeout=600)
     if record_dir is None:
         return HarnessRolloutWorker(**kwargs)

@@ -115,7 +115,8 @@ class RunView:
         return run_page.RunHead(
             serial=next(_serial), src=src, model=run.manifest.model, trl=run.manifest.versions.get("trl", "?"),
             started_at=run.manifest.started_at, live=run.live, versions=len(stats), groups=len(run.groups),
-            rollouts=len(run.rows), notes=bound + run_page.health_notes(stats, run.rows, run.live),
+            rollouts=len(run.rows),
+            notes=run_page.recorder_notes(run) + bound + run_page.health_notes(stats, run.rows, run.live),
             problems=[str(p) for p in run.problems[:20]] + run.notes[:5])
 
     def _bounded(self, stats: list[run_page.VersionStats]) -> bool:
