@@ -40,7 +40,9 @@ def test_version_stats_count_the_index_rows(run):
         assert s.passed == sum(r.env_reward == 1.0 for r in rows)
         assert s.timeouts == sum(r.timed_out for r in rows)
         assert sum(s.dropped.values()) == sum(r.dropped is not None for r in rows)
-        assert s.trained_tokens == sum(r.trained_tokens for r in rows if r.trained_step is not None)
+        # the rows the trainer trained: a rollout trained in part counts only its trained rows
+        assert s.trained_tokens == sum(r.trainer_tokens for r in rows) <= sum(
+            r.trained_tokens for r in rows if r.trained_step is not None)
     assert stats[0].dropped == {"failed": 1, "read-ahead": 5}  # TRL's read-ahead micro-batch at the stop
     assert stats[1].trained_tokens == 0 and stats[1].dropped == {"in-queue": 8}
 

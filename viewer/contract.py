@@ -189,6 +189,33 @@ class TrainerSummary(msgspec.Struct, frozen=True):
     band: tuple[float, float] = (0.0, 0.0)  # the clip band in log-ratio terms
 
 
+class Fate(msgspec.Struct, frozen=True):
+    """Whether the trainer DID train a recorded run's rollout (its consumption log), never to be confused with
+    what TRL's mask WOULD train in it (`TurnOutline.trained`). viewer/fate.py words it."""
+
+    trained: bool  # a row of it was in the loss at some global step
+    steps: list[int]  # the global steps its rows were trained at
+    cause: str | None  # why never: read-ahead, in-queue, stale, oversize, resume-skip, in-batcher, failed, ...
+    label: str  # "trained at step 3" | "never trained (read-ahead)"
+    why: str  # one sentence
+
+
+class RunContext(msgspec.Struct, frozen=True):
+    """Where a rollout of a recorded TRL run sits, and what TRL and the trainer made of it."""
+
+    run: str  # the run's source, as the page names it
+    segment: str
+    version: int  # the policy version TRL stamped on its group
+    group_id: int
+    rollout: int
+    k: int
+    status: str  # ok | timed-out | unscorable | failed
+    reward: float | None  # TRL's; None: unscorable
+    advantage: float | None  # TRL's; None when TRL gave none (a failed rollout)
+    fate: Fate
+    crumbs: list[str]  # ["run", "v1", "group 4", "rollout 0"]
+
+
 class Outline(msgspec.Struct, frozen=True):
     chunk_size: int
     max_context: int
@@ -204,6 +231,9 @@ class Outline(msgspec.Struct, frozen=True):
     # The rollout's GRPO advantage when it was opened from its group (TRL stamps it on all its rows);
     # None when opened on its own. The advantage mode colours by it; the loss mode uses it when present.
     advantage: float | None = None
+    # Set when the rollout is a recorded run's (opened from its group map): where it sits and whether the
+    # trainer took it. The advantage and loss modes say their push is hypothetical when it never did.
+    run: RunContext | None = None
 
 
 class TrainingRow(msgspec.Struct, frozen=True):

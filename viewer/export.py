@@ -32,9 +32,9 @@ from rollout_trace.artifact.atomic import replacing
 from rollout_trace.artifact.errors import RolloutTraceError
 
 from . import assets
-from .contract import Initial, Mode, Opened, Scope, Training, encode
+from .contract import Initial, Mode, Opened, RunContext, Scope, Training, encode
 from .render import panels
-from .render.outline import outline, training
+from .render.outline import outline, training, with_run
 from .render.safe import text
 from .rollout import CHUNK, Rollout
 from .trainer_records import trainer_summary, trainer_turn
@@ -170,9 +170,9 @@ def _trainer(r: Rollout, turns: list[int], choice: TrainerChoice | None, advanta
 
 
 def _outline(r: Rollout, turns: list[int], one_turn: bool, choice: TrainerChoice | None,
-             advantage: float | None) -> bytes:
+             advantage: float | None, run: RunContext | None = None) -> bytes:
     o = outline(r)
-    o = msgspec.structs.replace(o, advantage=advantage)
+    o = with_run(o, r, run) if run is not None else msgspec.structs.replace(o, advantage=advantage)
     if one_turn:
         o = msgspec.structs.replace(o, turns=[o.turns[t] for t in turns])
     if o.trainer is not None:  # the picker offers what the file carries: every part, the band and advantage on screen
@@ -196,8 +196,9 @@ class _Out:
 
 def write_export(r: Rollout, f: IO[str], turn: int | None = None, mode: Mode = "mask", scope: Scope = "new",
                  at_turn: int = 0, trainer: TrainerChoice | None = None, advantage: float | None = None,
-                 max_tokens: int = MAX_TOKENS) -> Written:
+                 max_tokens: int = MAX_TOKENS, run: RunContext | None = None) -> Written:
     """Write the page to `f`; `turn` exports that turn alone, else the whole rollout opens on `at_turn`.
+    `run`: a recorded run's rollout carries its place in the run and the trainer's fate (and TRL's advantage).
 
     Raises ValueError for a turn the rollout does not have, ExportRefused when it cannot fit."""
     n = len(r.artifact.turns)
@@ -231,9 +232,12 @@ def write_export(r: Rollout, f: IO[str], turn: int | None = None, mode: Mode = "
                f"holds ({max_tokens:,}). Open it in the app to see them.")
         rows_record = Training(html=panels.omitted(why), rows=[])
     start_turn = 0 if one_turn else min(max(at_turn, 0), max(n - 1, 0))
-    opened = Opened("export", None, msgspec.Raw(_outline(r, turns, one_turn, trainer, advantage)),
+    if run is not None:
+        advantage = run.advantage
+    opened = Opened("export", None, msgspec.Raw(_outline(r, turns, one_turn, trainer, advantage, run)),
                     Initial(start_turn, mode, scope), None)
-    title = f"rollout {r.artifact.summary.task_id[:12]}" + (f" turn {turn}" if turn is not None else "")
+    title = (f"run {' › '.join(run.crumbs[1:])}" if run is not None else f"rollout {r.artifact.summary.task_id[:12]}") + \
+        (f" turn {turn}" if turn is not None else "")
     out = _Out(f)
     out(f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

@@ -20,6 +20,7 @@ import numpy as np
 from rollout_trace.analysis.tokens import token_texts
 from rollout_trace.artifact.collection import Record
 
+from .contract import Fate
 from .rollout import Rollout
 
 MAX_TURN_CELLS = 60  # per row; longer rollouts show the first ones and say how many more
@@ -45,13 +46,25 @@ class GroupRow(msgspec.Struct, frozen=True, kw_only=True):
     path: str | None  # its row in the collection; None when it failed before writing an artifact
     status: str
     reward: float | None
-    advantage: float
-    trained_turns: int | None = None
+    advantage: float | None  # TRL's; None when TRL gave none (a failed rollout of a recorded run)
+    trained_turns: int | None = None  # turns TRL's mask would train
     tokens: int | None = None
     drifting: int | None = None  # turn boundaries where the context drifts
     cells: list[GroupCell] = []
     more_turns: int = 0
     problem: str | None = None  # why it could not be read
+    fate: Fate | None = None  # a recorded run's rollout: whether the trainer took it (viewer/fate.py)
+
+
+class RunPlace(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a recorded run's group sits: the map's heading names it."""
+
+    run: str
+    segment: str
+    version: int
+    group_id: int
+    steps: list[int]  # global steps any of its rollouts was trained at
+    never: dict[str, int]  # rollouts never trained, by cause
 
 
 class GroupMap(msgspec.Struct, frozen=True, kw_only=True):
@@ -61,7 +74,8 @@ class GroupMap(msgspec.Struct, frozen=True, kw_only=True):
     k: int
     max_abs_advantage: float
     max_turns: int
-    rows: list[GroupRow]  # sorted by advantage, best first
+    rows: list[GroupRow]  # sorted by advantage, best first (rollouts without one last)
+    place: RunPlace | None = None
 
 
 class CompareSide(msgspec.Struct, frozen=True, kw_only=True):
@@ -78,6 +92,7 @@ class CompareSide(msgspec.Struct, frozen=True, kw_only=True):
     out_total: int  # generated tokens in the turn
     tools: list[str]
     failed: bool
+    label: str = ""  # what heads the side when "rollout N" is not enough (a run's compare across versions)
 
 
 class Compare(msgspec.Struct, frozen=True, kw_only=True):
@@ -97,13 +112,13 @@ def _cells(r: Rollout) -> list[GroupCell]:
             for t in r.artifact.turns[:MAX_TURN_CELLS]]
 
 
-def group_row(i: int, status: str, reward: float | None, advantage: float, member: Record | None,
-              rollout: Rollout | None, problem: str | None = None) -> GroupRow:
+def group_row(i: int, status: str, reward: float | None, advantage: float | None, member: Record | None,
+              rollout: Rollout | None, problem: str | None = None, fate: Fate | None = None) -> GroupRow:
     """One map row from group.json's entry, the rollout's index row and, when it loaded, the rollout."""
     if reward is not None and not math.isfinite(reward):
         reward = None
     base: dict[str, Any] = {"rollout": i, "path": member.path if member else None, "status": status, "reward": reward,
-            "advantage": advantage, "problem": problem}
+            "advantage": advantage, "problem": problem, "fate": fate}
     if rollout is None:
         return GroupRow(**base, trained_turns=member.trained_turns if member else None,
                         tokens=member.tokens if member else None)
@@ -113,11 +128,11 @@ def group_row(i: int, status: str, reward: float | None, advantage: float, membe
                     more_turns=max(0, len(turns) - MAX_TURN_CELLS))
 
 
-def group_map(group: Record, rows: list[GroupRow]) -> GroupMap:
-    ordered = sorted(rows, key=lambda r: (-r.advantage, r.rollout))
+def group_map(group: Record, rows: list[GroupRow], place: RunPlace | None = None) -> GroupMap:
+    ordered = sorted(rows, key=lambda r: (r.advantage is None, -(r.advantage or 0.0), r.rollout))
     return GroupMap(path=group.path, title=group.title, model=(group.model or "-").rsplit("/", 1)[-1], k=group.k or len(rows),
-                    max_abs_advantage=max((abs(r.advantage) for r in rows), default=0.0),
-                    max_turns=max((len(r.cells) for r in rows), default=0), rows=ordered)
+                    max_abs_advantage=max((abs(r.advantage) for r in rows if r.advantage is not None), default=0.0),
+                    max_turns=max((len(r.cells) for r in rows), default=0), rows=ordered, place=place)
 
 
 def _turn_ids(r: Rollout, turn: int) -> np.ndarray:

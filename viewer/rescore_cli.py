@@ -14,6 +14,7 @@ import json
 import math
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import TextIO
 
@@ -22,6 +23,8 @@ from rollout_trace.analysis.trainer_view import EPS_CHOICES, summary
 from rollout_trace.analysis.training import training
 from rollout_trace.artifact import Artifact, ArtifactError, bundled_examples, load_artifact, open_artifact
 from rollout_trace.artifact.errors import RolloutTraceError
+from rollout_trace.artifact.run_format import MANIFEST, RESCORED_DIR, Rescored, encode_line
+from rollout_trace.artifact.schema import TOKENIZER_DIR
 
 EXIT_INVALID, EXIT_USAGE, EXIT_UNEXPECTED, EXIT_RESCORE = 1, 2, 3, 5
 
@@ -64,6 +67,9 @@ def _target(source: str, a: Artifact, output: str | None) -> Artifact:
         out.rmdir()
     assert a.root is not None  # read from a folder, never an upload
     shutil.copytree(a.root, out)
+    tok = a.tokenizer_dir
+    if tok is not None and not (out / TOKENIZER_DIR).exists() and not tok.resolve().is_relative_to(a.root.resolve()):
+        shutil.copytree(tok, out / TOKENIZER_DIR)  # a run's rollout renders with its run's tokenizer: the copy keeps it
     return load_artifact(out, source=str(out))
 
 
@@ -107,7 +113,29 @@ def _rescore(args: argparse.Namespace, say) -> tuple[dict, Path]:
                         slug="smollm2-135m-instruct" if args.local_model else None)
     part = rescore(a, cfg, progress=say)
     assert a.root is not None  # _target read it from a folder
-    return summary(a, part, training(a)), a.root / "rescore" / part.name
+    s = summary(a, part, training(a))
+    note_in_run(a, part.name, s)
+    return s, a.root / "rescore" / part.name
+
+
+def note_in_run(a: Artifact, part: str, s: dict) -> Path | None:
+    """A rollout of a recorded run, re-scored where it sits in the run: one line in the run's rescored/ log, so
+    the run page shows the trainer mismatch per version without opening a folder. Returns the log written."""
+    info = a.summary.run
+    if info is None or a.root is None:
+        return None
+    run = a.root.resolve().parent.parent.parent  # <run>/groups/<group>/<rollout>
+    if not (run / MANIFEST).is_file():
+        return None  # a copy (-o OUT) is no longer in its run
+    line = Rescored(segment=info.segment, group_id=info.group_id, rollout=info.rollout_index, part=part,
+                    tokens=s["tokens"], with_engine=s["with_engine_logprob"], max_abs_log_ratio=s["max_abs_log_ratio"],
+                    outside_clip=s["outside_clip"],
+                    written_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    log = run / RESCORED_DIR / f"{info.segment}.jsonl"
+    log.parent.mkdir(exist_ok=True)
+    with log.open("ab") as f:  # one whole line per write: a reader skips a last line cut short
+        f.write(encode_line(line))
+    return log
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:

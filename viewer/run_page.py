@@ -7,6 +7,8 @@ writes every text with textContent and draws the charts from `RunBody.versions`)
 
 Definitions (the page says them too):
 - **pass**: the rollout's verifier score (`env_reward`, the fraction of held-out tests passed) is 1.
+- **pass rate**: passed rollouts over the rollouts with a verifier score (`pass_rate`, the one definition every
+  number on the page uses: a version's, a task's group's, a task's per version).
 - **zero spread**: every advantage of the group is 0 (all its scored rewards equal): GRPO learns nothing
   from it.
 - **dropped**: a rollout none of whose rows was trained (`RunRow.dropped`: failed, no rows, stale,
@@ -53,6 +55,11 @@ class VersionStats(msgspec.Struct, frozen=True, kw_only=True):
     dropped: dict[str, int]  # cause -> rollouts
     timeouts: int
     unscorable: int  # no reward: TRL's NaN (unscorable) or a failed session
+    # The trainer mismatch over its re-scored rollouts (`viewer rescore` in place: the run's rescored/ log), the
+    # latest part of each: how far the trainer's logprobs are from the engine's, so staleness that grows shows.
+    rescored: int = 0  # rollouts of this version with a rescore part
+    mismatch_max: float | None = None  # the largest |log ratio| trainer - engine over their tokens
+    outside_share: float | None = None  # share of their tokens with a ratio outside TRL's clip band [0.8, 1.2]
 
 
 class RunGroupRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -80,6 +87,7 @@ class TaskRollout(msgspec.Struct, frozen=True, kw_only=True):
     reward: float | None
     passed: bool
     status: str
+    verified: bool = False  # it has a verifier score: it counts in a pass rate
 
 
 class TaskGroup(msgspec.Struct, frozen=True, kw_only=True):
@@ -154,12 +162,37 @@ def passed(r: RunRow) -> bool:
     return r.env_reward is not None and r.env_reward >= 1.0
 
 
+def pass_rate(rows: Sequence[RunRow]) -> float | None:
+    """Passed rollouts over those with a verifier score; None when none has one."""
+    verified = [r for r in rows if r.env_reward is not None]
+    return sum(passed(r) for r in verified) / len(verified) if verified else None
+
+
 def _zero_spread(g: RunGroup) -> bool:
     return all(abs(a) < ZERO_ADVANTAGE for a in g.advantages)
 
 
+def mismatch(run: Run) -> dict[int, tuple[int, float | None, float | None]]:
+    """Per version: (re-scored rollouts, max |log ratio|, share of tokens outside the clip band), over each
+    rollout's latest rescore line."""
+    version = {(r.segment, r.group_id, r.rollout): r.policy_version for r in run.rows}
+    latest = {(x.segment, x.group_id, x.rollout): x for x in run.rescored}  # the log's later line wins
+    by: dict[int, list] = defaultdict(list)
+    for key, x in latest.items():
+        if key in version:
+            by[version[key]].append(x)
+    out = {}
+    for v, xs in by.items():
+        ratios = [x.max_abs_log_ratio for x in xs if x.max_abs_log_ratio is not None]
+        with_engine = sum(x.with_engine for x in xs)
+        out[v] = (len(xs), max(ratios) if ratios else None,
+                  sum(x.outside_clip for x in xs) / with_engine if with_engine else None)
+    return out
+
+
 def version_stats(run: Run) -> list[VersionStats]:
     """One VersionStats per policy version, in version order."""
+    rescored = mismatch(run)
     rows_by: dict[int, list[RunRow]] = defaultdict(list)
     for r in run.rows:
         rows_by[r.policy_version].append(r)
@@ -170,17 +203,18 @@ def version_stats(run: Run) -> list[VersionStats]:
     for v in sorted(rows_by):
         rows = rows_by[v]
         reward = finite_summary(r.reward for r in rows)
-        verified = [r for r in rows if r.env_reward is not None]
         n_pass = sum(passed(r) for r in rows)
         out.append(VersionStats(
             version=v, groups=len(groups_by[v]), rollouts=len(rows), scored=reward.n,
             reward_mean=reward.mean, reward_sd=reward.sd, reward_min=reward.min, reward_max=reward.max,
-            passed=n_pass, pass_rate=n_pass / len(verified) if verified else None,
+            passed=n_pass, pass_rate=pass_rate(rows),
             zero_spread=sum(_zero_spread(g) for g in groups_by[v]),
-            trained_tokens=sum(r.trained_tokens for r in rows if r.trained_step is not None),
+            trained_tokens=sum(r.trainer_tokens for r in rows),  # the rows the trainer trained, not every row queued
             trained=sum(r.trained_step is not None for r in rows),
             dropped=dict(sorted(Counter(r.dropped for r in rows if r.dropped is not None).items())),
-            timeouts=sum(r.timed_out for r in rows), unscorable=len(rows) - reward.n))
+            timeouts=sum(r.timed_out for r in rows), unscorable=len(rows) - reward.n,
+            rescored=rescored.get(v, (0, None, None))[0], mismatch_max=rescored.get(v, (0, None, None))[1],
+            outside_share=rescored.get(v, (0, None, None))[2]))
     return out
 
 
@@ -321,8 +355,7 @@ def group_rows(run: Run, version: int) -> list[RunGroupRow]:
         out.append(RunGroupRow(
             path=collection_path(run, g.path) or g.path, segment=g.segment, group_id=g.group_id, version=version, task_id=g.task_id, title=g.title,
             k=g.k, rewards=list(g.rewards), reward_mean=g.reward_mean, zero_spread=_zero_spread(g),
-            passed=sum(passed(m) for m in ms), trained_tokens=sum(m.trained_tokens for m in ms
-                                                                   if m.trained_step is not None),
+            passed=sum(passed(m) for m in ms), trained_tokens=sum(m.trainer_tokens for m in ms),
             dropped=sum(m.dropped is not None for m in ms), timeouts=sum(m.timed_out for m in ms)))
     return out
 
@@ -353,12 +386,11 @@ def task_track(run: Run, task_id: str) -> TaskTrack | None:
             continue
         title = title or g.title
         ms = sorted(rows[g.path], key=lambda r: r.rollout)
-        verified = [m for m in ms if m.env_reward is not None]
         groups.append(TaskGroup(
             version=g.policy_version, path=collection_path(run, g.path) or g.path, group_id=g.group_id, segment=g.segment,
-            rollouts=[TaskRollout(rollout=m.rollout, path=collection_path(run, m.path), reward=m.reward, passed=passed(m), status=m.status)
-                      for m in ms],
-            pass_rate=sum(passed(m) for m in verified) / len(verified) if verified else None))
+            rollouts=[TaskRollout(rollout=m.rollout, path=collection_path(run, m.path), reward=m.reward, passed=passed(m),
+                                  status=m.status, verified=m.env_reward is not None) for m in ms],
+            pass_rate=pass_rate(ms)))
     if not groups:
         return None
     groups.sort(key=lambda t: (t.version, t.segment, t.group_id))
@@ -368,9 +400,10 @@ def task_track(run: Run, task_id: str) -> TaskTrack | None:
 
 
 def _pass_rates(groups: Sequence[TaskGroup]) -> list[TaskPoint]:
+    """Per version, over the task's rollouts with a verifier score (`pass_rate`'s rule)."""
     by: dict[int, list[bool]] = defaultdict(list)
     for g in groups:
-        by[g.version] += [x.passed for x in g.rollouts if x.status != "failed"]
+        by[g.version] += [x.passed for x in g.rollouts if x.verified]
     return [TaskPoint(v, sum(xs) / len(xs)) for v, xs in sorted(by.items()) if xs]
 
 

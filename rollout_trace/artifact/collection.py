@@ -15,6 +15,7 @@ that fails to read appears with `valid=False` and its first problem; it never hi
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from collections import defaultdict
 from collections.abc import Callable
@@ -41,7 +42,7 @@ _TASK = msgspec.json.Decoder(Task)
 class Record(msgspec.Struct, frozen=True, kw_only=True):
     """One row of the index: an artifact (a rollout) or a GRPO group. None = not known from small files."""
 
-    kind: Literal["artifact", "group"]
+    kind: Literal["artifact", "group", "run"]  # "run": a recorded TRL run inside the collection, one row
     path: str  # where it lives, relative to the collection ("" = the collection itself)
     valid: bool
     problem: str | None = None  # the first problem found, when not valid
@@ -79,7 +80,8 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     group_id: int | None = None  # TRL's group id (groups count from 0 in every segment)
     rollout_id: str | None = None
     status: str | None = None  # ok | timed-out | unscorable | failed
-    trained_tokens: int | None = None  # tokens in TRL's loss over the rows it queued
+    trained_tokens: int | None = None  # tokens in TRL's mask over the rows it queued (what WOULD be trained)
+    trainer_tokens: int | None = None  # of them, in the rows the trainer DID train at a step
     trained_step: int | None = None  # the first global step a row was trained at; None: never trained
     dropped: str | None = None  # None when trained; else why not (rollout_trace/artifact/run.py RunRow.dropped)
 
@@ -297,9 +299,43 @@ class _Builder:
         ), rows
 
 
+RUN_MANIFEST = "run.json"  # rollout_trace/artifact/run_format.py MANIFEST (run.py reads runs through this module)
+
+
+def run_folders(listing: Listing) -> list[str]:
+    """Folders of `listing` holding a recorded TRL run: a run.json beside the run's segments/ folder."""
+    dirs = {path.rpartition("/")[0] for path in listing.files if path.rpartition("/")[2] == RUN_MANIFEST}
+    return sorted(d for d in dirs if d and any(p.startswith(f"{d}/segments/") for p in listing.files))
+
+
+def _run_record(path: str, listing: Listing, data: bytes | str | None) -> Record:
+    """A recorded run as one row: it opens the run page (its groups and rollouts are the run's rows there)."""
+    groups = {p.split("/")[2 + path.count("/")] for p in listing.files
+              if p.startswith(f"{path}/groups/") and p.endswith("/group.json")}
+    about: dict[str, Any] = {}
+    if isinstance(data, bytes):
+        try:
+            got = msgspec.json.decode(data)
+            about = got if isinstance(got, dict) else {}
+        except msgspec.DecodeError:
+            about = {}
+    model = about.get("model") if isinstance(about.get("model"), str) else None
+    started = about.get("started_at") if isinstance(about.get("started_at"), str) else None
+    trl = about.get("versions", {}).get("trl") if isinstance(about.get("versions"), dict) else None
+    title = f"recorded TRL {trl or '?'} run · {len(groups):,} groups" + (f" · started {started[:16]}" if started else "")
+    return Record(kind="run", path=path, valid=True, model=model, title=title[:TITLE_CHARS], k=len(groups),
+                  captured=started)
+
+
 def index(listing: Listing, read, title_of: TitleOf = first_line) -> tuple[list[Record], list[Problem], list[str]]:
-    """Records for every artifact and group of `listing`; `read(paths)` gives the small files' bytes."""
+    """Records for every artifact and group of `listing`; `read(paths)` gives the small files' bytes. A recorded
+    run inside it is one row of kind "run", its groups and rollouts not listed beside it."""
     notes = list(listing.notes)
+    whole = listing
+    runs = run_folders(listing)
+    if runs:
+        inside = tuple(f"{d}/" for d in runs)
+        listing = dataclasses.replace(listing, files={p: n for p, n in listing.files.items() if not p.startswith(inside)})
     artifacts, groups = row_folders(listing)
     if len(artifacts) + len(groups) > MAX_RECORDS:
         notes.append(f"{len(artifacts) + len(groups):,} rows found; the index shows the first {MAX_RECORDS:,} by path")
@@ -308,7 +344,9 @@ def index(listing: Listing, read, title_of: TitleOf = first_line) -> tuple[list[
     wanted = [_join(d, n) for d in artifacts for n in ("summary.json", "task.json")]
     wanted += [_join(d, n) for d in groups for n in (GROUP_FILE, "task.json")]
     wanted = [p for p in wanted if p in listing.files and listing.files[p] <= MAX_SMALL_BYTES]
-    builder = _Builder(listing, read(wanted), title_of)
+    wanted += [f"{d}/{RUN_MANIFEST}" for d in runs]
+    data = read(wanted)
+    builder = _Builder(listing, data, title_of)
     by_path = {d: builder.artifact(d) for d in artifacts}
     records: list[Record] = []
     in_group: set[str] = set()
@@ -322,8 +360,22 @@ def index(listing: Listing, read, title_of: TitleOf = first_line) -> tuple[list[
         records.extend(rows)
         in_group.update(members)
     records.extend(r for d, r in by_path.items() if d not in in_group)
+    records.extend(_run_record(d, whole, data.get(f"{d}/{RUN_MANIFEST}")) for d in runs)
     records.sort(key=lambda r: r.path)
     return records, builder.problems, notes
+
+
+def failed_records(run: Any) -> list[Record]:
+    """A recorded run's rollouts that failed before producing a folder: rows with no path (`ls` lists them; the
+    index cannot open them, and their group's row says so)."""
+    prefix = run.store.prefix if run.store is not None else ""
+    return [Record(kind="artifact", path="", valid=True, model=run.manifest.model, task_id=m.task_id, title=m.title,
+                   reward=m.reward, env_reward=m.env_reward, captured=m.recorded_at,
+                   group=f"{prefix}/{m.group}" if prefix else m.group, rollout=m.rollout, advantage=m.advantage,
+                   segment=m.segment, policy_version=m.policy_version, group_id=m.group_id, rollout_id=m.rollout_id,
+                   status=m.status, trained_tokens=m.trained_tokens, trainer_tokens=m.trainer_tokens,
+                   trained_step=m.trained_step, dropped=m.dropped)
+            for m in run.rows if m.path is None]
 
 
 def run_records(run: Any) -> list[Record]:
@@ -340,15 +392,15 @@ def run_records(run: Any) -> list[Record]:
         out.append(Record(
             kind="group", path=g.path, valid=True, model=run.manifest.model, task_id=g.task_id, title=g.title,
             reward=g.reward_mean, k=g.k, reward_min=g.reward_min, reward_max=g.reward_max, rewards=g.rewards,
-            advantages=g.advantages, statuses=tuple("failed" if s == "failed" else "timed-out" if s == "timed-out"
-                                                    else "ok" for s in g.statuses),
+            advantages=g.advantages, statuses=g.statuses,  # TRL's: ok, timed-out, unscorable, failed
             timed_out=any(m.timed_out for m in members), tools=tuple(sorted({t for m in members for t in m.tools})),
             trained_turns=_max_known([m.trained_turns for m in known]), trained_by=trl,
             seed_trained_turns=max((m.seed_trained_turns or 0 for m in known), default=None),
             tokens=sum(m.tokens or 0 for m in known) if known else None,
             drift="drift" if any(m.drift == "drift" for m in known) else "none" if known else "unknown",
             captured=members[0].recorded_at, segment=g.segment, policy_version=g.policy_version, group_id=g.group_id,
-            trained_tokens=sum(m.trained_tokens for m in members), trained_step=min(trained) if trained else None,
+            trained_tokens=sum(m.trained_tokens for m in members), trainer_tokens=sum(m.trainer_tokens for m in members),
+            trained_step=min(trained) if trained else None,
             dropped=None if trained else next((d for d in g.dropped if d), None)))
         for m in members:
             if m.path is None:  # failed before it produced an artifact: the group's row says so
@@ -360,7 +412,7 @@ def run_records(run: Any) -> list[Record]:
                 drifting_boundaries=m.drifting_boundaries, timed_out=m.timed_out, tools=m.tools,
                 tool_calls=m.tool_calls, captured=m.recorded_at, group=m.group, rollout=m.rollout,
                 advantage=m.advantage, segment=m.segment, policy_version=m.policy_version, group_id=m.group_id,
-                rollout_id=m.rollout_id, status=m.status, trained_tokens=m.trained_tokens,
+                rollout_id=m.rollout_id, status=m.status, trained_tokens=m.trained_tokens, trainer_tokens=m.trainer_tokens,
                 trained_step=m.trained_step, dropped=m.dropped))
     return out
 

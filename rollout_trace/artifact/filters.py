@@ -29,7 +29,7 @@ from .collection import COLUMNS, Record
 
 _YES = {"1", "true", "yes", "y", "on"}
 _NO = {"0", "false", "no", "n", "off"}
-_CHOICES = {"drift": ("none", "drift", "unknown"), "kind": ("artifact", "group")}
+_CHOICES = {"drift": ("none", "drift", "unknown"), "kind": ("artifact", "group", "run")}
 
 
 @dataclass(frozen=True)

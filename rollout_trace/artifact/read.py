@@ -232,6 +232,19 @@ def _check_run(a: Artifact, findings: Findings) -> None:
                      expected=str(mine), found=str(theirs))
 
 
+def _tokenizer_of(tok_dir: Path) -> Path | None:
+    return tok_dir if (tok_dir / "tokenizer.json").is_file() or (tok_dir / "tokenizer_config.json").is_file() else None
+
+
+def _run_tokenizer(root: Path, summary: Summary | None) -> Path | None:
+    """A recorded run's rollout folder (<run>/groups/<group>/<rollout>) holds no tokenizer: its run's, when the
+    folder still sits in its run (opened on its own, or copied by `viewer rescore -o`)."""
+    if summary is None or summary.run is None:
+        return None
+    run = root.resolve().parent.parent.parent
+    return _tokenizer_of(run / TOKENIZER_DIR) if (run / "run.json").is_file() else None
+
+
 def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
     """Read and validate every file; raise ArtifactError naming each problem found."""
     root = Path(root)
@@ -245,7 +258,10 @@ def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
     turns_file = _require(root, "turns.json", TurnsFile, findings, label)
     summary = _require(root, "summary.json", Summary, findings, label)
     task = _optional(root, "task.json", Task, findings)
-    held_out = _optional(root, "held_out_tests.json", list[TestCase], findings)
+    # A recorded run's rollout is verified by OpenEnv's verify() (its reward is in summary.json's `run`): it has
+    # no held-out test files, and their absence is no gap to report.
+    captured = summary is None or summary.run is None
+    held_out = _optional(root, "held_out_tests.json", list[TestCase], findings, say_missing=captured)
     trace_file = _optional(root, "trace.json", TraceFile, findings)
     results = _optional(root, "test_results.json", TestResults, findings, say_missing=False)
     if summary is not None:
@@ -258,7 +274,7 @@ def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
     visible = _read(root, "visible_tests.txt", findings)
     if visible is UNREADABLE:
         visible = None
-    elif visible is None:
+    elif visible is None and captured:
         findings.notices.append("visible_tests.txt is not in this artifact; the visible tests are not shown")
     turns: list[Turn] = []
     if turns_file is not None:
@@ -279,7 +295,7 @@ def load_artifact(root: Path | str, source: str | None = None) -> Artifact:
         held_out_tests=held_out, trace=trace,
         test_results=results.tests if results else None,
         solution=_text(solution, "solution.py", findings),
-        tokenizer_dir=tok_dir if (tok_dir / "tokenizer.json").is_file() or (tok_dir / "tokenizer_config.json").is_file() else None,
+        tokenizer_dir=_tokenizer_of(tok_dir) or _run_tokenizer(root, summary),
         notices=findings.notices,
         rescores=read_parts(root, turns, findings),
         trl=read_trl_part(root, findings),

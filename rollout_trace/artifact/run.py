@@ -40,12 +40,14 @@ from .run_format import (
     GROUPS_DIR,
     INDEX_DIR,
     MANIFEST,
+    RESCORED_DIR,
     RUN_FORMAT_VERSION,
     SEGMENTS_DIR,
     Consumed,
     ConsumptionEnd,
     Drift,
     IndexEntry,
+    Rescored,
     RunManifest,
     SegmentEnd,
     SegmentStart,
@@ -61,7 +63,7 @@ MAX_LINE_FILE_BYTES = 2**30  # one index or consumption file; 100k rollouts are 
 # when training stopped, or not yet while it runs), or "unknown" (no consumption log for its segment).
 RowFate = Literal["trained", "stale", "oversize", "resume-skip", "read-ahead", "in-batcher", "in-queue", "unknown"]
 _DECODERS: dict[type, Any] = {t: msgspec.json.Decoder(t) for t in (IndexEntry, Consumed, SegmentStart, SegmentEnd,
-                                                                   ConsumptionEnd, RunManifest)}
+                                                                   ConsumptionEnd, RunManifest, Rescored)}
 
 
 class RunRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -81,7 +83,7 @@ class RunRow(msgspec.Struct, frozen=True, kw_only=True):
     advantage: float | None  # TRL's; None when TRL built no row
     rows: int  # TRL training rows
     tokens: int | None
-    trained_tokens: int  # in TRL's loss, over its rows
+    trained_tokens: int  # in TRL's mask, over every row it queued (what WOULD be trained)
     turns: int | None
     trained_turns: int | None
     seed_trained_turns: int | None
@@ -99,6 +101,7 @@ class RunRow(msgspec.Struct, frozen=True, kw_only=True):
     trained_steps: tuple[int, ...]  # the global steps its rows were trained at, sorted, each once
     trained_step: int | None  # the first of them; None when no row was trained
     dropped: str | None  # None when trained; else "failed", "no rows", or its rows' fate
+    trainer_tokens: int = 0  # in TRL's mask over the rows the trainer DID train at a step
     problem: str | None = None  # what the recorder could not record of it, and why (its index line's)
 
 
@@ -201,6 +204,7 @@ class Run:
     rows: list[RunRow]
     groups: list[RunGroup]
     consumed: list[Consumed]
+    rescored: list[Rescored] = field(default_factory=list)  # rescore parts written into its rollouts
     entries: dict[tuple[str, int, int], IndexEntry] = field(default_factory=dict)  # (segment, group_id, rollout)
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -370,7 +374,8 @@ def join(entries: list[IndexEntry], consumed: list[Consumed], ends: dict[str, Co
             drifting_boundaries=e.drifting_boundaries, timed_out=e.timed_out, task_id=e.task_id, title=e.title,
             dataset_index=e.dataset_index, recorded_at=e.recorded_at, ordinals=tuple(r.ordinal for r in e.rows),
             fates=fates, trained_steps=steps,
-            trained_step=steps[0] if steps else None, dropped=_dropped(e, fates), problem=e.problem))
+            trained_step=steps[0] if steps else None, dropped=_dropped(e, fates), problem=e.problem,
+            trainer_tokens=sum(r.trained_tokens for r, (f, _) in zip(e.rows, got, strict=True) if f == "trained")))
     rows.sort(key=lambda r: (r.segment, r.policy_version, r.group_id, r.rollout))
     return rows
 
@@ -402,7 +407,7 @@ def groups_of(rows: list[RunRow]) -> list[RunGroup]:
 def _listing(store: RunStore) -> dict[str, int]:
     """The run's small files and line files (path -> size), hidden (half-written) ones left out."""
     out = {}
-    for folder in (SEGMENTS_DIR, INDEX_DIR, CONSUMED_DIR):
+    for folder in (SEGMENTS_DIR, INDEX_DIR, CONSUMED_DIR, RESCORED_DIR):
         out.update({f"{folder}/{n}": size for n, size in store.list_dir(folder).items() if not n.startswith(".")})
     return out
 
@@ -443,6 +448,7 @@ def read_run(store: RunStore, label: str, kind: str, prior: Run | None = None) -
     marks = dict(prior.marks) if prior is not None else {}
     entries: list[IndexEntry] = list(prior.entries.values()) if prior is not None else []
     consumed: list[Consumed] = list(prior.consumed) if prior is not None else []
+    rescored: list[Rescored] = list(prior.rescored) if prior is not None else []
     logged: set[str] = set()
     for path in sorted(p for p in sizes if p.endswith(".jsonl")):
         at = read_to.get(path, 0)
@@ -461,6 +467,8 @@ def read_run(store: RunStore, label: str, kind: str, prior: Run | None = None) -
             consumed += _lines(path, data, Consumed, problems, notes)
         elif path.startswith(INDEX_DIR + "/"):
             entries += _lines(path, data, IndexEntry, problems, notes)
+        elif path.startswith(RESCORED_DIR + "/"):
+            rescored += _lines(path, data, Rescored, problems, notes)
     keyed: dict[tuple[str, int, int], IndexEntry] = {}
     for e in entries:
         key = (e.segment, e.group_id, e.rollout)
@@ -488,7 +496,7 @@ def read_run(store: RunStore, label: str, kind: str, prior: Run | None = None) -
     if any(s.end is None for s in segments):
         notes.append("a segment has not ended: training is running (or the worker was killed before it could say so)")
     return Run(source=label, kind=kind, manifest=manifest, segments=segments, rows=rows, groups=groups_of(rows),
-               consumed=consumed, entries=keyed, problems=problems, notes=notes, store=store, read_to=read_to,
+               consumed=consumed, rescored=rescored, entries=keyed, problems=problems, notes=notes, store=store, read_to=read_to,
                sizes=sizes, stamps={p: store.stamp(p, n) for p, n in sizes.items()}, marks=marks, _tokenizer=prior._tokenizer if prior is not None else None)
 
 
@@ -509,7 +517,7 @@ def _rewritten(run: Run, store: RunStore, sizes: dict[str, int], stamps: dict[st
 
 def follow(run: Run) -> Run | None:
     """`run` with what its recorder wrote since it was read (new index and consumption lines, segment files),
-    reading only the grown tails of the line files; None when no file of it changed (one listing of three
+    reading only the grown tails of the line files; None when no file of it changed (one listing of four
     folders). The first read is not repeated while the files are only appended to, as the recorder does; a
     line file truncated or rewritten (same size included, in a local folder) is read again whole."""
     if run.store is None:

@@ -13,6 +13,8 @@ async GRPO trains, and rollout_trace/artifact/run.py reads. docs/runs.md tells t
                              is renamed into place: the run is indexed from these files alone
     consumed/<seg>.jsonl     one Consumed line per training row whose fate the trainer decided
     consumed/<seg>.end.json  ConsumptionEnd: training stopped; rows never taken are "in-queue"
+    rescored/<seg>.jsonl     one Rescored line per rescore part `viewer rescore` wrote into a rollout of the
+                             run in place: the trainer mismatch per version without opening a folder
     groups/<seg>-v<policy_version:06d>-g<group_id:06d>/   one scored group (rollout_trace/artifact/group.py), written
                              atomically (artifact.write.GroupBuild): group.json with its `run` extra,
                              task.json, and rollout-NN/, each a complete artifact (rollout_trace/artifact/schema.py)
@@ -38,6 +40,7 @@ RUN_FORMAT_VERSION = 1
 RUN_KIND = "trl-async-grpo-run"
 MANIFEST = "run.json"
 INDEX_DIR, CONSUMED_DIR, SEGMENTS_DIR, GROUPS_DIR = "index", "consumed", "segments", "groups"
+RESCORED_DIR = "rescored"
 Drift = Literal["none", "drift", "unknown"]
 # What became of a training row. "trained": in the loss at global step `step`. Dropped by TRL:
 # "stale" (its RolloutQueueDataset: staleness > max_staleness), "oversize" (its TokenBudgetBatcher:
@@ -165,6 +168,20 @@ class ConsumptionEnd(msgspec.Struct, omit_defaults=True):
     taken: int
     global_step: int
     ended_at: str
+
+
+class Rescored(msgspec.Struct, omit_defaults=True):
+    """rescored/<seg>.jsonl: a rescore part written into one rollout of the run (`python -m viewer rescore`)."""
+
+    segment: str
+    group_id: int
+    rollout: int
+    part: str
+    tokens: int  # output tokens scored
+    with_engine: int  # of them, with an engine logprob (a ratio)
+    max_abs_log_ratio: float | None  # trainer - engine
+    outside_clip: int  # tokens outside TRL's default clip band [0.8, 1.2]
+    written_at: str
 
 
 def encode_line(entry: msgspec.Struct) -> bytes:

@@ -28,8 +28,14 @@ def task_id(instruction: str) -> str:
 
 
 def title_of(instruction: str) -> str:
-    """A task's title in an index: the statement's first line, the directions every task shares skipped."""
-    return first_line(instruction[len(DIRECTIONS):] if instruction.startswith(DIRECTIONS) else instruction)
+    """A task's title in an index: the statement's first line, the directions every task shares skipped
+    wherever they sit (a training prompt may put a tag before them, "[task 4] <directions><statement>": the
+    tag stays, it tells tasks apart too)."""
+    head, found, statement = instruction.partition(DIRECTIONS)
+    if not found:
+        return first_line(instruction)
+    tag = head.strip()
+    return first_line(f"{tag} {statement.lstrip()}" if tag else statement)
 
 
 def visible_tests_from(instruction: str) -> str:

@@ -22,10 +22,12 @@ from typing import Any
 
 from trl.experimental.async_grpo.async_rollout_worker import TrainingSequence
 
+from rollout_trace.artifact.errors import RolloutTraceError
+
 SCORING_LOGGER = "trl.experimental.async_grpo.async_rollout_worker"
 
 
-class RecorderFault(RuntimeError):
+class RecorderFault(RolloutTraceError, RuntimeError):
     """The recorder's own code (or what it assumes of TRL) failed: never a property of one rollout."""
 
 

@@ -9,7 +9,7 @@
 // move a row cursor and Enter opens its row; a rollout opened from it stays in presentation.
 const CollectionIndex = (() => {
   // The URL's parameter names (the filters', the token view's place) come in every IndexPage.
-  const SELECTS = {drift: ["none", "drift", "unknown"], timed_out: ["yes", "no"], kind: ["artifact", "group"],
+  const SELECTS = {drift: ["none", "drift", "unknown"], timed_out: ["yes", "no"], kind: ["artifact", "group", "run"],
                    valid: ["yes", "no"]};
 
   function el(tag, attrs, ...children) {
@@ -162,6 +162,13 @@ const CollectionIndex = (() => {
 
     /** @param {IndexPage} pg @param {boolean} fromUrl */
     function render(pg, fromUrl) {
+      if (pg.goto) {  // a recorded run's row: its own page (the run page) opens on its source
+        const u = new URL(window.location.href);
+        u.search = "";
+        u.searchParams.set("src", pg.goto);
+        window.location.assign(u.toString());
+        return;
+      }
       const again = page && pg.mode === page.mode && pg.row === page.row && pg.src === page.src;
       page = pg;
       if (!again) cursor = -1;

@@ -37,6 +37,17 @@ interface Failed {
   error_html: string;
 }
 
+/** Whether the trainer DID train a recorded run's rollout (its consumption log), never to be confused with
+ * what TRL's mask WOULD train in it (`TurnOutline.trained`). viewer/fate.py words it.
+ */
+interface Fate {
+  trained: boolean;
+  steps: number[];
+  cause: string | null;
+  label: string;
+  why: string;
+}
+
 /** What the index shows: one page of the filtered, sorted rows, the filter state and the counts. */
 interface IndexPage {
   serial: number;
@@ -63,6 +74,7 @@ interface IndexPage {
   error_html: string | null;
   group_html: string;
   rollout: number | null;
+  goto: string | null;
   query_keys: string[];
   view_keys: string[];
 }
@@ -137,6 +149,7 @@ interface Outline {
   notice: string | null;
   trainer: TrainerOutline | null;
   advantage: number | null;
+  run: RunContext | null;
 }
 
 /** Versions → groups: every version's numbers; the groups of the open version; the tasks to follow. */
@@ -149,6 +162,21 @@ interface RunBody {
   tasks: TaskChoice[];
   task: TaskTrack | null;
   refresh: boolean;
+}
+
+/** Where a rollout of a recorded TRL run sits, and what TRL and the trainer made of it. */
+interface RunContext {
+  run: string;
+  segment: string;
+  version: number;
+  group_id: number;
+  rollout: number;
+  k: number;
+  status: string;
+  reward: number | null;
+  advantage: number | null;
+  fate: Fate;
+  crumbs: string[];
 }
 
 /** One group as the versions list shows it. */
@@ -211,6 +239,7 @@ interface TaskRollout {
   reward: number | null;
   passed: boolean;
   status: string;
+  verified: boolean;
 }
 
 /** One task (prompt) followed across the versions it was scored at. */
@@ -344,4 +373,7 @@ interface VersionStats {
   dropped: Record<string, number>;
   timeouts: number;
   unscorable: number;
+  rescored: number;
+  mismatch_max: number | null;
+  outside_share: number | null;
 }

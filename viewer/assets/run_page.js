@@ -12,7 +12,8 @@ const RunPage = (() => {
    *            compare(req: {src: string | null, a: string, b: string, turn: number}): Promise<{html?: string, error?: string}>,
    *            open(req: object): void}} RunApi */
   /** @typedef {{src: string | null, body: RunBody | null, version: number | null, groups: RunGroupRow[] | null,
-   *            task: string | null, cursor: number, body_task: TaskTrack | null, shown: number}} BodyState */
+   *            task: string | null, cursor: number, body_task: TaskTrack | null, shown: number,
+   *            opened?: string | null}} BodyState */
   /** @typedef {string | number | boolean | null | undefined} Attr */
   const FIRST_VERSIONS = 100;  // versions listed before "show all"
 
@@ -85,7 +86,8 @@ const RunPage = (() => {
   /** @param {RunBody} body @param {BodyState} state */
   function versionsTable(body, state) {
     const head = el("tr", {}, ...["version", "groups", "rollouts", "reward mean (min … max)", "pass rate", "zero spread",
-      "trained tokens", "never trained", "timed out"].map((t) => el("th", {text: t})));
+      "trained tokens", "never trained", "timed out", "trainer mismatch"].map((t) => el("th", {text: t,
+        title: t === "trainer mismatch" ? "over the re-scored rollouts of the version (python -m viewer rescore): the largest |log ratio| trainer − engine, and the share of their tokens outside TRL's clip band [0.8, 1.2]" : ""})));
     const tb = el("tbody");
     // A long run lists its first versions (and the open one); the rest on request: the charts show them all.
     const at = body.versions.findIndex((s) => s.version === state.version);
@@ -101,12 +103,13 @@ const RunPage = (() => {
         el("td", {class: "rp-num", text: pct(s.pass_rate)}), el("td", {class: "rp-num", text: `${s.zero_spread}/${s.groups}`}),
         el("td", {class: "rp-num", text: String(s.trained_tokens)}),
         el("td", {class: "rp-num", text: String(Object.values(s.dropped).reduce((a, b) => a + b, 0)), title: dropped || "none"}),
-        el("td", {class: "rp-num", text: String(s.timeouts)})));
-      if (open) tb.append(el("tr", {class: "rp-vgroups"}, el("td", {colspan: "9"},
+        el("td", {class: "rp-num", text: String(s.timeouts)}),
+        el("td", {class: "rp-num", "data-testid": "run-mismatch", text: s.rescored ? `${num(s.mismatch_max, 3)} · ${pct(s.outside_share)} outside (${s.rescored} re-scored)` : "-"})));
+      if (open) tb.append(el("tr", {class: "rp-vgroups"}, el("td", {colspan: "10"},
         state.groups ? groupTable(state.groups) : el("span", {class: "rp-dim", text: "loading…"}))));
     }
     if (body.versions.length > upto) {
-      tb.append(el("tr", {class: "rp-more"}, el("td", {colspan: "9"}, el("button", {type: "button", class: "rp-showall",
+      tb.append(el("tr", {class: "rp-more"}, el("td", {colspan: "10"}, el("button", {type: "button", class: "rp-showall",
         "data-testid": "run-show-all"}, `show all ${body.versions.length} versions (${body.versions.length - upto} more)`))));
     }
     return el("table", {class: "rp-versions", "data-testid": "run-versions"}, el("thead", {}, head), tb);
@@ -178,6 +181,7 @@ const RunPage = (() => {
     }
     /** @param {string | undefined} path */
     function openGroup(path) {
+      state.opened = path;  // back lands here again: the version it belongs to stays open, this row on screen
       setUrl({row: path, rollout: null, turn: null, group: null, segment: null}, {ci: "row"});
       api.open({action: "open", src: state.src, row: path});
     }
@@ -252,6 +256,17 @@ const RunPage = (() => {
       if (r.classList.contains("rp-vrow")) openVersion(Number(r.dataset.version)); else openGroup(r.dataset.path);
       return true;
     }
+    /** @param {string} path */
+    function backTo(path, tries = 60) {  // once the run page is on screen again: the group it opened, scrolled to
+      if (!shown()) { if (tries) requestAnimationFrame(() => backTo(path, tries - 1)); return; }
+      state.opened = null;
+      const rows = /** @type {HTMLElement[]} */ (Array.from(box.querySelectorAll("tr.rp-grow")));
+      const row = rows.find((r) => r.dataset.path === path) || box.querySelector("tr.rp-vrow.open");
+      if (!row) return;
+      row.scrollIntoView({block: "center"});
+      box.querySelectorAll(".rp-came").forEach((r) => r.classList.remove("rp-came"));
+      row.classList.add("rp-came");
+    }
     /** @param {boolean} [on] */
     function help(on) {  // ? : the run page's keys (the token view and the index have their own)
       let h = /** @type {HTMLElement | null} */ (box.querySelector(".rp-help"));
@@ -295,6 +310,7 @@ const RunPage = (() => {
       if (ci && ci.dataset.mode === "index" && new URL(window.location.href).searchParams.has("group")) {
         setUrl({group: null, segment: null});
       }
+      if (ci && ci.dataset.mode === "index" && state.opened) backTo(state.opened);
     }).observe(document.body, {subtree: true, attributes: true, attributeFilter: ["data-mode"]});
     return {
       box,

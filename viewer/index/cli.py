@@ -17,7 +17,7 @@ from typing import TextIO
 import msgspec
 
 from rollout_trace.artifact import ArtifactError
-from rollout_trace.artifact.collection import Collection, Record
+from rollout_trace.artifact.collection import Collection, Record, failed_records
 from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_query, to_query
 from rollout_trace.artifact.group import load_group
 
@@ -42,7 +42,8 @@ def add_ls_arguments(p: argparse.ArgumentParser) -> None:
 
 _HELP = {"sort": "any column; -COLUMN sorts descending (write --sort=-reward)", "q": "text search over titles",
          "tool": "rows that used this tool", "no_tool": "rows that never used this tool",
-         "drift": "none, drift or unknown", "timed_out": "yes or no", "valid": "yes or no", "kind": "artifact or group"}
+         "drift": "none, drift or unknown", "timed_out": "yes or no", "valid": "yes or no",
+         "kind": "artifact, group or run"}
 
 
 def filters_from_args(args: argparse.Namespace) -> tuple[Filters, list[str]]:
@@ -82,7 +83,7 @@ def _row(r: Record) -> dict[str, str]:
     spread = f"{_fmt(r.reward_min, '')}..{_fmt(r.reward_max, '')}" if r.kind == "group" else ""
     return {
         "path": _fmt(r.path or ".", "path"),
-        "kind": "group" if r.kind == "group" else (f"r{r.rollout}" if r.group is not None else "art"),
+        "kind": r.kind if r.kind in ("group", "run") else (f"r{r.rollout}" if r.group is not None else "art"),
         "model": _fmt(r.model.rsplit("/", 1)[-1] if r.model else None, "model"),
         "task": (r.task_id or "-")[:8],
         "title": _fmt(r.title or None, "title"),
@@ -98,8 +99,17 @@ def _row(r: Record) -> dict[str, str]:
     }
 
 
+def _fate(r: Record) -> str:
+    """Whether the trainer took it: the first step, or why never (a group: its rollouts' first step)."""
+    if r.trained_step is not None:
+        return f"step {r.trained_step}"
+    return f"never: {r.dropped}" if r.dropped else "-"
+
+
 def _run_row(r: Record) -> dict[str, str]:
-    """A row of a recorded TRL run: where it sits (version, group, rollout), what TRL did with it."""
+    """A row of a recorded TRL run: where it sits (version, group, rollout), what TRL did with it. Two token
+    columns, never one: `mask` is what TRL's mask WOULD train over the rows it queued, `trained` what the trainer
+    DID train (the rows it took into a step)."""
     return {
         "version": _fmt(r.policy_version, ""),
         "group": _fmt(r.group_id, ""),
@@ -108,11 +118,11 @@ def _run_row(r: Record) -> dict[str, str]:
         "reward": _fmt(r.reward, "") + (f" [{_fmt(r.reward_min, '')}..{_fmt(r.reward_max, '')}]" if r.kind == "group" else ""),
         "advantage": _fmt(r.advantage, ""),
         "tokens": f"{r.tokens:,}" if r.tokens is not None else "-",
-        "trained": f"{r.trained_tokens:,}" if r.trained_tokens is not None else "-",
-        "step": _fmt(r.trained_step, ""),
-        "dropped": r.dropped or "-",
+        "mask": f"{r.trained_tokens:,}" if r.trained_tokens is not None else "-",
+        "trained": f"{r.trainer_tokens:,}" if r.trainer_tokens is not None else "-",
+        "fate": _fate(r),
         "tools": _fmt(r.tools, "tools"),
-        "path": r.path,
+        "path": r.path or "(no folder: failed)",
     }
 
 
@@ -154,10 +164,16 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
     try:
         # The facts the page shows once it reads a row's turns.json (tokens, drift, TRL's trained turns), filled
         # in by the page's own code for every row, so the command line and the page say the same.
-        rows = apply(RowFacts().fill(c, c.records, identity=lambda path: path, trained=args.trained), filters)
+        all_records = RowFacts().fill(c, c.records, identity=lambda path: path, trained=args.trained)
+        if c.run is not None:  # rollouts that failed before producing a folder are rows of the run too
+            all_records = all_records + failed_records(c.run)
+        rows = apply(all_records, filters)
+        if c.run is not None and filters.sort == "path":  # a run's own order: a folderless row sits in its group
+            rows.sort(key=lambda r: (r.segment or "", r.policy_version or 0, r.group_id or 0, r.kind != "group",
+                                     r.rollout or 0))
         if args.json:
             records, found_notes = with_findings(c, rows)
-            doc = {"source": c.source, "kind": c.kind, "query": to_query(filters), "total": len(c.records),
+            doc = {"source": c.source, "kind": c.kind, "query": to_query(filters), "total": len(all_records),
                    "shown": len(rows), "records": records, "problems": [str(p) for p in c.problems],
                    "models": model_choices(r.model for r in c.records if r.model),  # each model once, as the page's filter
                    "notes": c.notes + notes + found_notes}
@@ -170,12 +186,15 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
             n_bad = sum(not r.valid for r in c.records)
             unlisted = _unlisted(c)
             skipped = f"; {len(unlisted)} problem(s), what they name is skipped:" if unlisted else ""
-            print(f"{len(rows)} of {len(c.records)} rows shown; {n_bad} invalid{skipped}", file=err)
+            print(f"{len(rows)} of {len(all_records)} rows shown; {n_bad} invalid{skipped}", file=err)
             for p in unlisted[:MAX_PROBLEM_LINES]:
                 print(f"problem: {p}", file=err)
             if len(unlisted) > MAX_PROBLEM_LINES:
                 print(f"problem: ... and {len(unlisted) - MAX_PROBLEM_LINES:,} more (`viewer check` names every one)",
                       file=err)
+            if c.run is not None:
+                print("mask: tokens TRL's mask would train over the rows it queued; trained: tokens the trainer "
+                      "trained (rows it took into a step); fate: the first step, or why never", file=err)
             for n in c.notes + notes:
                 print(f"note: {n}", file=err)
     finally:

@@ -27,7 +27,7 @@ class IndexRow(msgspec.Struct, frozen=True, kw_only=True):
     """One row of the table as shown: every value already formatted, None/"-" where not known."""
 
     path: str  # where it lives in the collection ("" = the collection itself)
-    kind: Literal["artifact", "group", "rollout"]  # "rollout": an artifact that is rollout i of a group
+    kind: Literal["artifact", "group", "rollout", "run"]  # "rollout": rollout i of a group; "run": a recorded run
     valid: bool
     problem: str | None
     model: str  # the model's short name (after the last "/"); the full name is `model_full`
@@ -78,6 +78,7 @@ class IndexPage(msgspec.Struct, frozen=True, kw_only=True):
     error_html: str | None = None
     group_html: str = ""  # mode "group": the group map (viewer/render/group_map.py); row is the group's path
     rollout: int | None = None  # mode "row" opened from a group map: the rollout's index (back returns to the map)
+    goto: str | None = None  # a recorded run's row was opened: the page opens this source (the run page) instead
     # The URL's parameter names the page keeps or drops, as Python defines them (the page repeats none).
     query_keys: tuple[str, ...] = QUERY_KEYS  # the filters' (rollout_trace/artifact/filters.py)
     view_keys: tuple[str, ...] = VIEW_KEYS

@@ -52,7 +52,7 @@ def index_row(r: Record) -> IndexRow:
     """The row as shown: formatted values, "-" where the small files do not tell."""
     spread = f"{_num(r.reward_min)}..{_num(r.reward_max)}" if r.kind == "group" and r.reward_min is not None else ""
     return IndexRow(
-        path=r.path, kind="group" if r.kind == "group" else "rollout" if r.group is not None else "artifact",
+        path=r.path, kind=r.kind if r.kind in ("group", "run") else "rollout" if r.group is not None else "artifact",
         valid=r.valid, problem=r.problem, model=(r.model or "-").rsplit("/", 1)[-1], model_full=r.model or "",
         task=(r.task_id or "-")[:8], title=r.title, reward=_num(r.reward), reward_sign=_sign(r.reward),
         spread=spread, k=r.k, env_reward=_num(r.env_reward), agent_turns=_count(r.agent_turns),
@@ -77,6 +77,8 @@ def _where(r: IndexRow) -> str:
     label = r.path or "(the collection itself)"
     if r.kind == "group":
         badge = f"<span class='ci-kind group'>group · K={r.k if r.k is not None else '?'}</span>"
+    elif r.kind == "run":
+        badge = f"<span class='ci-kind run' data-testid='run-row'>recorded run · {r.k if r.k is not None else '?'} groups</span>"
     elif r.kind == "rollout":
         badge = f"<span class='ci-kind rollout'>rollout {r.rollout} · adv {text(r.advantage or '-')}</span>"
     else:

@@ -7,7 +7,8 @@ through `safe.text`. The page (viewer/assets/collection_index.js) only reads the
 
 from __future__ import annotations
 
-from ..group import Compare, CompareSide, GroupMap, GroupRow
+from ..contract import Fate, RunContext
+from ..group import Compare, CompareSide, GroupMap, GroupRow, RunPlace
 from .safe import short, text
 
 
@@ -23,8 +24,10 @@ def _sign(v: float | None) -> str:
     return "none" if v is None else "pos" if v > 0 else "neg" if v < 0 else "zero"
 
 
-def _bar(adv: float, scale: float) -> str:
+def _bar(adv: float | None, scale: float) -> str:
     """A bar from the middle: right and green for a positive advantage, left and red for a negative one."""
+    if adv is None:
+        return "<span class='gm-adv none' title='TRL gave this rollout no advantage: it built no training row'>none</span>"
     width = 0.0 if scale <= 0 else min(50.0, 50.0 * abs(adv) / scale)
     side = "left:50%" if adv >= 0 else f"left:{50 - width:.1f}%"
     return (f"<span class='gm-bar' title='advantage {adv:+.4f}'><span class='gm-bar-mid'></span>"
@@ -40,9 +43,20 @@ def _cell(row: GroupRow, pos: int) -> str:
     classes = " ".join(x for x in ("gm-cell", "trained" if c.trained else "untrained", "failed" if c.failed else "",
                                    "stop" if not c.tools else "") if x)
     fail = "<span class='gm-fail' aria-label='a tool call failed'>✗</span> " if c.failed else ""
-    tip = f"turn {c.turn}: {tools}{' (failed)' if c.failed else ''} · {'trained' if c.trained else 'not trained'} · {c.output_tokens:,} generated tokens"
+    mask = "in TRL's mask" if c.trained else "not in TRL's mask"
+    tip = f"turn {c.turn}: {tools}{' (failed)' if c.failed else ''} · {mask} · {c.output_tokens:,} generated tokens"
     return (f"<td class='{classes}'><button type='button' class='gm-open' data-rollout='{row.rollout}' data-turn='{pos}' "
             f"title='{text(tip)}' data-testid='group-cell'>{fail}{text(short(tools, 40))}</button></td>")
+
+
+def fate_cell(f: Fate | None) -> str:
+    """The trainer's fact beside the mask's: "step 3" or "never: read-ahead" (the sentence on hover)."""
+    if f is None:
+        return "<td class='gm-fate'>-</td>"
+    label = ("step " if len(f.steps) == 1 else "steps ") + ", ".join(map(str, f.steps)) if f.trained else \
+        f"never: {f.cause}"
+    return (f"<td class='gm-fate {'trained' if f.trained else 'never'}' data-testid='group-fate' title='{text(f.why)}'>"
+            f"{text(short(label, 40))}</td>")
 
 
 def _row(row: GroupRow, m: GroupMap) -> str:
@@ -54,29 +68,46 @@ def _row(row: GroupRow, m: GroupMap) -> str:
             if openable else f"<span class='gm-name'>rollout {row.rollout}</span>")
     more = f"<td class='gm-more'>+{row.more_turns:,} turns</td>" if row.more_turns else ""
     cells = "".join(_cell(row, i) for i in range(m.max_turns))
-    return (f"<tr class='gm-row status-{text(row.status)}{'' if openable else ' closed'}' data-rollout='{row.rollout}' "
+    never = " fate-never" if row.fate is not None and not row.fate.trained else ""
+    return (f"<tr class='gm-row status-{text(row.status)}{'' if openable else ' closed'}{never}' data-rollout='{row.rollout}' "
             f"data-testid='group-row'><td class='gm-pickcell'>{pick}</td><td>{name}</td>"
             f"<td class='gm-num'><span class='gm-reward {_sign(row.reward)}'>{_num(row.reward)}</span></td>"
             f"<td class='gm-advcell'>{_bar(row.advantage, m.max_abs_advantage)}</td>"
-            f"<td class='gm-status'>{status}</td><td class='gm-num'>{_count(row.trained_turns)}</td>"
+            f"<td class='gm-status' data-testid='group-status'>{status}</td>{fate_cell(row.fate) if m.place else ''}"
+            f"<td class='gm-num'>{_count(row.trained_turns)}</td>"
             f"<td class='gm-num'>{_count(row.tokens)}</td>"
             f"<td class='gm-num'>{'-' if row.drifting is None else 'none' if not row.drifting else f'{row.drifting} ⚠'}</td>"
             f"{cells}{more}</tr>")
 
 
+def place_line(p: RunPlace) -> str:
+    """A run's group map heading: version, group id, segment, and the steps it was trained at."""
+    steps = ("trained at step " if len(p.steps) == 1 else "trained at steps ") + ", ".join(map(str, p.steps[:8])) \
+        if p.steps else "never trained"
+    never = ", ".join(f"{c} {n}" for c, n in sorted(p.never.items()))
+    rest = f" · never trained: {never}" if p.steps and never else f" ({never})" if never else ""
+    return (f"<span class='gm-place' data-testid='group-place'><b>version {p.version} · group {p.group_id}</b> "
+            f"<span class='gm-dim'>segment {text(short(p.segment, 40))} · {text(steps + rest)}</span></span> ")
+
+
 def group_map(m: GroupMap) -> str:
     """The map: one row per rollout (best advantage first), one column per turn so siblings line up."""
     turns = "".join(f"<th scope='col' class='gm-turnh'>turn {i}</th>" for i in range(m.max_turns))
+    fate = ("<th scope='col' title='whether the trainer took this rollout: the global step its rows were trained "
+            "at, or why never (its consumption log)'>trainer</th>") if m.place else ""
     head = ("<tr><th scope='col' class='gm-pickcell' title='tick two rows, then press compare below'>compare</th>"
             "<th scope='col'>rollout</th>"
             "<th scope='col'>reward</th><th scope='col' title='TRL: (reward - mean) / (std + 1e-8) over the group'>advantage</th>"
-            "<th scope='col'>status</th><th scope='col' title='agent turns TRL trains a token of (its completion mask, OpenEnv&#39;s loss mask)'>trained</th><th scope='col'>tokens</th><th scope='col'>drift</th>"
+            f"<th scope='col'>status</th>{fate}<th scope='col' title='agent turns TRL&#39;s completion mask (OpenEnv&#39;s "
+            "loss mask) would train a token of, were its rows in the loss'>in mask</th><th scope='col'>tokens</th>"
+            "<th scope='col'>drift</th>"
             f"{turns}</tr>")
     body = "".join(_row(r, m) for r in m.rows)
-    same = len({r.advantage for r in m.rows}) <= 1
+    same = len({r.advantage for r in m.rows if r.advantage is not None}) <= 1
     note = ("<div class='gm-note'>every rollout has the same advantage: GRPO learns nothing from this group "
             "(all rewards equal)</div>") if same and m.rows else ""
-    return (f"<div class='gm' data-testid='group-map'><div class='gm-head'><b>GRPO group · K={m.k}</b> "
+    return (f"<div class='gm' data-testid='group-map'><div class='gm-head'>{place_line(m.place) if m.place else ''}"
+            f"<b>GRPO group · K={m.k}</b> "
             f"<span class='gm-dim'>{text(short(m.model, 40))} · {text(short(m.title, 100))}</span> "
             "<button type='button' class='gm-present' data-testid='present' title='presentation mode (p): large type, "
             f"j/k move between rollouts, Enter opens one'>present</button></div>{note}"
@@ -140,13 +171,15 @@ def compare(c: Compare) -> str:
                                          f"{_strip(x, c.prompt_diverge_at)}</div>" for x in (c.a, c.b)) + "</details>")
 
     def side(s: CompareSide) -> str:
-        return (f"<div class='gm-side' data-testid='compare-side'><div class='gm-side-h'>rollout {s.rollout} · turn {s.turn}"
+        return (f"<div class='gm-side' data-testid='compare-side'><div class='gm-side-h'>"
+                f"{text(s.label) if s.label else f'rollout {s.rollout}'} · turn {s.turn}"
                 f" <span class='gm-dim'>{s.out_total:,} generated tokens</span></div>"
                 f"<div class='gm-strip gm-out'>{_output(s, k)}</div></div>")
 
     def calls(s: CompareSide) -> str:
         items = "".join(f"<li>{text(short(t, 200))}</li>" for t in s.tools) or "<li class='gm-dim'>no tool call</li>"
-        return f"<div class='gm-calls{' failed' if s.failed else ''}'><b>rollout {s.rollout}</b><ul>{items}</ul></div>"
+        return (f"<div class='gm-calls{' failed' if s.failed else ''}'><b>{text(s.label) if s.label else f'rollout {s.rollout}'}"
+                f"</b><ul>{items}</ul></div>")
 
     return (f"<div class='gm-cmp'><div class='gm-cmp-h'><b>turn {c.turn}</b>: {text(where)} "
             "<span class='gm-dim'>(each side from its first generated token, mask 1 underlined; the first difference "
@@ -160,3 +193,15 @@ def opened_rollout(group_path: str, rollout: int, advantage: float | None, k: in
     adv = "" if advantage is None else f" · advantage <span class='gm-adv {_sign(advantage)}'>{advantage:+.3f}</span>"
     return (f"<span class='ci-here'>rollout {rollout} of {k} in group <code>{text(short(group_path, 120))}"
             f"</code></span><span class='ci-dim'>{adv}</span>")
+
+
+def opened_run_rollout(run: RunContext) -> str:
+    """The back bar over a recorded run's rollout: "run › v1 › group 4 › rollout 0", TRL's advantage (none for a
+    failed rollout), and whether the trainer took it."""
+    crumbs = " › ".join(f"<span class='ci-crumb'>{text(c)}</span>" for c in run.crumbs)
+    adv = ("TRL gave it no advantage" if run.advantage is None else
+           f"advantage <span class='gm-adv {_sign(run.advantage)}'>{run.advantage:+.3f}</span>")
+    fate = (f"<span class='gm-fate {'trained' if run.fate.trained else 'never'}' data-testid='crumb-fate' "
+            f"title='{text(run.fate.why)}'>{text(run.fate.label)}</span>")
+    return (f"<span class='ci-here' data-testid='crumbs'>{crumbs}</span><span class='ci-dim'> · {run.k} rollouts in the "
+            f"group · {text(run.status)} · {adv} · </span>{fate}")

@@ -8,9 +8,21 @@ viewer/render/panels.py, before it reaches the page. Lists that a hostile artifa
 
 from __future__ import annotations
 
+import msgspec
+
 from rollout_trace.analysis import continuity
 
-from ..contract import MODE_CHOICES, SCOPE_CHOICES, TRAINER_MODES, Audit, Outline, Training, TrainingRow, TurnOutline
+from ..contract import (
+    MODE_CHOICES,
+    SCOPE_CHOICES,
+    TRAINER_MODES,
+    Audit,
+    Outline,
+    RunContext,
+    Training,
+    TrainingRow,
+    TurnOutline,
+)
 from ..rollout import CHUNK, Rollout
 from ..trainer_records import trainer_outline
 from . import panels
@@ -33,17 +45,21 @@ def turn_outlines(r: Rollout) -> list[TurnOutline]:
         calls_by_turn.setdefault(c.turn, []).append(c)
     out = []
     tr = r.training
+    # A recorded run's rollout has no capture script: its turns.json flag is not that script's, so no page
+    # says what "the capture script" marks (its seed flag is TRL's own there).
+    recorded = a.summary.run is not None
     for t, d, b, e, au in zip(a.turns, r.deltas, bounds, r.engine_checks, r.audits, strict=False):
         calls = calls_by_turn.get(t.index, [])
         out.append(TurnOutline(
             index=t.index, trained=tr.trained(t.index), trained_tokens=tr.trained_tokens(t.index),
-            seed_trained=t.seed_trained, tools=_tool_names(t.tool_calls),
+            seed_trained=tr.trained(t.index) if recorded else t.seed_trained, tools=_tool_names(t.tool_calls),
             prompt_tokens=t.n_prompt, output_tokens=t.n_output, shared=d.shared, added=d.added,
             drift_at=None if b is None or b.continuous else b.diverge_at, carried=b.held if b is not None else 0,
             has_logprobs=bool(t.logprobs.size), tool_failed=any(c.failed for c in calls),
             audit=Audit(au.ones_in_prompt, au.zeros_in_output, au.trained_without_logprobs),
             boundary_html=panels.boundary(b), engine_html=panels.engine(e), tools_html=panels.tool_calls(calls),
-            trained_html=panels.turn_training(tr, t.index, t.n_output),
+            trained_html="" if recorded and t.index in tr.disagreements else
+            panels.turn_training(tr, t.index, t.n_output),
         ))
     return out
 
@@ -70,6 +86,17 @@ def outline(r: Rollout) -> Outline:
         # A group capture will give the rollout its advantage; until then the reader picks a sign.
         trainer=trainer, advantage=getattr(r, "advantage", None),
     )
+
+
+def with_run(o: Outline, r: Rollout, run: RunContext) -> Outline:
+    """The outline of a run's rollout opened from its group: its place in the run and the trainer's fate,
+    in the record (the page's pills and legends) and in the headline and header (an export carries both)."""
+    a, rep = r.artifact, r.report
+    return msgspec.structs.replace(
+        o, run=run, advantage=run.advantage,
+        summary_html=panels.summary(a, rep, r.pending, run),
+        header_html=panels.header(a, rep, r.vocab.origin if r.vocab else None, r.vocab_why, r.alignment.note,
+                                  r.training, run))
 
 
 def training(r: Rollout) -> Training:

@@ -13,6 +13,7 @@ from rollout_trace.analysis.tools import ToolCall
 from rollout_trace.analysis.training import TRL, Training
 from rollout_trace.artifact import Artifact, Problem, TestResult
 
+from ..contract import Fate, RunContext
 from .safe import markdown, pre, pretty_json, short, text
 
 MAX_LIST = 200  # rows of any list a trace controls (tests, calls, names); the rest is counted, not sent
@@ -36,10 +37,38 @@ def _sign(v: float | None) -> str:
     return "none" if v is None else "pos" if v > 0 else "neg" if v < 0 else "zero"
 
 
-def summary(a: Artifact, r: Report, pending: str | None = None) -> str:
+def fate_badge(f: Fate) -> str:
+    """Whether the trainer took a run's rollout: "trained at step N" or "never trained (cause)"."""
+    return (f"<span class='tv-badge tv-fate {'trained' if f.trained else 'never'}' data-testid='fate' "
+            f"title='{text(f.why)}'>{text(f.label)}</span>")
+
+
+def _run_summary(a: Artifact, r: Report, run: RunContext | None) -> str:
+    """A recorded run's rollout: what the verifier gave, TRL's reward, what TRL's mask would train and, when the
+    page knows the run, whether the trainer did."""
+    info = a.summary.run
+    assert info is not None
+    env = a.summary.env_reward
+    verifier = "no verifier reward" if env is None else f"verifier {fmt_reward(env)}"
+    status = run.status if run is not None else info.status
+    reward = (f"<span class='tv-reward-value none' data-testid='status'>{text(status)}: no reward</span>"
+              if info.reward is None else
+              f"<span class='tv-reward-value {_sign(info.reward)}' title='TRL&#39;s reward: the sum of its reward "
+              f"columns'>reward {fmt_reward(info.reward)}</span>")
+    mask = f"{r.trained_turns} of {_plural(r.turns, 'turn')} in TRL's mask" if r.turns else "no agent turn"
+    fate = f" · {fate_badge(run.fate)}" if run is not None else ""
+    return (f"<div class='tv-summary' data-testid='summary'><span>{text(verifier)}</span> · {reward} · "
+            f"<span title='what TRL&#39;s completion mask would train, were its rows in the loss'>{mask}</span>{fate}"
+            "</div>")
+
+
+def summary(a: Artifact, r: Report, pending: str | None = None, run: RunContext | None = None) -> str:
     """The one line a newcomer reads first: tests, reward (coloured by sign), trained turns.
 
-    `pending`: the state of a capture whose tests have not run (viewer/ui/live.py): running, cancelled, failed."""
+    `pending`: the state of a capture whose tests have not run (viewer/ui/live.py): running, cancelled, failed.
+    A recorded run's rollout says what its mask would train apart from whether the trainer did (`run`)."""
+    if a.summary.run is not None and pending is None:
+        return _run_summary(a, r, run)
     results = a.test_results or []
     n_tests = len(a.held_out_tests or [])
     if pending is not None:
@@ -126,7 +155,7 @@ def turn_training(tr: Training, turn: int, n_output: int) -> str:
 
 
 def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str], note: str | None = None,
-           tr: Training | None = None) -> str:
+           tr: Training | None = None, run: RunContext | None = None) -> str:
     instruction = a.task.instruction if a.task else ""
     title = (a.task.task_id if a.task else a.summary.task_id)[:12]
     badge = "warn" if r.continuity.kind == "drift" else "ok"
@@ -141,8 +170,10 @@ def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str
     produced = (f"<details class='tv-produced'><summary title='how this artifact was made (click for all of it)'>"
                 f"{text(short(a.summary.produced_by, 600))}</summary></details>") if a.summary.produced_by else ""
     other = r.captured_calls - r.turns  # opencode's bookkeeping calls (titles, summaries): rollout_trace/recipe/agent_turns.py
+    recorded = a.summary.run is not None  # a run's rollout: no capture script's files, the trainer's own fate
+    mask = f"{r.trained_turns:,} in {r.trained_by}'s mask" if recorded else f"{r.trained_turns:,} trained by {r.trained_by}"
     # The agent's turns first (what the view pages through), then every call the proxy saw, opencode's own named.
-    counts = (f"{_plural(r.turns, 'agent turn')} · {r.trained_turns:,} trained by {r.trained_by} · "
+    counts = (f"{_plural(r.turns, 'agent turn')} · {mask} · "
               f"{_plural(r.captured_calls, 'model call')} recorded"
               f"{f' ({other:,} by opencode itself, e.g. the session title)' if other > 0 else ''}")
     counts_tip = ("model calls the capture proxy recorded; agent turns are the calls that offer the agent's tools with "
@@ -156,8 +187,8 @@ def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str
         f"<span class='tv-badge {badge}' data-testid='continuity' title='does each turn start with exactly the tokens "
         f"of the turn before?'>{text(continuity_words(r))}</span>"
         f"<span class='tv-badge' data-testid='counts' title='{text(counts_tip)}'>{counts}</span>"
-        f"{disagreement_badge(tr) if tr is not None else ''}"
-        f"{timed_out}</div>"
+        f"{disagreement_badge(tr) if tr is not None and not recorded else ''}"
+        f"{timed_out}{run_badge(run) if run is not None else ''}</div>"
         f"{produced}"
         "<div class='tv-h-row2'>"
         f"<details class='tv-task'><summary>task {text(title)}: instruction</summary>"
@@ -167,6 +198,15 @@ def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str
         f"{notices}"
         "</div>"
     )
+
+
+def run_badge(run: RunContext) -> str:
+    """Where a run's rollout sits, on the rollout itself (an export carries it; the headline has its fate)."""
+    where = (f"run {run.run} · version {run.version} · group {run.group_id} · rollout {run.rollout} of {run.k} · "
+             f"segment {run.segment}")
+    adv = "TRL gave it no advantage" if run.advantage is None else f"TRL's advantage {run.advantage:+.3f}"
+    return (f"<span class='tv-badge' data-testid='run-context' title='{text(where)}'>"
+            f"{text(' › '.join(run.crumbs[1:]))} · {text(run.status)} · {text(adv)}</span>")
 
 
 def continuity_words(r: Report) -> str:
@@ -238,7 +278,28 @@ def tool_calls(calls: list[ToolCall]) -> str:
     return "<div class='tv-tools'>" + "".join(parts) + _more(len(calls), "tool calls") + "</div>"
 
 
+def verifier(a: Artifact) -> str:
+    """A recorded run's rollout in place of held-out tests: what OpenEnv's verify() reported (its VerifyResult's
+    env_reward), TRL's reward columns and their sum, and the status TRL's scoring gave it."""
+    info = a.summary.run
+    assert info is not None
+    env = a.summary.env_reward
+    cols = "".join(f"<tr><td>{text(short(k, 80))}</td><td class='num'>{fmt_reward(v)}</td></tr>"
+                   for k, v in list(info.rewards.items())[:MAX_LIST])
+    cause = f" <span class='tv-dim'>{text(short(info.cause, 300))}</span>" if info.cause else ""
+    return (
+        "<div class='tv-tests' data-testid='verifier'><div><h4>What the verifier reported <span class='tv-dim'>"
+        "OpenEnv's VerifyResult for this session: its reward, which TRL's reward functions read</span></h4>"
+        f"<table class='tv-table'><tr><td>env reward (verify())</td><td class='num'>"
+        f"{'none' if env is None else fmt_reward(env)}</td></tr>{cols}"
+        f"<tr><td><b>TRL's reward</b> (the sum of its columns)</td><td class='num'>"
+        f"{'none (unscorable)' if info.reward is None else fmt_reward(info.reward)}</td></tr>"
+        f"<tr><td>status</td><td>{text(info.status)}{cause}</td></tr></table></div></div>")
+
+
 def tests(a: Artifact, pending: str | None = None) -> str:
+    if a.summary.run is not None:
+        return verifier(a)
     visible = pre(a.visible_tests, label="the visible tests") if a.visible_tests is not None else "<i>not in this artifact</i>"
     results: dict[int, TestResult] = {r.index: r for r in a.test_results or []}
     rows = []

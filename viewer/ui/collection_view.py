@@ -18,7 +18,7 @@ import itertools
 import threading
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 import gradio as gr
@@ -31,10 +31,11 @@ from rollout_trace.artifact.filters import apply, from_query, to_query
 from rollout_trace.artifact.kinds import Kind, classify
 from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bundled_runs, identify
 from viewer import assets
-from viewer.contract import Failed, Initial, Opened, encode
+from viewer.contract import Failed, Initial, Opened, RunContext, encode
+from viewer.fate import fate_of, run_context
+from viewer.group import RunPlace, group_row
 from viewer.group import compare as group_compare
 from viewer.group import group_map as build_group_map
-from viewer.group import group_row
 from viewer.index import render as render_index
 from viewer.index.contract import IndexPage
 from viewer.index.facts import RowFacts
@@ -187,14 +188,15 @@ class CollectionView:
         return f"{collection_identity(src, self.allow_local(src))}|row|{path}"
 
     def _open_artifact(self, c: Collection, src: str, path: str, initial: Initial,
-                       advantage: float | None = None) -> str:
+                       advantage: float | None = None, run: RunContext | None = None) -> str:
         """The token view's value for one artifact row, through the shared rollout store."""
         label = _shown(f"{src}:{path}" if path else src)
         try:
             identity = self._identity(c, src, path)
         except ArtifactError as e:
             return self.view.error_value(label, e.problems)
-        return self.view.open_value(label, identity, lambda: self._load_row(src, path), src, initial, advantage=advantage)
+        return self.view.open_value(label, identity, lambda: self._load_row(src, path), src, initial, advantage=advantage,
+                                    run=run)
 
     def _rollout(self, c: Collection, src: str, path: str) -> Rollout:
         """One rollout of a group, loaded once through the shared store (the map and the token view share it)."""
@@ -204,9 +206,25 @@ class CollectionView:
     def _members(self, c: Collection, group: Record) -> dict[int, Record]:
         return {r.rollout: r for r in c.records if r.group == group.path and r.rollout is not None}
 
+    @staticmethod
+    def _run_rows(c: Collection, group: Record) -> dict[int, Any]:
+        """A recorded run's reader rows of `group` by rollout (failed ones too, which have no collection row)."""
+        if c.run is None or group.segment is None:
+            return {}
+        return {r.rollout: r for r in c.run.rows if r.segment == group.segment and r.group_id == group.group_id
+                and r.policy_version == group.policy_version}
+
+    def run_context(self, c: Collection, src: str, group: Record, m: Record) -> RunContext | None:
+        """Where a run's rollout sits and whether the trainer took it; None outside a recorded run."""
+        row = self._run_rows(c, group).get(m.rollout) if m.rollout is not None else None
+        if row is None:
+            return None
+        return run_context(src, m, group.k or 0, row.trained_steps, row.fates)
+
     def group_page(self, c: Collection, src: str, group: Record, params: Mapping[str, object]) -> IndexPage:
         """The group map of `group`: each rollout read (for its turns), rows sorted by advantage."""
         members = self._members(c, group)
+        run_rows = self._run_rows(c, group)
         rows = []
         for i, status in enumerate(group.statuses):
             m = members.get(i)
@@ -221,12 +239,25 @@ class CollectionView:
             elif m is not None:
                 problem = m.problem or "invalid"
             reward = group.rewards[i] if i < len(group.rewards) else None
-            adv = group.advantages[i] if i < len(group.advantages) else 0.0
-            rows.append(group_row(i, status, reward, adv, m, rollout, problem))
+            adv: float | None = group.advantages[i] if i < len(group.advantages) else 0.0
+            fate = None
+            rr = run_rows.get(i)
+            if rr is not None:  # a recorded run: TRL's own status and advantage (none without a row), the fate
+                status, adv, fate = rr.status, rr.advantage, fate_of(rr.trained_steps, rr.dropped, rr.fates)
+            rows.append(group_row(i, status, reward, adv, m, rollout, problem, fate))
+        place = None
+        if run_rows and group.segment is not None:
+            never: dict[str, int] = {}
+            for rr in run_rows.values():
+                if rr.dropped is not None:
+                    never[rr.dropped] = never.get(rr.dropped, 0) + 1
+            place = RunPlace(run=src, segment=group.segment, version=group.policy_version or 0,
+                             group_id=group.group_id or 0,
+                             steps=sorted({s for rr in run_rows.values() for s in rr.trained_steps}), never=never)
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         return IndexPage(serial=next(_serial), mode="group", src=src, query=to_query(filters), sort=filters.sort,
                          row=group.path, total=len(c.records), kind=c.kind,
-                         group_html=render_group.group_map(build_group_map(group, rows)))
+                         group_html=render_group.group_map(build_group_map(group, rows, place)))
 
     def open_group(self, c: Collection, src: str, group: Record, params: Mapping[str, object],
                    initial: Initial, rollout: int | None) -> tuple[str, str, str]:
@@ -240,11 +271,15 @@ class CollectionView:
                 _shown(f"{src}:{group.path}"), [Problem(group.path or "(root)", "this group has no readable rollout",
                                                         found=str(rollout))]))).decode()
         adv = group.advantages[rollout] if rollout < len(group.advantages) else None
-        value = self._open_artifact(c, src, m.path, initial, advantage=adv)
+        run = self.run_context(c, src, group, m)
+        if run is not None:
+            adv = run.advantage
+        value = self._open_artifact(c, src, m.path, initial, advantage=adv, run=run)
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         page = IndexPage(serial=next(_serial), mode="row", src=src, query=to_query(filters), sort=filters.sort,
                          row=group.path, rollout=rollout, total=len(c.records), matched=len(c.records), kind=c.kind,
-                         row_html=render_group.opened_rollout(group.path or src, rollout, adv, group.k or 0))
+                         row_html=render_group.opened_run_rollout(run) if run is not None else
+                         render_group.opened_rollout(group.path or src, rollout, adv, group.k or 0))
         return value, c.source_of(m.path) or f"{src}:{m.path}", encode(page).decode()
 
     def open_row(self, src: str, path: str, params: Mapping[str, object],
@@ -260,6 +295,12 @@ class CollectionView:
             return CLEARED, "", self.error_value(src, [Problem(path or "(root)", "no such row in this collection")])
         if rec.kind == "group":
             return self.open_group(c, src, rec, params, initial, rollout)
+        if rec.kind == "run":  # one row for a whole run: it opens as its own source, on the run page
+            goto = c.source_of(path) if c.kind == "hub" or not self.view.public else None
+            if goto is None:  # a public visitor never gets a server path; a zip's run has no source of its own
+                return CLEARED, "", self.error_value(src, [Problem(path, "this run cannot be opened from the "
+                                                                        "index here: open the run on its own")])
+            return CLEARED, "", encode(IndexPage(serial=next(_serial), mode="index", src=src, goto=goto)).decode()
         value = self._open_artifact(c, src, path, initial)
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         query = to_query(filters)
@@ -288,6 +329,13 @@ class CollectionView:
             if a not in members or b not in members or a == b:
                 return {"error": "pick two different rollouts that have an artifact"}
             got = group_compare(self._rollout(c, src, members[a].path), a, self._rollout(c, src, members[b].path), b, turn)
+            runs = self._run_rows(c, group)
+            if runs:  # a run's siblings: each side says whether the trainer took it
+                def said(i: int) -> str:
+                    r = runs.get(i)
+                    return f"rollout {i}" + (f" · {fate_of(r.trained_steps, r.dropped, r.fates).label}" if r else "")
+                got = msgspec.structs.replace(got, a=msgspec.structs.replace(got.a, label=said(a)),
+                                              b=msgspec.structs.replace(got.b, label=said(b)))
         except ArtifactError as e:
             return {"error": str(e.problems[0]) if e.problems else "could not read the rollouts"}
         except ValueError as e:

@@ -13,7 +13,7 @@ existing group map and a rollout in the existing token view, through the collect
 `?src=RUN&version=V&group=G&rollout=R&turn=T` deep-links there (`link_params`), Back returns.
 
 Following: while a segment of the run has not ended, a `gr.Timer` asks every few seconds whether the run's
-files grew (one listing of three folders, `rollout_trace.artifact.run.follow`); only then are the grown tails
+files grew (one listing of four folders, `rollout_trace.artifact.run.follow`); only then are the grown tails
 of its line files read, the shared collection replaced, and the page's parts sent again. A Hub run is asked
 for its latest commit instead, at most once per HUB_CHECK_S per run however many visitors follow it, and
 read again at a new commit.
@@ -283,8 +283,11 @@ class RunView:
             return {"error": str(e.problems[0]) if e.problems else "could not read the rollouts"}
         except ValueError as e:
             return {"error": str(e)}
-        return {"html": render_group.compare(got), "a": f"v{ra.policy_version} rollout {ra.rollout}",
-                "b": f"v{rb.policy_version} rollout {rb.rollout}"}
+        # each side headed by where it sits in the run: the two may come from different versions
+        label = lambda r: f"v{r.policy_version} › group {r.group_id} › rollout {r.rollout}"  # noqa: E731
+        got = msgspec.structs.replace(got, a=msgspec.structs.replace(got.a, label=label(ra)),
+                                      b=msgspec.structs.replace(got.b, label=label(rb)))
+        return {"html": render_group.compare(got), "a": label(ra), "b": label(rb)}
 
     # -- layout ----------------------------------------------------------------------------------------
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from viewer.contract import Outline, encode
-from viewer.render.outline import outline
+from viewer.contract import Outline, RunContext, encode
+from viewer.render.outline import outline, with_run
 from viewer.rollout import Rollout
 
 BUDGET_BYTES = 3 * 1024**3  # rollouts kept in memory across all visitors
@@ -60,7 +60,8 @@ class _Entry:
     reopen: Callable[[], Rollout]
     rollout: Rollout | None = None
     outline_json: bytes | None = None
-    with_advantage: dict[float, bytes] = field(default_factory=dict)  # the outline as opened from a group
+    # the outline as opened from a group: by its advantage, or (a run's rollout) its encoded run context
+    with_advantage: dict[float | bytes, bytes] = field(default_factory=dict)
     size: int = 0
     held: Held | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -121,10 +122,12 @@ class RolloutStore:
             self._entries.move_to_end(key)
         return self._materialise(entry)
 
-    def outline_json(self, key: str, advantage: float | None = None) -> bytes:
+    def outline_json(self, key: str, advantage: float | None = None, run: RunContext | None = None) -> bytes:
         """The encoded outline of a loaded rollout, built once and shared by every page load.
 
-        With `advantage` (opened from its group): the same outline carrying it, also built once."""
+        With `advantage` (opened from its group): the same outline carrying it, also built once; with `run` (a
+        recorded run's rollout opened from its group) its place in the run and the trainer's fate, and TRL's
+        advantage (None for a failed rollout)."""
         entry = self._entries[key]
         r = self._materialise(entry)
         built = entry.outline_json
@@ -133,12 +136,14 @@ class RolloutStore:
             with entry.lock:
                 if entry.rollout is r:  # not if a watched capture replaced it meanwhile (put): that one gets its own
                     entry.outline_json, entry.with_advantage = built, {}
-        if advantage is None:
+        if advantage is None and run is None:
             return built
-        if advantage not in entry.with_advantage:
+        at: float | bytes = advantage if run is None else encode(run)  # type: ignore[assignment]
+        if at not in entry.with_advantage:
             o = msgspec.json.decode(built, type=Outline)
-            entry.with_advantage[advantage] = encode(msgspec.structs.replace(o, advantage=advantage))
-        return entry.with_advantage[advantage]
+            entry.with_advantage[at] = encode(with_run(o, r, run) if run is not None else
+                                              msgspec.structs.replace(o, advantage=advantage))
+        return entry.with_advantage[at]
 
     def _materialise(self, entry: _Entry) -> Rollout:
         with entry.lock:  # one load per source, however many visitors ask at once

@@ -27,7 +27,7 @@ from rollout_trace.artifact.group import GROUP_FILE
 from rollout_trace.artifact.sources import bundled_groups, bundled_runs, identify
 from rollout_trace.artifact.unpack import scratch
 from viewer import assets
-from viewer.contract import Exported, Failed, Initial, Live, Opened, encode
+from viewer.contract import Exported, Failed, Initial, Live, Opened, RunContext, encode
 from viewer.export import ADVANTAGE_CHOICES, TrainerChoice, size_label, write_export
 from viewer.page_link import MAX_SRC_CHARS, UPLOAD_SRC
 from viewer.render import panels, safe
@@ -46,6 +46,7 @@ from .store import Held, RolloutStore
 MOUNT_JS = "TraceView.mountInApp(element, props, server, watch);"
 UPLOAD_GONE = "this upload is no longer loaded on this server: upload the file again"
 MAX_ADVANTAGE = 1e3
+MAX_RUN_CONTEXT_BYTES = 4096  # a run context the page sends back with an export request (it labels the file)
 
 
 def _scrub(p: Problem, path: str, name: str) -> Problem:
@@ -80,6 +81,18 @@ def _trainer_choice(r: Rollout, value: object, group: float | None) -> TrainerCh
 def _advantage(value: object) -> float | None:
     """The group's advantage the page was given, when it is a sensible number (it only labels the visitor's file)."""
     return number(value, MAX_ADVANTAGE, -MAX_ADVANTAGE) if not isinstance(value, str) else None
+
+
+def _run_context(value: object) -> RunContext | None:
+    """The run context the page was given, sent back with an export (it only labels the visitor's file)."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        if len(msgspec.json.encode(value)) > MAX_RUN_CONTEXT_BYTES:
+            return None
+        return msgspec.convert(value, RunContext)
+    except (msgspec.ValidationError, TypeError, ValueError):
+        return None
 
 
 def source_choices() -> list[tuple[str, str]]:
@@ -129,7 +142,7 @@ class ViewTab:
         return encode(Failed(panels.problems(source, problems))).decode()
 
     def opened_value(self, key: str, src: str | None, initial: Initial, built: bool = False,
-                     advantage: float | None = None, live: Live | None = None) -> str:
+                     advantage: float | None = None, live: Live | None = None, run: RunContext | None = None) -> str:
         """The view's value: the shared outline, this visitor's place, and the chunk that place shows first."""
         r = self.store.get(key)
         assert r is not None
@@ -138,14 +151,14 @@ class ViewTab:
         first = None
         if r.artifact.turns and initial.scope != "row":
             first = r.chunk(turn, initial.scope, r.story_chunk(turn, initial.scope))
-        outline = msgspec.Raw(self.store.outline_json(key, advantage))
+        outline = msgspec.Raw(self.store.outline_json(key, advantage, run))
         return encode(Opened(key, src, outline, initial, first, built, live)).decode()
 
     def open_value(self, label: str, identity: str, reopen, src: str | None, initial: Initial, built: bool = False,
-              advantage: float | None = None, held: Held | None = None) -> str:
+              advantage: float | None = None, held: Held | None = None, run: RunContext | None = None) -> str:
         try:
             key, _ = self.store.open(identity, reopen, held)
-            return self.opened_value(key, src, initial, built, advantage)
+            return self.opened_value(key, src, initial, built, advantage, run=run)
         except ArtifactError as e:
             return self.error_value(label, e.problems)
         except Exception as e:  # analysis of a valid artifact failed: say so in the page, no traceback
@@ -306,11 +319,16 @@ class ViewTab:
         initial = initial_from_params({k: str(req[k]) for k in ("turn", "mode", "scope") if k in req})
         turn = initial.turn if req.get("what") == "turn" else None
         advantage = _advantage(req.get("advantage"))
-        name = f"rollout-{r.artifact.summary.task_id[:8]}" + (f"-turn{turn}" if turn is not None else "") + ".html"
+        run = _run_context(req.get("run"))
+        if run is not None:
+            advantage = run.advantage
+        base = (f"run-v{run.version}-g{run.group_id}-r{run.rollout}" if run is not None
+                else f"rollout-{r.artifact.summary.task_id[:8]}")
+        name = base + (f"-turn{turn}" if turn is not None else "") + ".html"
         page = io.StringIO()
         try:
             got = write_export(r, page, turn=turn, mode=initial.mode, scope=initial.scope, at_turn=initial.turn,
-                              trainer=_trainer_choice(r, req.get("trainer"), advantage), advantage=advantage)
+                              trainer=_trainer_choice(r, req.get("trainer"), advantage), advantage=advantage, run=run)
         except ValueError as e:  # no such turn, or too large to export whole (ExportRefused): the message says
             return {"error": str(e)}
         return msgspec.to_builtins(Exported(page.getvalue(), name, size_label(got.bytes), got.note))

@@ -136,7 +136,7 @@ function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alon
     if (rowMode && notInRows(O, st.mode)) st.mode = "mask";
     trainerNeed();
     bar.show(st, rowMode ? (row ? `TRL training row ${st.row} of ${training.rows.length}: turns ${row.turns.join(", ")}` : "TRL training rows")
-                         : `turn ${t.index}${t.trained ? "" : " (not trained)"}`);
+                         : `turn ${t.index}${turnFate(O, t)}`);
     nav.show(st, rowMode ? (row ? row.turns : []) : null);
     $(".tv-legend").innerHTML = legend(O, st, trainer);
     $(".tv-boundary-box").innerHTML = rowMode ? "" : t.trained_html + t.boundary_html + t.engine_html;
@@ -175,7 +175,8 @@ function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alon
   // link), which a rewrite at mount would replace before it is read.
   let mounted = !quiet;
   // What an export needs to open where the reader is: the place, the trainer panel's settings, the group's advantage.
-  const state = () => ({...st, trainer: trainer ? trainer.state() : null, advantage: O.advantage === undefined ? null : O.advantage});
+  const state = () => ({...st, trainer: trainer ? trainer.state() : null, advantage: O.advantage === undefined ? null : O.advantage,
+                        run: O.run || null});  // a run's rollout: its export carries its place and the trainer's fate
   function tellState() {
     if (mounted && api.onState) api.onState({turn: st.turn, mode: st.mode, scope: st.scope, ...(trainer ? {part: trainer.state().part} : {})});
   }

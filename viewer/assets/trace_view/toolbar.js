@@ -35,7 +35,7 @@ function toolbarPart(bar, O) {
 function legend(O, st, trainer) {
   const t = O.turns[st.turn];
   const L = isTrainerMode(O, st.mode) && trainer ? trainer.legend() : {
-    mask: `<span class="sw m0"></span>context the model read (mask 0) <span class="sw m1"></span>tokens the model generated (mask 1, underlined${st.scope === "row" ? ")" : t.trained ? ", trained)" : ") <span class='sw m1u'></span>hatched: this turn is not trained"}` +
+    mask: `<span class="sw m0"></span>context the model read (mask 0) <span class="sw m1"></span>tokens the model generated (mask 1, underlined${st.scope === "row" ? ")" : t.trained ? (O.run && !O.run.fate.trained ? `, in TRL's mask: never trained, ${esc(O.run.fate.cause)})` : ", trained)") : ") <span class='sw m1u'></span>hatched: this turn is not trained"}` +
       (st.scope !== "row" && t.drift_at !== null ? ` <span class="sw dmark"></span>rewritten at the turn boundary (drift)` : ""),
     logprob: `<span class="sw lp-hi"></span>p ≈ 1 <span class="sw lp-lo"></span>p ≈ 0 <span class="sw nolp"></span>no logprob recorded (context, or none captured)`,
     drift: `<span class="sw d-carried"></span>carried over exactly <span class="sw d-rewritten"></span>rewritten (drift) <span class="sw d-new"></span>new context <span class="sw d-out"></span>generated`,

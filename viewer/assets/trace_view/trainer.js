@@ -72,7 +72,7 @@ function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
     if (st.mode === "mismatch") return part + `log ratio = trainer − engine: ${key("mm-n4 tr-out", "below the clip band")} ${key("mm-n2", "trainer lower")} ${key("mm-0", "|log r| &lt; 1e-3")} ${key("mm-p2", "trainer higher")} ${key("mm-p4 tr-out", "above the band")} · <span class="tv-nowrap"><b data-testid="clip-band">clip band ${band}</b> (ε ${lo} / ${hi})</span> <span class="tv-nowrap">${miss}</span>${wait}`;
     if (st.mode === "entropy") return part + `trainer entropy (nats): <span class="sw en-0"></span>&lt; 0.1 <span class="sw en-1"></span>&lt; 0.5 <span class="sw en-2"></span>&lt; 1.5 <span class="sw en-3"></span>&lt; 3 <span class="sw en-4"></span>≥ 3${wait}`;
     const A = advantage();
-    return part + `per-token loss −min(r·A, clip(r)·A), A = ${A > 0 ? "+" : ""}${num(A, 3)}: ${key("ls-u2", "raised (loss &lt; 0)")} ${key("ls-d2", "lowered (loss &gt; 0)")} ${key("ls-clip", `clipped by TRL, no gradient (band ${band})`)} ${key("tr-off", "not in the loss")} <span class="tv-nowrap">${miss}</span><br><span class="tv-dim">paler / stronger shade: |loss| below / above |A|</span>${wait}`;
+    return part + `per-token loss −min(r·A, clip(r)·A), A = ${A > 0 ? "+" : ""}${num(A, 3)}: ${key("ls-u2", "raised (loss &lt; 0)")} ${key("ls-d2", "lowered (loss &gt; 0)")} ${key("ls-clip", `clipped by TRL, no gradient (band ${band})`)} ${key("tr-off", "not in the loss")} <span class="tv-nowrap">${miss}</span><br><span class="tv-dim">paler / stronger shade: |loss| below / above |A|</span>${wait}${hypothetical(O)}`;
   }
 
   function info(pos) {  // tooltip lines for a generated token (plain text: the tooltip sets textContent)

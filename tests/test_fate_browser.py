@@ -1,0 +1,222 @@
+"""Off the run page, a recorded run's rollout says whether the trainer took it, in a real browser: a read-ahead,
+an in-queue, an unscorable, a failed and a trained rollout on their group maps (fate column, TRL's status and
+advantage, the run's heading), in the token view in every mode it offers (headline, turn pills, legends: the push
+is hypothetical for a rollout never in the loss), the breadcrumb, the cross-version compare's headings, and an
+exported file. The rollouts are found by asking the bundled run's reader, never by name. Screenshots light and
+dark at 1440x900 and 1024x768."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from rollout_trace.artifact import load_artifact
+from rollout_trace.artifact.rescore import write_part
+from rollout_trace.artifact.run import RunRow, open_run
+from rollout_trace.artifact.sources import EXAMPLES_DIR
+from support import pages
+from support.pages import url_of
+from support.rescore_fakes import fake_arrays, fake_meta
+
+pytestmark = pytest.mark.browser
+TIMEOUT = 60_000
+RUN = "trl-run"
+KINDS = {
+    "trained": lambda r: r.path is not None and r.trained_step is not None,
+    "read-ahead": lambda r: r.path is not None and r.dropped == "read-ahead",
+    "in-queue": lambda r: r.path is not None and r.dropped == "in-queue",
+    "unscorable": lambda r: r.path is not None and r.status == "unscorable",
+    "failed": lambda r: r.status == "failed",
+}
+
+
+@pytest.fixture(scope="module")
+def run():
+    r = open_run(RUN)
+    yield r
+    r.close()
+
+
+@pytest.fixture(scope="module")
+def picks(run) -> dict[str, RunRow]:
+    got = {k: next((r for r in run.rows if want(r)), None) for k, want in KINDS.items()}
+    assert all(got.values()), f"the bundled run lacks a rollout of each kind: {got}"
+    return got  # type: ignore[return-value]
+
+
+@pytest.fixture(scope="module")
+def rescored(tmp_path_factory, picks) -> str:
+    """A copy of the run whose picked rollouts carry a rescore part (made-up scores), noted in its rescored/ log:
+    the token view offers the trainer's modes (mismatch, entropy, loss) and the run page its mismatch column."""
+    from viewer.rescore_cli import note_in_run
+
+    copy = tmp_path_factory.mktemp("fate") / "run"
+    shutil.copytree(EXAMPLES_DIR / RUN, copy)
+    for p in picks.values():
+        if p.path is None:
+            continue
+        a = load_artifact(copy / p.path)
+        write_part(copy / p.path, "fake.float32", fake_meta(a), fake_arrays(a), a.turns)
+        note_in_run(a, "fake.float32", {"tokens": 100, "with_engine_logprob": 100, "max_abs_log_ratio": 0.05,
+                                        "outside_clip": 2})
+    return str(copy)
+
+
+def _link(app_url: str, r: RunRow, src: str = RUN, **more) -> str:
+    return url_of(app_url, src, version=r.policy_version, group=r.group_id, segment=r.segment, **more)
+
+
+def _fate_text(r: RunRow) -> str:
+    if r.trained_steps:
+        return ("step " if len(r.trained_steps) == 1 else "steps ") + ", ".join(map(str, r.trained_steps))
+    return f"never: {r.dropped}"
+
+
+def test_group_maps_say_each_rollouts_fate_status_and_advantage(page, app_url, run, picks):
+    shot = max({p.group for p in picks.values()}, key=lambda g: len({k for k, p in picks.items() if p.group == g}))
+    for group in sorted({p.group for p in picks.values()}):
+        first = next(p for p in picks.values() if p.group == group)
+        page.goto(_link(app_url, first))
+        page.wait_for_selector("[data-testid=group-place]", timeout=TIMEOUT)
+        place = page.locator("[data-testid=group-place]").inner_text()
+        assert f"version {first.policy_version} · group {first.group_id}" in place and first.segment in place
+        for r in (x for x in run.rows if x.group == group):
+            row = page.locator(f"[data-testid=group-row][data-rollout='{r.rollout}']")
+            assert row.locator("[data-testid=group-fate]").inner_text() == _fate_text(r)
+            assert row.locator("[data-testid=group-status]").inner_text().startswith(r.status)
+            adv = row.locator(".gm-adv").inner_text()
+            assert adv == ("none" if r.advantage is None else f"{r.advantage:+.2f}")
+        if group == shot:
+            pages.shots(page, "fate-group-map")
+    assert page.errors == []
+
+
+def _open_rollout(page, app_url, r: RunRow, mode: str = "mask", src: str = RUN):
+    page.goto(_link(app_url, r, src, rollout=r.rollout, mode=mode))
+    page.wait_for_selector(".tv-tokens .t[data-mask]", timeout=TIMEOUT)
+    page.wait_for_selector("[data-testid=crumbs]", timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("kind", ["read-ahead", "trained", "in-queue", "unscorable"])
+def test_the_token_view_in_every_mode(page, app_url, picks, rescored, kind):
+    r = picks[kind]
+    _open_rollout(page, app_url, r, src=rescored)
+    crumbs = page.locator("[data-testid=crumbs]").inner_text()
+    assert crumbs == f"run › v{r.policy_version} › group {r.group_id} › rollout {r.rollout}"
+    label = page.locator("[data-testid=summary] [data-testid=fate]").inner_text()
+    never = kind != "trained"
+    assert label == (f"never trained ({r.dropped})" if never else
+                     "trained at step" + ("s " if len(r.trained_steps) > 1 else " ") + ", ".join(map(str, r.trained_steps)))
+    summary = page.locator("[data-testid=summary]").inner_text()
+    assert "in TRL's mask" in summary and "trained by TRL" not in summary
+    if kind == "unscorable":
+        assert "unscorable: no reward" in summary
+    assert page.locator("[data-testid=verifier]").count() == 1  # what the verifier said, not "files are missing"
+    assert page.locator(".tv-notices").count() == 0 and page.locator("[data-testid=trained-disagree]").count() == 0
+    pills = page.locator("[data-testid=turn-pill]").all_inner_texts()
+    assert pills and all(p.startswith("never trained" if never else "trained · step") or p == "not in mask" for p in pills)
+    modes = [m for m in page.locator(".tv-toolbar [data-mode]").evaluate_all("els => els.map(e => e.dataset.mode)")]
+    assert {"advantage", "mismatch", "entropy", "loss"} <= set(modes)  # the copy's rollouts carry a rescore part
+    for mode in modes:  # every mode the view offers this rollout
+        page.click(f".tv-toolbar [data-mode={mode}]")
+        page.wait_for_function(f"document.querySelector('.tv-tokens').dataset.paint === '{mode}'", timeout=TIMEOUT)
+        legend = page.locator(".tv-legend").inner_text()
+        if mode in ("advantage", "loss"):  # the push: hypothetical when the trainer never took it
+            assert ("hypothetical: never trained" in legend) == never and ("was in the loss" in legend) != never
+            if mode == "advantage" and r.advantage is not None:
+                assert f"{r.advantage:+.3f}" in legend
+        if kind == "read-ahead" and mode in ("advantage", "loss"):
+            if mode == "loss":
+                page.wait_for_selector("[data-testid=trainer-stats]", timeout=TIMEOUT)
+            pages.shots(page, f"fate-token-{mode}")
+    if kind == "read-ahead":
+        page.click(".tv-toolbar [data-mode=mask]")
+        pages.shots(page, "fate-token-mask")
+    assert page.errors == []
+
+
+def test_group_compare_and_cross_version_compare_head_each_side(page, app_url, run, picks):
+    r = picks["read-ahead"]
+    page.goto(_link(app_url, r))
+    page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
+    page.locator(f"[data-testid=group-pick][data-rollout='{r.rollout}']").check()
+    page.locator(f"[data-testid=group-pick]:not([data-rollout='{r.rollout}'])").first.check()
+    page.click("[data-testid=compare]")
+    page.wait_for_selector("[data-testid=compare-side]", timeout=TIMEOUT)
+    heads = page.locator("[data-testid=compare-side] .gm-side-h").all_inner_texts()
+    assert len(heads) == 2 and all(" · trained at step" in h or " · never trained (" in h for h in heads), heads
+    assert any(h.startswith(f"rollout {r.rollout} · never trained ({r.dropped})") for h in heads), heads
+    pages.shots(page, "fate-group-compare")
+    # one task across versions: each side headed by its version, group and rollout
+    task = next(t for t in {x.task_id for x in run.rows}
+                if t and len({x.policy_version for x in run.rows if x.task_id == t and x.path}) > 1)
+    page.goto(url_of(app_url, RUN, task=task))
+    page.wait_for_selector("[data-testid=run-task-group]", timeout=TIMEOUT)
+    groups = page.locator("[data-testid=run-task-group]")
+    groups.nth(0).locator("[data-testid=run-task-rollout]").first.check()
+    groups.nth(1).locator("[data-testid=run-task-rollout]").first.check()
+    page.click("[data-testid=run-compare]")
+    page.wait_for_selector("[data-testid=run-compare-box] [data-testid=compare-side]", timeout=TIMEOUT)
+    heads = page.locator("[data-testid=run-compare-box] [data-testid=compare-side] .gm-side-h").all_inner_texts()
+    versions = sorted({x.policy_version for x in run.rows if x.task_id == task and x.path})
+    assert heads[0].startswith(f"v{versions[0]} › group ") and heads[1].startswith(f"v{versions[1]} › group ")
+    page.locator("[data-testid=run-compare-box]").scroll_into_view_if_needed()
+    pages.shots(page, "fate-run-compare")
+    assert page.errors == []
+
+
+def test_an_export_carries_the_run_and_the_fate(page, app_url, picks, tmp_path):
+    r = picks["read-ahead"]
+    _open_rollout(page, app_url, r, mode="advantage")
+    page.click("[data-testid=export]")
+    with page.expect_download(timeout=TIMEOUT) as dl:
+        page.click("[data-testid=export-rollout]")
+    name = page.locator("[data-testid=export-link]").inner_text()
+    assert name == f"run-v{r.policy_version}-g{r.group_id}-r{r.rollout}.html"
+    saved = tmp_path / name
+    dl.value.save_as(saved)
+    page.goto(saved.as_uri())
+    page.wait_for_selector(".tv-tokens .t[data-mask]", timeout=TIMEOUT)
+    assert page.title() == f"run v{r.policy_version} › group {r.group_id} › rollout {r.rollout}"
+    assert page.locator("[data-testid=summary] [data-testid=fate]").inner_text() == f"never trained ({r.dropped})"
+    assert f"v{r.policy_version} › group {r.group_id} › rollout {r.rollout}" in \
+        page.locator("[data-testid=run-context]").inner_text()
+    assert "hypothetical: never trained" in page.locator(".tv-legend").inner_text()
+    pages.shots(page, "fate-export")
+    assert page.errors == []
+
+
+def test_the_run_page_shows_the_trainer_mismatch_per_version(page, app_url, rescored, picks):
+    page.goto(url_of(app_url, rescored))
+    page.wait_for_selector("[data-testid=run-versions]", timeout=TIMEOUT)
+    versions = {p.policy_version for p in picks.values() if p.path is not None}
+    for v in versions:
+        cell = page.locator(f"[data-testid=run-version][data-version='{v}'] [data-testid=run-mismatch]").inner_text()
+        n = sum(p.policy_version == v and p.path is not None for p in picks.values())
+        assert cell == f"0.050 · 2% outside ({n} re-scored)", cell
+    page.locator("[data-testid=run-versions]").scroll_into_view_if_needed()
+    pages.shots(page, "fate-run-mismatch")
+    assert page.errors == []
+
+
+def test_back_returns_to_the_version_and_group_it_came_from(page, app_url, run, picks):
+    r = picks["read-ahead"]
+    page.set_viewport_size({"width": 1024, "height": 768})  # small enough that the group sits below the fold
+    page.goto(url_of(app_url, RUN))
+    page.wait_for_selector("[data-testid=run-versions]", timeout=TIMEOUT)
+    page.locator(f"[data-testid=run-version][data-version='{r.policy_version}']").click()
+    page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
+    row = page.locator("[data-testid=run-group]").filter(has=page.locator(f"text='g{r.group_id}'"))
+    path = row.get_attribute("data-path")
+    assert path is not None and path.endswith(r.group.rsplit("/", 1)[1])
+    row.locator(".rp-open").click()
+    page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
+    page.locator("[data-testid=back-to-index]").click()
+    page.wait_for_selector(f"tr.rp-came[data-path='{path}']", timeout=TIMEOUT)
+    assert page.locator(f"[data-testid=run-version][data-version='{r.policy_version}']").get_attribute(
+        "aria-expanded") == "true"
+    box = page.locator(f"tr.rp-came[data-path='{path}']").bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 768  # on screen, not at the top
+    pages.shots(page, "fate-back")
+    assert page.errors == []
