@@ -16,21 +16,13 @@ import pytest
 
 from rollout_trace.artifact.run import RunRow, open_run
 from rollout_trace.recipe.tasks import DIRECTIONS, title_of
+from support.run_picks import RUN, pick_each
 from viewer import run_page
 from viewer.contract import Initial, Outline
 from viewer.export import write_export
 from viewer.fate import fate_of
 from viewer.index import cli
 from viewer.ui.view_tab import ViewTab
-
-RUN = "trl-run"  # the bundled run
-KINDS = {
-    "trained": lambda r: r.path is not None and r.trained_step is not None,
-    "read-ahead": lambda r: r.path is not None and r.dropped == "read-ahead",
-    "in-queue": lambda r: r.path is not None and r.dropped == "in-queue",
-    "unscorable": lambda r: r.path is not None and r.status == "unscorable",
-    "failed": lambda r: r.status == "failed",
-}
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +34,7 @@ def run():
 
 @pytest.fixture(scope="module")
 def picks(run) -> dict[str, RunRow]:
-    got = {k: next((r for r in run.rows if want(r)), None) for k, want in KINDS.items()}
-    missing = [k for k, v in got.items() if v is None]
-    assert not missing, f"the bundled run has no {missing} rollout: the tests below need one of each"
-    return got  # type: ignore[return-value]
+    return pick_each(run)
 
 
 @pytest.fixture(scope="module")

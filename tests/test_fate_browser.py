@@ -18,17 +18,10 @@ from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support import pages
 from support.pages import url_of
 from support.rescore_fakes import fake_arrays, fake_meta
+from support.run_picks import RUN, pick_each
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 60_000
-RUN = "trl-run"
-KINDS = {
-    "trained": lambda r: r.path is not None and r.trained_step is not None,
-    "read-ahead": lambda r: r.path is not None and r.dropped == "read-ahead",
-    "in-queue": lambda r: r.path is not None and r.dropped == "in-queue",
-    "unscorable": lambda r: r.path is not None and r.status == "unscorable",
-    "failed": lambda r: r.status == "failed",
-}
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +33,7 @@ def run():
 
 @pytest.fixture(scope="module")
 def picks(run) -> dict[str, RunRow]:
-    got = {k: next((r for r in run.rows if want(r)), None) for k, want in KINDS.items()}
-    assert all(got.values()), f"the bundled run lacks a rollout of each kind: {got}"
-    return got  # type: ignore[return-value]
+    return pick_each(run)
 
 
 @pytest.fixture(scope="module")

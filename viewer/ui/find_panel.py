@@ -18,6 +18,7 @@ import gradio as gr
 import msgspec
 
 from rollout_trace.artifact import ArtifactError
+from rollout_trace.artifact.collection import Collection
 from viewer import assets
 from viewer.contract import Initial
 from viewer.find import answers
@@ -43,28 +44,29 @@ class FindPanel:
     def collections(self):
         return self.view.collections
 
-    def index_of(self, src: str) -> FindIndex | None:
-        """The text index of the collection or run `src` names (None when it is neither, or cannot be read)."""
+    def _collection(self, src: str) -> tuple[str, Collection, bool] | None:
+        """The collection or run `src` names, as (name, collection, local reads allowed); None when it is neither,
+        or cannot be read."""
         src = (src or "").strip()
         if not src or len(src) > MAX_SRC_CHARS or not self.collections.is_collection(src):
             return None
         allow = self.collections.allow_local(src)
         try:
-            c = self.collections.cache.get(src, allow)
+            return src, self.collections.cache.get(src, allow), allow
         except ArtifactError:
             return None
-        return self.cache.get(src, c, allow)
+
+    def index_of(self, src: str) -> FindIndex | None:
+        """The text index of the collection or run `src` names (None when it is neither, or cannot be read)."""
+        got = self._collection(src)
+        return self.cache.get(*got) if got is not None else None
 
     def _pending(self, src: str) -> int | None:
         """How many rollouts a Hub source would download to be indexed, when its index is not built yet."""
-        src = (src or "").strip()
-        if not src or len(src) > MAX_SRC_CHARS or not self.collections.is_collection(src):
+        got = self._collection(src)
+        if got is None:
             return None
-        allow = self.collections.allow_local(src)
-        try:
-            c = self.collections.cache.get(src, allow)
-        except ArtifactError:
-            return None
+        src, c, allow = got
         if c.kind != "hub" or self.cache.peek(src, allow) is not None:
             return None
         return min(sum(r.kind == "artifact" for r in c.records), self.cache.limit)
