@@ -132,7 +132,10 @@ def app_url():
     demo.close()
 
 
-@pytest.fixture(scope="session")
+# One browser per test file, not per session: Playwright's sync API keeps an asyncio loop running on the main
+# thread while it is open, and a later file on the same xdist worker that calls asyncio.run (the MCP client, TRL's
+# _score_group) would meet it.
+@pytest.fixture(scope="module")
 def browser():
     from playwright.sync_api import sync_playwright
 

@@ -127,7 +127,9 @@ def test_run_is_checked_listed_and_read_by_datasets(runs, capsys):
     assert doc["run"]["versions"][:3] == [0, 1, 2]
     for key in ("policy_version", "group", "group_id", "rollout_id", "advantage", "reward", "trained_step", "dropped"):
         assert all(key in r for r in rollouts), key
-    assert {r["dropped"] for r in rollouts} == {"unknown"}  # no trainer, no consumption log: nothing is known
+    # no trainer, no consumption log: nothing is known, except that a failed rollout has no row to train
+    assert {r["dropped"] for r in rollouts if r["status"] != "failed"} == {"unknown"}
+    assert {r["dropped"] for r in rollouts if r["status"] == "failed"} <= {"failed"}
     index = load_dataset("json", data_files=str(runs["run"] / "index" / "*.jsonl"), split="train")
     assert len(index) == sum(1 for _ in open(next((runs["run"] / "index").glob("*.jsonl"))))
     assert set(index.column_names) >= {"segment", "policy_version", "group_id", "rollout_id", "advantage", "rows"}

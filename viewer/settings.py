@@ -10,6 +10,7 @@
 | ROLLOUT_VIEWER_CAPTURE_USERS      | comma-separated Hugging Face usernames who may capture               |
 | ROLLOUT_VIEWER_CAPTURE_DATASETS   | comma-separated Hub dataset ids a public visitor may capture from    |
 | ROLLOUT_VIEWER_CAPTURE_DIR        | where the Capture tab writes artifacts (./captures)                  |
+| GRADIO_MCP_SERVER                 | Gradio's own switch: "true" serves the read-only MCP tools too       |
 
 Read on each call rather than at import, so a test (or an operator's restart script) that sets a variable
 sees it take effect. The capture CLI's own variables (HF_TOKEN, OPENENV_LLM_API_KEY, PUSH_TO_DATASET) are
@@ -29,6 +30,7 @@ SECRET_ENV = "ROLLOUT_VIEWER_CAPTURE_SECRET"
 USERS_ENV = "ROLLOUT_VIEWER_CAPTURE_USERS"
 DATASETS_ENV = "ROLLOUT_VIEWER_CAPTURE_DATASETS"
 CAPTURE_DIR_ENV = "ROLLOUT_VIEWER_CAPTURE_DIR"
+MCP_ENV = "GRADIO_MCP_SERVER"  # Gradio's own name: `launch` reads it too
 
 
 def _listed(value: str) -> tuple[str, ...]:
@@ -46,6 +48,7 @@ class Settings:
     capture_users: frozenset[str] = frozenset()  # lower-case
     capture_datasets: tuple[str, ...] = ()
     capture_dir: Path | None = None
+    mcp_server: bool = False
 
 
 def settings(environ: Mapping[str, str] | None = None) -> Settings:
@@ -64,4 +67,5 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
         capture_users=frozenset(u.lower() for u in _listed(env.get(USERS_ENV, ""))),
         capture_datasets=_listed(env.get(DATASETS_ENV, "")),
         capture_dir=Path(env[CAPTURE_DIR_ENV]) if env.get(CAPTURE_DIR_ENV) else None,
+        mcp_server=env.get(MCP_ENV, "").strip().lower() in ("1", "true", "yes"),
     )

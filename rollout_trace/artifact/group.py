@@ -23,8 +23,8 @@ between capture (which writes it) and the viewer (which reads it); it is version
             folder is null (format_version 2) for a rollout that failed before it produced an
             artifact, or whose artifact a recorder could not build (then `problem` says why): its
             status, error, reward and advantage are all there is. A failed rollout's reward is
-            null unless a reward function scored its empty completion (TRL does: it then counts in
-            the group's baseline, with an advantage but no training row).
+            null unless a reward function scored its empty completion (TRL does, in a recorded run's
+            group: it then counts in the group's baseline, with an advantage but no training row).
         run             GroupRun, only in a group of a recorded TRL run (docs/runs.md): its
                         segment, the policy version TRL stamped on it, TRL's group id, and the
                         dataset row of its prompt. Readers that predate it ignore it.
@@ -138,6 +138,9 @@ def check_group(g: GroupFile, findings: Findings, name: str = GROUP_FILE) -> Non
             if r.status != "failed" and r.problem is None:
                 bad("a rollout that finished has its artifact folder", field=f"{where}.folder",
                     expected="a folder name", found="null")
+            if g.run is None and r.reward is not None:  # only TRL scores a failed rollout's empty completion
+                bad("a captured rollout without an artifact cannot be scored", field=f"{where}.reward",
+                    expected="null", found=str(r.reward))
             if g.format_version < 2:
                 bad("a rollout without a folder needs format_version 2", field="format_version", expected="2",
                     found=str(g.format_version))

@@ -70,9 +70,12 @@ class FolderStore:
 
     kind: Literal["folder"] = "folder"
 
-    def __init__(self, root: Path, label: str | None = None):
+    def __init__(self, root: Path, label: str | None = None, links_within: Path | None = None):
+        """`links_within`: a folder whose own symlinks are part of its layout (a Hub cache's snapshot files link
+        into the repo's blobs/): a link is followed only to a file inside it. Elsewhere no link is followed."""
         self.root = Path(root)
         self.label = label or str(root)
+        self.links_within = links_within
 
     def list(self, max_entries: int = MAX_ENTRIES) -> Listing:
         listing = Listing()
@@ -120,7 +123,7 @@ class FolderStore:
         root = str(self.root)
         for p in paths:
             try:
-                out[p] = _read_small(os.path.join(root, p), max_bytes)
+                out[p] = _read_small(os.path.join(root, p), max_bytes, self.links_within)
             except OSError as e:
                 why = "a symbolic link, not followed" if e.errno == errno.ELOOP else e.strerror or type(e).__name__
                 out[p] = f"cannot be read ({why})"
@@ -148,9 +151,14 @@ class FolderStore:
         return str(self.folder(path))
 
 
-def _read_small(path: str, max_bytes: int = MAX_SMALL_BYTES) -> bytes | str:
+def _read_small(path: str, max_bytes: int = MAX_SMALL_BYTES, links_within: Path | None = None) -> bytes | str:
     """A small file's bytes, or why not. Reads in 64 kB steps: asking os.read for the whole bound would
     allocate a megabyte per file, which costs more than reading a few kB."""
+    if links_within is not None:  # the link's target, when it stays inside the folder whose layout links
+        real = os.path.realpath(path)
+        if not real.startswith(os.path.realpath(links_within) + os.sep):
+            raise OSError(errno.ELOOP, "a symbolic link out of its folder", path)
+        path = real
     # not through a symlink: a folder's files are its own, never one it points at (/etc/passwd)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     try:
@@ -321,12 +329,16 @@ class HubStore:
         return listing
 
     def _list_cached(self) -> Listing:
-        listing = FolderStore(self._cached_root()).list()
+        listing = self._cache_store(self._cached_root()).list()
         listing.complete = False
         listing.times.clear()  # cache file times are download times, not capture times
         listing.notes.append("offline (HF_HUB_OFFLINE): listed from the local cache, so only rollouts indexed "
                              "before are shown and missing files cannot be told apart from files not fetched")
         return listing
+
+    def _cache_store(self, root: Path) -> FolderStore:
+        """The local cache's snapshot folder as a store: its files are huggingface_hub's links into blobs/."""
+        return FolderStore(root, links_within=_hub_cache_folder(self.ref.repo_id))
 
     def _cached_root(self) -> Path:
         """The local cache's snapshot folder of the revision (offline); raises when there is none."""
@@ -341,7 +353,7 @@ class HubStore:
     def read(self, paths: Iterable[str], max_bytes: int = MAX_SMALL_BYTES) -> dict[str, bytes | str]:
         paths = list(paths)
         if self._offline_root is not None:
-            return FolderStore(self._offline_root).read(paths, max_bytes)
+            return self._cache_store(self._offline_root).read(paths, max_bytes)
         with ThreadPoolExecutor(max_workers=HUB_WORKERS) as pool:
             return dict(zip(paths, pool.map(lambda p: self._download(p, max_bytes), paths), strict=True))
 
@@ -352,7 +364,7 @@ class HubStore:
         from huggingface_hub.hf_api import RepoFile
 
         if constants.is_offline_mode() or self._offline_root is not None:
-            return FolderStore(self._offline_root or self._cached_root()).list_dir(path)
+            return self._cache_store(self._offline_root or self._cached_root()).list_dir(path)
         api = HfApi(token=self.token)
         full = self._full(path)
         with hub_errors(self.where, self.ref.revision):

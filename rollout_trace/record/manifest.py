@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from rollout_trace.artifact.atomic import publish_folder, staging_folder
+from rollout_trace.artifact.errors import RolloutTraceError
 from rollout_trace.artifact.run_format import (
     CONSUMED_DIR,
     GROUPS_DIR,
@@ -52,7 +53,7 @@ LOCK_FILE = ".lock"
 _decode = msgspec.json.Decoder(RunManifest).decode
 
 
-class RunFolderError(RuntimeError):
+class RunFolderError(RolloutTraceError, RuntimeError):
     """The run folder cannot take this recording; the message names the folder and why."""
 
 

@@ -7,7 +7,6 @@ and visitors cannot name server paths; the View tab works for everyone.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 
 import gradio as gr
@@ -42,7 +41,7 @@ def build_app(default_source: str | None = None, public: bool = False,
     None follows Gradio's own switch, the GRADIO_MCP_SERVER environment variable, which `launch` reads too."""
     default_source = configured_source(default_source)
     if mcp is None:
-        mcp = os.environ.get("GRADIO_MCP_SERVER", "").strip().lower() in ("1", "true", "yes")
+        mcp = settings().mcp_server
     if capture_enabled is None:
         capture_enabled = not public or settings().enable_capture
     view = ViewTab(default_source, public)
