@@ -27,11 +27,12 @@ EXAMPLES = ROOT / "examples"
 GEN_ON_SCREEN = """() => { const b = document.querySelector('.tv-tokens').getBoundingClientRect();
   return [...document.querySelectorAll('.tv-tokens .t[data-mask="1"]')].filter(e => { const r = e.getBoundingClientRect();
     return r.width > 0 && r.top >= Math.max(0, b.top) && r.bottom <= Math.min(innerHeight, b.bottom); }).length; }"""
-# Tokens the pane's edges cut: partly inside its box, partly outside (a line cut in half).
+# Tokens the pane's edges cut: a line box of theirs partly inside the pane's box, partly outside (a line cut in
+# half). Each line's box on its own: a newline token's <br> puts its end on the next line, a line that may be whole.
 CUT_AT_EDGES = """() => { const box = document.querySelector('.tv-tokens'), b = box.getBoundingClientRect();
   const top = b.top + box.clientTop, bottom = top + box.clientHeight;
-  return [...box.querySelectorAll('.t')].filter(e => { const r = e.getBoundingClientRect();
-    return r.height > 0 && r.bottom > top + 1 && r.top < bottom - 1 && (r.top < top - 1 || r.bottom > bottom + 1); })
+  return [...box.querySelectorAll('.t')].filter(e => [...e.getClientRects()].some(r =>
+    r.height > 0 && r.bottom > top + 1 && r.top < bottom - 1 && (r.top < top - 1 || r.bottom > bottom + 1)))
     .map(e => e.dataset.i); }"""
 
 
