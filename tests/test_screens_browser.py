@@ -22,17 +22,17 @@ TIMEOUT = 60_000
 SCHEMES = ("light", "dark")
 F32, BF16 = "smollm2-135m-instruct.float32.cpu.t1", "smollm2-135m-instruct.bfloat16.cpu.t1"
 EXAMPLES = ROOT / "examples"
-RUN_GROUP = "groups/20261201T114600Z-ab30df-v000001-g000000"  # three turns: the widest map of the bundled run
 
 # Generated tokens wholly on screen: inside the window and inside the token pane's box.
 GEN_ON_SCREEN = """() => { const b = document.querySelector('.tv-tokens').getBoundingClientRect();
   return [...document.querySelectorAll('.tv-tokens .t[data-mask="1"]')].filter(e => { const r = e.getBoundingClientRect();
     return r.width > 0 && r.top >= Math.max(0, b.top) && r.bottom <= Math.min(innerHeight, b.bottom); }).length; }"""
-# Tokens the pane's edges cut: partly inside its box, partly outside (a line cut in half).
+# Tokens the pane's edges cut: a line box of theirs partly inside the pane's box, partly outside (a line cut in
+# half). Each line's box on its own: a newline token's <br> puts its end on the next line, a line that may be whole.
 CUT_AT_EDGES = """() => { const box = document.querySelector('.tv-tokens'), b = box.getBoundingClientRect();
   const top = b.top + box.clientTop, bottom = top + box.clientHeight;
-  return [...box.querySelectorAll('.t')].filter(e => { const r = e.getBoundingClientRect();
-    return r.height > 0 && r.bottom > top + 1 && r.top < bottom - 1 && (r.top < top - 1 || r.bottom > bottom + 1); })
+  return [...box.querySelectorAll('.t')].filter(e => [...e.getClientRects()].some(r =>
+    r.height > 0 && r.bottom > top + 1 && r.top < bottom - 1 && (r.top < top - 1 || r.bottom > bottom + 1)))
     .map(e => e.dataset.i); }"""
 
 
@@ -79,6 +79,23 @@ def public_url():
     demo, url = launch_app(public=True)
     yield url
     demo.close()
+
+
+@pytest.fixture(scope="module")
+def run_group() -> tuple[str, int]:
+    """The bundled run's widest group map: the first group whose rollouts have the most turns, asked of the run's
+    reader (a re-recorded run renames its groups), and that many turns."""
+    from rollout_trace.artifact.run import open_run
+
+    run = open_run(str(EXAMPLES / "trl-run"))
+    try:
+        turns = {g.path: max(len(run.open(r.path).turns) for r in run.rows if r.group == g.path and r.path is not None)
+                 for g in run.groups if any(r.group == g.path and r.path is not None for r in run.rows)}
+    finally:
+        run.close()
+    path = max(turns, key=lambda k: turns[k])
+    assert turns[path] >= 3, "the bundled run has a group of three turns: the widest map the test fits"
+    return path, turns[path]
 
 
 @pytest.fixture(scope="module")
@@ -244,18 +261,19 @@ def test_group_map_presentation(browser, app_url, scheme, size):
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("size", [(1024, 768), (1280, 720)])
-def test_run_group_map_presentation_fits_and_leaves_no_gap(browser, app_url, scheme, size):
+def test_run_group_map_presentation_fits_and_leaves_no_gap(browser, app_url, run_group, scheme, size):
     """A run's group (three turn columns) in presentation keeps its last turn column on screen; Enter opens the
     first rollout straight away; leaving presentation puts the map back where it was (no blank space)."""
     with screen(browser, size, scheme) as page:
-        page.goto(url_of(app_url, "trl-run", row=RUN_GROUP))
+        group, turns = run_group
+        page.goto(url_of(app_url, "trl-run", row=group))
         page.wait_for_selector("[data-testid=group-map] tr.gm-row", timeout=TIMEOUT)
         top = lambda: page.locator(".gm-table").evaluate("e => Math.round(e.getBoundingClientRect().top + scrollY)")  # noqa: E731
         before = top()
         page.keyboard.press("p")
         page.wait_for_selector(".ci.present", timeout=TIMEOUT)
         last = page.locator(".gm-turnh").last
-        assert last.inner_text() == "turn 2"
+        assert last.inner_text() == f"turn {turns - 1}"
         assert page.evaluate("() => { const h = [...document.querySelectorAll('.gm-turnh')].pop();"
                              " return h.getBoundingClientRect().right <= window.innerWidth; }"), "the last turn column is on screen"
         assert page.locator(".gm-tablebox").evaluate("e => e.scrollWidth <= e.clientWidth + 1"), "the map fits its width"

@@ -203,8 +203,9 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
         box.style.maxHeight = ""; box.style.height = lines * lh + chrome + "px";
       } else {
         box.style.height = "";
-        // with the page scrolled the pane keeps its size (a turn change must not move what the reader sees)
-        if (window.scrollY === 0) box.style.maxHeight = room >= 180 ? Math.min(room, 0.7 * window.innerHeight) + "px" : "";
+        // with the page scrolled the pane keeps its size (a turn change must not move what the reader sees); a pane
+        // of five lines or more ends at the window's edge (a taller header, e.g. wrapped badges, must not push its story off)
+        if (window.scrollY === 0) box.style.maxHeight = room >= 120 ? Math.min(room, 0.7 * window.innerHeight) + "px" : "";
       }
     });
   }
