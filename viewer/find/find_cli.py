@@ -65,20 +65,7 @@ def hit_line(h: Hit) -> str:
 def result_doc(source: str, pattern: str, r: SearchResult) -> dict:
     return {"source": source, "pattern": pattern, "rollouts": r.rollouts, "pieces": r.pieces,
             "per_version": {str(k): v for k, v in sorted(r.per_version.items())}, "partial": r.partial,
-            "notes": r.notes, "hits": [msgspec.structs.asdict(_HitRecord(**h.__dict__)) for h in r.hits]}
-
-
-class _HitRecord(msgspec.Struct):
-    path: str
-    version: int | None
-    group: str | None
-    rollout: int | None
-    turn: int
-    field: str
-    token: int
-    token_end: int
-    excerpt: str
-    mark: tuple[int, int]
+            "notes": r.notes, "hits": msgspec.to_builtins(r.hits)}
 
 
 def find(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
