@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from support.pages import shots, url_of
+from support.pages import query, shots, url_of
 
 pytestmark = pytest.mark.browser
 
 PANEL = "[data-testid=find-panel]"
+# the first marked token inside the token pane and inside the window
+IN_VIEW = """() => { const t = document.querySelector('.tv-tokens .t.tv-found'), b = document.querySelector('.tv-tokens');
+    if (!t || !b) return false; const r = t.getBoundingClientRect(), p = b.getBoundingClientRect();
+    return r.top >= p.top && r.bottom <= p.bottom && r.top >= 0 && r.bottom <= window.innerHeight; }"""
 
 
 def _ready(page) -> None:
@@ -53,7 +57,36 @@ def test_search_on_the_run_page_opens_the_hit_at_its_tokens(app_url, page):
         return r.top >= p.top && r.bottom <= p.bottom; }""", timeout=30_000)  # scrolled into the pane
     assert f"turn {turn}" in page.inner_text(".tv-turn-title")
     shots(page, "find-hit-opened")
+    link = query(page)  # the marks are in the URL: a reload (or the link shared) opens them again
+    assert link["row"] and link["turn"] == str(turn) and link["scope"] == "full"
+    a, b = (int(x) for x in link["found"].split("-"))
+    assert a == token and b > a
+    page.reload()
+    found.first.wait_for(timeout=60_000)
+    assert int(found.first.get_attribute("data-i")) == token and query(page)["found"] == link["found"]
+    page.set_viewport_size({"width": 1024, "height": 768})  # the lines re-wrap: the marks stay on screen
+    page.wait_for_function(IN_VIEW, timeout=30_000)
+    page.go_back()  # the hit was a history entry: Back is the run page again
+    page.wait_for_function("() => !new URL(location.href).searchParams.has('found')", timeout=30_000)
     assert not page.errors and not page.outside_requests
+
+
+def test_a_link_with_marks_opens_them_and_a_bad_one_is_named(app_url, page):
+    row = "groups/20261201T234146Z-1bfe18-v000001-g000000/rollout-00"
+    page.goto(url_of(app_url, "trl-run", row=row, turn=1, scope="full", found="582-590"))
+    found = page.locator(".tv-tokens .t.tv-found")
+    found.first.wait_for(timeout=60_000)
+    assert found.count() == 8 and int(found.first.get_attribute("data-i")) == 582
+    page.wait_for_function(IN_VIEW, timeout=30_000)
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.wait_for_function(IN_VIEW, timeout=30_000)
+    page.click("[data-testid=nav-turn][data-turn='0']")  # another turn: no marks
+    page.wait_for_function("() => !new URL(location.href).searchParams.has('found')", timeout=30_000)
+    page.goto(url_of(app_url, "trl-run", row=row, turn=1, scope="full", found="590-582"))
+    page.wait_for_selector("[data-testid=tokens] .t", timeout=60_000)
+    assert page.locator(".tv-tokens .t.tv-found").count() == 0
+    assert "found is not a token range" in page.inner_text(".tv-note-box")
+    assert not page.errors
 
 
 def test_a_finding_lists_its_rollouts_and_a_bad_regex_is_named(app_url, page):

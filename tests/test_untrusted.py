@@ -58,3 +58,15 @@ def test_number_is_a_finite_float_inside_its_bounds():
     assert number("900", 1e6, -1e6) == 900.0 and number(2.5, 10, -10) == 2.5 and number("1e3", 1e6, 0) == 1e3
     for bad in ("inf", "nan", "1e400", "1_000", float("nan"), True, None, [1], "١", 11):
         assert number(bad, 10, -10) is None, bad
+
+
+def test_span_is_a_half_open_range_of_whole_numbers():
+    from viewer.page_link import parse_page_query
+    from viewer.untrusted import span
+
+    assert span("582-590") == (582, 590) and span([3, 4]) == (3, 4) and span((0, 1)) == (0, 1)
+    for bad in ("590-582", "5-5", "-1-4", "1-2-3", "a-b", "1e3-2e3", [1], [1.5, 2], "", None, {"a": 1}, "1-" + "9" * 5000):
+        assert span(bad) is None, bad
+    assert parse_page_query({"found": "582-590"}, public=True).found == (582, 590)
+    q = parse_page_query({"found": "9-3", "turn": "1"}, public=True)
+    assert q.found is None and q.turn == 1 and "found is not a token range" in q.problems[0]

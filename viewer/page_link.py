@@ -1,4 +1,4 @@
-"""Validate a page's query string (`/?src=...&turn=3&mode=logprob&scope=full`) before anything uses it.
+"""Validate a page's query string (`/?src=...&turn=3&mode=logprob&scope=full&found=582-590`) before anything uses it.
 
 The query is typed by whoever sends the link, so every value is checked here, in one pure function,
 and a bad one becomes a default plus a message for the page, never an exception (a 100 kB `src`
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from rollout_trace.artifact.sources import parse_hub_id
 
 from .contract import MODES, SCOPES
-from .untrusted import whole
+from .untrusted import span, whole
 
 MAX_SRC_CHARS = 1024  # a Hub id with revision and sub-folder fits in ~700; a path in far less
 MAX_TURN = 10_000_000
@@ -31,12 +31,13 @@ class PageQuery:
     turn: int = 0
     mode: str = MODES[0]
     scope: str = SCOPES[0]
+    found: tuple[int, int] | None = None  # `found=A-B`: tokens [A, B) of `turn` a search hit marks
     problems: list[str] = field(default_factory=list)  # one line per refused value, safe to show after escaping
 
     @property
     def initial(self) -> dict:
         """What the token view starts at (turn, mode, scope)."""
-        return {"turn": self.turn, "mode": self.mode, "scope": self.scope}
+        return {"turn": self.turn, "mode": self.mode, "scope": self.scope, "found": self.found}
 
 
 def _one(params: Mapping, name: str) -> str | None:
@@ -50,7 +51,7 @@ def _one(params: Mapping, name: str) -> str | None:
 
 
 def parse_page_query(params: Mapping | None, public: bool, examples: list[str] | tuple[str, ...] = ()) -> PageQuery:
-    """Checked values of `src`, `turn`, `mode`, `scope`; each bad one is replaced by its default and named.
+    """Checked values of `src`, `turn`, `mode`, `scope`, `found`; each bad one is replaced by its default and named.
 
     `public`: only a bundled example (`examples`) or a Hub dataset id is accepted as `src`, the same rule
     the source loader applies, so a path is refused before it reaches it."""
@@ -79,6 +80,12 @@ def parse_page_query(params: Mapping | None, public: bool, examples: list[str] |
             turn = got
         else:
             problems.append(f"the link's turn is not a turn number (0 to {MAX_TURN:,}); starting at turn 0")
+    found = None
+    raw_found = _one(params, "found")
+    if raw_found not in (None, ""):
+        found = span(raw_found, MAX_TURN)
+        if found is None:
+            problems.append("the link's found is not a token range A-B (0 <= A < B); nothing is marked")
     choices = {"mode": MODES, "scope": SCOPES}
     chosen: dict[str, str] = {}
     for name, allowed in choices.items():
@@ -88,4 +95,4 @@ def parse_page_query(params: Mapping | None, public: bool, examples: list[str] |
         else:
             chosen[name] = allowed[0]
             problems.append(f"the link's {name} must be one of {', '.join(allowed)}; using {allowed[0]}")
-    return PageQuery(src, turn, chosen["mode"], chosen["scope"], problems)
+    return PageQuery(src, turn, chosen["mode"], chosen["scope"], found, problems)

@@ -1,7 +1,7 @@
 """The View tab's routing, without Gradio: a request (a page link's parameters, or a name typed into the
 source box) becomes one typed `Route` that says what to show; the tabs only turn a route into components.
 
-    ?src=ARTIFACT&turn=&mode=&scope=             rollout (the token view, at that turn, mode and scope)
+    ?src=ARTIFACT&turn=&mode=&scope=&found=A-B   rollout (the token view, at that turn, mode and scope)
     ?src=COLLECTION&<filters>&page=N             index (rollout_trace/artifact/filters.py's keys)
     ?src=COLLECTION&row=PATH[&rollout=N&turn=..] row (one artifact, or a group's map with rollout N open)
     ?src=GROUP[&rollout=N]                       row "" (a source that is one group opens its map)
@@ -28,9 +28,10 @@ from .run_page import resolve_link
 from .untrusted import whole
 
 RouteKind = Literal["default", "rollout", "index", "row", "refused"]
-LINK_KEYS = ("src", "turn", "mode", "scope")  # a link naming none of these is the default page
+LINK_KEYS = ("src", "turn", "mode", "scope", "found")  # a link naming none of these is the default page
 MAX_ROLLOUT = 99_999  # a group holds far fewer rollouts
 INDEX_KEYS = ("page", "sort")  # a link with these asks for a group's index row, not its map
+VIEW_KEYS: tuple[str, ...] = Initial.__struct_fields__  # the token view's place in a link: turn, mode, scope, found
 
 
 class Route(msgspec.Struct, frozen=True, kw_only=True):
@@ -44,12 +45,12 @@ class Route(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def initial_of(q: PageQuery) -> Initial:
-    return Initial(q.turn, q.mode, q.scope)  # type: ignore[arg-type]  # parse_page_query checked mode and scope
+    return Initial(q.turn, q.mode, q.scope, q.found)  # type: ignore[arg-type]  # parse_page_query checked mode and scope
 
 
 def initial_from_params(params: Mapping[str, object]) -> Initial:
-    """Turn, mode and scope from a URL's parameters (each bad value falls back to its default)."""
-    keep = {k: params[k] for k in ("turn", "mode", "scope") if k in params}
+    """Turn, mode, scope and the marked tokens from a URL's parameters (each bad value falls back to its default)."""
+    keep = {k: params[k] for k in VIEW_KEYS if k in params}
     return initial_of(parse_page_query(keep, public=False))
 
 
@@ -94,7 +95,7 @@ def route_link(params: Mapping[str, str], *, default_source: str, public: bool, 
         if row is None and (rollout is not None or not any(k in params for k in INDEX_KEYS)) and root_group(src):
             row = ""  # the source is one group: its map (or ?rollout=) rather than the index
         if row is not None:
-            q = parse_page_query({k: params[k] for k in ("turn", "mode", "scope") if k in params}, public=False)
+            q = parse_page_query({k: params[k] for k in VIEW_KEYS if k in params}, public=False)
             return Route(kind="row", src=src, row=row[:MAX_SRC_CHARS], rollout=rollout,
                          initial=initial_of(q), params=params, problems=q.problems)
         return Route(kind="index", src=src, params=params)

@@ -50,6 +50,20 @@ def number(value: object, most: float, least: float) -> float | None:
     return got if math.isfinite(got) and least <= got <= most else None
 
 
+def span(value: object, most: int = MOST) -> tuple[int, int] | None:
+    """`value` as a half-open range [a, b) of whole numbers, 0 <= a < b <= most: a link's `A-B` (a search hit's
+    tokens, `found=582-590`) or an event's `[a, b]`; else None."""
+    if isinstance(value, str):
+        parts = value.strip().split("-")
+        if len(parts) != 2:
+            return None
+        value = parts
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        return None
+    a, b = whole(value[0], most), whole(value[1], most)
+    return (a, b) if a is not None and b is not None and a < b else None
+
+
 def whole_or(value: object, default: int, most: int = MOST, least: int = 0) -> int:
     """`whole(value, most, least)`, or `default` when that is None."""
     got = whole(value, most, least)

@@ -167,6 +167,14 @@ const FindPanel = (() => {
           title: `open ${h.path || "this rollout"} at turn ${h.turn}, the matched tokens marked`},
           el("span", {class: "fp-where", text: where}), el("span", {class: "fp-path", text: h.path}), ex);
         open.addEventListener("click", () => {
+          // the hit's place is a link (as the index's rows are, a history entry Back returns through): its marks
+          // are `found=A-B`, which a reload or a shared link opens again (viewer/page_link.py)
+          const u = new URL(window.location.href);
+          for (const k of ["rollout", "page", "mode", "part"]) u.searchParams.delete(k);
+          u.searchParams.set("src", src); u.searchParams.set("row", h.path || "");
+          u.searchParams.set("turn", String(h.turn)); u.searchParams.set("scope", "full");
+          u.searchParams.set("found", `${h.token}-${h.token_end}`);
+          history.pushState({ci: "row"}, "", u.toString());
           api.open({action: "open-hit", src, row: h.path, turn: h.turn, found: [h.token, h.token_end]});
           revealFound();
         });

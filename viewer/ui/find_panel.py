@@ -26,7 +26,7 @@ from viewer.find.cache import FindCache
 from viewer.find.index import FindIndex
 from viewer.page_link import MAX_SRC_CHARS, MAX_TURN
 from viewer.router import rollout_param
-from viewer.untrusted import whole
+from viewer.untrusted import span, whole
 
 if TYPE_CHECKING:
     from .view_tab import ViewTab
@@ -113,10 +113,7 @@ class FindPanel:
         if not isinstance(data, dict) or data.get("action") != "open-hit":
             return gr.skip(), gr.skip(), gr.skip()
         src = str(data.get("src") or "").strip()[:MAX_SRC_CHARS]
-        found = data.get("found")
-        a, b = (whole(found[0], MAX_TURN), whole(found[1], MAX_TURN)) if isinstance(found, list) and len(found) == 2 else (None, None)
-        mark = (a, b) if a is not None and b is not None and b > a else None
-        initial = Initial(turn=whole(data.get("turn"), MAX_TURN) or 0, scope="full", found=mark)
+        initial = Initial(turn=whole(data.get("turn"), MAX_TURN) or 0, scope="full", found=span(data.get("found"), MAX_TURN))
         return self.collections.open_row(src, str(data.get("row") or "")[:MAX_SRC_CHARS], {}, initial,
                                          rollout_param(data.get("rollout")))
 

@@ -15,7 +15,7 @@ function mountInApp(element, props, server, watch) {  // inside gr.HTML: chunks 
       const u = new URL(window.location.href);
       if (app.src) u.searchParams.set("src", app.src); else u.searchParams.delete("src");
       if (!("part" in s)) u.searchParams.delete("part");  // a rollout without rescore parts names none
-      for (const [k, v] of Object.entries(s)) u.searchParams.set(k, v);
+      for (const [k, v] of Object.entries(s)) if (v === "") u.searchParams.delete(k); else u.searchParams.set(k, v);
       window.history.replaceState(null, "", u.toString());
     },
   };

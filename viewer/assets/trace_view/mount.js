@@ -178,7 +178,9 @@ function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alon
   const state = () => ({...st, trainer: trainer ? trainer.state() : null, advantage: O.advantage === undefined ? null : O.advantage,
                         run: O.run || null});  // a run's rollout: its export carries its place and the trainer's fate
   function tellState() {
-    if (mounted && api.onState) api.onState({turn: st.turn, mode: st.mode, scope: st.scope, ...(trainer ? {part: trainer.state().part} : {})});
+    // a search hit's marks stay in the URL while its turn is on screen, so a reload or a shared link keeps them
+    const found = st.found && st.turn === st.foundTurn ? `${st.found[0]}-${st.found[1]}` : "";
+    if (mounted && api.onState) api.onState({turn: st.turn, mode: st.mode, scope: st.scope, found, ...(trainer ? {part: trainer.state().part} : {})});
   }
 
   function go(turn, auto = false) {
@@ -296,7 +298,21 @@ function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alon
   // the pane and land on the story again as the layout settles.
   let touched = false;
   for (const ev of ["pointerdown", "wheel", "keydown", "touchstart"]) view.addEventListener(ev, () => { touched = true; }, {once: true, passive: true});
-  for (const ms of [250, 800, 2000]) setTimeout(() => { if (!touched && !view.classList.contains("present")) { pane.fit(true); pane.goTo(story() || 0); } }, ms);
+  // A search hit's marks (a link's `found=`) are brought into the window too, until the reader touches anything.
+  const showFound = () => {
+    const t = st.found && st.turn === st.foundTurn && !touched ? box.querySelector(".t.tv-found") : null;
+    if (t) t.scrollIntoView({block: "nearest"});
+  };
+  for (const ms of [250, 800, 2000]) setTimeout(() => { if (!touched && !view.classList.contains("present")) { pane.fit(true); pane.goTo(story() || 0).then(showFound); } }, ms);
+  // A resize re-wraps the lines: fit the pane again and, unless the reader has scrolled it, land on its story
+  // again (a search hit's marked tokens stay on screen). One listener per mount, retired with the view.
+  let resizing = 0;
+  const onResize = () => {
+    if (!view.isConnected) { window.removeEventListener("resize", onResize); return; }
+    cancelAnimationFrame(resizing);
+    resizing = requestAnimationFrame(() => { pane.fit(true); pane.reland(story()).then(showFound); });
+  };
+  window.addEventListener("resize", onResize);
   if (document.body.classList.contains("tv-present")) present(true);  // a re-mount keeps presentation on
   return {go, setMode, setScope, present, grow, showLive, state};
 }

@@ -121,7 +121,7 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
     const {start} = scopeRange();
     const idx = Math.floor(Math.max(0, story.at - start) / O.chunk_size);
     const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`);
-    if (!el) return;
+    if (!el) return Promise.resolve();
     const settle = () => {
       const tok = box.querySelector(`.t[data-i="${story.at}"]`);
       if (!tok || moved) return;
@@ -139,10 +139,10 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
       if (focus && lines(tok, focus) > fits - line) { put(focus, Math.max(0, fits - 1 - Math.floor(fits / 4))); return; }
       put(tok, Math.max(0, line));
     };
-    whenLaidOut(() => {
+    return new Promise((landed) => whenLaidOut(() => {  // resolved once the story is on screen
       box.scrollTop += el.getBoundingClientRect().top - box.getBoundingClientRect().top;
-      load(/** @type {HTMLElement} */ (el)).then(() => { settle(); setTimeout(settle, 200); });
-    });
+      load(/** @type {HTMLElement} */ (el)).then(() => { settle(); landed(undefined); setTimeout(settle, 200); });
+    }));
   }
 
   function whenLaidOut(fn) {  // the app may mount the view before it has a size: scroll once it has one
@@ -211,6 +211,6 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
   }
 
   // A landing whose data came late (the trainer's numbers): land again unless the reader has moved since.
-  const reland = (story) => { if (!moved && story) goTo(story); };
+  const reland = (story) => (!moved && story ? goTo(story) : Promise.resolve());
   return {paint, recolour, goTo, reland, info, moveCursor, setCursor, fit, cursorPos: () => cursor};
 }
