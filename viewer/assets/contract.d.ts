@@ -164,6 +164,18 @@ interface RunBody {
   refresh: boolean;
 }
 
+/** Two runs compared: A is the run whose page this is, B the one the visitor chose. */
+interface RunCompare {
+  serial: number;
+  a: RunSide;
+  b: RunSide;
+  tasks: SharedTask[];
+  task: SharedTask | null;
+  a_task: TaskTrack | null;
+  b_task: TaskTrack | null;
+  notes: string[];
+}
+
 /** Where a rollout of a recorded TRL run sits, and what TRL and the trainer made of it. */
 interface RunContext {
   run: string;
@@ -210,6 +222,27 @@ interface RunHead {
   rollouts: number;
   notes: string[];
   problems: string[];
+}
+
+/** One of the two runs: what it is and its numbers per policy version. */
+interface RunSide {
+  src: string;
+  model: string;
+  versions: VersionStats[];
+  groups: number;
+  rollouts: number;
+  pass_rate: number | null;
+  reward_mean: number | null;
+}
+
+/** A task both runs scored: its id in each (equal unless matched by title) and at how many versions. */
+interface SharedTask {
+  task_id: string;
+  b_task_id: string;
+  title: string;
+  by: string;
+  a_versions: number;
+  b_versions: number;
 }
 
 interface TaskChoice {

@@ -19,7 +19,7 @@ interface TraceApi {
   export?(q: object): Promise<Answer<Exported>>;
   sibling?(k: number): void;
   cancelRun?(): void;
-  onState?(s: {turn: number; mode: string; scope: string; part?: string}): void;
+  onState?(s: {turn: number; mode: string; scope: string; found: string; part?: string}): void;  // found: "A-B" or "" (none)
   linkPart?(): string | null;  // the rescore part the page's link names (?part=), if any
 }
 

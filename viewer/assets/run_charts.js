@@ -248,6 +248,38 @@ const RunCharts = (() => {
   }
 
   /**
+   * Two runs' numbers per version overlaid (a run page compared with another run, RunCompare): on the versions
+   * either run has, each run's line joined across a version it lacks. A is solid, B dashed.
+   * @param {RunCompare} c @param {number} width @param {ReturnType<typeof palette>} pal
+   * @returns {Record<string, Spec>}
+   */
+  function compareSpecs(c, width, pal) {
+    const xs = Array.from(new Set([...c.a.versions, ...c.b.versions].map((s) => s.version))).sort((x, y) => x - y);
+    const bins = Math.max(8, Math.floor(width / 2));
+    const at = (/** @type {VersionStats[]} */ vs) => { const m = new Map(vs.map((s) => [s.version, s])); return xs.map((x) => m.get(x) || null); };
+    const sa = at(c.a.versions), sb = at(c.b.versions);
+    const share = (/** @type {number} */ part, /** @type {number} */ whole) => (whole ? part / whole : null);
+    /** @param {(s: VersionStats) => number | null} f */
+    const both = (f) => [sa.map((s) => (s ? fin(f(s)) : null)), sb.map((s) => (s ? fin(f(s)) : null))];
+    const line = (/** @type {string} */ col, /** @type {number[] | undefined} */ dash) =>
+      ({stroke: col, width: 2.25, dash, points: {show: xs.length < 40, size: 5, fill: col}, spanGaps: true});
+    const keys = [{label: "this run: " + c.a.src, color: pal.accent}, {label: "other run: " + c.b.src, color: pal.warn, dash: [6, 4]}];
+    const series = [line(pal.accent, undefined), line(pal.warn, [6, 4])];
+    const pctFmt = (/** @type {number} */ v) => (v >= 0 && v <= 1 ? Math.round(v * 100) + "%" : "");
+    /** @param {string} title @param {(s: VersionStats) => number | null} f @param {Partial<Spec>} more @returns {Spec} */
+    const chart = (title, f, more) => {
+      const r = reduceLines(xs, both(f), ["line", "line"], bins);
+      return {title, xs: r.xs, ys: r.ys, drawn: xs.length, keys, series, ...more};
+    };
+    return {
+      "cmp-reward-plot": chart("Reward mean per version", (s) => s.reward_mean, {}),
+      "cmp-pass-plot": chart("Pass rate per version", (s) => s.pass_rate, {yRange: [-0.04, 1.04], fmt: pctFmt, note: "passed every held-out test"}),
+      "cmp-spread-plot": chart("Groups with zero spread", (s) => share(s.zero_spread, s.groups), {yRange: [-0.04, 1.04], fmt: pctFmt, note: "GRPO learns nothing from them"}),
+      "cmp-tokens-plot": chart("Trained tokens per version", (s) => s.trained_tokens, {}),
+    };
+  }
+
+  /**
    * Mount the charts into `grid`: drawn now, and again when its width, the type (presentation) or the scheme
    * (light/dark) changes. Returns the function that redraws them with new numbers.
    * @param {HTMLElement} grid
@@ -255,6 +287,33 @@ const RunCharts = (() => {
   function mount(grid) {
     /** @type {{versions: VersionStats[], task: TaskTrack | null}} */
     let data = {versions: [], task: null};
+    const drawn = mountWith(grid, (cw, pal) => {
+      const all = specs(data.versions, cw, pal);
+      if (data.task) all["run-task-plot"] = taskSpec(data.task, cw, pal);
+      return {all, count: data.versions.length};
+    });
+    return {
+      /** @param {VersionStats[]} versions @param {TaskTrack | null} task */
+      update(versions, task) { data = {versions, task}; drawn.redraw(true); },
+    };
+  }
+
+  /** Two runs overlaid into `grid` (see compareSpecs), redrawn as `mount`'s charts are. @param {HTMLElement} grid */
+  function mountCompare(grid) {
+    /** @type {RunCompare | null} */
+    let data = null;
+    const drawn = mountWith(grid, (cw, pal) => ({all: data ? compareSpecs(data, cw, pal) : {}, count: data ? data.a.versions.length + data.b.versions.length : 0}));
+    return {
+      /** @param {RunCompare} c */
+      update(c) { data = c; drawn.redraw(true); },
+    };
+  }
+
+  /**
+   * @param {HTMLElement} grid
+   * @param {(cw: number, pal: ReturnType<typeof palette>) => {all: Record<string, Spec>, count: number}} build
+   */
+  function mountWith(grid, build) {
     let key = "";
     function redraw(force = false) {
       const pal = palette(grid);
@@ -266,12 +325,11 @@ const RunCharts = (() => {
       const columns = width >= 900 ? 2 : 1;
       const cw = Math.floor(width / columns) - 12;
       const height = Math.round(Math.max(150, Math.min(260, pal.font * 13)));
-      const all = specs(data.versions, cw, pal);
-      if (data.task) all["run-task-plot"] = taskSpec(data.task, cw, pal);
+      const {all, count} = build(cw, pal);
       grid.style.setProperty("--rp-columns", String(columns));
       grid.replaceChildren(...Object.entries(all).map(([id, spec]) => cell(id, spec)));
       for (const [id, spec] of Object.entries(all)) draw(/** @type {HTMLElement} */ (grid.querySelector("#" + id)), spec, pal, height);
-      grid.dataset.drawn = String(data.versions.length);
+      grid.dataset.drawn = String(count);
     }
     let pending = 0;
     const later = () => { if (!pending) pending = requestAnimationFrame(() => { pending = 0; redraw(); }); };
@@ -280,11 +338,8 @@ const RunCharts = (() => {
     watch.observe(document.body, {attributes: true, attributeFilter: ["class"]});
     const page = document.getElementById("run-page");
     if (page) watch.observe(page, {attributes: true, attributeFilter: ["class"]});
-    return {
-      /** @param {VersionStats[]} versions @param {TaskTrack | null} task */
-      update(versions, task) { data = {versions, task}; redraw(true); },
-    };
+    return {redraw};
   }
 
-  return {mount, reduceLines, binBars, padded};
+  return {mount, mountCompare, reduceLines, binBars, padded};
 })();

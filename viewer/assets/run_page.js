@@ -6,10 +6,12 @@
 // history entry the index's Back returns through; the version and the followed task live in the URL.
 // Presentation (`p`, as on the group map): the run page covers the window in large type, j/k move a row
 // cursor over versions and groups, Enter opens one, Escape leaves. The charts above the versions list are
-// drawn on canvas from the body's versions (viewer/assets/run_charts.js).
+// drawn on canvas from the body's versions (viewer/assets/run_charts.js); below the list, another run can be
+// compared with this one (viewer/assets/run_versus.js).
 const RunPage = (() => {
   /** @typedef {{version(req: {src: string | null, version: number}): Promise<{groups?: RunGroupRow[], error?: string}>,
    *            compare(req: {src: string | null, a: string, b: string, turn: number}): Promise<{html?: string, error?: string}>,
+   *            versus(req: {src: string, vs: string, task: string}): Promise<{compare?: RunCompare, error?: string}>,
    *            open(req: object): void}} RunApi */
   /** @typedef {{src: string | null, body: RunBody | null, version: number | null, groups: RunGroupRow[] | null,
    *            task: string | null, cursor: number, body_task: TaskTrack | null, shown: number,
@@ -152,9 +154,14 @@ const RunPage = (() => {
     // The charts sit above the versions list and are drawn once per record; the list redraws on every click.
     const chartsBox = el("div", {class: "rp-charts", "data-testid": "run-charts"});
     const list = el("div", {class: "rp-list"});
-    const top = el("div", {class: "rp rp-body", "data-testid": "run-body"}, chartsBox, list);
+    const versusBox = el("div", {class: "rp-vsmount"});  // another run beside this one (viewer/assets/run_versus.js)
+    const top = el("div", {class: "rp rp-body", "data-testid": "run-body"}, chartsBox, list, versusBox);
     box.replaceChildren(top);
     const charts = RunCharts.mount(chartsBox);
+    const versus = RunVersus.mount(versusBox, {versus: (req) => api.versus(req), openRow: (src, row) => {
+      setUrl({row, rollout: null, turn: null, group: null, segment: null}, {ci: "row"});
+      api.open({action: "open", src, row});
+    }});
     function draw() {
       const b = state.body;
       if (!b) return;
@@ -326,6 +333,7 @@ const RunPage = (() => {
         }
         state.body_task = b.task;
         draw();
+        if (!same) versus.start(b.src);
         charts.update(b.versions, b.task);
         if (b.refresh && state.version !== null) { const v = state.version; state.version = null; openVersion(v); }
       },
@@ -342,6 +350,7 @@ const RunPage = (() => {
     const api = {
       version: (req) => server.run_version(req),
       compare: (req) => server.run_compare(req),
+      versus: (req) => server.run_versus(req),
       open: (req) => trigger("click", req),
     };
     /** @type {ReturnType<typeof mountBody> | null} */

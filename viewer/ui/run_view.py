@@ -35,7 +35,7 @@ from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.collection import Collection, run_collection
 from rollout_trace.artifact.run import Run, follow
 from rollout_trace.artifact.sources import commit_of
-from viewer import assets, run_page
+from viewer import assets, run_compare, run_page
 from viewer.contract import Initial, encode
 from viewer.group import compare as group_compare
 from viewer.index import open_index
@@ -289,6 +289,28 @@ class RunView:
                                       b=msgspec.structs.replace(got.b, label=label(rb)))
         return {"html": render_group.compare(got), "a": label(ra), "b": label(rb)}
 
+    def versus(self, req: Any) -> dict:
+        """{src, vs, task} -> {compare: RunCompare} of the run `src` beside the run `vs` (the visitor's pick, kept
+        in the URL), with `task` (a task id of `src`) followed in both; or {error}. `vs` is opened as `src` is,
+        with the same bounds (a public app opens bundled runs and Hub ids only, never a server path)."""
+        if not isinstance(req, dict):
+            return {"error": "a request is {src, vs, task}"}
+        asked = run_page.run_request(req)
+        other = run_page.run_request({"src": req.get("vs")}).src
+        a, b = self._collection(asked.src), self._collection(other) if other else None
+        if a is None:
+            return {"error": "no such run"}
+        if b is None:
+            return {"error": "the other run is not a recorded run this app can open" +
+                    (" (a public app opens bundled runs and Hub dataset ids)" if self.view.public else "")}
+        sa, sb = self.stats(a.run), self.stats(b.run)
+        if self._bounded(sa):
+            sa = sa[-MAX_PUBLIC_VERSIONS:]
+        if self._bounded(sb):
+            sb = sb[-MAX_PUBLIC_VERSIONS:]
+        got = run_compare.compare(asked.src, a.run, sa, other, b.run, sb, asked.task, serial=next(_serial))
+        return {"compare": msgspec.to_builtins(got)}
+
     # -- layout ----------------------------------------------------------------------------------------
 
     def render(self) -> None:
@@ -299,6 +321,9 @@ class RunView:
 
         def run_compare(req: dict) -> dict:  # server.run_compare: two rollouts of one task, any versions
             return self.compare(req)
+
+        def run_versus(req: dict) -> dict:  # server.run_versus: this run beside another one
+            return self.versus(req)
 
         css = assets.read("run_page.css")
         js = assets.read("run_page.js")
@@ -311,8 +336,8 @@ class RunView:
                                      assets.read("vendor/uPlot.min.css") + assets.read("collection_index.css"),
                                      apply_default_css=False,
                                      js_on_load=assets.read("vendor/uPlot.iife.min.js") + "\n" +
-                                     assets.read("run_charts.js") + js + MOUNT_JS.format(part="body"),
-                                     server_functions=[run_version, run_compare], elem_id="run-body", padding=False)
+                                     assets.read("run_charts.js") + assets.read("run_versus.js") + js + MOUNT_JS.format(part="body"),
+                                     server_functions=[run_version, run_compare, run_versus], elem_id="run-body", padding=False)
         self.timer = gr.Timer(POLL_S, active=False)
         self.src_state = gr.State(("", None))
 

@@ -1,0 +1,118 @@
+"""Two recorded runs side by side: each one's per-version numbers (the run page draws them overlaid), the tasks
+both ran, and one such task across both (each side's groups and rollouts of it, their rewards and fates).
+
+Pure functions over two `rollout_trace.artifact.run.Run`s and their `VersionStats` (viewer/run_page.py computes
+those once per run state), returning typed records: the run page (viewer/ui/run_view.py `versus`), the MCP tool
+`compare_runs` (viewer/ui/mcp_tools.py) and `python -m viewer compare-runs` send them as they are. No Gradio here.
+
+A task is matched by its task id (the dataset row's digest, the same prompt in both runs); a task of one run
+whose id the other does not have is matched by its title when exactly one task of the other has that title
+(a run of a re-built dataset gives its tasks new ids).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+
+import msgspec
+
+from rollout_trace.artifact.run import Run
+
+from .run_page import TaskTrack, VersionStats, pass_rate, task_track
+
+MAX_SHARED = 200  # tasks listed in the picker
+
+
+class RunSide(msgspec.Struct, frozen=True, kw_only=True):
+    """One of the two runs: what it is and its numbers per policy version."""
+
+    src: str  # the source as the visitor named it
+    model: str
+    versions: list[VersionStats]
+    groups: int
+    rollouts: int
+    pass_rate: float | None  # over the whole run (`pass_rate`'s rule)
+    reward_mean: float | None  # over every scored rollout of the run
+
+
+class SharedTask(msgspec.Struct, frozen=True, kw_only=True):
+    """A task both runs scored: its id in each (equal unless matched by title) and at how many versions."""
+
+    task_id: str  # in run A
+    b_task_id: str  # in run B
+    title: str
+    by: str  # "id" or "title": how the two were matched
+    a_versions: int
+    b_versions: int
+
+
+class RunCompare(msgspec.Struct, frozen=True, kw_only=True):
+    """Two runs compared: A is the run whose page this is, B the one the visitor chose."""
+
+    serial: int
+    a: RunSide
+    b: RunSide
+    tasks: list[SharedTask]  # tasks both ran, those at the most versions first
+    task: SharedTask | None  # the one followed across both
+    a_task: TaskTrack | None  # its groups and rollouts in A
+    b_task: TaskTrack | None  # ... in B
+    notes: list[str]  # what differs in kind (model, trainer) or could not be matched
+
+
+def side(src: str, run: Run, stats: Sequence[VersionStats]) -> RunSide:
+    scored = [r.reward for r in run.rows if r.reward is not None and math.isfinite(r.reward)]
+    return RunSide(src=src, model=run.manifest.model, versions=list(stats), groups=len(run.groups),
+                   rollouts=len(run.rows), pass_rate=pass_rate(run.rows),
+                   reward_mean=sum(scored) / len(scored) if scored else None)
+
+
+def _tasks(run: Run) -> dict[str, tuple[str, set[int]]]:
+    out: dict[str, tuple[str, set[int]]] = {}
+    for g in run.groups:
+        if g.task_id is not None:
+            out.setdefault(g.task_id, (g.title, set()))[1].add(g.policy_version)
+    return out
+
+
+def shared_tasks(a: Run, b: Run) -> list[SharedTask]:
+    """The tasks both runs scored, by id, else by a title unique in B; most versions (both sides) first."""
+    ta, tb = _tasks(a), _tasks(b)
+    titles: dict[str, list[str]] = defaultdict(list)
+    for tid, (title, _) in tb.items():
+        titles[title].append(tid)
+    out = []
+    for tid, (title, versions) in ta.items():
+        if tid in tb:
+            bid, by = tid, "id"
+        elif len(titles.get(title, ())) == 1:
+            bid, by = titles[title][0], "title"
+        else:
+            continue
+        out.append(SharedTask(task_id=tid, b_task_id=bid, title=title, by=by, a_versions=len(versions),
+                              b_versions=len(tb[bid][1])))
+    out.sort(key=lambda t: (-(t.a_versions + t.b_versions), t.title))
+    return out
+
+
+def compare(a_src: str, a: Run, a_stats: Sequence[VersionStats], b_src: str, b: Run, b_stats: Sequence[VersionStats],
+            task: str | None = None, serial: int = 0) -> RunCompare:
+    """A and B side by side; with `task` (a task id of A, as `shared_tasks` names it) that task in both."""
+    tasks = shared_tasks(a, b)
+    chosen = next((t for t in tasks if t.task_id == task), None) if task else None
+    notes = []
+    if a.manifest.model != b.manifest.model:
+        notes.append(f"the runs trained different models ({a.manifest.model} and {b.manifest.model})")
+    ta, tb = a.manifest.versions.get("trl"), b.manifest.versions.get("trl")
+    if ta != tb:
+        notes.append(f"the runs were recorded with different TRL versions ({ta or '?'} and {tb or '?'})")
+    if not tasks:
+        notes.append("the runs share no task (by task id or title)")
+    elif by_title := sum(t.by == "title" for t in tasks):
+        notes.append(f"{by_title} of the {len(tasks)} shared tasks were matched by title (their task ids differ)")
+    if task and chosen is None:
+        notes.append("the other run has no task matching the one asked for")
+    return RunCompare(serial=serial, a=side(a_src, a, a_stats), b=side(b_src, b, b_stats), tasks=tasks[:MAX_SHARED],
+                      task=chosen, a_task=task_track(a, chosen.task_id) if chosen else None,
+                      b_task=task_track(b, chosen.b_task_id) if chosen else None, notes=notes)
