@@ -26,7 +26,7 @@ def test_each_side_has_its_own_numbers_per_version(pair):
     c = run_compare.compare("trl-run", a, version_stats(a), other, b, version_stats(b))
     assert c.a.src == "trl-run" and c.b.src == other
     assert [s.version for s in c.a.versions] == [s.version for s in c.b.versions] == [1, 2, 3, 4]
-    for sa, sb in zip(c.a.versions, c.b.versions):
+    for sa, sb in zip(c.a.versions, c.b.versions, strict=True):
         assert sa.scored == sb.scored
         if sa.reward_mean is not None:
             assert sb.reward_mean == pytest.approx(1 - sa.reward_mean, abs=1e-3)  # every reward r became 1 - r
@@ -52,8 +52,8 @@ def test_one_task_across_both_runs(pair):
     assert c.task == t5 and c.a_task is not None and c.b_task is not None
     assert c.a_task.task_id == t5.task_id and c.b_task.task_id == NEW_ID
     assert [g.version for g in c.a_task.groups] == [g.version for g in c.b_task.groups] == [2, 3]
-    for ga, gb in zip(c.a_task.groups, c.b_task.groups):
-        for ra, rb in zip(ga.rollouts, gb.rollouts):
+    for ga, gb in zip(c.a_task.groups, c.b_task.groups, strict=True):
+        for ra, rb in zip(ga.rollouts, gb.rollouts, strict=True):
             assert ra.path == rb.path and ra.status == rb.status  # the same rollout folders, other rewards
             if ra.reward is not None:
                 assert rb.reward == pytest.approx(1 - ra.reward) and ra.passed != rb.passed
