@@ -48,7 +48,7 @@ def _text(result) -> dict:
 def test_only_the_read_only_tools_are_listed(mcp_url):
     tools = _session(mcp_url, lambda s: s.list_tools())
     names = {t.name for t in tools.tools}
-    assert names == {"list_open", "run_summary", "find_rollouts", "rollout_turn", "compare_rollouts"}
+    assert names == {"list_open", "run_summary", "find_rollouts", "rollout_turn", "compare_rollouts", "compare_runs"}
     find = next(t for t in tools.tools if t.name == "find_rollouts")
     assert "regex" in find.description and "pattern" in find.inputSchema["properties"]
 
@@ -66,9 +66,11 @@ def test_the_tools_answer_on_the_bundled_run(mcp_url):
         a, b = flagged["hits"][0]["path"], flagged["hits"][1]["path"]
         compared = _text(await s.call_tool("compare_rollouts", {"source": "trl-run", "a": a, "b": b, "turn": 1}))
         bad = _text(await s.call_tool("find_rollouts", {"source": "trl-run", "pattern": "/(/"}))
-        return listed, summary, found, flagged, turn, compared, bad
+        runs = _text(await s.call_tool("compare_runs", {"a": "trl-run", "b": "trl-run"}))
+        task = _text(await s.call_tool("compare_runs", {"a": "trl-run", "b": "trl-run", "task": runs["tasks"][0]["task_id"]}))
+        return listed, summary, found, flagged, turn, compared, bad, runs, task
 
-    listed, summary, found, flagged, turn, compared, bad = _session(mcp_url, calls)
+    listed, summary, found, flagged, turn, compared, bad, runs, task = _session(mcp_url, calls)
     assert {"source": "trl-run", "kind": "run"} in listed["sources"]
     assert [v["version"] for v in summary["versions"]] == [1, 2, 3, 4] and summary["notes"]
     assert any(r["rule"] == "drift-fork" and r["total"] > 0 for r in summary["findings"])
@@ -78,6 +80,11 @@ def test_the_tools_answer_on_the_bundled_run(mcp_url):
     assert all(t[1] in (0, 1) for t in turn["tokens"]) and "status" in turn["fate"]
     assert compared["a"]["path"] != compared["b"]["path"] and "generated" in compared["a"]
     assert "not a valid regular expression" in bad["error"]
+    assert [p["version"] for p in runs["by_version"]] == [1, 2, 3, 4]  # the run beside itself: equal sides
+    assert all(p["a"] == p["b"] and p["a"]["rollouts"] > 0 for p in runs["by_version"])
+    assert runs["a"]["rollouts"] == 52 and len(runs["tasks"]) == 11 and runs["task"] is None
+    assert task["task"]["task_id"] == runs["tasks"][0]["task_id"] and task["a_task"] == task["b_task"]
+    assert [g["version"] for g in task["a_task"]["groups"]] == [2, 3]
 
 
 def hit_start(found: dict) -> int:
@@ -89,7 +96,8 @@ def test_a_public_app_opens_no_server_path(mcp_url):
     async def calls(s):
         return [_text(await s.call_tool(name, args)) for name, args in (
             ("run_summary", {"source": run}), ("find_rollouts", {"source": run, "pattern": "Wrote"}),
-            ("rollout_turn", {"source": run, "path": "groups"}), ("compare_rollouts", {"source": "/", "a": "x", "b": "y"}))]
+            ("rollout_turn", {"source": run, "path": "groups"}), ("compare_rollouts", {"source": "/", "a": "x", "b": "y"}),
+            ("compare_runs", {"a": "trl-run", "b": run}))]
 
     for answer in _session(mcp_url, calls):
         assert set(answer) == {"error"} and run not in answer["error"]

@@ -83,3 +83,35 @@ def test_the_server_function_opens_the_other_run_as_the_page_does(pair):
     assert same["compare"]["a"]["versions"] == same["compare"]["b"]["versions"]
     assert public.versus("nonsense") == {"error": "a request is {src, vs, task}"}
     assert public.versus({"src": "/etc", "vs": "trl-run"}) == {"error": "no such run"}
+
+
+def test_the_agent_tool_aligns_the_runs_by_version(pair):
+    import json
+
+    from viewer.ui.mcp_tools import McpTools
+    from viewer.ui.view_tab import ViewTab
+
+    _, _, other = pair
+    tools = McpTools(ViewTab(default_source="trl-run", public=False))
+    got = json.loads(tools.compare_runs("trl-run", other))
+    assert [p["version"] for p in got["by_version"]] == [1, 2, 3, 4] and "versions" not in got["a"]
+    for p in got["by_version"]:
+        assert p["a"]["rollouts"] == p["b"]["rollouts"] and p["a"]["pass_rate"] + p["b"]["pass_rate"] == pytest.approx(1)
+    assert len(got["tasks"]) == 10 and got["notes"]
+    assert json.loads(tools.compare_runs("trl-run", "smollm2-group")) == {"error": "run b is a collection, not a recorded run"}
+
+
+def test_the_command_line_prints_both_runs(pair, capsys):
+    import json
+
+    from viewer.cli import main
+
+    _, _, other = pair
+    assert main(["compare-runs", "trl-run", other]) == 0
+    out = capsys.readouterr().out
+    assert "A: trl-run" in out and f"B: {other}" in out and "10 task(s) in both runs" in out and "matched by title" in out
+    assert main(["compare-runs", "trl-run", other, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["by_version"]) == 4 and doc["b"]["src"] == other
+    assert main(["compare-runs", "trl-run", other + "-missing"]) == 1
+    assert "not a recorded run" in capsys.readouterr().err

@@ -1,6 +1,6 @@
 """Command line: `python -m viewer check SOURCE`, `export SOURCE -o out.html`, `rescore SOURCE --model M`,
-`ls SOURCE` for collections (viewer/index/cli.py, which `check` also uses on one) and `find SOURCE PATTERN`
-(viewer/find/find_cli.py).
+`ls SOURCE` for collections (viewer/index/cli.py, which `check` also uses on one), `find SOURCE PATTERN`
+(viewer/find/find_cli.py) and `compare-runs RUN OTHER` (viewer/compare_cli.py).
 
 `check` validates an artifact and prints what it holds, for pipelines. `export` writes a
 self-contained HTML file of the rollout (or of one turn with --turn). `rescore` scores every output
@@ -146,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
 
     add_find_arguments(sub.add_parser("find", help="search the generated text, tool calls and tool outputs of "
                                       "every rollout of a source"))
+    from .compare_cli import add_compare_arguments, compare_runs
+
+    add_compare_arguments(sub.add_parser("compare-runs", help="two recorded runs' numbers per version side by side, "
+                                         "the tasks both ran and one task in both"))
     from .rescore_cli import add_parser as add_rescore
     from .rescore_cli import run as run_rescore
 
@@ -162,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
             code = ls(args)
         elif args.command == "find":
             code = run_find(args)
+        elif args.command == "compare-runs":
+            code = compare_runs(args)
         elif args.command == "export":
             code = export(args.source, args.output, args.turn, args.tokenizer)
         elif args.command == "rescore":

@@ -3,7 +3,7 @@ both ran, and one such task across both (each side's groups and rollouts of it, 
 
 Pure functions over two `rollout_trace.artifact.run.Run`s and their `VersionStats` (viewer/run_page.py computes
 those once per run state), returning typed records: the run page (viewer/ui/run_view.py `versus`), the MCP tool
-`compare_runs` (viewer/ui/mcp_tools.py) and `python -m viewer compare-runs` send them as they are. No Gradio here.
+`compare_runs` (viewer/ui/mcp_tools.py) and `python -m viewer compare-runs` (viewer/compare_cli.py) send them. No Gradio here.
 
 A task is matched by its task id (the dataset row's digest, the same prompt in both runs); a task of one run
 whose id the other does not have is matched by its title when exactly one task of the other has that title
@@ -59,6 +59,20 @@ class RunCompare(msgspec.Struct, frozen=True, kw_only=True):
     a_task: TaskTrack | None  # its groups and rollouts in A
     b_task: TaskTrack | None  # ... in B
     notes: list[str]  # what differs in kind (model, trainer) or could not be matched
+
+
+class VersionPair(msgspec.Struct, frozen=True, kw_only=True):
+    """One policy version in both runs (None on a side that has no such version)."""
+
+    version: int
+    a: VersionStats | None
+    b: VersionStats | None
+
+
+def by_version(c: RunCompare) -> list[VersionPair]:
+    """The two runs' versions aligned: every version either has, in order."""
+    a, b = {s.version: s for s in c.a.versions}, {s.version: s for s in c.b.versions}
+    return [VersionPair(version=v, a=a.get(v), b=b.get(v)) for v in sorted(a.keys() | b.keys())]
 
 
 def side(src: str, run: Run, stats: Sequence[VersionStats]) -> RunSide:

@@ -1,9 +1,9 @@
 """Read-only tools for coding agents, served by Gradio's own MCP server (`GRADIO_MCP_SERVER=True`, or
 `build_app(mcp=True)`; the endpoint is /gradio_api/mcp/).
 
-Five tools, each a `gr.api` endpoint whose docstring is its MCP description: what is open, a run's per-version
+Six tools, each a `gr.api` endpoint whose docstring is its MCP description: what is open, a run's per-version
 summary and health notes, rollouts found by filters + search + findings, one rollout's turn as text with mask,
-fate and logprobs, and two rollouts compared. They reach sources exactly as the web page does (the collection
+fate and logprobs, two rollouts compared, and two runs compared per version. They reach sources exactly as the web page does (the collection
 cache, the same public rule: a public app opens bundled examples and Hub ids only, never a server path) and each
 answer is bounded (tokens per turn, hits, a regex's time budget). With the tools on, the page's own events are
 marked "undocumented" so that they are neither listed as tools nor in the API docs (the page still calls them).
@@ -19,7 +19,7 @@ import msgspec
 
 from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.sources import bundled_groups, bundled_runs
-from viewer import run_page
+from viewer import run_compare, run_page
 from viewer.find import answers
 from viewer.group import compare as group_compare
 from viewer.page_link import MAX_SRC_CHARS
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from .view_tab import ViewTab
 
 MAX_TURN_TOKENS = 2000  # tokens one rollout_turn answer carries
-TOOLS = ("list_open", "run_summary", "find_rollouts", "rollout_turn", "compare_rollouts")
+TOOLS = ("list_open", "run_summary", "find_rollouts", "rollout_turn", "compare_rollouts", "compare_runs")
+MAX_SHARED_TASKS = 50  # tasks a compare_runs answer lists
 
 
 def _dump(value: object) -> str:
@@ -187,6 +188,37 @@ class McpTools:
         return json.dumps({"a": side(ra, got.a), "b": side(rb, got.b),
                            **{k: v for k, v in doc.items() if k not in ("a", "b")}}, ensure_ascii=False)
 
+    def compare_runs(self, a: str, b: str, task: str = "") -> str:
+        """Compare two recorded TRL runs per policy version: for every version either run has, each run's numbers
+        there (groups, rollouts, reward mean/sd/min/max, pass rate, zero-spread groups, trained tokens, rollouts
+        never trained; null where a run has no such version), each run's totals, the tasks both ran (matched by
+        task id, else by title) and, with `task`, that task's groups and rollouts (reward, passed, status, path)
+        in both runs.
+
+        Args:
+            a: the first run: a bundled example name (e.g. "trl-run") or a Hub dataset id
+            b: the second run, named the same ways
+            task: a task id of run a (as `tasks` lists them), or empty
+        Returns JSON: {a, b, by_version: [{version, a, b}], tasks, task, a_task, b_task, notes} or {error}."""
+        runs = []
+        for which, name in (("a", a), ("b", b)):
+            try:
+                src, c = self._collection(name)
+            except ValueError as e:
+                return json.dumps({"error": f"run {which}: {e}"})
+            if c.run is None:
+                return json.dumps({"error": f"run {which} is a collection, not a recorded run"})
+            runs.append((src, c.run, self.view.runs.stats(c.run)))
+        (sa, ra, va), (sb, rb, vb) = runs
+        got = run_compare.compare(sa, ra, va, sb, rb, vb, (task or "").strip()[:64] or None)
+        doc = msgspec.to_builtins(got)
+        doc.pop("serial", None)
+        for side in ("a", "b"):
+            doc[side].pop("versions", None)  # said once, aligned by version below
+        doc["by_version"] = msgspec.to_builtins(run_compare.by_version(got))
+        doc["tasks"] = doc["tasks"][:MAX_SHARED_TASKS]
+        return json.dumps(doc, ensure_ascii=False)
+
     def register(self) -> None:
         """Add the tools as API endpoints (call inside the Blocks)."""
 
@@ -206,7 +238,10 @@ class McpTools:
         def compare_rollouts(source: str, a: str, b: str, turn: int = 0) -> str:
             return self.compare_rollouts(source, a, b, turn)
 
-        for fn in (list_open, run_summary, find_rollouts, rollout_turn, compare_rollouts):
+        def compare_runs(a: str, b: str, task: str = "") -> str:
+            return self.compare_runs(a, b, task)
+
+        for fn in (list_open, run_summary, find_rollouts, rollout_turn, compare_rollouts, compare_runs):
             fn.__doc__ = getattr(McpTools, fn.__name__).__doc__
             gr.api(fn, api_name=fn.__name__, queue=False)
 

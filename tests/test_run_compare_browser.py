@@ -1,0 +1,110 @@
+"""Two runs compared on the run page, in a real browser (viewer/assets/run_versus.js): the bundled run beside a copy
+with other rewards (tests/support/second_run.py), named in the URL (`vs=`), both runs' numbers side by side, their
+per-version curves overlaid on canvas, one task both ran followed in both (`vs_task=`, kept by a reload) with each
+side's rollouts linked, this run's opening in place, and a run that cannot be opened named. Screenshots light and
+dark at 1440x900 and 1024x768."""
+
+from __future__ import annotations
+
+import pytest
+
+from support import pages
+from support.pages import query, url_of
+from support.second_run import second_run
+
+pytestmark = pytest.mark.browser
+TIMEOUT = 60_000
+VERSUS = "[data-testid=run-versus]"
+PLOTS = ("cmp-reward-plot", "cmp-pass-plot", "cmp-spread-plot", "cmp-tokens-plot")
+# Per overlaid chart: the points it drew and how many of its canvas pixels are painted.
+PAINTED = """() => Array.from(document.querySelectorAll('[data-testid=run-vs-charts] [data-testid=run-chart]')).map((c) => {
+  const cv = c.querySelector('canvas'), d = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;
+  let painted = 0; for (let i = 3; i < d.length; i += 4 * 7) if (d[i] > 0) painted++;
+  return {id: c.id, points: Number(c.dataset.points), painted, legend: c.querySelector('.rp-legend').innerText};
+})"""
+
+
+@pytest.fixture(scope="module")
+def other(tmp_path_factory) -> str:
+    return str(second_run(tmp_path_factory.mktemp("runs") / "other-run"))
+
+
+def _answered(page, before: str = "") -> None:
+    page.wait_for_function("b => { const m = document.querySelector('.rp-vsmount'); return m && m.dataset.answered "
+                           "&& m.dataset.answered !== b; }", arg=before, timeout=TIMEOUT)
+
+
+def _before(page) -> str:
+    return page.eval_on_selector(".rp-vsmount", "m => m.dataset.answered || ''")
+
+
+def test_two_runs_side_by_side_and_one_task_in_both(page, app_url, other):
+    page.goto(url_of(app_url, "trl-run", vs=other))
+    page.wait_for_selector("[data-testid=run-versions]", timeout=TIMEOUT)
+    _answered(page)
+    sides = page.inner_text("[data-testid=run-vs-sides]")
+    assert "trl-run" in sides and other in sides and "0.346" in sides and "0.654" in sides  # reward means r, 1 - r
+    assert "10 tasks in both runs" in page.inner_text("[data-testid=run-vs-status]")
+    assert "matched by title" in page.inner_text("[data-testid=run-vs-notes]")
+    for p in PLOTS:
+        page.wait_for_selector(f"#{p} canvas", timeout=TIMEOUT)
+    charts = page.evaluate(PAINTED)
+    assert [c["id"] for c in charts] == list(PLOTS)
+    for c in charts:
+        assert c["points"] == 4 and c["painted"] > 200, c  # both runs' lines over versions 1-4
+        assert "this run: trl-run" in c["legend"] and "other run: " + other in c["legend"]
+
+    before = _before(page)
+    task5 = page.eval_on_selector("[data-testid=run-vs-task-pick]", "s => Array.from(s.options).find((o) => "
+                                  "o.text.startsWith('[task 5]')).value")
+    page.select_option("[data-testid=run-vs-task-pick]", task5)
+    _answered(page, before)
+    assert query(page)["vs"] == other and query(page)["vs_task"] == task5
+    sides = page.locator(".rp-vsside")
+    assert sides.count() == 2
+    for i in (0, 1):
+        assert sides.nth(i).locator("[data-testid=run-vs-group]").count() == 2  # versions 2 and 3 on each side
+    mine = sides.nth(0).locator("[data-testid=run-vs-rollout]")
+    theirs = sides.nth(1).locator("[data-testid=run-vs-rollout]")
+    assert mine.count() == theirs.count() == 8
+    assert "src=trl-run" in mine.first.get_attribute("href")
+    href = theirs.first.get_attribute("href")
+    assert f"src={other.replace('/', '%2F')}" in href and "row=groups%2F" in href
+    assert mine.first.inner_text().split()[1] != theirs.first.inner_text().split()[1]  # other rewards
+    page.locator(VERSUS).scroll_into_view_if_needed()
+    pages.shots(page, "run-compare", settle_ms=400)
+
+    page.reload()  # the comparison and its task live in the URL
+    page.wait_for_selector("[data-testid=run-versions]", timeout=TIMEOUT)
+    _answered(page)
+    page.wait_for_selector(".rp-vsside [data-testid=run-vs-rollout]", timeout=TIMEOUT)
+    assert page.eval_on_selector("[data-testid=run-vs-task-pick]", "s => s.value") == task5
+    page.locator(".rp-vsside").nth(0).locator("[data-testid=run-vs-rollout]").first.click()  # this run's: in place
+    page.wait_for_selector("[data-testid=tokens] .t", timeout=TIMEOUT)
+    assert query(page)["row"].startswith("groups/") and query(page)["src"] == "trl-run"
+    assert not page.errors and not page.outside_requests
+
+
+def test_a_run_that_cannot_be_opened_is_named(page, app_url, other):
+    page.goto(url_of(app_url, "trl-run"))
+    page.wait_for_selector("[data-testid=run-versions]", timeout=TIMEOUT)
+    before = _before(page)
+    page.fill("[data-testid=run-vs-input]", other + "-missing")
+    page.press("[data-testid=run-vs-input]", "Enter")
+    _answered(page, before)
+    assert "not a recorded run this app can open" in page.inner_text("[data-testid=run-vs-status]")
+    assert query(page)["vs"] == other + "-missing"
+    before = _before(page)
+    page.click("[data-testid=run-vs-clear]")
+    _answered(page, before)
+    assert "vs" not in query(page) and page.locator("[data-testid=run-vs-sides]").count() == 0
+    assert not page.errors
+
+
+def test_the_task_matched_by_title_is_followed_in_both(page, app_url, other):
+    from rollout_trace.artifact.run import open_run
+
+    task5 = next(g.task_id for g in open_run("trl-run").groups if g.title.startswith("[task 5]"))
+    page.goto(url_of(app_url, "trl-run", vs=other, vs_task=task5))
+    page.wait_for_selector(".rp-vsside [data-testid=run-vs-rollout]", timeout=TIMEOUT)
+    assert page.locator(".rp-vsside").nth(1).locator("[data-testid=run-vs-rollout]").count() == 8  # B names it by another id

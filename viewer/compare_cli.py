@@ -1,0 +1,86 @@
+"""`python -m viewer compare-runs A B [--task ID] [--json]`: two recorded runs' numbers per policy version side by
+side, the tasks both ran, and with `--task` (a task id of A) that task's rollouts in both (viewer/run_compare.py).
+
+Exit status: 0 compared, 1 a source is not a recorded run or cannot be read (named), 2 a bad option.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+import msgspec
+
+from rollout_trace.artifact import ArtifactError
+from rollout_trace.artifact.run import Run, open_run
+
+from .index.cli import shown, write_all
+from .run_compare import RunCompare, by_version, compare
+from .run_page import version_stats
+
+
+def add_compare_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("source", help="run A: a recorded run's folder, .zip, Hub dataset id or bundled example")
+    p.add_argument("other", help="run B, named the same ways")
+    p.add_argument("--task", default=None, help="a task id of run A (as the listing names it): its rollouts in both")
+    p.add_argument("--json", action="store_true", help="print one JSON document (RunCompare, with `by_version`)")
+
+
+def _open(source: str, err: TextIO) -> Run | None:
+    try:
+        return open_run(source)
+    except ArtifactError as e:
+        print(f"INVALID {shown(source)}: not a recorded run that can be read", file=err)
+        for p in e.problems[:10]:
+            print(f"  - {p}", file=err)
+        return None
+
+
+def _num(v: float | None, pct: bool = False) -> str:
+    if v is None:
+        return "-"
+    return f"{round(100 * v)}%" if pct else f"{v:.3f}"
+
+
+def text(c: RunCompare) -> str:
+    lines = [f"A: {c.a.src} ({c.a.model}): {len(c.a.versions)} versions, {c.a.rollouts} rollouts, reward mean "
+             f"{_num(c.a.reward_mean)}, pass rate {_num(c.a.pass_rate, True)}",
+             f"B: {c.b.src} ({c.b.model}): {len(c.b.versions)} versions, {c.b.rollouts} rollouts, reward mean "
+             f"{_num(c.b.reward_mean)}, pass rate {_num(c.b.pass_rate, True)}",
+             "version  rollouts A/B  reward mean A/B  pass rate A/B  zero-spread groups A/B  trained tokens A/B"]
+    for p in by_version(c):
+        a, b = p.a, p.b
+        lines.append(f"v{p.version:<7} {a.rollouts if a else '-'}/{b.rollouts if b else '-'}  "
+                     f"{_num(a.reward_mean) if a else '-'}/{_num(b.reward_mean) if b else '-'}  "
+                     f"{_num(a.pass_rate, True) if a else '-'}/{_num(b.pass_rate, True) if b else '-'}  "
+                     f"{a.zero_spread if a else '-'}/{b.zero_spread if b else '-'}  "
+                     f"{a.trained_tokens if a else '-'}/{b.trained_tokens if b else '-'}")
+    lines.append(f"{len(c.tasks)} task(s) in both runs" + (":" if c.tasks else ""))
+    lines += [f"  {t.task_id}  {t.title[:80]}  (A: {t.a_versions} versions, B: {t.b_versions}"
+              + (", matched by title" if t.by == "title" else "") + ")" for t in c.tasks[:20]]
+    for name, track in (("A", c.a_task), ("B", c.b_task)):
+        if track is None:
+            continue
+        lines.append(f"task in {name}: {track.title[:80]}")
+        for g in track.groups:
+            rs = ", ".join(f"r{r.rollout} {'-' if r.reward is None else f'{r.reward:+.2f}'} {r.status}"
+                           f"{' passed' if r.passed else ''}" for r in g.rollouts)
+            lines.append(f"  v{g.version} g{g.group_id}: {rs}")
+    lines += [f"note: {n}" for n in c.notes]
+    return "\n".join(lines) + "\n"
+
+
+def compare_runs(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
+    a = _open(args.source, err)
+    b = _open(args.other, err) if a is not None else None
+    if a is None or b is None:
+        return 1
+    c = compare(args.source, a, version_stats(a), args.other, b, version_stats(b), args.task)
+    if args.json:
+        doc = msgspec.to_builtins(c) | {"by_version": msgspec.to_builtins(by_version(c))}
+        write_all(out, msgspec.json.encode(doc).decode() + "\n")
+    else:
+        write_all(out, text(c))
+    return 0
