@@ -51,6 +51,7 @@ const CollectionIndex = (() => {
       select("drift", "drift", SELECTS.drift),
       input("trained_min", "trained ≥", "number", {step: "1", min: "0", size: "3"}),
       input("trained_max", "trained ≤", "number", {step: "1", min: "0", size: "3"}),
+      select("finding", "finding", [], "any or none"),
       select("timed_out", "timed out", SELECTS.timed_out),
       select("tool", "used tool", []),
       select("no_tool", "never used", []),
@@ -122,7 +123,10 @@ const CollectionIndex = (() => {
 
     /** @param {IndexPage} pg */
     function syncForm(pg) {
-      for (const [key, choices] of [["model", pg.models], ["tool", pg.tools], ["no_tool", pg.tools]]) {
+      // the finding filter: any finding, none, or one of the rules this source trips (once its findings are known)
+      const findings = pg.findings_known ? ["any", "none", ...pg.finding_rules] : [];
+      ui.form.querySelector('[data-key="finding"]').closest(".ci-field").hidden = !pg.findings_known;
+      for (const [key, choices] of [["model", pg.models], ["tool", pg.tools], ["no_tool", pg.tools], ["finding", findings]]) {
         const s = ui.form.querySelector(`[data-key="${key}"]`);
         const want = ["", ...choices];
         const have = Array.from(s.options).map((o) => o.value);
@@ -216,6 +220,14 @@ const CollectionIndex = (() => {
         if (mine === asked) ui.root.classList.remove("ci-busy");
       }
     }
+
+    // The search panel computed this source's findings (viewer/assets/find_panel.js): ask for the page again, so the
+    // findings column and filter fill in.
+    const onIndexed = (ev) => {
+      if (!document.body.contains(ui.root)) { document.removeEventListener("fp-indexed", onIndexed); return; }
+      if (page && page.mode === "index" && !page.findings_known && ev.detail && ev.detail.src === page.src) ask(page.query + (page.page > 0 ? `&page=${page.page + 1}` : ""));
+    };
+    document.addEventListener("fp-indexed", onIndexed);
 
     function open(path) {
       const u = new URL(window.location.href);

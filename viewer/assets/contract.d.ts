@@ -75,6 +75,8 @@ interface IndexPage {
   group_html: string;
   rollout: number | null;
   goto: string | null;
+  findings_known: boolean;
+  finding_rules: string[];
   query_keys: string[];
   view_keys: string[];
 }

@@ -125,6 +125,7 @@ const FindPanel = (() => {
         return;
       }
       summary = s;
+      document.dispatchEvent(new CustomEvent("fp-indexed", {detail: {src}}));  // the index's findings column fills in
       const found = s.rules.filter((r) => r.total > 0);
       for (const r of s.rules) rule.append(el("option", {value: r.rule, text: `${r.rule} (${r.total})`}));
       legend.replaceChildren(...found.map((r) => el("button", {type: "button", class: "fp-key", "data-rule": r.rule,

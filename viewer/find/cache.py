@@ -72,6 +72,17 @@ class FindCache:
         entry = self._entries.get(collection_identity(source, allow_local))
         return entry.index if entry is not None else None
 
+    def ready(self, source: str, allow_local: bool) -> FindIndex | None:
+        """The index of `source` when one has been built and no build of it runs now (never waits, never builds):
+        the collection index shows its findings only from a finished index."""
+        entry = self._entries.get(collection_identity(source, allow_local))
+        if entry is None or entry.index is None or not entry.rows or not entry.lock.acquire(blocking=False):
+            return None
+        try:
+            return entry.index
+        finally:
+            entry.lock.release()
+
     def _evict(self) -> None:
         dropped = []
         with self._lock:

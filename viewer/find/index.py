@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import regex
 
-from rollout_trace.analysis.findings import Finding
+from rollout_trace.analysis.findings import RULES, Finding
 from rollout_trace.analysis.texts import Piece, RolloutText
 
 from .query import Query
@@ -245,6 +245,19 @@ class FindIndex:
         for path, *rest in rows:
             out[path].append(Finding(*rest))
         return dict(out)
+
+    def rules_by_path(self) -> dict[str, list[str]]:
+        """Every indexed rollout's path -> the rules it has a finding of (in RULES' order; [] for none)."""
+        with self._lock:
+            rows = self._db.execute("SELECT DISTINCT r.path, f.rule FROM findings f JOIN rollouts r ON r.id = f.rid").fetchall()
+            paths = list(self._paths)
+        order = {rule: i for i, rule in enumerate(RULES)}
+        out: dict[str, list[str]] = {p: [] for p in paths}
+        for path, rule in rows:
+            out.setdefault(path, []).append(rule)
+        for rules in out.values():
+            rules.sort(key=lambda r: order.get(r, len(order)))
+        return out
 
     def finding_counts(self) -> dict[int | None, dict[str, int]]:
         """Rollouts with each rule's finding, per version (None: rollouts outside a run)."""

@@ -17,6 +17,7 @@ from rollout_trace.artifact.filters import QUERY_KEYS
 
 from ..contract import Initial
 
+FINDING_KEY = "finding"  # the finding filter's URL key: a rule name, "any" or "none" (viewer/index/page.py)
 # The token view's place in a link (turn, mode, scope): not part of the index's filters.
 VIEW_KEYS: tuple[str, ...] = Initial.__struct_fields__
 
@@ -49,6 +50,7 @@ class IndexRow(msgspec.Struct, frozen=True, kw_only=True):
     group: str | None
     rollout: int | None
     advantage: str
+    findings: list[str] | None = None  # the rules it (a group: any of its rollouts) has findings of; None: not known
 
 
 class IndexPage(msgspec.Struct, frozen=True, kw_only=True):
@@ -79,6 +81,8 @@ class IndexPage(msgspec.Struct, frozen=True, kw_only=True):
     group_html: str = ""  # mode "group": the group map (viewer/render/group_map.py); row is the group's path
     rollout: int | None = None  # mode "row" opened from a group map: the rollout's index (back returns to the map)
     goto: str | None = None  # a recorded run's row was opened: the page opens this source (the run page) instead
+    findings_known: bool = False  # the source's findings are computed (its search index is built): the column and filter work
+    finding_rules: list[str] = []  # the rules with a finding in this source: the finding filter's choices
     # The URL's parameter names the page keeps or drops, as Python defines them (the page repeats none).
-    query_keys: tuple[str, ...] = QUERY_KEYS  # the filters' (rollout_trace/artifact/filters.py)
+    query_keys: tuple[str, ...] = QUERY_KEYS + (FINDING_KEY,)  # the filters' (rollout_trace/artifact/filters.py) and the finding filter's
     view_keys: tuple[str, ...] = VIEW_KEYS

@@ -13,14 +13,19 @@ organisations' models of the same name stay two choices.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from urllib.parse import urlencode
 
+import msgspec
+
+from rollout_trace.analysis.findings import RULES
 from rollout_trace.artifact.collection import Collection, Record
 from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_query, to_query
 
 from . import render
-from .contract import IndexPage
+from .contract import FINDING_KEY, IndexPage, IndexRow
 
+_RULE_ORDER = {rule: i for i, rule in enumerate(RULES)}
 PAGE_SIZE = 200  # rows in one page of the table
 MAX_CHOICES = 200  # models and tools offered as filter choices
 
@@ -55,16 +60,63 @@ def model_choices(models: Iterable[str]) -> list[str]:
 
 
 Fill = Callable[[Iterable[Record]], list[Record]]
+Findings = Mapping[str, Sequence[str]]  # an indexed rollout's path -> the rules it has findings of
+
+
+def row_findings(c: Collection, findings: Findings) -> dict[str, list[str]]:
+    """Every row's rules: a rollout's own (when it is indexed), a group's the union of its rollouts' (when they all
+    are), in the order the rules are listed; rows not known are left out."""
+    out = {path: list(rules) for path, rules in findings.items()}
+    members: dict[str, list[str]] = {}
+    for r in c.records:
+        if r.group is not None and r.kind == "artifact":
+            members.setdefault(r.group, []).append(r.path)
+    for g in c.records:
+        paths = members.get(g.path)
+        if g.kind == "group" and paths and all(p in findings for p in paths):
+            seen: dict[str, None] = {}
+            for p in paths:
+                seen.update(dict.fromkeys(findings[p]))
+            out[g.path] = list(seen)
+    return out
+
+
+def _finding_filter(value: object, known: dict[str, list[str]] | None, rules: Sequence[str]) -> tuple[str, str | None]:
+    """(the finding filter's value, a note) from `?finding=`: a rule of this source, "any" or "none"."""
+    v = value[-1] if isinstance(value, (list, tuple)) and value else value
+    if not isinstance(v, str) or not v.strip():
+        return "", None
+    v = v.strip()[:40]
+    if known is None:  # kept in the query (a shared link keeps it) and applied once the findings are known
+        return v, "the finding filter waits for this source's findings (the search panel computes them); showing every row"
+    if v not in ("any", "none", *rules):
+        return "", f"no rollout here has a finding {v!r}: the finding filter is off"
+    return v, None
+
+
+def _passes(path: str, want: str, known: dict[str, list[str]]) -> bool:
+    rules = known.get(path)
+    if rules is None:
+        return False  # not known: a filter on findings cannot say it passes
+    return not rules if want == "none" else bool(rules) if want == "any" else want in rules
 FACT_SORTS = ("tokens", "drift", "drifting_boundaries", "trained_turns")
 
 
 def build_page(c: Collection, src: str, params: Mapping[str, object], serial: int,
-               page_size: int = PAGE_SIZE, fill: Fill | None = None) -> IndexPage:
-    """The rows of `c` passing the filters in `params` (URL query keys), sorted, one page of them."""
+               page_size: int = PAGE_SIZE, fill: Fill | None = None, findings: Findings | None = None) -> IndexPage:
+    """The rows of `c` passing the filters in `params` (URL query keys), sorted, one page of them. `findings`: the
+    source's findings by rollout path (its search index, viewer/find/index.py), or None while they are not computed."""
     filters, notes = from_query({k: v for k, v in params.items() if k in QUERY_KEYS})  # type: ignore[misc]
     every = fill is not None and (filters.drift is not None or filters.trained_min is not None
                                   or filters.trained_max is not None or filters.sort.lstrip("-") in FACT_SORTS)
     rows = apply(fill(c.records) if fill is not None and every else c.records, filters)
+    known = row_findings(c, findings) if findings is not None else None
+    rules = sorted({x for rs in findings.values() for x in rs}, key=lambda x: _RULE_ORDER.get(x, len(_RULE_ORDER))) if findings is not None else []
+    want, note = _finding_filter(params.get(FINDING_KEY), known, rules)
+    if note:
+        notes = [*notes, note]
+    if want and known is not None:
+        rows = [r for r in rows if _passes(r.path, want, known)]
     pages = max(1, -(-len(rows) // page_size))
     page = min(page_number(params), pages - 1)
     shown = rows[page * page_size:(page + 1) * page_size]
@@ -73,10 +125,20 @@ def build_page(c: Collection, src: str, params: Mapping[str, object], serial: in
     models = model_choices(r.model for r in c.records if r.model)[:MAX_CHOICES]
     tools = sorted({t for r in c.records for t in r.tools})[:MAX_CHOICES]
     return IndexPage(
-        serial=serial, mode="index", src=src, query=to_query(filters), filters=filter_values(filters),
+        serial=serial, mode="index", src=src, query=_query(to_query(filters), want),
+        filters={**filter_values(filters), **({FINDING_KEY: want} if want else {})},
         sort=filters.sort, page=page, pages=pages, page_size=page_size, total=len(c.records), matched=len(rows),
         first=page * page_size + 1 if shown else 0, shown=len(shown), invalid=sum(not r.valid for r in c.records),
         kind=c.kind, models=models, tools=tools,
-        table_html=render.table([render.index_row(r) for r in shown], filters.sort),
+        table_html=render.table([_with(render.index_row(r), known) for r in shown], filters.sort),
         notes_html=render.notes(c.notes + notes),
+        findings_known=known is not None, finding_rules=rules,
     )
+
+
+def _with(row: IndexRow, known: dict[str, list[str]] | None) -> IndexRow:
+    return row if known is None or row.path not in known else msgspec.structs.replace(row, findings=known[row.path])
+
+
+def _query(query: str, finding: str) -> str:
+    return "&".join(x for x in (query, urlencode({FINDING_KEY: finding}) if finding else "") if x)

@@ -29,6 +29,8 @@ HEADINGS: tuple[tuple[str, str, str], ...] = (
                          "turns.json when it records none)"),
     ("drift", "drift", "does any turn boundary drift (summary.json's, or checked in turns.json when it records none)? "
                        "unknown only when the token file cannot be read here"),
+    ("", "findings", "the finding rules a rollout (a group: any of its rollouts) trips (rollout_trace/analysis/findings.py; "
+                     "docs/find.md); … while the search panel computes them"),
     ("timed_out", "timed out", ""),
     ("tools", "tools", "tools the agent used"),
     ("captured", "captured", "when the capture finished, as the artifact (or its group) records it; - when nothing "
@@ -64,6 +66,8 @@ def index_row(r: Record) -> IndexRow:
 
 
 def _heading(column: str, label: str, tip: str, sort: str) -> str:
+    if not column:  # not a sort of rollout_trace/artifact/filters.py: a plain heading
+        return f"<th scope='col' title='{text(tip)}'>{text(label)}</th>"
     desc = sort.startswith("-")
     on = sort.lstrip("-") == column
     aria = ("descending" if desc else "ascending") if on else "none"
@@ -98,6 +102,11 @@ def _row(r: IndexRow) -> str:
                f"<span class='ci-problem'>first problem: {text(short(r.problem or 'invalid', 300))}</span></td></tr>")
     drift = f"<span class='ci-drift {text(r.drift)}'>{text(r.drift)}</span>"
     timed = "<span class='ci-timeout'>yes</span>" if r.timed_out == "yes" else text(r.timed_out)
+    if r.findings is None:
+        found = ("<span class='ci-dim' title='not computed yet: the search panel computes the findings'>…</span>"
+                 if r.kind != "run" else "-")
+    else:
+        found = "".join(f"<span class='ci-finding' data-rule='{text(x)}'>{text(x)}</span>" for x in r.findings) or "-"
     classes = " ".join(c for c in ("ci-row", r.kind, "" if r.valid else "invalid") if c)
     return (f"<tr class='{classes}' data-path='{text(r.path)}' data-testid='index-row'>"
             f"{_where(r)}<td class='ci-status'>{status}</td>"
@@ -106,7 +115,8 @@ def _row(r: IndexRow) -> str:
             f"<span class='ci-title'>{text(r.title)}</span></td>"
             f"<td class='ci-num'>{reward}</td><td class='ci-num'>{text(r.env_reward)}</td>"
             f"<td class='ci-num'>{text(r.agent_turns)}</td><td class='ci-num'>{text(r.trained_turns)}</td>"
-            f"<td class='ci-num'>{text(r.tokens)}</td><td>{drift}</td><td>{timed}</td>"
+            f"<td class='ci-num'>{text(r.tokens)}</td><td>{drift}</td>"
+            f"<td class='ci-findings' data-testid='index-findings'>{found}</td><td>{timed}</td>"
             f"<td class='ci-tools'>{text(short(r.tools, 80))}</td><td class='ci-date'>{text(r.captured)}</td></tr>{problem}")
 
 

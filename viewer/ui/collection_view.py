@@ -149,8 +149,11 @@ class CollectionView:
             crash_log.unexpected(f"could not index {_shown(src)}")
             return IndexPage(serial=next(_serial), mode="index", src=src,
                              error_html=panels.problems(_shown(src), [f"could not index it: {type(e).__name__}"]))
+        find = getattr(self.view, "find", None)  # the search panel's index, once built, holds the findings
+        index = find.cache.ready(src, self.allow_local(src)) if find is not None else None
         return build_page(c, src, params, next(_serial),
-                          fill=lambda rows: self.facts.fill(c, rows, lambda path: self._identity(c, src, path)))
+                          fill=lambda rows: self.facts.fill(c, rows, lambda path: self._identity(c, src, path)),
+                          findings=index.rules_by_path() if index is not None else None)
 
     def index_value(self, src: str, params: Mapping[str, object]) -> str:
         return encode(self.index_page(src, params)).decode()
