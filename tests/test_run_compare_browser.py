@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import SHOTS
 from support import pages
 from support.pages import query, url_of
 from support.second_run import second_run
@@ -73,6 +74,14 @@ def test_two_runs_side_by_side_and_one_task_in_both(page, app_url, other):
     assert mine.first.inner_text().split()[1] != theirs.first.inner_text().split()[1]  # other rewards
     page.locator(VERSUS).scroll_into_view_if_needed()
     pages.shots(page, "run-compare", settle_ms=400)
+    for w, h in ((1440, 900), (1024, 768)):  # the task in both runs, at the top of the window
+        page.set_viewport_size({"width": w, "height": h})
+        for dark in (False, True):
+            page.evaluate("d => { document.body.classList.toggle('dark', d); "
+                          "document.querySelector('[data-testid=run-vs-task]').scrollIntoView({block: 'start'}); }", dark)
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(SHOTS / f"run-compare-task-{w}x{h}-{'dark' if dark else 'light'}.png"))
+    page.evaluate("document.body.classList.remove('dark')")
 
     page.reload()  # the comparison and its task live in the URL
     page.wait_for_selector("[data-testid=run-versions]", timeout=TIMEOUT)
