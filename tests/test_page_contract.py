@@ -53,6 +53,7 @@ RENAMES = [  # (record, field, the page file that reads it)
     ("ModeChoice", "not_in_rows", "trace_view/toolbar.js"),
     ("Chunk", "logprob", "trace_view/token_pane.js"),
     ("IndexPage", "query_keys", "collection_index.js"),
+    ("IndexPage", "finding_rules", "collection_index.js"),
 ]
 
 
@@ -60,6 +61,8 @@ RUN_RENAMES = [  # the same for the run page's records, checked in strict mode
     ("VersionStats", "reward_mean", "run_charts.js"),
     ("RunHead", "notes", "run_page.js"),
     ("TaskTrack", "pass_rates", "run_charts.js"),
+    ("RunCompare", "tasks", "run_versus.js"),
+    ("RunSide", "reward_mean", "run_versus.js"),
 ]
 
 
@@ -114,7 +117,7 @@ def test_the_bundle_holds_every_part_once():
 
 @needs_tsc
 def test_the_run_page_type_checks_strictly(renamed_checks):
-    """The run page's JavaScript (run_page.js, run_charts.js) in tsc's strict mode (tsconfig.run.json): the
+    """The run page's JavaScript (run_page.js, run_charts.js, run_versus.js) in tsc's strict mode (tsconfig.run.json): the
     batch asserts it finds nothing as written."""
     assert renamed_checks[("run", "")] == ""
 
