@@ -26,7 +26,7 @@ def group():
 
 def test_the_column_names_each_rows_rules(group):
     c, found = group
-    assert found == {"rollout-00": [], "rollout-01": [], "rollout-02": ["cut-at-limit"], "rollout-03": []}
+    assert found == {"rollout-00": (), "rollout-01": (), "rollout-02": ("cut-at-limit",), "rollout-03": ()}
     rows = row_findings(c, found)
     assert rows[""] == ["cut-at-limit"]  # the group itself: any of its rollouts
     page = build_page(c, "smollm2-group", {}, 1, findings=found)

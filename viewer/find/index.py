@@ -92,6 +92,7 @@ class FindIndex:
         self._db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _SCHEMA)
         self._lock = threading.Lock()
         self._paths: dict[str, int] = {}
+        self._rules: tuple[int, dict[str, tuple[str, ...]]] | None = None  # rules_by_path at a number of rollouts
         self.versions_known = False
 
     def close(self) -> None:
@@ -246,17 +247,24 @@ class FindIndex:
             out[path].append(Finding(*rest))
         return dict(out)
 
-    def rules_by_path(self) -> dict[str, list[str]]:
-        """Every indexed rollout's path -> the rules it has a finding of (in RULES' order; [] for none)."""
+    def rules_by_path(self) -> dict[str, tuple[str, ...]]:
+        """Every indexed rollout's path -> the rules it has a finding of (in RULES' order; () for none). Kept until
+        the index grows: every index page of the source asks for it (the collection index's findings column)."""
         with self._lock:
+            kept = self._rules
+            if kept is not None and kept[0] == len(self._paths):
+                return kept[1]
             rows = self._db.execute("SELECT DISTINCT r.path, f.rule FROM findings f JOIN rollouts r ON r.id = f.rid").fetchall()
             paths = list(self._paths)
         order = {rule: i for i, rule in enumerate(RULES)}
-        out: dict[str, list[str]] = {p: [] for p in paths}
+        got: dict[str, list[str]] = defaultdict(list)
         for path, rule in rows:
-            out.setdefault(path, []).append(rule)
-        for rules in out.values():
-            rules.sort(key=lambda r: order.get(r, len(order)))
+            got[path].append(rule)
+        out: dict[str, tuple[str, ...]] = dict.fromkeys(paths, ())
+        for path, rules in got.items():
+            out[path] = tuple(sorted(rules, key=lambda r: order.get(r, len(order))))
+        with self._lock:
+            self._rules = (len(paths), out)
         return out
 
     def finding_counts(self) -> dict[int | None, dict[str, int]]:

@@ -63,10 +63,10 @@ Fill = Callable[[Iterable[Record]], list[Record]]
 Findings = Mapping[str, Sequence[str]]  # an indexed rollout's path -> the rules it has findings of
 
 
-def row_findings(c: Collection, findings: Findings) -> dict[str, list[str]]:
+def row_findings(c: Collection, findings: Findings) -> dict[str, Sequence[str]]:
     """Every row's rules: a rollout's own (when it is indexed), a group's the union of its rollouts' (when they all
     are), in the order the rules are listed; rows not known are left out."""
-    out = {path: list(rules) for path, rules in findings.items()}
+    out: dict[str, Sequence[str]] = dict(findings)
     members: dict[str, list[str]] = {}
     for r in c.records:
         if r.group is not None and r.kind == "artifact":
@@ -81,7 +81,7 @@ def row_findings(c: Collection, findings: Findings) -> dict[str, list[str]]:
     return out
 
 
-def _finding_filter(value: object, known: dict[str, list[str]] | None, rules: Sequence[str]) -> tuple[str, str | None]:
+def _finding_filter(value: object, known: dict[str, Sequence[str]] | None, rules: Sequence[str]) -> tuple[str, str | None]:
     """(the finding filter's value, a note) from `?finding=`: a rule of this source, "any" or "none"."""
     v = value[-1] if isinstance(value, (list, tuple)) and value else value
     if not isinstance(v, str) or not v.strip():
@@ -94,7 +94,7 @@ def _finding_filter(value: object, known: dict[str, list[str]] | None, rules: Se
     return v, None
 
 
-def _passes(path: str, want: str, known: dict[str, list[str]]) -> bool:
+def _passes(path: str, want: str, known: dict[str, Sequence[str]]) -> bool:
     rules = known.get(path)
     if rules is None:
         return False  # not known: a filter on findings cannot say it passes
@@ -136,8 +136,8 @@ def build_page(c: Collection, src: str, params: Mapping[str, object], serial: in
     )
 
 
-def _with(row: IndexRow, known: dict[str, list[str]] | None) -> IndexRow:
-    return row if known is None or row.path not in known else msgspec.structs.replace(row, findings=known[row.path])
+def _with(row: IndexRow, known: dict[str, Sequence[str]] | None) -> IndexRow:
+    return row if known is None or row.path not in known else msgspec.structs.replace(row, findings=list(known[row.path]))
 
 
 def _query(query: str, finding: str) -> str:
