@@ -13,7 +13,8 @@ from rollout_trace.artifact.collection import open_collection
 from viewer.find.build import index_collection
 from viewer.index.contract import FINDING_KEY
 from viewer.index.page import build_page, row_findings
-from viewer.ui.view_tab import ViewTab
+from viewer.ui.find_panel import FindPanel
+from viewer.ui.service import Service
 
 
 @pytest.fixture(scope="module")
@@ -53,11 +54,11 @@ def test_the_filter_keeps_the_rows_with_a_rule_and_lives_in_the_query(group):
 
 
 def test_the_app_shows_them_once_the_search_panel_built_the_index():
-    view = ViewTab("trl-run", public=False)
-    before = json.loads(view.collections.index_value("trl-run", {FINDING_KEY: "drift-fork"}))
+    service = Service("trl-run", public=False)
+    before = json.loads(service.rows.index_value("trl-run", {FINDING_KEY: "drift-fork"}))
     assert not before["findings_known"]
-    assert view.find.summary({"src": "trl-run"})["rules"]  # what the panel asks when the page opens
-    after = json.loads(view.collections.index_value("trl-run", {FINDING_KEY: "drift-fork"}))
+    assert FindPanel(service).summary({"src": "trl-run"})["rules"]  # what the panel asks when the page opens
+    after = json.loads(service.rows.index_value("trl-run", {FINDING_KEY: "drift-fork"}))
     assert after["findings_known"] and "drift-fork" in after["finding_rules"]
     assert after["matched"] > 0 and after["matched"] < after["total"]
     assert after["table_html"].count("data-rule='drift-fork'") == after["shown"]

@@ -64,9 +64,10 @@ def test_one_task_across_both_runs(pair):
 
 
 def _run_view(public: bool):
-    from viewer.ui.view_tab import ViewTab
+    from viewer.ui.run_view import RunView
+    from viewer.ui.service import Service
 
-    return ViewTab(default_source="trl-run", public=public).runs
+    return RunView(Service("trl-run", public=public))
 
 
 def test_the_server_function_opens_the_other_run_as_the_page_does(pair):
@@ -89,10 +90,10 @@ def test_the_agent_tool_aligns_the_runs_by_version(pair):
     import json
 
     from viewer.ui.mcp_tools import McpTools
-    from viewer.ui.view_tab import ViewTab
+    from viewer.ui.service import Service
 
     _, _, other = pair
-    tools = McpTools(ViewTab(default_source="trl-run", public=False))
+    tools = McpTools(Service("trl-run", public=False))
     got = json.loads(tools.compare_runs("trl-run", other))
     assert [p["version"] for p in got["by_version"]] == [1, 2, 3, 4] and "versions" not in got["a"]
     for p in got["by_version"]:
