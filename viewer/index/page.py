@@ -3,7 +3,9 @@
 Pure: a `Collection`, the filter state from the URL and a page number in, a typed record out. The
 filtering and sorting are rollout_trace/artifact/filters.py's, the same the command line uses. Rows whose summary.json
 does not record their tokens or drift get them from `fill` (viewer/index/facts.py): the rows shown, or
-every row when the page filters or sorts by them.
+every row when the page filters or sorts by them. A row's findings (the rules it trips) come from the source's
+search index once it is built (viewer/find/index.py `rules_by_path`): the findings column, and the `finding=` filter
+(a rule, "any" or "none"), which a page without them keeps in its query and applies once they are known.
 
 The model filter offers each model once: a name recorded without its organisation
 ("SmolLM2-135M-Instruct") is the same model as the one "org/name" with that last part, so the two are one
@@ -99,6 +101,8 @@ def _passes(path: str, want: str, known: dict[str, Sequence[str]]) -> bool:
     if rules is None:
         return False  # not known: a filter on findings cannot say it passes
     return not rules if want == "none" else bool(rules) if want == "any" else want in rules
+
+
 FACT_SORTS = ("tokens", "drift", "drifting_boundaries", "trained_turns")
 
 
@@ -111,7 +115,8 @@ def build_page(c: Collection, src: str, params: Mapping[str, object], serial: in
                                   or filters.trained_max is not None or filters.sort.lstrip("-") in FACT_SORTS)
     rows = apply(fill(c.records) if fill is not None and every else c.records, filters)
     known = row_findings(c, findings) if findings is not None else None
-    rules = sorted({x for rs in findings.values() for x in rs}, key=lambda x: _RULE_ORDER.get(x, len(_RULE_ORDER))) if findings is not None else []
+    rules = sorted({x for rs in findings.values() for x in rs}, key=lambda x: _RULE_ORDER.get(x, len(_RULE_ORDER))) \
+        if findings is not None else []
     want, note = _finding_filter(params.get(FINDING_KEY), known, rules)
     if note:
         notes = [*notes, note]
