@@ -46,6 +46,8 @@ from viewer.rollout import Rollout
 from viewer.router import Route, rollout_param, route_link, route_source
 from viewer.untrusted import whole_or
 
+from .visitor import open_bounded
+
 from ..index.cache import CollectionCache, collection_identity
 from .live import LIVE_SOURCE
 
@@ -87,7 +89,8 @@ class CollectionView:
 
     def __init__(self, view: ViewTab, cache: CollectionCache | None = None):
         self.view = view
-        self.cache = cache or CollectionCache()
+        # a public visitor's source opens under that visitor's budget, stopped when they leave (viewer/ui/visitor.py)
+        self.cache = cache or CollectionCache(opener=lambda src, allow_local: open_bounded(src, allow_local, self.view.public))
         self.facts = RowFacts()  # tokens and drift of rows whose summary.json lacks them, by row identity
         self._kinds: dict[str, tuple[float, Kind]] = {}  # identity -> (when classified, kind)
         self._kinds_lock = threading.Lock()  # Gradio runs handlers on several threads at once

@@ -38,9 +38,10 @@ from rollout_trace.artifact.sources import commit_of
 from viewer import assets, run_page
 from viewer.contract import Initial, encode
 from viewer.group import compare as group_compare
-from viewer.index import open_index
 from viewer.render import group_map as render_group
 from viewer.router import rollout_param, run_link_problem
+
+from .visitor import open_bounded
 
 if TYPE_CHECKING:
     from .view_tab import ViewTab
@@ -246,7 +247,8 @@ class RunView:
             latest = commit_of(ref, getattr(store, "token", None))
             if latest == seen:
                 return None
-            return open_index(src, allow_local=allow)  # read whole at the new commit (a Hub file cannot be seeked)
+            # read whole at the new commit (a Hub file cannot be seeked), under the visitor's budget in public
+            return open_bounded(src, allow, bool(getattr(self.view, "public", False)))
         except ArtifactError:
             return None
 
