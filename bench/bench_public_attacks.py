@@ -5,6 +5,9 @@ running as its own process in public mode (SPACE_ID set), the Hub a loopback sta
     (b) a run of 100,000 versions (one group of one rollout each: 100,000 index lines)
     (c) ten followers of one Hub run that has not ended
 
+and, for scale, the largest run a public visitor may open (19,200 rollouts, just inside viewer/ui/visitor.py's
+MAX_ROWS): what a visitor who is let in costs.
+
 For (a) and (b) a visitor presses Load with the run's id (every event the Load button fires: the collection
 index, the run page, the search panel, through Gradio's queue as the page sends them), one at a time: the
 server process's CPU seconds (utime + stime) and its peak resident memory above what it held before are that
@@ -68,11 +71,13 @@ def make_repos(tmp: Path) -> dict[str, Path]:
         f.write(b'"}\n')
     versions = tmp / "versions"
     make_run(versions, versions=VERSIONS, groups=1, k=1)
+    inside = tmp / "inside"  # the largest a public visitor may open: just inside MAX_ROWS
+    make_run(inside, versions=2_400, groups=1, k=8)
     live = tmp / "live"
     shutil.copytree(EXAMPLES_DIR / "trl-run", live)
     for end in (live / "segments").glob("*.end.json"):
         end.unlink()  # a segment that has not ended: the page follows it
-    return {"attack/line": line, "attack/versions": versions, "attack/live": live}
+    return {"attack/line": line, "attack/versions": versions, "attack/inside": inside, "attack/live": live}
 
 
 class App:
@@ -168,7 +173,7 @@ def attack_alone(app: App, src: str, rounds: int) -> dict:
             peak = [before_rss]
             stop = threading.Event()
 
-            def sample() -> None:
+            def sample(stop: threading.Event = stop, peak: list[float] = peak) -> None:
                 while not stop.is_set():
                     peak[0] = max(peak[0], app.rss_mb())
                     time.sleep(0.02)
@@ -273,7 +278,8 @@ def main() -> None:
                 print(f"app up (pid {app.proc.pid}), rss {app.rss_mb():.0f} MB; Load fires {len(app.load_fns)} events")
                 results = {}
                 for name, src in (("a: one 100 MB index line", "attack/line"),
-                                  (f"b: {VERSIONS:,} versions", "attack/versions")):
+                                  (f"b: {VERSIONS:,} versions", "attack/versions"),
+                                  ("inside the bounds: 2,400 versions x 8 rollouts", "attack/inside")):
                     got = attack_alone(app, src, args.rounds)
                     cpu = max(r["cpu_s"] for r in got["rounds"])
                     mem = max(r["memory_mb"] for r in got["rounds"])

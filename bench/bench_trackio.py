@@ -96,6 +96,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--versions", type=int, nargs="+", default=[200, 2000])
+    ap.add_argument("--shots", action="store_true", help="screenshots of each side's first visit in bench/out/")
     args = ap.parse_args()
     python = VENV / "bin" / "python"
     if not python.exists():
@@ -138,22 +139,26 @@ def main() -> None:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
 
-                def paint(u: str, check: str, arg: int) -> float:
+                def paint(u: str, check: str, arg: int, shot: str = "") -> float:
                     ctx = browser.new_context(viewport=VIEWPORT)
                     page = ctx.new_page()
                     try:
                         t0 = time.perf_counter()
                         page.goto(u)
                         page.wait_for_function(check, arg=arg, timeout=300_000, polling="raf")
-                        return time.perf_counter() - t0
+                        took = time.perf_counter() - t0
+                        if shot and args.shots:
+                            (ROOT / "bench" / "out").mkdir(exist_ok=True)
+                            page.screenshot(path=str(ROOT / "bench" / "out" / shot))
+                        return took
                     finally:
                         ctx.close()
 
                 ours = {v: f"{url}/?src={roots[v]}" for v in args.versions}
                 theirs = {v: f"{turl}/?project=bench-{v}" for v in args.versions}
                 for v in args.versions:  # each side's first visitor reads the run; not counted
-                    paint(ours[v], RUN_ON_SCREEN, v)
-                    paint(theirs[v], TRACKIO_ON_SCREEN, metrics[v])
+                    paint(ours[v], RUN_ON_SCREEN, v, f"run-page-{v}.png")
+                    paint(theirs[v], TRACKIO_ON_SCREEN, metrics[v], f"trackio-{v}.png")
                 first_paint_s(browser, one_url, tok)
                 ra: dict[int, list[float]] = {v: [] for v in args.versions}
                 ta: dict[int, list[float]] = {v: [] for v in args.versions}

@@ -25,12 +25,12 @@ from typing import Any, Literal
 
 import msgspec
 
+from . import budget
 from .group import GROUP_FILE, GroupFile, parse_group, reward_spread
 from .model import Artifact
 from .problems import ArtifactError, Findings, Problem, from_msgspec
 from .read import load_artifact
 from .schema import Summary, Task
-from . import budget
 from .stores import MAX_ENTRIES, MAX_SMALL_BYTES, Listing, Store, store_for
 
 MAX_RECORDS = 20_000  # rows in one index; past this the index says it was cut

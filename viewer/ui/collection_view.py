@@ -46,10 +46,9 @@ from viewer.rollout import Rollout
 from viewer.router import Route, rollout_param, route_link, route_source
 from viewer.untrusted import whole_or
 
-from .visitor import open_bounded
-
 from ..index.cache import CollectionCache, collection_identity
 from .live import LIVE_SOURCE
+from .visitor import open_bounded
 
 if TYPE_CHECKING:
     from .view_tab import ViewTab
