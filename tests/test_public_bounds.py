@@ -12,7 +12,6 @@ import json
 import shutil
 import threading
 import time
-from types import SimpleNamespace
 
 import httpx
 import pytest
@@ -104,16 +103,28 @@ def test_a_visitor_who_left_or_ran_out_of_time_stops_the_work(hub_run):
 
 
 def test_a_public_visitor_sees_the_bound_in_the_index_and_nothing_is_kept(hub_run, monkeypatch):
-    from viewer.ui.collection_view import CollectionView
+    from viewer.ui.service import Service
 
     hub, repo = hub_run
     monkeypatch.setattr(visitor, "MAX_ROWS", 100)
-    view = SimpleNamespace(default_source="", public=True)
-    cv = CollectionView(view)
-    page = cv.index_page("org/run", {})
+    service = Service("", public=True)
+    page = service.rows.index_page("org/run", {})
     assert "at most 100 rows" in page.error_html and "160 rows" in page.error_html
-    view.public = False  # the owner's own server: no bound, and the refusal was not cached
-    assert cv.index_page("org/run", {}).error_html in ("", None)
+    assert service.run("org/run") is None  # the run page is not shown either
+    service.public = False  # the owner's own server: no bound, and the refusal was not cached
+    assert not service.rows.index_page("org/run", {}).error_html and service.run("org/run") is not None
+
+
+def test_a_followed_run_read_again_at_a_new_commit_is_bounded_too(hub_run, monkeypatch):
+    """The follower reads a Hub run again whole at a new commit: through the cache's opener, the visitor's budget."""
+    from viewer.ui.service import Service
+
+    hub, repo = hub_run
+    service = Service("", public=True)
+    assert service.run("org/run") is not None
+    monkeypatch.setattr(visitor, "MAX_ROWS", 100)
+    with pytest.raises(Refused):
+        service.collections.open("org/run", False)
 
 
 def test_the_app_runs_visitors_events_at_once(monkeypatch):
