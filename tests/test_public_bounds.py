@@ -8,7 +8,6 @@ Gradio's own report: a real server, a client that joins the queue and hangs up i
 
 from __future__ import annotations
 
-import json
 import shutil
 import threading
 import time
@@ -54,7 +53,8 @@ def test_a_huge_index_is_refused_before_it_is_downloaded(hub_run):
         open_collection("org/run")
     p = _one(got.value)
     assert p.file.startswith(f"index/{index.name}") and "too much to read" in p.message
-    assert p.expected.startswith("at most") and "MiB" in p.found or "bytes" in p.found
+    assert p.expected == f"at most {size // 2:,} bytes read per request" and p.found.endswith(" bytes")
+    assert int(p.found.removesuffix(" bytes").replace(",", "")) >= size  # the listed sizes, not what was read
     assert not [x for x in hub.paths("GET") if x.endswith(f"/index/{index.name}")]  # never fetched
     assert open_collection("org/run").run is not None  # unbounded (a local server): the same run opens
 
@@ -66,7 +66,6 @@ def test_a_run_with_too_many_files_or_rows_is_refused_naming_them(hub_run):
     p = _one(got.value)
     assert p.file.startswith("index/") and (p.expected, p.found) == ("at most 100 rows", "160 rows")
     for n in range(5):
-        (repo / "consumed" if (repo / "consumed").is_dir() else repo / "index").mkdir(exist_ok=True)
         (repo / "index" / f"extra{n}.jsonl").write_bytes(b"")
     with bounded(_budget(max_files=4)), pytest.raises(Refused) as got:
         open_collection("org/run")
@@ -180,5 +179,4 @@ def test_gradio_reports_a_visitor_who_hung_up(monkeypatch):
 
 
 def test_outside_an_event_the_visitor_is_there():
-    assert visitor.abandoned_check()() is False
-    assert json.loads(json.dumps(visitor.MAX_FILES)) > 0
+    assert visitor.abandoned_check()() is False  # a test or the command line calling a handler
