@@ -2,22 +2,11 @@
 // the visitor names a second run (kept in the URL as `vs=`, the task followed in both as `vs_task=`), the server
 // answers a RunCompare (viewer/run_compare.py) and this draws the two runs' numbers side by side, their
 // per-version curves overlaid (viewer/assets/run_charts.js) and one task both ran, each side's rollouts of it
-// with their rewards and fates, each a link that opens it. Every text goes through textContent or an attribute.
+// with their rewards and fates, each a link that opens it. Every text goes through textContent or an attribute
+// (dom.js's `el`, read with run_page.js before this file: viewer/ui/run_view.py).
 const RunVersus = (() => {
   /** @typedef {{versus(req: {src: string, vs: string, task: string}): Promise<{compare?: RunCompare, error?: string}>,
    *            openRow(src: string, row: string): void}} VersusApi */
-  /** @typedef {string | number | boolean | null | undefined} Attr */
-
-  /** @param {string} tag @param {Record<string, Attr> | null} [attrs] @param {...(Node | string | null | undefined)} children */
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === null || v === undefined || v === false) continue;
-      if (k === "text") e.textContent = String(v); else e.setAttribute(k, v === true ? "" : String(v));
-    }
-    for (const c of children) if (c !== null && c !== undefined) e.append(c);
-    return e;
-  }
   const num = (/** @type {number | null} */ v) => (v === null ? "–" : v.toFixed(3));
   const pct = (/** @type {number | null} */ v) => (v === null ? "–" : Math.round(100 * v) + "%");
   const sign = (/** @type {number | null} */ v) => (v === null ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero");

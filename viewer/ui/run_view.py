@@ -238,7 +238,8 @@ class RunView:
                                      assets.read("vendor/uPlot.min.css") + assets.read("collection_index.css"),
                                      apply_default_css=False,
                                      js_on_load=assets.read("vendor/uPlot.iife.min.js") + "\n" +
-                                     assets.read("run_charts.js") + assets.read("run_versus.js") + js + MOUNT_JS.format(part="body"),
+                                     assets.read("run_charts.js") + js + assets.read("run_versus.js") +  # after dom.js
+                                     MOUNT_JS.format(part="body"),
                                      server_functions=[run_version, run_compare, run_versus], elem_id="run-body", padding=False)
         self.timer = gr.Timer(POLL_S, active=False)
         self.src_state = gr.State(("", None))
