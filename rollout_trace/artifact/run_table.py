@@ -216,6 +216,16 @@ class RunTable:
         t._fates = fates
         return t
 
+    def problems(self) -> list[Problem]:
+        """What the reader found wrong: the small files' problems, and a segment indexed without its start."""
+        if self.root is None:  # open_run said it already
+            return self.run_files.problems
+        started = {x.start.segment for x in self.run_files.segments}
+        named = pc.unique(pc.cast(self.table["segment"], pa.string())).to_pylist() if len(self) else []
+        return self.run_files.problems + [
+            Problem(f"{INDEX_DIR}/{name}.jsonl", "a segment without its start file",
+                    expected=f"{SEGMENTS_DIR}/{name}.json", found="none") for name in sorted(set(named) - started)]
+
     # -- queries -------------------------------------------------------------------------------------
 
     def view(self) -> pa.Table:

@@ -80,6 +80,11 @@ class CollectionCache:
         self._evict()
         return c
 
+    def peek(self, source: str, allow_local: bool) -> Collection | None:
+        """The shared collection `source` names when one is open, never opening it."""
+        entry = self._entries.get(collection_identity(source, allow_local))
+        return entry.collection if entry is not None else None
+
     def replace(self, source: str, allow_local: bool, old: Collection, new: Collection) -> bool:
         """Put `new` where `old` is (a followed run that grew: viewer/ui/run_view.py), keeping its age; False
         when the entry holds another collection by now (reopened, or dropped)."""

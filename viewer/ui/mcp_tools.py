@@ -88,7 +88,7 @@ class McpTools:
         index = self.view.find.index_of(src)
         found = answers.summary(index) if index is not None else None
         return _dump({"source": src, "model": c.run.manifest.model, "live": c.run.live, "versions": stats,
-                      "notes": run_page.health_notes(stats, c.run.rows, c.run.live),
+                      "notes": run_page.health_notes(stats, c.run.live),
                       "findings": found.rules if found else []})
 
     def find_rollouts(self, source: str, pattern: str = "", rule: str = "", where: str = "", versions: str = "",

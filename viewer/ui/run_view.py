@@ -26,15 +26,18 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 import msgspec
 
-from rollout_trace.artifact import ArtifactError
+from rollout_trace.artifact import ArtifactError, bundled_examples
 from rollout_trace.artifact.collection import Collection, run_collection
 from rollout_trace.artifact.run import Run, follow
-from rollout_trace.artifact.sources import commit_of
+from rollout_trace.artifact.run_format import MANIFEST
+from rollout_trace.artifact.run_table import RunTable, RunTableError, run_table
+from rollout_trace.artifact.sources import EXAMPLES_DIR, bundled_runs, commit_of
 from viewer import assets, run_page
 from viewer.contract import Initial, encode
 from viewer.group import compare as group_compare
@@ -67,9 +70,9 @@ class RunView:
         self._hub_checked: dict[str, float] = {}  # src -> when its latest commit was last asked for
         self.clock = time.monotonic
         self._stats_lock = threading.Lock()
-        # per run state: its per-version numbers, computed once however many visitors and polls ask
-        self._stats: OrderedDict[tuple, tuple[Run, list[run_page.VersionStats]]] = OrderedDict()
-        self.stats_computed = 0  # how many times version_stats ran (tests read it)
+        # the per-version numbers last seen of each run (they are kept per run state by its RunTable)
+        self._stats: OrderedDict[int, list[run_page.VersionStats]] = OrderedDict()
+        self.stats_computed = 0  # how many run states' numbers were computed (tests read it)
 
     # -- what a source is ------------------------------------------------------------------------------
 
@@ -81,6 +84,33 @@ class RunView:
         """A recorded run (rollout_trace/artifact/kinds.py decides, through the collection view)."""
         return self.collections.kind(source) == "run"
 
+    def _local(self, src: str) -> Path | None:
+        """The run folder `src` names on this machine (a bundled run, or a folder this visitor may open), whose
+        index is read as Arrow columns (rollout_trace/artifact/run_table.py); None for a zip or a Hub run."""
+        text = src.strip()
+        if text in bundled_runs():
+            return EXAMPLES_DIR / text
+        if not self.collections.allow_local(text) or text in bundled_examples():
+            return None
+        path = Path(text).expanduser()
+        return path if (path / MANIFEST).is_file() else None
+
+    def table(self, src: str) -> RunTable | None:
+        """The run `src` names as columns, shared by every visitor and poll: a local run through `run_table`
+        (cached per run state, its grown tails read on each call), a zip or Hub run through the shared
+        collection's reader. None when `src` is not a run."""
+        if not self.is_run(src):
+            return None
+        local = self._local(src)
+        if local is not None:
+            try:
+                t = run_table(local)
+            except RunTableError:
+                return None
+            return t if t.run_files.manifest is not None else None
+        c = self._collection(src)
+        return run_page.table_of(c.run) if c is not None else None
+
     def _collection(self, src: str) -> Collection | None:
         if not self.is_run(src):
             return None
@@ -90,39 +120,36 @@ class RunView:
             return None
         return c if c.run is not None else None
 
-    def stats(self, run: Run) -> list[run_page.VersionStats]:
-        """The run's per-version numbers, once per run state (a followed run that grew is a new state)."""
-        key = (id(run), *_stamp(run))
+    def stats(self, t: RunTable) -> list[run_page.VersionStats]:
+        """The run's per-version numbers, once per run state (RunTable.memo: a run that grew is a new state)."""
+        stats = run_page.version_stats(t)
         with self._stats_lock:
-            hit = self._stats.get(key)
-            if hit is not None and hit[0] is run:
-                self._stats.move_to_end(key)
-                return hit[1]
-        stats = run_page.version_stats(run)  # outside the lock: another run's visitor does not wait for this one
-        with self._stats_lock:
-            self.stats_computed += 1
-            self._stats[key] = (run, stats)
+            if self._stats.get(id(t)) is not stats:
+                self.stats_computed += 1
+                self._stats[id(t)] = stats
+            self._stats.move_to_end(id(t))
             while len(self._stats) > MAX_STATS:
                 self._stats.popitem(last=False)
         return stats
 
     # -- values ----------------------------------------------------------------------------------------
 
-    def head(self, src: str, run: Run, stats: list[run_page.VersionStats] | None = None) -> run_page.RunHead:
-        stats = self.stats(run) if stats is None else stats
+    def head(self, src: str, t: RunTable, stats: list[run_page.VersionStats] | None = None) -> run_page.RunHead:
+        stats = self.stats(t) if stats is None else stats
         bound = [f"a public Space shows the last {MAX_PUBLIC_VERSIONS} of this run's {len(stats)} versions"] \
             if self._bounded(stats) else []
+        files, m = t.run_files, t.run_files.manifest
         return run_page.RunHead(
-            serial=next(_serial), src=src, model=run.manifest.model, trl=run.manifest.versions.get("trl", "?"),
-            started_at=run.manifest.started_at, live=run.live, versions=len(stats), groups=len(run.groups),
-            rollouts=len(run.rows),
-            notes=run_page.recorder_notes(run) + bound + run_page.health_notes(stats, run.rows, run.live),
-            problems=[str(p) for p in run.problems[:20]] + run.notes[:5])
+            serial=next(_serial), src=src, model=m.model if m else "?", trl=m.versions.get("trl", "?") if m else "?",
+            started_at=m.started_at if m else "", live=files.live, versions=len(stats),
+            groups=sum(s.groups for s in stats), rollouts=len(t),
+            notes=run_page.recorder_notes(t) + bound + run_page.health_notes(stats, files.live),
+            problems=[str(p) for p in t.problems()[:20]] + files.notes[:5])
 
     def _bounded(self, stats: list[run_page.VersionStats]) -> bool:
         return bool(getattr(self.view, "public", False)) and len(stats) > MAX_PUBLIC_VERSIONS
 
-    def body(self, src: str, run: Run, version: int | None, task: str | None,
+    def body(self, src: str, run: RunTable, version: int | None, task: str | None,
              refresh: bool = False, stats: list[run_page.VersionStats] | None = None) -> run_page.RunBody:
         stats = self.stats(run) if stats is None else stats
         if self._bounded(stats):
@@ -140,10 +167,9 @@ class RunView:
     def show(self, src: str, params: Mapping[str, object]) -> dict:
         """Every output of the run page for `src`, by component (hidden when it is not a run)."""
         src = (src or "").strip()
-        c = self._collection(src)
-        if c is None:
+        run = self.table(src)
+        if run is None:
             return self._hidden()
-        run = c.run
         stats = self.stats(run)
         link = run_page.run_request(params)
         body = self.body(src, run, link.version, link.task, stats=stats)
@@ -151,8 +177,8 @@ class RunView:
         if (bad_link := run_link_problem(run, params)) is not None:  # said first, where the visitor looks
             head = msgspec.structs.replace(head, notes=[bad_link, *head.notes])
         return {self.column: gr.update(visible=True), self.head_html: encode(head).decode(),
-                self.body_html: encode(body).decode(), self.timer: gr.Timer(active=run.live),
-                self.src_state: (src, _stamp(run))}
+                self.body_html: encode(body).decode(), self.timer: gr.Timer(active=run.run_files.live),
+                self.src_state: (src, run.state)}
 
     # -- events ----------------------------------------------------------------------------------------
 
@@ -172,10 +198,10 @@ class RunView:
         CollectionView.on_page_load)."""
         if "group" not in params or "row" in params:
             return params
-        c = self._collection(str(params.get("src") or self.view.default_source or ""))
-        if c is None or run_link_problem(c.run, params) is not None:  # a bad link opens no group (show() says why)
+        t = self.table(str(params.get("src") or self.view.default_source or ""))
+        if t is None or run_link_problem(t, params) is not None:  # a bad link opens no group (show() says why)
             return params
-        path, _problem = run_page.resolve_link(c.run, params)
+        path, _problem = run_page.resolve_link(t, params)
         return {**params, "row": path} if path is not None else params
 
     def on_action(self, evt: gr.EventData) -> tuple:
@@ -192,17 +218,16 @@ class RunView:
         req = run_page.run_request(getattr(evt, "_data", None))
         if req.action != "task":
             return {}
-        c = self._collection(req.src)
-        if c is None:
+        t = self.table(req.src)
+        if t is None:
             return {}
-        return {self.body_html: encode(self.body(req.src, c.run, req.version, req.task)).decode()}
+        return {self.body_html: encode(self.body(req.src, t, req.version, req.task)).decode()}
 
     def poll(self, seen: Any) -> dict:
         """The timer: the run's parts again when its files grew since this visitor's last value, else only the
         timer (on while the run is live); reading only the grown tails of its line files."""
         src, stamp = seen if isinstance(seen, tuple) and len(seen) == 2 else ("", None)
-        c = self._collection(src) if src else None
-        if c is None:
+        if not src or not self.is_run(src):
             return {self.timer: gr.Timer(active=False)}
         with self._locks_lock:
             lock = self._follow_locks.setdefault(src, threading.Lock())
@@ -212,23 +237,41 @@ class RunView:
                     break
                 self._follow_locks.pop(old)
         with lock:  # one follower per run: its visitors share what it read; other runs' polls do not wait
-            allow = self.collections.allow_local(src)
-            current = self.collections.cache.get(src, allow)
+            run = self._follow(src)
+        if run is None:
+            return {self.timer: gr.Timer(active=False)}
+        live = run.run_files.live
+        if run.state == stamp:
+            return {self.timer: gr.Timer(active=live)}
+        stats = self.stats(run)
+        return {self.head_html: encode(self.head(src, run, stats)).decode(),
+                self.body_html: encode(self.body(src, run, None, None, refresh=True, stats=stats)).decode(),
+                self.timer: gr.Timer(active=live), self.src_state: (src, run.state)}
+
+    def _follow(self, src: str) -> RunTable | None:
+        """The run with what its recorder wrote since: a local run's grown tails (run_table), and the shared
+        collection's rows too when a visitor opened its index (its groups open from them); a Hub run at its
+        latest commit."""
+        allow = self.collections.allow_local(src)
+        local = self._local(src)
+        current = self.collections.cache.peek(src, allow) if local is not None else None
+        if local is None:
+            try:
+                current = self.collections.cache.get(src, allow)
+            except ArtifactError:
+                return None
+        if current is not None and current.run is not None:
             newer = None
-            if current.run is not None and current.run.kind == "hub":
+            if current.run.kind == "hub":
                 newer = self._hub_newer(src, current.run, allow)
-            elif current.run is not None:
+            else:
                 grown = follow(current.run)
                 newer = run_collection(grown) if grown is not None else None
             if newer is not None and self.collections.cache.replace(src, allow, current, newer):
                 current = newer
-        run = current.run
-        if _stamp(run) == stamp:
-            return {self.timer: gr.Timer(active=run.live)}
-        stats = self.stats(run)
-        return {self.head_html: encode(self.head(src, run, stats)).decode(),
-                self.body_html: encode(self.body(src, run, None, None, refresh=True, stats=stats)).decode(),
-                self.timer: gr.Timer(active=run.live), self.src_state: (src, _stamp(run))}
+        if local is not None:
+            return self.table(src)
+        return run_page.table_of(current.run) if current is not None and current.run is not None else None
 
     def _hub_newer(self, src: str, run: Run, allow: bool) -> Collection | None:
         """A Hub run at its latest commit when that is not the one it was read at, else None. One request (the
@@ -257,10 +300,10 @@ class RunView:
         if not isinstance(req, dict):
             return {"error": "a request is {src, version}"}
         asked = run_page.run_request(req)
-        c = self._collection(asked.src)
-        if c is None or asked.version is None:
+        t = self.table(asked.src)
+        if t is None or asked.version is None:
             return {"error": "no such run or version"}
-        return {"groups": msgspec.to_builtins(run_page.group_rows(c.run, asked.version))}
+        return {"groups": msgspec.to_builtins(run_page.group_rows(t, asked.version))}
 
     def compare(self, req: Any) -> dict:
         """{src, a, b (rollout paths, from different versions or groups), turn} -> {html} of the existing
@@ -328,7 +371,3 @@ class RunView:
         self.timer.tick(self.poll, self.src_state, [self.head_html, self.body_html, self.timer, self.src_state],
                         show_progress="hidden")
 
-
-def _stamp(run: Run) -> tuple:
-    """What a visitor's page was built from: it changes whenever the run grew."""
-    return len(run.rows), len(run.consumed), len(run.segments), run.live
