@@ -65,6 +65,7 @@ COLUMNS: dict[str, pa.DataType] = {
     "turns": pa.int64(), "tokens": pa.int64(), "drift": pa.string(), "timed_out": pa.bool_(),
     "tool_calls": pa.int64(), "recorded_at": pa.string(), "trained_turns": pa.int64(),
     "seed_trained_turns": pa.int64(), "drifting_boundaries": pa.int64(), "problem": pa.string(),
+    "tools": pa.list_(pa.string()),
 }
 _ROW = pa.struct([("ordinal", pa.int64()), ("trained_tokens", pa.int64())])
 _SCHEMA = pa.schema([*COLUMNS.items(), ("rows", pa.list_(_ROW))])

@@ -18,6 +18,7 @@ import itertools
 import threading
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
@@ -29,7 +30,9 @@ from rollout_trace.artifact import ArtifactError, Problem, load_artifact
 from rollout_trace.artifact.collection import Collection, Record
 from rollout_trace.artifact.filters import apply, from_query, to_query
 from rollout_trace.artifact.kinds import Kind, classify
-from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bundled_runs, identify
+from rollout_trace.artifact.run_format import MANIFEST
+from rollout_trace.artifact.run_table import RunTable, RunTableError, run_table
+from rollout_trace.artifact.sources import EXAMPLES_DIR, bundled_examples, bundled_groups, bundled_runs, identify
 from viewer import assets
 from viewer.contract import Failed, Initial, Opened, RunContext, encode
 from viewer.fate import fate_of, run_context
@@ -40,6 +43,7 @@ from viewer.index import render as render_index
 from viewer.index.contract import IndexPage
 from viewer.index.facts import RowFacts
 from viewer.index.page import build_page
+from viewer.index.run_index import build_run_page
 from viewer.render import group_map as render_group
 from viewer.render import panels
 from viewer.rollout import Rollout
@@ -139,7 +143,36 @@ class CollectionView:
                                                                     "dataset id")])
         return self.cache.get(src, self.allow_local(src))
 
+    def local_run(self, src: str) -> Path | None:
+        """The run folder `src` names on this machine (a bundled run, or a folder this visitor may open), whose
+        index is read as Arrow columns (rollout_trace/artifact/run_table.py); None for anything else (a zip or
+        a Hub run is read by `open_run`)."""
+        text = (src or "").strip()
+        if not text or len(text) > MAX_SRC_CHARS:
+            return None
+        if text in bundled_runs():
+            return EXAMPLES_DIR / text
+        if text in bundled_examples() or not self.allow_local(text):
+            return None
+        path = Path(text).expanduser()
+        return path if (path / MANIFEST).is_file() else None
+
+    def run_table(self, src: str) -> RunTable | None:
+        """The local run `src` names as columns, shared by every visitor (`run_table`: a lookup per run state,
+        its grown tails read on each call), or None."""
+        local = self.local_run(src)
+        if local is None:
+            return None
+        try:
+            t = run_table(local)
+        except RunTableError:
+            return None
+        return t if t.run_files.manifest is not None else None
+
     def index_page(self, src: str, params: Mapping[str, object]) -> IndexPage:
+        t = self.run_table(src)
+        if t is not None:  # a local run: its index from its columns, only the page's rows as records
+            return build_run_page(t, src, params, next(_serial))
         try:
             c = self._collection(src)
         except ArtifactError as e:

@@ -26,18 +26,16 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 import msgspec
 
-from rollout_trace.artifact import ArtifactError, bundled_examples
+from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.collection import Collection, run_collection
 from rollout_trace.artifact.run import Run, follow
-from rollout_trace.artifact.run_format import MANIFEST
-from rollout_trace.artifact.run_table import RunTable, RunTableError, run_table
-from rollout_trace.artifact.sources import EXAMPLES_DIR, bundled_runs, commit_of
+from rollout_trace.artifact.run_table import RunTable
+from rollout_trace.artifact.sources import commit_of
 from viewer import assets, run_page
 from viewer.contract import Initial, encode
 from viewer.group import compare as group_compare
@@ -84,30 +82,14 @@ class RunView:
         """A recorded run (rollout_trace/artifact/kinds.py decides, through the collection view)."""
         return self.collections.kind(source) == "run"
 
-    def _local(self, src: str) -> Path | None:
-        """The run folder `src` names on this machine (a bundled run, or a folder this visitor may open), whose
-        index is read as Arrow columns (rollout_trace/artifact/run_table.py); None for a zip or a Hub run."""
-        text = src.strip()
-        if text in bundled_runs():
-            return EXAMPLES_DIR / text
-        if not self.collections.allow_local(text) or text in bundled_examples():
-            return None
-        path = Path(text).expanduser()
-        return path if (path / MANIFEST).is_file() else None
-
     def table(self, src: str) -> RunTable | None:
         """The run `src` names as columns, shared by every visitor and poll: a local run through `run_table`
         (cached per run state, its grown tails read on each call), a zip or Hub run through the shared
         collection's reader. None when `src` is not a run."""
         if not self.is_run(src):
             return None
-        local = self._local(src)
-        if local is not None:
-            try:
-                t = run_table(local)
-            except RunTableError:
-                return None
-            return t if t.run_files.manifest is not None else None
+        if self.collections.local_run(src) is not None:
+            return self.collections.run_table(src)
         c = self._collection(src)
         return run_page.table_of(c.run) if c is not None else None
 
@@ -253,7 +235,7 @@ class RunView:
         collection's rows too when a visitor opened its index (its groups open from them); a Hub run at its
         latest commit."""
         allow = self.collections.allow_local(src)
-        local = self._local(src)
+        local = self.collections.local_run(src)
         current = self.collections.cache.peek(src, allow) if local is not None else None
         if local is None:
             try:
