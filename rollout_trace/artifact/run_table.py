@@ -176,6 +176,7 @@ class RunTable:
     _aggregates: dict[tuple[str, tuple[str, ...]], pa.Table] = field(default_factory=dict, repr=False)
     _fates: pa.Table | None = field(default=None, repr=False)  # FATE_COLUMNS, one row per rollout
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    _making: dict[str, threading.Lock] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     # queries of one run at a time: each builds columns as long as the run, so visitors' memory stays one's
     _query: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -257,19 +258,25 @@ class RunTable:
         with self._lock:
             if self._fates is not None:
                 return self._fates
-        got = _fates(self)
-        with self._lock:
-            self._fates = got
-        return got
+        return self.memo("__fates", lambda: _fates(self))
 
     def memo(self, key: str, make: Callable[[], Any]) -> Any:
-        """`make()` once per run state (what a page builds from the whole table: shared by every visitor)."""
+        """`make()` once per run state (what a page builds from the whole table: shared by every visitor; ten
+        visitors asking at once wait for the one computing it, so its memory is spent once)."""
         with self._lock:
             if key in self._memo:
                 return self._memo[key]
-        got = make()
-        with self._lock:
-            self._memo[key] = got
+            making = self._making.setdefault(key, threading.Lock())
+        with making:
+            with self._lock:
+                if key in self._memo:
+                    return self._memo[key]
+                state = self.changes
+            got = make()
+            with self._lock:
+                if self.changes == state:  # the run did not grow meanwhile
+                    self._memo[key] = got
+                self._making.pop(key, None)
         return got
 
     def per_version(self, column: str, aggregates: Sequence[str] = AGGREGATES) -> pa.Table:
@@ -334,7 +341,7 @@ class RunTable:
             values = self.column(column)
             if pa.types.is_dictionary(values.type):
                 values = pc.cast(values, values.type.value_type)
-            return pc.array_sort_indices(values, order="descending" if descending else "ascending").to_numpy()
+            return pc.array_sort_indices(values, order="descending" if descending else "ascending").to_numpy().astype(np.int64)
         return self.memo(f"__order:{column}:{descending}", make)
 
     def page(self, where: pc.Expression | None = None, sort: Sequence[tuple[str, str]] = (), offset: int = 0,

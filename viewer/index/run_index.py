@@ -11,6 +11,7 @@ and only the shown page becomes `Record`s. No Gradio here.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -88,89 +89,144 @@ def _groups(t: RunTable) -> pa.Table:
         "trained_step": agg["trained_step_min"], "dropped": dropped})
 
 
-def rows_table(t: RunTable) -> pa.Table:
-    """Every index row of the run (groups and the rollouts that have a folder) as columns, sorted by path:
-    `kind`, the Record fields, `row` (a rollout's row number in the view; -1 for a group). Once per state."""
-    def make() -> pa.Table:
+@dataclass(frozen=True)
+class RunIndex:
+    """A run's index rows in path order (`sort_records`' base order) without copying a column: each row is a
+    group (`src` 0, `at` its row in `groups`) or a rollout with a folder (`src` 1, `at` its row in the view)."""
+
+    groups: pa.Table
+    src: np.ndarray
+    at: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+
+def run_index(t: RunTable) -> RunIndex:
+    """The index rows of the run in `t`, once per run state."""
+    def make() -> RunIndex:
         v = t.view()
-        g = _groups(t)
-        keep = pc.is_valid(v["path"])
-        art = {"kind": pa.array(["artifact"] * len(t), _TEXT)}
-        art.update({field: _plain(v[col]) for field, col in _ROLLOUT.items()})
-        art["row"] = pa.array(np.arange(len(t), dtype=np.int64))
-        arts = pa.table(art).filter(keep)
-        groups = g.drop_columns(["first"]).append_column("row", pa.array(np.full(g.num_rows, -1, np.int64)))
-        both = pa.concat_tables([groups, arts], promote_options="permissive")
-        return both.take(pc.sort_indices(both, sort_keys=[("path", "ascending")]))
+        groups = _groups(t)
+        art = np.flatnonzero(pc.is_valid(v["path"]).to_numpy(zero_copy_only=False))
+        paths = pa.chunked_array([*groups["path"].chunks, *v["path"].take(pa.array(art)).chunks], pa.string())
+        order = pc.array_sort_indices(paths).to_numpy().astype(np.int64)
+        n = groups.num_rows
+        src = (order >= n).astype(np.int8)
+        at = np.where(src == 0, order, art[np.maximum(order - n, 0)])
+        return RunIndex(groups=groups, src=src, at=at)
     return t.memo("index_rows", make)
 
 
-def _order(t: RunTable, rows: pa.Table, sort: str) -> np.ndarray:
-    """The rows table's positions sorted as `sort_records` sorts: by path (the table's order), then stably by
-    the column, rows without its value (None, NaN) last either way."""
+def _values(t: RunTable, ix: RunIndex, name: str) -> pa.ChunkedArray | None:
+    """The Record field `name` of every index row, in path order; None when the run's rows do not hold it."""
+    view_name = _ROLLOUT.get(name)
+    if name not in ix.groups.column_names and view_name is None:
+        return None
+    v = t.view()
+    kind = ix.groups[name].type if name in ix.groups.column_names else _plain(v[view_name]).type
+    g = ix.groups[name] if name in ix.groups.column_names else pa.nulls(ix.groups.num_rows, kind)
+    a = _plain(v[view_name]) if view_name is not None else pa.nulls(len(t), kind)
+    parts = [pc.cast(x, kind) for x in (g, a)]
+    both = pa.chunked_array([c for x in parts for c in (x.chunks if isinstance(x, pa.ChunkedArray) else [x])], kind)
+    return both.take(pa.array(np.where(ix.src == 0, ix.at, ix.at + ix.groups.num_rows)))
+
+
+def _order(t: RunTable, ix: RunIndex, sort: str) -> np.ndarray:
+    """The index rows sorted as `sort_records` sorts: by path (the index's order), then stably by the column,
+    rows without its value (None, NaN) last either way. Once per run state and sort."""
     desc = sort.startswith("-")
     column = sort.lstrip("-")
-    if column == "path" or column not in rows.column_names:
-        return np.arange(rows.num_rows)[::-1].copy() if desc and column == "path" else np.arange(rows.num_rows)
+    if column == "path":
+        return np.arange(len(ix))[::-1].copy() if desc else np.arange(len(ix))
 
     def make() -> np.ndarray:
-        col = rows[column]
+        col = _values(t, ix, column) if column in Record.__struct_fields__ else None
+        if col is None:
+            return np.arange(len(ix))
         if pa.types.is_list(col.type):  # as `sort_records` compares tools: joined by commas
             col = pc.binary_join(col, ",")
         if pa.types.is_floating(col.type):
             col = pc.if_else(pc.is_nan(col), None, col)
-        return pc.array_sort_indices(col, order="descending" if desc else "ascending").to_numpy()
+        return pc.array_sort_indices(col, order="descending" if desc else "ascending").to_numpy().astype(np.int64)
     return t.memo(f"index_order:{sort}", make)
 
 
+def _bool(got: Any) -> np.ndarray:
+    return pc.fill_null(got, False).to_numpy(zero_copy_only=False).astype(bool)
+
+
 def _contains(col: Any, needle: str) -> np.ndarray:
-    return pc.fill_null(pc.match_substring(col, needle, ignore_case=True), False).to_numpy(zero_copy_only=False)
+    return _bool(pc.match_substring(_plain(col), needle, ignore_case=True))
 
 
-def _tools_of(t: RunTable, rows: pa.Table, tool: str) -> np.ndarray:
-    """Per index row: whether it used `tool` (a group: any of its rollouts)."""
-    v = t.view()
+class _Sides:
+    """One filter over both kinds of index row: `test(columns)` on the groups' and on the rollouts' columns
+    (by Record field), joined into one mask in the index's order."""
+
+    def __init__(self, t: RunTable, ix: RunIndex):
+        self.t, self.ix, self.v = t, ix, t.view()
+
+    def group(self, name: str) -> Any:
+        g = self.ix.groups
+        return g[name] if name in g.column_names else pa.nulls(g.num_rows)
+
+    def rollout(self, name: str) -> Any:
+        return self.v[_ROLLOUT[name]] if name in _ROLLOUT else pa.nulls(len(self.t))
+
+    def mask(self, gmask: np.ndarray, amask: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(self.ix), dtype=bool)
+        groups = self.ix.src == 0
+        out[groups] = gmask[self.ix.at[groups]]
+        out[~groups] = amask[self.ix.at[~groups]]
+        return out
+
+    def test(self, fn) -> np.ndarray:
+        return self.mask(fn(self.group), fn(self.rollout))
+
+
+def _tools_mask(sides: _Sides, tool: str) -> np.ndarray:
+    """Whether each index row used `tool` (a group: any of its rollouts)."""
+    v = sides.v
     tools = v["tools"].combine_chunks()
-    used = np.zeros(len(t), dtype=bool)
-    hit = pc.equal(pc.list_flatten(tools), tool).to_numpy(zero_copy_only=False)
+    used = np.zeros(len(sides.t), dtype=bool)
+    hit = _bool(pc.equal(pc.list_flatten(tools), tool))
     used[pc.list_parent_indices(tools).to_numpy()[hit]] = True
-    out = np.zeros(rows.num_rows, dtype=bool)
-    row = rows["row"].to_numpy()
-    art = row >= 0
-    out[art] = used[row[art]]
-    groups = set(pc.unique(pc.filter(v["group_path"], pa.array(used))).to_pylist())
-    out[~art] = np.isin(rows["path"].to_numpy(zero_copy_only=False)[~art], list(groups))
-    return out
+    names = pc.unique(pc.filter(v["group_path"], pa.array(used)))
+    return sides.mask(_bool(pc.is_in(sides.ix.groups["path"], value_set=names)), used)
 
 
-def _mask(t: RunTable, rows: pa.Table, f: Filters, model: str) -> np.ndarray | None:
-    """The rows passing every filter that is set (`filters.matches`, over columns); None when none is set."""
-    n = rows.num_rows
+def _mask(t: RunTable, ix: RunIndex, f: Filters, model: str) -> np.ndarray | None:
+    """The index rows passing every filter that is set (`filters.matches`, over columns); None when none is."""
+    n = len(ix)
+    s = _Sides(t, ix)
     parts: list[np.ndarray] = []
     if f.model and f.model.casefold() not in model.casefold():
         parts.append(np.zeros(n, dtype=bool))
     if f.task:
-        starts = pc.fill_null(pc.starts_with(rows["task_id"], f.task.lower()), False).to_numpy(zero_copy_only=False)
-        parts.append(starts | _contains(rows["title"], f.task))
-    for name, op in (("reward_min", pc.greater_equal), ("reward_max", pc.less_equal)):
-        if getattr(f, name) is not None:
-            parts.append(pc.fill_null(op(rows["reward"], getattr(f, name)), False).to_numpy(zero_copy_only=False))
+        task = f.task
+        parts.append(s.test(lambda c: _bool(pc.starts_with(_plain(c("task_id")), task.lower()))
+                            | _contains(c("title"), task)))
+    for name, op in (("reward_min", pc.greater_equal), ("reward_max", pc.less_equal),
+                     ("trained_min", pc.greater_equal), ("trained_max", pc.less_equal)):
+        x = getattr(f, name)
+        if x is not None:
+            field = "reward" if name.startswith("reward") else "trained_turns"
+            parts.append(s.test(lambda c, op=op, x=x, field=field: _bool(op(c(field), x))))
     if f.drift:
-        parts.append(pc.fill_null(pc.equal(rows["drift"], f.drift), False).to_numpy(zero_copy_only=False))
-    for name, op in (("trained_min", pc.greater_equal), ("trained_max", pc.less_equal)):
-        if getattr(f, name) is not None:
-            parts.append(pc.fill_null(op(rows["trained_turns"], getattr(f, name)), False)
-                         .to_numpy(zero_copy_only=False))
+        drift = f.drift
+        parts.append(s.test(lambda c: _bool(pc.equal(_plain(c("drift")), drift))))
     if f.timed_out is not None:
-        parts.append(pc.fill_null(pc.equal(rows["timed_out"], f.timed_out), False).to_numpy(zero_copy_only=False))
+        timed_out = f.timed_out
+        parts.append(s.test(lambda c: _bool(pc.equal(c("timed_out"), timed_out))))
     if f.tool:
-        parts.append(_tools_of(t, rows, f.tool))
+        parts.append(_tools_mask(s, f.tool))
     if f.no_tool:
-        parts.append(~_tools_of(t, rows, f.no_tool))
+        parts.append(~_tools_mask(s, f.no_tool))
     if f.q:
-        parts.append(_contains(rows["title"], f.q) | _contains(rows["task_id"], f.q) | _contains(rows["path"], f.q))
+        q = f.q
+        parts.append(s.test(lambda c: _contains(c("title"), q) | _contains(c("task_id"), q) | _contains(c("path"), q)))
     if f.kind:
-        parts.append(pc.equal(rows["kind"], f.kind).to_numpy(zero_copy_only=False))
+        parts.append(ix.src == (0 if f.kind == "group" else 1) if f.kind != "run" else np.zeros(n, dtype=bool))
     if f.valid is False:  # every row of a run's index is read from its index line: valid
         parts.append(np.zeros(n, dtype=bool))
     if not parts:
@@ -181,9 +237,16 @@ def _mask(t: RunTable, rows: pa.Table, f: Filters, model: str) -> np.ndarray | N
     return out
 
 
-def _records(t: RunTable, rows: pa.Table, model: str, trl: str) -> list[Record]:
-    """The shown rows as `Record`s (`run_records`' fields); a group's per-rollout tuples from its rollouts."""
-    picked = rows.to_pylist()
+def _records(t: RunTable, ix: RunIndex, shown: np.ndarray, model: str, trl: str) -> list[Record]:
+    """The shown index rows as `Record`s (`run_records`' fields); a group's per-rollout tuples from its rollouts."""
+    v = t.view()
+    picked: list[dict] = []
+    for src, at in zip(ix.src[shown].tolist(), ix.at[shown].tolist(), strict=True):
+        if src == 0:
+            picked.append({"kind": "group", **ix.groups.slice(at, 1).to_pylist()[0]})
+        else:
+            row = v.slice(at, 1).to_pylist()[0]
+            picked.append({"kind": "artifact", **{field: row[col] for field, col in _ROLLOUT.items()}})
     groups = [r["path"] for r in picked if r["kind"] == "group"]
     members: dict[str, list[dict]] = {}
     if groups:
@@ -199,18 +262,15 @@ def _records(t: RunTable, rows: pa.Table, model: str, trl: str) -> list[Record]:
             ms = members.get(r["path"], [])
             rewards = tuple(m["reward"] for m in ms)
             formula = grpo_advantages(list(rewards)) if any(m["advantage"] is None for m in ms) else [0.0] * len(ms)
-            trained = r["trained_step"] is not None
             fields.update(
                 rewards=rewards, statuses=tuple(m["status"] for m in ms),
                 advantages=tuple(m["advantage"] if m["advantage"] is not None else a
                                  for m, a in zip(ms, formula, strict=True)),
-                tools=tuple(sorted({x for m in ms for x in m["tools"] or ()})),
-                reward=reward_spread(rewards)[2], dropped=None if trained else next(
-                    (m["dropped"] for m in ms if m["dropped"]), None))
+                tools=tuple(sorted({x for m in ms for x in m["tools"] or ()})), reward=reward_spread(rewards)[2])
         else:
             fields["tools"] = tuple(r.get("tools") or ())
         out.append(Record(kind=r["kind"], path=r["path"], valid=True, model=model, trained_by=trl,
-                          **{k: v for k, v in fields.items() if v is not None or k == "dropped"}))
+                          **{k: v for k, v in fields.items() if v is not None}))
     return out
 
 
@@ -221,21 +281,20 @@ def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: 
     m = t.run_files.manifest
     model = m.model if m is not None else ""
     trl = f"TRL {m.versions.get('trl', '?')}" if m is not None else "TRL ?"
-    rows = rows_table(t)
-    order = _order(t, rows, filters.sort)
-    mask = _mask(t, rows, filters, model)
+    ix = run_index(t)
+    order = _order(t, ix, filters.sort)
+    mask = _mask(t, ix, filters, model)
     if mask is not None:
         order = order[mask[order]]
     matched = len(order)
     pages = max(1, -(-matched // page_size))
     page = min(page_number(params), pages - 1)
-    shown_at = order[page * page_size:(page + 1) * page_size]
-    shown = _records(t, rows.take(pa.array(shown_at, pa.int64())), model, trl)
+    shown = _records(t, ix, order[page * page_size:(page + 1) * page_size], model, trl)
     tools = t.memo("index_tools", lambda: sorted(x for x in pc.unique(pc.list_flatten(t.table["tools"])).to_pylist()
                                                    if x is not None)[:MAX_CHOICES])
     return IndexPage(
         serial=serial, mode="index", src=src, query=to_query(filters), filters=filter_values(filters),
-        sort=filters.sort, page=page, pages=pages, page_size=page_size, total=rows.num_rows, matched=matched,
+        sort=filters.sort, page=page, pages=pages, page_size=page_size, total=len(ix), matched=matched,
         first=page * page_size + 1 if len(shown) else 0, shown=len(shown), invalid=0, kind="folder",
         models=model_choices([model] if model else []), tools=tools,
         table_html=render.table([render.index_row(r) for r in shown], filters.sort),
