@@ -120,7 +120,7 @@ def _shape(raw: pa.Table) -> pa.Table:
     for name in _TEXT:
         cols[name] = pc.dictionary_encode(cols[name])
     cols["n_rows"] = pc.fill_null(pc.list_value_length(raw["rows"]), 0)
-    return pa.table(cols)
+    return pa.table(cols).combine_chunks()  # one chunk per CHUNK_BYTES read, not one per JSON block
 
 
 def _ordinals(raw: pa.Table, first: int) -> pa.Table:
@@ -350,10 +350,22 @@ class RunTable:
         "descending")]: the filter and the sort run in Arrow over the columns they name, and only the page's
         rows are taken from the whole table and become Python objects."""
         total, picked = self.select(where, sort, offset, limit)
-        out = self.view().take(picked) if len(picked) else self.view().slice(0, 0)
-        if columns is not None:
-            out = out.select(list(columns))
-        return total, out.to_pylist()
+        return total, self.take(picked.to_numpy(), columns).to_pylist()
+
+    def take(self, rows: np.ndarray, columns: Sequence[str] | None = None) -> pa.Table:
+        """The view's rows `rows` (row numbers, in that order), of `columns`: taken chunk by chunk (a take
+        over the whole chunked table joins its chunks first, a copy of every column)."""
+        view = self.view() if columns is None else self.view().select(list(columns))
+        rows = np.asarray(rows, dtype=np.int64)
+        if not len(rows):
+            return view.slice(0, 0)
+        batches = view.to_batches()
+        starts = np.cumsum([0] + [b.num_rows for b in batches])
+        chunk = np.searchsorted(starts, rows, side="right") - 1
+        order = np.argsort(chunk, kind="stable")
+        parts = [batches[k].take(pa.array(rows[order][chunk[order] == k] - starts[k])) for k in np.unique(chunk)]
+        got = pa.Table.from_batches(parts, schema=view.schema)
+        return got.take(pa.array(np.argsort(order, kind="stable")))  # back in the order asked
 
     def select(self, where: pc.Expression | None = None, sort: Sequence[tuple[str, str]] = (), offset: int = 0,
                limit: int = 50) -> tuple[int, pa.Array]:

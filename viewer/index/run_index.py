@@ -239,13 +239,15 @@ def _mask(t: RunTable, ix: RunIndex, f: Filters, model: str) -> np.ndarray | Non
 
 def _records(t: RunTable, ix: RunIndex, shown: np.ndarray, model: str, trl: str) -> list[Record]:
     """The shown index rows as `Record`s (`run_records`' fields); a group's per-rollout tuples from its rollouts."""
-    v = t.view()
+    groups_at = ix.src[shown] == 0
+    found = iter(ix.groups.take(pa.array(ix.at[shown][groups_at])).to_pylist())
+    rollouts = iter(t.take(ix.at[shown][~groups_at], sorted(set(_ROLLOUT.values()))).to_pylist())
     picked: list[dict] = []
-    for src, at in zip(ix.src[shown].tolist(), ix.at[shown].tolist(), strict=True):
-        if src == 0:
-            picked.append({"kind": "group", **ix.groups.slice(at, 1).to_pylist()[0]})
+    for is_group in groups_at.tolist():
+        if is_group:
+            picked.append({"kind": "group", **next(found)})
         else:
-            row = v.slice(at, 1).to_pylist()[0]
+            row = next(rollouts)
             picked.append({"kind": "artifact", **{field: row[col] for field, col in _ROLLOUT.items()}})
     groups = [r["path"] for r in picked if r["kind"] == "group"]
     members: dict[str, list[dict]] = {}
