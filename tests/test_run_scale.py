@@ -21,6 +21,7 @@ from viewer.index.run_index import build_run_page
 from viewer.run_page import RunBody, RunHead, version_stats
 from viewer.ui.collection_view import CollectionView
 from viewer.ui.run_view import RunView
+from viewer.ui.service import Service
 
 VERSIONS, GROUPS, K = 2000, 2, 4  # 16,000 rollouts + 4,000 groups: the collection index's 20,000 rows, uncut
 
@@ -36,12 +37,11 @@ def big(tmp_path_factory):
 
 @pytest.fixture
 def page(big):
-    view = SimpleNamespace(default_source=str(big), public=False)
-    view.collections = CollectionView(view)
-    rv = RunView(view)
+    service = Service(str(big), public=False)
+    rv = RunView(service)
     with gr.Blocks():
         rv.render()
-    return SimpleNamespace(rv=rv, cv=view.collections, src=str(big))
+    return SimpleNamespace(rv=rv, cv=CollectionView(service), service=service, src=str(big))
 
 
 def test_the_run_page_handlers_read_the_run_as_columns(page):
@@ -60,7 +60,7 @@ def test_the_run_page_handlers_read_the_run_as_columns(page):
     assert index.first == 201 and "v001899" in index.table_html  # page 2 of the groups, latest version first
     seen = got[rv.src_state]
     assert set(rv.poll(seen)) == {rv.timer}  # a quiet poll: a lookup
-    assert cv.cache.opens == 0  # nothing above read the run into Python rows (open_run)
+    assert page.service.collections.opens == 0  # nothing above read the run into Python rows (open_run)
 
 
 def test_columns_give_the_row_reader_numbers_at_scale(big):

@@ -1,0 +1,107 @@
+"""The follower of recorded runs: each run's per-version numbers computed once per run state, and a run still
+being recorded read again when it grew, once per run however many visitors follow it.
+
+A local run's index is Arrow columns (rollout_trace/artifact/run_table.py): asking for it lists its folders,
+reads only the grown tails of its line files, and keeps what was computed per run state; the shared collection
+(the rows a group opens from) is followed too when a visitor opened it (`rollout_trace.artifact.run.follow`).
+A Hub run is asked for its latest commit instead, at most once per HUB_CHECK_S per run, and read again at a new
+commit. No Gradio here.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from rollout_trace.artifact import ArtifactError
+from rollout_trace.artifact.collection import Collection, run_collection
+from rollout_trace.artifact.run import Run, follow
+from rollout_trace.artifact.run_table import RunTable
+from rollout_trace.artifact.sources import commit_of
+from viewer import run_page
+from viewer.index import open_index
+
+if TYPE_CHECKING:
+    from .service import Service
+
+HUB_CHECK_S = 10.0  # a Hub run is asked for its latest commit at most this often, however many visitors follow it
+MAX_STATS = 16  # run states whose per-version numbers are kept (one per run a visitor has open, and a few more)
+
+
+class RunFollower:
+    def __init__(self, service: Service):
+        self._service = service
+        self._collections, self._allow_local = service.collections, service.allow_local
+        self._follow_locks: dict[str, threading.Lock] = {}  # one follower per run, shared by its visitors
+        self._locks_lock = threading.Lock()
+        self._hub_checked: dict[str, float] = {}  # src -> when its latest commit was last asked for
+        self.clock = time.monotonic
+        self._stats_lock = threading.Lock()
+        # the per-version numbers last seen of each run (they are kept per run state by its RunTable)
+        self._stats: OrderedDict[int, list[run_page.VersionStats]] = OrderedDict()
+        self.stats_computed = 0  # how many run states' numbers were computed (tests read it)
+
+    def stats(self, t: RunTable) -> list[run_page.VersionStats]:
+        """The run's per-version numbers, once per run state (RunTable.memo: a run that grew is a new state)."""
+        stats = run_page.version_stats(t)
+        with self._stats_lock:
+            if self._stats.get(id(t)) is not stats:
+                self.stats_computed += 1
+                self._stats[id(t)] = stats
+            self._stats.move_to_end(id(t))
+            while len(self._stats) > MAX_STATS:
+                self._stats.popitem(last=False)
+        return stats
+
+    def follow(self, src: str) -> RunTable | None:
+        """The run `src` names with what its recorder wrote since: a local run's grown tails (and its shared
+        collection's, when one is open), a Hub run at its latest commit; None when it cannot be read."""
+        with self._locks_lock:
+            lock = self._follow_locks.setdefault(src, threading.Lock())
+            while len(self._follow_locks) > 4 * MAX_STATS:  # forget the locks of runs nobody follows
+                old = next(iter(self._follow_locks))
+                if old == src:
+                    break
+                self._follow_locks.pop(old)
+        with lock:  # one follower per run: its visitors share what it read; other runs' polls do not wait
+            allow = self._allow_local(src)
+            local = self._service.local_run(src) is not None
+            current = self._collections.peek(src, allow) if local else None
+            if not local:
+                try:
+                    current = self._collections.get(src, allow)
+                except ArtifactError:
+                    return None
+            newer = None
+            if current is not None and current.run is not None and current.run.kind == "hub":
+                newer = self._hub_newer(src, current.run, allow)
+            elif current is not None and current.run is not None:
+                grown = follow(current.run)
+                newer = run_collection(grown) if grown is not None else None
+            if current is not None and newer is not None and self._collections.replace(src, allow, current, newer):
+                current = newer
+        if local:
+            return self._service.local_table(src)
+        return run_page.table_of(current.run) if current is not None and current.run is not None else None
+
+    def _hub_newer(self, src: str, run: Run, allow: bool) -> Collection | None:
+        """A Hub run at its latest commit when that is not the one it was read at, else None. One request (the
+        revision's commit) per HUB_CHECK_S per run, under the run's lock, so ten followers cost what one does;
+        a store pinned to a commit never moves, and a run that ended is not polled (its timer stops)."""
+        now = self.clock()
+        if now - self._hub_checked.get(src, -HUB_CHECK_S) < HUB_CHECK_S:
+            return None
+        self._hub_checked[src] = now
+        store = run.store.store if run.store is not None else None
+        ref, seen = getattr(store, "ref", None), getattr(store, "commit", None)
+        if ref is None or seen is None:
+            return None
+        try:
+            latest = commit_of(ref, getattr(store, "token", None))
+            if latest == seen:
+                return None
+            return open_index(src, allow_local=allow)  # read whole at the new commit (a Hub file cannot be seeked)
+        except ArtifactError:
+            return None
