@@ -114,6 +114,35 @@ def _parse(data: bytes, schema: pa.Schema) -> pa.Table:
         return schema.empty_table()
 
 
+_NAME = r"[A-Za-z0-9_.-]+"  # sources.py `subfolder_ok`'s part, ASCII; "." and ".." are refused apart
+MAX_PROBLEMS = 20  # lines left out that are named one by one
+
+
+def _inside(raw: pa.Table, name: str, problems: list[Problem]) -> pa.Table:
+    """`raw` without the lines whose folders lie outside the run's groups (run.py `_inside`, over columns: an
+    index line is data, it may name only `groups/<name>` and, for a rollout, `<its group>/<name>`)."""
+    if not raw.num_rows:
+        return raw
+    group, path = raw["group_path"], raw["path"]
+    dots = r"(^|/)\.\.?(/|$)"
+    ok = pc.and_(pc.match_substring_regex(group, rf"^groups/{_NAME}$"),
+                 pc.invert(pc.match_substring_regex(group, dots)))
+    inner = pc.and_(pc.and_(pc.match_substring_regex(path, rf"^groups/{_NAME}/{_NAME}$"),
+                            pc.invert(pc.match_substring_regex(path, dots))),
+                    pc.equal(pc.replace_substring_regex(path, "/[^/]*$", ""), group))
+    keep = pc.fill_null(pc.and_kleene(ok, pc.or_kleene(pc.is_null(path), inner)), False)
+    if pc.all(keep).as_py():
+        return raw
+    bad = raw.filter(pc.invert(keep)).select(["group_id", "rollout", "group_path", "path"]).to_pylist()
+    for x in bad[:MAX_PROBLEMS - len(problems)] if len(problems) < MAX_PROBLEMS else []:
+        found = x["path"] if x["path"] is not None and x["group_path"] is not None and \
+            x["path"] != x["group_path"] else x["group_path"]
+        problems.append(Problem(name, "a rollout's folder lies outside the run's groups",
+                                field=f"group {x['group_id']} rollout {x['rollout']}",
+                                expected="groups/<group>[/<rollout>]", found=repr(str(found)[:80])))
+    return raw.filter(keep)
+
+
 def _shape(raw: pa.Table) -> pa.Table:
     """The held columns: `rows` becomes `n_rows`, text with few values dictionary-encoded."""
     cols = {name: raw[name] for name in COLUMNS}
@@ -172,6 +201,7 @@ class RunTable:
     files: dict[str, _File] = field(default_factory=dict)
     run_files: RunFiles = field(default_factory=RunFiles)
     prefix: str = ""  # where the run sits in its collection (a zip holding the run's folder names it)
+    line_problems: list[Problem] = field(default_factory=list)  # index lines left out, and why
     small: dict[str, tuple] = field(default_factory=dict, repr=False)  # the small files' stamps
     _aggregates: dict[tuple[str, tuple[str, ...]], pa.Table] = field(default_factory=dict, repr=False)
     _fates: pa.Table | None = field(default=None, repr=False)  # FATE_COLUMNS, one row per rollout
@@ -221,10 +251,17 @@ class RunTable:
     def problems(self) -> list[Problem]:
         """What the reader found wrong: the small files' problems, and a segment indexed without its start."""
         if self.root is None:  # open_run said it already
-            return self.run_files.problems
+            return self.run_files.problems + self.line_problems
         started = {x.start.segment for x in self.run_files.segments}
         named = pc.unique(pc.cast(self.table["segment"], pa.string())).to_pylist() if len(self) else []
-        return self.run_files.problems + [
+        links = []
+        for folder in (INDEX_DIR, CONSUMED_DIR):
+            try:
+                links += [f"{folder}/{e.name}" for e in os.scandir(self.root / folder) if e.is_symlink()]
+            except OSError:
+                continue
+        return self.run_files.problems + self.line_problems[:MAX_PROBLEMS] + [
+            Problem(name, "cannot be read (a symbolic link, not followed)") for name in sorted(links)] + [
             Problem(f"{INDEX_DIR}/{name}.jsonl", "a segment without its start file",
                     expected=f"{SEGMENTS_DIR}/{name}.json", found="none") for name in sorted(set(named) - started)]
 
@@ -435,7 +472,7 @@ class RunTable:
                     (f.mark and _read(self.root / path, f.read_to - len(f.mark), len(f.mark)) != f.mark):
                 again = _read_table(self.root)
                 self.__dict__.update({k: getattr(again, k) for k in ("table", "ordinals", "consumed", "files",
-                                                                     "small", "run_files")})
+                                                                     "small", "run_files", "line_problems")})
                 with self._lock:
                     self._aggregates, self._fates, self._memo = {}, None, {}
                 return True
@@ -453,6 +490,7 @@ class RunTable:
                     consumed.append(_parse(data, _CONSUMED))
                     continue
                 raw = _parse(data, _SCHEMA)  # one chunk at a time: the file's bytes are never all in memory
+                raw = _inside(raw, path, self.line_problems)
                 ordinals.append(_ordinals(raw, first))
                 shaped.append(_shape(raw))
                 versions.append(raw["policy_version"])
