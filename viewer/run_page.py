@@ -306,18 +306,21 @@ def _version_stats(t: RunTable) -> list[VersionStats]:
     for x in counts.to_pylist():
         dropped[x["version"]][x["dropped"]] = x["version_count"]
     out = []
+    # plain Python numbers (numpy's `tolist`), one list per column
+    col = {name: x.tolist() for name, x in (("start", starts), ("end", ends), ("groups", groups), ("zeros", zeros),
+                                            ("passed", n_pass), ("verified", n_verified), *sums.items())}
     for i, version in enumerate(versions.tolist()):
-        a, b = int(starts[i]), int(ends[i])
+        a, b = col["start"][i], col["end"][i]
         summary = finite_summary(reward[a:b].tolist())
         got = rescored.get(version, (0, None, None))
         out.append(VersionStats(
-            version=version, groups=int(groups[i]), rollouts=b - a, scored=summary.n,
+            version=version, groups=col["groups"][i], rollouts=b - a, scored=summary.n,
             reward_mean=summary.mean, reward_sd=summary.sd, reward_min=summary.min, reward_max=summary.max,
-            passed=int(n_pass[i]), pass_rate=int(n_pass[i]) / int(n_verified[i]) if n_verified[i] else None,
-            zero_spread=int(zeros[i]),
-            trained_tokens=int(sums["tokens"][i]),  # the rows the trainer trained, not every row queued
-            trained=int(sums["trained"][i]), dropped=dict(sorted(dropped[version].items())),
-            timeouts=int(sums["timeouts"][i]), unscorable=b - a - summary.n,
+            passed=col["passed"][i], pass_rate=col["passed"][i] / col["verified"][i] if col["verified"][i] else None,
+            zero_spread=col["zeros"][i],
+            trained_tokens=col["tokens"][i],  # the rows the trainer trained, not every row queued
+            trained=col["trained"][i], dropped=dict(sorted(dropped[version].items())),
+            timeouts=col["timeouts"][i], unscorable=b - a - summary.n,
             rescored=got[0], mismatch_max=got[1], outside_share=got[2]))
     return out
 
