@@ -1,6 +1,6 @@
 """The run index as Arrow columns (rollout_trace/artifact/run_table.py) at a million rollouts: first open,
 cached reopen, filters and sorts, memory, and ten visitors of one run; then the run page's server handlers
-(viewer/ui/run_view.py `show` and the run's collection index, viewer/ui/collection_view.py `index_page`) on it,
+(viewer/ui/run_view.py `show` and the run's collection index, viewer/ui/rows.py `index_page`) on it,
 a first visitor and a second.
 
 The synthetic run is bench/bench_run_page.py's (the run format's own records and encoders), at 15,625
@@ -88,12 +88,11 @@ def measure_page(folder: str) -> dict:
 
     import gradio as gr
 
-    from viewer.ui.collection_view import CollectionView
     from viewer.ui.run_view import RunView
+    from viewer.ui.service import Service
 
-    view = SimpleNamespace(default_source=folder, public=False)
-    view.collections = CollectionView(view)
-    rv = RunView(view)
+    service = Service(folder, public=False)
+    rv = RunView(service)
     with gr.Blocks():
         rv.render()
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -101,14 +100,14 @@ def measure_page(folder: str) -> dict:
     for who in ("first", "second"):
         t, cpu = time.perf_counter(), time.process_time()
         rv.show(folder, {})
-        view.collections.index_page(folder, {})
+        service.rows.index_page(folder, {})
         out[f"page_{who}_s"] = time.perf_counter() - t
         out[f"page_{who}_cpu_s"] = time.process_time() - cpu
     out["index"] = {}
     for query in ({"sort": "-reward"}, {"kind": "group", "sort": "-policy_version", "page": "3"},
                   {"task": f"{5:040x}"[:12]}, {"q": "task 5]", "sort": "tokens"}, {"timed_out": "no", "tool": "bash"}):
         t = time.perf_counter()
-        got = view.collections.index_page(folder, query)
+        got = service.rows.index_page(folder, query)
         out["index"]["&".join(f"{k}={v}" for k, v in query.items())] = (time.perf_counter() - t, got.matched)
     t = time.perf_counter()
     rv.on_task(SimpleNamespace(_data={"action": "task", "src": folder, "task": f"{5:040x}", "version": "7"}))
