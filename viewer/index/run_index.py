@@ -155,8 +155,19 @@ def _bool(got: Any) -> np.ndarray:
     return pc.fill_null(got, False).to_numpy(zero_copy_only=False).astype(bool)
 
 
+def _text(col: Any, test) -> np.ndarray:
+    """`test` (a string kernel) of every value of `col`; of a dictionary-encoded column's few distinct values
+    only, spread over its rows by their indices (never decoding the column)."""
+    if isinstance(col, pa.ChunkedArray) and pa.types.is_dictionary(col.type):
+        parts = [_bool(test(c.dictionary)).take(pc.fill_null(c.indices, 0).to_numpy()) if len(c.dictionary)
+                 else np.zeros(len(c), dtype=bool) for c in col.chunks]
+        got = np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+        return got & pc.is_valid(col).to_numpy(zero_copy_only=False)
+    return _bool(test(col))
+
+
 def _contains(col: Any, needle: str) -> np.ndarray:
-    return _bool(pc.match_substring(_plain(col), needle, ignore_case=True))
+    return _text(col, lambda c: pc.match_substring(c, needle, ignore_case=True))
 
 
 class _Sides:
@@ -204,7 +215,7 @@ def _mask(t: RunTable, ix: RunIndex, f: Filters, model: str) -> np.ndarray | Non
         parts.append(np.zeros(n, dtype=bool))
     if f.task:
         task = f.task
-        parts.append(s.test(lambda c: _bool(pc.starts_with(_plain(c("task_id")), task.lower()))
+        parts.append(s.test(lambda c: _text(c("task_id"), lambda x: pc.starts_with(x, task.lower()))
                             | _contains(c("title"), task)))
     for name, op in (("reward_min", pc.greater_equal), ("reward_max", pc.less_equal),
                      ("trained_min", pc.greater_equal), ("trained_max", pc.less_equal)):
@@ -214,7 +225,7 @@ def _mask(t: RunTable, ix: RunIndex, f: Filters, model: str) -> np.ndarray | Non
             parts.append(s.test(lambda c, op=op, x=x, field=field: _bool(op(c(field), x))))
     if f.drift:
         drift = f.drift
-        parts.append(s.test(lambda c: _bool(pc.equal(_plain(c("drift")), drift))))
+        parts.append(s.test(lambda c: _text(c("drift"), lambda x: pc.equal(x, drift))))
     if f.timed_out is not None:
         timed_out = f.timed_out
         parts.append(s.test(lambda c: _bool(pc.equal(c("timed_out"), timed_out))))
