@@ -21,7 +21,6 @@ from rollout_trace.artifact.run import Run, follow
 from rollout_trace.artifact.run_table import RunTable
 from rollout_trace.artifact.sources import commit_of
 from viewer import run_page
-from viewer.index import open_index
 
 if TYPE_CHECKING:
     from .service import Service
@@ -102,6 +101,7 @@ class RunFollower:
             latest = commit_of(ref, getattr(store, "token", None))
             if latest == seen:
                 return None
-            return open_index(src, allow_local=allow)  # read whole at the new commit (a Hub file cannot be seeked)
+            # read whole at the new commit (a Hub file cannot be seeked), as the cache opens it (a visitor's budget)
+            return self._collections.open(src, allow)
         except ArtifactError:
             return None
