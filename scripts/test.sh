@@ -21,4 +21,4 @@ bash scripts/local_model.sh convert
 # Two workers (pytest-xdist), a file at a time on one of them, so a file's shared fixtures (a browser, an
 # app, a built venv) are made once; the files with slow tests go first (tests/conftest.py).
 export ROLLOUT_VIEWER_FULL_SUITE=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1
-exec .venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=25 tests "$@"
+exec .venv/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=25 tests "$@"
