@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # the offline real model's vLLM venv (.venv-vllm, minutes on a fresh clone) is made on the other core while the
-# main venv, apt, ruff and mypy run; the capture with it (tests/test_local_model_e2e.py) would otherwise make it
+# main venv, apt, ruff and mypy run (the capture with it, tests/test_local_model_e2e.py, would otherwise make it).
 bash scripts/local_model.sh venv &
 vllm_venv=$!
 bash scripts/setup.sh --dev
