@@ -313,7 +313,8 @@ def verifier(a: Artifact) -> str:
                              f"<td class='num'>{text(_metric_value(x))}</td></tr>"
                              for k, x in list(v.metrics.items())[:MAX_LIST])
                    + _more(len(v.metrics), "metrics"))
-    cols = "".join(f"<tr><td>{text(short(k, 80))}</td><td class='num'>{fmt_reward(x)}</td></tr>"
+    # A column TRL holds as NaN (its function returned None) is no verdict on the rollout: "none", not "unscorable"
+    cols = "".join(f"<tr><td>{text(short(k, 80))}</td><td class='num'>{'none' if x is None else fmt_reward(x)}</td></tr>"
                    for k, x in list(info.rewards.items())[:MAX_LIST])
     cause = f" <span class='tv-dim'>{text(short(info.cause, 300))}</span>" if info.cause else ""
     return (
