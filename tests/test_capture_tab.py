@@ -236,3 +236,16 @@ def test_view_tab_comes_first_without_capture(monkeypatch):
 
     assert tabs(build_app("scripted-smollm2", public=True)) == ["View", "Capture"]
     assert tabs(build_app("scripted-smollm2", public=False)) == ["Capture", "View"]
+
+
+def test_an_endpoint_that_lists_its_models_is_reachable_even_without_the_model_named(scripted_llm):
+    """It answered with its model list: the preflight says reachable, names the model it lacks and those it
+    serves (openenv's probe stops there and calls it unusable, not unanswered); the served model is ready."""
+    llm = scripted_llm()
+    tab = make_tab()
+    html = tab.check(tab.values(backend="local", endpoint=llm.url, model="not-served/model"))
+    items = texts(html)
+    assert "reachable: yes" in items and "serves not-served/model: no" in items, html
+    assert "does not serve 'not-served/model': it serves 'scripted-model'" in html.replace("&#x27;", "'")
+    ok = tab.check(tab.values(backend="local", endpoint=llm.url, model="scripted-model"))
+    assert "reachable: yes" in texts(ok) and not any(i.startswith("serves ") for i in texts(ok)) and "Ready" in ok

@@ -321,7 +321,9 @@ class CaptureTab:
                 v = check_endpoint(cfg.llm_url or "", cfg.model)  # none: the check says unreachable
         except PolicyError as e:
             return _error_html("endpoint-verdict", [str(p) for p in e.problems])
-        rows = (f"<ul><li>reachable: {'yes' if v.reachable else 'no'}</li><li>token ids: {'yes' if v.token_ids else 'no'}</li>"
+        model = "" if v.serves_model else f"<li>serves {safe.text(safe.short(cfg.model, 80))}: no</li>"
+        rows = (f"<ul><li>reachable: {'yes' if v.reachable else 'no'}</li>{model}"
+                f"<li>token ids: {'yes' if v.token_ids else 'no'}</li>"
                 f"<li>logprobs: {'yes' if v.logprobs else 'no'}</li><li>tool calls: {safe.text(v.tool_calls or 'not checked')}</li></ul>")
         cls = "tv-boundary ok" if v.ok else "tv-error"
         return f"<div class='{cls}' data-testid='endpoint-verdict'><b>{'Ready' if v.ok else 'Not usable'}</b>: {safe.text(v.message)}{rows}</div>"
