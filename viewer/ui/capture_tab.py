@@ -48,6 +48,7 @@ from capture import (
 from capture.group import GroupResult, RolloutProgress, StageBoard, capture_group
 from capture.live import LiveUpdate
 from capture.policy import pinned_endpoint
+from rollout_trace.analysis.report import fmt_reward
 from rollout_trace.artifact import Artifact
 from viewer.render import safe
 from viewer.settings import settings
@@ -155,7 +156,7 @@ def written(result: Artifact | GroupResult) -> Written:
     if isinstance(result, Artifact):
         assert result.root is not None  # a capture's artifact is a folder
         return Written(result.root, [(None, result, None)],
-                       f"reward {result.summary.reward_after_penalties}; opened in the View tab", len(result.turns))
+                       f"reward {fmt_reward(result.summary.reward_after_penalties)}; opened in the View tab", len(result.turns))
     ok = sum(1 for r in result.group.rollouts if r.status == "ok")
     rollouts = [(r.index, a, r.advantage) for r, a in zip(result.group.rollouts, result.artifacts, strict=False)
                 if a is not None]
