@@ -88,15 +88,16 @@ class Timed:
 def one_capture(url: str, tok_dir: str, task_file: Path, work: Path, watch: bool) -> dict:
     from capture import capture
     from capture.agent import AgentRun
+    from viewer.ui.service import Service
     from viewer.ui.view_tab import ViewTab
 
     polls = Timed(AgentRun, "proxy_get")
-    tab = ViewTab("scripted-smollm2", public=False)
-    run = tab.live.start()
+    tab = ViewTab(Service("scripted-smollm2", public=False))
+    run = tab.service.live.start()
 
     def on_live(u) -> None:  # what the Capture tab does, plus the outline the page then asks for
-        tab.live.update(run, u)
-        tab.live.answer({"run": run, "version": 0})
+        tab.service.live.update(run, u)
+        tab.service.live.answer({"run": run, "version": 0})
 
     stages: dict[str, float] = {}
     t0, c0 = time.monotonic(), time.process_time()

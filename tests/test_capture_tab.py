@@ -20,7 +20,7 @@ SECRET = "owner-pass-4f1c"
 
 
 def make_tab(public: bool = False, gate: Gate | None = None, enabled: bool = True) -> CaptureTab:
-    tab = CaptureTab(view=None, enabled=enabled, public=public, gate=gate or Gate())
+    tab = CaptureTab(None, enabled=enabled, public=public, gate=gate or Gate())
     with gr.Blocks():
         tab.render()
     return tab

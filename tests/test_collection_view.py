@@ -20,8 +20,10 @@ from viewer.contract import Initial
 from viewer.index.cache import CollectionCache, collection_identity
 from viewer.index.page import build_page
 from viewer.index.render import index_row, table
-from viewer.ui.collection_view import CLEARED
-from viewer.ui.view_tab import ViewTab
+from viewer.ui.collection_view import CollectionView
+from viewer.ui.parts import ViewParts
+from viewer.ui.rows import CLEARED
+from viewer.ui.service import Service
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +38,15 @@ def coll(tmp_path_factory) -> Path:
     return root
 
 
-def tab(public: bool = False, default: str = "scripted-smollm2") -> ViewTab:
-    return ViewTab(default, public)
+def tab(public: bool = False, default: str = "scripted-smollm2") -> Service:
+    return Service(default, public)
+
+
+def index_view() -> CollectionView:
+    """The index's handlers, answering for stand-ins of the View tab's components (named by their role)."""
+    cv = CollectionView(tab())
+    cv.parts = ViewParts(view="view", loaded="loaded", index="index", src="src", load=None, upload=None)  # type: ignore[arg-type]
+    return cv
 
 
 def page_of(value: str) -> dict:
@@ -50,16 +59,16 @@ class Evt:  # what Gradio passes for trigger("click", {...})
 
 
 def test_one_place_decides_collection_or_artifact(coll, tmp_path):
-    cv = tab().collections
-    assert cv.is_collection(str(coll)) and cv.is_collection(str(coll / "grp"))  # many artifacts; a group
-    assert not cv.is_collection("scripted-smollm2") and not cv.is_collection(str(coll / "a"))
-    assert not cv.is_collection("") and not cv.is_collection("x" * 2000) and not cv.is_collection("no such thing")
+    cv = tab().rows
+    assert cv.service.is_collection(str(coll)) and cv.service.is_collection(str(coll / "grp"))  # many artifacts; a group
+    assert not cv.service.is_collection("scripted-smollm2") and not cv.service.is_collection(str(coll / "a"))
+    assert not cv.service.is_collection("") and not cv.service.is_collection("x" * 2000) and not cv.service.is_collection("no such thing")
     z = tmp_path / "c.zip"
     with zipfile.ZipFile(z, "w") as zf:
         for f in coll.rglob("*"):
             if f.is_file():
                 zf.write(f, f.relative_to(coll.parent).as_posix())
-    assert cv.is_collection(str(z))
+    assert cv.service.is_collection(str(z))
     # the Load button: a collection clears the token view and shows the index; an artifact opens as before
     view, loaded, index = cv.open_source(str(coll))
     assert view == CLEARED and loaded == "" and page_of(index)["mode"] == "index"
@@ -95,7 +104,7 @@ def test_every_collection_string_is_escaped(coll):
 
 
 def test_open_row_group_and_unknown_rows_keep_the_filter(coll):
-    cv = tab().collections
+    cv = tab().rows
     src = str(coll)
     view, loaded, index = cv.open_row(src, "deep/nested/b", {"model": "Other", "sort": "-reward"}, Initial(turn=1))
     opened, pg = page_of(view), page_of(index)
@@ -104,7 +113,7 @@ def test_open_row_group_and_unknown_rows_keep_the_filter(coll):
     assert (pg["mode"], pg["row"], pg["query"], pg["matched"]) == ("row", "deep/nested/b", "model=Other&sort=-reward", 1)
     assert "model=Other · sort=-reward" in pg["row_html"]
     # the same artifact opened directly shares the loaded rollout (same identity in the store)
-    again, _ = cv.view.source_value(str(coll / "deep/nested/b"))
+    again, _ = cv.service.values.source_value(str(coll / "deep/nested/b"))
     assert page_of(again)["key"] == opened["key"]
     # a group opens its map (the token view is cleared); ?rollout= opens that rollout from it
     view, loaded, index = cv.open_row(src, "grp", {}, Initial())
@@ -119,22 +128,23 @@ def test_open_row_group_and_unknown_rows_keep_the_filter(coll):
 
 
 def test_events_open_and_back(coll):
-    cv = tab().collections
+    cv = index_view()
     src = str(coll)
-    view, loaded, index = cv.on_action(Evt({"action": "open", "src": src, "row": "a", "query": "drift=unknown"}))
-    assert page_of(view)["key"] and page_of(index)["query"] == "drift=unknown"
-    view, loaded, index = cv.on_action(Evt({"action": "back", "src": src, "query": "drift=unknown&page=1"}))
-    pg = page_of(index)
-    assert view == CLEARED and pg["mode"] == "index" and pg["filters"] == {"drift": "unknown"}
+    got = cv.on_action(Evt({"action": "open", "src": src, "row": "a", "query": "drift=unknown"}))
+    assert set(got) == {"view", "loaded", "index"}  # by component: what the event was wired to
+    assert page_of(got["view"])["key"] and page_of(got["index"])["query"] == "drift=unknown"
+    got = cv.on_action(Evt({"action": "back", "src": src, "query": "drift=unknown&page=1"}))
+    pg = page_of(got["index"])
+    assert got["view"] == CLEARED and pg["mode"] == "index" and pg["filters"] == {"drift": "unknown"}
     assert "deep/nested/b" not in pg["table_html"]
-    view, _, index = cv.on_action(Evt(None))  # junk: an error in the index, nothing raised
-    assert page_of(index)["error_html"]
-    a, b = page_of(cv.index_value(src, {})), page_of(cv.index_value(src, {}))
+    got = cv.on_action(Evt(None))  # junk: an error in the index, nothing raised
+    assert page_of(got["index"])["error_html"]
+    a, b = page_of(cv.rows.index_value(src, {})), page_of(cv.rows.index_value(src, {}))
     assert b["serial"] > a["serial"]  # the same rows sent twice still re-render
 
 
 def test_server_function_index(coll):
-    cv = tab().collections
+    cv = index_view()
     got = cv.index({"src": str(coll), "query": "kind=group"})
     assert got["matched"] == 1 and "grp" in got["table_html"] and got["mode"] == "index"
     assert cv.index("nonsense")["error_html"]
@@ -143,26 +153,27 @@ def test_server_function_index(coll):
 
 
 def test_page_load_routes_by_source_and_row(coll):
-    cv = tab().collections
+    cv = index_view()
 
     def load(**q):
-        return cv.on_page_load(SimpleNamespace(query_params=q))
+        got = cv.on_page_load(SimpleNamespace(query_params=q))
+        return tuple(got.get(c) for c in ("view", "src", "loaded", "index"))  # a part left out keeps its value
 
     view, src, loaded, index = load(src=str(coll), timed_out="yes")
     assert view == CLEARED and src == str(coll) and page_of(index)["matched"] == 2
     view, src, loaded, index = load(src=str(coll), row="a", turn="2", mode="logprob")
     assert page_of(view)["initial"] == {"turn": 2, "mode": "logprob", "scope": "new", "found": None} and page_of(index)["row"] == "a"
     view, src, loaded, index = load()  # the default: the page was built with the bundled example, no index
-    assert view == {"__type__": "update"} and loaded == "scripted-smollm2" and page_of(index)["mode"] == "none"
+    assert view is None and src is None and loaded == "scripted-smollm2" and page_of(index)["mode"] == "none"
 
 
 def test_public_space_opens_hub_only_but_the_owners_source(coll):
-    visitor = tab(public=True).collections
-    assert not visitor.is_collection(str(coll))
+    visitor = tab(public=True).rows
+    assert not visitor.service.is_collection(str(coll))
     assert "Hub dataset id" in page_of(visitor.index_value(str(coll), {}))["error_html"]
-    owner = tab(public=True, default=str(coll)).collections
-    assert owner.is_collection(str(coll)) and page_of(owner.index_value(str(coll), {}))["total"] == 10
-    assert not owner.is_collection(str(coll / "grp"))  # only exactly what the owner configured
+    owner = tab(public=True, default=str(coll)).rows
+    assert owner.service.is_collection(str(coll)) and page_of(owner.index_value(str(coll), {}))["total"] == 10
+    assert not owner.service.is_collection(str(coll / "grp"))  # only exactly what the owner configured
 
 
 def test_cache_shares_bounds_by_count_and_age_and_closes(coll):
@@ -195,14 +206,14 @@ def test_zip_rows_clean_up_what_they_unpacked(coll, tmp_path):
         for f in coll.rglob("*"):
             if f.is_file():
                 zf.write(f, f.relative_to(coll).as_posix())
-    cv = tab().collections
+    cv = tab().rows
     view, loaded, index = cv.open_row(str(z), "grp/rollout-01", {}, Initial())
     assert page_of(view)["key"]
-    c = cv.cache.get(str(z), True)
+    c = cv.service.collections.get(str(z), True)
     assert c.kind == "zip" and c.store._tmp == []  # the rollout is in memory; its unpacked folder is gone
     with pytest.raises(ArtifactError):
         c.open("nowhere")
-    cv.cache.close()
+    cv.service.collections.close()
 
 
 def test_owner_source_from_env_and_command_line(monkeypatch):
@@ -224,16 +235,15 @@ def test_tokens_and_drift_are_counted_once_per_row_when_summary_json_lacks_them(
 
     col = tmp_path / "examples"
     shutil.copytree(ROOT / "examples", col, ignore=shutil.ignore_patterns("*.py", "*.jinja", "README.md", "trl-run"))
-    t = tab()
-    cv = t.collections
+    cv = tab().rows
     page = cv.index_page(str(col), {})
-    assert cv.facts.reads == 6  # scripted-smollm2, smollm2-offline and the group's four rollouts
+    assert cv.service.facts.reads == 6  # scripted-smollm2, smollm2-offline and the group's four rollouts
     html = page.table_html
     assert "1,915" in html and "<span class='ci-drift drift'>drift</span>" in html  # scripted-smollm2 drifts
     cv.index_page(str(col), {"sort": "-tokens"})
-    cv.cache = CollectionCache()  # the collection reopened: its rows are the same identities
+    cv.service.collections = CollectionCache()  # the collection reopened: its rows are the same identities
     cv.index_page(str(col), {"drift": "drift"})
-    assert cv.facts.reads == 6
+    assert cv.service.facts.reads == 6
     only = cv.index_page(str(col), {"drift": "drift"})
     assert only.matched == 1 and "scripted-smollm2" in only.table_html
     assert page.models == ["SmolLM2-135M-Instruct"]
@@ -252,10 +262,10 @@ def test_trained_turns_are_trls_for_rows_whose_summary_predates_it(tmp_path):
 
     col = tmp_path / "examples"
     shutil.copytree(ROOT / "examples", col, ignore=shutil.ignore_patterns("*.py", "*.jinja", "README.md", "trl-run"))
-    cv = tab().collections
+    cv = tab().rows
     cv.index_page(str(col), {})
-    rows = {r.path: r for r in cv.facts.fill(cv.cache.get(str(col), True), cv.cache.get(str(col), True).records,
-                                             lambda p: cv._identity(cv.cache.get(str(col), True), str(col), p))}
+    rows = {r.path: r for r in cv.service.facts.fill(cv.service.collections.get(str(col), True), cv.service.collections.get(str(col), True).records,
+                                             lambda p: cv.service.identity(cv.service.collections.get(str(col), True), str(col), p))}
     for path in ("smollm2-offline", "smollm2-group/rollout-00", "smollm2-group/rollout-03"):
         expected = training(load_artifact(col / path)).trained_turns
         assert (rows[path].trained_turns, rows[path].trained_by) == (expected, TRL), path
@@ -270,11 +280,11 @@ def test_kinds_are_remembered_safely_by_concurrent_handlers(monkeypatch):
     import sys
     import threading
 
-    import viewer.ui.collection_view as cv
+    import viewer.ui.service as service
 
-    monkeypatch.setattr(cv, "MAX_KINDS", 2)
-    monkeypatch.setattr(cv, "classify", lambda text, allow_local: "rollout")
-    view = tab().collections
+    monkeypatch.setattr(service, "MAX_KINDS", 2)
+    monkeypatch.setattr(service, "classify", lambda text, allow_local: "rollout")
+    view = tab()
     errors: list[BaseException] = []
     start = threading.Barrier(8)
 

@@ -140,13 +140,14 @@ def test_an_export_carries_every_trainer_part_and_the_group_advantage():
 def test_the_app_answers_an_export_with_the_page_and_writes_nothing(tmp_path, monkeypatch):
     """A public visitor's export names no server path and costs the server no disk: the reply is the page."""
     from viewer.ui import downloads
+    from viewer.ui.service import Service
     from viewer.ui.view_tab import ViewTab
 
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
     with gr.Blocks():
-        tab = ViewTab("scripted-smollm2", public=True)
+        tab = ViewTab(Service("scripted-smollm2", public=True))
         tab.render()
-    key = json.loads(tab.source_value("scripted-smollm2")[0])["key"]
+    key = json.loads(tab.service.values.source_value("scripted-smollm2")[0])["key"]
     before = set(downloads._folder().rglob("*")) if downloads._root else set()
     files_before = set(Path(tab.view.GRADIO_CACHE).rglob("*"))
     got = tab.export({"key": key, "what": "turn", "turn": 1, "mode": "entropy",

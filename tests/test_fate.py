@@ -24,6 +24,7 @@ from viewer.contract import Initial, Outline
 from viewer.export import write_export
 from viewer.fate import fate_of
 from viewer.index import cli
+from viewer.ui.service import Service
 from viewer.ui.view_tab import ViewTab
 
 
@@ -45,7 +46,7 @@ def picks(run) -> dict[str, RunRow]:
 
 @pytest.fixture(scope="module")
 def tab() -> ViewTab:
-    return ViewTab(RUN, public=False)
+    return ViewTab(Service(RUN, public=False))
 
 
 def test_fate_words_tell_did_from_would():
@@ -69,7 +70,7 @@ def _map_rows(group_html: str) -> dict[int, str]:
 
 def test_group_map_has_a_fate_column_trl_status_and_the_runs_place(tab, run, picks):
     for kind, pick in picks.items():
-        _, _, index = tab.collections.open_row(RUN, pick.group, {}, Initial())
+        _, _, index = tab.service.rows.open_row(RUN, pick.group, {}, Initial())
         page = json.loads(index)
         html = page["group_html"]
         head = re.search(r"data-testid='group-place'>(.*?)</span></span>", html)
@@ -97,7 +98,7 @@ def test_group_map_has_a_fate_column_trl_status_and_the_runs_place(tab, run, pic
 
 
 def _opened(tab: ViewTab, pick: RunRow, mode: str = "mask") -> tuple[Outline, dict]:
-    value, _, index = tab.collections.open_row(RUN, pick.group, {}, Initial(mode=mode), pick.rollout)  # type: ignore[arg-type]
+    value, _, index = tab.service.rows.open_row(RUN, pick.group, {}, Initial(mode=mode), pick.rollout)  # type: ignore[arg-type]
     opened = json.loads(value)
     assert "outline" in opened, opened
     return msgspec.convert(opened["outline"], Outline), json.loads(index)
@@ -140,7 +141,7 @@ def test_the_token_view_says_trained_at_step_or_never_and_where_it_sits(tab, pic
 def test_an_export_of_a_run_rollout_carries_its_run_and_fate(tab, picks):
     pick = picks["read-ahead"]
     o, _ = _opened(tab, pick, "advantage")
-    r = tab.store.get(json.loads(tab.collections.open_row(RUN, pick.group, {}, Initial(), pick.rollout)[0])["key"])
+    r = tab.service.store.get(json.loads(tab.service.rows.open_row(RUN, pick.group, {}, Initial(), pick.rollout)[0])["key"])
     out = io.StringIO()
     write_export(r, out, mode="advantage", run=o.run)
     html = out.getvalue()
@@ -214,11 +215,11 @@ def test_a_run_in_a_collection_is_one_row_that_opens_the_run_page(tmp_path):
     groups = len(list((coll / "runs" / "mine" / "groups").iterdir()))
     assert run_row.k == groups and f"{groups} groups" in run_row.title and run_row.model
     assert [r.path for r in apply(c.records, from_query({"kind": "run"})[0])] == ["runs/mine"]
-    _, _, index = ViewTab(RUN, public=False).collections.open_row(str(coll), "runs/mine", {}, Initial())
+    _, _, index = Service(RUN, public=False).rows.open_row(str(coll), "runs/mine", {}, Initial())
     page = json.loads(index)
     assert page["goto"] == str(coll / "runs" / "mine") and not page["error_html"]
-    public = ViewTab(str(coll), public=True)  # the owner's source: a visitor never gets a server path
-    page = json.loads(public.collections.open_row(str(coll), "runs/mine", {}, Initial())[2])
+    public = ViewTab(Service(str(coll), public=True))  # the owner's source: a visitor never gets a server path
+    page = json.loads(public.service.rows.open_row(str(coll), "runs/mine", {}, Initial())[2])
     assert page["goto"] is None and "open the run on its own" in page["error_html"]
     text, _ = _ls(str(coll))
     assert any(ln.split()[:2] == ["runs/mine", "run"] for ln in text.splitlines())

@@ -183,9 +183,9 @@ def test_the_cache_reads_a_source_once_and_a_grown_run_only_for_its_new_rollouts
 
 def test_the_panel_indexes_a_hub_source_only_when_asked():
     """Opening a Hub run's page costs no download of its rollouts: the panel says how many it would read."""
-    from types import SimpleNamespace
 
     from viewer.ui.find_panel import FindPanel
+    from viewer.ui.service import Service
 
     local = open_index("smollm2-group")
     hub = type(local)("org/runs", "hub", local.records, store=local.store)
@@ -196,8 +196,9 @@ def test_the_panel_indexes_a_hub_source_only_when_asked():
             opened.append(src)
             return hub
 
-    collections = SimpleNamespace(is_collection=lambda s: True, allow_local=lambda s: False, cache=Cache())
-    panel = FindPanel(SimpleNamespace(public=True, collections=collections))
+    service = Service("", public=True)
+    service.collections, service.is_collection, service.allow_local = Cache(), lambda s: True, lambda s: False  # type: ignore[method-assign,assignment]
+    panel = FindPanel(service)
     try:
         assert panel.summary({"src": "org/runs"}) == {"pending": True, "rollouts": 4}
         assert panel.cache.builds == 0

@@ -53,9 +53,10 @@ def grp(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def tab():
+    from viewer.ui.service import Service
     from viewer.ui.view_tab import ViewTab
 
-    return ViewTab("scripted-smollm2", public=False)
+    return ViewTab(Service("scripted-smollm2", public=False))
 
 
 def _row(i, adv, tools=("bash",), failed=False, **kw) -> GroupRow:
@@ -84,8 +85,8 @@ def test_advantage_mode_is_listed():
 
 
 def test_open_group_shows_the_map_sorted_by_advantage(tab, grp):
-    cv = tab.collections
-    assert cv.is_collection(str(grp))
+    cv = tab.service.rows
+    assert tab.service.is_collection(str(grp))
     _, _, index = cv.open_source(str(grp))
     page = json.loads(index)
     assert page["mode"] == "group" and page["row"] == ""
@@ -96,20 +97,20 @@ def test_open_group_shows_the_map_sorted_by_advantage(tab, grp):
 
 
 def test_bundled_group_opens_and_deep_link_carries_the_advantage(tab, grp):
-    cv = tab.collections
-    assert cv.is_collection("smollm2-group")
+    cv = tab.service.rows
+    assert tab.service.is_collection("smollm2-group")
     assert json.loads(cv.open_source("smollm2-group")[2])["mode"] == "group"
     view, loaded, index = cv.open_row(str(grp), "", {}, Initial(turn=0), rollout=1)
     opened, page = json.loads(view), json.loads(index)
     assert page["mode"] == "row" and page["rollout"] == 1 and loaded.endswith("rollout-01")
     assert opened["outline"]["advantage"] == pytest.approx(grpo_advantages(REWARDS)[1])
     # the same rollout opened on its own has no advantage (one shared rollout, two outlines)
-    alone = json.loads(tab.source_value(str(grp / "rollout-01"))[0])
+    alone = json.loads(tab.service.values.source_value(str(grp / "rollout-01"))[0])
     assert alone["outline"]["advantage"] is None and alone["key"] == opened["key"]
 
 
 def test_compare_marks_the_first_difference(tab, grp):
-    cv = tab.collections
+    cv = tab.service.rows
     cv.open_source(str(grp))
     got = cv.compare({"src": str(grp), "row": "", "a": 0, "b": 1, "turn": 0})
     html = got["html"]
@@ -140,10 +141,14 @@ def test_capture_tab_group_run_with_a_stand_in(tab, grp, monkeypatch, tmp_path):
     from viewer.ui import capture_tab as ct
 
     monkeypatch.setenv("ROLLOUT_VIEWER_CAPTURE_DIR", str(tmp_path))
-    cap = ct.CaptureTab(tab, enabled=True, public=False)
+    from viewer.ui.app import ViewPage
+
+    cap = ct.CaptureTab(tab.service, enabled=True, public=False)
+    page = ViewPage(tab.service)
     with gr.Blocks():
-        tab.render()
+        page.render()
         cap.render()
+        cap.parts = page.wire()
     calls = {}
 
     def stand_in(cfg, k, parallel=None, progress=None, cancel=None, live=None):
@@ -161,7 +166,7 @@ def test_capture_tab_group_run_with_a_stand_in(tab, grp, monkeypatch, tmp_path):
     last = updates[-1]
     status = last[cap.status]
     assert status.count("data-testid='group-progress-row'") == 4 and "&lt;b&gt;works" in status
-    assert json.loads(last[tab.collections.component])["mode"] == "group"
+    assert json.loads(last[cap.parts.index])["mode"] == "group"
     # K = 1 keeps the single capture path
     cap.capture_group = lambda *a, **k: pytest.fail("a single rollout must not run a group")
     seen = []
@@ -176,7 +181,7 @@ def test_capture_tab_group_run_with_a_stand_in(tab, grp, monkeypatch, tmp_path):
 
 def test_one_loop_drives_a_rollout_and_a_group(tab, grp, monkeypatch, tmp_path):
     """The Capture tab runs a single rollout and a group through one loop (`_run`), and opens either in the
-    View tab through the one callback the View tab provides (ViewTab.open_capture)."""
+    View tab through one callback (CaptureTab.open_capture)."""
     from test_live_view import capture_beside
 
     from capture import Progress
@@ -185,7 +190,7 @@ def test_one_loop_drives_a_rollout_and_a_group(tab, grp, monkeypatch, tmp_path):
     from rollout_trace.artifact.group import load_group
     from viewer.ui import capture_tab as ct
 
-    cap, tabs = capture_beside(tab, monkeypatch, tmp_path)
+    cap, tabs, parts = capture_beside(tab.service, monkeypatch, tmp_path)
     single = tmp_path / "single"
     shutil.copytree(EXAMPLE, single)
 
@@ -203,17 +208,17 @@ def test_one_loop_drives_a_rollout_and_a_group(tab, grp, monkeypatch, tmp_path):
     monkeypatch.setattr(ct, "capture", one)
     cap.capture_group = group
     loops, opened = [], []
-    real_run, real_open = cap._run, tab.open_capture
+    real_run, real_open = cap._run, cap.open_capture
     monkeypatch.setattr(cap, "_run", lambda cfg, k=None, parallel=None: loops.append(k) or real_run(cfg, k, parallel))
-    monkeypatch.setattr(tab, "open_capture", lambda root, following: opened.append(root) or real_open(root, following))
+    monkeypatch.setattr(cap, "open_capture", lambda root, following: opened.append(root) or real_open(root, following))
 
     last = list(cap.run(cap.values(group_size=1)))[-1]
     assert "<b>done</b> · 3 agent turn(s)" in last[cap.status] and "reward +0.800" in last[cap.status]
-    assert last[tab.loaded] == str(single) and last[cap.download].endswith("single.zip") and tabs in last
+    assert last[parts.loaded] == str(single) and last[cap.download].endswith("single.zip") and tabs in last
     assert "[   0.1s agent] the agent <works>" in last[cap.log]
     last = list(cap.run(cap.values(group_size=4, parallel=2)))[-1]
     assert "3 of 4 rollouts ok" in last[cap.status]  # rollout 3 timed out
     assert last[cap.status].count("data-testid='group-progress-row'") == 4
-    assert json.loads(last[tab.collections.component])["mode"] == "group" and tabs in last
+    assert json.loads(last[parts.index])["mode"] == "group" and tabs in last
     assert "[   0.1s rollout 3 agent] rollout 3 works" in last[cap.log] and last[cap.download].endswith("grp.zip")
     assert loops == [None, 4] and opened == [single, grp]

@@ -127,10 +127,11 @@ def test_an_empty_source_is_a_usage_error(command, tmp_path):
 def test_an_empty_source_opens_nothing_in_the_app():
     import json
 
+    from viewer.ui.service import Service
     from viewer.ui.view_tab import ViewTab
 
-    tab = ViewTab("scripted-smollm2", public=False)
-    value, loaded = tab.source_value("  ")
+    tab = ViewTab(Service("scripted-smollm2", public=False))
+    value, loaded = tab.service.values.source_value("  ")
     assert "no source named" in json.loads(value)["error_html"] and loaded == ""
 
 

@@ -226,16 +226,13 @@ def test_unpacking_a_zip_bomb_is_refused_before_it_is_written(run_bomb, tmp_path
 @pytest.fixture(scope="module")
 def run_view():
     """The run page's handlers over the bundled run, in Blocks of their own (no app, no browser)."""
-    from types import SimpleNamespace
 
     import gradio as gr
 
-    from viewer.ui.collection_view import CollectionView
     from viewer.ui.run_view import RunView
+    from viewer.ui.service import Service
 
-    view = SimpleNamespace(default_source="trl-run", public=False)
-    view.collections = CollectionView(view)
-    rv = RunView(view)
+    rv = RunView(Service("trl-run", public=False))
     with gr.Blocks():
         rv.render()
     return rv
@@ -258,13 +255,13 @@ def _head(rv, params) -> dict:
 def test_a_bad_run_link_says_what_was_not_found_and_opens_nothing(run_view, params, said):
     head = _head(run_view, params)
     assert head["notes"][0].startswith(said) and head["notes"][0].endswith("showing the whole run"), head["notes"]
-    assert "row" not in run_view.link_params({"src": "trl-run", **params})
+    assert "row" not in run_view.service.rows.link_params({"src": "trl-run", **params})
 
 
 def test_a_good_run_link_says_nothing_more(run_view):
     plain = _head(run_view, {})["notes"]
     assert _head(run_view, {"version": "3", "group": "2"})["notes"] == plain
-    assert run_view.link_params({"src": "trl-run", "version": "3", "group": "2"})["row"].endswith("v000003-g000002")
+    assert run_view.service.rows.link_params({"src": "trl-run", "version": "3", "group": "2"})["row"].endswith("v000003-g000002")
 
 
 # -- what a killed instance of the app left in the temp folder is reclaimed at the next start --------------------

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -21,6 +20,8 @@ from rollout_trace.artifact.collection import open_collection
 from rollout_trace.artifact.sources import parse_hub_id, revision_ok
 from support.collection_data import build
 from support.hub_standin import SHA, HubStandIn
+from viewer.ui.collection_view import CollectionView
+from viewer.ui.service import Service
 from viewer.ui.view_tab import ViewTab
 
 COMMIT = "c" * 40
@@ -69,22 +70,22 @@ def errors_of(value: str) -> str:
 
 def test_public_offline_revision_never_lists_a_server_folder(tmp_path, offline_cache):
     secret = secret_collection(tmp_path)
-    tab = ViewTab("scripted-smollm2", public=True)
-    cv = tab.collections
+    service = Service("scripted-smollm2", public=True)
+    cv, rows = CollectionView(service), service.rows
     for src in (f"a/b@{secret}", f"a/b@{secret}/a", "a/b@/etc", "a/b@/no/such/folder"):
         # the index server function, the Load button, the page link
         page = cv.index({"src": src, "query": ""})
         assert page.get("total", 0) == 0 and not page.get("table_html") and "not found" in page["error_html"], src
-        view, _, index = cv.open_source(src)
+        view, _, index = rows.open_source(src)
         assert "not found" in errors_of(view) and json.loads(index).get("total", 0) == 0, src
-        view, _, loaded, index = cv.on_page_load(SimpleNamespace(query_params={"src": src}))
+        view, _, loaded, index = rows.page_link({"src": src})
         assert loaded == "" and json.loads(index).get("total", 0) == 0, src
         assert "cannot be used" in errors_of(view) or "not found" in errors_of(view) or "neither" in errors_of(view)
     # no existence oracle: an existing folder and a missing one answer the same words
     e1 = cv.index({"src": "a/b@/etc", "query": ""})["error_html"].replace("/etc", "X")
     e2 = cv.index({"src": "a/b@/nope", "query": ""})["error_html"].replace("/nope", "X")
     assert e1 == e2 and "IsADirectoryError" not in e1
-    assert tab.store.loads == 0
+    assert service.store.loads == 0
 
 
 def test_a_ref_file_in_the_cache_cannot_point_outside_it(tmp_path, offline_cache):
@@ -109,8 +110,8 @@ def test_cached_datasets_still_open_offline_by_branch_tag_and_commit(tmp_path, o
                 f"org/rollouts@{COMMIT}:runs/7"):
         c = open_collection(src, allow_local=False)
         assert [r.path for r in c.records] == [""] and c.records[0].valid, src
-    tab = ViewTab("scripted-smollm2", public=True)
-    assert "outline" in json.loads(tab.source_value("org/rollouts@v1.0:runs/7")[0])
+    tab = ViewTab(Service("scripted-smollm2", public=True))
+    assert "outline" in json.loads(tab.service.values.source_value("org/rollouts@v1.0:runs/7")[0])
     with pytest.raises(ArtifactError, match="not found"):
         open_collection("org/rollouts@v2", allow_local=False)
 
@@ -124,14 +125,14 @@ def test_public_online_revision_naming_an_uploaded_file_opens_nothing(tmp_path, 
     upload.write_text(str(target))
     with HubStandIn({"org/rollouts": tmp_path / "empty"}) as hub:
         hub.patch(monkeypatch, tmp_path / "cache")
-        tab = ViewTab("scripted-smollm2", public=True)
+        tab = ViewTab(Service("scripted-smollm2", public=True))
         for src in (f"nobody/repo@{upload}", f"org/rollouts@{upload}", f"nobody/repo@{upload}:x"):
-            view, _, index = tab.collections.open_source(src)
+            view, _, index = tab.service.rows.open_source(src)
             assert "not found" in errors_of(view) and "outline" not in json.loads(view), src
-            assert tab.collections.index({"src": src, "query": ""}).get("total", 0) == 0
-        assert tab.store.loads == 0
+            assert CollectionView(tab.service).index({"src": src, "query": ""}).get("total", 0) == 0
+        assert tab.service.store.loads == 0
         # nothing of the typed revision reached the Hub either: it was refused before any request
         assert not [p for p in hub.paths() if str(upload) in p]
         # an unknown revision the Hub itself refuses is "not found" too
-        view, _, _ = tab.collections.open_source("org/rollouts@v9")
+        view, _, _ = tab.service.rows.open_source("org/rollouts@v9")
         assert "not found" in errors_of(view)

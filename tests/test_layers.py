@@ -8,7 +8,10 @@
 Inside `viewer` the rooms are held apart the same way: the pages' pure parts (records, rules, renderers:
 everything not named below) import neither the Gradio wiring (`viewer/ui/`) nor the command line
 (`viewer/cli.py`, `__main__`, `*_cli.py`, `index/cli.py`, `run_check.py`); the wiring and the command
-line may import the pages, not each other.
+line may import the pages, not each other. Inside the wiring the tabs (the View tab, the collection index, the
+run page, the search panel, the Capture tab, the agent tools) import no other tab, nor does anything the tabs
+share: they meet in the app's service (viewer/ui/service.py), and only the app (viewer/ui/app.py), which makes
+them, imports them. A type-only import (`if TYPE_CHECKING:`) counts like any other.
 
 Every import counts, at module level or inside a function (a lazy import is still a dependency). Read
 from the source with `ast`, so the test needs nothing installed and names the file and line of each breach.
@@ -124,6 +127,24 @@ def _room_breaches(module: str, imports: list[tuple[int, str]], where: str) -> l
     return out
 
 
+# the tabs of viewer/ui: each owns its components and events; only the app that makes them imports one
+TABS = {"viewer.ui.view_tab", "viewer.ui.collection_view", "viewer.ui.run_view", "viewer.ui.find_panel",
+        "viewer.ui.capture_tab", "viewer.ui.mcp_tools"}
+MAKES_THE_TABS = "viewer.ui.app"
+
+
+def _tab_of(module: str) -> str | None:
+    """The tab module `module` names, or a name inside it names (None for any other module)."""
+    return next((t for t in TABS if module == t or module.startswith(t + ".")), None)
+
+
+def _tab_breaches(module: str, imports: list[tuple[int, str]], where: str) -> list[str]:
+    if module == MAKES_THE_TABS:
+        return []
+    return [f"{where}:{line} imports the tab {mod}" for line, mod in imports
+            if (tab := _tab_of(mod)) is not None and tab != module]
+
+
 def _ui_only_breaches(rel: str, imports: list[tuple[int, str]]) -> list[str]:
     return [f"{rel}:{line} imports {mod}" for line, mod in imports
             if mod.split(".")[0] in UI_ONLY and not rel.startswith("viewer/ui/")]
@@ -144,6 +165,11 @@ def test_viewer_rooms_stay_apart():
     assert not breaches, "imports across viewer's rooms:\n" + "\n".join(breaches)
 
 
+def test_tabs_meet_in_the_service_not_in_each_other():
+    breaches = [b for p, m, imps in _checked() for b in _tab_breaches(m, imps, str(p.relative_to(ROOT)))]
+    assert not breaches, "a tab reached through another tab (share it in viewer/ui/service.py):\n" + "\n".join(breaches)
+
+
 def test_gradio_only_in_the_ui_layer():
     breaches = [b for p, _, imps in _checked() for b in _ui_only_breaches(p.relative_to(ROOT).as_posix(), imps)]
     assert not breaches, "\n".join(breaches)
@@ -152,7 +178,8 @@ def test_gradio_only_in_the_ui_layer():
 def test_the_checks_see_a_breach():
     """Each check fails on what it forbids, read from source text (nothing is written into the package):
     a lazy upward import in the artifact layer, a renderer importing the Gradio wiring or the command line,
-    the wiring importing the command line, and Gradio below the UI."""
+    the wiring importing the command line, a tab importing another (type-only) or the service a tab (lazily),
+    and Gradio below the UI."""
     lazy_up = _imports_in("def f():\n    from viewer import cli\n", "rollout_trace.artifact._probe", False)
     assert _layer_breaches("rollout_trace.artifact._probe", lazy_up, "probe")
     to_ui = _imports_in("def f():\n    from ..ui import run_view\n", "viewer.render._probe", False)
@@ -163,5 +190,14 @@ def test_the_checks_see_a_breach():
     assert _room_breaches("viewer.ui._probe", ui_to_cli, "probe")
     assert not _room_breaches("viewer.ui._probe", _imports_in("from viewer.render import safe\n", "viewer.ui._probe",
                                                               False), "probe")
+    tab_to_tab = _imports_in("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .view_tab import ViewTab\n",
+                             "viewer.ui.run_view", False)
+    assert _tab_breaches("viewer.ui.run_view", tab_to_tab, "probe")
+    shared_to_tab = _imports_in("def f():\n    from . import collection_view\n", "viewer.ui.service", False)
+    assert _tab_breaches("viewer.ui.service", shared_to_tab, "probe")
+    assert not _tab_breaches("viewer.ui.app", _imports_in("from .run_view import RunView\n", "viewer.ui.app", False),
+                             "probe")
+    assert not _tab_breaches("viewer.ui.run_view", _imports_in("from .service import Service\n", "viewer.ui.run_view",
+                                                               False), "probe")
     gradio = _imports_in("import gradio as gr\n", "viewer.render._probe", False)
     assert _ui_only_breaches("viewer/render/_probe.py", gradio)

@@ -17,6 +17,7 @@ from conftest import EXAMPLE
 from rollout_trace.artifact import open_artifact
 from viewer.settings import CAPTURE_DIR_ENV
 from viewer.ui import live as live_module
+from viewer.ui.service import Service
 from viewer.ui.view_tab import ViewTab
 
 
@@ -33,27 +34,31 @@ def snapshot(a, turns: int, tokenizer=None) -> LiveUpdate:
     return LiveUpdate(part, list(part.turns[-1:]), recorded_at=1.0e9 + turns, tokenizer=tokenizer)
 
 
-def capture_beside(tab: ViewTab, monkeypatch, tmp_path):
-    """A Capture tab beside `tab` in one app's tabs, capturing into `tmp_path`, its form taken as it is."""
+def capture_beside(service: Service, monkeypatch, tmp_path):
+    """A Capture tab beside the View tab (`service`'s) in one app's tabs, capturing into `tmp_path`, its form taken
+    as it is. Returns the Capture tab, the tabs and the View tab's components a capture writes to."""
     import gradio as gr
 
     from viewer.ui import capture_tab as ct
+    from viewer.ui.app import ViewPage
 
-    cap = ct.CaptureTab(tab, enabled=True, public=False)
+    cap = ct.CaptureTab(service, enabled=True, public=False)
+    page = ViewPage(service)
     with gr.Blocks():
         with gr.Tabs() as tabs:
             with gr.Tab("Capture"):
                 cap.render()
             with gr.Tab("View"):
-                tab.render()
-    cap.tabs = tabs
+                page.render()
+        parts = page.wire()
+    cap.tabs, cap.parts = tabs, parts
     monkeypatch.setenv(CAPTURE_DIR_ENV, str(tmp_path))
     cap._vet = lambda values, profile, only, testid, out_dir="": (ct.CaptureConfig(out_dir=out_dir), None)
-    return cap, tabs
+    return cap, tabs, parts
 
 
 def ask(tab: ViewTab, run: str, version: int = 0, rollout=None) -> dict:
-    got = tab.live.answer({"run": run, "version": version, "rollout": rollout})
+    got = tab.service.live.answer({"run": run, "version": version, "rollout": rollout})
     if "opened" in got:
         got["opened"] = json.loads(got["opened"])
         got["outline"] = got["opened"]["outline"]
@@ -61,23 +66,23 @@ def ask(tab: ViewTab, run: str, version: int = 0, rollout=None) -> dict:
 
 
 def test_the_page_gets_the_newest_snapshot_only_when_it_changed(example, hf_tokenizer):
-    tab = ViewTab("scripted-smollm2", public=False)
-    run = tab.live.start()
-    assert tab.live.value(run) is None  # nothing to show before the first snapshot
-    tab.live.update(run, snapshot(example, 0, hf_tokenizer))
+    tab = ViewTab(Service("scripted-smollm2", public=False))
+    run = tab.service.live.start()
+    assert tab.service.live.value(run) is None  # nothing to show before the first snapshot
+    tab.service.live.update(run, snapshot(example, 0, hf_tokenizer))
     first = ask(tab, run)
     assert first["live"]["state"] == "running" and first["live"]["calls"] == 0
     assert first["outline"]["turns"] == [] and "Waiting for the agent's first model call" in first["outline"]["notice"]
     assert "run when the agent finishes" in first["outline"]["summary_html"]
 
-    tab.live.update(run, snapshot(example, 1, hf_tokenizer))
+    tab.service.live.update(run, snapshot(example, 1, hf_tokenizer))
     got = ask(tab, run, first["live"]["changed"])
     assert len(got["outline"]["turns"]) == 1 and got["live"]["recorded_at"] == 1.0e9 + 1
     assert got["opened"]["live"]["run"] == run and got["opened"]["initial"]["turn"] == 0
     assert "reward pending" in got["outline"]["summary_html"]
     assert "tokenizer: the capture&#x27;s tokenizer" in got["outline"]["header_html"]
     # a stage change is news for the badge only: no outline is resent
-    tab.live.stage(run, "agent")
+    tab.service.live.stage(run, "agent")
     quiet = ask(tab, run, got["live"]["changed"])
     assert "opened" not in quiet and quiet["live"]["stage"] == "agent working"
     assert quiet["live"]["version"] > got["live"]["version"]
@@ -85,26 +90,26 @@ def test_the_page_gets_the_newest_snapshot_only_when_it_changed(example, hf_toke
     chunk = tab.chunk({"key": got["opened"]["key"], "turn": 0, "scope": "full", "index": 0})
     assert chunk["ids"] and any(chunk["text"]) and set(chunk["mask"]) <= {"0", "1"}
 
-    tab.live.update(run, snapshot(example, 3, hf_tokenizer))
+    tab.service.live.update(run, snapshot(example, 3, hf_tokenizer))
     third = ask(tab, run, quiet["live"]["changed"])
     assert len(third["outline"]["turns"]) == 3 and third["opened"]["initial"]["turn"] == 2  # lands on the newest
     assert third["opened"]["key"] == got["opened"]["key"]  # one key per watched rollout
 
     # the written artifact replaces the snapshot: a new key, real tests and reward
-    final_key = tab.keep_artifact(example)
-    tab.live.finish(run, "done", finals={None: (final_key, str(EXAMPLE), None)})
+    final_key = tab.service.values.keep_artifact(example)
+    tab.service.live.finish(run, "done", finals={None: (final_key, str(EXAMPLE), None)})
     done = ask(tab, run, third["live"]["changed"])
     assert done["live"]["state"] == "done" and done["opened"]["key"] == final_key
     assert done["opened"]["src"] == str(EXAMPLE) and "held-out tests passed" in done["outline"]["summary_html"]
-    assert tab.live.requests(run) == 5
+    assert tab.service.live.requests(run) == 5
 
 
 def test_a_cancelled_run_keeps_what_was_seen_and_says_its_tests_never_ran(example):
-    tab = ViewTab("scripted-smollm2", public=False)
-    run = tab.live.start()
-    tab.live.update(run, snapshot(example, 2))
+    tab = ViewTab(Service("scripted-smollm2", public=False))
+    run = tab.service.live.start()
+    tab.service.live.update(run, snapshot(example, 2))
     seen = ask(tab, run)
-    tab.live.finish(run, "cancelled", "the agent and sandbox were stopped; nothing was written")
+    tab.service.live.finish(run, "cancelled", "the agent and sandbox were stopped; nothing was written")
     got = ask(tab, run, seen["live"]["changed"])
     assert got["live"]["state"] == "cancelled" and "nothing was written" in got["live"]["message"]
     assert len(got["outline"]["turns"]) == 2  # what was seen stays
@@ -114,11 +119,11 @@ def test_a_cancelled_run_keeps_what_was_seen_and_says_its_tests_never_ran(exampl
 
 
 def test_a_group_is_watched_one_rollout_at_a_time(example):
-    tab = ViewTab("scripted-smollm2", public=False)
-    run = tab.live.start(rollouts=3)
-    tab.live.update(run, dataclasses.replace(snapshot(example, 1), rollout=0))
-    tab.live.update(run, dataclasses.replace(snapshot(example, 3), rollout=2))
-    tab.live.stage(run, "verify", rollout=2)
+    tab = ViewTab(Service("scripted-smollm2", public=False))
+    run = tab.service.live.start(rollouts=3)
+    tab.service.live.update(run, dataclasses.replace(snapshot(example, 1), rollout=0))
+    tab.service.live.update(run, dataclasses.replace(snapshot(example, 3), rollout=2))
+    tab.service.live.stage(run, "verify", rollout=2)
     zero, two = ask(tab, run, rollout=0), ask(tab, run, rollout=2)
     assert len(zero["outline"]["turns"]) == 1 and len(two["outline"]["turns"]) == 3
     assert zero["opened"]["key"] != two["opened"]["key"]
@@ -129,29 +134,29 @@ def test_a_group_is_watched_one_rollout_at_a_time(example):
 
 @pytest.mark.parametrize("req", [None, "run", {"run": "0" * 32}, {"run": ["x"]}, {}])
 def test_requests_that_name_no_watched_run_get_a_message(req):
-    tab = ViewTab("scripted-smollm2", public=False)
-    got = tab.live.answer(req)
+    tab = ViewTab(Service("scripted-smollm2", public=False))
+    got = tab.service.live.answer(req)
     assert set(got) == {"error"} and isinstance(got["error"], str)
 
 
 def test_only_the_newest_runs_are_kept(example, monkeypatch):
     monkeypatch.setattr(live_module, "MAX_RUNS", 2)
-    tab = ViewTab("scripted-smollm2", public=False)
-    runs = [tab.live.start() for _ in range(3)]
-    assert "error" in tab.live.answer({"run": runs[0]}) and "live" in tab.live.answer({"run": runs[2]})
+    tab = ViewTab(Service("scripted-smollm2", public=False))
+    runs = [tab.service.live.start() for _ in range(3)]
+    assert "error" in tab.service.live.answer({"run": runs[0]}) and "live" in tab.service.live.answer({"run": runs[2]})
     assert len(set(runs)) == 3 and all(len(r) == 32 for r in runs)
 
 
 def test_the_page_can_cancel_only_the_run_it_watches(example):
-    tab = ViewTab("scripted-smollm2", public=False)
+    tab = ViewTab(Service("scripted-smollm2", public=False))
     stopped = []
-    run = tab.live.start(cancel=lambda: stopped.append(1))
-    tab.live.update(run, snapshot(example, 1))
-    assert "error" in tab.live.stop({"run": "f" * 32}) and "error" in tab.live.stop("x") and not stopped
-    assert tab.live.stop({"run": run}) == {"ok": True} and stopped == [1]
+    run = tab.service.live.start(cancel=lambda: stopped.append(1))
+    tab.service.live.update(run, snapshot(example, 1))
+    assert "error" in tab.service.live.stop({"run": "f" * 32}) and "error" in tab.service.live.stop("x") and not stopped
+    assert tab.service.live.stop({"run": run}) == {"ok": True} and stopped == [1]
     assert ask(tab, run)["live"]["stage"].startswith("cancelling")
-    tab.live.finish(run, "cancelled", "stopped")
-    assert tab.live.stop({"run": run}) == {"ok": True} and stopped == [1]  # once ended, nothing more to stop
+    tab.service.live.finish(run, "cancelled", "stopped")
+    assert tab.service.live.stop({"run": run}) == {"ok": True} and stopped == [1]  # once ended, nothing more to stop
 
 
 def test_a_capture_whose_page_went_away_keeps_the_slot_until_it_ends(example, monkeypatch, tmp_path):
@@ -162,8 +167,7 @@ def test_a_capture_whose_page_went_away_keeps_the_slot_until_it_ends(example, mo
     from capture import Cancelled, Progress
     from viewer.ui import capture_tab as ct
 
-    tab = ViewTab("scripted-smollm2", public=False)
-    cap, tabs = capture_beside(tab, monkeypatch, tmp_path)
+    cap, tabs, parts = capture_beside(Service("scripted-smollm2", public=False), monkeypatch, tmp_path)
     go_on = threading.Event()
 
     def stand_in(cfg, progress=None, cancel=None, live=None):
@@ -174,8 +178,8 @@ def test_a_capture_whose_page_went_away_keeps_the_slot_until_it_ends(example, mo
 
     monkeypatch.setattr(ct, "capture", stand_in)
     stream = cap.run(cap.values())
-    first = next(u for u in stream if tab.view in u)  # the live view's first value, and the View tab in front
-    assert json.loads(first[tab.view])["live"]["state"] == "running" and tabs in first
+    first = next(u for u in stream if parts.view in u)  # the live view's first value, and the View tab in front
+    assert json.loads(first[parts.view])["live"]["state"] == "running" and tabs in first
     stream.close()  # the page went away
     assert cap.slot.lock.locked()
     busy = list(cap.run(cap.values()))

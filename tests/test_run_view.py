@@ -15,8 +15,10 @@ from test_run_page import TASK5, add_version
 
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 from viewer.run_page import RunBody, RunHead
-from viewer.ui.collection_view import CollectionView
+from viewer.ui.follower import HUB_CHECK_S
+from viewer.ui.parts import ViewParts
 from viewer.ui.run_view import RunView
+from viewer.ui.service import Service
 
 
 @pytest.fixture
@@ -24,14 +26,11 @@ def page(tmp_path):
     """A RunView in Blocks of its own (no app, no browser), and a copy of the bundled run that can grow."""
     root = tmp_path / "run"
     shutil.copytree(EXAMPLES_DIR / "trl-run", root)
-    view = SimpleNamespace(default_source=str(root), public=False)
-    view.collections = CollectionView(view)
-    rv = RunView(view)
+    rv = RunView(Service(str(root), public=False))
     with gr.Blocks() as demo:
         rv.render()
-        src, button = gr.Textbox(), gr.Button()
-        opened = [gr.HTML(), gr.State(), gr.HTML()]
-        rv.wire([button.click], src, opened)
+        rv.wire(ViewParts(view=gr.HTML(), loaded=gr.State(), index=gr.HTML(), src=gr.Dropdown(), load=gr.Button(),
+                          upload=gr.UploadButton()))
     wired = {fn.fn.__name__: set(fn.outputs) for fn in demo.fns.values() if fn.fn is not None}
     return SimpleNamespace(rv=rv, root=root, src=str(root), wired=wired)
 
@@ -81,8 +80,9 @@ def test_task_and_open_events(page):
     assert body.task is not None and body.task.task_id == TASK5 and body.open_version == 2
     assert rv.on_task(SimpleNamespace(_data={"action": "open"})) == {}
     assert rv.on_task(SimpleNamespace(_data=None)) == {}
-    skip = rv.on_action(SimpleNamespace(_data={"action": "task"}))
-    assert len(skip) == len(page.wired["on_action"])
+    assert rv.on_action(SimpleNamespace(_data={"action": "task"})) == {}  # not an open: every part keeps its value
+    opened = rv.on_action(SimpleNamespace(_data={"action": "open", "src": page.src, "row": body.groups[0].path}))
+    assert set(opened) == page.wired["on_action"]  # the token view, loaded source and index, by component
 
 
 def test_per_version_numbers_once_per_run_state(page):
@@ -92,11 +92,11 @@ def test_per_version_numbers_once_per_run_state(page):
     seen = rv.show(page.src, {})[rv.src_state]
     for _ in range(3):  # quiet polls
         rv.poll(seen)
-    assert rv.stats_computed == 1
+    assert rv.service.follower.stats_computed == 1
     add_version(page.root, 5)
     rv.poll(seen)
     rv.show(page.src, {})
-    assert rv.stats_computed == 2  # the grown run is one new state
+    assert rv.service.follower.stats_computed == 2  # the grown run is one new state
 
 
 def test_a_public_page_bounds_the_versions_it_sends(page, monkeypatch):
@@ -106,8 +106,8 @@ def test_a_public_page_bounds_the_versions_it_sends(page, monkeypatch):
     monkeypatch.setattr(run_view, "MAX_PUBLIC_VERSIONS", 2)
     got = rv.show(page.src, {})
     assert len(_decode(got[rv.body_html], RunBody).versions) == 4  # not public: every version
-    rv.view.public = True
-    monkeypatch.setattr(rv.collections, "allow_local", lambda src: True)  # the owner's run, opened publicly
+    rv.service.public = True
+    monkeypatch.setattr(rv.service, "allow_local", lambda src: True)  # the owner's run, opened publicly
     got = rv.show(page.src, {})
     body, head = _decode(got[rv.body_html], RunBody), _decode(got[rv.head_html], RunHead)
     assert [s.version for s in body.versions] == [3, 4]
@@ -118,8 +118,6 @@ def test_hub_follow_one_request_per_interval_per_run_and_new_commits(tmp_path, m
     """Ten visitors following a Hub run cost at most one Hub request per HUB_CHECK_S (the revision's commit);
     a push (a new commit) is seen, and the page stops polling when the run ends."""
     from support.hub_standin import HubStandIn
-    from viewer.ui import run_view
-
     repo = tmp_path / "repo"
     shutil.copytree(EXAMPLES_DIR / "trl-run", repo)
     end = next((repo / "segments").glob("*.end.json"))
@@ -127,13 +125,11 @@ def test_hub_follow_one_request_per_interval_per_run_and_new_commits(tmp_path, m
     end.unlink()  # the run is being recorded
     with HubStandIn({"org/run": repo}) as hub:
         hub.patch(monkeypatch, tmp_path / "cache")
-        view = SimpleNamespace(default_source="", public=False)
-        view.collections = CollectionView(view)
-        rv = RunView(view)
+        rv = RunView(Service("", public=False))
         with gr.Blocks():
             rv.render()
         now = [1000.0]
-        rv.clock = lambda: now[0]
+        rv.service.follower.clock = lambda: now[0]
         shown = rv.show("org/run", {})
         assert shown[rv.timer].active is True
         seen = shown[rv.src_state]
@@ -144,13 +140,13 @@ def test_hub_follow_one_request_per_interval_per_run_and_new_commits(tmp_path, m
         assert len(asked) <= 1 and all(p.startswith("/api/datasets/org/run") and "/tree/" not in p for p in asked), asked
         add_version(repo, 5)
         hub.commit()  # the recorder pushed
-        now[0] += run_view.HUB_CHECK_S / 2
+        now[0] += HUB_CHECK_S / 2
         assert set(rv.poll(seen)) == {rv.timer} and len(hub.paths()) <= 1  # not asked again yet
-        now[0] += run_view.HUB_CHECK_S
+        now[0] += HUB_CHECK_S
         grown = rv.poll(seen)
         assert rv.body_html in grown and [s.version for s in _decode(grown[rv.body_html], RunBody).versions][-1] == 5
         end.write_bytes(ended)  # the run ended
         hub.commit()
-        now[0] += run_view.HUB_CHECK_S
+        now[0] += HUB_CHECK_S
         last = rv.poll(grown[rv.src_state])
         assert last[rv.timer].active is False

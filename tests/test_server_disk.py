@@ -26,6 +26,7 @@ from processes import free_port
 from rollout_trace.artifact import open_artifact
 from viewer.rollout import Rollout
 from viewer.ui.cache_folder import MAX_AGE_S, sweep
+from viewer.ui.service import Service
 from viewer.ui.store import RolloutStore, rollout_bytes
 from viewer.ui.view_tab import ViewTab
 
@@ -35,11 +36,11 @@ from viewer.ui.view_tab import ViewTab
 def upload_then_sweep(tmp_path: Path, budget_rollouts: float) -> tuple[ViewTab, str, RolloutStore]:
     """Visitor A uploads; Gradio's sweep deletes the uploaded file; other visitors' rollouts evict A."""
     one = rollout_bytes(Rollout.load(open_artifact(EXAMPLE)))
-    tab = ViewTab("scripted-smollm2", public=True)
-    tab.store = store = RolloutStore(budget_bytes=int(one * budget_rollouts))
+    store = RolloutStore(budget_bytes=int(one * budget_rollouts))
+    tab = ViewTab(Service("scripted-smollm2", public=True, store=store))
     (tmp_path / "gradio-cache").mkdir()
     upload = zip_folder(EXAMPLE, tmp_path / "gradio-cache" / "A.zip")
-    key = json.loads(tab.on_upload([str(upload)])[0])["key"]
+    key = json.loads(tab.service.values.open_upload([str(upload)])[0])["key"]
     upload.unlink()  # Gradio's delete_cache: the file is gone from the server
     for k in range(4):
         store.open(f"other-{k}", lambda: Rollout.load(open_artifact(EXAMPLE)))
@@ -66,7 +67,7 @@ def test_an_upload_dropped_by_the_budget_says_upload_again(tmp_path):
     # uploading it again brings it back under the same key
     (tmp_path / "later").mkdir()
     again = zip_folder(EXAMPLE, tmp_path / "later" / "A.zip")
-    assert json.loads(tab.on_upload([str(again)])[0])["key"] == key
+    assert json.loads(tab.service.values.open_upload([str(again)])[0])["key"] == key
     assert "error" not in tab.chunk({"key": key, "turn": 0, "scope": "full", "index": 0})
 
 

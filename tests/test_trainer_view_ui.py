@@ -69,10 +69,11 @@ def test_bad_requests(rollout, req, why):
 
 
 def test_server_function(rollout):
+    from viewer.ui.service import Service
     from viewer.ui.view_tab import ViewTab
 
-    tab = ViewTab("scripted-smollm2", public=False)
-    key, _ = tab.store.open("test|trainer", lambda: rollout)
+    tab = ViewTab(Service("scripted-smollm2", public=False))
+    key, _ = tab.service.store.open("test|trainer", lambda: rollout)
     out = tab.trainer({"key": key, "turn": 1, "part": BF16, "eps": [0.2, 0.28], "advantage": 1})
     assert out["turn"] == 1 and list(out["eps"]) == [0.2, 0.28]
     s = tab.trainer({"key": key, "part": F32, "summary": True})

@@ -15,6 +15,7 @@ from rollout_trace.artifact import open_artifact
 from viewer.render import panels
 from viewer.render.safe import MAX_CHARS, markdown, pre
 from viewer.rollout import Rollout
+from viewer.ui.service import Service
 from viewer.ui.store import RolloutStore, rollout_bytes
 from viewer.ui.view_tab import ViewTab
 
@@ -24,19 +25,19 @@ def opened(value: str) -> dict:
 
 
 def test_visitors_of_one_source_share_one_load():
-    tab = ViewTab("scripted-smollm2", public=False)
-    keys = {opened(tab.source_value("scripted-smollm2")[0])["key"] for _ in range(12)}
-    assert len(keys) == 1 and tab.store.loads == 1
+    tab = ViewTab(Service("scripted-smollm2", public=False))
+    keys = {opened(tab.service.values.source_value("scripted-smollm2")[0])["key"] for _ in range(12)}
+    assert len(keys) == 1 and tab.service.store.loads == 1
 
 
 def test_a_rewritten_folder_is_a_new_identity(tmp_path):
     folder = tmp_path / "a"
     shutil.copytree(EXAMPLE, folder)
-    tab = ViewTab("scripted-smollm2", public=False)
-    k1 = opened(tab.source_value(str(folder))[0])["key"]
+    tab = ViewTab(Service("scripted-smollm2", public=False))
+    k1 = opened(tab.service.values.source_value(str(folder))[0])["key"]
     edit_json(folder / "summary.json", lambda d: d.update(produced_by="edited"))
-    k2 = opened(tab.source_value(str(folder))[0])["key"]
-    assert k1 != k2 and tab.store.loads == 2
+    k2 = opened(tab.service.values.source_value(str(folder))[0])["key"]
+    assert k1 != k2 and tab.service.store.loads == 2
 
 
 def test_store_evicts_by_bytes_and_reloads_what_a_page_still_uses(tmp_path):
@@ -61,22 +62,22 @@ def test_store_evicts_by_bytes_and_reloads_what_a_page_still_uses(tmp_path):
 
 
 def test_an_overlong_source_is_refused_before_any_lookup():
-    tab = ViewTab("scripted-smollm2", public=True)
-    value, loaded = tab.source_value("x" * 100_000)
+    tab = ViewTab(Service("scripted-smollm2", public=True))
+    value, loaded = tab.service.values.source_value("x" * 100_000)
     assert "too long to be a source" in opened(value)["error_html"] and loaded == ""
     assert "x" * 200 not in value
 
 
 @pytest.mark.parametrize("req", [None, "key", [1, 2], {"key": 5}, {"key": "k", "turn": "x" * 999}, 3.5])
 def test_component_server_answers_bad_requests_with_a_message(req):
-    tab = ViewTab("scripted-smollm2", public=False)
+    tab = ViewTab(Service("scripted-smollm2", public=False))
     assert "error" in tab.chunk(req)
     assert tab.training(req)["rows"] == []
 
 
 def test_opened_value_ships_the_first_chunk_at_the_story():
-    tab = ViewTab("scripted-smollm2", public=False)
-    o = opened(tab.source_value("scripted-smollm2")[0])
+    tab = ViewTab(Service("scripted-smollm2", public=False))
+    o = opened(tab.service.values.source_value("scripted-smollm2")[0])
     t0 = o["outline"]["turns"][0]
     first = o["first_chunk"]
     assert first["start"] <= t0["prompt_tokens"] < first["start"] + len(first["ids"])
@@ -87,16 +88,16 @@ def test_upload_problems_name_the_upload_not_a_server_path(tmp_path):
     bad = tmp_path / "bad"
     shutil.copytree(EXAMPLE, bad)
     edit_json(bad / "turns.json", lambda d: d["turns"][1].update(mask=d["turns"][1]["mask"][:-3]))
-    tab = ViewTab("scripted-smollm2", public=True)
-    value, _, _ = tab.on_upload([str(zip_folder(bad, tmp_path / "mine.zip"))])
+    tab = ViewTab(Service("scripted-smollm2", public=True))
+    value, _, _ = tab.service.values.open_upload([str(zip_folder(bad, tmp_path / "mine.zip"))])
     html = opened(value)["error_html"]
     assert "mine.zip" in html and "turn 1" in html and "/tmp" not in html and "rollout-upload-" not in html
 
 
 def test_no_agent_turn_is_a_message_not_a_crash(tmp_path):
     dest = artifact_without_turns(tmp_path / "empty")
-    tab = ViewTab("scripted-smollm2", public=False)
-    o = opened(tab.source_value(str(dest))[0])
+    tab = ViewTab(Service("scripted-smollm2", public=False))
+    o = opened(tab.service.values.source_value(str(dest))[0])
     assert o["outline"]["turns"] == [] and "no agent turn" in o["outline"]["notice"] and o["first_chunk"] is None
     assert "TRL 1.16.0 drops this rollout" in tab.training({"key": o["key"]})["html"]
 
@@ -141,33 +142,38 @@ def test_downloads_live_in_one_folder_that_prunes_old_files(monkeypatch):
 def test_an_upload_is_named_by_its_digest_and_a_stale_link_says_so(tmp_path):
     """An upload's source is `upload:<digest>`, which reopens it while the server holds it; a link to
     one it does not hold says so, and does not stop the same file being uploaded later."""
-    tab = ViewTab("scripted-smollm2", public=True)
-    gone, _ = tab.source_value("upload:" + "0" * 32)
+    tab = ViewTab(Service("scripted-smollm2", public=True))
+    gone, _ = tab.service.values.source_value("upload:" + "0" * 32)
     assert "no longer loaded on this server: upload the file again" in gone
-    value, _, src = tab.on_upload([str(zip_folder(EXAMPLE, tmp_path / "mine.zip"))])
+    value, _, src = tab.service.values.open_upload([str(zip_folder(EXAMPLE, tmp_path / "mine.zip"))])
     assert src.startswith("upload:") and json.loads(value)["src"] == src
-    again, shown = tab.source_value(src)
+    again, shown = tab.service.values.source_value(src)
     assert shown == src and json.loads(again)["key"] == json.loads(value)["key"]
     stale = "upload:" + "0" * 32
-    tab.source_value(stale)
-    assert "error_html" in json.loads(tab.source_value(stale)[0])  # still a message, never a crash
+    tab.service.values.source_value(stale)
+    assert "error_html" in json.loads(tab.service.values.source_value(stale)[0])  # still a message, never a crash
 
 
 def test_a_public_capture_is_named_so_a_reload_reopens_it(example_copy):
     """A public visitor cannot name the capture's server folder: the capture is named as an upload is, so the page's
     URL carries a src that reopens the same rollout, and the source box shows that name."""
     import json
+    from types import SimpleNamespace
 
     from rollout_trace.artifact import open_artifact
+    from viewer.ui.capture_gate import Gate
+    from viewer.ui.capture_tab import CaptureTab
+    from viewer.ui.service import Service
     from viewer.ui.view_tab import ViewTab
 
-    tab = ViewTab("scripted-smollm2", public=True)
-    key, src = tab.keep_capture(open_artifact(example_copy))
+    tab = ViewTab(Service("scripted-smollm2", public=True))
+    key, src = tab.service.values.keep_capture(open_artifact(example_copy))
     assert src is not None and src.startswith("upload:") and str(example_copy) not in src
-    value, shown = tab.source_value(src)
+    value, shown = tab.service.values.source_value(src)
     opened = json.loads(value)
     assert "error_html" not in opened and opened["key"] == key and opened["src"] == src and shown == src
-    tab.loaded, tab.src = "loaded", "source"  # the components' stand-ins (they exist once the tab is rendered)
-    assert tab.open_capture(example_copy, following=False)["source"]["value"] == src
-    private = ViewTab("scripted-smollm2", public=False)
-    assert private.keep_capture(open_artifact(example_copy))[1] == str(example_copy)
+    cap = CaptureTab(tab.service, enabled=True, public=True, gate=Gate())
+    cap.parts = SimpleNamespace(loaded="loaded", src="source")  # the components' stand-ins (made once rendered)
+    assert cap.open_capture(example_copy, following=False)["source"]["value"] == src
+    private = ViewTab(Service("scripted-smollm2", public=False))
+    assert private.service.values.keep_capture(open_artifact(example_copy))[1] == str(example_copy)

@@ -89,14 +89,15 @@ VOCAB_CHILD = textwrap.dedent("""
 
 UPLOAD_CHILD = textwrap.dedent("""
     import json, resource, sys
+    from viewer.ui.service import Service
     from viewer.ui.view_tab import ViewTab
 
-    tab = ViewTab("scripted-smollm2", public=True)
-    tab.on_upload([sys.argv[1]])  # a first upload: what every later one is measured against
+    tab = ViewTab(Service("scripted-smollm2", public=True))
+    tab.service.values.open_upload([sys.argv[1]])  # a first upload: what every later one is measured against
     peak0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    value, _, _ = tab.on_upload([sys.argv[2]])
+    value, _, _ = tab.service.values.open_upload([sys.argv[2]])
     peak1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"grew_kb": peak1 - peak0, "value": value, "counted": tab.store.loaded_bytes()}))
+    print(json.dumps({"grew_kb": peak1 - peak0, "value": value, "counted": tab.service.store.loaded_bytes()}))
 """)
 
 

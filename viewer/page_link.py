@@ -18,7 +18,7 @@ from .untrusted import whole
 
 MAX_SRC_CHARS = 1024  # a Hub id with revision and sub-folder fits in ~700; a path in far less
 MAX_TURN = 10_000_000
-# An upload is named by its content's digest (viewer/ui/view_tab.py): `upload:<hex>` reopens it while the
+# An upload is named by its content's digest (viewer/ui/token_values.py): `upload:<hex>` reopens it while the
 # server still holds it, and names no file.
 UPLOAD_SRC = re.compile(r"upload:([0-9a-f]{32})")
 # printable text only: no control characters (newlines, NUL, escapes) in a source name

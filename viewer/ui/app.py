@@ -20,7 +20,12 @@ from viewer.settings import settings
 
 from .cache_folder import private_cache
 from .capture_tab import CaptureTab
+from .collection_view import CollectionView
+from .find_panel import FindPanel
 from .mcp_tools import McpTools, only_tools_public
+from .parts import ViewParts
+from .run_view import RunView
+from .service import Service
 from .view_tab import ViewTab
 
 UPLOAD_LIMIT = "200mb"
@@ -35,6 +40,39 @@ def configured_source(cli_source: str | None = None) -> str:
     return (cli_source or "").strip() or settings().source or DEFAULT_EXAMPLE
 
 
+class ViewPage:
+    """The View tab's parts, made from one service: the source bar and token view, and between them the run page,
+    the search panel and the collection index, each a part of its own that meets the others in the service."""
+
+    def __init__(self, service: Service):
+        self.service = service
+        self.tab = ViewTab(service)
+        self.runs = RunView(service)  # a recorded TRL run's page, above its collection index (viewer/ui/run_view.py)
+        self.find = FindPanel(service)  # search and findings over a collection's or a run's rollouts
+        self.index = CollectionView(service)  # the collection index, above the token view
+
+    def render(self) -> None:
+        """Create the components (call inside a `gr.Tab`)."""
+        self.tab.render(above=[self.runs.render, self.find.render, self.index.render])
+
+    def wire(self) -> ViewParts:
+        """Wire every part's events (after `render`); returns the components others write to (a capture)."""
+        t = self.tab
+        self.parts = ViewParts(view=t.view, loaded=t.loaded, index=self.index.component, src=t.src, load=t.load,
+                               upload=t.upload)
+        for part in (t, self.index, self.runs, self.find):  # the source bar's own event first: it opens what it names
+            part.wire(self.parts)
+        return self.parts
+
+    def load(self, demo: gr.Blocks) -> None:
+        """What the page load shows. The run page's parts first (viewer/ui/run_view.py), the collection index below
+        it after: on a big run the index is most of the bytes, and the run page is what the visitor came for."""
+        parts = self.parts
+        demo.load(self.runs.on_page_load, None, self.runs.outputs()).then(
+            self.index.on_page_load, None, [parts.view, parts.src, parts.loaded, parts.index])
+        demo.load(self.find.on_page_load, None, self.find.html)  # the search panel (viewer/ui/find_panel.py)
+
+
 def build_app(default_source: str | None = None, public: bool = False,
               capture_enabled: bool | None = None, mcp: bool | None = None) -> gr.Blocks:
     """The app. `mcp`: serve the read-only agent tools (viewer/ui/mcp_tools.py) through Gradio's MCP server;
@@ -44,26 +82,23 @@ def build_app(default_source: str | None = None, public: bool = False,
         mcp = settings().mcp_server
     if capture_enabled is None:
         capture_enabled = not public or settings().enable_capture
-    view = ViewTab(default_source, public)
-    capture = CaptureTab(view, enabled=capture_enabled, public=public)
+    service = Service(default_source, public)  # the stores and caches every tab shares (viewer/ui/service.py)
+    view = ViewPage(service)
+    capture = CaptureTab(service, enabled=capture_enabled, public=public)
     # Every rollout's outline asks TRL what it trains. The import takes seconds and transformers' lazy
     # modules are not safe to import first from several request threads at once: do it here, once.
     import_trl()
     private_cache()  # before the Blocks: Gradio reads its cache folder's name when they are made
     with gr.Blocks(title="Rollout trace viewer", delete_cache=UPLOAD_CACHE_SWEEP) as demo:
         with gr.Tabs(selected="view", elem_classes="tv-chrome-tabs") as tabs:
-            parts: list[tuple[str, Callable[[], None]]] = [("Capture", capture.render), ("View", view.render)]
-            for name, render in parts if capture_enabled else parts[::-1]:  # without capture, View comes first
+            pages: list[tuple[str, Callable[[], None]]] = [("Capture", capture.render), ("View", view.render)]
+            for name, render in pages if capture_enabled else pages[::-1]:  # without capture, View comes first
                 with gr.Tab(name, id=name.lower(), elem_id=f"{name.lower()}-tab"):
                     render()
-        capture.wire(tabs)
-        # The run page's parts first (viewer/ui/run_view.py), the collection index below it after: on a big run
-        # the index is most of the bytes, and the run page is what the visitor came for.
-        demo.load(view.runs.on_page_load, None, view.runs.outputs()).then(
-            view.collections.on_page_load, None, [view.view, view.src, view.loaded, view.collections.component])
-        demo.load(view.find.on_page_load, None, view.find.html)  # the search panel (viewer/ui/find_panel.py)
+        capture.wire(tabs, view.wire())
+        view.load(demo)
         if mcp:
-            McpTools(view).register()
+            McpTools(service).register()
     if mcp:
         only_tools_public(demo)
     return demo

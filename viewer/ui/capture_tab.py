@@ -50,6 +50,8 @@ from capture.live import LiveUpdate
 from capture.policy import pinned_endpoint
 from rollout_trace.analysis.report import fmt_reward
 from rollout_trace.artifact import Artifact
+from rollout_trace.artifact.group import GROUP_FILE
+from viewer.contract import Initial
 from viewer.render import safe
 from viewer.settings import settings
 from viewer.untrusted import number, whole
@@ -57,6 +59,8 @@ from viewer.untrusted import number, whole
 from .capture_gate import Gate
 from .downloads import new_download_dir
 from .live import live_source_name
+from .parts import ViewParts
+from .service import Service
 
 MAX_LOG_LINES = 400
 MAX_TIMEOUT_S = 7 * 24 * 3600.0  # a rollout never runs for a week; past this a number is a typo or a probe
@@ -206,8 +210,10 @@ class CaptureTab:
     of the components they change, so adding a field touches one place.
     """
 
-    def __init__(self, view, enabled: bool, public: bool, gate: Gate | None = None):
-        self.view, self.enabled, self.public = view, enabled, public
+    parts: ViewParts  # the View tab's components a capture opens in (set by wire)
+
+    def __init__(self, service: Service, enabled: bool, public: bool, gate: Gate | None = None):
+        self.service, self.enabled, self.public = service, enabled, public
         self.gate = gate if gate is not None else Gate.from_env()
         self.slot = Slot()
         self.last_artifact: Path | None = None
@@ -356,10 +362,10 @@ class CaptureTab:
         """The Capture tab's part of a watched run: the view's first value, and the View tab brought to the
         front when the first turn lands. The page asks for everything after itself (viewer/ui/live.py)."""
         update: dict = {}
-        if not watched.get("shown") and (value := self.view.live.value(run, u.rollout)) is not None:
-            update[self.view.view] = value
+        if not watched.get("shown") and (value := self.service.live.value(run, u.rollout)) is not None:
+            update[self.parts.view] = value
             # the source box names what the view shows; the finished capture's own name replaces it (open_capture)
-            update[self.view.src] = gr.update(value=live_source_name(u.artifact.summary.task_id))
+            update[self.parts.src] = gr.update(value=live_source_name(u.artifact.summary.task_id))
             watched["shown"] = True
         if watched.get("shown") and not watched.get("switched") and u.artifact.turns:
             update[self.tabs] = gr.Tabs(selected="view")
@@ -371,7 +377,7 @@ class CaptureTab:
         out: dict[int | None, tuple[str, str | None, float | None]] = {}
         for index, a, advantage in w.rollouts:
             try:
-                out[index] = (*self.view.keep_capture(a), advantage)
+                out[index] = (*self.service.values.keep_capture(a), advantage)
             except Exception as e:  # its live view stays, marked as ended; a group's map still opens it
                 crash_log.unexpected("analysing a capture")
                 w.problem = f"the artifact is written, but could not be analysed: {type(e).__name__}: {str(e)[:300]}"
@@ -382,13 +388,13 @@ class CaptureTab:
         at a time (its rollouts side by side, StageBoard). The View tab gets the live view once the task is
         known and comes to the front when the first turn lands; the page follows it from there (for a group,
         the rollout it picks: viewer/ui/live.py). At the end each written rollout replaces its live view, and
-        the View tab opens what was written (ViewTab.open_capture)."""
+        the View tab opens what was written (`open_capture`)."""
         self.slot.cancel.clear()
         self.slot.started, self.slot.stage = time.monotonic(), "task"
         board = StageBoard(k) if k else None
         events: queue.Queue = queue.Queue()
         result: dict = {}
-        live = self.view.live
+        live = self.service.live
         run = live.start(rollouts=k, cancel=self.slot.cancel.set)
 
         def progress(p: Progress | RolloutProgress) -> None:
@@ -444,7 +450,7 @@ class CaptureTab:
             update = {self.status: status(state, why, turns=0 if board is not None else None, side_by_side=False),
                       self.log: log}
             if board is None and watched.get("shown") and (value := live.value(run)) is not None:
-                update[self.view.view] = value
+                update[self.parts.view] = value
             yield update
             return
         w = written(result["written"])
@@ -460,11 +466,29 @@ class CaptureTab:
         # a group's page asks for the rollout it follows (viewer/ui/live.py): no view value is pushed, which
         # would move a reader following another; a rollout's finished view replaces its live one in place
         if board is None and (value := live.value(run)) is not None:
-            update[self.view.view] = value
-        if opened := self.view.open_capture(w.root, following=bool(watched.get("shown"))):
+            update[self.parts.view] = value
+        if opened := self.open_capture(w.root, following=bool(watched.get("shown"))):
             update.update(opened)
             update[self.tabs] = gr.Tabs(selected="view")
         yield update
+
+    def open_capture(self, root: Path, following: bool) -> dict:
+        """The View tab's components opening what a capture just wrote at `root`.
+
+        A rollout: its folder becomes the loaded source. A group: its map in the index, where paths may be
+        named (a public visitor gets the zip instead: nothing opens). `following`: the page follows the
+        capture's live view, finished in place, and keeps it (the group map's view is not pushed over it).
+        """
+        parts, src = self.parts, gr.update(value=str(root))
+        if not (root / GROUP_FILE).is_file():
+            if self.public:  # named as its view names it (keep_capture): the source box and the URL agree
+                named = self.service.values.captured.get(str(root))
+                return {parts.loaded: str(root)} | ({parts.src: gr.update(value=named)} if named else {})
+            return {parts.loaded: str(root), parts.src: src}
+        if self.public:
+            return {}
+        value, loaded, index = self.service.rows.open_row(str(root), "", {}, Initial())
+        return {parts.loaded: loaded, parts.index: index, parts.src: src} | ({} if following else {parts.view: value})
 
     def cancel(self, values: dict, profile: gr.OAuthProfile | None = None) -> str:
         refused = self._refusal(values, profile)
@@ -582,10 +606,11 @@ class CaptureTab:
             if self.gate.users and settings().on_space:  # Gradio's sign-in needs a Space's OAuth
                 gr.LoginButton(elem_id="cap-login")
 
-    def wire(self, tabs: gr.Tabs) -> None:
+    def wire(self, tabs: gr.Tabs, parts: ViewParts) -> None:
+        """Wire the form's events; `parts`: the View tab's components a capture opens in."""
         if not self.enabled:
             return
-        self.tabs = tabs
+        self.tabs, self.parts = tabs, parts
         form = self.form
         if "backend" in self.fields:
             self.fields["backend"].change(self.on_backend, self.fields["backend"],
@@ -593,8 +618,8 @@ class CaptureTab:
         self.preview_btn.click(self.preview, form, self.preview_box)
         self.check_btn.click(self.check, form, self.verdict)
         # No progress overlay: the live token view is an output of this event, and the reader works in it.
-        self.run_btn.click(self.run, self.form, [self.status, self.log, self.view.view, self.view.loaded, tabs,
-                                                 self.download, self.view.src, self.view.collections.component,
+        self.run_btn.click(self.run, self.form, [self.status, self.log, self.parts.view, self.parts.loaded, tabs,
+                                                 self.download, self.parts.src, self.parts.index,
                                                  self.push_btn],
                            show_progress="hidden")
         self.cancel_btn.click(self.cancel, form, self.status, queue=False)

@@ -5,65 +5,45 @@ and the hits, each opening the token view on its turn with the matched tokens ma
 A `gr.HTML` mounted by viewer/assets/find_panel.js; its value is `{src, serial}` (which source it is about). The
 page asks two server functions: `find_summary` (builds the source's text index once, viewer/find/cache.py) and
 `find_search`; a hit sends a "click" event {action: "open", row, turn, found} that opens the row through the
-collection view's own `open_row`. In public mode the index reads at most MAX_ROLLOUTS_PUBLIC rollouts of a
+rows every part opens (viewer/ui/rows.py, `open_row`). In public mode the index reads at most MAX_ROLLOUTS_PUBLIC rollouts of a
 source, regexes get the smaller time budget, and a source is one the visitor could open anyway.
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gradio as gr
 import msgspec
 
-from rollout_trace.artifact import ArtifactError
-from rollout_trace.artifact.collection import Collection
 from viewer import assets
 from viewer.contract import Initial
 from viewer.find import answers
-from viewer.find.cache import FindCache
 from viewer.find.index import FindIndex
 from viewer.page_link import MAX_SRC_CHARS, MAX_TURN
 from viewer.router import rollout_param
 from viewer.untrusted import whole
 
-if TYPE_CHECKING:
-    from .view_tab import ViewTab
+from .parts import ViewParts
+from .service import Service
 
 MOUNT_JS = "FindPanel.mountInApp(element, props, server, watch, trigger);"
 _serial = itertools.count(1)
 
 
 class FindPanel:
-    def __init__(self, view: ViewTab):
-        self.view = view
-        self.cache = FindCache(public=view.public)
-
-    @property
-    def collections(self):
-        return self.view.collections
-
-    def _collection(self, src: str) -> tuple[str, Collection, bool] | None:
-        """The collection or run `src` names, as (name, collection, local reads allowed); None when it is neither,
-        or cannot be read."""
-        src = (src or "").strip()
-        if not src or len(src) > MAX_SRC_CHARS or not self.collections.is_collection(src):
-            return None
-        allow = self.collections.allow_local(src)
-        try:
-            return src, self.collections.cache.get(src, allow), allow
-        except ArtifactError:
-            return None
+    def __init__(self, service: Service):
+        self.service = service
+        self.cache = service.find
 
     def index_of(self, src: str) -> FindIndex | None:
         """The text index of the collection or run `src` names (None when it is neither, or cannot be read)."""
-        got = self._collection(src)
-        return self.cache.get(*got) if got is not None else None
+        return self.service.find_index(src)
 
     def _pending(self, src: str) -> int | None:
         """How many rollouts a Hub source would download to be indexed, when its index is not built yet."""
-        got = self._collection(src)
+        got = self.service.find_source(src)
         if got is None:
             return None
         src, c, allow = got
@@ -91,13 +71,13 @@ class FindPanel:
         index = self.index_of(str(req.get("src") or "")[:MAX_SRC_CHARS])
         if index is None:
             return {"error": "this source is not a collection or a run"}
-        return msgspec.to_builtins(answers.search(index, req, self.view.public))
+        return msgspec.to_builtins(answers.search(index, req, self.service.public))
 
     # -- events ----------------------------------------------------------------------------------------
 
     def value(self, src: str) -> str:
         src = (src or "").strip()
-        shown = bool(src) and len(src) <= MAX_SRC_CHARS and self.collections.is_collection(src)
+        shown = bool(src) and len(src) <= MAX_SRC_CHARS and self.service.is_collection(src)
         return msgspec.json.encode({"src": src if shown else "", "serial": next(_serial)}).decode()
 
     def on_source(self, source: Any) -> str:
@@ -105,20 +85,20 @@ class FindPanel:
 
     def on_page_load(self, request: gr.Request) -> str:
         q = dict(request.query_params) if request is not None else {}
-        return self.value(str(q.get("src") or self.view.default_source or ""))
+        return self.value(str(q.get("src") or self.service.default_source or ""))
 
-    def on_open(self, evt: gr.EventData) -> tuple:
+    def on_open(self, evt: gr.EventData) -> dict:
         """A hit's "open" event: the token view on its turn, the hit's tokens marked."""
         data = getattr(evt, "_data", None) or {}
         if not isinstance(data, dict) or data.get("action") != "open-hit":
-            return gr.skip(), gr.skip(), gr.skip()
+            return {}
         src = str(data.get("src") or "").strip()[:MAX_SRC_CHARS]
         found = data.get("found")
         a, b = (whole(found[0], MAX_TURN), whole(found[1], MAX_TURN)) if isinstance(found, list) and len(found) == 2 else (None, None)
         mark = (a, b) if a is not None and b is not None and b > a else None
         initial = Initial(turn=whole(data.get("turn"), MAX_TURN) or 0, scope="full", found=mark)
-        return self.collections.open_row(src, str(data.get("row") or "")[:MAX_SRC_CHARS], {}, initial,
-                                         rollout_param(data.get("rollout")))
+        return self.parts.of(self.service.rows.open_row(src, str(data.get("row") or "")[:MAX_SRC_CHARS], {}, initial,
+                                                        rollout_param(data.get("rollout"))))
 
     # -- layout ----------------------------------------------------------------------------------------
 
@@ -134,7 +114,10 @@ class FindPanel:
                             js_on_load=assets.read("find_panel.js") + MOUNT_JS,
                             server_functions=[find_summary, find_search], elem_id="find-panel", padding=False)
 
-    def wire(self, triggers: list, source, opened: list) -> None:
-        for t in triggers:
-            t(self.on_source, source, self.html)
-        self.html.click(self.on_open, None, opened)
+    def wire(self, parts: ViewParts) -> None:
+        """The panel follows the View tab's source bar; a hit opens in the View tab's `parts`."""
+        self.parts = parts
+        for t in parts.triggers:
+            t(self.on_source, parts.src, self.html)
+        parts.upload.upload(lambda: self.value(""), None, self.html)  # an upload is never searched: hides the panel
+        self.html.click(self.on_open, None, parts.opened)

@@ -36,7 +36,7 @@ STAGE_WORDS = {"task": "preparing the task", "preflight": "checking the endpoint
 MAX_RUNS = 8  # runs remembered; a page still watching an older one is told it is gone
 POLL_MS = 500  # how often the page asks: with the proxy watched once a second, a call is painted within 2 s
 
-# (store key, src, initial, live record, advantage) -> the token view's value (ViewTab.opened_value)
+# (store key, src, initial, live record, advantage) -> the token view's value (TokenValues.opened_value)
 OpenedFn = Callable[[str, str | None, Initial, Live, float | None], str]
 
 

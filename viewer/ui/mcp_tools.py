@@ -12,7 +12,6 @@ marked "undocumented" so that they are neither listed as tools nor in the API do
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 import gradio as gr
 import msgspec
@@ -25,8 +24,7 @@ from viewer.group import compare as group_compare
 from viewer.page_link import MAX_SRC_CHARS
 from viewer.rollout import CHUNK
 
-if TYPE_CHECKING:
-    from .view_tab import ViewTab
+from .service import Service
 
 MAX_TURN_TOKENS = 2000  # tokens one rollout_turn answer carries
 TOOLS = ("list_open", "run_summary", "find_rollouts", "rollout_turn", "compare_rollouts")
@@ -37,19 +35,18 @@ def _dump(value: object) -> str:
 
 
 class McpTools:
-    def __init__(self, view: ViewTab):
-        self.view = view
+    def __init__(self, service: Service):
+        self.service = service
 
     def _collection(self, source: str):
         src = (source or "").strip()
         if not src or len(src) > MAX_SRC_CHARS:
             raise ValueError("name a source: a bundled example or a Hub dataset id (a local path on a private app)")
-        cv = self.view.collections
-        if not cv.is_collection(src):
+        if not self.service.is_collection(src):
             raise ValueError("this source is not a collection or a run this app can open (a public app opens bundled "
                              "examples and Hub dataset ids)")
         try:
-            return src, cv.cache.get(src, cv.allow_local(src))
+            return src, self.service.collections.get(src, self.service.allow_local(src))
         except ArtifactError as e:
             raise ValueError("; ".join(str(p) for p in e.problems[:5])) from None
 
@@ -61,9 +58,9 @@ class McpTools:
         out = [{"source": s, "kind": "run"} for s in bundled_runs()] + \
               [{"source": s, "kind": "collection"} for s in bundled_groups()]
         seen = {o["source"] for o in out}
-        for key in list(self.view.collections.cache._entries):
+        for key in list(self.service.collections._entries):
             kind, _, name = key.partition("|")
-            if kind == "hub" or (kind in ("folder", "zip") and not self.view.public):
+            if kind == "hub" or (kind in ("folder", "zip") and not self.service.public):
                 name = name.split("|")[0]
                 if name not in seen:
                     out.append({"source": name, "kind": kind})
@@ -85,7 +82,7 @@ class McpTools:
         if c.run is None:
             return json.dumps({"error": f"{src[:100]!r} is a collection, not a recorded run"})
         stats = run_page.version_stats(c.run)
-        index = self.view.find.index_of(src)
+        index = self.service.find_index(src)
         found = answers.summary(index) if index is not None else None
         return _dump({"source": src, "model": c.run.manifest.model, "live": c.run.live, "versions": stats,
                       "notes": run_page.health_notes(stats, c.run.rows, c.run.live),
@@ -106,12 +103,12 @@ class McpTools:
             versions: a run's policy versions, A:B (inclusive), A:, :B or A; empty for all
             status: a run's rollout status (ok, timed-out, unscorable, failed), or empty
         Returns JSON: {hits, rollouts, per_version, partial, notes} or {error}."""
-        index = self.view.find.index_of((source or "").strip()[:MAX_SRC_CHARS])
+        index = self.service.find_index((source or "").strip()[:MAX_SRC_CHARS])
         if index is None:
             return json.dumps({"error": "this source is not a collection or a run this app can open"})
         req = {"pattern": pattern, "rule": rule, "fields": [where] if where else [], "versions": versions,
                "statuses": [status] if status else [], "limit": 50}
-        return _dump(answers.search(index, req, self.view.public))
+        return _dump(answers.search(index, req, self.service.public))
 
     def rollout_turn(self, source: str, path: str, turn: int = 0, start: int = 0, count: int = 500) -> str:
         """One turn of one rollout as text, token by token: each token's text, mask (1 = generated, trained
@@ -131,7 +128,7 @@ class McpTools:
             rec = c.record((path or "").strip("/")[:MAX_SRC_CHARS])
             if rec is None or rec.kind != "artifact":
                 raise ValueError(f"no rollout at {str(path)[:100]!r} in this source")
-            r = self.view.collections._rollout(c, src, rec.path)
+            r = self.service.rollout(c, src, rec.path)
         except (ValueError, ArtifactError) as e:
             return json.dumps({"error": str(e)})
         turns = r.artifact.turns
@@ -147,7 +144,7 @@ class McpTools:
             for k, pos in enumerate(range(ch.start, ch.start + len(ch.ids))):
                 if lo <= pos < hi:
                     tokens.append([ch.text[k], int(ch.mask[k]), ch.logprob[k]])
-        index = self.view.find.index_of(src)
+        index = self.service.find_index(src)
         fate = {"status": rec.status, "trained_step": rec.trained_step, "dropped": rec.dropped,
                 "reward": rec.reward, "advantage": rec.advantage, "version": rec.policy_version}
         return _dump({"path": rec.path, "turn": turn, "turns": len(turns), "prompt_tokens": t.n_prompt,
@@ -169,12 +166,12 @@ class McpTools:
             ra, rb = c.record((a or "").strip("/")), c.record((b or "").strip("/"))
             if ra is None or rb is None or ra.kind != "artifact" or rb.kind != "artifact" or ra.path == rb.path:
                 raise ValueError("name two different rollouts of this source (their paths, as find_rollouts gives)")
-            got = group_compare(self.view.collections._rollout(c, src, ra.path), ra.rollout or 0,
-                                self.view.collections._rollout(c, src, rb.path), rb.rollout or 0,
+            got = group_compare(self.service.rollout(c, src, ra.path), ra.rollout or 0,
+                                self.service.rollout(c, src, rb.path), rb.rollout or 0,
                                 max(0, turn if isinstance(turn, int) else 0))
         except (ValueError, ArtifactError) as e:
             return json.dumps({"error": str(e)})
-        index = self.view.find.index_of(src)
+        index = self.service.find_index(src)
 
         def side(rec, s) -> dict:
             return {"path": rec.path, "version": rec.policy_version, "rollout": rec.rollout, "reward": rec.reward,

@@ -7,49 +7,43 @@ run's rows unchanged, viewer/ui/collection_view.py), a column of its own: a head
 rate over versions). Both are `gr.HTML` components mounted by viewer/assets/run_page.js, which writes every
 text from a record with textContent and draws the charts on canvas in the page (viewer/assets/run_charts.js,
 reduced to the pixels on screen), so the server sends each version's numbers once. The per-version numbers
-are computed once per run state (`RunView.stats`), however many visitors and polls ask. Handlers answer a
+are computed once per run state (viewer/ui/follower.py), however many visitors and polls ask. Handlers answer a
 dict keyed by component: a component a handler leaves out keeps its value. A group opens in the
-existing group map and a rollout in the existing token view, through the collection view's own `open_row`;
-`?src=RUN&version=V&group=G&rollout=R&turn=T` deep-links there (`link_params`), Back returns.
+existing group map and a rollout in the existing token view, through the rows every part opens
+(viewer/ui/rows.py, `open_row`); `?src=RUN&version=V&group=G&rollout=R&turn=T` deep-links there
+(`Rows.link_params`), Back returns. The run's shared state (its collection, numbers, follower) is the app's
+service's (viewer/ui/service.py).
 
 Following: while a segment of the run has not ended, a `gr.Timer` asks every few seconds whether the run's
 files grew (one listing of four folders, `rollout_trace.artifact.run.follow`); only then are the grown tails
-of its line files read, the shared collection replaced, and the page's parts sent again. A Hub run is asked
-for its latest commit instead, at most once per HUB_CHECK_S per run however many visitors follow it, and
-read again at a new commit.
+of its line files read, the shared collection replaced, and the page's parts sent again; a Hub run is asked
+for its latest commit instead (viewer/ui/follower.py).
 """
 
 from __future__ import annotations
 
 import itertools
-import threading
-import time
-from collections import OrderedDict
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gradio as gr
 import msgspec
 
 from rollout_trace.artifact import ArtifactError
-from rollout_trace.artifact.collection import Collection, run_collection
-from rollout_trace.artifact.run import Run, follow
-from rollout_trace.artifact.sources import commit_of
+from rollout_trace.artifact.run import Run
 from viewer import assets, run_page
 from viewer.contract import Initial, encode
 from viewer.group import compare as group_compare
-from viewer.index import open_index
 from viewer.render import group_map as render_group
 from viewer.router import rollout_param, run_link_problem
 
-if TYPE_CHECKING:
-    from .view_tab import ViewTab
+from .follower import stamp as _stamp
+from .parts import ViewParts
+from .service import Service
 
 MOUNT_JS = "RunPage.mountInApp(element, props, server, watch, trigger, '{part}');"
 POLL_S = 2.0
-HUB_CHECK_S = 10.0  # a Hub run is asked for its latest commit at most this often, however many visitors follow it
 MAX_PUBLIC_VERSIONS = 5000  # on a public Space a page holds at most this many versions (the last ones), said so
-MAX_STATS = 16  # run states whose per-version numbers are kept (one per run a visitor has open, and a few more)
 _serial = itertools.count(1)
 
 
@@ -58,58 +52,15 @@ def _params(request: gr.Request | None) -> dict[str, str]:
 
 
 class RunView:
-    """Owns the run page's components, and follows the runs visitors have open."""
+    """Owns the run page's components and events."""
 
-    def __init__(self, view: ViewTab):
-        self.view = view
-        self._follow_locks: dict[str, threading.Lock] = {}  # one follower per run, shared by its visitors
-        self._locks_lock = threading.Lock()
-        self._hub_checked: dict[str, float] = {}  # src -> when its latest commit was last asked for
-        self.clock = time.monotonic
-        self._stats_lock = threading.Lock()
-        # per run state: its per-version numbers, computed once however many visitors and polls ask
-        self._stats: OrderedDict[tuple, tuple[Run, list[run_page.VersionStats]]] = OrderedDict()
-        self.stats_computed = 0  # how many times version_stats ran (tests read it)
-
-    # -- what a source is ------------------------------------------------------------------------------
-
-    @property
-    def collections(self):
-        return self.view.collections
-
-    def is_run(self, source: str) -> bool:
-        """A recorded run (rollout_trace/artifact/kinds.py decides, through the collection view)."""
-        return self.collections.kind(source) == "run"
-
-    def _collection(self, src: str) -> Collection | None:
-        if not self.is_run(src):
-            return None
-        try:
-            c = self.collections.cache.get(src.strip(), self.collections.allow_local(src))
-        except ArtifactError:
-            return None
-        return c if c.run is not None else None
-
-    def stats(self, run: Run) -> list[run_page.VersionStats]:
-        """The run's per-version numbers, once per run state (a followed run that grew is a new state)."""
-        key = (id(run), *_stamp(run))
-        with self._stats_lock:
-            hit = self._stats.get(key)
-            if hit is not None and hit[0] is run:
-                self._stats.move_to_end(key)
-                return hit[1]
-        stats = run_page.version_stats(run)  # outside the lock: another run's visitor does not wait for this one
-        with self._stats_lock:
-            self.stats_computed += 1
-            self._stats[key] = (run, stats)
-            while len(self._stats) > MAX_STATS:
-                self._stats.popitem(last=False)
-        return stats
+    def __init__(self, service: Service):
+        self.service = service
 
     # -- values ----------------------------------------------------------------------------------------
 
     def head(self, src: str, run: Run, stats: list[run_page.VersionStats] | None = None) -> run_page.RunHead:
-        stats = self.stats(run) if stats is None else stats
+        stats = self.service.follower.stats(run) if stats is None else stats
         bound = [f"a public Space shows the last {MAX_PUBLIC_VERSIONS} of this run's {len(stats)} versions"] \
             if self._bounded(stats) else []
         return run_page.RunHead(
@@ -120,11 +71,11 @@ class RunView:
             problems=[str(p) for p in run.problems[:20]] + run.notes[:5])
 
     def _bounded(self, stats: list[run_page.VersionStats]) -> bool:
-        return bool(getattr(self.view, "public", False)) and len(stats) > MAX_PUBLIC_VERSIONS
+        return self.service.public and len(stats) > MAX_PUBLIC_VERSIONS
 
     def body(self, src: str, run: Run, version: int | None, task: str | None,
              refresh: bool = False, stats: list[run_page.VersionStats] | None = None) -> run_page.RunBody:
-        stats = self.stats(run) if stats is None else stats
+        stats = self.service.follower.stats(run) if stats is None else stats
         if self._bounded(stats):
             stats = stats[-MAX_PUBLIC_VERSIONS:]
         if version not in {s.version for s in stats}:
@@ -140,11 +91,11 @@ class RunView:
     def show(self, src: str, params: Mapping[str, object]) -> dict:
         """Every output of the run page for `src`, by component (hidden when it is not a run)."""
         src = (src or "").strip()
-        c = self._collection(src)
+        c = self.service.run(src)
         if c is None:
             return self._hidden()
         run = c.run
-        stats = self.stats(run)
+        stats = self.service.follower.stats(run)
         link = run_page.run_request(params)
         body = self.body(src, run, link.version, link.task, stats=stats)
         head = self.head(src, run, stats)
@@ -164,35 +115,23 @@ class RunView:
 
     def on_page_load(self, request: gr.Request) -> dict:
         q = _params(request)
-        return self.show(str(q.get("src") or self.view.default_source or ""), q)
+        return self.show(str(q.get("src") or self.service.default_source or ""), q)
 
-    def link_params(self, params: dict) -> dict:
-        """A page link's parameters with `version=&group=` resolved to the run's `row=` (the group's folder), so
-        the collection view opens that group's map, or with `rollout=` that rollout (the hook in
-        CollectionView.on_page_load)."""
-        if "group" not in params or "row" in params:
-            return params
-        c = self._collection(str(params.get("src") or self.view.default_source or ""))
-        if c is None or run_link_problem(c.run, params) is not None:  # a bad link opens no group (show() says why)
-            return params
-        path, _problem = run_page.resolve_link(c.run, params)
-        return {**params, "row": path} if path is not None else params
-
-    def on_action(self, evt: gr.EventData) -> tuple:
-        """The body's "open" events (a group, or a rollout of a task): (token view, loaded, index)."""
+    def on_action(self, evt: gr.EventData) -> dict:
+        """The body's "open" events (a group, or a rollout of a task): the token view, loaded source and index."""
         data = getattr(evt, "_data", None)
         req = run_page.run_request(data)
         if req.action != "open":
-            return gr.skip(), gr.skip(), gr.skip()
+            return {}
         rollout = rollout_param(data.get("rollout")) if isinstance(data, dict) else None
-        return self.collections.open_row(req.src, req.row, {}, Initial(turn=req.turn), rollout)
+        return self.parts.of(self.service.rows.open_row(req.src, req.row, {}, Initial(turn=req.turn), rollout))
 
     def on_task(self, evt: gr.EventData) -> dict:
         """The body's "task" events: the body with that task followed (its pass-rate chart is drawn from it)."""
         req = run_page.run_request(getattr(evt, "_data", None))
         if req.action != "task":
             return {}
-        c = self._collection(req.src)
+        c = self.service.run(req.src)
         if c is None:
             return {}
         return {self.body_html: encode(self.body(req.src, c.run, req.version, req.task)).decode()}
@@ -201,54 +140,17 @@ class RunView:
         """The timer: the run's parts again when its files grew since this visitor's last value, else only the
         timer (on while the run is live); reading only the grown tails of its line files."""
         src, stamp = seen if isinstance(seen, tuple) and len(seen) == 2 else ("", None)
-        c = self._collection(src) if src else None
+        c = self.service.run(src) if src else None
         if c is None:
             return {self.timer: gr.Timer(active=False)}
-        with self._locks_lock:
-            lock = self._follow_locks.setdefault(src, threading.Lock())
-            while len(self._follow_locks) > 4 * MAX_STATS:  # forget the locks of runs nobody follows
-                old = next(iter(self._follow_locks))
-                if old == src:
-                    break
-                self._follow_locks.pop(old)
-        with lock:  # one follower per run: its visitors share what it read; other runs' polls do not wait
-            allow = self.collections.allow_local(src)
-            current = self.collections.cache.get(src, allow)
-            newer = None
-            if current.run is not None and current.run.kind == "hub":
-                newer = self._hub_newer(src, current.run, allow)
-            elif current.run is not None:
-                grown = follow(current.run)
-                newer = run_collection(grown) if grown is not None else None
-            if newer is not None and self.collections.cache.replace(src, allow, current, newer):
-                current = newer
+        current = self.service.follower.follow(src)
         run = current.run
         if _stamp(run) == stamp:
             return {self.timer: gr.Timer(active=run.live)}
-        stats = self.stats(run)
+        stats = self.service.follower.stats(run)
         return {self.head_html: encode(self.head(src, run, stats)).decode(),
                 self.body_html: encode(self.body(src, run, None, None, refresh=True, stats=stats)).decode(),
                 self.timer: gr.Timer(active=run.live), self.src_state: (src, _stamp(run))}
-
-    def _hub_newer(self, src: str, run: Run, allow: bool) -> Collection | None:
-        """A Hub run at its latest commit when that is not the one it was read at, else None. One request (the
-        revision's commit) per HUB_CHECK_S per run, under the run's lock, so ten followers cost what one does;
-        a store pinned to a commit never moves, and a run that ended is not polled (its timer stops)."""
-        now = self.clock()
-        if now - self._hub_checked.get(src, -HUB_CHECK_S) < HUB_CHECK_S:
-            return None
-        self._hub_checked[src] = now
-        store = run.store.store if run.store is not None else None
-        ref, seen = getattr(store, "ref", None), getattr(store, "commit", None)
-        if ref is None or seen is None:
-            return None
-        try:
-            latest = commit_of(ref, getattr(store, "token", None))
-            if latest == seen:
-                return None
-            return open_index(src, allow_local=allow)  # read whole at the new commit (a Hub file cannot be seeked)
-        except ArtifactError:
-            return None
 
     # -- server functions (skip the queue) -------------------------------------------------------------
 
@@ -257,7 +159,7 @@ class RunView:
         if not isinstance(req, dict):
             return {"error": "a request is {src, version}"}
         asked = run_page.run_request(req)
-        c = self._collection(asked.src)
+        c = self.service.run(asked.src)
         if c is None or asked.version is None:
             return {"error": "no such run or version"}
         return {"groups": msgspec.to_builtins(run_page.group_rows(c.run, asked.version))}
@@ -269,15 +171,15 @@ class RunView:
             return {"error": "a request is {src, a, b, turn}"}
         asked = run_page.run_request(req)
         src, a, b = asked.src, asked.a, asked.b
-        c = self._collection(src)
+        c = self.service.run(src)
         if c is None:
             return {"error": "no such run"}
         ra, rb = c.record(a), c.record(b)
         if ra is None or rb is None or ra.kind != "artifact" or rb.kind != "artifact" or a == b:
             return {"error": "pick two different rollouts that have an artifact"}
         try:
-            got = group_compare(self.collections._rollout(c, src, a), ra.rollout or 0,
-                                self.collections._rollout(c, src, b), rb.rollout or 0,
+            got = group_compare(self.service.rollout(c, src, a), ra.rollout or 0,
+                                self.service.rollout(c, src, b), rb.rollout or 0,
                                 asked.turn)
         except ArtifactError as e:
             return {"error": str(e.problems[0]) if e.problems else "could not read the rollouts"}
@@ -319,16 +221,14 @@ class RunView:
     def outputs(self) -> list:
         return [self.column, self.head_html, self.body_html, self.timer, self.src_state]
 
-    def wire(self, triggers: list, source, opened: list) -> None:
-        """`triggers`: the source box's events that open a source; `opened`: [token view, loaded, index]."""
-        for t in triggers:
-            t(self.on_source, source, self.outputs())
-        self.body_html.click(self.on_action, None, opened)
+    def wire(self, parts: ViewParts) -> None:
+        """The run page follows the View tab's source bar, and its groups and tasks open in the View tab's `parts`."""
+        self.parts = parts
+        for t in parts.triggers:
+            t(self.on_source, parts.src, self.outputs())
+        parts.upload.upload(self.hide, None, self.outputs())  # an upload is never a run: hides it
+        self.body_html.click(self.on_action, None, parts.opened)
         self.body_html.click(self.on_task, None, [self.body_html])
         self.timer.tick(self.poll, self.src_state, [self.head_html, self.body_html, self.timer, self.src_state],
                         show_progress="hidden")
 
-
-def _stamp(run: Run) -> tuple:
-    """What a visitor's page was built from: it changes whenever the run grew."""
-    return len(run.rows), len(run.consumed), len(run.segments), run.live

@@ -5,64 +5,43 @@ viewer/router.py); the token view itself is one custom `gr.HTML` component (view
 by viewer/assets `read`, its CSS scoped to the component) that gets
 an `Opened` record (viewer/contract.py) as a JSON string and fetches token chunks through
 `server_functions`, which skip the queue. Loaded rollouts are shared by every visitor of the same
-source (viewer/ui/store.py). On a public Space (`public=True`) visitors can open bundled examples,
+source (viewer/ui/store.py); the values it shows are made in viewer/ui/token_values.py, for every part that
+opens something in it. The app's shared service (viewer/ui/service.py) is handed to the tab; the
+run page, search panel and collection index it holds between its source bar and its token view are parts of
+their own, placed by the app (viewer/ui/app.py). On a public Space (`public=True`) visitors can open bundled examples,
 Hub datasets and uploads, never server paths, and messages name what the visitor gave, never a
 server path.
 """
 
 from __future__ import annotations
 
-import hashlib
 import html
 import io
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
 import gradio as gr
 import msgspec
 
-import crash_log
 from rollout_trace.analysis.trainer_view import EPS_CHOICES
-from rollout_trace.artifact import Artifact, ArtifactError, Problem, bundled_examples, open_artifact, open_upload
-from rollout_trace.artifact.group import GROUP_FILE
-from rollout_trace.artifact.sources import bundled_groups, bundled_runs, identify
-from rollout_trace.artifact.unpack import scratch
+from rollout_trace.artifact import ArtifactError, bundled_examples
+from rollout_trace.artifact.sources import bundled_groups, bundled_runs
 from viewer import assets
-from viewer.contract import Exported, Failed, Initial, Live, Opened, RunContext, encode
+from viewer.contract import Exported, RunContext
 from viewer.export import ADVANTAGE_CHOICES, TrainerChoice, size_label, write_export
-from viewer.page_link import MAX_SRC_CHARS, UPLOAD_SRC
-from viewer.render import panels, safe
+from viewer.render import safe
 from viewer.render.outline import training
 from viewer.rollout import Rollout
 from viewer.router import initial_from_params
 from viewer.trainer_records import BadRequest, parse_request, trainer_summary, trainer_turn
 from viewer.untrusted import number, whole_or
 
-from .collection_view import CollectionView
-from .find_panel import FindPanel
-from .live import LiveRuns
-from .run_view import RunView
-from .store import Held, RolloutStore
+from .parts import ViewParts
+from .rows import Linked
+from .service import Service
 
 MOUNT_JS = "TraceView.mountInApp(element, props, server, watch);"
-UPLOAD_GONE = "this upload is no longer loaded on this server: upload the file again"
 MAX_ADVANTAGE = 1e3
 MAX_RUN_CONTEXT_BYTES = 4096  # a run context the page sends back with an export request (it labels the file)
-
-
-def _scrub(p: Problem, path: str, name: str) -> Problem:
-    """The same problem with a server folder replaced by the name the visitor knows."""
-    fix = lambda v: v.replace(path, name) if isinstance(v, str) else v  # noqa: E731
-    return Problem(fix(p.file), fix(p.message), p.turn, fix(p.field), fix(p.expected), fix(p.found))
-
-
-def _digest(files: dict[str, bytes]) -> str:
-    """What names an upload (its files' names and bytes): 128 bits of their SHA-256."""
-    h = hashlib.sha256()
-    for name in sorted(files):
-        h.update(name.encode())
-        h.update(files[name])
-    return h.hexdigest()[:32]
-
 
 def _trainer_choice(r: Rollout, value: object, group: float | None) -> TrainerChoice | None:
     """The trainer panel's settings an export request names, each checked (a bad one falls back)."""
@@ -135,151 +114,17 @@ def intro_html(public: bool) -> str:
 DEFAULT_TRY = "scripted-smollm2"  # the bundled rollout whose second turn drifts
 
 
+
 class ViewTab:
-    """Owns the loaded rollouts and the components of the View tab."""
+    """Owns the View tab's source bar and token view, and the token view's server functions."""
 
-    def __init__(self, default_source: str, public: bool):
-        self.default_source, self.public = default_source, public
-        self.store = RolloutStore()
-        self.captured: dict[str, str] = {}  # a public capture's folder -> the upload-like source naming it (keep_capture)
-        self.collections = CollectionView(self)  # decides collection or single artifact; owns the index
-        self.runs = RunView(self)  # a recorded TRL run's page, above its collection index (viewer/ui/run_view.py)
-        self.find = FindPanel(self)  # search and findings over a collection's or a run's rollouts
-        self.live = LiveRuns(self.store, lambda key, src, initial, live, advantage:
-                             self.opened_value(key, src, initial, advantage=advantage, live=live))
-
-    # -- values for the token view ------------------------------------------------------------------
-
-    def error_value(self, source: str, problems: list) -> str:
-        return encode(Failed(panels.problems(source, problems))).decode()
-
-    def opened_value(self, key: str, src: str | None, initial: Initial, built: bool = False,
-                     advantage: float | None = None, live: Live | None = None, run: RunContext | None = None) -> str:
-        """The view's value: the shared outline, this visitor's place, and the chunk that place shows first."""
-        r = self.store.get(key)
-        assert r is not None
-        turn = min(initial.turn, max(0, len(r.artifact.turns) - 1))
-        initial = Initial(turn, initial.mode, initial.scope, initial.found if turn == initial.turn else None)
-        first = None
-        if r.artifact.turns and initial.scope != "row":
-            first = r.chunk(turn, initial.scope, r.story_chunk(turn, initial.scope))
-        outline = msgspec.Raw(self.store.outline_json(key, advantage, run))
-        return encode(Opened(key, src, outline, initial, first, built, live)).decode()
-
-    def open_value(self, label: str, identity: str, reopen, src: str | None, initial: Initial, built: bool = False,
-              advantage: float | None = None, held: Held | None = None, run: RunContext | None = None) -> str:
-        try:
-            key, _ = self.store.open(identity, reopen, held)
-            return self.opened_value(key, src, initial, built, advantage, run=run)
-        except ArtifactError as e:
-            return self.error_value(label, e.problems)
-        except Exception as e:  # analysis of a valid artifact failed: say so in the page, no traceback
-            crash_log.unexpected(f"could not analyse {label[:200]}")  # the traceback, for the operator's log
-            return self.error_value(label, [f"could not analyse it: {type(e).__name__}: {str(e)[:300]}"])
-
-    def keep_artifact(self, a: Artifact) -> str:
-        """Load an artifact already read (a capture just wrote it) into the shared store; returns its key.
-        Raises what its analysis raises."""
-        identity = identify(str(a.root), allow_local=True) if a.root is not None else f"capture|{id(a)}"
-        return self.store.open(identity, lambda: Rollout.load(a))[0]
-
-    def keep_capture(self, a: Artifact) -> tuple[str, str | None]:
-        """(store key, page source) of a rollout a capture just wrote. A public visitor cannot name a server
-        folder, so there the capture is named as an upload is (`upload:<digest>` of its files): a reload or a
-        shared link reopens it while this server keeps it."""
-        if not self.public or a.root is None:
-            return self.keep_artifact(a), None if self.public else (str(a.root) if a.root is not None else None)
-        root = a.root
-        digest = _digest({f.relative_to(root).as_posix(): f.read_bytes() for f in sorted(root.rglob("*"))
-                          if f.is_file() and f.name in ("summary.json", "trace.json", "turns.json")})
-        first = [a]
-
-        def reopen() -> Rollout:  # the artifact in memory first, then its folder (a capture's own, on this server)
-            return Rollout.load(first.pop() if first else open_artifact(root, allow_local=True))
-
-        key = self.store.open("upload|" + digest, reopen)[0]
-        if len(self.captured) > 1000:  # bounded: the newest captures keep their names
-            self.captured.pop(next(iter(self.captured)))
-        self.captured[str(root)] = f"upload:{digest}"
-        return key, f"upload:{digest}"
-
-    def open_capture(self, root: Path, following: bool) -> dict:
-        """This tab's components opening what a capture just wrote at `root` (the Capture tab's one way in).
-
-        A rollout: its folder becomes the loaded source. A group: its map in the index, where paths may be
-        named (a public visitor gets the zip instead: nothing opens). `following`: the page follows the
-        capture's live view, finished in place, and keeps it (the group map's view is not pushed over it).
-        """
-        src = gr.update(value=str(root))
-        if not (root / GROUP_FILE).is_file():
-            if self.public:  # named as its view names it (keep_capture): the source box and the URL agree
-                return {self.loaded: str(root)} | ({self.src: gr.update(value=named)} if (named := self.captured.get(str(root))) else {})
-            return {self.loaded: str(root), self.src: src}
-        if self.public:
-            return {}
-        value, loaded, index = self.collections.open_row(str(root), "", {}, Initial())
-        return {self.loaded: loaded, self.collections.component: index, self.src: src} | (
-            {} if following else {self.view: value})
-
-    def source_value(self, source: str, initial: Initial | None = None, built: bool = False) -> tuple[str, str]:
-        source = (source or "").strip()
-        shown = source if len(source) <= 80 else source[:77] + "…"
-        if len(source) > MAX_SRC_CHARS:
-            return self.error_value(shown, [Problem("source", "too long to be a source", expected=f"at most "
-                                                    f"{MAX_SRC_CHARS} characters", found=f"{len(source):,}")]), ""
-        allow_local = not self.public
-        upload = UPLOAD_SRC.fullmatch(source)
-        if upload:  # never read from a name: it opens while the store holds it (or can reload it from the upload)
-            key = self.store.key_for("upload|" + upload.group(1))
-            try:
-                if self.store.get(key) is None:
-                    return self.error_value("the upload", [Problem("upload", UPLOAD_GONE)]), source
-                return self.opened_value(key, source, initial or Initial(), built), source
-            except ArtifactError:  # its files were swept from Gradio's cache since
-                return self.error_value("the upload", [Problem("upload", UPLOAD_GONE)]), source
-        try:
-            identity = identify(source, allow_local=allow_local)
-        except ArtifactError as e:
-            return self.error_value(shown, e.problems), ""
-        except Exception as e:  # a message in the page, never a traceback
-            crash_log.unexpected(f"could not resolve {shown}")
-            return self.error_value(shown, [f"unexpected {type(e).__name__}"]), ""
-        value = self.open_value(shown, identity, lambda: Rollout.load(open_artifact(source, allow_local=allow_local)),
-                           source, initial or Initial(), built)
-        return value, source
-
-    def on_upload(self, files) -> tuple[str, str, str]:
-        """(token view value, loaded, the source that names it: `upload:<digest>`) for uploaded files."""
-        paths = [Path(f if isinstance(f, str) else f.name) for f in (files or [])]
-        if not paths:
-            return self.error_value("upload", ["no file was uploaded"]), "", ""
-        name = paths[0].name if len(paths) == 1 else f"{len(paths)} uploaded files"
-        try:  # the bytes, read once: Gradio sweeps its copy, and a reload after an eviction reads ours
-            held = Held({p.name: p.read_bytes() for p in paths})
-        except OSError:
-            return self.error_value(name, ["the upload could not be read: upload it again"]), "", ""
-
-        def reopen() -> Rollout:
-            files = held.files
-            if files is None:
-                raise ArtifactError([Problem(name, "this upload is no longer kept on the server (many other rollouts "
-                                                   "were opened since): upload it again")])
-            with scratch("rollout-reupload-") as folder:
-                for file_name, data in files.items():
-                    (folder / file_name).write_bytes(data)
-                try:  # open_upload deletes what it unpacked, accepted or refused
-                    return Rollout.load(open_upload([folder / n for n in files], label=name))
-                except ArtifactError as e:  # name the upload, never a server folder
-                    raise ArtifactError([_scrub(p, str(folder), name) for p in e.problems]) from None
-
-        digest = _digest(held.files or {})
-        src = f"upload:{digest}"  # the Source field and the page link name it; it reopens while the store holds it
-        return self.open_value(name, "upload|" + digest, reopen, src, Initial(), held=held), "upload", src
+    def __init__(self, service: Service):
+        self.service = service
 
     def _rollout(self, req) -> Rollout | str:
         """The rollout a request's key names, or the message to answer with (never opened here; gone)."""
         try:
-            r = self.store.get(str(req.get("key", ""))[:64]) if isinstance(req, dict) else None
+            r = self.service.store.get(str(req.get("key", ""))[:64]) if isinstance(req, dict) else None
         except ArtifactError as e:  # dropped and its source is gone (an upload swept, a folder deleted)
             return "; ".join(str(p) for p in e.problems) or "this rollout can no longer be read: open it again"
         return r if r is not None else "this rollout was never opened here: open it again"
@@ -325,7 +170,7 @@ class ViewTab:
         the reply, no disk a visitor's exports fill), or {error}."""
         if not isinstance(req, dict):
             return {"error": "an export request is an object with key, what, turn, mode and scope"}
-        r = self.store.get(str(req.get("key", ""))[:64])
+        r = self.service.store.get(str(req.get("key", ""))[:64])
         if r is None:
             return {"error": "this rollout was never opened here: open it again"}
         initial = initial_from_params({k: str(req[k]) for k in ("turn", "mode", "scope") if k in req})
@@ -345,20 +190,23 @@ class ViewTab:
             return {"error": str(e)}
         return msgspec.to_builtins(Exported(page.getvalue(), name, size_label(got.bytes), got.note))
 
+
     # -- layout -------------------------------------------------------------------------------------
 
-    def render(self) -> None:
-        """Create the tab's components and wire them (call inside a `gr.Tab`)."""
+    def render(self, above: Sequence[Callable[[], object]] = ()) -> None:
+        """Create the tab's components (call inside a `gr.Tab`); `above` renders the parts that sit between the
+        source bar and the token view (the run page, the search panel, the collection index)."""
         # One title line and one compact bar: what this is and what to try first (plain links, the URL is the
         # view), then the source, Load and the upload as a button, so the first screen is the rollout's.
-        gr.HTML(intro_html(self.public), apply_default_css=False, elem_id="intro", elem_classes="tv-chrome", padding=False)
+        public, default = self.service.public, self.service.default_source
+        gr.HTML(intro_html(public), apply_default_css=False, elem_id="intro", elem_classes="tv-chrome", padding=False)
         with gr.Row(elem_classes="tv-chrome tv-sourcebar"):
-            self.src = gr.Dropdown(source_choices(), value=self.default_source, allow_custom_value=True,
+            self.src = gr.Dropdown(source_choices(), value=default, allow_custom_value=True,
                                    label="Source", show_label=False, container=False, scale=4, min_width=220,
                                    elem_id="source")
-            load = gr.Button("Load", variant="primary", scale=0, min_width=90, elem_id="load")
-            upload = gr.UploadButton("Upload…", file_count="multiple", file_types=[".zip", ".json", ".txt", ".py"],
-                                     scale=0, min_width=110, elem_id="upload")
+            self.load = gr.Button("Load", variant="primary", scale=0, min_width=90, elem_id="load")
+            self.upload = gr.UploadButton("Upload…", file_count="multiple", file_types=[".zip", ".json", ".txt", ".py"],
+                                          scale=0, min_width=110, elem_id="upload")
         self.loaded = gr.State("")
 
         # Plain functions, not bound methods: Gradio marks server functions with an attribute, and
@@ -373,33 +221,41 @@ class ViewTab:
             return self.trainer(req)
 
         def live(req: dict) -> dict:
-            return self.live.answer(req)
+            return self.service.live.answer(req)
 
         def live_cancel(req: dict) -> dict:
-            return self.live.stop(req)
+            return self.service.live.stop(req)
 
         def export(req: dict) -> dict:
             return self.export(req)
 
-        self.runs.render()  # -- run page hook: its column sits above the index (viewer/ui/run_view.py)
-        self.find.render()  # -- search panel hook: above the index (viewer/ui/find_panel.py)
-        index = self.collections.render()  # the collection index, above the token view
+        for part in above:
+            part()
         # The default rollout is in the page from the start, so a visitor without a deep link sees tokens
         # without waiting for the page-load round trip (a default collection opens through the page load).
-        self.built_value = "" if self.collections.is_collection(self.default_source) else \
-            self.source_value(self.default_source, built=True)[0]
+        self.built_value = "" if self.service.is_collection(default) else \
+            self.service.values.source_value(default, built=True)[0]
         self.view = gr.HTML(value=self.built_value, html_template="<div class='tv-mount'></div>",
                             css_template=assets.read("trace_view.css"), apply_default_css=False,
                             js_on_load=assets.read("trace_view.js") + MOUNT_JS,
                             server_functions=[chunk, training, trainer, live, live_cancel, export], elem_id="trace-view",
                             padding=False)
         # Export lives in the token view's toolbar (server.export), so it is offered only where a rollout is.
-        opened = [self.view, self.loaded, index]
-        load.click(self.collections.open_source, self.src, opened)
-        self.src.select(self.collections.open_source, self.src, opened)
-        upload.upload(self.collections.on_upload, upload, [*opened, self.src])
-        self.collections.wire(opened)
-        self.runs.wire([load.click, self.src.select], self.src, opened)  # -- run page hook
-        self.find.wire([load.click, self.src.select], self.src, opened)  # -- search panel hook
-        upload.upload(self.runs.hide, None, self.runs.outputs())  # an upload is never a run: hides it
-        upload.upload(lambda: self.find.value(""), None, self.find.html)  # nor searched: hides the search panel
+
+    def wire(self, parts: ViewParts) -> None:
+        """The source bar opens what it names, through the rows every part opens (viewer/ui/rows.py)."""
+        self.parts = parts
+        for t in parts.triggers:
+            t(self.on_source, parts.src, parts.opened)
+        parts.upload.upload(self.on_upload, parts.upload, [*parts.opened, parts.src])
+
+    # -- events -------------------------------------------------------------------------------------
+
+    def on_source(self, source: str) -> dict:
+        """Load button and source picker: the token view, loaded source and index."""
+        return self.parts.of(self.service.rows.open_source(source))
+
+    def on_upload(self, files) -> dict:
+        """The token view, loaded source, index and source box: the source box names the upload, as the URL does."""
+        value, loaded, src = self.service.values.open_upload(files)
+        return self.parts.of(Linked(value, src or None, loaded, self.service.rows.none_value()))

@@ -1,0 +1,323 @@
+"""What the collection index shows and what its rows open, for every part that opens one: the index's own
+events (viewer/ui/collection_view.py), the Load button and a page link (viewer/ui/view_tab.py), the run page's
+groups and tasks (viewer/ui/run_view.py), the search panel's hits (viewer/ui/find_panel.py) and a finished
+capture (viewer/ui/capture_tab.py).
+
+An index value is one `IndexPage` (viewer/index/contract.py) built on the server from
+rollout_trace/artifact/filters.py; a group's value is its map (viewer/group.py), sorted by advantage, each
+rollout read once through the shared store; a row opens in the token view through viewer/ui/token_values.py.
+What one event shows is a `Shown` (the token view's value, the loaded source, the index's value) or, for a link,
+a `Linked` (the source box's too), None where the event leaves a part as it is. No component lives here.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import msgspec
+
+import crash_log
+from rollout_trace.artifact import ArtifactError, Problem
+from rollout_trace.artifact.collection import Collection, Record
+from rollout_trace.artifact.filters import apply, from_query, to_query
+from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bundled_runs
+from viewer import run_page
+from viewer.contract import Failed, Initial, Opened, RunContext, encode
+from viewer.fate import fate_of, run_context
+from viewer.group import RunPlace, group_row
+from viewer.group import compare as group_compare
+from viewer.group import group_map as build_group_map
+from viewer.index import render as render_index
+from viewer.index.contract import IndexPage
+from viewer.index.page import build_page
+from viewer.render import group_map as render_group
+from viewer.render import panels
+from viewer.router import Route, route_link, route_source, run_link_problem
+from viewer.untrusted import whole_or
+
+from .live import LIVE_SOURCE
+
+if TYPE_CHECKING:
+    from .service import Service
+
+MAX_SRC_CHARS = 1000  # a collection's name, or a row's path: longer is refused before any lookup
+# The token view's value while the index shows: an "error" that is an empty hidden block, so the
+# token view (which mounts whatever it is given) clears itself without a change to its JS.
+CLEARED = encode(Failed("<div class='tv-cleared' hidden></div>")).decode()
+_serial = itertools.count(1)
+
+
+def next_serial() -> int:
+    """A new index value's serial: the page re-renders on every new value, even an equal one."""
+    return next(_serial)
+
+
+class Shown(NamedTuple):
+    """What opening something shows: each part's new value, None where the part keeps its own."""
+
+    view: object  # the token view's value (an `Opened` or a `Failed`, as JSON)
+    loaded: str | None  # the source the token view shows
+    page: str | None  # the collection index's value (an `IndexPage`, as JSON)
+
+
+class Linked(NamedTuple):
+    """What a link or the source box shows: as `Shown`, and the source box naming the source (None: kept)."""
+
+    view: object
+    src: str | None
+    loaded: str | None
+    page: str | None
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= 80 else text[:77] + "…"
+
+
+def _with_note(value: object, problems: list[str]) -> object:
+    """The token view's value saying which link values it replaced (a visible note, not a silent default)."""
+    if not problems or not isinstance(value, str) or '"outline"' not in value[:400]:
+        return value
+    try:
+        opened = msgspec.json.decode(value, type=Opened)
+    except msgspec.ValidationError:  # a message or an empty view: nothing to annotate
+        return value
+    note = "This link had values the view cannot use: " + "; ".join(problems[:6]) + "."
+    return encode(msgspec.structs.replace(opened, note=note)).decode()
+
+
+class Rows:
+    """The index's values and the rows it opens, through the service's shared collections and rollouts."""
+
+    def __init__(self, service: Service):
+        self.service = service
+
+    def none_value(self) -> str:
+        return encode(IndexPage(serial=next(_serial), mode="none")).decode()
+
+    def error_value(self, src: str, problems: list) -> str:
+        return encode(IndexPage(serial=next(_serial), mode="index", src=src,
+                                error_html=panels.problems(_shown(src), problems))).decode()
+
+
+    def index_page(self, src: str, params: Mapping[str, object]) -> IndexPage:
+        try:
+            c = self.service.collection(src)
+        except ArtifactError as e:
+            return IndexPage(serial=next(_serial), mode="index", src=src,
+                             error_html=panels.problems(_shown(src), e.problems))
+        except Exception as e:  # a message in the page, never a traceback
+            crash_log.unexpected(f"could not index {_shown(src)}")
+            return IndexPage(serial=next(_serial), mode="index", src=src,
+                             error_html=panels.problems(_shown(src), [f"could not index it: {type(e).__name__}"]))
+        return build_page(c, src, params, next(_serial),
+                          fill=lambda rows: self.service.facts.fill(c, rows, lambda path: self.service.identity(c, src, path)))
+
+    def index_value(self, src: str, params: Mapping[str, object]) -> str:
+        return encode(self.index_page(src, params)).decode()
+
+    def _open_artifact(self, c: Collection, src: str, path: str, initial: Initial,
+                       advantage: float | None = None, run: RunContext | None = None) -> str:
+        """The token view's value for one artifact row, through the shared rollout store."""
+        label = _shown(f"{src}:{path}" if path else src)
+        try:
+            identity = self.service.identity(c, src, path)
+        except ArtifactError as e:
+            return self.service.values.error_value(label, e.problems)
+        return self.service.values.open_value(label, identity, lambda: self.service.load_row(src, path), src, initial, advantage=advantage,
+                                    run=run)
+
+
+    def _members(self, c: Collection, group: Record) -> dict[int, Record]:
+        return {r.rollout: r for r in c.records if r.group == group.path and r.rollout is not None}
+
+    @staticmethod
+    def _run_rows(c: Collection, group: Record) -> dict[int, Any]:
+        """A recorded run's reader rows of `group` by rollout (failed ones too, which have no collection row)."""
+        if c.run is None or group.segment is None:
+            return {}
+        return {r.rollout: r for r in c.run.rows if r.segment == group.segment and r.group_id == group.group_id
+                and r.policy_version == group.policy_version}
+
+    def run_context(self, c: Collection, src: str, group: Record, m: Record) -> RunContext | None:
+        """Where a run's rollout sits and whether the trainer took it; None outside a recorded run."""
+        row = self._run_rows(c, group).get(m.rollout) if m.rollout is not None else None
+        if row is None:
+            return None
+        return run_context(src, m, group.k or 0, row.trained_steps, row.fates)
+
+    def group_page(self, c: Collection, src: str, group: Record, params: Mapping[str, object]) -> IndexPage:
+        """The group map of `group`: each rollout read (for its turns), rows sorted by advantage."""
+        members = self._members(c, group)
+        run_rows = self._run_rows(c, group)
+        rows = []
+        for i, status in enumerate(group.statuses):
+            m = members.get(i)
+            rollout, problem = None, None
+            if m is not None and m.valid:
+                try:
+                    rollout = self.service.rollout(c, src, m.path)
+                except ArtifactError as e:
+                    problem = str(e.problems[0]) if e.problems else "could not be read"
+                except Exception as e:  # one unreadable sibling never hides the others
+                    problem = f"could not be read: {type(e).__name__}"
+            elif m is not None:
+                problem = m.problem or "invalid"
+            reward = group.rewards[i] if i < len(group.rewards) else None
+            adv: float | None = group.advantages[i] if i < len(group.advantages) else 0.0
+            fate = None
+            rr = run_rows.get(i)
+            if rr is not None:  # a recorded run: TRL's own status and advantage (none without a row), the fate
+                status, adv, fate = rr.status, rr.advantage, fate_of(rr.trained_steps, rr.dropped, rr.fates)
+            rows.append(group_row(i, status, reward, adv, m, rollout, problem, fate))
+        place = None
+        if run_rows and group.segment is not None:
+            never: dict[str, int] = {}
+            for rr in run_rows.values():
+                if rr.dropped is not None:
+                    never[rr.dropped] = never.get(rr.dropped, 0) + 1
+            place = RunPlace(run=src, segment=group.segment, version=group.policy_version or 0,
+                             group_id=group.group_id or 0,
+                             steps=sorted({s for rr in run_rows.values() for s in rr.trained_steps}), never=never)
+        filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
+        return IndexPage(serial=next(_serial), mode="group", src=src, query=to_query(filters), sort=filters.sort,
+                         row=group.path, total=len(c.records), kind=c.kind,
+                         group_html=render_group.group_map(build_group_map(group, rows, place)))
+
+    def open_group(self, c: Collection, src: str, group: Record, params: Mapping[str, object],
+                   initial: Initial, rollout: int | None) -> Shown:
+        """A group: its map, or with `rollout` that rollout at `initial`'s turn."""
+        if rollout is None:
+            return Shown(CLEARED, "", encode(self.group_page(c, src, group, params)).decode())
+        m = self._members(c, group).get(rollout)
+        if m is None:
+            page = self.group_page(c, src, group, params)
+            return Shown(CLEARED, "", encode(msgspec.structs.replace(page, error_html=panels.problems(
+                _shown(f"{src}:{group.path}"), [Problem(group.path or "(root)", "this group has no readable rollout",
+                                                        found=str(rollout))]))).decode())
+        adv = group.advantages[rollout] if rollout < len(group.advantages) else None
+        run = self.run_context(c, src, group, m)
+        if run is not None:
+            adv = run.advantage
+        value = self._open_artifact(c, src, m.path, initial, advantage=adv, run=run)
+        filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
+        page = IndexPage(serial=next(_serial), mode="row", src=src, query=to_query(filters), sort=filters.sort,
+                         row=group.path, rollout=rollout, total=len(c.records), matched=len(c.records), kind=c.kind,
+                         row_html=render_group.opened_run_rollout(run) if run is not None else
+                         render_group.opened_rollout(group.path or src, rollout, adv, group.k or 0))
+        return Shown(value, c.source_of(m.path) or f"{src}:{m.path}", encode(page).decode())
+
+    def open_row(self, src: str, path: str, params: Mapping[str, object],
+                 initial: Initial, rollout: int | None = None) -> Shown:
+        """One row of a collection (a group's map or rollout with `rollout`), the filter state kept."""
+        path = path.strip().strip("/")
+        try:
+            c = self.service.collection(src)
+        except ArtifactError as e:
+            return Shown(CLEARED, "", self.error_value(src, e.problems))
+        rec = c.record(path)
+        if rec is None:
+            return Shown(CLEARED, "", self.error_value(src, [Problem(path or "(root)", "no such row in this collection")]))
+        if rec.kind == "group":
+            return self.open_group(c, src, rec, params, initial, rollout)
+        if rec.kind == "run":  # one row for a whole run: it opens as its own source, on the run page
+            goto = c.source_of(path) if c.kind == "hub" or not self.service.public else None
+            if goto is None:  # a public visitor never gets a server path; a zip's run has no source of its own
+                return Shown(CLEARED, "", self.error_value(src, [Problem(path, "this run cannot be opened from the "
+                                                                              "index here: open the run on its own")]))
+            return Shown(CLEARED, "", encode(IndexPage(serial=next(_serial), mode="index", src=src, goto=goto)).decode())
+        value = self._open_artifact(c, src, path, initial)
+        filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
+        query = to_query(filters)
+        # counted as the index counts them: a filter on a fact summary.json may lack (drift, trained turns)
+        # sees the facts the index filled in (viewer/index/facts.py), so both say the same number
+        by_facts = filters.drift is not None or filters.trained_min is not None or filters.trained_max is not None
+        rows = self.service.facts.fill(c, c.records, lambda p: self.service.identity(c, src, p)) if by_facts else c.records
+        matched = len(apply(rows, filters))
+        page = IndexPage(serial=next(_serial), mode="row", src=src, query=query, sort=filters.sort, row=path,
+                         total=len(c.records), matched=matched, kind=c.kind,
+                         row_html=render_index.opened_row(rec, path, matched, query))
+        return Shown(value, c.source_of(path) or f"{src}:{path}", encode(page).decode())
+
+    def compare(self, req) -> dict:
+        """Server function: {src, row (the group), a, b (rollout indices), turn} -> {html} or {error}."""
+        if not isinstance(req, dict):
+            return {"error": "a request is {src, row, a, b, turn}"}
+        src = str(req.get("src") or "").strip()[:MAX_SRC_CHARS]
+        try:
+            c = self.service.collection(src)
+            group = c.record(str(req.get("row") or "").strip("/")[:MAX_SRC_CHARS])
+            if group is None or group.kind != "group":
+                return {"error": "no such group in this collection"}
+            members = self._members(c, group)
+            a, b, turn = (whole_or(req.get(k), 0) for k in ("a", "b", "turn"))
+            if a not in members or b not in members or a == b:
+                return {"error": "pick two different rollouts that have an artifact"}
+            got = group_compare(self.service.rollout(c, src, members[a].path), a, self.service.rollout(c, src, members[b].path), b, turn)
+            runs = self._run_rows(c, group)
+            if runs:  # a run's siblings: each side says whether the trainer took it
+                def said(i: int) -> str:
+                    r = runs.get(i)
+                    return f"rollout {i}" + (f" · {fate_of(r.trained_steps, r.dropped, r.fates).label}" if r else "")
+                got = msgspec.structs.replace(got, a=msgspec.structs.replace(got.a, label=said(a)),
+                                              b=msgspec.structs.replace(got.b, label=said(b)))
+        except ArtifactError as e:
+            return {"error": str(e.problems[0]) if e.problems else "could not read the rollouts"}
+        except ValueError as e:
+            return {"error": str(e)}
+        return {"html": render_group.compare(got)}
+
+    def _root_group(self, src: str) -> Record | None:
+        """The group a source is, when the source itself is one group (its map opens instead of the index)."""
+        try:
+            rec = self.service.collection(src).record("")
+        except Exception:
+            return None
+        return rec if rec is not None and rec.kind == "group" else None
+
+    # -- events ------------------------------------------------------------------------------------
+
+    def _has_root_group(self, src: str) -> bool:
+        return self._root_group(src) is not None
+
+    def show(self, r: Route) -> Linked:
+        """What a route shows (viewer/router.py): the source box names the route's source."""
+        if r.kind == "row":
+            value, loaded, page = self.open_row(r.src, r.row or "", r.params, r.initial, r.rollout)
+            return Linked(_with_note(value, r.problems), r.src, loaded, page)
+        if r.kind == "index":
+            return Linked(CLEARED, r.src, "", self.index_value(r.src, r.params))
+        if r.kind == "default":  # the token view and the source box keep the default built into the page
+            return Linked(None, None, r.src, self.none_value())
+        if r.kind == "refused":
+            return Linked(self.service.values.error_value("this link", r.problems), None, "", self.none_value())
+        value, loaded = self.service.values.source_value(r.src, r.initial)
+        return Linked(_with_note(value, r.problems), r.src, loaded, self.none_value())
+
+    def open_source(self, source: str) -> Shown:
+        """What the Load button and the source picker open (the source box keeps what the visitor typed)."""
+        if isinstance(source, str) and source.startswith(LIVE_SOURCE):  # the watched capture's name: nothing to load
+            return Shown(None, None, None)
+        value, _, loaded, page = self.show(route_source(source, kind_of=self.service.kind,
+                                                        root_group=self._has_root_group))
+        return Shown(value, loaded, page)
+
+    def page_link(self, params: dict[str, str]) -> Linked:
+        """What a page link opens (viewer/router.py reads it)."""
+        params = self.link_params(params)
+        return self.show(route_link(params, default_source=self.service.default_source, public=self.service.public,
+                                    examples=tuple(bundled_examples() + bundled_groups() + bundled_runs()),
+                                    kind_of=self.service.kind, root_group=self._has_root_group))
+
+    def link_params(self, params: dict) -> dict:
+        """A page link's parameters with a run's `version=&group=` resolved to its `row=` (the group's folder), so
+        the link opens that group's map, or with `rollout=` that rollout."""
+        if "group" not in params or "row" in params:
+            return params
+        c = self.service.run(str(params.get("src") or self.service.default_source or ""))
+        if c is None or run_link_problem(c.run, params) is not None:  # a bad link opens no group (the run page says why)
+            return params
+        path, _problem = run_page.resolve_link(c.run, params)
+        return {**params, "row": path} if path is not None else params
+

@@ -1,0 +1,159 @@
+"""What every part of the app shares: the loaded rollouts, the collections, the text indexes, the captures being
+watched and the follower of recorded runs, made once per app (viewer/ui/app.py) and handed to each tab.
+
+The tabs (viewer/ui/view_tab.py, collection_view.py, run_view.py, find_panel.py, capture_tab.py, mcp_tools.py)
+each own their components and events and reach one another's data only through this service, never through
+each other (tests/test_layers.py holds them apart). Here sit the stores and what reads through them: what a
+source is (`kind`), the shared collection or run it names, one row's rollout loaded once into the rollout
+store, a source's text index; `values` makes the token view's values (viewer/ui/token_values.py) and `rows` the
+index's, opening a row of a collection, a group or a run (viewer/ui/rows.py). No component lives here.
+
+On a public Space (`public=True`) visitors never name a server path, except the source the owner configured.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from rollout_trace.artifact import ArtifactError, Problem, load_artifact
+from rollout_trace.artifact.collection import Collection
+from rollout_trace.artifact.kinds import Kind, classify
+from rollout_trace.artifact.sources import identify
+from viewer.find.cache import FindCache
+from viewer.find.index import FindIndex
+from viewer.index.cache import CollectionCache, collection_identity
+from viewer.index.facts import RowFacts
+from viewer.rollout import Rollout
+
+from .follower import RunFollower
+from .live import LiveRuns
+from .rows import MAX_SRC_CHARS, Rows
+from .store import RolloutStore
+from .token_values import TokenValues
+
+MAX_KINDS = 256  # sources whose kind is remembered (by identity, for the collection cache's age)
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= 80 else text[:77] + "…"
+
+
+class Service:
+    """The app's shared stores and caches, and the reads every tab makes through them."""
+
+    def __init__(self, default_source: str, public: bool, store: RolloutStore | None = None):
+        self.default_source, self.public = default_source, public
+        self.store = store or RolloutStore()  # rollouts, shared by every visitor of the same source (viewer/ui/store.py)
+        self.collections = CollectionCache()  # collections and runs (viewer/index/cache.py)
+        self.facts = RowFacts()  # tokens and drift of rows whose summary.json lacks them, by row identity
+        self.find = FindCache(public=public)  # text indexes of collections and runs (viewer/find/cache.py)
+        self.follower = RunFollower(self.collections, self.allow_local)  # runs still being recorded
+        self.values = TokenValues(self.store, public)
+        self.live = LiveRuns(self.store, lambda key, src, initial, live, advantage:
+                             self.values.opened_value(key, src, initial, advantage=advantage, live=live))
+        self.rows = Rows(self)
+        self._kinds: dict[str, tuple[float, Kind]] = {}  # identity -> (when classified, kind)
+        self._kinds_lock = threading.Lock()  # Gradio runs handlers on several threads at once
+
+    # -- what a source is ------------------------------------------------------------------------------
+
+    def allow_local(self, source: str) -> bool:
+        """Server paths: never for visitors of a public Space, except the source the owner configured."""
+        return not self.public or source.strip() == (self.default_source or "").strip()
+
+    def is_collection(self, source: str) -> bool:
+        """True when `source` opens the index (a collection, a group or a run)."""
+        return self.kind(source) != "rollout"
+
+    def is_run(self, source: str) -> bool:
+        return self.kind(source) == "run"
+
+    def kind(self, source: str) -> Kind:
+        """What `source` is (rollout_trace/artifact/kinds.py decides; remembered by identity for the collection
+        cache's age). A source that cannot be opened is a rollout here, whose reader gives the message."""
+        text = (source or "").strip()
+        if not text or len(text) > MAX_SRC_CHARS:
+            return "rollout"
+        allow = self.allow_local(text)
+        key = collection_identity(text, allow)
+        with self._kinds_lock:
+            hit = self._kinds.get(key)
+        if hit is None or time.monotonic() - hit[0] > self.collections.max_age_s:  # a Hub source costs requests
+            try:  # outside the lock: classifying a Hub source waits on the network
+                kind = classify(text, allow_local=allow)
+            except Exception:  # noqa: BLE001 - any failure: the single reader names it to the visitor
+                kind = "rollout"
+            with self._kinds_lock:
+                hit = self._kinds[key] = (time.monotonic(), kind)
+                while len(self._kinds) > MAX_KINDS:  # the oldest go first (dicts keep insertion order)
+                    del self._kinds[next(iter(self._kinds))]
+        return hit[1]
+
+    # -- the shared collections ------------------------------------------------------------------------
+
+    def collection(self, src: str) -> Collection:
+        """The shared collection `src` names; raises ArtifactError (an empty name is not "." on the server)."""
+        if not src.strip() or len(src) > MAX_SRC_CHARS:
+            raise ArtifactError([Problem(_shown(src) or "(empty)", "name a collection: a folder, a .zip or a Hub "
+                                                                    "dataset id")])
+        return self.collections.get(src, self.allow_local(src))
+
+    def run(self, src: str) -> Collection | None:
+        """The shared collection of the recorded run `src` names; None when it is not a run or cannot be read."""
+        if not self.is_run(src):
+            return None
+        try:
+            c = self.collections.get(src.strip(), self.allow_local(src))
+        except ArtifactError:
+            return None
+        return c if c.run is not None else None
+
+    # -- one row's rollout ----------------------------------------------------------------------------
+
+    def identity(self, c: Collection, src: str, path: str) -> str:
+        """The rollout store's identity for one artifact row (raises ArtifactError for a bad folder)."""
+        own = c.source_of(path) if c.kind == "folder" else None
+        if own:  # the artifact's own identity: shared with opening it directly, and new when its files change
+            return identify(own, allow_local=True)
+        if c.kind == "hub":
+            return f"hub-row|{c.source_of(path)}"  # pinned to a commit: never changes
+        return f"{collection_identity(src, self.allow_local(src))}|row|{path}"
+
+    def load_row(self, src: str, path: str) -> Rollout:
+        """Read one row fully (the collection is looked up again, so a reload after eviction works)."""
+        c = self.collection(src)
+        folder = c.folder(path)
+        try:
+            # a run's rollouts carry no tokenizer: the run's renders them (Collection.open)
+            r = Rollout.load(c.open(path) if c.run is not None else
+                             load_artifact(folder, source=f"{src}:{path}" if path else src))
+            self.facts.learn(self.identity(c, src, path), r.artifact, r.training.trained_turns)  # for the index
+            return r
+        finally:
+            c.release(folder)  # the rollout is in memory now: remove what opening it unpacked
+
+    def rollout(self, c: Collection, src: str, path: str) -> Rollout:
+        """One row's rollout, loaded once through the shared store (a group map, a compare and the token view
+        share it). Raises ArtifactError."""
+        _, r = self.store.open(self.identity(c, src, path), lambda: self.load_row(src, path))
+        return r
+
+    # -- text indexes ---------------------------------------------------------------------------------
+
+    def find_source(self, src: str) -> tuple[str, Collection, bool] | None:
+        """The collection or run `src` names, as (name, collection, local reads allowed); None when it is neither,
+        or cannot be read."""
+        src = (src or "").strip()
+        if not src or len(src) > MAX_SRC_CHARS or not self.is_collection(src):
+            return None
+        allow = self.allow_local(src)
+        try:
+            return src, self.collections.get(src, allow), allow
+        except ArtifactError:
+            return None
+
+    def find_index(self, src: str) -> FindIndex | None:
+        """The text index of the collection or run `src` names (None when it is neither, or cannot be read)."""
+        got = self.find_source(src)
+        return self.find.get(*got) if got is not None else None
