@@ -14,10 +14,10 @@ import re
 import msgspec
 import pytest
 
+from conftest import ROOT
 from rollout_trace.artifact.run import RunRow, open_run
 from rollout_trace.artifact.schema import Summary
 from rollout_trace.recipe.tasks import DIRECTIONS, title_of
-from conftest import ROOT
 from support.run_picks import RUN, pick_each
 from viewer import run_page
 from viewer.contract import Initial, Outline
