@@ -25,12 +25,13 @@ from typing import Any, Literal
 
 import msgspec
 
+from . import budget
 from .group import GROUP_FILE, GroupFile, parse_group, reward_spread
 from .model import Artifact
 from .problems import ArtifactError, Findings, Problem, from_msgspec
 from .read import load_artifact
 from .schema import Summary, Task
-from .stores import MAX_SMALL_BYTES, Listing, Store, store_for
+from .stores import MAX_ENTRIES, MAX_SMALL_BYTES, Listing, Store, store_for
 
 MAX_RECORDS = 20_000  # rows in one index; past this the index says it was cut
 TITLE_CHARS = 80
@@ -442,7 +443,8 @@ def open_collection(source: str, token: str | None = None, allow_local: bool = T
     prefix = find_run(store)
     if prefix is not None:
         return run_collection(read_run(RunStore(store, prefix), store.label, store.kind))
-    listing = store.list()
+    listing = store.list(budget.max_files(MAX_ENTRIES))
+    budget.files(store.label, len(listing.files), cut=True)  # a public request's bound (budget.py), named
     records, problems, notes = index(listing, store.read, title_of)
     if not records:
         notes.append("no artifact or group here: no folder holds a turns.json, summary.json or group.json")

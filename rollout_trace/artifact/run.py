@@ -31,6 +31,7 @@ from typing import Any, Literal
 import msgspec
 import numpy as np
 
+from . import budget
 from .group import grpo_advantages, reward_spread
 from .model import Artifact
 from .problems import ArtifactError, Problem, from_msgspec
@@ -361,7 +362,9 @@ def join(entries: list[IndexEntry], consumed: list[Consumed], ends: dict[str, Co
     """One RunRow per index entry, its rows' fates from the consumption lines (keyed by segment and ordinal)."""
     by_key = {(c.segment, c.ordinal): c for c in consumed}
     rows = []
-    for e in entries:
+    for n, e in enumerate(entries):
+        if not n % 4096:
+            budget.check(e.segment)  # the visitor left, or the request ran out of time: stop here
         got = [_row_fate(e.segment, r.ordinal, by_key, ends, logged) for r in e.rows]
         fates = tuple(f for f, _ in got)
         steps = tuple(sorted({s for f, s in got if f == "trained" and s is not None}))
@@ -430,6 +433,13 @@ def read_run(store: RunStore, label: str, kind: str, prior: Run | None = None) -
         problems.append(Problem(MANIFEST, "written by a newer version of this tool", field="format_version",
                                 expected=f"at most {RUN_FORMAT_VERSION}", found=str(manifest.format_version)))
     sizes = _listing(store)
+    # A public request's bounds (budget.py), from the listing alone: refused before a byte of a huge line file
+    budget.files(f"{label}: {SEGMENTS_DIR}/, {INDEX_DIR}/, {CONSUMED_DIR}/ and {RESCORED_DIR}/", len(sizes))
+    new = {p: max(0, n - (prior.read_to.get(p, 0) if prior is not None else 0)) for p, n in sizes.items()}
+    if new:
+        biggest = max(new, key=lambda p: new[p])
+        budget.expect(f"{biggest} (the largest of the run's {len(new)} files)" if len(new) > 1 else biggest,
+                      sum(new.values()))
     small = sorted(p for p in sizes if p.endswith(".json"))
     small_data = store.read(small, MAX_LINE_FILE_BYTES) if small else {}
     starts: dict[str, SegmentStart] = {}
@@ -450,6 +460,7 @@ def read_run(store: RunStore, label: str, kind: str, prior: Run | None = None) -
     consumed: list[Consumed] = list(prior.consumed) if prior is not None else []
     rescored: list[Rescored] = list(prior.rescored) if prior is not None else []
     logged: set[str] = set()
+    lines = len(entries)
     for path in sorted(p for p in sizes if p.endswith(".jsonl")):
         at = read_to.get(path, 0)
         if prior is None:
@@ -460,6 +471,9 @@ def read_run(store: RunStore, label: str, kind: str, prior: Run | None = None) -
             data = b""
         if isinstance(data, bytes):
             whole = data.rfind(b"\n") + 1
+            if path.startswith(INDEX_DIR + "/"):
+                lines += data.count(b"\n")  # in C; a page's cost grows with the rows, bounded in public
+                budget.rows(path, lines)
             read_to[path] = at + whole
             marks[path] = (marks.get(path, b"") + data[:whole])[-MARK_BYTES:]
         if path.startswith(CONSUMED_DIR + "/"):

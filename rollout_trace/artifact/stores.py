@@ -14,6 +14,7 @@ comes from the local cache (the small files fetched before) and a note says so.
 
 from __future__ import annotations
 
+import contextvars
 import errno
 import os
 import shutil
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from . import budget
 from .problems import ArtifactError, Problem
 from .sources import (
     EMPTY_HINT,
@@ -123,10 +125,12 @@ class FolderStore:
         root = str(self.root)
         for p in paths:
             try:
-                out[p] = _read_small(os.path.join(root, p), max_bytes, self.links_within)
+                out[p] = got = _read_small(os.path.join(root, p), max_bytes, self.links_within)
             except OSError as e:
                 why = "a symbolic link, not followed" if e.errno == errno.ELOOP else e.strerror or type(e).__name__
                 out[p] = f"cannot be read ({why})"
+                continue
+            budget.read(p, len(got) if isinstance(got, bytes) else 0)  # a public request's bytes (budget.py)
         return out
 
     def list_dir(self, path: str) -> dict[str, int]:
@@ -223,8 +227,10 @@ class ZipStore:
                 if (bomb := expansion_problem(info)) is not None:
                     out[p] = bomb
                     continue
+                budget.expect(p, info.file_size)
                 with self._zip.open(info) as f:
-                    out[p] = f.read(max_bytes + 1)
+                    out[p] = got = f.read(max_bytes + 1)
+                budget.read(p, len(got))
             except (KeyError, zipfile.BadZipFile, OSError, EOFError) as e:
                 out[p] = f"cannot be read from the zip ({type(e).__name__})"
         return out
@@ -354,8 +360,11 @@ class HubStore:
         paths = list(paths)
         if self._offline_root is not None:
             return self._cache_store(self._offline_root).read(paths, max_bytes)
+        # each download thread runs in a copy of this request's context: its bytes count in the request's budget
+        context = contextvars.copy_context()
         with ThreadPoolExecutor(max_workers=HUB_WORKERS) as pool:
-            return dict(zip(paths, pool.map(lambda p: self._download(p, max_bytes), paths), strict=True))
+            got = pool.map(lambda p: context.copy().run(self._download, p, max_bytes), paths)
+            return dict(zip(paths, got, strict=True))
 
     def list_dir(self, path: str) -> dict[str, int]:
         """The files directly in folder `path` of the repo (name -> size): one non-recursive tree request."""
@@ -381,17 +390,19 @@ class HubStore:
     def _download(self, path: str, max_bytes: int = MAX_SMALL_BYTES) -> bytes | str:
         from huggingface_hub import hf_hub_download
 
+        budget.check(path)  # a visitor who left starts no more downloads
         try:
             with hub_errors(self.where, self.ref.revision):
                 local = hf_hub_download(self.ref.repo_id, self._full(path), repo_type="dataset",
                                         revision=self.commit, token=self.token)
             with open(local, "rb") as f:
                 data = f.read(max_bytes + 1)
-            return data if len(data) <= max_bytes else f"larger than {max_bytes:,} bytes"
         except ArtifactError as e:
             return e.problems[0].message
         except OSError as e:
             return f"cannot be read ({e.strerror or type(e).__name__})"
+        budget.read(path, len(data))  # past the request's bound: Refused, not a message in place of the file
+        return data if len(data) <= max_bytes else f"larger than {max_bytes:,} bytes"
 
     def folder(self, path: str) -> Path:
         """Download (or reuse from cache) every file under `path`: what opening one artifact or group needs."""

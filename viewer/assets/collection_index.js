@@ -12,15 +12,13 @@ const CollectionIndex = (() => {
   const SELECTS = {drift: ["none", "drift", "unknown"], timed_out: ["yes", "no"], kind: ["artifact", "group", "run"],
                    valid: ["yes", "no"]};
 
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === "text") e.textContent = v; else e.setAttribute(k, v);
-    }
-    for (const c of children) e.append(c);
-    return e;
-  }
 
+  /** @typedef {{index(req: {src: string, query: string}): Promise<IndexPage>,
+   *            compare(req: {src: string, row: string | null, a: number, b: number, turn: number}): Promise<{html?: string, error?: string}>,
+   *            open(req: object): void, back(req: {src: string, query: string}): void}} IndexApi */
+  /** @typedef {HTMLInputElement | HTMLSelectElement} FilterInput */
+
+  /** @param {string} key @param {string} label @param {FilterInput} input */
   function field(key, label, input) {
     input.name = key;
     input.dataset.key = key;
@@ -28,6 +26,7 @@ const CollectionIndex = (() => {
     return el("label", {class: "ci-field", for: input.id}, el("span", {text: label}), input);
   }
 
+  /** @param {string} key @param {string} label @param {string[]} choices @param {string} [anyLabel] */
   function select(key, label, choices, anyLabel) {
     const s = el("select", {"data-testid": "filter-" + key});
     s.append(new Option(anyLabel || "any", ""));
@@ -35,10 +34,12 @@ const CollectionIndex = (() => {
     return field(key, label, s);
   }
 
+  /** @param {string} key @param {string} label @param {string} type @param {Record<string, string>} [extra] */
   function input(key, label, type, extra) {
     return field(key, label, el("input", {type, "data-testid": "filter-" + key, ...(extra || {})}));
   }
 
+  /** @param {HTMLElement} box */
   function skeleton(box) {
     const back = el("div", {class: "ci-backbar", hidden: ""},
                     el("button", {type: "button", class: "ci-back", "data-testid": "back-to-index"}, "← back to the index"),
@@ -73,57 +74,72 @@ const CollectionIndex = (() => {
   }
 
   // -- group map: server-rendered rows (viewer/render/group_map.py); the page reads data-rollout/turn only --
+  /**
+   * @param {HTMLElement} box @param {{compare: IndexApi["compare"], openRollout(rollout: number, turn: number): void}} api
+   * @param {() => IndexPage} page
+   */
   function groupMap(box, api, page) {
-    const ticked = () => Array.from(box.querySelectorAll(".gm-pick:checked")).map((c) => Number(c.dataset.rollout));
+    const ticked = () => Array.from(box.querySelectorAll(".gm-pick:checked"), (c) => Number(/** @type {HTMLElement} */ (c).dataset.rollout));
     function sync() {  // at most two ticked: the oldest tick gives way
-      const b = box.querySelector(".gm-compare");
+      const b = /** @type {HTMLButtonElement | null} */ (box.querySelector(".gm-compare"));
       if (b) b.disabled = ticked().length !== 2;
     }
     box.addEventListener("change", (ev) => {
-      const c = ev.target.closest(".gm-pick");
+      const c = /** @type {HTMLInputElement | null} */ (/** @type {Element} */ (ev.target).closest(".gm-pick"));
       if (!c) return;
       if (c.checked) {
-        const others = Array.from(box.querySelectorAll(".gm-pick:checked")).filter((x) => x !== c);
+        const others = Array.from(/** @type {NodeListOf<HTMLInputElement>} */ (box.querySelectorAll(".gm-pick:checked"))).filter((x) => x !== c);
         if (others.length >= 2) others[0].checked = false;
       }
       sync();
     });
     box.addEventListener("click", async (ev) => {
-      const open = ev.target.closest(".gm-open");
+      const target = /** @type {Element} */ (ev.target);
+      const open = /** @type {HTMLElement | null} */ (target.closest(".gm-open"));
       if (open) { api.openRollout(Number(open.dataset.rollout), Number(open.dataset.turn)); return; }
-      if (!ev.target.closest(".gm-compare")) return;
+      if (!target.closest(".gm-compare")) return;
       const [a, b] = ticked();
-      const out = box.querySelector(".gm-comparebox");
+      const out = /** @type {HTMLElement} */ (box.querySelector(".gm-comparebox"));
       out.textContent = "comparing…";
-      const turn = Math.max(0, Number(box.querySelector(".gm-cturn").value) || 0);
+      const turn = Math.max(0, Number(/** @type {HTMLInputElement} */ (box.querySelector(".gm-cturn")).value) || 0);
       const got = await api.compare({src: page().src, row: page().row, a, b, turn});
       if (got && got.html) out.innerHTML = got.html;  // escaped by the server
       else out.textContent = (got && got.error) || "could not compare";
     });
-    return {show(html) { box.innerHTML = html; sync(); }};
+    return {show(/** @type {string} */ html) { box.innerHTML = html; sync(); }};
   }
 
+  /** @param {HTMLElement} box @param {IndexApi} api */
   function mount(box, api) {
     const ui = skeleton(box);
     /** @type {IndexPage | null} */
     let page = null;
+    // The page shown: every event below comes after the first render (mountInApp renders right after mounting).
+    const shown = () => /** @type {IndexPage} */ (page);
     let asked = 0;  // responses to older requests are dropped
-    let typing = null;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let typing;
+    const inputs = () => /** @type {NodeListOf<FilterInput>} */ (ui.form.querySelectorAll("[data-key]"));
+    /** @param {string} sel */
+    const part = (sel) => /** @type {HTMLElement} */ (ui.root.querySelector(sel));
+    /** @param {string} sel */
+    const button = (sel) => /** @type {HTMLButtonElement} */ (ui.root.querySelector(sel));
 
+    /** @param {{sort?: string, page?: number}} [overrides] */
     function formQuery(overrides) {
       const p = new URLSearchParams();
-      for (const e of ui.form.querySelectorAll("[data-key]")) if (e.value !== "") p.set(e.dataset.key, e.value.trim());
+      for (const e of inputs()) if (e.value !== "") p.set(e.dataset.key || "", e.value.trim());
       const sort = overrides && "sort" in overrides ? overrides.sort : (page ? page.sort : "path");
       if (sort && sort !== "path") p.set("sort", sort);
-      const n = overrides && "page" in overrides ? overrides.page : 0;
+      const n = overrides && overrides.page !== undefined ? overrides.page : 0;
       if (n > 0) p.set("page", String(n + 1));
       return p.toString();
     }
 
     /** @param {IndexPage} pg */
     function syncForm(pg) {
-      for (const [key, choices] of [["model", pg.models], ["tool", pg.tools], ["no_tool", pg.tools]]) {
-        const s = ui.form.querySelector(`[data-key="${key}"]`);
+      for (const [key, choices] of /** @type {[string, string[]][]} */ ([["model", pg.models], ["tool", pg.tools], ["no_tool", pg.tools]])) {
+        const s = /** @type {HTMLSelectElement} */ (ui.form.querySelector(`[data-key="${key}"]`));
         const want = ["", ...choices];
         const have = Array.from(s.options).map((o) => o.value);
         if (want.join("\n") !== have.join("\n")) {
@@ -132,10 +148,10 @@ const CollectionIndex = (() => {
           for (const c of choices) s.append(new Option(c, c));
         }
       }
-      for (const e of ui.form.querySelectorAll("[data-key]")) {
+      for (const e of inputs()) {
         if (e === document.activeElement && e.tagName === "INPUT") continue;  // never rewrite what the visitor types
-        const v = pg.filters[e.dataset.key] || "";
-        if (e.tagName === "SELECT" && v && !Array.from(e.options).some((o) => o.value === v)) e.append(new Option(v, v));
+        const v = pg.filters[e.dataset.key || ""] || "";
+        if (e instanceof HTMLSelectElement && v && !Array.from(e.options).some((o) => o.value === v)) e.append(new Option(v, v));
         e.value = v;
       }
     }
@@ -180,54 +196,56 @@ const CollectionIndex = (() => {
       ui.main.hidden = pg.mode !== "index";
       ui.group.hidden = pg.mode !== "group";
       const fromGroup = pg.mode === "row" && pg.rollout !== null && pg.rollout !== undefined;
-      ui.back.querySelector(".ci-back").textContent = fromGroup ? "← back to the group map" : "← back to the index";
+      part(".ci-back").textContent = fromGroup ? "← back to the group map" : "← back to the index";
       if (!fromUrl) writeUrl(pg, false);
       if (pg.mode === "group") {
-        ui.back.querySelector(".ci-backinfo").textContent = "";
+        part(".ci-backinfo").textContent = "";
         gm.show(pg.error_html ? pg.error_html + pg.group_html : pg.group_html);
         if (cursor < 0) markRow(0, false);  // a starting cursor: Enter opens the best rollout without a j first
         return;
       }
-      if (pg.mode === "row") { ui.back.querySelector(".ci-backinfo").innerHTML = pg.row_html; return; }
+      if (pg.mode === "row") { part(".ci-backinfo").innerHTML = pg.row_html; return; }
       if (pg.mode !== "index") return;
-      ui.main.querySelector(".ci-error").innerHTML = pg.error_html || "";
-      ui.main.querySelector(".ci-notesbox").innerHTML = pg.notes_html;
-      ui.main.querySelector(".ci-tablebox").innerHTML = pg.error_html ? "" : pg.table_html;
+      part(".ci-error").innerHTML = pg.error_html || "";
+      part(".ci-notesbox").innerHTML = pg.notes_html;
+      part(".ci-tablebox").innerHTML = pg.error_html ? "" : pg.table_html;
       ui.form.hidden = !!pg.error_html;
       const what = pg.kind === "hub" ? "Hub dataset" : pg.kind === "zip" ? "zip" : "folder";
       const range = pg.shown ? `${pg.first.toLocaleString()}–${(pg.first + pg.shown - 1).toLocaleString()} of ` : "";
-      ui.main.querySelector(".ci-counts").textContent = pg.error_html ? "" :
+      part(".ci-counts").textContent = pg.error_html ? "" :
         `${what} ${pg.src}: showing ${range}${pg.matched.toLocaleString()} matching rows · ` +
         `${pg.total.toLocaleString()} in the collection` + (pg.invalid ? ` · ${pg.invalid.toLocaleString()} invalid` : "");
-      ui.main.querySelector(".ci-pager").hidden = pg.pages <= 1;
-      ui.main.querySelector(".ci-pageno").textContent = `page ${pg.page + 1} of ${pg.pages}`;
-      ui.main.querySelector(".ci-prev").disabled = pg.page <= 0;
-      ui.main.querySelector(".ci-next").disabled = pg.page >= pg.pages - 1;
+      part(".ci-pager").hidden = pg.pages <= 1;
+      part(".ci-pageno").textContent = `page ${pg.page + 1} of ${pg.pages}`;
+      button(".ci-prev").disabled = pg.page <= 0;
+      button(".ci-next").disabled = pg.page >= pg.pages - 1;
       syncForm(pg);
     }
 
+    /** @param {string} query */
     async function ask(query) {
       const mine = ++asked;
       ui.root.classList.add("ci-busy");
       try {
-        const pg = await api.index({src: page.src, query});
+        const pg = await api.index({src: shown().src, query});
         if (mine === asked) render(pg, false);
       } finally {
         if (mine === asked) ui.root.classList.remove("ci-busy");
       }
     }
 
+    /** @param {string} path */
     function open(path) {
-      const u = new URL(window.location.href);
+      const pg = shown(), u = new URL(window.location.href);
       u.searchParams.set("row", path);
-      for (const k of [...page.view_keys, "rollout"]) u.searchParams.delete(k);
+      for (const k of [...pg.view_keys, "rollout"]) u.searchParams.delete(k);
       history.pushState({ci: "row"}, "", u.toString());
-      api.open({src: page.src, row: path, query: page.query});
+      api.open({src: pg.src, row: path, query: pg.query});
     }
 
     function urlQuery() {  // the index's part of the current URL: filters and page
       const p = new URLSearchParams();
-      for (const [k, v] of new URL(window.location.href).searchParams) if (page.query_keys.includes(k) || k === "page") p.set(k, v);
+      for (const [k, v] of new URL(window.location.href).searchParams) if (shown().query_keys.includes(k) || k === "page") p.set(k, v);
       return p.toString();
     }
 
@@ -238,43 +256,48 @@ const CollectionIndex = (() => {
         return;
       }
       if (history.state && history.state.ci === "row") { history.back(); return; }  // popstate comes back here
-      const u = new URL(window.location.href);
-      for (const k of ["row", "rollout", ...page.view_keys]) u.searchParams.delete(k);
+      const pg = shown(), u = new URL(window.location.href);
+      for (const k of ["row", "rollout", ...pg.view_keys]) u.searchParams.delete(k);
       history.replaceState(null, "", u.toString());
-      api.back({src: page.src, query: urlQuery()});
+      api.back({src: pg.src, query: urlQuery()});
     }
 
     ui.form.addEventListener("submit", (ev) => { ev.preventDefault(); ask(formQuery()); });
     ui.form.addEventListener("change", () => { clearTimeout(typing); ask(formQuery()); });
     ui.form.addEventListener("input", (ev) => {
-      if (ev.target.type !== "text" && ev.target.type !== "search") return;
+      const type = /** @type {HTMLInputElement} */ (ev.target).type;
+      if (type !== "text" && type !== "search") return;
       clearTimeout(typing);
       typing = setTimeout(() => ask(formQuery()), 300);
     });
-    ui.form.addEventListener("reset", () => setTimeout(() => ask(formQuery({sort: page.sort})), 0));
+    ui.form.addEventListener("reset", () => setTimeout(() => ask(formQuery({sort: shown().sort})), 0));
     ui.main.addEventListener("click", (ev) => {
-      const sortBtn = ev.target.closest(".ci-sort");
+      const target = /** @type {Element} */ (ev.target), pg = shown();
+      const sortBtn = /** @type {HTMLElement | null} */ (target.closest(".ci-sort"));
       if (sortBtn) {
         const col = sortBtn.dataset.sort;
-        ask(formQuery({sort: page.sort === col ? "-" + col : col}));
+        ask(formQuery({sort: pg.sort === col ? "-" + col : col}));
         return;
       }
-      if (ev.target.closest(".ci-prev")) { ask(formQuery({page: page.page - 1})); return; }
-      if (ev.target.closest(".ci-next")) { ask(formQuery({page: page.page + 1})); return; }
-      const row = ev.target.closest("tr[data-path]");
-      if (row && !ev.target.closest("a, summary") && !window.getSelection().toString()) open(row.dataset.path);
+      if (target.closest(".ci-prev")) { ask(formQuery({page: pg.page - 1})); return; }
+      if (target.closest(".ci-next")) { ask(formQuery({page: pg.page + 1})); return; }
+      const row = /** @type {HTMLElement | null} */ (target.closest("tr[data-path]"));
+      if (row && !target.closest("a, summary") && !(window.getSelection() || "").toString()) open(row.dataset.path || "");
     });
-    ui.back.querySelector(".ci-back").addEventListener("click", back);
+    part(".ci-back").addEventListener("click", back);
 
     // -- presentation and the row cursor ----------------------------------------------------------------
     let cursor = -1;
     const presentable = () => !!page && (page.mode === "group" || page.mode === "index");
-    const rows = () => Array.from(ui.root.querySelectorAll(page.mode === "group" ? "tr.gm-row" : "tr.ci-row"));
+    const rows = () => Array.from(/** @type {NodeListOf<HTMLTableRowElement>} */ (
+      ui.root.querySelectorAll(shown().mode === "group" ? "tr.gm-row" : "tr.ci-row")));
+    /** @param {boolean} [on] */
     function present(on) {
       const v = on === undefined ? !ui.root.classList.contains("present") : on;
       ui.root.classList.toggle("present", v);
       document.body.classList.toggle("tv-present", v);  // shared with the token view: a rollout opened from here keeps it
     }
+    /** @param {number} i @param {boolean} scroll */
     function markRow(i, scroll) {
       const rs = rows();
       if (!rs.length) return;
@@ -282,20 +305,22 @@ const CollectionIndex = (() => {
       rs.forEach((r, k) => { r.classList.toggle("ci-cursor", k === cursor); r.setAttribute("aria-selected", String(k === cursor)); });
       if (scroll) rs[cursor].scrollIntoView({block: "nearest"});
     }
-    const moveRow = (d) => markRow(cursor + d, true);
+    const moveRow = (/** @type {number} */ d) => markRow(cursor + d, true);
     function openCursor() {
       const r = rows()[cursor];
       if (!r) return false;
-      if (page.mode === "group") { const b = r.querySelector(".gm-open"); if (!b) return false; b.click(); }
-      else open(r.dataset.path);
+      if (shown().mode === "group") { const b = /** @type {HTMLElement | null} */ (r.querySelector(".gm-open")); if (!b) return false; b.click(); }
+      else open(r.dataset.path || "");
       return true;
     }
-    ui.root.addEventListener("click", (ev) => { if (ev.target.closest(".ci-present, .gm-present")) present(); });
+    ui.root.addEventListener("click", (ev) => { if (/** @type {Element} */ (ev.target).closest(".ci-present, .gm-present")) present(); });
+    /** @param {KeyboardEvent} ev */
     const onKey = (ev) => {
       if (!document.body.contains(ui.root)) { document.removeEventListener("keydown", onKey); return; }
       if (!presentable() || ui.root.hidden) return;
-      const tag = (ev.target && ev.target.tagName) || "";
-      if (/INPUT|TEXTAREA|SELECT/.test(tag) || ev.target.isContentEditable || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+      const target = /** @type {HTMLElement | null} */ (ev.target);
+      const tag = (target && target.tagName) || "";
+      if (/INPUT|TEXTAREA|SELECT/.test(tag) || (target && target.isContentEditable) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
       const k = ev.key, on = ui.root.classList.contains("present");
       if (k === "p") present();
       else if (k === "Escape" && on) present(false);
@@ -313,9 +338,10 @@ const CollectionIndex = (() => {
         u.searchParams.set("rollout", String(rollout));
         u.searchParams.set("turn", String(turn));
         history.pushState({ci: "rollout"}, "", u.toString());
-        api.open({src: page.src, row: page.row, query: page.query, rollout, turn});
+        const pg = shown();
+        api.open({src: pg.src, row: pg.row, query: pg.query, rollout, turn});
       },
-    }, () => page);
+    }, shown);
     const onPop = () => {
       if (!document.body.contains(ui.root)) { window.removeEventListener("popstate", onPop); return; }
       if (!page || page.mode === "none") return;
@@ -333,16 +359,22 @@ const CollectionIndex = (() => {
     return {box, render, state: () => page};
   }
 
+  /**
+   * @param {HTMLElement} element @param {{value: string}} props @param {IndexServer} server
+   * @param {(name: string, fn: () => void) => void} watch @param {(name: string, data: object) => void} trigger
+   */
   function mountInApp(element, props, server, watch, trigger) {
+    /** @type {IndexApi} */
     const api = {
       index: (req) => server.index(req),
       compare: (req) => server.compare(req),
       open: (req) => trigger("click", {action: "open", ...req}),
       back: (req) => trigger("click", {action: "back", ...req}),
     };
+    /** @type {ReturnType<typeof mount> | null} */
     let view = null;
     function start() {
-      const box = element.querySelector(".ci-mount");
+      const box = /** @type {HTMLElement | null} */ (element.querySelector(".ci-mount"));
       if (!box || !props.value) return;
       if (!view || view.box !== box || !box.firstChild) view = mount(box, api);  // a re-rendered template is a new box
       view.render(JSON.parse(props.value), false);

@@ -3,15 +3,6 @@
 // opens the token view on its turn with the matched tokens marked (a Gradio "click" event {action: "open-hit"}).
 // Every text from a trace reaches the page through textContent; nothing is parsed as HTML.
 const FindPanel = (() => {
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === null || v === undefined || v === false) continue;
-      if (k === "text") e.textContent = v; else e.setAttribute(k, v === true ? "" : v);
-    }
-    for (const c of children) if (c !== null && c !== undefined) e.append(c);
-    return e;
-  }
   // one colour per rule, readable on both schemes; the hits line is drawn in the text colour
   const COLOURS = ["#dc2626", "#ea580c", "#ca8a04", "#65a30d", "#0891b2", "#2563eb", "#7c3aed", "#c026d3",
                    "#db2777", "#64748b", "#0d9488", "#9333ea"];

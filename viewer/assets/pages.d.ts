@@ -40,3 +40,9 @@ interface Window {
 /** The token view's place on screen (viewer/assets/trace_view/mount.js): a plain object per mount. */
 interface ViewPlace { turn: number; mode: string; scope: string; row: number; follow: boolean;
   found?: [number, number] | null; foundTurn?: number; }
+
+/** What Gradio hands the collection index's js_on_load besides its element (viewer/ui/collection_view.py). */
+interface IndexServer {
+  index(req: {src: string; query: string}): Promise<IndexPage>;
+  compare(req: {src: string; row: string | null; a: number; b: number; turn: number}): Promise<{html?: string; error?: string}>;
+}

@@ -14,19 +14,8 @@ const RunPage = (() => {
   /** @typedef {{src: string | null, body: RunBody | null, version: number | null, groups: RunGroupRow[] | null,
    *            task: string | null, cursor: number, body_task: TaskTrack | null, shown: number,
    *            opened?: string | null}} BodyState */
-  /** @typedef {string | number | boolean | null | undefined} Attr */
   const FIRST_VERSIONS = 100;  // versions listed before "show all"
 
-  /** @param {string} tag @param {Record<string, Attr> | null} [attrs] @param {...(Node | string | null | undefined)} children */
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === null || v === undefined || v === false) continue;
-      if (k === "text") e.textContent = String(v); else e.setAttribute(k, v === true ? "" : String(v));
-    }
-    for (const c of children) if (c !== null && c !== undefined) e.append(c);
-    return e;
-  }
   /** @typedef {number | null | undefined} Num */
   const num = (/** @type {Num} */ v, /** @type {number | undefined} */ d = undefined) => (v === null || v === undefined ? "–" : Number(v).toFixed(d === undefined ? 3 : d));
   const pct = (/** @type {Num} */ v) => (v === null || v === undefined ? "–" : Math.round(100 * v) + "%");

@@ -80,6 +80,11 @@ class CollectionCache:
         self._evict()
         return c
 
+    def open(self, source: str, allow_local: bool) -> Collection:
+        """`source` opened afresh, as the cache opens it (its opener: under a public visitor's budget in the app),
+        not kept: a followed run read again at a new commit, put in with `replace`."""
+        return self._opener(source.strip(), allow_local=allow_local)
+
     def replace(self, source: str, allow_local: bool, old: Collection, new: Collection) -> bool:
         """Put `new` where `old` is (a followed run that grew: viewer/ui/run_view.py), keeping its age; False
         when the entry holds another collection by now (reopened, or dropped)."""

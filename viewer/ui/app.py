@@ -29,6 +29,7 @@ from .service import Service
 from .view_tab import ViewTab
 
 UPLOAD_LIMIT = "200mb"
+VISITORS_AT_ONCE = 8  # events of one kind run at once (each public opening costs at most ~100 MB, visitor.py)
 DEFAULT_EXAMPLE = "scripted-smollm2"  # three turns, a drifting boundary, a turn TRL trains without a tool call
 # Gradio keeps every upload in its cache; sweep files older than 15 minutes every 5 minutes.
 UPLOAD_CACHE_SWEEP = (300, 900)
@@ -101,6 +102,10 @@ def build_app(default_source: str | None = None, public: bool = False,
             McpTools(service).register()
     if mcp:
         only_tools_public(demo)
+    # Gradio runs each event for one visitor at a time unless told otherwise: one visitor opening a big run
+    # held every other visitor's Load behind it. Each opening is bounded on a public Space (viewer/ui/visitor.py),
+    # so several run at once; one capture at a time is the Capture tab's own slot.
+    demo.queue(default_concurrency_limit=VISITORS_AT_ONCE)
     return demo
 
 

@@ -18,7 +18,6 @@ from rollout_trace.artifact.collection import Collection, run_collection
 from rollout_trace.artifact.run import Run, follow
 from rollout_trace.artifact.sources import commit_of
 from viewer import run_page
-from viewer.index import open_index
 from viewer.index.cache import CollectionCache
 
 HUB_CHECK_S = 10.0  # a Hub run is asked for its latest commit at most this often, however many visitors follow it
@@ -97,6 +96,7 @@ class RunFollower:
             latest = commit_of(ref, getattr(store, "token", None))
             if latest == seen:
                 return None
-            return open_index(src, allow_local=allow)  # read whole at the new commit (a Hub file cannot be seeked)
+            # read whole at the new commit (a Hub file cannot be seeked), as the cache opens it (a visitor's budget)
+            return self._collections.open(src, allow)
         except ArtifactError:
             return None

@@ -31,6 +31,7 @@ from .live import LiveRuns
 from .rows import MAX_SRC_CHARS, Rows
 from .store import RolloutStore
 from .token_values import TokenValues
+from .visitor import open_bounded
 
 MAX_KINDS = 256  # sources whose kind is remembered (by identity, for the collection cache's age)
 
@@ -45,7 +46,9 @@ class Service:
     def __init__(self, default_source: str, public: bool, store: RolloutStore | None = None):
         self.default_source, self.public = default_source, public
         self.store = store or RolloutStore()  # rollouts, shared by every visitor of the same source (viewer/ui/store.py)
-        self.collections = CollectionCache()  # collections and runs (viewer/index/cache.py)
+        # collections and runs (viewer/index/cache.py); a public visitor's open under that visitor's budget, stopped
+        # when they leave (viewer/ui/visitor.py)
+        self.collections = CollectionCache(opener=lambda src, allow_local: open_bounded(src, allow_local, self.public))
         self.facts = RowFacts()  # tokens and drift of rows whose summary.json lacks them, by row identity
         self.find = FindCache(public=public)  # text indexes of collections and runs (viewer/find/cache.py)
         self.follower = RunFollower(self.collections, self.allow_local)  # runs still being recorded

@@ -1,0 +1,182 @@
+"""What one public visitor's request may cost while it opens a source: files, bytes, rows, time, and leaving.
+
+The bounds are rollout_trace/artifact/budget.py's, set where the viewer opens a source (viewer/ui/visitor.py).
+Hub sources go through the real huggingface_hub client against the loopback stand-in
+(tests/support/hub_standin.py), so a refused file is shown never to have been downloaded. Leaving is
+Gradio's own report: a real server, a client that joins the queue and hangs up its event stream.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+
+import httpx
+import pytest
+
+from bench.bench_run_page import make_run
+from rollout_trace.artifact import ArtifactError
+from rollout_trace.artifact.budget import Abandoned, Budget, Refused, bounded
+from rollout_trace.artifact.collection import open_collection
+from rollout_trace.artifact.sources import EXAMPLES_DIR
+from support.hub_standin import HubStandIn
+from viewer.ui import visitor
+
+BIG = 10**9
+
+
+def _budget(**kw) -> Budget:
+    return Budget(**{"max_bytes": BIG, "max_files": BIG, "max_rows": BIG, "seconds": 600.0, **kw})
+
+
+@pytest.fixture
+def hub_run(tmp_path, monkeypatch):
+    """A synthetic ended run (20 versions x 2 groups x 4 rollouts) served as the Hub dataset org/run."""
+    repo = tmp_path / "repo"
+    make_run(repo, versions=20, groups=2, k=4)
+    with HubStandIn({"org/run": repo}) as hub:
+        hub.patch(monkeypatch, tmp_path / "cache")
+        yield hub, repo
+
+
+def _one(e: ArtifactError):
+    assert len(e.problems) == 1, e.problems
+    return e.problems[0]
+
+
+def test_a_huge_index_is_refused_before_it_is_downloaded(hub_run):
+    hub, repo = hub_run
+    index = next((repo / "index").iterdir())
+    size = index.stat().st_size
+    with bounded(_budget(max_bytes=size // 2)), pytest.raises(Refused) as got:
+        open_collection("org/run")
+    p = _one(got.value)
+    assert p.file.startswith(f"index/{index.name}") and "too much to read" in p.message
+    assert p.expected == f"at most {size // 2:,} bytes read per request" and p.found.endswith(" bytes")
+    assert int(p.found.removesuffix(" bytes").replace(",", "")) >= size  # the listed sizes, not what was read
+    assert not [x for x in hub.paths("GET") if x.endswith(f"/index/{index.name}")]  # never fetched
+    assert open_collection("org/run").run is not None  # unbounded (a local server): the same run opens
+
+
+def test_a_run_with_too_many_files_or_rows_is_refused_naming_them(hub_run):
+    hub, repo = hub_run
+    with bounded(_budget(max_rows=100)), pytest.raises(Refused) as got:
+        open_collection("org/run")
+    p = _one(got.value)
+    assert p.file.startswith("index/") and (p.expected, p.found) == ("at most 100 rows", "160 rows")
+    for n in range(5):
+        (repo / "index" / f"extra{n}.jsonl").write_bytes(b"")
+    with bounded(_budget(max_files=4)), pytest.raises(Refused) as got:
+        open_collection("org/run")
+    p = _one(got.value)
+    assert "segments/, index/" in p.file and p.expected == "at most 4 files" and p.found.endswith(" files")
+
+
+def test_a_collection_listing_and_its_small_files_are_bounded(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES_DIR / "smollm2-group", repo / "g")
+    with HubStandIn({"org/col": repo}) as hub:
+        hub.patch(monkeypatch, tmp_path / "cache")
+        with bounded(_budget(max_files=3)), pytest.raises(Refused) as got:
+            open_collection("org/col")
+        p = _one(got.value)
+        assert (p.file, p.expected, p.found) == ("org/col", "at most 3 files", "more than 3 files")
+        # the small files are downloaded on the store's own threads: their bytes count in this request's budget
+        with bounded(_budget(max_bytes=2000)), pytest.raises(Refused) as got:
+            open_collection("org/col")
+        assert "too much to read" in _one(got.value).message
+        assert open_collection("org/col").records
+
+
+def test_a_visitor_who_left_or_ran_out_of_time_stops_the_work(hub_run):
+    hub, _ = hub_run
+    asked = []
+    with bounded(_budget(abandoned=lambda: asked.append(1) or True)), pytest.raises(Abandoned) as got:
+        open_collection("org/run")
+    assert "the visitor left" in _one(got.value).message and asked
+    with bounded(_budget(seconds=0.0)), pytest.raises(Abandoned) as got:
+        open_collection("org/run")
+    p = _one(got.value)
+    assert p.expected == "at most 0 s" and "longer than a public Space allows" in p.message
+
+
+def test_a_public_visitor_sees_the_bound_in_the_index_and_nothing_is_kept(hub_run, monkeypatch):
+    from viewer.ui.service import Service
+
+    hub, repo = hub_run
+    monkeypatch.setattr(visitor, "MAX_ROWS", 100)
+    service = Service("", public=True)
+    page = service.rows.index_page("org/run", {})
+    assert "at most 100 rows" in page.error_html and "160 rows" in page.error_html
+    assert service.run("org/run") is None  # the run page is not shown either
+    service.public = False  # the owner's own server: no bound, and the refusal was not cached
+    assert not service.rows.index_page("org/run", {}).error_html and service.run("org/run") is not None
+
+
+def test_a_followed_run_read_again_at_a_new_commit_is_bounded_too(hub_run, monkeypatch):
+    """The follower reads a Hub run again whole at a new commit: through the cache's opener, the visitor's budget."""
+    from viewer.ui.service import Service
+
+    hub, repo = hub_run
+    service = Service("", public=True)
+    assert service.run("org/run") is not None
+    monkeypatch.setattr(visitor, "MAX_ROWS", 100)
+    with pytest.raises(Refused):
+        service.collections.open("org/run", False)
+
+
+def test_the_app_runs_visitors_events_at_once(monkeypatch):
+    """Gradio runs one event of a kind at a time unless told: one visitor's opening held every other's."""
+    from viewer.ui import app
+    from viewer.ui.app import VISITORS_AT_ONCE, build_app
+
+    monkeypatch.setattr(app, "import_trl", lambda: None)  # seconds, and beside the point here
+    demo = build_app(default_source="scripted-smollm2", public=True)
+    assert VISITORS_AT_ONCE > 1 and demo._queue.default_concurrency_limit == VISITORS_AT_ONCE
+
+
+def test_gradio_reports_a_visitor_who_hung_up(monkeypatch):
+    """A real Gradio server: a handler opening under a visitor's budget stops when its client closes the queue's
+    event stream (Gradio's queue marks the session's running events not alive)."""
+    import gradio as gr
+
+    started, stopped = threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    def slow(x: str) -> str:
+        b = visitor.public_budget()
+        started.set()
+        try:
+            for _ in range(600):  # what a long opening does between files: ask the budget
+                b.check("org/huge-run")
+                time.sleep(0.05)
+        except Abandoned as e:
+            seen.append(e.problems[0].message)
+        stopped.set()
+        return x
+
+    with gr.Blocks() as demo:
+        box = gr.Textbox()
+        box.submit(slow, box, box, api_name="slow")
+    _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True)
+    try:
+        fn = next(i for i, d in demo.fns.items() if d.api_name == "slow")
+        with httpx.Client(base_url=url, timeout=30) as client:
+            r = client.post("/gradio_api/queue/join", json={"data": ["x"], "fn_index": fn, "session_hash": "s1",
+                                                            "event_data": None, "trigger_id": None})
+            assert r.status_code == 200, r.text
+            with client.stream("GET", "/gradio_api/queue/data", params={"session_hash": "s1"}) as stream:
+                lines = stream.iter_lines()
+                while "process_starts" not in next(lines):
+                    pass
+                assert started.wait(20)
+            # the stream is closed here: the visitor left
+        assert stopped.wait(20), "the handler did not notice"
+        assert seen == ["the visitor left: opening it stopped"]
+    finally:
+        demo.close()
+
+
+def test_outside_an_event_the_visitor_is_there():
+    assert visitor.abandoned_check()() is False  # a test or the command line calling a handler

@@ -1,0 +1,63 @@
+"""What one public visitor's request may cost while it opens a source, and whether that visitor is still there.
+
+On a public Space every source a visitor names is opened under a budget (rollout_trace/artifact/budget.py):
+at most MAX_FILES files listed, MAX_BYTES read, MAX_ROWS index rows, MAX_SECONDS of time; a bound crossed
+is a message naming the file, the count and the limit. The work runs on the request's own thread, under no
+lock but the one its source's cache entry holds (viewer/index/cache.py: visitors of other sources never
+wait for it), and stops at the next file or row block once Gradio says the visitor is gone:
+
+- the page closed or its connection dropped: Gradio's queue sees its `/queue/data` stream disconnect and
+  calls `Queue.clean_events(session_hash=...)`, which sets `alive = False` on the session's running events;
+- the event was cancelled (`/cancel`): the event id leaves the session's pending ids.
+
+Gradio gives a handler its event id and Blocks in `gradio.context.LocalContext` (set on the handler's thread
+by `utils.get_function_with_locals`); `abandoned` reads the event's state there. Outside an event (a test
+calling a handler, the command line) the visitor is taken to be there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rollout_trace.artifact import budget
+from rollout_trace.artifact.budget import Budget
+from rollout_trace.artifact.collection import Collection
+from viewer.index import open_index
+
+MAX_FILES = 20_000  # files listed in one source (a collection's rows; a run's segment, index and log files)
+MAX_BYTES = 24 * 2**20  # read per request: a run's index and logs of about 20,000 rollouts
+MAX_ROWS = 20_000  # index lines (rollouts) of one run: about 0.6 s and 50 MB to open and summarise
+MAX_SECONDS = 30.0  # wall time of one request's opening (Hub downloads included)
+
+
+def abandoned_check() -> Callable[[], bool]:
+    """A callable saying whether the visitor of the running Gradio event left (always False outside one)."""
+    from gradio.context import LocalContext
+
+    blocks, event_id = LocalContext.blocks.get(None), LocalContext.event_id.get(None)
+    queue = getattr(blocks, "_queue", None)
+    if queue is None or event_id is None:
+        return lambda: False
+    event = next((e for job in queue.active_jobs if job for e in job if e._id == event_id), None)
+    if event is None:  # not a queued event (a server function skips the queue): nothing says it left
+        return lambda: False
+    session = event.session_hash
+
+    def gone() -> bool:
+        return not event.alive or event_id not in queue.pending_event_ids_session.get(session, ())
+
+    return gone
+
+
+def public_budget() -> Budget:
+    return Budget(max_bytes=MAX_BYTES, max_files=MAX_FILES, max_rows=MAX_ROWS, seconds=MAX_SECONDS,
+                  abandoned=abandoned_check())
+
+
+def open_bounded(source: str, allow_local: bool, public: bool) -> Collection:
+    """`open_index(source)`, under a public visitor's budget when `public`; raises ArtifactError (Refused,
+    Abandoned) past a bound."""
+    if not public:
+        return open_index(source, allow_local=allow_local)
+    with budget.bounded(public_budget()):
+        return open_index(source, allow_local=allow_local)
