@@ -1,9 +1,13 @@
 """The run index as Arrow columns (rollout_trace/artifact/run_table.py) at a million rollouts: first open,
-cached reopen, filters and sorts, memory, and ten visitors of one run.
+cached reopen, filters and sorts, memory, and ten visitors of one run; then the run page's server handlers
+(viewer/ui/run_view.py `show` and the run's collection index, viewer/ui/rows.py `index_page`) on it,
+a first visitor and a second.
 
 The synthetic run is bench/bench_run_page.py's (the run format's own records and encoders), at 15,625
-versions x 8 groups x 8 rollouts = 1,000,000 rollouts, written once into --dir and reused. The measures run
-in a child process so its peak memory (ru_maxrss) is the engine's alone.
+versions x 8 groups x 8 rollouts = 1,000,000 rollouts, written once into --dir and reused. Each part runs in
+a child process of its own so its peak memory (ru_maxrss) is the engine's alone. Beside each wall time the
+CPU seconds it took (all threads): on a machine other work loads, the wall time grows and the CPU time is
+what the open itself costs.
 
     .venv/bin/python bench/bench_run_table.py [--dir /tmp/bench-run-1m] [--versions 15625]
 """
@@ -32,11 +36,12 @@ def measure(folder: str) -> dict:
 
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out: dict = {}
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     table = run_table(folder)
     for col in ("reward", "trained_tokens", "timed_out", "trained"):
         table.per_version(col)
     out["first_open_s"] = time.perf_counter() - t
+    out["first_open_cpu_s"] = time.process_time() - cpu
     out["rollouts"] = len(table)
     out["versions"] = table.per_version("reward").num_rows
     t = time.perf_counter()
@@ -58,6 +63,10 @@ def measure(folder: str) -> dict:
         t = time.perf_counter()
         total, rows = again.page(limit=50, **q)
         out["queries"][name] = (time.perf_counter() - t, total)
+    again.page(sort=[("reward", "descending")], offset=200)  # the order is kept: a later page is a slice
+    t = time.perf_counter()
+    total, _ = again.page(sort=[("reward", "descending")], offset=400)
+    out["queries"]["sort by reward desc, a later page"] = (time.perf_counter() - t, total)
     out["query_s"] = max(v[0] for v in out["queries"].values())
     one = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     threads = [threading.Thread(target=lambda: (run_table(folder).per_version("reward"),
@@ -73,14 +82,49 @@ def measure(folder: str) -> dict:
     return out
 
 
+def measure_page(folder: str) -> dict:
+    """The run page's handlers as a visitor's page load calls them (head and body, then the run's index)."""
+    from types import SimpleNamespace
+
+    import gradio as gr
+
+    from viewer.ui.run_view import RunView
+    from viewer.ui.service import Service
+
+    service = Service(folder, public=False)
+    rv = RunView(service)
+    with gr.Blocks():
+        rv.render()
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out: dict = {}
+    for who in ("first", "second"):
+        t, cpu = time.perf_counter(), time.process_time()
+        rv.show(folder, {})
+        service.rows.index_page(folder, {})
+        out[f"page_{who}_s"] = time.perf_counter() - t
+        out[f"page_{who}_cpu_s"] = time.process_time() - cpu
+    out["index"] = {}
+    for query in ({"sort": "-reward"}, {"kind": "group", "sort": "-policy_version", "page": "3"},
+                  {"task": f"{5:040x}"[:12]}, {"q": "task 5]", "sort": "tokens"}, {"timed_out": "no", "tool": "bash"}):
+        t = time.perf_counter()
+        got = service.rows.index_page(folder, query)
+        out["index"]["&".join(f"{k}={v}" for k, v in query.items())] = (time.perf_counter() - t, got.matched)
+    t = time.perf_counter()
+    rv.on_task(SimpleNamespace(_data={"action": "task", "src": folder, "task": f"{5:040x}", "version": "7"}))
+    out["index"]["follow a task (body with its track)"] = (time.perf_counter() - t, 0)
+    out["page_query_s"] = max(v[0] for v in out["index"].values())
+    out["page_peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - base
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", default="/tmp/bench-run-1m")
     ap.add_argument("--versions", type=int, default=15625)
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=("table", "page"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        sys.stdout.write(json.dumps(measure(args.dir)))
+        sys.stdout.write(json.dumps((measure if args.child == "table" else measure_page)(args.dir)))
         return
     folder = Path(args.dir)
     if not (folder / "run.json").exists():
@@ -90,16 +134,31 @@ def main() -> None:
         n = make_run(folder, versions=args.versions)
         print(f"wrote {n:,} rollouts into {folder} in {time.perf_counter() - t:.0f} s")
     size = sum(p.stat().st_size for p in (folder / "index").iterdir()) / 1e6
-    got = json.loads(subprocess.run([sys.executable, __file__, "--child", "--dir", str(folder)], check=True,
-                                    capture_output=True, text=True).stdout)
+    def child(part: str) -> dict:
+        return json.loads(subprocess.run([sys.executable, __file__, "--child", part, "--dir", str(folder)],
+                                         check=True, capture_output=True, text=True).stdout)
+
+    got = child("table")
     print(f"run: {got['rollouts']:,} rollouts, {got['versions']:,} versions, index {size:.0f} MB")
     for key, target in TARGETS.items():
         unit = "MB" if key.endswith("mb") else "s"
-        print(f"  {key:<14} {got[key]:8.3f} {unit}  (target <= {target:g} {unit}) {'PASS' if got[key] <= target else 'MISS'}")
+        cpu_key = key.removesuffix("_s") + "_cpu_s"
+        cpu = f"  [{got[cpu_key]:.1f} s CPU]" if cpu_key in got else ""
+        print(f"  {key:<14} {got[key]:8.3f} {unit}  (target <= {target:g} {unit}) "
+              f"{'PASS' if got[key] <= target else 'MISS'}{cpu}")
     for name, (s, total) in got["queries"].items():
         print(f"    {name:<40} {s * 1000:7.1f} ms  ({total:,} rows match)")
     r = got["ten_visitors_ratio"]
     print(f"  ten visitors' memory / one's  {r:.2f}x  (target <= 1.2x) {'PASS' if r <= 1.2 else 'MISS'}")
+    page = child("page")
+    print("run page handlers (RunView.show + the run's collection index page):")
+    for who in ("first", "second"):
+        print(f"  {who} visitor  {page[f'page_{who}_s']:8.3f} s  [{page[f'page_{who}_cpu_s']:.1f} s CPU]")
+    for name, (s, total) in page["index"].items():
+        print(f"    {name:<40} {s * 1000:7.1f} ms  ({total:,} rows match)")
+    print(f"  slowest page query {page['page_query_s'] * 1000:.0f} ms (target <= 300 ms) "
+          f"{'PASS' if page['page_query_s'] <= 0.3 else 'MISS'}; server memory {page['page_peak_mb']:.0f} MB "
+          f"(target <= 1024 MB) {'PASS' if page['page_peak_mb'] <= 1024 else 'MISS'}")
 
 
 if __name__ == "__main__":

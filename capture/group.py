@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from rollout_trace.analysis.report import fmt_reward
 from rollout_trace.artifact import Artifact, ArtifactError, OutDirExists, Task
 from rollout_trace.artifact.group import GroupFile, GroupRollout, format_version_for, grpo_advantages, rollout_folder
 from rollout_trace.artifact.write import GroupBuild
@@ -277,7 +278,7 @@ def _run_all(cfg: CaptureConfig, outcomes: list[RolloutOutcome], parallel: int, 
             shutil.rmtree(folder, ignore_errors=True)  # written before its rescore failed: not part of the group
             say(f"failed: {o.error}", stage="failed")
         elif o.status != "cancelled":
-            say(f"{o.status}: reward {o.reward}", stage="done")
+            say(f"{o.status}: reward {fmt_reward(o.reward)}", stage="done")
 
     pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="rollout")
     try:
@@ -305,7 +306,7 @@ def _group_file(cfg: CaptureConfig, model: str, task_id: str, task_index: int, o
 
 
 def _summary_line(g: GroupFile) -> str:
-    cells = [f"{r.index}:{r.status}/{'null' if r.reward is None else f'{r.reward:.3g}'}/{r.advantage:+.2f}"
+    cells = [f"{r.index}:{r.status}/{fmt_reward(r.reward)}/{r.advantage:+.3f}"
              for r in g.rollouts]
     return f"group: {' '.join(cells)} (rollout:status/reward/advantage)"
 

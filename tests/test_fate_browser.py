@@ -211,3 +211,25 @@ def test_back_returns_to_the_version_and_group_it_came_from(page, app_url, run, 
     assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 768  # on screen, not at the top
     pages.shots(page, "fate-back")
     assert page.errors == []
+
+
+def test_the_verifier_panel_shows_the_verify_result_where_tests_would_be(page, app_url, picks):
+    """Where a captured rollout shows its held-out tests, a run's rollout shows what its verify() reported (env
+    reward, done, the metrics the bundled run's replayed sessions give: tests passed and failed) beside what TRL
+    made of it, both tables side by side and inside the window at 1440 and 1024 px, in light and dark."""
+    r = picks["trained"]
+    _open_rollout(page, app_url, r)
+    panel = page.locator("[data-testid=verifier]")
+    panel.scroll_into_view_if_needed()
+    metrics = dict(m.split("\t") for m in panel.locator("[data-testid=verify-metric]").all_inner_texts())
+    assert set(metrics) == {"tests_passed", "tests_failed"} and int(metrics["tests_passed"]) + int(metrics["tests_failed"]) == 4
+    assert "done\tyes" in panel.inner_text() and "What TRL made of it" in panel.inner_text()
+    for w, h in ((1440, 900), (1024, 768)):
+        page.set_viewport_size({"width": w, "height": h})
+        panel.scroll_into_view_if_needed()
+        tables = panel.locator("table").evaluate_all("ts => ts.map(t => t.getBoundingClientRect().toJSON())")
+        assert len(tables) == 2 and abs(tables[0]["top"] - tables[1]["top"]) < 60  # side by side, not stacked
+        assert all(t["right"] <= w and t["width"] > 200 for t in tables)
+    panel.evaluate("e => e.scrollIntoView({block: 'start'})")  # the whole panel in every shot
+    pages.shots(page, "verifier-panel")
+    assert page.errors == []

@@ -213,7 +213,7 @@ def test_one_loop_drives_a_rollout_and_a_group(tab, grp, monkeypatch, tmp_path):
     monkeypatch.setattr(cap, "open_capture", lambda root, following: opened.append(root) or real_open(root, following))
 
     last = list(cap.run(cap.values(group_size=1)))[-1]
-    assert "<b>done</b> · 3 agent turn(s)" in last[cap.status] and "reward 0.8" in last[cap.status]
+    assert "<b>done</b> · 3 agent turn(s)" in last[cap.status] and "reward +0.800" in last[cap.status]
     assert last[parts.loaded] == str(single) and last[cap.download].endswith("single.zip") and tabs in last
     assert "[   0.1s agent] the agent <works>" in last[cap.log]
     last = list(cap.run(cap.values(group_size=4, parallel=2)))[-1]

@@ -1,6 +1,7 @@
 """One real rollout fully offline: vLLM's CPU build serving SmolLM2-135M-Instruct (shipped by a PyPI
 package), the real opencode CLI and openenv's real capture proxy. Slow: it prepares a second venv
-and converts the model once (minutes), then serves it (about a minute). Deselect with -m "not slow"."""
+and converts the model once (minutes; scripts/test.sh does this before the tests), then serves it (about a
+minute). Deselect with -m "not slow"."""
 
 from __future__ import annotations
 

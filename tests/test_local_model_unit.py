@@ -150,3 +150,25 @@ def test_context_manager_starts_and_stops(monkeypatch, tmp_path):
         assert server.running and server.url == f"http://127.0.0.1:{port}/v1"
         proc = server.proc
     assert not server.running and proc is not None and proc.poll() is not None
+
+
+def test_a_capture_prepares_the_model_when_it_is_missing(monkeypatch):
+    """capture(local_model=True) on an unprepared machine runs `prepare` first (scripts/test.sh prepares it before
+    the real-model capture test, so this path is checked here), and a failed prepare is a CaptureError."""
+    from capture import CaptureError
+    from capture.run import serving_local_model
+
+    calls = []
+    monkeypatch.setattr(lm, "is_prepared", lambda: False)
+
+    def prepare(progress):
+        calls.append("prepare")
+        progress("[local_model] prepare: failed on purpose")
+        raise RuntimeError("local_model.sh prepare failed (exit 1)")
+
+    monkeypatch.setattr(lm, "prepare", prepare)
+    said = []
+    with pytest.raises(CaptureError, match="prepare failed"):
+        with serving_local_model(lambda line, **kw: said.append(line), "(test)"):
+            pytest.fail("served without a prepared model")
+    assert calls == ["prepare"] and "[local_model] prepare: failed on purpose" in said

@@ -162,3 +162,41 @@ def test_write_errors_and_lost_trained_rows_are_on_the_page_and_in_check(tmp_pat
     assert "1 trained row(s) have nothing recorded behind them, at step(s) 2" in out
     assert "2 group(s) could not be written" in out and "boom" in out
     json.dumps(notes)
+
+
+def test_the_verify_result_is_kept_beside_its_reward_and_shown_where_tests_would_be(tmp_path, capsys):
+    """summary.json's run.verify holds what verify() returned beside env_reward: `done` and its metrics,
+    scalars as given (numpy's as plain numbers, NaN as null), anything else as bounded text; the verifier
+    panel shows them."""
+    import numpy as np
+    from openenv.core.harness.rollout import VerifyResult
+
+    from rollout_trace.artifact import load_artifact
+    from rollout_trace.artifact.run import open_run
+    from rollout_trace.record.build import MAX_METRIC_TEXT, MAX_METRICS
+    from support.record_groups import scored_group
+    from viewer.cli import main
+    from viewer.render import panels
+
+    group, _ = scored_group(0, 0)
+    metrics = {"tests_passed": np.int64(3), "tests_failed": 1, "pass_rate": np.float32(0.75), "flaky": False,
+               "nan": float("nan"), "log": "x" * 5000, "obj": object(), "<b>name</b>": "<script>1</script>"}
+    metrics |= {f"m{i:03d}": i for i in range(MAX_METRICS)}
+    group.rollouts[0].record.verify = VerifyResult(env_reward=1.0, done=True, metrics=metrics)
+    group.rollouts[1].record.verify = VerifyResult(env_reward=0.0, done=False)
+    _write(tmp_path, [group])
+    run = open_run(str(tmp_path))
+    rows = {r.rollout: r for r in run.rows}
+    a = load_artifact(tmp_path / rows[0].path)
+    v = a.summary.run.verify
+    assert v is not None and v.done is True and len(v.metrics) == MAX_METRICS
+    assert v.metrics["tests_passed"] == 3 and type(v.metrics["tests_passed"]) is int
+    assert v.metrics["pass_rate"] == 0.75 and v.metrics["flaky"] is False and v.metrics["nan"] is None
+    assert len(v.metrics["log"]) == MAX_METRIC_TEXT and v.metrics["obj"].startswith("<object object")
+    html = panels.tests(a)
+    assert "data-testid='verifier'" in html and "tests_passed" in html and ">3</td>" in html and ">0.75</td>" in html
+    assert "<script>" not in html and "&lt;b&gt;name&lt;/b&gt;" in html  # a verifier's names and values are escaped
+    b = load_artifact(tmp_path / rows[1].path)
+    assert b.summary.run.verify.done is False and b.summary.run.verify.metrics == {}
+    run.close()
+    assert main(["check", str(tmp_path)]) == 0, capsys.readouterr().out

@@ -48,7 +48,7 @@ def test_version_stats_count_the_index_rows(run):
 
 
 def test_bundled_run_notes_say_what_was_never_trained(run):
-    notes = health_notes(version_stats(run), run.rows, run.live)
+    notes = health_notes(version_stats(run), run.live)
     assert notes == ["28 of 52 rollouts were never trained (in-queue 17, read-ahead 9, failed 2)"]
 
 
@@ -62,11 +62,14 @@ def _stats(version: int, **kw) -> VersionStats:
 def test_every_reward_at_a_version_is_one_value(run):
     rows = [msgspec.structs.replace(r, policy_version=12, reward=0.0) for r in run.rows[:8]]
     rows += [msgspec.structs.replace(r, policy_version=13) for r in run.rows[:8]]
-    stats = [_stats(12, scored=8, rollouts=8, reward_mean=0.0, reward_min=0.0, reward_max=0.0), _stats(13)]
-    assert health_notes(stats, rows)[0] == "every reward at version 12 is 0: GRPO learns nothing there"
+    one = dataclasses.replace(run, rows=rows, groups=groups_of(rows))
+    stats = version_stats(one)  # the least and greatest finite reward of version 12 are one value
+    assert health_notes(stats)[0] == "every reward at version 12 is 0: GRPO learns nothing there"
     rows += [msgspec.structs.replace(r, policy_version=14, reward=0.0) for r in run.rows[:8]]
-    stats.append(_stats(14))
-    assert health_notes(stats, rows)[0] == "every reward at versions 12 and 14 is 0: GRPO learns nothing there"
+    stats = version_stats(dataclasses.replace(run, rows=rows, groups=groups_of(rows)))
+    assert health_notes(stats)[0] == "every reward at versions 12 and 14 is 0: GRPO learns nothing there"
+    assert health_notes([_stats(12, scored=1, reward_min=0.0, reward_max=0.0), _stats(13)]) == \
+        health_notes([_stats(13)])  # one scored rollout is not "every reward"
 
 
 def test_unscorable_since_a_version():
@@ -121,7 +124,7 @@ def test_version_stats_survive_any_float(run, extreme):
     for s in stats:
         for v in (s.reward_mean, s.reward_sd, s.reward_min, s.reward_max):
             assert v is None or math.isfinite(v)
-    assert health_notes(stats, big.rows)
+    assert health_notes(stats)
     msgspec.json.encode(stats)
     for g in big.groups:
         assert g.reward_mean is None or math.isfinite(g.reward_mean)

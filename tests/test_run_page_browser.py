@@ -231,3 +231,26 @@ def test_charts_draw_2000_versions_reduced_to_their_pixels(page, app_url, big_ru
         assert c["right"] <= 1024 and c["painted"] > 100 and c["points"] <= 2 * c["width"], c
     page.screenshot(path=str(SHOTS / f"run-2000-present-1024x768-{scheme}.png"))
     assert page.errors == []
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768), (1440, 900)])
+def test_the_versions_table_starts_on_the_first_screen_of_a_short_window(page, app_url, size):
+    """A short window (1280x720, 1024x768) lays the charts in one row, each lower: the versions table's first
+    rows are on the first screen, and every chart still draws all four versions (title, legend and axes kept).
+    A tall one (1440x900) keeps the two-by-two grid."""
+    w, h = size
+    page.set_viewport_size({"width": w, "height": h})
+    open_run_page(page, url_of(app_url, "trl-run"))
+    page.wait_for_function("document.querySelector('.rp-charts').dataset.drawn > 0", timeout=TIMEOUT)
+    charts = page.evaluate(CHARTS)
+    assert len(charts) == 4 and all(c["painted"] > 0 and c["points"] == 4 for c in charts)
+    tops = {round(c) for c in page.locator("[data-testid=run-chart]").evaluate_all(
+        "cs => cs.map(c => c.getBoundingClientRect().top)")}
+    first_rows = page.locator("[data-testid=run-versions] tbody tr").evaluate_all(
+        f"rs => rs.filter(r => r.getBoundingClientRect().bottom <= {h}).length")
+    if h < 850:
+        assert len(tops) == 1 and first_rows >= 2, (tops, first_rows)
+        shots(page, f"short-window-{w}x{h}")
+    else:
+        assert len(tops) == 2  # two rows of two
+    assert page.errors == []

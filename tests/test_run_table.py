@@ -126,3 +126,26 @@ def test_per_version_as_plain_rows(root):
     run = open_run(str(root))
     assert [r["timed_out_sum"] for r in rows] == [sum(x.timed_out for x in run.rows if x.policy_version == r["version"])
                                                   for r in rows]
+
+
+def test_lines_naming_folders_outside_the_run_are_left_out_and_named(root):
+    """An index line is data: one naming `../../etc`, or a rollout outside its group, is not a row (the reader's
+    rule, rollout_trace/artifact/run.py `_inside`), the page says which, and a linked index file is not followed."""
+    index = sorted((root / "index").glob("*.jsonl"))[0]
+    lines = index.read_text().splitlines()
+    for i in range(2):
+        x = json.loads(lines[i])
+        x["path"] = x["group_path"] = "../../etc"
+        lines[i] = json.dumps(x)
+    x = json.loads(lines[2])
+    x["path"] = x["group_path"] + "/../x"
+    lines[2] = json.dumps(x)
+    index.write_text("\n".join(lines) + "\n")
+    (root / "index" / "evil.jsonl").symlink_to("/etc/passwd")
+    t = rt.run_table(root)
+    run = open_run(str(root))
+    assert len(t) == len(run.rows) == 49 and version_stats(t) == version_stats(run)
+    said = [str(p) for p in t.problems()]
+    assert sum("lies outside the run's groups" in p for p in said) == 3 and "'../../etc'" in said[0]
+    assert "index/evil.jsonl: cannot be read (a symbolic link, not followed)" in said
+    assert not any("root:" in p for p in said)

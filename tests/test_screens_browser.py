@@ -70,7 +70,7 @@ def shots_at(page, name: str, sizes=((1440, 900), (1024, 768))) -> None:
 def open_view(page, url: str):
     page.goto(url)
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
-    page.wait_for_timeout(700)  # the landing settles (its chunk, then one more pass)
+    page.wait_for_selector(".tv-tokens[data-landed]", timeout=TIMEOUT)  # the landing settled (its chunk, one more pass)
     return page
 
 

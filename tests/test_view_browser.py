@@ -501,3 +501,25 @@ def test_a_link_value_the_view_cannot_use_is_named(page, app_url):
     assert page.locator("[data-scope=new].on").count() == 1 and active_turn(page).startswith("turn 1")
     open_view(page, f"{app_url}/?src=scripted-smollm2&turn=1")
     assert page.locator("[data-testid=export-note]").is_hidden()  # a good link says nothing
+
+
+@pytest.mark.parametrize("src,extra,ready,what", [
+    ("scripted-smollm2", {}, ".tv-tokens .t", "rollout"),
+    ("trl-run", {}, "[data-testid=run-versions]", "run"),
+    ("smollm2-group", {}, ".ci[data-mode=group]", "group"),
+    ("smollm2-group", {"rollout": 1}, ".tv-tokens .t", "rollout"),
+    (str(ROOT / "examples"), {}, ".ci[data-mode=index]", "index"),
+])
+def test_the_title_line_says_what_this_page_is(page, app_url, src, extra, ready, what):
+    """The title line's sentence is the page's: a rollout's token view, the run page, a group's map, the index."""
+    from support import pages
+
+    page.goto(pages.url_of(app_url, src, **extra))
+    page.wait_for_selector(ready, timeout=TIMEOUT)
+    shown = page.locator("#intro [data-testid=page-what]:visible")
+    assert shown.count() == 1 and shown.get_attribute("data-page") == what
+    if what != "rollout":
+        assert "token by token, exactly as RL training" not in page.locator("#intro").inner_text()
+    if what in ("run", "index"):
+        pages.shots(page, f"title-line-{what}")
+    assert page.errors == []

@@ -69,11 +69,13 @@ def check(source: str, out: TextIO | None = None) -> int:
     reward_line = f"{fmt_reward(rc.recorded)} (verifier {fmt_reward(a.summary.env_reward)}; "
     reward_line += f"{rc.by} agree{'' if rc.by.endswith('s') else 's'})" if rc.matches else \
         f"{rc.by} give{'' if rc.by.endswith('s') else 's'} {fmt_reward(rc.recomputed)}: MISMATCH)"
+    # A recorded run's rollout has no capture script behind its turns.json: no count of that script's rule
+    script = "" if a.summary.run is not None else f" (the capture script's rule: {r.seed_trained_turns})"
     lines = [
         f"OK {source}",
         f"  model        {r.model}",
-        f"  turns        {r.turns} agent turns, {r.trained_turns} trained by {r.trained_by} (the capture script's rule: "
-        f"{r.seed_trained_turns}), of {r.captured_calls} captured calls",
+        f"  turns        {r.turns} agent turns, {r.trained_turns} trained by {r.trained_by}{script}, "
+        f"of {r.captured_calls} captured calls",
         f"  training     {tr.rule}",
         f"  tokens       {r.prompt_tokens:,} prompt + {r.output_tokens:,} output ({r.trained_tokens:,} trained by {TRL}); "
         f"longest context {r.max_context:,}",

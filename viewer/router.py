@@ -20,11 +20,10 @@ from typing import Literal
 import msgspec
 
 from rollout_trace.artifact.kinds import Kind
-from rollout_trace.artifact.run import Run
 
 from .contract import Initial
 from .page_link import MAX_SRC_CHARS, PageQuery, parse_page_query
-from .run_page import resolve_link
+from .run_page import RunLike, resolve_link, segments, version_stats
 from .untrusted import whole
 
 RouteKind = Literal["default", "rollout", "index", "row", "refused"]
@@ -59,10 +58,10 @@ def rollout_param(value: object) -> int | None:
     return whole(value, most=MAX_ROLLOUT)
 
 
-def run_link_problem(run: Run, params: Mapping[str, object]) -> str | None:
+def run_link_problem(run: RunLike, params: Mapping[str, object]) -> str | None:
     """What a run page link (`version=V`, `group=G`, `segment=S`) names that the run does not have, in one line
     for the page, or None. A value that is not a whole number is named as such, never read as "no value"."""
-    versions = sorted({g.policy_version for g in run.groups})
+    versions = [s.version for s in version_stats(run)]
     raw = params.get("version")
     if raw not in (None, ""):
         version = whole(raw)
@@ -72,7 +71,7 @@ def run_link_problem(run: Run, params: Mapping[str, object]) -> str | None:
             have = f"it has versions {versions[0]} to {versions[-1]}" if versions else "it has no version yet"
             return f"this run has no policy version {version} ({have}); showing the whole run"
     segment = params.get("segment")
-    if segment not in (None, "") and segment not in {g.segment for g in run.groups}:
+    if segment not in (None, "") and segment not in segments(run):
         return f"this run has no segment {str(segment)[:80]!r}; showing the whole run"
     if "group" in params:
         path, problem = resolve_link(run, params)

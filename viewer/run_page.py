@@ -1,8 +1,9 @@
 """A recorded TRL run as its page shows it: per-version numbers, health notes, versions → groups, one task
 followed across versions, and the deep link that names a place in the run.
 
-Pure functions over `rollout_trace.artifact.run.Run` (its index rows only: nothing here opens a rollout
-folder), returning typed records (viewer/ui/run_view.py sends them to viewer/assets/run_page.js, which
+Pure functions over a run's index as Arrow columns (`rollout_trace.artifact.run_table.RunTable`: nothing
+here opens a rollout folder, and only the rows a record shows become Python objects; a `Run` read by
+`open_run` is turned into one), returning typed records (viewer/ui/run_view.py sends them to viewer/assets/run_page.js, which
 writes every text with textContent and draws the charts from `RunBody.versions`). No Gradio here.
 
 Definitions (the page says them too):
@@ -20,11 +21,17 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import msgspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
+from rollout_trace.artifact.group import grpo_advantages, reward_spread
 from rollout_trace.artifact.numbers import finite_summary
-from rollout_trace.artifact.run import Run, RunGroup, RunRow
+from rollout_trace.artifact.run import Run
+from rollout_trace.artifact.run_table import RunTable
 
 from .untrusted import whole
 
@@ -152,69 +159,169 @@ class RunBody(msgspec.Struct, frozen=True, kw_only=True):
     refresh: bool = False  # sent while following a growing run: the page keeps its open version and task
 
 
-def collection_path(run: Run, path: str | None) -> str | None:
+RunLike = Run | RunTable
+ROW = dict[str, Any]  # one rollout's columns, as RunTable.page gives them
+
+
+def table_of(run: RunLike) -> RunTable:
+    """The run's columns: a RunTable as it is; a Run read by `open_run` (a zip, a Hub run) turned into one,
+    once per Run object (a followed run that grew is a new object)."""
+    if isinstance(run, RunTable):
+        return run
+    got = run.__dict__.get("_table")
+    if got is None:
+        got = run.__dict__["_table"] = RunTable.from_run(run)
+    return got
+
+
+def collection_path(run: RunLike, path: str | None) -> str | None:
     """A run path as the run's collection names it (a zip holding the run folder adds its folder name)."""
-    prefix = run.store.prefix if run.store is not None else ""
+    prefix = table_of(run).prefix
     return f"{prefix}/{path}" if prefix and path is not None else path
 
 
-def passed(r: RunRow) -> bool:
-    return r.env_reward is not None and r.env_reward >= 1.0
+def passed(r: Any) -> bool:
+    env = r["env_reward"] if isinstance(r, dict) else r.env_reward
+    return env is not None and env >= 1.0
 
 
-def pass_rate(rows: Sequence[RunRow]) -> float | None:
+def pass_rate(rows: Sequence[Any]) -> float | None:
     """Passed rollouts over those with a verifier score; None when none has one."""
-    verified = [r for r in rows if r.env_reward is not None]
+    verified = [r for r in rows if (r["env_reward"] if isinstance(r, dict) else r.env_reward) is not None]
     return sum(passed(r) for r in verified) / len(verified) if verified else None
 
 
-def _zero_spread(g: RunGroup) -> bool:
-    return all(abs(a) < ZERO_ADVANTAGE for a in g.advantages)
+def _advantages(members: Sequence[ROW]) -> list[float]:
+    """TRL's advantage where it queued a row; the same formula only for a rollout without rows (run.py)."""
+    if all(m["advantage"] is not None for m in members):
+        return [m["advantage"] for m in members]
+    formula = grpo_advantages([m["reward"] for m in members])
+    return [m["advantage"] if m["advantage"] is not None else a for m, a in zip(members, formula, strict=True)]
 
 
-def mismatch(run: Run) -> dict[int, tuple[int, float | None, float | None]]:
+def _zero(advantages: Sequence[float]) -> bool:
+    return all(abs(a) < ZERO_ADVANTAGE for a in advantages)
+
+
+def _rows(t: RunTable, where: pc.Expression) -> dict[str, list[ROW]]:
+    """The rollouts matching `where` by group, each group's in rollout order, groups in run order."""
+    _, rows = t.page(where, limit=len(t), columns=_ROW_COLUMNS)
+    by: dict[str, list[ROW]] = defaultdict(list)
+    for r in sorted(rows, key=lambda r: (r["segment"], r["policy_version"], r["group_id"], r["rollout"])):
+        by[r["group_path"]].append(r)
+    return by
+
+
+_ROW_COLUMNS = ["segment", "policy_version", "group_id", "group_path", "rollout", "path", "status", "reward",
+                "env_reward", "advantage", "task_id", "title", "timed_out", "trainer_tokens", "dropped"]
+
+
+def segments(run: RunLike) -> set[str]:
+    """The segments the run's index names."""
+    return set(pc.unique(pc.cast(table_of(run).table["segment"], pa.string())).to_pylist())
+
+
+def mismatch(run: RunLike) -> dict[int, tuple[int, float | None, float | None]]:
     """Per version: (re-scored rollouts, max |log ratio|, share of tokens outside the clip band), over each
     rollout's latest rescore line."""
-    version = {(r.segment, r.group_id, r.rollout): r.policy_version for r in run.rows}
-    latest = {(x.segment, x.group_id, x.rollout): x for x in run.rescored}  # the log's later line wins
+    t = table_of(run)
+    latest = {(x.segment, x.group_id, x.rollout): x for x in t.run_files.rescored}  # the log's later line wins
+    if not latest:
+        return {}
+    keys = pa.table({"segment": [k[0] for k in latest], "group_id": pa.array([k[1] for k in latest], pa.int64()),
+                     "rollout": pa.array([k[2] for k in latest], pa.int64()), "i": pa.array(range(len(latest)))})
+    mine = pa.table({"segment": pc.cast(t.table["segment"], pa.string()), "group_id": t.table["group_id"],
+                     "rollout": t.table["rollout"], "version": t.table["policy_version"]})
+    hit = keys.join(mine, ["segment", "group_id", "rollout"], join_type="inner")
+    xs = list(latest.values())
     by: dict[int, list] = defaultdict(list)
-    for key, x in latest.items():
-        if key in version:
-            by[version[key]].append(x)
+    for i, v in zip(hit["i"].to_pylist(), hit["version"].to_pylist(), strict=True):
+        by[v].append(xs[i])
     out = {}
-    for v, xs in by.items():
-        ratios = [x.max_abs_log_ratio for x in xs if x.max_abs_log_ratio is not None]
-        with_engine = sum(x.with_engine for x in xs)
-        out[v] = (len(xs), max(ratios) if ratios else None,
-                  sum(x.outside_clip for x in xs) / with_engine if with_engine else None)
+    for v, got in by.items():
+        ratios = [x.max_abs_log_ratio for x in got if x.max_abs_log_ratio is not None]
+        with_engine = sum(x.with_engine for x in got)
+        out[v] = (len(got), max(ratios) if ratios else None,
+                  sum(x.outside_clip for x in got) / with_engine if with_engine else None)
     return out
 
 
-def version_stats(run: Run) -> list[VersionStats]:
-    """One VersionStats per policy version, in version order."""
-    rescored = mismatch(run)
-    rows_by: dict[int, list[RunRow]] = defaultdict(list)
-    for r in run.rows:
-        rows_by[r.policy_version].append(r)
-    groups_by: dict[int, list[RunGroup]] = defaultdict(list)
-    for g in run.groups:
-        groups_by[g.policy_version].append(g)
+def _np(col: pa.ChunkedArray | pa.Array, fill: Any) -> np.ndarray:
+    return pc.fill_null(col, fill).to_numpy(zero_copy_only=False) if len(col) else np.zeros(0)
+
+
+def _zero_spread_groups(t: RunTable) -> tuple[np.ndarray, np.ndarray]:
+    """(each group's version, whether its advantages are all 0), over every group of the run: in Arrow where
+    TRL gave every rollout an advantage, by the formula (Python, those groups only) where it did not."""
+    v = t.view()
+    adv = v["advantage"]
+    g = pa.table({"g": v["group_path"], "version": v["policy_version"],
+                  "small": pc.cast(pc.fill_null(pc.less(pc.abs(adv), ZERO_ADVANTAGE), False), pa.int64()),
+                  "missing": pc.cast(pc.is_null(adv), pa.int64())})
+    agg = g.group_by("g", use_threads=False).aggregate([("version", "min"), ("version", "count"), ("small", "sum"),
+                                                        ("missing", "sum")])
+    zero = (agg["small_sum"].to_numpy() == agg["version_count"].to_numpy())
+    missing = agg["missing_sum"].to_numpy() > 0
+    if missing.any():
+        names = pc.filter(agg["g"], pa.array(missing))
+        groups = _rows(t, pc.field("group_path").isin(names))
+        at = {name: i for i, name in enumerate(agg["g"].to_pylist())}
+        for name, members in groups.items():
+            zero[at[name]] = _zero(_advantages(sorted(members, key=lambda m: m["rollout"])))
+    return agg["version_min"].to_numpy(), zero
+
+
+def version_stats(run: RunLike) -> list[VersionStats]:
+    """One VersionStats per policy version, in version order: once per run state (RunTable.memo)."""
+    t = table_of(run)
+    return t.memo("version_stats", lambda: _version_stats(t))
+
+
+def _version_stats(t: RunTable) -> list[VersionStats]:
+    if not len(t):
+        return []
+    rescored = mismatch(t)
+    v = t.view()
+    ver = v["policy_version"].to_numpy()
+    order = np.argsort(ver, kind="stable")
+    versions, starts = np.unique(ver[order], return_index=True)
+    ends = np.r_[starts[1:], len(order)]
+    reward = _np(v["reward"], math.nan)[order]
+    env = v["env_reward"]
+    verified = pc.is_valid(env).to_numpy(zero_copy_only=False)[order]
+    passes = _np(pc.greater_equal(env, 1.0), False).astype(bool)[order]
+    sums = {name: np.add.reduceat(col[order], starts) for name, col in (
+        ("timeouts", _np(v["timed_out"], False).astype(np.int64)),
+        ("tokens", _np(v["trainer_tokens"], 0).astype(np.int64)),
+        ("trained", pc.is_valid(v["trained_step"]).to_numpy(zero_copy_only=False).astype(np.int64)))}
+    n_pass = np.add.reduceat(passes.astype(np.int64), starts)
+    n_verified = np.add.reduceat(verified.astype(np.int64), starts)
+    group_version, zero = _zero_spread_groups(t)
+    at = np.searchsorted(versions, group_version)
+    groups = np.bincount(at, minlength=len(versions))
+    zeros = np.bincount(at, weights=zero.astype(np.int64), minlength=len(versions)).astype(np.int64)
+    dropped: dict[int, dict[str, int]] = defaultdict(dict)
+    counts = pa.table({"version": v["policy_version"], "dropped": v["dropped"]}).filter(
+        pc.is_valid(v["dropped"])).group_by(["version", "dropped"]).aggregate([("version", "count")])
+    for x in counts.to_pylist():
+        dropped[x["version"]][x["dropped"]] = x["version_count"]
     out = []
-    for v in sorted(rows_by):
-        rows = rows_by[v]
-        reward = finite_summary(r.reward for r in rows)
-        n_pass = sum(passed(r) for r in rows)
+    # plain Python numbers (numpy's `tolist`), one list per column
+    col = {name: x.tolist() for name, x in (("start", starts), ("end", ends), ("groups", groups), ("zeros", zeros),
+                                            ("passed", n_pass), ("verified", n_verified), *sums.items())}
+    for i, version in enumerate(versions.tolist()):
+        a, b = col["start"][i], col["end"][i]
+        summary = finite_summary(reward[a:b].tolist())
+        got = rescored.get(version, (0, None, None))
         out.append(VersionStats(
-            version=v, groups=len(groups_by[v]), rollouts=len(rows), scored=reward.n,
-            reward_mean=reward.mean, reward_sd=reward.sd, reward_min=reward.min, reward_max=reward.max,
-            passed=n_pass, pass_rate=pass_rate(rows),
-            zero_spread=sum(_zero_spread(g) for g in groups_by[v]),
-            trained_tokens=sum(r.trainer_tokens for r in rows),  # the rows the trainer trained, not every row queued
-            trained=sum(r.trained_step is not None for r in rows),
-            dropped=dict(sorted(Counter(r.dropped for r in rows if r.dropped is not None).items())),
-            timeouts=sum(r.timed_out for r in rows), unscorable=len(rows) - reward.n,
-            rescored=rescored.get(v, (0, None, None))[0], mismatch_max=rescored.get(v, (0, None, None))[1],
-            outside_share=rescored.get(v, (0, None, None))[2]))
+            version=version, groups=col["groups"][i], rollouts=b - a, scored=summary.n,
+            reward_mean=summary.mean, reward_sd=summary.sd, reward_min=summary.min, reward_max=summary.max,
+            passed=col["passed"][i], pass_rate=col["passed"][i] / col["verified"][i] if col["verified"][i] else None,
+            zero_spread=col["zeros"][i],
+            trained_tokens=col["tokens"][i],  # the rows the trainer trained, not every row queued
+            trained=col["trained"][i], dropped=dict(sorted(dropped[version].items())),
+            timeouts=col["timeouts"][i], unscorable=b - a - summary.n,
+            rescored=got[0], mismatch_max=got[1], outside_share=got[2]))
     return out
 
 
@@ -268,49 +375,48 @@ def _suffix_note(stats: Sequence[VersionStats], got: tuple[int, float] | None, w
     return f"{_pct(share)} of {what} since version {v}"
 
 
-def recorder_notes(run: Run) -> list[str]:
+def recorder_notes(run: RunLike) -> list[str]:
     """What the recorder could not record, first on the page: groups it failed to write or lost, a start
     that failed, and the rows the trainer trained with nothing recorded behind them."""
+    t = table_of(run)
+    segments = t.run_files.segments
     notes = []
-    errors = sum(s.end.write_errors for s in run.segments if s.end is not None)
-    lost = sum(s.end.groups_lost for s in run.segments if s.end is not None)
-    first = next((s.end.first_error for s in run.segments if s.end is not None and s.end.first_error), None)
+    errors = sum(s.end.write_errors for s in segments if s.end is not None)
+    lost = sum(s.end.groups_lost for s in segments if s.end is not None)
+    first = next((s.end.first_error for s in segments if s.end is not None and s.end.first_error), None)
     if errors or lost:
         notes.append(f"the recorder could not write {errors + lost} scored group(s) ({errors} write errors, {lost} "
                      "still queued when it stopped): this run's record is incomplete"
                      + (f"; first: {first}" if first else ""))
     elif first:
         notes.append(f"the recorder failed: {first}")
-    for s in run.segments:
+    for s in segments:
         if s.end is not None and s.end.start_error:
             notes.append(f"segment {s.start.segment} recorded nothing: {s.end.start_error}")
-    recorded = {(e.segment, r.ordinal) for e in run.entries.values() for r in e.rows}
-    missing = [c for c in run.consumed if c.fate == "trained" and (c.segment, c.ordinal) not in recorded]
-    if missing:
-        steps = sorted({c.step for c in missing if c.step is not None})
-        notes.append(f"{len(missing)} row(s) the trainer trained have nothing recorded behind them (step(s) "
-                     f"{', '.join(map(str, steps[:6]))}): `python -m viewer check` names them")
-    misfits = sum(r.problem is not None for r in run.rows)
+    took = t.consumed.filter(pc.equal(t.consumed["fate"], "trained"))
+    if took.num_rows:
+        recorded = t.ordinals.select(["segment", "ordinal"])
+        missing = took.join(recorded, ["segment", "ordinal"], join_type="left anti")
+        if missing.num_rows:
+            steps = sorted({x for x in missing["step"].to_pylist() if x is not None})
+            notes.append(f"{missing.num_rows} row(s) the trainer trained have nothing recorded behind them (step(s) "
+                         f"{', '.join(map(str, steps[:6]))}): `python -m viewer check` names them")
+    misfits = len(t) - t.table["problem"].null_count
     if misfits:
         notes.append(f"{misfits} rollout(s) recorded without their files (TRL's rows, reward and advantage kept)")
     return notes
 
 
-def health_notes(stats: Sequence[VersionStats], run_rows: Sequence[RunRow] = (), live: bool = False) -> list[str]:
+def health_notes(stats: Sequence[VersionStats], live: bool = False) -> list[str]:
     """Plain-language notes where something is off, most important first (at most MAX_NOTES)."""
     notes: list[str] = []
     if not stats:
         return ["no rollout is recorded yet" + (": the run is being recorded, its first groups appear here"
                                                  if live else "")]
     same: dict[float, list[int]] = defaultdict(list)  # every reward at a version is one value
-    by_version: dict[int, set[float]] = defaultdict(set)
-    for r in run_rows:
-        if r.reward is not None and math.isfinite(r.reward):
-            by_version[r.policy_version].add(r.reward)
-    for s in stats:
-        values = by_version.get(s.version)
-        if s.scored >= 2 and values is not None and len(values) == 1:
-            same[next(iter(values))].append(s.version)
+    for s in stats:  # its finite rewards' least and greatest are one value
+        if s.scored >= 2 and s.reward_min is not None and s.reward_min == s.reward_max:
+            same[s.reward_min].append(s.version)
     for value, versions in sorted(same.items(), key=lambda kv: -len(kv[1])):
         notes.append(f"every reward at {_spans(versions)} is {_num(value)}: GRPO learns nothing there")
     for note in (
@@ -342,54 +448,59 @@ def health_notes(stats: Sequence[VersionStats], run_rows: Sequence[RunRow] = (),
 # -- versions → groups, tasks ------------------------------------------------------------------------
 
 
-def group_rows(run: Run, version: int) -> list[RunGroupRow]:
-    members: dict[str, list[RunRow]] = defaultdict(list)
-    for r in run.rows:
-        if r.policy_version == version:
-            members[r.group].append(r)
+def group_rows(run: RunLike, version: int) -> list[RunGroupRow]:
+    """The groups of one version (its rows only are taken from the table)."""
+    t = table_of(run)
     out = []
-    for g in run.groups:
-        if g.policy_version != version:
-            continue
-        ms = members[g.path]
+    for path, ms in _rows(t, pc.field("policy_version") == version).items():
+        first = ms[0]
+        rewards = [m["reward"] for m in ms]
         out.append(RunGroupRow(
-            path=collection_path(run, g.path) or g.path, segment=g.segment, group_id=g.group_id, version=version, task_id=g.task_id, title=g.title,
-            k=g.k, rewards=list(g.rewards), reward_mean=g.reward_mean, zero_spread=_zero_spread(g),
-            passed=sum(passed(m) for m in ms), trained_tokens=sum(m.trainer_tokens for m in ms),
-            dropped=sum(m.dropped is not None for m in ms), timeouts=sum(m.timed_out for m in ms)))
+            path=collection_path(t, path) or path, segment=first["segment"], group_id=first["group_id"],
+            version=version, task_id=first["task_id"], title=first["title"], k=len(ms), rewards=rewards,
+            reward_mean=reward_spread(rewards)[2], zero_spread=_zero(_advantages(ms)),
+            passed=sum(passed(m) for m in ms), trained_tokens=sum(m["trainer_tokens"] for m in ms),
+            dropped=sum(m["dropped"] is not None for m in ms), timeouts=sum(m["timed_out"] for m in ms)))
     return out
 
 
-def task_choices(run: Run, limit: int = 200) -> list[TaskChoice]:
-    """The tasks of the run, those scored at more than one version first (they can be followed)."""
-    seen: dict[str, tuple[str, set[int], int]] = {}
-    for i, g in enumerate(run.groups):
-        if g.task_id is None:
-            continue
-        title, versions, first = seen.get(g.task_id, (g.title, set(), i))
-        versions.add(g.policy_version)
-        seen[g.task_id] = (title, versions, first)
-    order = sorted(seen.items(), key=lambda kv: (-(len(kv[1][1]) > 1), kv[1][2]))
-    return [TaskChoice(tid, title, len(vs)) for tid, (title, vs, _) in order[:limit]]
+def task_choices(run: RunLike, limit: int = 200) -> list[TaskChoice]:
+    """The tasks of the run, those scored at more than one version first (they can be followed); once per
+    run state."""
+    t = table_of(run)
+    return t.memo(f"task_choices:{limit}", lambda: _task_choices(t, limit))
 
 
-def task_track(run: Run, task_id: str) -> TaskTrack | None:
+def _task_choices(t: RunTable, limit: int) -> list[TaskChoice]:
+    if not len(t):
+        return []
+    text = lambda name: pc.cast(t.table[name], pa.string())  # noqa: E731
+    keys = pa.table({"s": text("segment"), "v": t.table["policy_version"], "g": t.table["group_id"]})
+    order = pc.sort_indices(keys, sort_keys=[("s", "ascending"), ("v", "ascending"), ("g", "ascending")])
+    tasks = pa.table({"task": pc.take(text("task_id"), order), "title": pc.take(text("title"), order),
+                      "version": pc.take(t.table["policy_version"], order),
+                      "at": pa.array(np.arange(len(t), dtype=np.int64))}).filter(
+        pc.is_valid(pc.take(t.table["task_id"], order)))
+    agg = tasks.group_by("task", use_threads=False).aggregate([("version", "count_distinct"), ("at", "min")])
+    titles = pc.take(tasks["title"], pc.index_in(agg["at_min"], tasks["at"]))
+    seen = sorted(zip(agg["task"].to_pylist(), titles.to_pylist(), agg["version_count_distinct"].to_pylist(),
+                      agg["at_min"].to_pylist(), strict=True), key=lambda x: (-(x[2] > 1), x[3]))
+    return [TaskChoice(tid, title, n) for tid, title, n, _ in seen[:limit]]
+
+
+def task_track(run: RunLike, task_id: str) -> TaskTrack | None:
     """Every group of one task, by version, its pass rate at each, and the first version that solved it."""
-    rows: dict[str, list[RunRow]] = defaultdict(list)
-    for r in run.rows:
-        if r.task_id == task_id:
-            rows[r.group].append(r)
+    t = table_of(run)
     groups = []
     title = ""
-    for g in run.groups:
-        if g.task_id != task_id:
-            continue
-        title = title or g.title
-        ms = sorted(rows[g.path], key=lambda r: r.rollout)
+    for path, ms in _rows(t, pc.field("task_id") == task_id).items():
+        title = title or ms[0]["title"]
         groups.append(TaskGroup(
-            version=g.policy_version, path=collection_path(run, g.path) or g.path, group_id=g.group_id, segment=g.segment,
-            rollouts=[TaskRollout(rollout=m.rollout, path=collection_path(run, m.path), reward=m.reward, passed=passed(m),
-                                  status=m.status, verified=m.env_reward is not None) for m in ms],
+            version=ms[0]["policy_version"], path=collection_path(t, path) or path, group_id=ms[0]["group_id"],
+            segment=ms[0]["segment"],
+            rollouts=[TaskRollout(rollout=m["rollout"], path=collection_path(t, m["path"]), reward=m["reward"],
+                                  passed=passed(m), status=m["status"], verified=m["env_reward"] is not None)
+                      for m in ms],
             pass_rate=pass_rate(ms)))
     if not groups:
         return None
@@ -442,7 +553,7 @@ def run_request(data: object) -> RunRequest:
                       turn=whole(data.get("turn")) or 0)
 
 
-def resolve_link(run: Run, params: Mapping[str, object]) -> tuple[str | None, str | None]:
+def resolve_link(run: RunLike, params: Mapping[str, object]) -> tuple[str | None, str | None]:
     """(the group's path, a problem) for `version=V&group=G[&segment=S]`; (None, None) when the link names no
     group. Group ids restart in every segment: without `segment` the latest segment's group at V wins."""
     if "group" not in params:
@@ -451,9 +562,13 @@ def resolve_link(run: Run, params: Mapping[str, object]) -> tuple[str | None, st
     if gid is None:
         return None, "the link's group is not a group id (a whole number)"
     seg = params.get("segment")
-    found = [g for g in run.groups if g.group_id == gid and (version is None or g.policy_version == version)
-             and (not isinstance(seg, str) or g.segment == seg)]
+    where = pc.field("group_id") == gid
+    if version is not None:
+        where = where & (pc.field("policy_version") == version)
+    if isinstance(seg, str):
+        where = where & (pc.field("segment") == seg)
+    found = list(_rows(table_of(run), where))  # in run order: the last is the latest segment's
     if not found:
-        where = f" at version {version}" if version is not None else ""
-        return None, f"this run has no group {gid}{where}"
-    return collection_path(run, found[-1].path), None
+        at = f" at version {version}" if version is not None else ""
+        return None, f"this run has no group {gid}{at}"
+    return collection_path(run, found[-1]), None

@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import io
 import os
+import posixpath
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -38,7 +40,21 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from .errors import RolloutTraceError
-from .run_format import CONSUMED_DIR, INDEX_DIR, IndexEntry
+from .problems import Problem
+from .run import MAX_LINE_FILE_BYTES, RunSegment, _lines, _one
+from .run_format import (
+    CONSUMED_DIR,
+    INDEX_DIR,
+    MANIFEST,
+    RESCORED_DIR,
+    SEGMENTS_DIR,
+    ConsumptionEnd,
+    IndexEntry,
+    Rescored,
+    RunManifest,
+    SegmentEnd,
+    SegmentStart,
+)
 
 # The index columns held, with their Arrow types (IndexEntry's fields of one value; `rows` as its length).
 COLUMNS: dict[str, pa.DataType] = {
@@ -47,14 +63,22 @@ COLUMNS: dict[str, pa.DataType] = {
     "cause": pa.string(), "reward": pa.float64(), "env_reward": pa.float64(), "advantage": pa.float64(),
     "trained_tokens": pa.int64(), "task_id": pa.string(), "title": pa.string(), "dataset_index": pa.int64(),
     "turns": pa.int64(), "tokens": pa.int64(), "drift": pa.string(), "timed_out": pa.bool_(),
-    "tool_calls": pa.int64(), "recorded_at": pa.string(),
+    "tool_calls": pa.int64(), "recorded_at": pa.string(), "trained_turns": pa.int64(),
+    "seed_trained_turns": pa.int64(), "drifting_boundaries": pa.int64(), "problem": pa.string(),
+    "tools": pa.list_(pa.string()),
 }
-_SCHEMA = pa.schema([*COLUMNS.items(), ("rows", pa.list_(pa.struct([("ordinal", pa.int64())])))])
-_CONSUMED = pa.schema([("segment", pa.string()), ("ordinal", pa.int64()), ("fate", pa.string())])
-_TEXT = ("segment", "status", "cause", "task_id", "title", "drift")  # few distinct values: dictionary-encoded
+_ROW = pa.struct([("ordinal", pa.int64()), ("trained_tokens", pa.int64())])
+_SCHEMA = pa.schema([*COLUMNS.items(), ("rows", pa.list_(_ROW))])
+_CONSUMED = pa.schema([("segment", pa.string()), ("ordinal", pa.int64()), ("fate", pa.string()),
+                      ("step", pa.int64())])
+# What the consumption log says of each rollout (run.py's join, in Arrow): `trained_step` the first step a row
+# of it was trained at, `trainer_tokens` its trained rows' tokens, `dropped` why none was (None: one was).
+FATE_COLUMNS: dict[str, pa.DataType] = {"trained_step": pa.int64(), "trainer_tokens": pa.int64(),
+                                        "dropped": pa.string()}
+_TEXT = ("segment", "status", "cause", "task_id", "title", "drift", "problem")  # few distinct values: dictionary-encoded
 AGGREGATES = ("count", "sum", "min", "max", "mean")
 MAX_TABLES = 4  # run states kept (each holds its columns)
-BLOCK_BYTES = 16 * 2**20
+BLOCK_BYTES = 2**20  # measured: 1 MB blocks parse faster than 4 or 16 MB (more of them run at once)
 CHUNK_BYTES = 64 * 2**20  # read and parsed at a time: memory is the columns, not the file
 MARK_BYTES = 64
 
@@ -90,13 +114,42 @@ def _parse(data: bytes, schema: pa.Schema) -> pa.Table:
         return schema.empty_table()
 
 
+_NAME = r"[A-Za-z0-9_.-]+"  # sources.py `subfolder_ok`'s part, ASCII; "." and ".." are refused apart
+MAX_PROBLEMS = 20  # lines left out that are named one by one
+
+
+def _inside(raw: pa.Table, name: str, problems: list[Problem]) -> pa.Table:
+    """`raw` without the lines whose folders lie outside the run's groups (run.py `_inside`, over columns: an
+    index line is data, it may name only `groups/<name>` and, for a rollout, `<its group>/<name>`)."""
+    if not raw.num_rows:
+        return raw
+    group, path = raw["group_path"], raw["path"]
+    dots = r"(^|/)\.\.?(/|$)"
+    ok = pc.and_(pc.match_substring_regex(group, rf"^groups/{_NAME}$"),
+                 pc.invert(pc.match_substring_regex(group, dots)))
+    inner = pc.and_(pc.and_(pc.match_substring_regex(path, rf"^groups/{_NAME}/{_NAME}$"),
+                            pc.invert(pc.match_substring_regex(path, dots))),
+                    pc.equal(pc.replace_substring_regex(path, "/[^/]*$", ""), group))
+    keep = pc.fill_null(pc.and_kleene(ok, pc.or_kleene(pc.is_null(path), inner)), False)
+    if pc.all(keep).as_py():
+        return raw
+    bad = raw.filter(pc.invert(keep)).select(["group_id", "rollout", "group_path", "path"]).to_pylist()
+    for x in bad[:MAX_PROBLEMS - len(problems)] if len(problems) < MAX_PROBLEMS else []:
+        found = x["path"] if x["path"] is not None and x["group_path"] is not None and \
+            x["path"] != x["group_path"] else x["group_path"]
+        problems.append(Problem(name, "a rollout's folder lies outside the run's groups",
+                                field=f"group {x['group_id']} rollout {x['rollout']}",
+                                expected="groups/<group>[/<rollout>]", found=repr(str(found)[:80])))
+    return raw.filter(keep)
+
+
 def _shape(raw: pa.Table) -> pa.Table:
     """The held columns: `rows` becomes `n_rows`, text with few values dictionary-encoded."""
     cols = {name: raw[name] for name in COLUMNS}
     for name in _TEXT:
         cols[name] = pc.dictionary_encode(cols[name])
     cols["n_rows"] = pc.fill_null(pc.list_value_length(raw["rows"]), 0)
-    return pa.table(cols)
+    return pa.table(cols).combine_chunks()  # one chunk per CHUNK_BYTES read, not one per JSON block
 
 
 def _ordinals(raw: pa.Table, first: int) -> pa.Table:
@@ -105,9 +158,10 @@ def _ordinals(raw: pa.Table, first: int) -> pa.Table:
     parents = pc.list_parent_indices(raw["rows"])
     flat = pc.list_flatten(raw["rows"])
     return pa.table({"segment": pc.take(raw["segment"], parents), "ordinal": pc.struct_field(flat, [0]),
-                     "entry": pc.add(parents, pa.scalar(first, pa.int64()))}) if len(lengths) else \
+                     "entry": pc.add(parents, pa.scalar(first, pa.int64())),
+                     "trained_tokens": pc.fill_null(pc.struct_field(flat, [1]), 0)}) if len(lengths) else \
         pa.table({"segment": pa.array([], pa.string()), "ordinal": pa.array([], pa.int64()),
-                  "entry": pa.array([], pa.int64())})
+                  "entry": pa.array([], pa.int64()), "trained_tokens": pa.array([], pa.int64())})
 
 
 @dataclass
@@ -118,43 +172,149 @@ class _File:
 
 
 @dataclass
+class RunFiles:
+    """A run's small files as the page needs them: run.json, its segments' start and end, the consumption log's
+    ends, the rescore log, and what was wrong with any of them (the reader's problems and notes)."""
+
+    manifest: RunManifest | None = None
+    segments: list[RunSegment] = field(default_factory=list)
+    ends: dict[str, int] = field(default_factory=dict)  # segment -> rows the trainer took (its consumption end)
+    logged: frozenset[str] = frozenset()  # segments with a consumption log
+    rescored: list[Rescored] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def live(self) -> bool:
+        """A segment has not ended (training is running, or was killed before it could say so)."""
+        return any(s.end is None for s in self.segments)
+
+
+@dataclass
 class RunTable:
     """One run's index as columns (`table`), what it read of each line file, and its per-version aggregates."""
 
-    root: Path
+    root: Path | None
     table: pa.Table
-    ordinals: pa.Table  # (segment, ordinal, entry) of every TRL row
-    consumed: pa.Table  # (segment, ordinal, fate) of every consumption line
+    ordinals: pa.Table  # (segment, ordinal, entry, trained_tokens) of every TRL row
+    consumed: pa.Table  # (segment, ordinal, fate, step) of every consumption line
     files: dict[str, _File] = field(default_factory=dict)
+    run_files: RunFiles = field(default_factory=RunFiles)
+    prefix: str = ""  # where the run sits in its collection (a zip holding the run's folder names it)
+    line_problems: list[Problem] = field(default_factory=list)  # index lines left out, and why
+    small: dict[str, tuple] = field(default_factory=dict, repr=False)  # the small files' stamps
     _aggregates: dict[tuple[str, tuple[str, ...]], pa.Table] = field(default_factory=dict, repr=False)
+    _fates: pa.Table | None = field(default=None, repr=False)  # FATE_COLUMNS, one row per rollout
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    _making: dict[str, threading.Lock] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     # queries of one run at a time: each builds columns as long as the run, so visitors' memory stays one's
     _query: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    changes: int = 0  # how many times the table changed (a run state's serial, for what is kept per state)
 
     def __len__(self) -> int:
         return self.table.num_rows
 
     @property
     def state(self) -> tuple:
-        return tuple(sorted((p, f.stamp) for p, f in self.files.items()))
+        return (self.changes, len(self), self.consumed.num_rows, len(self.run_files.segments), self.run_files.live)
+
+    @classmethod
+    def from_run(cls, run: Any) -> RunTable:
+        """A run read by `open_run` (a zip, a Hub run) as a table: its reader rows, fates already joined."""
+        rows = run.rows
+        cols: dict[str, Any] = {}
+        for name, kind in COLUMNS.items():
+            attr = {"group_path": "group"}.get(name, name)
+            cols[name] = pa.array([getattr(r, attr) for r in rows], kind)
+        for name in _TEXT:
+            cols[name] = pc.dictionary_encode(cols[name])
+        cols["n_rows"] = pa.array([r.rows for r in rows], pa.int64())
+        fates = pa.table({name: pa.array([getattr(r, name) for r in rows], kind)
+                          for name, kind in FATE_COLUMNS.items()})
+        ordinals = pa.table({"segment": pa.array([r.segment for r in rows for _ in r.ordinals], pa.string()),
+                             "ordinal": pa.array([o for r in rows for o in r.ordinals], pa.int64()),
+                             "entry": pa.array([i for i, r in enumerate(rows) for _ in r.ordinals], pa.int64()),
+                             "trained_tokens": pa.array([0 for r in rows for _ in r.ordinals], pa.int64())})
+        consumed = pa.Table.from_pylist([{k: getattr(c, k) for k in _CONSUMED.names} for c in run.consumed],
+                                        schema=_CONSUMED)
+        files = RunFiles(manifest=run.manifest, segments=list(run.segments),
+                         ends={x.start.segment: x.consumption.taken for x in run.segments if x.consumption},
+                         logged=frozenset(posixpath.basename(p).split(".", 1)[0] for p in run.read_to
+                                          if p.startswith(CONSUMED_DIR + "/")),
+                         rescored=list(run.rescored), problems=list(run.problems), notes=list(run.notes))
+        t = cls(root=None, table=pa.table(cols), ordinals=ordinals, consumed=consumed, run_files=files,
+                prefix=run.store.prefix if run.store is not None else "")
+        t._fates = fates
+        return t
+
+    def problems(self) -> list[Problem]:
+        """What the reader found wrong: the small files' problems, and a segment indexed without its start."""
+        if self.root is None:  # open_run said it already
+            return self.run_files.problems + self.line_problems
+        started = {x.start.segment for x in self.run_files.segments}
+        named = pc.unique(pc.cast(self.table["segment"], pa.string())).to_pylist() if len(self) else []
+        links = []
+        for folder in (INDEX_DIR, CONSUMED_DIR):
+            try:
+                links += [f"{folder}/{e.name}" for e in os.scandir(self.root / folder) if e.is_symlink()]
+            except OSError:
+                continue
+        return self.run_files.problems + self.line_problems[:MAX_PROBLEMS] + [
+            Problem(name, "cannot be read (a symbolic link, not followed)") for name in sorted(links)] + [
+            Problem(f"{INDEX_DIR}/{name}.jsonl", "a segment without its start file",
+                    expected=f"{SEGMENTS_DIR}/{name}.json", found="none") for name in sorted(set(named) - started)]
 
     # -- queries -------------------------------------------------------------------------------------
+
+    def view(self) -> pa.Table:
+        """The held columns and FATE_COLUMNS, one row per rollout."""
+        fates = self.fates()
+        t = self.table
+        for name in FATE_COLUMNS:
+            t = t.append_column(name, fates[name])
+        return t
 
     def column(self, name: str) -> pa.ChunkedArray:
         if name == "trained":
             return self.trained()
+        if name in FATE_COLUMNS:
+            return self.fates()[name]
         if name not in self.table.column_names:
-            raise RunTableError(f"no column {name!r}: expected one of {', '.join(self.table.column_names)}, trained")
+            raise RunTableError(f"no column {name!r}: expected one of {', '.join(self.table.column_names)}, "
+                                f"{', '.join(FATE_COLUMNS)}, trained")
         return self.table[name]
 
     def trained(self) -> pa.ChunkedArray:
         """Per rollout: whether any of its TRL rows was trained (its consumption lines' fate)."""
-        took = self.consumed.filter(pc.equal(self.consumed["fate"], "trained")).select(["segment", "ordinal"])
-        hit = self.ordinals.join(took, ["segment", "ordinal"], join_type="inner")
-        mask = np.zeros(len(self), dtype=bool)
-        if hit.num_rows:
-            mask[pc.unique(hit["entry"]).to_numpy()] = True
-        return pa.chunked_array([pa.array(mask)])
+        return pa.chunked_array([pc.is_null(self.fates()["dropped"].combine_chunks())])
+
+    def fates(self) -> pa.Table:
+        """Per rollout (run.py's `join`, in Arrow): the first step a row of it was trained at, its trained rows'
+        tokens, and why none of its rows was trained (None: one was). Once per run state."""
+        with self._lock:
+            if self._fates is not None:
+                return self._fates
+        return self.memo("__fates", lambda: _fates(self))
+
+    def memo(self, key: str, make: Callable[[], Any]) -> Any:
+        """`make()` once per run state (what a page builds from the whole table: shared by every visitor; ten
+        visitors asking at once wait for the one computing it, so its memory is spent once)."""
+        with self._lock:
+            if key in self._memo:
+                return self._memo[key]
+            making = self._making.setdefault(key, threading.Lock())
+        with making:
+            with self._lock:
+                if key in self._memo:
+                    return self._memo[key]
+                state = self.changes
+            got = make()
+            with self._lock:
+                if self.changes == state:  # the run did not grow meanwhile
+                    self._memo[key] = got
+                self._making.pop(key, None)
+        return got
 
     def per_version(self, column: str, aggregates: Sequence[str] = AGGREGATES) -> pa.Table:
         """One row per policy version, in version order: `version` and `<column>_<aggregate>` for each of
@@ -203,29 +363,66 @@ class RunTable:
         """The columns `where` and `names` name (found in the expression's text), and each row's number: a
         filter or a sort touches these only, never the long text columns it does not name."""
         text = str(where) if where is not None else ""
-        keep = [c for c in self.table.column_names if c in names or re.search(rf"\b{re.escape(c)}\b", text)]
-        t = self.table.select(keep)
-        return t.append_column("__row", pa.array(np.arange(t.num_rows, dtype=np.int64)))
+        whole = self.view()
+        keep = [c for c in whole.column_names if c in names or re.search(rf"\b{re.escape(c)}\b", text)]
+        t = whole.select(keep)
+        return t.append_column("__row", self._rows())
+
+    def _rows(self) -> pa.Array:
+        return self.memo("__rows", lambda: pa.array(np.arange(len(self), dtype=np.int64)))
+
+    def order(self, column: str, descending: bool = False) -> np.ndarray:
+        """Every row's number sorted by `column` (nulls and NaN last, ties by row number: Arrow's sort is
+        stable): computed once per run state and column, so a sorted page is a slice of it, not a sort."""
+        def make() -> np.ndarray:
+            values = self.column(column)
+            if pa.types.is_dictionary(values.type):
+                values = pc.cast(values, values.type.value_type)
+            return pc.array_sort_indices(values, order="descending" if descending else "ascending").to_numpy().astype(np.int64)
+        return self.memo(f"__order:{column}:{descending}", make)
 
     def page(self, where: pc.Expression | None = None, sort: Sequence[tuple[str, str]] = (), offset: int = 0,
              limit: int = 50, columns: Sequence[str] | None = None) -> tuple[int, list[dict]]:
         """(rows matching `where`, one page of them as dicts) sorted by `sort` [(column, "ascending" |
         "descending")]: the filter and the sort run in Arrow over the columns they name, and only the page's
         rows are taken from the whole table and become Python objects."""
+        total, picked = self.select(where, sort, offset, limit)
+        return total, self.take(picked.to_numpy(), columns).to_pylist()
+
+    def take(self, rows: np.ndarray, columns: Sequence[str] | None = None) -> pa.Table:
+        """The view's rows `rows` (row numbers, in that order), of `columns`: taken chunk by chunk (a take
+        over the whole chunked table joins its chunks first, a copy of every column)."""
+        view = self.view() if columns is None else self.view().select(list(columns))
+        rows = np.asarray(rows, dtype=np.int64)
+        if not len(rows):
+            return view.slice(0, 0)
+        batches = view.to_batches()
+        starts = np.cumsum([0] + [b.num_rows for b in batches])
+        chunk = np.searchsorted(starts, rows, side="right") - 1
+        order = np.argsort(chunk, kind="stable")
+        parts = [batches[k].take(pa.array(rows[order][chunk[order] == k] - starts[k])) for k in np.unique(chunk)]
+        got = pa.Table.from_batches(parts, schema=view.schema)
+        return got.take(pa.array(np.argsort(order, kind="stable")))  # back in the order asked
+
+    def select(self, where: pc.Expression | None = None, sort: Sequence[tuple[str, str]] = (), offset: int = 0,
+               limit: int = 50) -> tuple[int, pa.Array]:
+        """(rows matching `where`, the row numbers of one page of them sorted by `sort`)."""
         for name, _ in sort:
             self.column(name)
         offset, limit = max(0, int(offset)), max(0, int(limit))
         with self._query:
-            return self._page(where, sort, offset, limit, columns)
+            return self._select(where, sort, offset, limit)
 
-    def _page(self, where: pc.Expression | None, sort: Sequence[tuple[str, str]], offset: int, limit: int,
-              columns: Sequence[str] | None) -> tuple[int, list[dict]]:
-        t = self._narrow(where, [n for n, _ in sort])
-        if where is not None:
-            try:
-                t = t.filter(where)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
-                raise RunTableError(f"the filter cannot be applied: {e}") from e
+    def _select(self, where: pc.Expression | None, sort: Sequence[tuple[str, str]], offset: int,
+                limit: int) -> tuple[int, pa.Array]:
+        if len(sort) == 1:  # one sort key: the page is a slice of the precomputed order, filtered
+            order = self.order(sort[0][0], sort[0][1] == "descending")
+            if where is not None:
+                mask = np.zeros(len(self), dtype=bool)
+                mask[self._filtered(where)["__row"].to_numpy()] = True
+                order = order[mask[order]]
+            return len(order), pa.array(order[offset:offset + limit])
+        t = self._filtered(where, [n for n, _ in sort])
         total = t.num_rows
         k = min(total, offset + limit)
         if sort and k:
@@ -234,17 +431,38 @@ class RunTable:
             rows = top.sort_by([*sort, ("__row", "ascending")])["__row"]
         else:
             rows = t["__row"]
-        picked = rows.slice(offset, limit)
-        out = self.table.take(picked) if len(picked) else self.table.slice(0, 0)
-        if columns is not None:
-            out = out.select(list(columns))
-        return total, out.to_pylist()
+        return total, rows.slice(offset, limit).combine_chunks()
+
+    def _filtered(self, where: pc.Expression | None, names: Sequence[str] = ()) -> pa.Table:
+        t = self._narrow(where, names)
+        if where is None:
+            return t
+        try:
+            return t.filter(where)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+            raise RunTableError(f"the filter cannot be applied: {e}") from e
 
     # -- following -----------------------------------------------------------------------------------
 
     def follow(self) -> bool:
         """Read what the recorder appended since (the grown tails); True when the table changed. A line file
         truncated or rewritten is read again whole (the run is read again)."""
+        if self.root is None:
+            return False
+        small = _small_files(self.root)
+        moved = small != self.small
+        if moved:  # first: the consumption log's ends decide the fate of the rows it did not take
+            self.small, self.run_files = small, _read_files(self.root)
+            with self._lock:
+                self._fates, self._memo = None, {}
+                self._aggregates = {k: v for k, v in self._aggregates.items() if k[0] not in _DERIVED}
+        grown = self._follow_lines()
+        if moved or grown:
+            self.changes += 1
+        return moved or grown
+
+    def _follow_lines(self) -> bool:
+        assert self.root is not None
         listed = _line_files(self.root)
         if {p: s for p, s in listed.items()} == {p: f.stamp for p, f in self.files.items()}:
             return False
@@ -253,9 +471,10 @@ class RunTable:
             if now is None or now[0] < f.read_to or (now != f.stamp and now[0] == f.stamp[0]) or \
                     (f.mark and _read(self.root / path, f.read_to - len(f.mark), len(f.mark)) != f.mark):
                 again = _read_table(self.root)
-                self.__dict__.update({k: getattr(again, k) for k in ("table", "ordinals", "consumed", "files")})
+                self.__dict__.update({k: getattr(again, k) for k in ("table", "ordinals", "consumed", "files",
+                                                                     "small", "run_files", "line_problems")})
                 with self._lock:
-                    self._aggregates = {}
+                    self._aggregates, self._fates, self._memo = {}, None, {}
                 return True
         shaped, ordinals, consumed, versions = [self.table], [self.ordinals], [self.consumed], []
         first = self.table.num_rows
@@ -271,6 +490,7 @@ class RunTable:
                     consumed.append(_parse(data, _CONSUMED))
                     continue
                 raw = _parse(data, _SCHEMA)  # one chunk at a time: the file's bytes are never all in memory
+                raw = _inside(raw, path, self.line_problems)
                 ordinals.append(_ordinals(raw, first))
                 shaped.append(_shape(raw))
                 versions.append(raw["policy_version"])
@@ -286,9 +506,10 @@ class RunTable:
         touched = pc.unique(pa.chunked_array(versions, pa.int64())) if versions else None
         with self._lock:
             old = dict(self._aggregates)
+            self._fates, self._memo = None, {}
         fresh: dict[tuple[str, tuple[str, ...]], pa.Table] = {}
         for (column, aggs), prior in old.items():
-            if cons.num_rows and column == "trained" or touched is None:
+            if cons.num_rows and column in _DERIVED or touched is None:
                 fresh[(column, aggs)] = self._aggregate(column, aggs, None)  # a fate can change any version
                 continue
             kept = prior.filter(pc.invert(pc.is_in(prior["version"], value_set=touched)))
@@ -350,6 +571,135 @@ def _read_table(root: Path) -> RunTable:
                  consumed=_CONSUMED.empty_table())
     t.follow()  # the first read is a follow from nothing
     return t
+
+
+_DERIVED = ("trained", *FATE_COLUMNS)  # columns a new consumption line can change at any version
+_SMALL_DIRS = (SEGMENTS_DIR, CONSUMED_DIR, RESCORED_DIR)
+
+
+def _small_files(root: Path) -> dict[str, tuple]:
+    """run.json, segments/*.json, consumed/*.end.json and rescored/*.jsonl -> their stamps, and the names of
+    the consumption logs (which segments have one; their growth is followed as line files)."""
+    out: dict[str, tuple] = {}
+    try:
+        st = os.stat(root / MANIFEST)
+        out[MANIFEST] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    except OSError:
+        pass
+    for folder in _SMALL_DIRS:
+        try:
+            entries = list(os.scandir(root / folder))
+        except OSError:
+            continue
+        for e in entries:
+            if e.name.startswith(".") or not e.is_file(follow_symlinks=False):
+                continue
+            if folder == CONSUMED_DIR and e.name.endswith(".jsonl"):
+                out[f"{folder}/{e.name}"] = ()
+            else:
+                st = e.stat(follow_symlinks=False)
+                out[f"{folder}/{e.name}"] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    return out
+
+
+def _read_files(root: Path) -> RunFiles:
+    """The run's small files, decoded with the run format's records (problems named, never raised)."""
+    problems: list[Problem] = []
+    notes: list[str] = []
+    manifest = _one(MANIFEST, _read(root / MANIFEST, 0, 16 * 2**20) or None, RunManifest, problems)
+    starts: dict[str, SegmentStart] = {}
+    stops: dict[str, SegmentEnd] = {}
+    ends: dict[str, ConsumptionEnd] = {}
+    rescored: list[Rescored] = []
+    logged = set()
+    for folder in _SMALL_DIRS:
+        try:
+            names = sorted(e.name for e in os.scandir(root / folder)
+                           if not e.name.startswith(".") and e.is_file(follow_symlinks=False))
+        except OSError:
+            continue
+        for n in names:
+            path = f"{folder}/{n}"
+            if folder == CONSUMED_DIR and n.endswith(".jsonl"):
+                logged.add(n.split(".", 1)[0])
+                continue
+            data = _read(root / path, 0, MAX_LINE_FILE_BYTES)
+            if folder == RESCORED_DIR:
+                if n.endswith(".jsonl"):
+                    rescored += _lines(path, data, Rescored, problems, notes)
+            elif not n.endswith(".json"):
+                continue
+            elif folder == CONSUMED_DIR:
+                if n.endswith(".end.json") and (c := _one(path, data, ConsumptionEnd, problems)) is not None:
+                    ends[c.segment] = c
+            elif n.endswith(".end.json"):
+                if (end := _one(path, data, SegmentEnd, problems)) is not None:
+                    stops[end.segment] = end
+            elif (start := _one(path, data, SegmentStart, problems)) is not None:
+                starts[start.segment] = start
+    segments = [RunSegment(starts[x], stops.get(x), ends.get(x)) for x in sorted(starts)]
+    for part in segments:
+        if part.end is not None and (part.end.groups_lost or part.end.write_errors):
+            notes.append(f"segment {part.start.segment}: {part.end.groups_lost} scored groups were still waiting to "
+                         f"be written when the worker stopped, {part.end.write_errors} could not be written")
+    if any(x.end is None for x in segments):
+        notes.append("a segment has not ended: training is running (or the worker was killed before it could say so)")
+    return RunFiles(manifest=manifest, segments=segments, ends={k: v.taken for k, v in ends.items()},
+                    logged=frozenset(logged), rescored=rescored, problems=problems, notes=notes)
+
+
+def _fates(t: RunTable) -> pa.Table:
+    """run.py's `join` over columns: each TRL row's fate (its consumption line, the later one when the log has
+    two; else "in-queue" past what the trainer took or while its log is open, else "unknown"), then per
+    rollout its first trained step, trained rows' tokens, and why none was trained."""
+    n = len(t)
+    o = t.ordinals
+    files = t.run_files
+    entry = o["entry"].to_numpy() if o.num_rows else np.zeros(0, np.int64)
+    if o.num_rows:
+        c = t.consumed.append_column("__i", pa.array(np.arange(t.consumed.num_rows, dtype=np.int64)))
+        last = c.group_by(["segment", "ordinal"], use_threads=False).aggregate([("__i", "max")])
+        c = c.take(last["__i_max"]).select(["segment", "ordinal", "fate", "step"])
+        keyed = o.append_column("__k", pa.array(np.arange(o.num_rows, dtype=np.int64)))
+        j = keyed.join(c, ["segment", "ordinal"], join_type="left outer").sort_by("__k")
+        fate = j["fate"].combine_chunks()
+        step = j["step"].combine_chunks()
+        if fate.null_count:
+            seg, ordinal = j["segment"].combine_chunks(), j["ordinal"].combine_chunks()
+            fallback = pa.nulls(len(fate), pa.string())
+            for name in pc.unique(pc.filter(seg, pc.is_null(fate))).to_pylist():
+                here = pc.equal(seg, name)
+                if name in files.ends:
+                    got = pc.if_else(pc.greater_equal(ordinal, files.ends[name]), "in-queue", "unknown")
+                else:
+                    got = pa.array(["in-queue" if name in files.logged else "unknown"] * len(fate), pa.string())
+                fallback = pc.if_else(here, got, fallback)
+            fate = pc.coalesce(fate, fallback)
+        fates = fate.to_numpy(zero_copy_only=False)
+        tokens = j["trained_tokens"].to_numpy()
+        steps = pc.fill_null(step, -1).to_numpy()
+    else:
+        fates, tokens, steps = np.zeros(0, object), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    took = fates == "trained"
+    trained = np.zeros(n, dtype=bool)
+    trained[entry[took]] = True
+    trainer_tokens = np.bincount(entry[took], weights=tokens[took], minlength=n).astype(np.int64)
+    first_step = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    stepped = took & (steps >= 0)
+    np.minimum.at(first_step, entry[stepped], steps[stepped])
+    trained_step = pa.array(first_step, mask=first_step == np.iinfo(np.int64).max)
+    # the first row's fate stands for all when none was trained (run.py `_dropped`)
+    head = np.full(n, -1, dtype=np.int64)
+    if len(entry):
+        firsts = np.flatnonzero(np.r_[True, entry[1:] != entry[:-1]])
+        head[entry[firsts]] = firsts
+    first_fate = pa.array([None] * n, pa.string()) if not len(fates) else \
+        pc.take(pa.array(fates, pa.string()), pa.array(head, mask=head < 0))
+    status = pc.cast(t.table["status"], pa.string()) if n else pa.array([], pa.string())
+    no_rows = pc.if_else(pc.equal(status, "failed"), "failed", "no rows")
+    dropped = pc.if_else(pa.array(trained), pa.scalar(None, pa.string()), pc.coalesce(first_fate, no_rows))
+    return pa.table({"trained_step": trained_step, "trainer_tokens": pa.array(trainer_tokens),
+                     "dropped": dropped})
 
 
 _cache: OrderedDict[Path, RunTable] = OrderedDict()

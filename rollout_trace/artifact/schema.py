@@ -32,7 +32,10 @@ Optional extras (format_version 2, written by our capture; all absent in seed ar
                                    in the group and rollout id, and what TRL decided (its summed
                                    reward and per-function rewards, its advantage, its rows).
                                    `reward_after_penalties` is then TRL's summed reward, not the
-                                   recipe's; `env_reward` is the session's verify() reward
+                                   recipe's; `env_reward` is the session's verify() reward, and
+                                   `run.verify` (Verified) the rest of that VerifyResult: `done` and
+                                   its `metrics` (e.g. tests passed and failed), scalars as given;
+                                   absent in runs recorded before it was kept
     turns.json    prompt_source    "engine" when prompt_ids are the engine's own ids,
                                    "retokenized" (the seed's behaviour, the default) otherwise
                   retokenized_prompt_ids  the chat-template re-rendering, kept beside engine ids
@@ -128,6 +131,18 @@ class TrlTraining(msgspec.Struct, omit_defaults=True):
 
 
 RunStatus = Literal["ok", "timed-out", "unscorable", "failed"]
+MetricValue = int | float | str | bool | None
+
+
+class Verified(msgspec.Struct, omit_defaults=True):
+    """summary.json `run.verify`: what the session's verify() returned (OpenEnv's VerifyResult) beside its
+    `env_reward` (summary.json's): whether the environment called the episode done, and its `metrics` as the
+    verifier named them (a coding environment's tests passed and failed, say). The recorder keeps scalar
+    values as they are and writes any other value as its text (rollout_trace/record/build.py); VerifyResult's
+    `artifacts` are not kept (anything, of any size)."""
+
+    done: bool
+    metrics: dict[str, MetricValue] = {}
 
 
 class RunInfo(msgspec.Struct, omit_defaults=True):
@@ -155,6 +170,7 @@ class RunInfo(msgspec.Struct, omit_defaults=True):
     trained_tokens: int  # tokens in TRL's loss over those rows
     dataset_index: int | None = None  # the dataset row of the group's prompt
     cause: str | None = None
+    verify: Verified | None = None  # None: verify() returned nothing (the session failed first), or an older run
 
 
 class Summary(msgspec.Struct, omit_defaults=True):

@@ -9,13 +9,15 @@ own objects (the `RolloutSample`s `_score_group` returned, the group's lists) an
   capture's own `derive_turn` (engine ids, OpenEnv's loss mask, logprobs);
 - task.json: the prompt's instruction, its id the sha1 the recipe uses (rollout_trace/recipe/tasks.py);
 - summary.json: the reward TRL summed, the verify() reward, `trl_training` from TRL's own functions over
-  trace.json (rollout_trace/analysis/training.py), and the `run` extra (segment, version, ids, advantage);
+  trace.json (rollout_trace/analysis/training.py), and the `run` extra (segment, version, ids, advantage, and
+  the rest of the session's VerifyResult: `done` and its metrics);
 - trl/: the rows TRL queued, exactly (rollout_trace/artifact/trl_part.py).
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -29,15 +31,25 @@ from rollout_trace.analysis.training import TRL_VERSION, record, training
 from rollout_trace.artifact import Artifact, Summary, Task, Turn
 from rollout_trace.artifact.group import GroupFile, GroupRollout, GroupRun, grpo_advantages
 from rollout_trace.artifact.run_format import Drift, IndexEntry, RowRef
-from rollout_trace.artifact.schema import TRL_PART_VERSION, RunInfo, RunStatus, TrlRowRef, TrlSample
+from rollout_trace.artifact.schema import (
+    TRL_PART_VERSION,
+    MetricValue,
+    RunInfo,
+    RunStatus,
+    TrlRowRef,
+    TrlSample,
+    Verified,
+)
 from rollout_trace.artifact.trace import calls_from_entries
 from rollout_trace.artifact.trl_part import encode_rows, fingerprint
 from rollout_trace.recipe.agent_turns import select_agent_calls
 from rollout_trace.recipe.tasks import task_id, title_of
 from rollout_trace.recipe.turns import derive_turn
 
-from .sessions import SessionRecord
+from .sessions import SessionRecord, one_line
 
+MAX_METRICS = 100  # of one VerifyResult's metrics: a verifier's dict is the user's code, so its size is bounded
+MAX_METRIC_TEXT = 200  # characters of a metric's name or text value
 SESSION_FIELDS = ("turns", "sequences", "tally", "loop_exhausted", "duration_s", "tool_calls_by_name",
                   "tool_failures_by_name")
 
@@ -106,6 +118,29 @@ def number(x: Any) -> float | None:
         return None
     x = float(x)
     return None if math.isnan(x) else x
+
+
+def _metric(v: Any) -> MetricValue:
+    """One VerifyResult metric as JSON holds it: a scalar as given (numpy's too; NaN as null), else its text."""
+    if v is None or isinstance(v, (bool, np.bool_)):
+        return None if v is None else bool(v)
+    if isinstance(v, str):
+        return one_line(v, MAX_METRIC_TEXT)
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, numbers.Real):
+        return number(v)
+    return one_line(repr(v), MAX_METRIC_TEXT)
+
+
+def verified(result: Any) -> Verified | None:
+    """What the recorder keeps of OpenEnv's VerifyResult beside its env_reward (schema.py's `Verified`)."""
+    if result is None:
+        return None
+    metrics = getattr(result, "metrics", None)
+    items = list(metrics.items())[:MAX_METRICS] if isinstance(metrics, dict) else []
+    return Verified(done=bool(getattr(result, "done", False)),
+                    metrics={one_line(k, MAX_METRIC_TEXT): _metric(v) for k, v in items})
 
 
 def instruction_of(prompt: list) -> str:
@@ -198,7 +233,7 @@ def build_rollout(g: ScoredGroup, r: ScoredRollout, scored: tuple[dict, float] |
     run = RunInfo(segment=g.segment, policy_version=g.model_version, group_id=g.group_id, rollout_index=r.index,
                   rollout_id=out.rollout_id, status=status, reward=reward, rewards=columns, advantage=advantage,
                   rows=len(refs), trained_tokens=sum(x.trained_tokens for x in refs), dataset_index=g.dataset_index,
-                  cause=cause)
+                  cause=cause, verify=verified(verify))
     summary = Summary(
         model=g.model, task_id=task.task_id, captured_calls=len(entries), agent_turns=len(turns),
         trained_turns=sum(t.seed_trained for t in turns), tool_calls_by_name=counts, held_out_tests=0,

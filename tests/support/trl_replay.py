@@ -32,6 +32,17 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 SCRIPTED_TRACE = ROOT / "examples" / "scripted-smollm2" / "trace.json"
 GROUP_TRACES = [ROOT / "examples" / "smollm2-group" / f"rollout-{i:02d}" / "trace.json" for i in range(4)]
 REWARDS = (1.0, 0.0, 0.5, -0.1)  # by rollout position (shifted by group): never all equal in a group
+TESTS = 4  # the held-out tests a replayed session's verify() says it ran
+
+
+def verify_metrics(reward: float | None) -> dict[str, Any]:
+    """What a replayed session's verify() reports beside its reward, as a coding environment's verifier would:
+    how many of its TESTS passed and failed (the reward's share of them; a negative reward is a penalty over
+    none passed), or that the tests never ran (no reward)."""
+    if reward is None:
+        return {"tests_passed": 0, "tests_failed": 0, "error": "the tests did not run: the sandbox gave no result"}
+    passed = round(max(reward, 0.0) * TESTS)
+    return {"tests_passed": passed, "tests_failed": TESTS - passed}
 
 
 def trainer_version(g: int, samples_before: int, *, batch: int = 8, weight_sync_steps: int = 1, start: int = 1) -> int:
@@ -86,7 +97,7 @@ class ReplaySession(ResourceSession):
         return ToolResult(error="a replayed session has no live tools")
 
     def verify(self, transcript, final_state=None) -> VerifyResult:
-        return VerifyResult(env_reward=self._reward, done=True, metrics={"replayed": 1})
+        return VerifyResult(env_reward=self._reward, done=True, metrics=verify_metrics(self._reward))
 
     def close(self) -> None:
         self._closed.set()

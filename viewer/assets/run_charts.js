@@ -153,7 +153,8 @@ const RunCharts = (() => {
       scales: {x: {time: false, range: () => [xs.length ? xs[0] - half : 0, xs.length ? xs[xs.length - 1] + half : 1]},
                y: {range: (/** @type {any} */ _u, /** @type {number} */ lo, /** @type {number} */ hi) =>
                  spec.yRange || (spec.bars ? [0, padded(0, Math.max(hi, 1))[1]] : padded(lo, hi))}},
-      axes: [{...axis, size: Math.round(pal.font * 2.4), incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000,
+      // versions are short integers: ticks 2 characters apart keep every one labelled in a narrow chart
+      axes: [{...axis, size: Math.round(pal.font * 2.4), space: Math.round(pal.font * 1.8), incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000,
                                                                   10000, 20000, 50000, 1e5, 2e5, 5e5, 1e6],
               values: (/** @type {any} */ _u, /** @type {number[]} */ ticks) => ticks.map((t) => (Number.isInteger(t) ? String(t) : ""))},
              {...axis, size: Math.round(pal.font * 3.6), values: (/** @type {any} */ _u, /** @type {number[]} */ ticks) => ticks.map(fmt)}],
@@ -318,13 +319,17 @@ const RunCharts = (() => {
     function redraw(force = false) {
       const pal = palette(grid);
       const width = Math.floor(grid.getBoundingClientRect().width);
-      const k = `${width}|${pal.font}|${pal.fg}`;
+      // A short window (1280x720, 1024x768) puts the charts in one row, each lower, so the versions table below
+      // starts on the first screen; every chart keeps its title, legend and axes.
+      const short = innerHeight < 850 && width >= 900;
+      const k = `${width}|${pal.font}|${pal.fg}|${short}`;
       if (!force && k === key) return;
       key = k;
       if (!width) return;
-      const columns = width >= 900 ? 2 : 1;
+      const columns = short ? 4 : width >= 900 ? 2 : 1;
       const cw = Math.floor(width / columns) - 12;
-      const height = Math.round(Math.max(150, Math.min(260, pal.font * 13)));
+      const height = short ? Math.round(Math.max(110, Math.min(150, innerHeight * 0.18))) :
+        Math.round(Math.max(150, Math.min(260, pal.font * 13)));
       const {all, count} = build(cw, pal);
       grid.style.setProperty("--rp-columns", String(columns));
       grid.replaceChildren(...Object.entries(all).map(([id, spec]) => cell(id, spec)));
@@ -334,6 +339,8 @@ const RunCharts = (() => {
     let pending = 0;
     const later = () => { if (!pending) pending = requestAnimationFrame(() => { pending = 0; redraw(); }); };
     new ResizeObserver(later).observe(grid);
+    const onResize = () => { if (!document.body.contains(grid)) removeEventListener("resize", onResize); else later(); };
+    addEventListener("resize", onResize);  // the window's height alone decides the short layout
     const watch = new MutationObserver(() => { if (!document.body.contains(grid)) watch.disconnect(); else later(); });
     watch.observe(document.body, {attributes: true, attributeFilter: ["class"]});
     const page = document.getElementById("run-page");

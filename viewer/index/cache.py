@@ -80,6 +80,11 @@ class CollectionCache:
         self._evict()
         return c
 
+    def peek(self, source: str, allow_local: bool) -> Collection | None:
+        """The shared collection `source` names when one is open, never opening it."""
+        entry = self._entries.get(collection_identity(source, allow_local))
+        return entry.collection if entry is not None else None
+
     def open(self, source: str, allow_local: bool) -> Collection:
         """`source` opened afresh, as the cache opens it (its opener: under a public visitor's budget in the app),
         not kept: a followed run read again at a new commit, put in with `replace`."""

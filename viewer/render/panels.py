@@ -12,6 +12,7 @@ from rollout_trace.analysis.tokens import make_visible
 from rollout_trace.analysis.tools import ToolCall
 from rollout_trace.analysis.training import TRL, Training
 from rollout_trace.artifact import Artifact, Problem, TestResult
+from rollout_trace.artifact.schema import MetricValue
 
 from ..contract import Fate, RunContext
 from .safe import markdown, pre, pretty_json, short, text
@@ -278,20 +279,53 @@ def tool_calls(calls: list[ToolCall]) -> str:
     return "<div class='tv-tools'>" + "".join(parts) + _more(len(calls), "tool calls") + "</div>"
 
 
+def _metric_value(v: MetricValue) -> str:
+    """A verifier metric as the rest of the page writes numbers: counts with separators, others to 3 figures."""
+    if v is None:
+        return "none"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return f"{v:,.0f}" if v.is_integer() and abs(v) < 1e15 else f"{v:.3g}"
+    return short(v, 200)
+
+
 def verifier(a: Artifact) -> str:
-    """A recorded run's rollout in place of held-out tests: what OpenEnv's verify() reported (its VerifyResult's
-    env_reward), TRL's reward columns and their sum, and the status TRL's scoring gave it."""
+    """A recorded run's rollout in place of held-out tests: what OpenEnv's verify() reported (its VerifyResult:
+    env_reward, done and its metrics, e.g. tests passed and failed) beside what TRL made of it (its reward
+    columns, their sum, the status its scoring gave)."""
     info = a.summary.run
     assert info is not None
     env = a.summary.env_reward
-    cols = "".join(f"<tr><td>{text(short(k, 80))}</td><td class='num'>{fmt_reward(v)}</td></tr>"
-                   for k, v in list(info.rewards.items())[:MAX_LIST])
+    v = info.verify
+    if v is None:  # verify() returned nothing (the session failed first), or a run recorded before it was kept
+        said = ("<p class='tv-dim' data-testid='verify-none'>"
+                + ("verify() returned nothing: the session failed before it was verified" if info.status == "failed"
+                   else "this recording keeps only verify()'s reward (recorded before its other fields were kept)")
+                + "</p>")
+        metrics = ""
+    else:
+        said = ""
+        metrics = (f"<tr><td>done</td><td class='num'>{'yes' if v.done else 'no'}</td></tr>"
+                   + "".join(f"<tr data-testid='verify-metric'><td>{text(short(k, 80))}</td>"
+                             f"<td class='num'>{text(_metric_value(x))}</td></tr>"
+                             for k, x in list(v.metrics.items())[:MAX_LIST])
+                   + _more(len(v.metrics), "metrics"))
+    # A column TRL holds as NaN (its function returned None) is no verdict on the rollout: "none", not "unscorable"
+    cols = "".join(f"<tr><td>{text(short(k, 80))}</td><td class='num'>{'none' if x is None else fmt_reward(x)}</td></tr>"
+                   for k, x in list(info.rewards.items())[:MAX_LIST])
     cause = f" <span class='tv-dim'>{text(short(info.cause, 300))}</span>" if info.cause else ""
     return (
-        "<div class='tv-tests' data-testid='verifier'><div><h4>What the verifier reported <span class='tv-dim'>"
-        "OpenEnv's VerifyResult for this session: its reward, which TRL's reward functions read</span></h4>"
-        f"<table class='tv-table'><tr><td>env reward (verify())</td><td class='num'>"
-        f"{'none' if env is None else fmt_reward(env)}</td></tr>{cols}"
+        "<div class='tv-tests tv-verify' data-testid='verifier'>"
+        "<div><h4>What the verifier reported <span class='tv-dim'>OpenEnv's VerifyResult for this session, "
+        "in place of a capture's held-out tests</span></h4>"
+        f"<table class='tv-table'><tr><td>env reward</td><td class='num'>{'none' if env is None else fmt_reward(env)}"
+        f"</td></tr>{metrics}</table>{said}</div>"
+        "<div><h4>What TRL made of it <span class='tv-dim'>its reward functions' columns (they read the env reward) "
+        "and their sum</span></h4>"
+        f"<table class='tv-table'>{cols}"
         f"<tr><td><b>TRL's reward</b> (the sum of its columns)</td><td class='num'>"
         f"{'none (unscorable)' if info.reward is None else fmt_reward(info.reward)}</td></tr>"
         f"<tr><td>status</td><td>{text(info.status)}{cause}</td></tr></table></div></div>")

@@ -48,6 +48,7 @@ from capture import (
 from capture.group import GroupResult, RolloutProgress, StageBoard, capture_group
 from capture.live import LiveUpdate
 from capture.policy import pinned_endpoint
+from rollout_trace.analysis.report import fmt_reward
 from rollout_trace.artifact import Artifact
 from rollout_trace.artifact.group import GROUP_FILE
 from viewer.contract import Initial
@@ -159,7 +160,7 @@ def written(result: Artifact | GroupResult) -> Written:
     if isinstance(result, Artifact):
         assert result.root is not None  # a capture's artifact is a folder
         return Written(result.root, [(None, result, None)],
-                       f"reward {result.summary.reward_after_penalties}; opened in the View tab", len(result.turns))
+                       f"reward {fmt_reward(result.summary.reward_after_penalties)}; opened in the View tab", len(result.turns))
     ok = sum(1 for r in result.group.rollouts if r.status == "ok")
     rollouts = [(r.index, a, r.advantage) for r, a in zip(result.group.rollouts, result.artifacts, strict=False)
                 if a is not None]
@@ -327,7 +328,9 @@ class CaptureTab:
                 v = check_endpoint(cfg.llm_url or "", cfg.model)  # none: the check says unreachable
         except PolicyError as e:
             return _error_html("endpoint-verdict", [str(p) for p in e.problems])
-        rows = (f"<ul><li>reachable: {'yes' if v.reachable else 'no'}</li><li>token ids: {'yes' if v.token_ids else 'no'}</li>"
+        model = "" if v.serves_model else f"<li>serves {safe.text(safe.short(cfg.model, 80))}: no</li>"
+        rows = (f"<ul><li>reachable: {'yes' if v.reachable else 'no'}</li>{model}"
+                f"<li>token ids: {'yes' if v.token_ids else 'no'}</li>"
                 f"<li>logprobs: {'yes' if v.logprobs else 'no'}</li><li>tool calls: {safe.text(v.tool_calls or 'not checked')}</li></ul>")
         cls = "tv-boundary ok" if v.ok else "tv-error"
         return f"<div class='{cls}' data-testid='endpoint-verdict'><b>{'Ready' if v.ok else 'Not usable'}</b>: {safe.text(v.message)}{rows}</div>"

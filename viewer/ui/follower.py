@@ -1,9 +1,11 @@
 """The follower of recorded runs: each run's per-version numbers computed once per run state, and a run still
 being recorded read again when it grew, once per run however many visitors follow it.
 
-A local run is asked whether its files grew (one listing of four folders, `rollout_trace.artifact.run.follow`);
-only then are the grown tails of its line files read and the shared collection replaced. A Hub run is asked for
-its latest commit instead, at most once per HUB_CHECK_S per run, and read again at a new commit. No Gradio here.
+A local run's index is Arrow columns (rollout_trace/artifact/run_table.py): asking for it lists its folders,
+reads only the grown tails of its line files, and keeps what was computed per run state; the shared collection
+(the rows a group opens from) is followed too when a visitor opened it (`rollout_trace.artifact.run.follow`).
+A Hub run is asked for its latest commit instead, at most once per HUB_CHECK_S per run, and read again at a new
+commit. No Gradio here.
 """
 
 from __future__ import annotations
@@ -11,55 +13,50 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.collection import Collection, run_collection
 from rollout_trace.artifact.run import Run, follow
+from rollout_trace.artifact.run_table import RunTable
 from rollout_trace.artifact.sources import commit_of
 from viewer import run_page
-from viewer.index.cache import CollectionCache
+
+if TYPE_CHECKING:
+    from .service import Service
 
 HUB_CHECK_S = 10.0  # a Hub run is asked for its latest commit at most this often, however many visitors follow it
 MAX_STATS = 16  # run states whose per-version numbers are kept (one per run a visitor has open, and a few more)
 
 
-def stamp(run: Run) -> tuple:
-    """What a visitor's page was built from: it changes whenever the run grew."""
-    return len(run.rows), len(run.consumed), len(run.segments), run.live
-
-
 class RunFollower:
-    def __init__(self, collections: CollectionCache, allow_local: Callable[[str], bool]):
-        self._collections, self._allow_local = collections, allow_local
+    def __init__(self, service: Service):
+        self._service = service
+        self._collections, self._allow_local = service.collections, service.allow_local
         self._follow_locks: dict[str, threading.Lock] = {}  # one follower per run, shared by its visitors
         self._locks_lock = threading.Lock()
         self._hub_checked: dict[str, float] = {}  # src -> when its latest commit was last asked for
         self.clock = time.monotonic
         self._stats_lock = threading.Lock()
-        # per run state: its per-version numbers, computed once however many visitors and polls ask
-        self._stats: OrderedDict[tuple, tuple[Run, list[run_page.VersionStats]]] = OrderedDict()
-        self.stats_computed = 0  # how many times version_stats ran (tests read it)
+        # the per-version numbers last seen of each run (they are kept per run state by its RunTable)
+        self._stats: OrderedDict[int, list[run_page.VersionStats]] = OrderedDict()
+        self.stats_computed = 0  # how many run states' numbers were computed (tests read it)
 
-    def stats(self, run: Run) -> list[run_page.VersionStats]:
-        """The run's per-version numbers, once per run state (a followed run that grew is a new state)."""
-        key = (id(run), *stamp(run))
+    def stats(self, t: RunTable) -> list[run_page.VersionStats]:
+        """The run's per-version numbers, once per run state (RunTable.memo: a run that grew is a new state)."""
+        stats = run_page.version_stats(t)
         with self._stats_lock:
-            hit = self._stats.get(key)
-            if hit is not None and hit[0] is run:
-                self._stats.move_to_end(key)
-                return hit[1]
-        stats = run_page.version_stats(run)  # outside the lock: another run's visitor does not wait for this one
-        with self._stats_lock:
-            self.stats_computed += 1
-            self._stats[key] = (run, stats)
+            if self._stats.get(id(t)) is not stats:
+                self.stats_computed += 1
+                self._stats[id(t)] = stats
+            self._stats.move_to_end(id(t))
             while len(self._stats) > MAX_STATS:
                 self._stats.popitem(last=False)
         return stats
 
-    def follow(self, src: str) -> Collection:
-        """The shared collection of the run `src` names, replaced by its grown state when it grew (raises
-        ArtifactError when it cannot be read)."""
+    def follow(self, src: str) -> RunTable | None:
+        """The run `src` names with what its recorder wrote since: a local run's grown tails (and its shared
+        collection's, when one is open), a Hub run at its latest commit; None when it cannot be read."""
         with self._locks_lock:
             lock = self._follow_locks.setdefault(src, threading.Lock())
             while len(self._follow_locks) > 4 * MAX_STATS:  # forget the locks of runs nobody follows
@@ -69,16 +66,24 @@ class RunFollower:
                 self._follow_locks.pop(old)
         with lock:  # one follower per run: its visitors share what it read; other runs' polls do not wait
             allow = self._allow_local(src)
-            current = self._collections.get(src, allow)
+            local = self._service.local_run(src) is not None
+            current = self._collections.peek(src, allow) if local else None
+            if not local:
+                try:
+                    current = self._collections.get(src, allow)
+                except ArtifactError:
+                    return None
             newer = None
-            if current.run is not None and current.run.kind == "hub":
+            if current is not None and current.run is not None and current.run.kind == "hub":
                 newer = self._hub_newer(src, current.run, allow)
-            elif current.run is not None:
+            elif current is not None and current.run is not None:
                 grown = follow(current.run)
                 newer = run_collection(grown) if grown is not None else None
-            if newer is not None and self._collections.replace(src, allow, current, newer):
+            if current is not None and newer is not None and self._collections.replace(src, allow, current, newer):
                 current = newer
-        return current
+        if local:
+            return self._service.local_table(src)
+        return run_page.table_of(current.run) if current is not None and current.run is not None else None
 
     def _hub_newer(self, src: str, run: Run, allow: bool) -> Collection | None:
         """A Hub run at its latest commit when that is not the one it was read at, else None. One request (the

@@ -86,7 +86,7 @@ class McpTools:
         index = self.service.find_index(src)
         found = answers.summary(index) if index is not None else None
         return _dump({"source": src, "model": c.run.manifest.model, "live": c.run.live, "versions": stats,
-                      "notes": run_page.health_notes(stats, c.run.rows, c.run.live),
+                      "notes": run_page.health_notes(stats, c.run.live),
                       "findings": found.rules if found else []})
 
     def find_rollouts(self, source: str, pattern: str = "", rule: str = "", where: str = "", versions: str = "",
@@ -205,7 +205,8 @@ class McpTools:
                 return json.dumps({"error": f"run {which}: {e}"})
             if c.run is None:
                 return json.dumps({"error": f"run {which} is a collection, not a recorded run"})
-            runs.append((src, c.run, self.service.follower.stats(c.run)))
+            t = self.service.run_table(src)
+            runs.append((src, c.run, self.service.follower.stats(t) if t is not None else run_page.version_stats(c.run)))
         (sa, ra, va), (sb, rb, vb) = runs
         got = run_compare.compare(sa, ra, va, sb, rb, vb, (task or "").strip()[:64] or None)
         doc = msgspec.to_builtins(got)

@@ -32,6 +32,7 @@ from viewer.group import group_map as build_group_map
 from viewer.index import render as render_index
 from viewer.index.contract import IndexPage
 from viewer.index.page import build_page
+from viewer.index.run_index import build_run_page
 from viewer.render import group_map as render_group
 from viewer.render import panels
 from viewer.router import Route, route_link, route_source, run_link_problem
@@ -102,6 +103,9 @@ class Rows:
 
 
     def index_page(self, src: str, params: Mapping[str, object]) -> IndexPage:
+        t = self.service.local_table(src)
+        if t is not None:  # a local run: its index from its columns, only the page's rows as records
+            return build_run_page(t, src, params, next(_serial))
         try:
             c = self.service.collection(src)
         except ArtifactError as e:
@@ -317,9 +321,9 @@ class Rows:
         the link opens that group's map, or with `rollout=` that rollout."""
         if "group" not in params or "row" in params:
             return params
-        c = self.service.run(str(params.get("src") or self.service.default_source or ""))
-        if c is None or run_link_problem(c.run, params) is not None:  # a bad link opens no group (the run page says why)
+        t = self.service.run_table(str(params.get("src") or self.service.default_source or ""))
+        if t is None or run_link_problem(t, params) is not None:  # a bad link opens no group (the run page says why)
             return params
-        path, _problem = run_page.resolve_link(c.run, params)
+        path, _problem = run_page.resolve_link(t, params)
         return {**params, "row": path} if path is not None else params
 

@@ -7,7 +7,9 @@ run's rows unchanged, viewer/ui/collection_view.py), a column of its own: a head
 rate over versions). Both are `gr.HTML` components mounted by viewer/assets/run_page.js, which writes every
 text from a record with textContent and draws the charts on canvas in the page (viewer/assets/run_charts.js,
 reduced to the pixels on screen), so the server sends each version's numbers once. The per-version numbers
-are computed once per run state (viewer/ui/follower.py), however many visitors and polls ask. Handlers answer a
+are computed once per run state (viewer/ui/follower.py), however many visitors and polls ask, from the run's
+index read as Arrow columns (rollout_trace/artifact/run_table.py: only the rows a record shows become Python
+objects). Handlers answer a
 dict keyed by component: a component a handler leaves out keeps its value. A group opens in the
 existing group map and a rollout in the existing token view, through the rows every part opens
 (viewer/ui/rows.py, `open_row`); `?src=RUN&version=V&group=G&rollout=R&turn=T` deep-links there
@@ -15,9 +17,8 @@ existing group map and a rollout in the existing token view, through the rows ev
 service's (viewer/ui/service.py).
 
 Following: while a segment of the run has not ended, a `gr.Timer` asks every few seconds whether the run's
-files grew (one listing of four folders, `rollout_trace.artifact.run.follow`); only then are the grown tails
-of its line files read, the shared collection replaced, and the page's parts sent again; a Hub run is asked
-for its latest commit instead (viewer/ui/follower.py).
+files grew (a listing of its folders); only then are the grown tails of its line files read and the page's
+parts sent again; a Hub run is asked for its latest commit instead (viewer/ui/follower.py).
 """
 
 from __future__ import annotations
@@ -30,14 +31,13 @@ import gradio as gr
 import msgspec
 
 from rollout_trace.artifact import ArtifactError
-from rollout_trace.artifact.run import Run
+from rollout_trace.artifact.run_table import RunTable
 from viewer import assets, run_compare, run_page
 from viewer.contract import Initial, encode
 from viewer.group import compare as group_compare
 from viewer.render import group_map as render_group
 from viewer.router import rollout_param, run_link_problem
 
-from .follower import stamp as _stamp
 from .parts import ViewParts
 from .service import Service
 
@@ -59,21 +59,22 @@ class RunView:
 
     # -- values ----------------------------------------------------------------------------------------
 
-    def head(self, src: str, run: Run, stats: list[run_page.VersionStats] | None = None) -> run_page.RunHead:
-        stats = self.service.follower.stats(run) if stats is None else stats
+    def head(self, src: str, t: RunTable, stats: list[run_page.VersionStats] | None = None) -> run_page.RunHead:
+        stats = self.service.follower.stats(t) if stats is None else stats
         bound = [f"a public Space shows the last {MAX_PUBLIC_VERSIONS} of this run's {len(stats)} versions"] \
             if self._bounded(stats) else []
+        files, m = t.run_files, t.run_files.manifest
         return run_page.RunHead(
-            serial=next(_serial), src=src, model=run.manifest.model, trl=run.manifest.versions.get("trl", "?"),
-            started_at=run.manifest.started_at, live=run.live, versions=len(stats), groups=len(run.groups),
-            rollouts=len(run.rows),
-            notes=run_page.recorder_notes(run) + bound + run_page.health_notes(stats, run.rows, run.live),
-            problems=[str(p) for p in run.problems[:20]] + run.notes[:5])
+            serial=next(_serial), src=src, model=m.model if m else "?", trl=m.versions.get("trl", "?") if m else "?",
+            started_at=m.started_at if m else "", live=files.live, versions=len(stats),
+            groups=sum(s.groups for s in stats), rollouts=len(t),
+            notes=run_page.recorder_notes(t) + bound + run_page.health_notes(stats, files.live),
+            problems=[str(p) for p in t.problems()[:20]] + files.notes[:5])
 
     def _bounded(self, stats: list[run_page.VersionStats]) -> bool:
         return self.service.public and len(stats) > MAX_PUBLIC_VERSIONS
 
-    def body(self, src: str, run: Run, version: int | None, task: str | None,
+    def body(self, src: str, run: RunTable, version: int | None, task: str | None,
              refresh: bool = False, stats: list[run_page.VersionStats] | None = None) -> run_page.RunBody:
         stats = self.service.follower.stats(run) if stats is None else stats
         if self._bounded(stats):
@@ -91,10 +92,9 @@ class RunView:
     def show(self, src: str, params: Mapping[str, object]) -> dict:
         """Every output of the run page for `src`, by component (hidden when it is not a run)."""
         src = (src or "").strip()
-        c = self.service.run(src)
-        if c is None:
+        run = self.service.run_table(src)
+        if run is None:
             return self._hidden()
-        run = c.run
         stats = self.service.follower.stats(run)
         link = run_page.run_request(params)
         body = self.body(src, run, link.version, link.task, stats=stats)
@@ -102,8 +102,8 @@ class RunView:
         if (bad_link := run_link_problem(run, params)) is not None:  # said first, where the visitor looks
             head = msgspec.structs.replace(head, notes=[bad_link, *head.notes])
         return {self.column: gr.update(visible=True), self.head_html: encode(head).decode(),
-                self.body_html: encode(body).decode(), self.timer: gr.Timer(active=run.live),
-                self.src_state: (src, _stamp(run))}
+                self.body_html: encode(body).decode(), self.timer: gr.Timer(active=run.run_files.live),
+                self.src_state: (src, run.state)}
 
     # -- events ----------------------------------------------------------------------------------------
 
@@ -131,26 +131,25 @@ class RunView:
         req = run_page.run_request(getattr(evt, "_data", None))
         if req.action != "task":
             return {}
-        c = self.service.run(req.src)
-        if c is None:
+        t = self.service.run_table(req.src)
+        if t is None:
             return {}
-        return {self.body_html: encode(self.body(req.src, c.run, req.version, req.task)).decode()}
+        return {self.body_html: encode(self.body(req.src, t, req.version, req.task)).decode()}
 
     def poll(self, seen: Any) -> dict:
         """The timer: the run's parts again when its files grew since this visitor's last value, else only the
         timer (on while the run is live); reading only the grown tails of its line files."""
         src, stamp = seen if isinstance(seen, tuple) and len(seen) == 2 else ("", None)
-        c = self.service.run(src) if src else None
-        if c is None:
+        run = self.service.follower.follow(src) if src and self.service.is_run(src) else None
+        if run is None:
             return {self.timer: gr.Timer(active=False)}
-        current = self.service.follower.follow(src)
-        run = current.run
-        if _stamp(run) == stamp:
-            return {self.timer: gr.Timer(active=run.live)}
+        live = run.run_files.live
+        if run.state == stamp:
+            return {self.timer: gr.Timer(active=live)}
         stats = self.service.follower.stats(run)
         return {self.head_html: encode(self.head(src, run, stats)).decode(),
                 self.body_html: encode(self.body(src, run, None, None, refresh=True, stats=stats)).decode(),
-                self.timer: gr.Timer(active=run.live), self.src_state: (src, _stamp(run))}
+                self.timer: gr.Timer(active=live), self.src_state: (src, run.state)}
 
     # -- server functions (skip the queue) -------------------------------------------------------------
 
@@ -159,10 +158,10 @@ class RunView:
         if not isinstance(req, dict):
             return {"error": "a request is {src, version}"}
         asked = run_page.run_request(req)
-        c = self.service.run(asked.src)
-        if c is None or asked.version is None:
+        t = self.service.run_table(asked.src)
+        if t is None or asked.version is None:
             return {"error": "no such run or version"}
-        return {"groups": msgspec.to_builtins(run_page.group_rows(c.run, asked.version))}
+        return {"groups": msgspec.to_builtins(run_page.group_rows(t, asked.version))}
 
     def compare(self, req: Any) -> dict:
         """{src, a, b (rollout paths, from different versions or groups), turn} -> {html} of the existing
@@ -191,6 +190,11 @@ class RunView:
                                       b=msgspec.structs.replace(got.b, label=label(rb)))
         return {"html": render_group.compare(got), "a": label(ra), "b": label(rb)}
 
+    def _stats(self, src: str, run: Any) -> list[run_page.VersionStats]:
+        """The run's per-version numbers, through the follower's cache of its columns where it has them."""
+        t = self.service.run_table(src)
+        return self.service.follower.stats(t) if t is not None else run_page.version_stats(run)
+
     def versus(self, req: Any) -> dict:
         """{src, vs, task} -> {compare: RunCompare} of the run `src` beside the run `vs` (the visitor's pick, kept
         in the URL), with `task` (a task id of `src`) followed in both; or {error}. `vs` is opened as `src` is,
@@ -205,7 +209,7 @@ class RunView:
         if b is None:
             return {"error": "the other run is not a recorded run this app can open" +
                     (" (a public app opens bundled runs and Hub dataset ids)" if self.service.public else "")}
-        sa, sb = self.service.follower.stats(a.run), self.service.follower.stats(b.run)
+        sa, sb = self._stats(asked.src, a.run), self._stats(other, b.run)
         if self._bounded(sa):
             sa = sa[-MAX_PUBLIC_VERSIONS:]
         if self._bounded(sb):

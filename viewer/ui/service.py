@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
-from rollout_trace.artifact import ArtifactError, Problem, load_artifact
+from rollout_trace.artifact import ArtifactError, Problem, bundled_examples, load_artifact
 from rollout_trace.artifact.collection import Collection
 from rollout_trace.artifact.kinds import Kind, classify
-from rollout_trace.artifact.sources import identify
+from rollout_trace.artifact.run_format import MANIFEST
+from rollout_trace.artifact.run_table import RunTable, RunTableError, run_table
+from rollout_trace.artifact.sources import EXAMPLES_DIR, bundled_runs, identify
+from viewer import run_page
 from viewer.find.cache import FindCache
 from viewer.find.index import FindIndex
 from viewer.index.cache import CollectionCache, collection_identity
@@ -51,7 +55,7 @@ class Service:
         self.collections = CollectionCache(opener=lambda src, allow_local: open_bounded(src, allow_local, self.public))
         self.facts = RowFacts()  # tokens and drift of rows whose summary.json lacks them, by row identity
         self.find = FindCache(public=public)  # text indexes of collections and runs (viewer/find/cache.py)
-        self.follower = RunFollower(self.collections, self.allow_local)  # runs still being recorded
+        self.follower = RunFollower(self)  # runs still being recorded
         self.values = TokenValues(self.store, public)
         self.live = LiveRuns(self.store, lambda key, src, initial, live, advantage:
                              self.values.opened_value(key, src, initial, advantage=advantage, live=live))
@@ -101,6 +105,42 @@ class Service:
             raise ArtifactError([Problem(_shown(src) or "(empty)", "name a collection: a folder, a .zip or a Hub "
                                                                     "dataset id")])
         return self.collections.get(src, self.allow_local(src))
+
+    def local_run(self, src: str) -> Path | None:
+        """The run folder `src` names on this machine (a bundled run, or a folder this visitor may open), whose
+        index is read as Arrow columns (rollout_trace/artifact/run_table.py); None for anything else (a zip or
+        a Hub run is read by `open_run`)."""
+        text = (src or "").strip()
+        if not text or len(text) > MAX_SRC_CHARS:
+            return None
+        if text in bundled_runs():
+            return EXAMPLES_DIR / text
+        if text in bundled_examples() or not self.allow_local(text):
+            return None
+        path = Path(text).expanduser()
+        return path if (path / MANIFEST).is_file() else None
+
+    def local_table(self, src: str) -> RunTable | None:
+        """The local run `src` names as columns, shared by every visitor (`run_table`: a lookup per run state,
+        its grown tails read on each call), or None."""
+        local = self.local_run(src)
+        if local is None:
+            return None
+        try:
+            t = run_table(local)
+        except RunTableError:
+            return None
+        return t if t.run_files.manifest is not None else None
+
+    def run_table(self, src: str) -> RunTable | None:
+        """The recorded run `src` names as columns (what the run page reads): a local run through `run_table`,
+        a zip or Hub run through its shared collection's reader; None when it is not a run or cannot be read."""
+        if not self.is_run(src):
+            return None
+        if self.local_run(src) is not None:
+            return self.local_table(src)
+        c = self.run(src)
+        return run_page.table_of(c.run) if c is not None else None
 
     def run(self, src: str) -> Collection | None:
         """The shared collection of the recorded run `src` names; None when it is not a run or cannot be read."""

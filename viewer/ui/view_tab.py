@@ -82,6 +82,17 @@ def source_choices() -> list[tuple[str, str]]:
                for n in bundled_runs()])
 
 
+PAGE_WHAT = {  # the title line's sentence per page (app_chrome.css picks one by what the page shows)
+    "rollout": "see a coding agent's rollout token by token, exactly as RL training (TRL's GRPO) sees it: what the "
+               "model generated, what is trained, where the context drifts.",
+    "run": "the run page of a recorded TRL training run: reward and training per policy version, then each version's "
+           "groups, their rollouts and their tokens.",
+    "group": "a GRPO group: its rollouts side by side with their rewards and advantages; open one for its tokens.",
+    "index": "a collection of rollouts, one row each (reward, turns, tokens, drift); filter, sort, open one for its "
+             "tokens.",
+}
+
+
 def intro_html(public: bool) -> str:
     """The title line: one sentence saying what this is, and the bundled sources worth a first click."""
     hint = ("an example or a Hub dataset (org/name[@revision][:sub/folder])" if public else
@@ -93,8 +104,9 @@ def intro_html(public: bool) -> str:
     tries += [f"<a href='?src={html.escape(n)}' data-testid='try-group'>a GRPO group</a>" for n in bundled_groups()[:1]]
     tries += [f"<a href='?src={html.escape(n)}' data-testid='try-run'>the run page of a TRL training run</a>"
               for n in bundled_runs()[:1]]
-    return ("<div class='tv-title'><b>Rollout trace viewer</b> · see a coding agent's rollout token by token, exactly "
-            "as RL training (TRL's GRPO) sees it: what the model generated, what is trained, where the context drifts."
+    # What the page below is, one sentence each; app_chrome.css shows the one for the page on screen
+    what = "".join(f"<span class='tv-what' data-page='{k}' data-testid='page-what'>{v}</span>" for k, v in PAGE_WHAT.items())
+    return ("<div class='tv-title'><b>Rollout trace viewer</b> · " + what
             + (f" Try {', '.join(tries)}." if tries else "")
             + f" <span>Open {html.escape(hint)}.</span></div>")
 

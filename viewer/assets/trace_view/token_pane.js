@@ -7,6 +7,8 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
   /** @type {Map<number, Chunk>} */
   let chunks = new Map(), rendered = new Set(), observer = null, epoch = 0, cursor = null;
   let preloaded = firstChunk;
+  let landings = 0;  // data-landed counts the paints and landings done (the browser tests wait on it, not on time)
+  const landed = () => { box.dataset.landed = String(++landings); };
 
   function driftClass(pos) {
     const t = O.turns[st.turn];
@@ -103,7 +105,10 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
     box.scrollTop = 0;  // after every change to the pane: this layout serves the fit and the landing too
     fit(true);
     if (story && story.at >= start) goTo(story);
-    else { const first = box.querySelector(".tv-chunk"); if (first) load(/** @type {HTMLElement} */ (first)); }
+    else {
+      const first = box.querySelector(".tv-chunk");
+      if (first) load(/** @type {HTMLElement} */ (first)).then(landed); else landed();
+    }
   }
 
   // A reader who scrolls wins: a landing still settling (its chunk on the way) gives up.
@@ -121,7 +126,7 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
     const {start} = scopeRange();
     const idx = Math.floor(Math.max(0, story.at - start) / O.chunk_size);
     const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`);
-    if (!el) return Promise.resolve();
+    if (!el) { landed(); return Promise.resolve(); }
     const settle = () => {
       const tok = box.querySelector(`.t[data-i="${story.at}"]`);
       if (!tok || moved) return;
@@ -139,9 +144,9 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
       if (focus && lines(tok, focus) > fits - line) { put(focus, Math.max(0, fits - 1 - Math.floor(fits / 4))); return; }
       put(tok, Math.max(0, line));
     };
-    return new Promise((landed) => whenLaidOut(() => {  // resolved once the story is on screen
+    return new Promise((done) => whenLaidOut(() => {  // resolved once the story is on screen
       box.scrollTop += el.getBoundingClientRect().top - box.getBoundingClientRect().top;
-      load(/** @type {HTMLElement} */ (el)).then(() => { settle(); landed(undefined); setTimeout(settle, 200); });
+      load(/** @type {HTMLElement} */ (el)).then(() => { settle(); done(undefined); setTimeout(() => { settle(); landed(); }, 200); });
     }));
   }
 

@@ -1,0 +1,314 @@
+"""One page of a recorded run's index from its Arrow columns (rollout_trace/artifact/run_table.py), as the
+collection index shows any collection (viewer/index/page.py) but without a Python object per row.
+
+A run's index rows are its groups and their rollouts (rollout_trace/artifact/collection.py `run_records`
+defines each field; this module computes the same fields over columns): the group rows are aggregated once
+per run state, the filters (rollout_trace/artifact/filters.py `Filters`) become one mask over the columns,
+a sort is a precomputed order of one column (rows without the value last, ties by path: `sort_records`),
+and only the shown page becomes `Record`s. No Gradio here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rollout_trace.artifact.collection import Record
+from rollout_trace.artifact.filters import QUERY_KEYS, Filters, from_query, to_query
+from rollout_trace.artifact.group import grpo_advantages, reward_spread
+from rollout_trace.artifact.run_table import RunTable
+
+from . import render
+from .contract import IndexPage
+from .page import MAX_CHOICES, PAGE_SIZE, filter_values, model_choices, page_number
+
+# Record fields held as columns of the rows table (the others are the same for every row, or only shown)
+_ROLLOUT = {"path": "path", "task_id": "task_id", "title": "title", "reward": "reward", "env_reward": "env_reward",
+            "agent_turns": "turns", "trained_turns": "trained_turns", "seed_trained_turns": "seed_trained_turns",
+            "tokens": "tokens", "drift": "drift", "drifting_boundaries": "drifting_boundaries",
+            "timed_out": "timed_out", "tool_calls": "tool_calls", "captured": "recorded_at", "group": "group_path",
+            "rollout": "rollout", "advantage": "advantage", "segment": "segment", "policy_version": "policy_version",
+            "group_id": "group_id", "rollout_id": "rollout_id", "status": "status",
+            "trained_tokens": "trained_tokens", "trainer_tokens": "trainer_tokens", "trained_step": "trained_step",
+            "dropped": "dropped", "tools": "tools"}
+_TEXT = pa.string()
+
+
+def _plain(col: Any) -> pa.ChunkedArray | pa.Array:
+    return pc.cast(col, col.type.value_type) if pa.types.is_dictionary(col.type) else col
+
+
+def _groups(t: RunTable) -> pa.Table:
+    """One row per group (`run_records`' group row): aggregated over its rollouts, `first` its first rollout's
+    row number in the view."""
+    v = t.view()
+    known = pc.is_valid(v["path"])
+    drift = _plain(v["drift"])
+    rows = pa.table({
+        "g": v["group_path"], "reward": pc.if_else(pc.is_finite(v["reward"]), v["reward"], None),
+        "timed_out": pc.cast(v["timed_out"], pa.int64()),
+        "trained_turns": pc.if_else(known, v["trained_turns"], None),
+        "seed": pc.if_else(known, pc.fill_null(v["seed_trained_turns"], 0), None),
+        "tokens": pc.if_else(known, pc.fill_null(v["tokens"], 0), None),
+        "known": pc.cast(known, pa.int64()),
+        "unknown_turns": pc.cast(pc.and_(known, pc.is_null(v["trained_turns"])), pa.int64()),
+        "drifted": pc.cast(pc.and_(known, pc.equal(drift, "drift")), pa.int64()),
+        "trained_tokens": v["trained_tokens"], "trainer_tokens": v["trainer_tokens"],
+        "trained_step": v["trained_step"], "row": pa.array(np.arange(len(t), dtype=np.int64))})
+    agg = rows.group_by("g", use_threads=False).aggregate([
+        ("row", "min"), ("row", "count"), ("reward", "mean"), ("reward", "min"), ("reward", "max"),
+        ("timed_out", "max"), ("trained_turns", "max"), ("seed", "max"), ("tokens", "sum"), ("known", "sum"),
+        ("unknown_turns", "sum"), ("drifted", "sum"), ("trained_tokens", "sum"), ("trainer_tokens", "sum"), ("trained_step", "min")])
+    first = agg["row_min"]
+    any_known = pc.greater(agg["known_sum"], 0)
+    # why none was trained: its first rollout's that says (`run_records`), none when one was trained
+    why = rows.select(["g", "row"]).filter(pc.is_valid(v["dropped"])).group_by("g", use_threads=False).aggregate(
+        [("row", "min")])
+    at = pc.take(why["row_min"], pc.index_in(agg["g"], why["g"]))
+    dropped = pc.if_else(pc.is_valid(agg["trained_step_min"]), pa.scalar(None, _TEXT),
+                         _plain(pc.take(v["dropped"], at)))
+    return pa.table({
+        "kind": pa.array(["group"] * agg.num_rows, _TEXT), "path": agg["g"], "first": first,
+        "task_id": _plain(pc.take(v["task_id"], first)), "title": _plain(pc.take(v["title"], first)),
+        "reward": agg["reward_mean"], "reward_min": agg["reward_min"], "reward_max": agg["reward_max"],
+        "k": agg["row_count"], "timed_out": pc.greater(agg["timed_out_max"], 0),
+        # only as known as its rollouts' (`_max_known`)
+        "trained_turns": pc.if_else(pc.and_(any_known, pc.equal(agg["unknown_turns_sum"], 0)),
+                                    agg["trained_turns_max"], None),
+        "seed_trained_turns": agg["seed_max"],
+        "tokens": pc.if_else(any_known, agg["tokens_sum"], None),
+        "drift": pc.if_else(pc.greater(agg["drifted_sum"], 0), "drift", pc.if_else(any_known, "none", "unknown")),
+        "captured": pc.take(v["recorded_at"], first), "segment": _plain(pc.take(v["segment"], first)),
+        "policy_version": pc.take(v["policy_version"], first), "group_id": pc.take(v["group_id"], first),
+        "trained_tokens": agg["trained_tokens_sum"], "trainer_tokens": agg["trainer_tokens_sum"],
+        "trained_step": agg["trained_step_min"], "dropped": dropped})
+
+
+@dataclass(frozen=True)
+class RunIndex:
+    """A run's index rows in path order (`sort_records`' base order) without copying a column: each row is a
+    group (`src` 0, `at` its row in `groups`) or a rollout with a folder (`src` 1, `at` its row in the view)."""
+
+    groups: pa.Table
+    src: np.ndarray
+    at: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+
+def run_index(t: RunTable) -> RunIndex:
+    """The index rows of the run in `t`, once per run state."""
+    def make() -> RunIndex:
+        v = t.view()
+        groups = _groups(t)
+        art = np.flatnonzero(pc.is_valid(v["path"]).to_numpy(zero_copy_only=False))
+        paths = pa.chunked_array([*groups["path"].chunks, *v["path"].take(pa.array(art)).chunks], pa.string())
+        order = pc.array_sort_indices(paths).to_numpy().astype(np.int64)
+        n = groups.num_rows
+        src = (order >= n).astype(np.int8)
+        at = np.where(src == 0, order, art[np.maximum(order - n, 0)])
+        return RunIndex(groups=groups, src=src, at=at)
+    return t.memo("index_rows", make)
+
+
+def _values(t: RunTable, ix: RunIndex, name: str) -> pa.ChunkedArray | None:
+    """The Record field `name` of every index row, in path order; None when the run's rows do not hold it."""
+    view_name = _ROLLOUT.get(name)
+    if name not in ix.groups.column_names and view_name is None:
+        return None
+    v = t.view()
+    kind = ix.groups[name].type if name in ix.groups.column_names else _plain(v[view_name]).type
+    g = ix.groups[name] if name in ix.groups.column_names else pa.nulls(ix.groups.num_rows, kind)
+    a = _plain(v[view_name]) if view_name is not None else pa.nulls(len(t), kind)
+    parts = [pc.cast(x, kind) for x in (g, a)]
+    both = pa.chunked_array([c for x in parts for c in (x.chunks if isinstance(x, pa.ChunkedArray) else [x])], kind)
+    return both.take(pa.array(np.where(ix.src == 0, ix.at, ix.at + ix.groups.num_rows)))
+
+
+def _order(t: RunTable, ix: RunIndex, sort: str) -> np.ndarray:
+    """The index rows sorted as `sort_records` sorts: by path (the index's order), then stably by the column,
+    rows without its value (None, NaN) last either way. Once per run state and sort."""
+    desc = sort.startswith("-")
+    column = sort.lstrip("-")
+    if column == "path":
+        return np.arange(len(ix))[::-1].copy() if desc else np.arange(len(ix))
+
+    def make() -> np.ndarray:
+        col = _values(t, ix, column) if column in Record.__struct_fields__ else None
+        if col is None:
+            return np.arange(len(ix))
+        if pa.types.is_list(col.type):  # as `sort_records` compares tools: joined by commas
+            col = pc.binary_join(col, ",")
+        if pa.types.is_floating(col.type):
+            col = pc.if_else(pc.is_nan(col), None, col)
+        return pc.array_sort_indices(col, order="descending" if desc else "ascending").to_numpy().astype(np.int64)
+    return t.memo(f"index_order:{sort}", make)
+
+
+def _bool(got: Any) -> np.ndarray:
+    return pc.fill_null(got, False).to_numpy(zero_copy_only=False).astype(bool)
+
+
+def _text(col: Any, test) -> np.ndarray:
+    """`test` (a string kernel) of every value of `col`; of a dictionary-encoded column's few distinct values
+    only, spread over its rows by their indices (never decoding the column)."""
+    if isinstance(col, pa.ChunkedArray) and pa.types.is_dictionary(col.type):
+        parts = [_bool(test(c.dictionary)).take(pc.fill_null(c.indices, 0).to_numpy()) if len(c.dictionary)
+                 else np.zeros(len(c), dtype=bool) for c in col.chunks]
+        got = np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+        return got & pc.is_valid(col).to_numpy(zero_copy_only=False)
+    return _bool(test(col))
+
+
+def _contains(col: Any, needle: str) -> np.ndarray:
+    return _text(col, lambda c: pc.match_substring(c, needle, ignore_case=True))
+
+
+class _Sides:
+    """One filter over both kinds of index row: `test(columns)` on the groups' and on the rollouts' columns
+    (by Record field), joined into one mask in the index's order."""
+
+    def __init__(self, t: RunTable, ix: RunIndex):
+        self.t, self.ix, self.v = t, ix, t.view()
+
+    def group(self, name: str) -> Any:
+        g = self.ix.groups
+        return g[name] if name in g.column_names else pa.nulls(g.num_rows)
+
+    def rollout(self, name: str) -> Any:
+        return self.v[_ROLLOUT[name]] if name in _ROLLOUT else pa.nulls(len(self.t))
+
+    def mask(self, gmask: np.ndarray, amask: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(self.ix), dtype=bool)
+        groups = self.ix.src == 0
+        out[groups] = gmask[self.ix.at[groups]]
+        out[~groups] = amask[self.ix.at[~groups]]
+        return out
+
+    def test(self, fn) -> np.ndarray:
+        return self.mask(fn(self.group), fn(self.rollout))
+
+
+def _tools_mask(sides: _Sides, tool: str) -> np.ndarray:
+    """Whether each index row used `tool` (a group: any of its rollouts)."""
+    v = sides.v
+    tools = v["tools"].combine_chunks()
+    used = np.zeros(len(sides.t), dtype=bool)
+    hit = _bool(pc.equal(pc.list_flatten(tools), tool))
+    used[pc.list_parent_indices(tools).to_numpy()[hit]] = True
+    names = pc.unique(pc.filter(v["group_path"], pa.array(used)))
+    return sides.mask(_bool(pc.is_in(sides.ix.groups["path"], value_set=names)), used)
+
+
+def _mask(t: RunTable, ix: RunIndex, f: Filters, model: str) -> np.ndarray | None:
+    """The index rows passing every filter that is set (`filters.matches`, over columns); None when none is."""
+    n = len(ix)
+    s = _Sides(t, ix)
+    parts: list[np.ndarray] = []
+    if f.model and f.model.casefold() not in model.casefold():
+        parts.append(np.zeros(n, dtype=bool))
+    if f.task:
+        task = f.task
+        parts.append(s.test(lambda c: _text(c("task_id"), lambda x: pc.starts_with(x, task.lower()))
+                            | _contains(c("title"), task)))
+    for name, op in (("reward_min", pc.greater_equal), ("reward_max", pc.less_equal),
+                     ("trained_min", pc.greater_equal), ("trained_max", pc.less_equal)):
+        x = getattr(f, name)
+        if x is not None:
+            field = "reward" if name.startswith("reward") else "trained_turns"
+            parts.append(s.test(lambda c, op=op, x=x, field=field: _bool(op(c(field), x))))
+    if f.drift:
+        drift = f.drift
+        parts.append(s.test(lambda c: _text(c("drift"), lambda x: pc.equal(x, drift))))
+    if f.timed_out is not None:
+        timed_out = f.timed_out
+        parts.append(s.test(lambda c: _bool(pc.equal(c("timed_out"), timed_out))))
+    if f.tool:
+        parts.append(_tools_mask(s, f.tool))
+    if f.no_tool:
+        parts.append(~_tools_mask(s, f.no_tool))
+    if f.q:
+        q = f.q
+        parts.append(s.test(lambda c: _contains(c("title"), q) | _contains(c("task_id"), q) | _contains(c("path"), q)))
+    if f.kind:
+        parts.append(ix.src == (0 if f.kind == "group" else 1) if f.kind != "run" else np.zeros(n, dtype=bool))
+    if f.valid is False:  # every row of a run's index is read from its index line: valid
+        parts.append(np.zeros(n, dtype=bool))
+    if not parts:
+        return None
+    out = parts[0]
+    for p in parts[1:]:
+        out = out & p
+    return out
+
+
+def _records(t: RunTable, ix: RunIndex, shown: np.ndarray, model: str, trl: str) -> list[Record]:
+    """The shown index rows as `Record`s (`run_records`' fields); a group's per-rollout tuples from its rollouts."""
+    groups_at = ix.src[shown] == 0
+    found = iter(ix.groups.take(pa.array(ix.at[shown][groups_at])).to_pylist())
+    rollouts = iter(t.take(ix.at[shown][~groups_at], sorted(set(_ROLLOUT.values()))).to_pylist())
+    picked: list[dict] = []
+    for is_group in groups_at.tolist():
+        if is_group:
+            picked.append({"kind": "group", **next(found)})
+        else:
+            row = next(rollouts)
+            picked.append({"kind": "artifact", **{field: row[col] for field, col in _ROLLOUT.items()}})
+    groups = [r["path"] for r in picked if r["kind"] == "group"]
+    members: dict[str, list[dict]] = {}
+    if groups:
+        _, got = t.page(pc.field("group_path").isin(groups), limit=len(t),
+                        columns=["group_path", "rollout", "reward", "advantage", "status", "tools", "dropped",
+                                 "path"])
+        for m in sorted(got, key=lambda m: m["rollout"]):
+            members.setdefault(m["group_path"], []).append(m)
+    out = []
+    for r in picked:
+        fields = {k: r[k] for k in Record.__struct_fields__ if k in r and k not in ("kind", "path")}
+        if r["kind"] == "group":
+            ms = members.get(r["path"], [])
+            rewards = tuple(m["reward"] for m in ms)
+            formula = grpo_advantages(list(rewards)) if any(m["advantage"] is None for m in ms) else [0.0] * len(ms)
+            fields.update(
+                rewards=rewards, statuses=tuple(m["status"] for m in ms),
+                advantages=tuple(m["advantage"] if m["advantage"] is not None else a
+                                 for m, a in zip(ms, formula, strict=True)),
+                tools=tuple(sorted({x for m in ms for x in m["tools"] or ()})), reward=reward_spread(rewards)[2])
+        else:
+            fields["tools"] = tuple(r.get("tools") or ())
+        out.append(Record(kind=r["kind"], path=r["path"], valid=True, model=model, trained_by=trl,
+                          **{k: v for k, v in fields.items() if v is not None}))
+    return out
+
+
+def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: int,
+                   page_size: int = PAGE_SIZE) -> IndexPage:
+    """The index rows of the run in `t` passing the filters in `params` (URL query keys), sorted, one page."""
+    filters, notes = from_query({k: v for k, v in params.items() if k in QUERY_KEYS})  # type: ignore[misc]
+    m = t.run_files.manifest
+    model = m.model if m is not None else ""
+    trl = f"TRL {m.versions.get('trl', '?')}" if m is not None else "TRL ?"
+    ix = run_index(t)
+    order = _order(t, ix, filters.sort)
+    mask = _mask(t, ix, filters, model)
+    if mask is not None:
+        order = order[mask[order]]
+    matched = len(order)
+    pages = max(1, -(-matched // page_size))
+    page = min(page_number(params), pages - 1)
+    shown = _records(t, ix, order[page * page_size:(page + 1) * page_size], model, trl)
+    tools = t.memo("index_tools", lambda: sorted(x for x in pc.unique(pc.list_flatten(t.table["tools"])).to_pylist()
+                                                   if x is not None)[:MAX_CHOICES])
+    return IndexPage(
+        serial=serial, mode="index", src=src, query=to_query(filters), filters=filter_values(filters),
+        sort=filters.sort, page=page, pages=pages, page_size=page_size, total=len(ix), matched=matched,
+        first=page * page_size + 1 if len(shown) else 0, shown=len(shown), invalid=0, kind="folder",
+        models=model_choices([model] if model else []), tools=tools,
+        table_html=render.table([render.index_row(r) for r in shown], filters.sort),
+        notes_html=render.notes(t.run_files.notes + notes))
