@@ -83,7 +83,7 @@ def row_findings(c: Collection, findings: Findings) -> dict[str, Sequence[str]]:
     return out
 
 
-def _finding_filter(value: object, known: dict[str, Sequence[str]] | None, rules: Sequence[str]) -> tuple[str, str | None]:
+def finding_filter(value: object, known: dict[str, Sequence[str]] | None, rules: Sequence[str]) -> tuple[str, str | None]:
     """(the finding filter's value, a note) from `?finding=`: a rule of this source, "any" or "none"."""
     v = value[-1] if isinstance(value, (list, tuple)) and value else value
     if not isinstance(v, str) or not v.strip():
@@ -96,11 +96,18 @@ def _finding_filter(value: object, known: dict[str, Sequence[str]] | None, rules
     return v, None
 
 
-def _passes(path: str, want: str, known: dict[str, Sequence[str]]) -> bool:
+def passes(path: str, want: str, known: dict[str, Sequence[str]]) -> bool:
     rules = known.get(path)
     if rules is None:
         return False  # not known: a filter on findings cannot say it passes
     return not rules if want == "none" else bool(rules) if want == "any" else want in rules
+
+
+def finding_rules(findings: Findings | None) -> list[str]:
+    """The rules with a finding in the source, in RULES' order: the finding filter's choices."""
+    if findings is None:
+        return []
+    return sorted({x for rs in findings.values() for x in rs}, key=lambda x: _RULE_ORDER.get(x, len(_RULE_ORDER)))
 
 
 FACT_SORTS = ("tokens", "drift", "drifting_boundaries", "trained_turns")
@@ -115,13 +122,12 @@ def build_page(c: Collection, src: str, params: Mapping[str, object], serial: in
                                   or filters.trained_max is not None or filters.sort.lstrip("-") in FACT_SORTS)
     rows = apply(fill(c.records) if fill is not None and every else c.records, filters)
     known = row_findings(c, findings) if findings is not None else None
-    rules = sorted({x for rs in findings.values() for x in rs}, key=lambda x: _RULE_ORDER.get(x, len(_RULE_ORDER))) \
-        if findings is not None else []
-    want, note = _finding_filter(params.get(FINDING_KEY), known, rules)
+    rules = finding_rules(findings)
+    want, note = finding_filter(params.get(FINDING_KEY), known, rules)
     if note:
         notes = [*notes, note]
     if want and known is not None:
-        rows = [r for r in rows if _passes(r.path, want, known)]
+        rows = [r for r in rows if passes(r.path, want, known)]
     pages = max(1, -(-len(rows) // page_size))
     page = min(page_number(params), pages - 1)
     shown = rows[page * page_size:(page + 1) * page_size]
@@ -130,20 +136,20 @@ def build_page(c: Collection, src: str, params: Mapping[str, object], serial: in
     models = model_choices(r.model for r in c.records if r.model)[:MAX_CHOICES]
     tools = sorted({t for r in c.records for t in r.tools})[:MAX_CHOICES]
     return IndexPage(
-        serial=serial, mode="index", src=src, query=_query(to_query(filters), want),
+        serial=serial, mode="index", src=src, query=with_finding_query(to_query(filters), want),
         filters={**filter_values(filters), **({FINDING_KEY: want} if want else {})},
         sort=filters.sort, page=page, pages=pages, page_size=page_size, total=len(c.records), matched=len(rows),
         first=page * page_size + 1 if shown else 0, shown=len(shown), invalid=sum(not r.valid for r in c.records),
         kind=c.kind, models=models, tools=tools,
-        table_html=render.table([_with(render.index_row(r), known) for r in shown], filters.sort),
+        table_html=render.table([with_findings(render.index_row(r), known) for r in shown], filters.sort),
         notes_html=render.notes(c.notes + notes),
         findings_known=known is not None, finding_rules=rules,
     )
 
 
-def _with(row: IndexRow, known: dict[str, Sequence[str]] | None) -> IndexRow:
+def with_findings(row: IndexRow, known: dict[str, Sequence[str]] | None) -> IndexRow:
     return row if known is None or row.path not in known else msgspec.structs.replace(row, findings=list(known[row.path]))
 
 
-def _query(query: str, finding: str) -> str:
+def with_finding_query(query: str, finding: str) -> str:
     return "&".join(x for x in (query, urlencode({FINDING_KEY: finding}) if finding else "") if x)

@@ -10,7 +10,7 @@ and only the shown page becomes `Record`s. No Gradio here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,8 +24,20 @@ from rollout_trace.artifact.group import grpo_advantages, reward_spread
 from rollout_trace.artifact.run_table import RunTable
 
 from . import render
-from .contract import IndexPage
-from .page import MAX_CHOICES, PAGE_SIZE, filter_values, model_choices, page_number
+from .contract import FINDING_KEY, IndexPage
+from .page import (
+    MAX_CHOICES,
+    PAGE_SIZE,
+    Findings,
+    filter_values,
+    finding_filter,
+    finding_rules,
+    model_choices,
+    page_number,
+    passes,
+    with_finding_query,
+    with_findings,
+)
 
 # Record fields held as columns of the rows table (the others are the same for every row, or only shown)
 _ROLLOUT = {"path": "path", "task_id": "task_id", "title": "title", "reward": "reward", "env_reward": "env_reward",
@@ -287,9 +299,23 @@ def _records(t: RunTable, ix: RunIndex, shown: np.ndarray, model: str, trl: str)
     return out
 
 
+def _row_findings(t: RunTable, ix: RunIndex, findings: Findings) -> dict[str, Sequence[str]]:
+    """Every index row's rules (a group's the union of its rollouts'), as viewer/index/page.py `row_findings`."""
+    paths = _values(t, ix, "path")
+    groups = _values(t, ix, "group")
+    names = paths.to_pylist() if paths is not None else []
+    out: dict[str, Sequence[str]] = {p: findings[p] for p in names if p in findings}
+    for p, g in zip(names, groups.to_pylist() if groups is not None else [None] * len(names), strict=False):
+        if g is not None and p in findings:
+            have = list(out.get(g, ()))
+            out[g] = have + [x for x in findings[p] if x not in have]
+    return out
+
+
 def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: int,
-                   page_size: int = PAGE_SIZE) -> IndexPage:
-    """The index rows of the run in `t` passing the filters in `params` (URL query keys), sorted, one page."""
+                   page_size: int = PAGE_SIZE, findings: Findings | None = None) -> IndexPage:
+    """The index rows of the run in `t` passing the filters in `params` (URL query keys), sorted, one page;
+    `findings` as viewer/index/page.py `build_page` takes them."""
     filters, notes = from_query({k: v for k, v in params.items() if k in QUERY_KEYS})  # type: ignore[misc]
     m = t.run_files.manifest
     model = m.model if m is not None else ""
@@ -299,6 +325,14 @@ def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: 
     mask = _mask(t, ix, filters, model)
     if mask is not None:
         order = order[mask[order]]
+    known = _row_findings(t, ix, findings) if findings is not None else None
+    rules = finding_rules(findings)
+    want, note = finding_filter(params.get(FINDING_KEY), known, rules)
+    notes = [*notes, note] if note else notes
+    if want and known is not None and len(order):
+        paths = _values(t, ix, "path")
+        names = paths.to_pylist() if paths is not None else [None] * len(ix)
+        order = order[np.array([passes(names[i] or "", want, known) for i in order], dtype=np.bool_)]
     matched = len(order)
     pages = max(1, -(-matched // page_size))
     page = min(page_number(params), pages - 1)
@@ -306,9 +340,10 @@ def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: 
     tools = t.memo("index_tools", lambda: sorted(x for x in pc.unique(pc.list_flatten(t.table["tools"])).to_pylist()
                                                    if x is not None)[:MAX_CHOICES])
     return IndexPage(
-        serial=serial, mode="index", src=src, query=to_query(filters), filters=filter_values(filters),
+        serial=serial, mode="index", src=src, query=with_finding_query(to_query(filters), want),
+        filters={**filter_values(filters), **({FINDING_KEY: want} if want else {})},
         sort=filters.sort, page=page, pages=pages, page_size=page_size, total=len(ix), matched=matched,
         first=page * page_size + 1 if len(shown) else 0, shown=len(shown), invalid=0, kind="folder",
         models=model_choices([model] if model else []), tools=tools,
-        table_html=render.table([render.index_row(r) for r in shown], filters.sort),
-        notes_html=render.notes(t.run_files.notes + notes))
+        table_html=render.table([with_findings(render.index_row(r), known) for r in shown], filters.sort),
+        notes_html=render.notes(t.run_files.notes + notes), findings_known=known is not None, finding_rules=rules)

@@ -103,9 +103,11 @@ class Rows:
 
 
     def index_page(self, src: str, params: Mapping[str, object]) -> IndexPage:
+        index = self.service.find.ready(src, self.service.allow_local(src))  # the findings, once the search panel built it
+        findings = index.rules_by_path() if index is not None else None
         t = self.service.local_table(src)
         if t is not None:  # a local run: its index from its columns, only the page's rows as records
-            return build_run_page(t, src, params, next(_serial))
+            return build_run_page(t, src, params, next(_serial), findings=findings)
         try:
             c = self.service.collection(src)
         except ArtifactError as e:
@@ -115,10 +117,9 @@ class Rows:
             crash_log.unexpected(f"could not index {_shown(src)}")
             return IndexPage(serial=next(_serial), mode="index", src=src,
                              error_html=panels.problems(_shown(src), [f"could not index it: {type(e).__name__}"]))
-        index = self.service.find.ready(src, self.service.allow_local(src))  # the findings, once the search panel built it
         return build_page(c, src, params, next(_serial),
                           fill=lambda rows: self.service.facts.fill(c, rows, lambda path: self.service.identity(c, src, path)),
-                          findings=index.rules_by_path() if index is not None else None)
+                          findings=findings)
 
     def index_value(self, src: str, params: Mapping[str, object]) -> str:
         return encode(self.index_page(src, params)).decode()
