@@ -72,17 +72,24 @@ def test_search_on_the_run_page_opens_the_hit_at_its_tokens(app_url, page):
 
 
 def test_a_link_with_marks_opens_them_and_a_bad_one_is_named(app_url, page):
-    row = "groups/20261201T234146Z-1bfe18-v000001-g000000/rollout-00"
-    page.goto(url_of(app_url, "trl-run", row=row, turn=1, scope="full", found="582-590"))
+    from rollout_trace.artifact.collection import open_collection
+    from viewer.find import answers
+    from viewer.find.build import index_collection
+
+    index = index_collection(open_collection("trl-run"))  # a hit as the panel lists it: its row, turn and tokens
+    hit = answers.search(index, {"pattern": "Wrote file", "fields": ["tool-output"], "limit": 1}, False).hits[0]
+    index.close()
+    row, turn, a, b = hit.path, hit.turn, hit.token, hit.token_end
+    page.goto(url_of(app_url, "trl-run", row=row, turn=turn, scope="full", found=f"{a}-{b}"))
     found = page.locator(".tv-tokens .t.tv-found")
     found.first.wait_for(timeout=60_000)
-    assert found.count() == 8 and int(found.first.get_attribute("data-i")) == 582
+    assert found.count() == b - a and int(found.first.get_attribute("data-i")) == a
     page.wait_for_function(IN_VIEW, timeout=30_000)
     page.set_viewport_size({"width": 1024, "height": 768})
     page.wait_for_function(IN_VIEW, timeout=30_000)
-    page.click("[data-testid=nav-turn][data-turn='0']")  # another turn: no marks
+    page.click(f"[data-testid=nav-turn][data-turn='{0 if turn else 1}']")  # another turn: no marks
     page.wait_for_function("() => !new URL(location.href).searchParams.has('found')", timeout=30_000)
-    page.goto(url_of(app_url, "trl-run", row=row, turn=1, scope="full", found="590-582"))
+    page.goto(url_of(app_url, "trl-run", row=row, turn=turn, scope="full", found=f"{b}-{a}"))
     page.wait_for_selector("[data-testid=tokens] .t", timeout=60_000)
     assert page.locator(".tv-tokens .t.tv-found").count() == 0
     assert "found is not a token range" in page.inner_text(".tv-note-box")
