@@ -140,11 +140,24 @@ def test_backend_fields_and_form_messages(browser, capture_app):
             expect(page.locator("#cap-flavor")).to_be_hidden()
             expect(page.locator("#cap-local-note")).to_be_visible()
             assert "run on this machine, as the user running this app" in page.locator("#cap-local-note").inner_text()
+            # a problem is said beside its own field (Gradio's validator), and nothing runs
             page.click("#cap-run")
-            status = page.locator("[data-testid=capture-status]")
-            status.wait_for(timeout=TIMEOUT)
-            assert "Endpoint URL is required with the local backend" in status.inner_text()
-            assert "--" not in status.inner_text()
+            said = page.locator("#cap-endpoint div.validation-error")
+            said.wait_for(timeout=TIMEOUT)
+            assert "Endpoint URL is required with the local backend" in said.inner_text()
+            assert "--" not in said.inner_text()
+            assert page.locator("[data-testid=capture-status]").count() == 0
+            box, field = page.locator("#cap-endpoint").bounding_box(), said.bounding_box()
+            assert box and field and box["y"] <= field["y"] <= box["y"] + box["height"]  # inside the field's box
+            # the task's own fields, checked by Preview beside them
+            fill(page, "cap-n", "1")
+            fill(page, "cap-index", "5")
+            page.click("#cap-preview")
+            index_said = page.locator("#cap-index div.validation-error")
+            index_said.wait_for(timeout=TIMEOUT)
+            assert "Task index must be from 0 to 0" in index_said.inner_text()
+            assert page.locator("#cap-endpoint div.validation-error").count() == 0  # Preview reads no endpoint
+            page.screenshot(path=str(SHOTS / f"capture_form_fields_{width}x{height}_{scheme}.png"))
             page.screenshot(path=str(SHOTS / f"capture_form_local_{width}x{height}_{scheme}.png"), full_page=True)
             page.locator("#cap-backend label:has-text('hf-sandbox')").click()
             expect(page.locator("#cap-image")).to_be_visible()

@@ -10,7 +10,7 @@ import gradio as gr
 import pytest
 from test_public_capture import write_payload  # the exploit's payload, one definition
 
-from capture import CaptureConfig, CaptureError, capture, hub, task_for
+from capture import TASK_FIELDS, CaptureConfig, CaptureError, capture, hub, task_for
 from capture.run import _load_tokenizer
 from viewer.settings import SECRET_ENV, USERS_ENV
 from viewer.ui.capture_gate import Gate
@@ -269,3 +269,19 @@ def test_a_captures_reward_reads_as_the_rest_of_the_app_writes_it():
     g = GroupFile(task_id="t", k=2, rollouts=[GroupRollout(index=0, folder="r0", status="ok", reward=2 / 3, advantage=1 / 3),
                                               GroupRollout(index=1, folder=None, status="failed", reward=None, advantage=0.0)])
     assert _summary_line(g) == "group: 0:ok/+0.667/+0.333 1:failed/unscorable/+0.000 (rollout:status/reward/advantage)"
+
+
+def test_field_checks_say_each_problem_beside_its_field():
+    """The validator Gradio runs before a handler: one verdict per input in Gradio's input order, each
+    problem on the component that holds its setting, and only the fields that handler reads."""
+    tab = make_tab()
+    order = sorted(tab.form, key=lambda c: c._id)
+    verdicts = tab.field_checks(tab.values(backend="local", endpoint="", n_prompts=1, task_index=5), TASK_FIELDS)
+    said = {c: v["message"] for c, v in zip(order, verdicts, strict=True) if not v["is_valid"]}
+    assert said == {tab.fields["task_index"]: "Task index must be from 0 to 0 (one less than the number of tasks), "
+                                              "not 5"}
+    run = tab.field_checks(tab.values(backend="local", endpoint="", group_size=0), None)
+    said = {c: v["message"] for c, v in zip(order, run, strict=True) if not v["is_valid"]}
+    assert said == {tab.fields["endpoint"]: "Endpoint URL is required with the local backend",
+                    tab.group_size: "Group size must be at least 1, not 0"}
+    assert all(v["is_valid"] for v in tab.field_checks(tab.values(), TASK_FIELDS))

@@ -71,7 +71,7 @@ LABELS = {"backend": "Backend", "model": "Model", "endpoint": "Endpoint URL", "s
           "dataset": "Dataset", "example": "Training script", "tokenizer": "Tokenizer", "n_prompts": "Tasks (n_prompts)",
           "seed": "Dataset seed", "rollout_seed": "Rollout seed", "task_index": "Task index",
           "timeout_s": "Timeout (s)", "sandbox_image": "Sandbox image", "sandbox_flavor": "Sandbox flavor",
-          "local_model": "Local model", "out_dir": "Output folder"}
+          "local_model": "Local model", "out_dir": "Output folder", "group_size": "Group size", "parallel": "Parallel"}
 REQUIRED = ("model", "endpoint", "dataset", "sandbox_image", "sandbox_flavor")  # the sandbox pair: shown for hf-sandbox only
 LOCAL_BACKEND_NOTE = ("**The local backend is not a sandbox.** The agent's commands (opencode's bash and file "
                       "writes) run on this machine, as the user running this app, in a temporary folder. Use it with "
@@ -298,6 +298,38 @@ class CaptureTab:
                 return None, _error_html(testid, refusals, "Not allowed on a public server")
         found = [p for p in found if only is None or p.field in only] + problems(cfg, only)
         return (None, _error_html(testid, [describe(p) for p in found])) if found else (cfg, "")
+
+    def field_checks(self, values: dict, only: tuple[str, ...] | None) -> list[dict]:
+        """Gradio's per-field validation: each malformed setting said beside its own field, before a handler runs.
+
+        One `gr.validate` per input, in the order Gradio gives an event's set of inputs (by component id). A
+        problem with no field of its own passes here, and the handler's summary (`_vet`) names it."""
+        cfg, found = self.config(values)
+        found = [p for p in found if only is None or p.field in only] + problems(cfg, only)
+        if only is None:  # the run's own two numbers
+            for comp, name in ((self.group_size, "group_size"), (self.parallel, "parallel")):
+                if comp is not None:
+                    n = _whole(values.get(comp), name, found, optional=True)
+                    if n is not None and n < (1 if name == "group_size" else 0):
+                        found.append(CaptureError(f"must be at least {1 if name == 'group_size' else 0}, not {n}",
+                                                  name))
+        said: dict[Any, list[str]] = {}
+        for p in found:
+            comp = self._field_component(p.field)
+            if comp is not None:
+                said.setdefault(comp, []).append(describe(p))
+        return [gr.validate(comp not in said, "; ".join(said.get(comp, []))) for comp in
+                sorted(self.form, key=lambda c: c._id)]
+
+    def _field_component(self, name: str | None) -> Any:
+        """The form component that holds setting `name` (both endpoint settings share one box), or None."""
+        if name in ("endpoint", "sandbox_vllm_url"):
+            return self.fields.get("endpoint")
+        if name == "group_size":
+            return self.group_size
+        if name == "parallel":
+            return self.parallel
+        return self.fields.get(name) if name else None
 
     # -- events -------------------------------------------------------------------------------------
 
@@ -615,12 +647,15 @@ class CaptureTab:
         if "backend" in self.fields:
             self.fields["backend"].change(self.on_backend, self.fields["backend"],
                                           [self.sandbox_row, self.local_note, self.fields["endpoint"]], queue=False)
-        self.preview_btn.click(self.preview, form, self.preview_box)
-        self.check_btn.click(self.check, form, self.verdict)
+        # Each button validates only the fields it reads, beside those fields (Gradio's validator runs first).
+        self.preview_btn.click(self.preview, form, self.preview_box,
+                               validator=lambda values: self.field_checks(values, TASK_FIELDS))
+        self.check_btn.click(self.check, form, self.verdict,
+                             validator=lambda values: self.field_checks(values, ENDPOINT_FIELDS))
         # No progress overlay: the live token view is an output of this event, and the reader works in it.
         self.run_btn.click(self.run, self.form, [self.status, self.log, self.parts.view, self.parts.loaded, tabs,
                                                  self.download, self.parts.src, self.parts.index,
                                                  self.push_btn],
-                           show_progress="hidden")
+                           show_progress="hidden", validator=lambda values: self.field_checks(values, None))
         self.cancel_btn.click(self.cancel, form, self.status, queue=False)
         self.push_btn.click(self.push, form | {self.repo, self.token}, self.pushed)
