@@ -92,7 +92,7 @@ def test_group_map_has_a_fate_column_trl_status_and_the_runs_place(tab, run, pic
         if pick.advantage is None:  # TRL gave none: no "+0.00" bar
             assert "class='gm-adv none'" in row and "gm-bar" not in row
         else:
-            assert f">{pick.advantage:+.2f}</span>" in row
+            assert f">{pick.advantage:+.3f}</span>" in row
         if kind in ("read-ahead", "in-queue", "unscorable"):
             assert "fate-never" in row  # its mask cells are hatched: what WOULD be trained
 

@@ -77,7 +77,7 @@ def test_group_maps_say_each_rollouts_fate_status_and_advantage(page, app_url, r
             assert row.locator("[data-testid=group-fate]").inner_text() == _fate_text(r)
             assert row.locator("[data-testid=group-status]").inner_text().startswith(r.status)
             adv = row.locator(".gm-adv").inner_text()
-            assert adv == ("none" if r.advantage is None else f"{r.advantage:+.2f}")
+            assert adv == ("none" if r.advantage is None else f"{r.advantage:+.3f}")
         if group == shot:
             pages.shots(page, "fate-group-map")
     assert page.errors == []

@@ -64,7 +64,7 @@ def text(c: RunCompare) -> str:
             continue
         lines.append(f"task in {name}: {track.title[:80]}")
         for g in track.groups:
-            rs = ", ".join(f"r{r.rollout} {'-' if r.reward is None else f'{r.reward:+.2f}'} {r.status}"
+            rs = ", ".join(f"r{r.rollout} {'-' if r.reward is None else f'{r.reward:+.3f}'} {r.status}"
                            f"{' passed' if r.passed else ''}" for r in g.rollouts)
             lines.append(f"  v{g.version} g{g.group_id}: {rs}")
     lines += [f"note: {n}" for n in c.notes]

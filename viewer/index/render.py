@@ -61,7 +61,7 @@ def index_row(r: Record) -> IndexRow:
         trained_turns=_count(r.trained_turns), tokens=_count(r.tokens), drift=r.drift,
         timed_out="-" if r.timed_out is None else "yes" if r.timed_out else "no",
         tools=", ".join(r.tools) if r.tools else "-", captured=(r.captured or "-")[:10], group=r.group,
-        rollout=r.rollout, advantage="" if r.advantage is None else f"{r.advantage:+.2f}",
+        rollout=r.rollout, advantage="" if r.advantage is None else f"{r.advantage:+.3f}",
     )
 
 

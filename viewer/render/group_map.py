@@ -32,7 +32,7 @@ def _bar(adv: float | None, scale: float) -> str:
     side = "left:50%" if adv >= 0 else f"left:{50 - width:.1f}%"
     return (f"<span class='gm-bar' title='advantage {adv:+.4f}'><span class='gm-bar-mid'></span>"
             f"<span class='gm-bar-fill {_sign(adv)}' style='{side};width:{width:.1f}%'></span></span>"
-            f"<span class='gm-adv {_sign(adv)}'>{adv:+.2f}</span>")
+            f"<span class='gm-adv {_sign(adv)}'>{adv:+.3f}</span>")
 
 
 def _cell(row: GroupRow, pos: int) -> str:
