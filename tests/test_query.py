@@ -13,7 +13,7 @@ def test_good_query_passes_through():
     q = parse_page_query({"src": "org/name@v2:runs/7", "turn": "3", "mode": "logprob", "scope": "full"},
                          public=True, examples=EXAMPLES)
     assert (q.src, q.turn, q.mode, q.scope, q.problems) == ("org/name@v2:runs/7", 3, "logprob", "full", [])
-    assert q.initial == {"turn": 3, "mode": "logprob", "scope": "full"}
+    assert q.initial == {"turn": 3, "mode": "logprob", "scope": "full", "found": None}
 
 
 def test_empty_query_uses_defaults():

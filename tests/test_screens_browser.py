@@ -384,7 +384,7 @@ def test_lines_break_between_tokens_and_pills_stay_whole(browser, app_url, schem
 # -- 9. the index's columns -------------------------------------------------------------------------------------------
 
 CELL = "([path, col]) => { const r = document.querySelector(`tr.ci-row[data-path='${path}']`); return r.children[col].innerText.trim(); }"
-COLS = {"model": 2, "tokens": 8, "drift": 9, "captured": 12}
+COLS = {"model": 2, "tokens": 8, "drift": 9, "findings": 10, "captured": 13}
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from .problems import ArtifactError, Problem
 
 
-class Refused(ArtifactError):
+class Refused(ArtifactError, RuntimeError):
     """A bound of the request's budget was crossed: the message names what, how much and the limit."""
 
 
-class Abandoned(ArtifactError):
+class Abandoned(ArtifactError, RuntimeError):
     """The visitor who asked is gone (or the time bound passed): the work stopped, nothing was kept."""
 
 

@@ -118,6 +118,8 @@ const CollectionIndex = (() => {
     // The page shown: every event below comes after the first render (mountInApp renders right after mounting).
     const shown = () => /** @type {IndexPage} */ (page);
     let asked = 0;  // responses to older requests are dropped
+    /** @type {string | null} */
+    let lastAsked = null;  // the query of the newest request
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     let typing;
     const inputs = () => /** @type {NodeListOf<FilterInput>} */ (ui.form.querySelectorAll("[data-key]"));
@@ -230,6 +232,7 @@ const CollectionIndex = (() => {
     /** @param {string} query */
     async function ask(query) {
       const mine = ++asked;
+      lastAsked = query;
       ui.root.classList.add("ci-busy");
       try {
         const pg = await api.index({src: shown().src, query});
@@ -246,7 +249,8 @@ const CollectionIndex = (() => {
       if (!document.body.contains(ui.root)) { document.removeEventListener("fp-indexed", onIndexed); return; }
       const detail = /** @type {CustomEvent<{src: string}>} */ (ev).detail;
       if (page && page.mode === "index" && !page.findings_known && detail && detail.src === page.src) {
-        ask(page.query + (page.page > 0 ? `${page.query ? "&" : ""}page=${page.page + 1}` : ""));
+        // the visitor's latest ask, which may still be on its way: asking for the shown page would undo their change
+        ask(lastAsked ?? page.query + (page.page > 0 ? `${page.query ? "&" : ""}page=${page.page + 1}` : ""));
       }
     };
     document.addEventListener("fp-indexed", onIndexed);
