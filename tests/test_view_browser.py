@@ -52,6 +52,7 @@ def test_keyboard_steps_through_turns(page, app_url):
     page.wait_for_function("location.search.includes('turn=1')")
     assert active_turn(page).startswith("turn 1")
     assert "drift at position 509" in page.locator(".tv-boundary-box").inner_text()
+    page.wait_for_selector(".tv-tokens[data-landed]", timeout=TIMEOUT)  # turn 1 painted before the next key
     page.keyboard.press("ArrowRight")
     page.wait_for_function("location.search.includes('turn=2')")
     # no tool call, trained all the same (TRL 1.16 trains every turn's loss mask); the page says so on the turn
