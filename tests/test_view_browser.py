@@ -47,11 +47,14 @@ def test_loads_example_with_masks(page, app_url):
 
 
 def test_keyboard_steps_through_turns(page, app_url):
+    from playwright.sync_api import expect
+
     open_view(page, app_url)
     page.keyboard.press("j")
     page.wait_for_function("location.search.includes('turn=1')")
-    assert active_turn(page).startswith("turn 1")
-    assert "drift at position 509" in page.locator(".tv-boundary-box").inner_text()
+    # the URL is told first; the navigator and the boundary box follow in the same update, so wait on them too
+    expect(page.locator(".tv-navitem.active .tv-nav-h")).to_contain_text("turn 1", timeout=TIMEOUT)
+    expect(page.locator(".tv-boundary-box")).to_contain_text("drift at position 509", timeout=TIMEOUT)
     page.wait_for_selector(".tv-tokens[data-landed]", timeout=TIMEOUT)  # turn 1 painted before the next key
     page.keyboard.press("ArrowRight")
     page.wait_for_function("location.search.includes('turn=2')")
