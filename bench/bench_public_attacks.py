@@ -214,13 +214,18 @@ def others_p95(app: App, seconds: float, attacker: str | None) -> tuple[float, i
 
     threads = [threading.Thread(target=visitor) for _ in range(3)]
     threads += [threading.Thread(target=attack) for _ in range(2 if attacker else 0)]
+    _run_for(threads, stop, seconds)
+    return statistics.quantiles(lat, n=20)[18], len(lat)
+
+
+def _run_for(threads: list[threading.Thread], stop: threading.Event, seconds: float) -> None:
+    """Start `threads`, let them run `seconds`, then set `stop` and wait for each."""
     for th in threads:
         th.start()
     time.sleep(seconds)
     stop.set()
     for th in threads:
         th.join()
-    return statistics.quantiles(lat, n=20)[18], len(lat)
 
 
 def follow(app: App, hub, src: str, seconds: float) -> dict:
@@ -245,12 +250,7 @@ def follow(app: App, hub, src: str, seconds: float) -> dict:
 
     threads = [threading.Thread(target=ticker, args=(s,)) for s in sessions]
     t = time.perf_counter()
-    for th in threads:
-        th.start()
-    time.sleep(seconds)
-    stop.set()
-    for th in threads:
-        th.join()
+    _run_for(threads, stop, seconds)
     span = time.perf_counter() - t
     asked = len([p for p in hub.paths() if f"/{repo[0]}/{repo[1]}" in p]) - before
     return {"followers": FOLLOWERS, "seconds": span, "ticks": ticks[0], "hub_requests": asked,

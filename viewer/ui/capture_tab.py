@@ -307,12 +307,7 @@ class CaptureTab:
         cfg, found = self.config(values)
         found = [p for p in found if only is None or p.field in only] + problems(cfg, only)
         if only is None:  # the run's own two numbers
-            for comp, name in ((self.group_size, "group_size"), (self.parallel, "parallel")):
-                if comp is not None:
-                    n = _whole(values.get(comp), name, found, optional=True)
-                    if n is not None and n < (1 if name == "group_size" else 0):
-                        found.append(CaptureError(f"must be at least {1 if name == 'group_size' else 0}, not {n}",
-                                                  name))
+            found += self._group_numbers(values)[2]
         said: dict[Any, list[str]] = {}
         for p in found:
             comp = self._field_component(p.field)
@@ -320,6 +315,16 @@ class CaptureTab:
                 said.setdefault(comp, []).append(describe(p))
         return [gr.validate(comp not in said, "; ".join(said.get(comp, []))) for comp in
                 sorted(self.form, key=lambda c: c._id)]
+
+    def _group_numbers(self, values: dict) -> tuple[int | None, int | None, list[CaptureError]]:
+        """The run's group size K (at least 1) and Parallel P (0 = the backend's default), and what is wrong with them."""
+        found: list[CaptureError] = []
+        k = _whole(values.get(self.group_size), "group_size", found, optional=True) if self.group_size else None
+        p = _whole(values.get(self.parallel), "parallel", found, optional=True) if self.parallel else None
+        for name, n, least in (("group_size", k, 1), ("parallel", p, 0)):
+            if n is not None and n < least:
+                found.append(CaptureError(f"must be at least {least}, not {n}", name))
+        return k, p, found
 
     def _field_component(self, name: str | None) -> Any:
         """The form component that holds setting `name` (both endpoint settings share one box), or None."""
@@ -378,11 +383,9 @@ class CaptureTab:
             yield {self.status: _status("busy", 0, 0, self.slot.describe())}
             return
         try:
-            found: list[CaptureError] = []
-            k = _whole(values.get(self.group_size), "group_size", found, optional=True) if self.group_size else None
-            p = _whole(values.get(self.parallel), "parallel", found, optional=True) if self.parallel else None
+            k, p, found = self._group_numbers(values)
             p = p or None  # 0 or empty: the backend's default (capture.group.default_parallel)
-            if found or (k is not None and k < 1) or (p is not None and p < 1):
+            if found:
                 why = "Group size is a whole number, at least 1; Parallel a whole number (0 = the backend's default)"
                 yield {self.status: _error_html("capture-status", [why])}
                 return
