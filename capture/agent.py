@@ -1,7 +1,7 @@
 """One opencode session inside a sandbox, behind openenv's capture proxy.
 
-In the sandbox: the proxy (`python -m openenv.core.harness.capture.server`) on loopback forwards to
-the model endpoint and records every call with the engine's token ids; a capture session is minted
+In the sandbox: openenv's capture proxy (`openenv.core.harness.capture.server`, started through
+`in_sandbox.py proxy`) on loopback forwards to the model endpoint and records every call with the engine's token ids; a capture session is minted
 and handed to opencode as its API key; opencode runs `opencode run --format json TASK` in a fresh
 workdir. We poll its event stream for progress, stop it at the timeout (keeping what it produced),
 then read back the trace entries and the final `solution.py`, and run the held-out tests there too,
@@ -78,7 +78,7 @@ class AgentRun:
         self.box.files.write(f"{lay.state}/in_sandbox.py", HELPER.read_bytes())
         self.box.files.write(f"{lay.state}/verifier.py", VERIFIER.read_bytes())
         self.box.files.write(f"{lay.state}/task.txt", task_text)
-        proxy = [lay.python, "-m", "openenv.core.harness.capture.server", "--llm-url", llm_url, "--model", model,
+        proxy = [lay.python, f"{lay.state}/in_sandbox.py", "proxy", "--llm-url", llm_url, "--model", model,
                  "--host", "127.0.0.1", "--port", str(lay.proxy_port), "--max-output-tokens", str(max_output_tokens),
                  "--capture-level", "tokens"]
         env = {"OPENENV_LLM_API_KEY": api_key} if api_key else None  # through the environment, never argv

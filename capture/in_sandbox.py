@@ -4,13 +4,18 @@
     python in_sandbox.py session PORT            mint a capture session; prints its JSON
     python in_sandbox.py get PORT PATH           GET PATH on the proxy; prints its JSON (the live view's poll)
     python in_sandbox.py entries PORT SID FILE   write the session's trace entries to FILE
+    python in_sandbox.py proxy ARGS...           run openenv's capture proxy (its own server module) with ARGS
 
 The proxy listens on the sandbox's loopback only, so these requests are made from inside.
 """
 
+import importlib.util
 import json
+import os
+import runpy
 import sys
 import time
+import types
 import urllib.error
 import urllib.request
 
@@ -22,7 +27,29 @@ def call(method, url, body=None, timeout=30):
         return json.loads(r.read())
 
 
+PROXY = "openenv.core.harness.capture.server"
+
+
+def run_proxy(args):
+    """Run openenv's capture proxy module as `python -m` would, without running the package fronts above it.
+
+    `openenv/core/__init__.py` imports the environment server and, through it, Gradio: about 6 s of a 7 s
+    start on a busy machine, for code the proxy never calls. The proxy's own package (`capture`, and the
+    `training` module it reads) imports as usual; only `openenv`, `openenv.core` and `openenv.core.harness`
+    are made bare packages over their real folders."""
+    root = importlib.util.find_spec("openenv").submodule_search_locations[0]
+    for name, sub in (("openenv", ""), ("openenv.core", "core"), ("openenv.core.harness", os.path.join("core", "harness"))):
+        package = types.ModuleType(name)
+        package.__path__ = [os.path.join(root, sub)]
+        sys.modules[name] = package
+    sys.argv = [PROXY, *args]
+    runpy.run_module(PROXY, run_name="__main__", alter_sys=True)
+    return 0
+
+
 def main(argv):
+    if argv[0] == "proxy":
+        return run_proxy(argv[1:])
     cmd, port = argv[0], int(argv[1])
     base = f"http://127.0.0.1:{port}"
     if cmd == "health":

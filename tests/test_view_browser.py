@@ -59,9 +59,11 @@ def test_keyboard_steps_through_turns(page, app_url):
     page.keyboard.press("ArrowRight")
     page.wait_for_function("location.search.includes('turn=2')")
     # no tool call, trained all the same (TRL 1.16 trains every turn's loss mask); the page says so on the turn
+    # the turn's panes follow the URL in the same update: wait on turn 2's own note, then read the rest
+    expect(page.locator("[data-testid=trained-note]")).to_contain_text(
+        "TRL 1.16.0 trains 17 of this turn's 17 generated tokens", timeout=TIMEOUT)
     assert "not trained" not in page.locator(".tv-turn-title").inner_text()
     assert page.locator(".tv-tokens.untrained").count() == 0
-    assert "TRL 1.16.0 trains 17 of this turn's 17 generated tokens" in page.locator("[data-testid=trained-note]").inner_text()
     page.keyboard.press("k")
     page.wait_for_function("location.search.includes('turn=1')")
     page.keyboard.press("?")

@@ -172,7 +172,8 @@ class ScriptedLLM:
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
+            # force: a request a test left hanging (delay_s) would otherwise hold the shutdown for its full delay
+            self._server.should_exit = self._server.force_exit = True
             self._thread.join(timeout=10)
 
 
