@@ -26,6 +26,7 @@ from conftest import ROOT
 from rollout_trace.artifact import load_artifact
 from rollout_trace.artifact.group import load_group
 from support.collection_data import copy_example
+from support.viewer_cli import viewer
 
 
 def trl_advantages(rewards) -> np.ndarray:
@@ -222,16 +223,14 @@ def test_viewer_check_cross_checks_the_group(tmp_path, task_file):
     capture_group(config(tmp_path, task_file), 4, capture_fn=stand_in({10: 1.0, 11: CaptureError("x"), 12: 0.2,
                                                                        13: 0.5}))
     root = tmp_path / "grp"
-    ok = subprocess.run([sys.executable, "-m", "viewer", "check", str(root)], cwd=ROOT, capture_output=True,
-                        text=True, timeout=600)
+    ok = viewer("check", str(root))
     assert ok.returncode == 0 and "4 of 4 valid" in ok.stdout, ok.stdout + ok.stderr
     # a reward that disagrees with the rollout's summary, and a status that disagrees with timed_out
     data = json.loads((root / "group.json").read_text())
     data["rollouts"][2]["reward"] = 0.9
     data["rollouts"][0]["status"] = "timed-out"
     (root / "group.json").write_text(json.dumps(data))
-    bad = subprocess.run([sys.executable, "-m", "viewer", "check", str(root)], cwd=ROOT, capture_output=True,
-                         text=True, timeout=600)
+    bad = viewer("check", str(root))
     assert bad.returncode == 1
     assert "rollouts[2].reward" in bad.stdout and "rollouts[2].advantage" in bad.stdout, bad.stdout
     assert "rollouts[0].status" in bad.stdout
@@ -240,8 +239,7 @@ def test_viewer_check_cross_checks_the_group(tmp_path, task_file):
     data["k"] = 5
     data["rollouts"][1]["reward"] = 0.5
     (root / "group.json").write_text(json.dumps(data))
-    bad = subprocess.run([sys.executable, "-m", "viewer", "check", str(root)], cwd=ROOT, capture_output=True,
-                         text=True, timeout=600)
+    bad = viewer("check", str(root))
     assert bad.returncode == 1 and "k is the number" in bad.stdout, bad.stdout
     assert "rollouts[1].reward" in bad.stdout
 
@@ -280,10 +278,10 @@ def test_group_end_to_end_four_scripts_in_parallel(tmp_path, task_file, tokenize
     spans = [(o.started, o.ended) for o in r.outcomes]
     assert max(s for s, _ in spans) < min(e for _, e in spans), spans
     assert [p.stage for p in board.snapshot()] == ["done", "done", "done", "failed"]
-    # each rollout folder passes `viewer check` on its own; the group is checked against its rollouts
+    # each rollout folder passes `viewer check` on its own; the group is checked against its rollouts, by the
+    # user's command in a fresh process
     for i in range(3):
-        one = subprocess.run([sys.executable, "-m", "viewer", "check", str(r.root / f"rollout-{i:02d}")], cwd=ROOT,
-                             capture_output=True, text=True, timeout=600)
+        one = viewer("check", str(r.root / f"rollout-{i:02d}"))
         assert one.returncode == 0 and one.stdout.startswith("OK"), one.stdout + one.stderr
     grp = subprocess.run([sys.executable, "-m", "viewer", "check", str(r.root)], cwd=ROOT, capture_output=True,
                          text=True, timeout=600)
