@@ -206,7 +206,7 @@ const FindPanel = (() => {
     /** @type {number | null} */
     let shown = null;
     function start() {
-      const box = /** @type {HTMLElement} */ (element.querySelector(".fp-mount"));
+      const box = /** @type {HTMLElement | null} */ (element.querySelector(".fp-mount"));
       if (!box || !props.value) return;
       /** @type {{src: string, serial: number}} */
       const value = JSON.parse(props.value);

@@ -25,6 +25,7 @@ function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alon
   const O = outlineFor(opened.outline, hasTrainer);
   const st = startPlace(opened.initial, O);
   root.innerHTML = viewHtml(O, !!api.export);
+  // every selector asked for names an element viewHtml (or a part, at mount) drew, so none comes back empty
   const $ = (/** @type {string} */ sel) => /** @type {HTMLElement} */ (root.querySelector(sel));
   const view = $(".tv");
   const liveBar = followBar($(".tv-live-box"), {follow: () => { st.follow = true; liveBar.following(true); go(v, O.turns.length - 1, true); },

@@ -53,7 +53,7 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
     while (rendered.size > KEEP_CHUNKS) {
       const c = order.shift();
       if (c === undefined) break;  // every chunk left is kept
-      const el = /** @type {HTMLElement} */ (box.querySelector(`.tv-chunk[data-c="${c}"]`));
+      const el = /** @type {HTMLElement | null} */ (box.querySelector(`.tv-chunk[data-c="${c}"]`));
       if (el) { el.style.height = el.offsetHeight + "px"; el.innerHTML = ""; }
       rendered.delete(c); chunks.delete(c);
     }

@@ -148,7 +148,7 @@ function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
       ${R.with_engine < R.tokens ? ` · <span class="tv-err">${fmt(R.tokens - R.with_engine)} without an engine logprob</span>` : ""}</div>${histogram(R.histogram, S)}`;
     all(nav, ".tv-navitem").forEach((el) => {  // per turn, under each navigator entry
       const t = S.turns[Number(el.dataset.turn)];
-      let span = /** @type {HTMLElement} */ (el.querySelector(".tv-nav-tr"));
+      let span = /** @type {HTMLElement | null} */ (el.querySelector(".tv-nav-tr"));
       if (!span) { span = document.createElement("span"); span.className = "tv-nav-tr"; span.dataset.testid = "nav-trainer"; el.appendChild(span); }
       if (!t) { span.textContent = ""; return; }
       span.title = `the trainer's view of this turn (part ${partLabel()}): the largest |log ratio| (log trainer p − log engine p) over its generated tokens, and how many of them fall outside TRL's clip band [${1 - lo}, ${1 + hi}]`;
