@@ -60,14 +60,12 @@ RENAMES = [  # (record, field, the page file that reads it)
     ("IndexPage", "finding_rules", "collection_index.js"),
     ("RunCompare", "tasks", "run_versus.js"),
     ("RunSide", "reward_mean", "run_versus.js"),
+    ("HitRow", "token_end", "find_panel.js"),
+    ("RuleCount", "per_version", "find_panel.js"),
+    ("TurnOutline", "shared", "trace_view/place.js"),
+    ("Outline", "tests_html", "trace_view/markup.js"),
 ]
-STRICT = "tsconfig.json"  # the pages checked in tsc's strict mode
-LOOSE = "tsconfig.loose.json"  # the pages not yet typed for it
-
-
-def _config(reader: str) -> str:
-    """The project that checks `reader`."""
-    return STRICT if reader in json.loads((assets.HERE / STRICT).read_text(encoding="utf-8"))["files"] else LOOSE
+PROJECT = "tsconfig.json"  # every page, checked in tsc's strict mode
 
 
 def _renamed(record: str, field: str) -> str:
@@ -83,20 +81,19 @@ def renamed_checks(tmp_path_factory) -> dict[tuple[str, str], str]:
     """Every rename checked by tsc in one node process (tests/support/tsc_batch.js: the same compiler, its
     standard library parsed once): (record, field) -> what tsc said."""
     projects = {}
-    # first as written: the batch finds nothing, in strict mode (tsconfig.json) and in the rest (tsconfig.loose.json)
-    checks = [("", "", STRICT), ("loose", "", LOOSE), *((r, f, _config(reader)) for r, f, reader in RENAMES)]
-    for record, field, config in checks:
+    # first as written: the batch finds nothing
+    checks = [("", ""), *((r, f) for r, f, _ in RENAMES)]
+    for record, field in checks:
         copy = tmp_path_factory.mktemp(f"{record}-{field}") / "assets"
         shutil.copytree(assets.HERE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.py", "*.css"))
         text = _renamed(record, field) if field else page_types.declarations()
         (copy / "contract.d.ts").write_text(text, encoding="utf-8")
-        projects[(record, field)] = str(copy / config)
+        projects[(record, field)] = str(copy / PROJECT)
     got = subprocess.run(["node", str(ROOT / "tests" / "support" / "tsc_batch.js"), *projects.values()],
                          capture_output=True, text=True, timeout=600)
     assert got.returncode == 0, got.stderr
     said = json.loads(got.stdout)
-    for clean in (("", ""), ("loose", "")):
-        assert said[projects[clean]]["errors"] == 0, said[projects[clean]]["text"]
+    assert said[projects[("", "")]]["errors"] == 0, said[projects[("", "")]]["text"]
     return {key: said[project]["text"] if said[project]["errors"] else "" for key, project in projects.items()}
 
 
@@ -120,10 +117,11 @@ def test_the_bundle_holds_every_part_once():
 
 @needs_tsc
 def test_the_pages_type_check_strictly(renamed_checks):
-    """The pages in tsconfig.json are checked in tsc's strict mode: the batch asserts it finds nothing as written,
-    and every page is checked by one of the two projects."""
+    """Every page is checked in tsc's strict mode, by the one project: the batch asserts it finds nothing as written."""
     assert renamed_checks[("", "")] == ""
-    projects = [json.loads((assets.HERE / c).read_text(encoding="utf-8")) for c in (STRICT, LOOSE)]
+    project = json.loads((assets.HERE / PROJECT).read_text(encoding="utf-8"))
+    assert project["compilerOptions"]["strict"] is True
+    assert sorted(p.name for p in assets.HERE.glob("tsconfig*.json")) == [PROJECT], "a second project checks pages apart"
     pages = {p.relative_to(assets.HERE).as_posix() for p in assets.HERE.rglob("*.js") if "vendor" not in p.parts}
-    checked = {p for p in pages for c in projects if p in c["files"] or any(fnmatch(p, g) for g in c["include"])}
+    checked = {p for p in pages if p in project["files"] or any(fnmatch(p, g) for g in project["include"])}
     assert pages == checked, pages - checked

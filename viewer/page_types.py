@@ -1,8 +1,8 @@
 """The page contract as TypeScript declarations, generated from msgspec's JSON schema of the records.
 
-viewer/contract.py, viewer/index/contract.py and viewer/run_page.py define what crosses from Python to the pages; the pages'
-JavaScript (viewer/assets/) names these types in JSDoc and `tsc --checkJs` checks every field it reads
-against them (tests/test_page_contract.py). Every field is required: msgspec encodes defaults too.
+viewer/contract.py, viewer/index/contract.py, viewer/run_page.py and viewer/find/answers.py define what crosses
+from Python to the pages; the pages' JavaScript (viewer/assets/) names these types in JSDoc and `tsc --checkJs`
+checks every field it reads against them (tests/test_page_contract.py). Every field is required: msgspec encodes defaults too.
 Run `python -m viewer.page_types` after changing a record to rewrite viewer/assets/contract.d.ts; a test
 fails while the written file differs from what the records give.
 """
@@ -18,13 +18,14 @@ import msgspec
 from . import contract as c
 from . import run_compare as rc
 from . import run_page as rp
+from .find import answers as fa
 from .index import contract as ic
 
 OUT = Path(__file__).resolve().parent / "assets" / "contract.d.ts"
 # The records a page receives; the types they refer to come along.
 ROOTS: tuple[type, ...] = (c.Opened, c.Outline, c.Chunk, c.Training, c.TrainerTurn, c.TrainerSummary, c.Live,
                            c.Failed, c.Exported, ic.IndexPage, rp.RunHead, rp.RunBody,
-                           rc.RunCompare)
+                           rc.RunCompare, fa.FindSummary, fa.SearchAnswer)
 _PRIMITIVE = {"string": "string", "integer": "number", "number": "number", "boolean": "boolean", "null": "null"}
 
 

@@ -18,8 +18,8 @@ HERE = Path(__file__).resolve().parent
 # A bundle: its global name, its parts (trace_view/<part>.js), the functions it hands out.
 BUNDLES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "trace_view.js": ("TraceView",
-                      ("format", "advantage", "navigator", "toolbar", "token_pane", "trainer", "live", "mount",
-                       "adapters"),
+                      ("format", "advantage", "navigator", "toolbar", "token_pane", "trainer", "live", "place",
+                       "markup", "turn", "chrome", "input", "settle", "mount", "adapters"),
                       ("mount", "mountInApp", "mountExport")),
 }
 

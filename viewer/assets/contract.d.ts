@@ -48,6 +48,25 @@ interface Fate {
   why: string;
 }
 
+interface FindSummary {
+  rollouts: number;
+  versions: number[];
+  rules: RuleCount[];
+  error: string | null;
+}
+
+interface HitRow {
+  path: string;
+  version: number | null;
+  rollout: number | null;
+  turn: number;
+  field: string;
+  token: number;
+  token_end: number;
+  excerpt: string;
+  mark: [number, number];
+}
+
 /** What the index shows: one page of the filtered, sorted rows, the filter state and the counts. */
 interface IndexPage {
   serial: number;
@@ -154,6 +173,12 @@ interface Outline {
   run: RunContext | null;
 }
 
+interface RuleCount {
+  rule: string;
+  total: number;
+  per_version: Record<string, number>;
+}
+
 /** Versions → groups: every version's numbers; the groups of the open version; the tasks to follow. */
 interface RunBody {
   serial: number;
@@ -235,6 +260,15 @@ interface RunSide {
   rollouts: number;
   pass_rate: number | null;
   reward_mean: number | null;
+}
+
+interface SearchAnswer {
+  hits: HitRow[];
+  rollouts: number;
+  per_version: Record<string, number>;
+  partial: boolean;
+  notes: string[];
+  error: string | null;
 }
 
 /** A task both runs scored: its id in each (equal unless matched by title) and at how many versions. */

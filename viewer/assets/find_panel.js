@@ -7,10 +7,15 @@ const FindPanel = (() => {
   const COLOURS = ["#dc2626", "#ea580c", "#ca8a04", "#65a30d", "#0891b2", "#2563eb", "#7c3aed", "#c026d3",
                    "#db2777", "#64748b", "#0d9488", "#9333ea"];
 
+  /** An answer that says why there is none. @param {{error?: string | null}} a @returns {a is {error: string}} */
+  const failed = (a) => !!a.error;
+
+  /** @param {HTMLCanvasElement} canvas @param {FindSummary} summary @param {Record<string, number> | null} hits */
   function drawChart(canvas, summary, hits) {
     const dpr = window.devicePixelRatio || 1, w = canvas.clientWidth || 600, h = canvas.clientHeight || 160;
     canvas.width = Math.round(w * dpr); canvas.height = Math.round(h * dpr);
     const g = canvas.getContext("2d");
+    if (!g) return;  // no 2D canvas in this browser: the status line and the hits still say it all
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, w, h);
     const cs = getComputedStyle(canvas), fg = cs.color || "#111", dim = cs.getPropertyValue("--fp-dim") || "#888";
@@ -62,6 +67,8 @@ const FindPanel = (() => {
     versions.forEach((v, i) => { if (i % every === 0) g.fillText(v, left + (i + 0.5) * bw, h - 6); });
   }
 
+  /** @param {CanvasRenderingContext2D} g @param {number} left @param {number} top @param {number} pw
+   *  @param {number} ph @param {number} max @param {string} fg @param {string} dim */
   function axis(g, left, top, pw, ph, max, fg, dim) {
     g.strokeStyle = dim; g.lineWidth = 1; g.beginPath();
     g.moveTo(left, top); g.lineTo(left, top + ph); g.lineTo(left + pw, top + ph); g.stroke();
@@ -73,7 +80,8 @@ const FindPanel = (() => {
   function revealFound() {
     const seen = () => {
       const t = document.querySelector("#trace-view .tv-tokens .t.tv-found");
-      if (t) t.closest(".tv-turn").scrollIntoView({block: "start"});
+      const turn = t && t.closest(".tv-turn");
+      if (turn) turn.scrollIntoView({block: "start"});
       return !!t;
     };
     const mo = new MutationObserver(() => { if (seen()) mo.disconnect(); });
@@ -81,6 +89,10 @@ const FindPanel = (() => {
     setTimeout(() => mo.disconnect(), 60000);
   }
 
+  /** What the panel asks for and tells: the server functions, and the Gradio event that opens a hit.
+   *  @typedef {{summary: FindServer["find_summary"], search: FindServer["find_search"], open: (req: object) => void}} FindApi */
+
+  /** @param {HTMLElement} box @param {{src: string, serial: number}} value @param {FindApi} api */
   function mount(box, value, api) {
     const src = value.src;
     const input = el("input", {type: "search", class: "fp-input", "data-testid": "find-input", "aria-label": "search text or /regex/",
@@ -100,14 +112,18 @@ const FindPanel = (() => {
     box.replaceChildren(el("section", {class: "fp", "data-testid": "find-panel", "aria-label": "search and findings"},
       el("div", {class: "fp-bar"}, el("b", {text: "Find "}), input, where, versions, rule, go), status,
       el("div", {class: "fp-chartbox"}, canvas, legend), list));
-    let summary = null, hitsPer = null;
+    /** @type {FindSummary | null} */
+    let summary = null;
+    /** @type {Record<string, number> | null} */
+    let hitsPer = null;
     const redraw = () => { if (summary) drawChart(canvas, summary, hitsPer); };
     new ResizeObserver(redraw).observe(canvas);
     // the chart's text takes the scheme's colour: draw again when Gradio switches light/dark (body's class)
     new MutationObserver(redraw).observe(document.body, {attributes: true, attributeFilter: ["class"]});
 
+    /** @param {FindSummaryAnswer} s */
     const show = (s) => {
-      if (s.error) { status.textContent = s.error; return; }
+      if (failed(s)) { status.textContent = s.error; return; }
       if (s.pending) {  // a Hub source: indexing downloads its rollouts, so it waits for the visitor to ask
         const build = el("button", {type: "button", class: "fp-build", "data-testid": "find-build"},
           `index ${s.rollouts} rollouts`);
@@ -130,18 +146,19 @@ const FindPanel = (() => {
     api.summary({src}).then(show);
     legend.addEventListener("click", (e) => {
       const b = /** @type {HTMLElement} */ (e.target).closest(".fp-key");
-      if (b) { rule.value = b.getAttribute("data-rule"); run(); }
+      if (b) { rule.value = b.getAttribute("data-rule") || ""; run(); }
     });
 
     let asked = 0;
     async function run() {
       const my = ++asked;
+      /** @type {FindRequest} */
       const req = {src, pattern: input.value, fields: where.value ? [where.value] : [], versions: versions.value, rule: rule.value};
       if (!req.pattern.trim() && !req.rule) { status.textContent = "type text or /regex/, or pick a finding"; return; }
       status.textContent = "searching…";
       const r = await api.search(req);
       if (my !== asked) return;
-      if (r.error) { status.textContent = r.error; list.replaceChildren(); box.dataset.answered = String(my); return; }
+      if (failed(r)) { status.textContent = r.error; list.replaceChildren(); box.dataset.answered = String(my); return; }
       hitsPer = req.rule ? null : r.per_version;
       redraw();
       const per = Object.entries(r.per_version).map(([v, n]) => `v${v}: ${n}`).join(", ");
@@ -152,6 +169,7 @@ const FindPanel = (() => {
           `turn ${h.turn} · ${h.field} · token ${h.token}`;
         const ex = el("span", {class: "fp-excerpt"});
         const [a, b] = h.mark;
+        /** @param {string} t */
         const flat = (t) => t.replace(/\n/g, "⏎ ");  // one or two lines per hit: newlines shown, not taken
         if (b > a) ex.append(flat(h.excerpt.slice(0, a)), el("mark", {text: flat(h.excerpt.slice(a, b))}), flat(h.excerpt.slice(b)));
         else ex.textContent = flat(h.excerpt);
@@ -179,13 +197,18 @@ const FindPanel = (() => {
     rule.addEventListener("change", run);
   }
 
+  /** @param {HTMLElement} element @param {{value: string}} props @param {FindServer} server
+   *  @param {(name: string, fn: () => void) => void} watch @param {(name: string, data: object) => void} trigger */
   function mountInApp(element, props, server, watch, trigger) {
+    /** @type {FindApi} */
     const api = {summary: (req) => server.find_summary(req), search: (req) => server.find_search(req),
                  open: (req) => trigger("click", req)};
+    /** @type {number | null} */
     let shown = null;
     function start() {
-      const box = /** @type {HTMLElement} */ (element.querySelector(".fp-mount"));
+      const box = /** @type {HTMLElement | null} */ (element.querySelector(".fp-mount"));
       if (!box || !props.value) return;
+      /** @type {{src: string, serial: number}} */
       const value = JSON.parse(props.value);
       if (shown === value.serial) return;
       shown = value.serial;

@@ -10,17 +10,34 @@ type Answer<T> = (T & {error?: undefined}) | Refused;
 /** server.live's answer (viewer/ui/live.py): an encoded `Opened` when the rollout changed, else the record. */
 interface LiveAnswer { live?: Live; opened?: string; error?: string; }
 
+/** Which chunk of tokens the token view asks for: a turn's scope, or a TRL training row's. */
+interface ChunkQuery { turn: number; scope: string; index: number; row: number; }
+/** The trainer panel's settings a trainer request names (the group's advantage is null outside a group). */
+interface TrainerQuery { part: string; eps: [number, number]; advantage: number | null; }
+
 /** What the token view asks for; the app (server functions) and an export (embedded data) each answer. */
 interface TraceApi {
-  chunk(q: {turn: number; scope: string; index: number; row: number}): Promise<Answer<Chunk>>;
+  chunk(q: ChunkQuery): Promise<Answer<Chunk>>;
   training(): Promise<Training>;
-  trainer?(q: {part: string; eps: [number, number]; advantage: number; turn?: number; summary?: boolean}):
-    Promise<any>;
+  /** One turn's numbers, or with `summary` the rollout's and every turn's (viewer/ui/view_tab.py `trainer`). */
+  trainer?(q: TrainerQuery & {summary: true}): Promise<Answer<TrainerSummary>>;
+  trainer?(q: TrainerQuery & {turn: number}): Promise<Answer<TrainerTurn>>;
   export?(q: object): Promise<Answer<Exported>>;
   sibling?(k: number): void;
   cancelRun?(): void;
   onState?(s: {turn: number; mode: string; scope: string; found: string; part?: string}): void;  // found: "A-B" or "" (none)
   linkPart?(): string | null;  // the rescore part the page's link names (?part=), if any
+}
+
+/** The token view's server functions (viewer/ui/view_tab.py): each names the rollout on screen by its key. */
+interface ViewServer {
+  chunk(q: ChunkQuery & {key: string | null}): Promise<Answer<Chunk>>;
+  training(q: {key: string | null}): Promise<Training>;
+  trainer(q: TrainerQuery & {key: string | null; turn?: number; summary?: true}):
+    Promise<Answer<TrainerTurn> | Answer<TrainerSummary>>;
+  export(q: object): Promise<Answer<Exported>>;
+  live(q: {run: string; rollout: number | null; version: number}): Promise<LiveAnswer>;
+  live_cancel(q: {run: string}): Promise<unknown>;
 }
 
 /** An exported file's embedded data (viewer/export.py write_export). */
@@ -45,4 +62,16 @@ interface ViewPlace { turn: number; mode: string; scope: string; row: number; fo
 interface IndexServer {
   index(req: {src: string; query: string}): Promise<IndexPage>;
   compare(req: {src: string; row: string | null; a: number; b: number; turn: number}): Promise<{html?: string; error?: string}>;
+}
+
+/** server.find_summary's answer (viewer/ui/find_panel.py): the findings chart's data, or for a Hub source not
+ *  indexed yet how many rollouts indexing would download (it waits for the visitor to ask). */
+type FindSummaryAnswer = (FindSummary & {pending?: undefined}) | {pending: true; rollouts: number; error?: undefined} | Refused;
+/** A search the panel asks server.find_search for (viewer/find/answers.py `search` checks every value). */
+interface FindRequest { src: string; pattern: string; fields: string[]; versions: string; rule: string; }
+
+/** What Gradio hands the search panel's js_on_load besides its element (viewer/ui/find_panel.py). */
+interface FindServer {
+  find_summary(req: {src: string; build?: boolean}): Promise<FindSummaryAnswer>;
+  find_search(req: FindRequest): Promise<SearchAnswer | Refused>;
 }

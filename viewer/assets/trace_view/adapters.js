@@ -1,21 +1,28 @@
 // -- adapters ----------------------------------------------------------------------------------------
-/** @param {HTMLElement} element @param {{value: string}} props */
+/** @param {HTMLElement} element @param {{value: string}} props @param {ViewServer} server
+ *  @param {(name: string, fn: () => void) => void} watch */
 function mountInApp(element, props, server, watch) {  // inside gr.HTML: chunks come from server functions
   // This component's state: the rollout on screen (its server key, its source) and the capture watched.
+  /** @type {AppState} */
   const app = {key: null, src: null, live: null};
+  /** @overload @param {TrainerQuery & {summary: true}} q @returns {Promise<Answer<TrainerSummary>>} */
+  /** @overload @param {TrainerQuery & {turn: number}} q @returns {Promise<Answer<TrainerTurn>>} */
+  /** @param {TrainerQuery & {turn?: number, summary?: true}} q */
+  function trainer(q) { return server.trainer({...q, key: app.key}); }
+  /** @type {TraceApi} */
   const api = {
     chunk: (q) => server.chunk({...q, key: app.key}),
     training: () => server.training({key: app.key}),
-    trainer: (q) => server.trainer({...q, key: app.key}),
+    trainer,
     export: (q) => server.export({...q, key: app.key}),
-    sibling: (k) => app.live && app.live.sibling(k),
-    cancelRun: () => app.live && server.live_cancel({run: app.live.run}),
+    sibling: (k) => { if (app.live) app.live.sibling(k); },
+    cancelRun: () => { if (app.live) server.live_cancel({run: app.live.run}); },
     linkPart: () => new URLSearchParams(window.location.search).get("part"),
     onState: (s) => {
       const u = new URL(window.location.href);
       if (app.src) u.searchParams.set("src", app.src); else u.searchParams.delete("src");
       if (!("part" in s)) u.searchParams.delete("part");  // a rollout without rescore parts names none
-      for (const [k, v] of Object.entries(s)) if (v === "") u.searchParams.delete(k); else u.searchParams.set(k, v);
+      for (const [k, v] of Object.entries(s)) if (v === "") u.searchParams.delete(k); else u.searchParams.set(k, String(v));
       window.history.replaceState(null, "", u.toString());
     },
   };
@@ -23,6 +30,7 @@ function mountInApp(element, props, server, watch) {  // inside gr.HTML: chunks 
   // page-load event instead: skip the built value rather than paint the wrong view first.
   // Its parameters are `src` and the fields of the initial place (viewer/contract.py `Initial`).
   const q = new URLSearchParams(window.location.search);
+  /** @param {Opened} o */
   const deepLink = (o) => ["src", ...Object.keys(o.initial)].some((k) => q.has(k));
   function start() {
     const box = element.querySelector(".tv-mount");
@@ -35,13 +43,14 @@ function mountInApp(element, props, server, watch) {  // inside gr.HTML: chunks 
     if (opened.built && deepLink(opened)) { box.innerHTML = "<div class='tv-dim' style='padding:12px'>opening the link…</div>"; return; }
     const watched = app.live;
     if (opened.live && watched && watched.run === opened.live.run) { watched.apply(opened); return; }  // in place
+    /** @param {Opened} o @param {ViewPlace | null} [keep] */
     const show = (o, keep) => {
       app.key = o.key; app.src = o.src;
       const v = mount(/** @type {HTMLElement} */ (box), keep ? {...o, initial: {turn: keep.turn, mode: keep.mode, scope: keep.scope}} : o, api, !!o.built);
       window.__traceView = {...v, state: () => ({...v.state(), key: app.key}), watching: () => app.live};
       return v;
     };
-    if (opened.live) watchRun(app, element, opened, server, show);
+    if (isLive(opened)) watchRun(app, element, opened, server, show);
     else { app.live = null; show(opened); }
   }
   start();
@@ -51,7 +60,7 @@ function mountInApp(element, props, server, watch) {  // inside gr.HTML: chunks 
 /** @param {HTMLElement} dataElement @param {HTMLElement} root */
 function mountExport(dataElement, root) {  // an exported file: every chunk it can show is embedded
   /** @type {ExportData} */
-  const D = JSON.parse(dataElement.textContent);
+  const D = JSON.parse(dataElement.textContent || "");
   const absent = "not included in this export: export this turn alone to get its full context";
   const folded = "not in this export (it holds a bounded number of tokens): open the rollout in the app to see these";
   /** @type {TraceApi} */
@@ -63,8 +72,15 @@ function mountExport(dataElement, root) {  // an exported file: every chunk it c
     training: async () => D.training,
   };
   if (D.trainer) {  // every part at the band and advantage that were on screen (viewer/export.py)
-    api.trainer = async (q) => q.summary ? D.trainer.summary[q.part]
-      : ((D.trainer.turns[q.part] || {})[String(q.turn)] || {error: "this export has no trainer numbers for this turn"});
+    const T = D.trainer;
+    /** @overload @param {TrainerQuery & {summary: true}} q @returns {Promise<Answer<TrainerSummary>>} */
+    /** @overload @param {TrainerQuery & {turn: number}} q @returns {Promise<Answer<TrainerTurn>>} */
+    /** @param {TrainerQuery & {turn?: number, summary?: true}} q @returns {Promise<Answer<TrainerSummary> | Answer<TrainerTurn>>} */
+    async function trainer(q) {
+      return q.summary ? T.summary[q.part]
+        : ((T.turns[q.part] || {})[String(q.turn)] || {error: "this export has no trainer numbers for this turn"});
+    }
+    api.trainer = trainer;
   }
   if (window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches) document.body.classList.add("dark");
   return mount(root, {...D.opened, note: D.note}, api);

@@ -1,9 +1,19 @@
 // -- a watched capture: running badge with elapsed time and stage, follow, a group's rollouts ----------
-/** @param {HTMLElement} el */
+/** What the badge's buttons do: follow the newest turn, follow another rollout of the group, cancel the run.
+ *  @typedef {{follow: () => void, sibling: (k: number) => void, cancel: (() => void) | null}} LiveActions */
+
+/** @param {HTMLElement} el @param {LiveActions} on */
 function followBar(el, on) {
   /** @type {Live | null} */
-  let L = null, timer = null, started = 0, shownHtml = "", shownFollow = null;
+  let L = null;
+  /** @type {ReturnType<typeof setInterval> | undefined} */
+  let timer;
+  let started = 0, shownHtml = "";
+  /** @type {boolean | null} */
+  let shownFollow = null;
+  /** @param {number} s */
   const clock = (s) => `${Math.floor(s / 60)}:${String(Math.floor(s % 60)).padStart(2, "0")}`;
+  /** @type {Record<Live["state"], string>} */
   const words = {running: "running", done: "captured", cancelled: "cancelled", failed: "failed"};
   function tick() {
     const t = el.querySelector(".tv-live-clock");
@@ -12,14 +22,14 @@ function followBar(el, on) {
   /** @param {Live} next @param {boolean} isFollowing */
   function show(next, isFollowing) {
     L = next;
-    started = Date.now() - 1000 * L.elapsed_s;
+    started = Date.now() - 1000 * next.elapsed_s;
     const running = L.state === "running";
     const what = running ? `${esc(L.stage)} · ${fmt(L.calls)} turn${L.calls === 1 ? "" : "s"} so far`
       : L.state === "done" ? "the written artifact is on screen"
       : L.state === "cancelled" ? "what was seen before the capture stopped: nothing was written"
       : esc(L.message || "the capture failed");
     const sibs = L.siblings.length ? `<span class="tv-group" role="group" aria-label="rollout to follow">${L.siblings.map((s) =>
-      `<button data-live-rollout="${s.rollout}" aria-pressed="${s.rollout === L.rollout}" class="${s.rollout === L.rollout ? "on" : ""}" title="follow rollout ${s.rollout} of the group (${esc(s.stage)})">rollout ${s.rollout}: ${s.turns} turn${s.turns === 1 ? "" : "s"}</button>`).join("")}</span>` : "";
+      `<button data-live-rollout="${s.rollout}" aria-pressed="${s.rollout === next.rollout}" class="${s.rollout === next.rollout ? "on" : ""}" title="follow rollout ${s.rollout} of the group (${esc(s.stage)})">rollout ${s.rollout}: ${s.turns} turn${s.turns === 1 ? "" : "s"}</button>`).join("")}</span>` : "";
     el.hidden = false;
     const html = `<div class="tv-live ${L.state}" data-testid="live-badge" data-state="${L.state}" data-recorded-at="${L.recorded_at || ""}" role="status">
       <span class="tv-live-dot" aria-hidden="true"></span><b>${words[L.state]}</b> · <span class="tv-live-clock"></span> · <span>${what}</span>
@@ -31,6 +41,7 @@ function followBar(el, on) {
     clearInterval(timer);
     if (running) timer = setInterval(() => { if (!el.isConnected) clearInterval(timer); else tick(); }, 1000);
   }
+  /** @param {boolean} on */
   function following(on) {
     const f = el.querySelector(".tv-live-follow");
     if (!f || !L || shownFollow === on) return;
@@ -43,7 +54,7 @@ function followBar(el, on) {
     if (!b) return;
     ev.stopPropagation();
     if (b.classList.contains("tv-follow-btn")) on.follow();
-    else if (b.classList.contains("tv-live-cancel")) { b.disabled = true; on.cancel(); }
+    else if (b.classList.contains("tv-live-cancel") && on.cancel) { b.disabled = true; on.cancel(); }
     else if (b.dataset.liveRollout !== undefined) on.sibling(Number(b.dataset.liveRollout));
   });
   return {show, following};
@@ -53,15 +64,28 @@ function followBar(el, on) {
 // and, when the rollout changed, its new value; grow the view in place. Stops when the run has ended,
 // or when this element shows something else.
 const LIVE_POLL_MS = 500;
-/** @param {{key: string | null, src: string | null, live: object | null}} app @param {HTMLElement} element
- *  @param {Opened} opened @param {(o: Opened, keep?: ViewPlace | null) => ReturnType<typeof mount>} remount */
-function watchRun(app, element, opened, server, remount) {  // app: mountInApp's state
-  let L = opened.live, changed = L.changed, rollout = L.rollout, timer = null, stopped = false;
+/** An `Opened` record of a capture being watched. @param {Opened} o @returns {o is Opened & {live: Live}} */
+const isLive = (o) => !!o.live;
+
+/** A watched capture (watchRun): its run, how a new value of it is shown, which rollout of the group it follows;
+ *  polls: the questions asked (the tests count them).
+ *  @typedef {{run: string, apply: (next: Opened) => boolean, sibling: (k: number) => void, polls: number}} Watched */
+/** mountInApp's state: the rollout on screen (its server key, its source) and the capture watched.
+ *  @typedef {{key: string | null, src: string | null, live: Watched | null}} AppState */
+
+/** @param {AppState} app @param {HTMLElement} element @param {Opened & {live: Live}} opened @param {ViewServer} server
+ *  @param {(o: Opened, keep?: ViewPlace | null) => ReturnType<typeof mount>} remount */
+function watchRun(app, element, opened, server, remount) {
+  let L = opened.live, changed = L.changed, rollout = L.rollout, stopped = false;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
   let view = remount(opened);
-  const me = {run: L.run, apply, sibling, polls: 0};  // polls: questions asked (the tests count them)
+  /** @type {Watched} */
+  const me = {run: L.run, apply, sibling, polls: 0};
   /** @param {Opened} next */
   function apply(next) {  // a value of this run: newer content grows the view, a new record updates the badge
     const nl = next.live;
+    if (!nl) return false;  // a value of this run always carries its record
     if (nl.changed > changed || nl.rollout !== L.rollout) {
       changed = nl.changed;
       const other = nl.rollout !== L.rollout;
@@ -73,6 +97,7 @@ function watchRun(app, element, opened, server, remount) {  // app: mountInApp's
     if (L.state !== "running") stop();
     return true;
   }
+  /** @param {number} k */
   function sibling(k) { rollout = k; changed = 0; clearTimeout(timer); poll(); }
   function stop() { stopped = true; clearTimeout(timer); }
   async function poll() {
@@ -83,7 +108,7 @@ function watchRun(app, element, opened, server, remount) {  // app: mountInApp's
       const r = await server.live({run: L.run, rollout, version: changed});
       if (refused(r)) { view.showLive({...L, state: "failed", message: r.error}); stop(); return; }
       if (r.opened) apply(JSON.parse(r.opened));
-      else { L = r.live; view.showLive(L); if (L.state !== "running") stop(); }
+      else if (r.live) { L = r.live; view.showLive(L); if (L.state !== "running") stop(); }
     } catch (e) { /* a missed answer: ask again next time */ }
     if (!stopped) timer = setTimeout(poll, LIVE_POLL_MS);
   }

@@ -33,8 +33,9 @@ function navPart(nav, O) {
     </button>`;
   }).join("");
   return {
+    /** @param {ViewPlace} st @param {number[] | null} rowTurns */
     show(st, rowTurns) {  // the active turn, or in row scope every turn the row holds
-      nav.querySelectorAll(".tv-navitem").forEach((/** @type {HTMLElement} */ el) => {
+      all(nav, ".tv-navitem").forEach((el) => {
         const k = Number(el.dataset.turn);
         const on = rowTurns ? rowTurns.includes(O.turns[k].index) : k === st.turn;
         el.classList.toggle("active", on);

@@ -1,15 +1,25 @@
 // -- token pane: chunks as they scroll into view, colours by mode, a keyboard cursor --------------
 const KEEP_CHUNKS = 12;  // chunks kept rendered: the rest are emptied, keeping their height
 
+/** The token pane of one mounted view. @typedef {ReturnType<typeof tokenPane>} TokenPane */
+
 /** @param {HTMLElement} box @param {Outline} O @param {TraceApi} api @param {ViewPlace} st
- *  @param {{turn: number, scope: string, index: number, chunk: Chunk} | null} firstChunk */
+ *  @param {() => ScopeRange} scopeRange @param {FirstChunk | null} firstChunk @param {Trainer | null} trainer */
 function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
   /** @type {Map<number, Chunk>} */
-  let chunks = new Map(), rendered = new Set(), observer = null, epoch = 0, cursor = null;
+  let chunks = new Map();
+  /** @type {Set<number>} */
+  let rendered = new Set();
+  /** @type {IntersectionObserver | null} */
+  let observer = null;
+  let epoch = 0;
+  /** @type {number | null} */
+  let cursor = null;
   let preloaded = firstChunk;
   let landings = 0;  // data-landed counts the paints and landings done (the browser tests wait on it, not on time)
   const landed = () => { box.dataset.landed = String(++landings); };
 
+  /** @param {number} pos */
   function driftClass(pos) {
     const t = O.turns[st.turn];
     if (pos >= t.prompt_tokens) return "d-out";
@@ -37,11 +47,13 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
     return out.join("");
   }
 
+  /** @param {number} center */
   function evictFarFrom(center) {
     const order = [...rendered].sort((a, b) => Math.abs(b - center) - Math.abs(a - center));
     while (rendered.size > KEEP_CHUNKS) {
       const c = order.shift();
-      const el = /** @type {HTMLElement} */ (box.querySelector(`.tv-chunk[data-c="${c}"]`));
+      if (c === undefined) break;  // every chunk left is kept
+      const el = /** @type {HTMLElement | null} */ (box.querySelector(`.tv-chunk[data-c="${c}"]`));
       if (el) { el.style.height = el.offsetHeight + "px"; el.innerHTML = ""; }
       rendered.delete(c); chunks.delete(c);
     }
@@ -68,10 +80,11 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
       chunks.set(idx, c);
       renderChunk(el, c);
     } catch (e) {
-      if (my === epoch) el.innerHTML = `<span class="tv-err">could not load tokens: ${esc(e && e.message || e)}</span>`;
+      if (my === epoch) el.innerHTML = `<span class="tv-err">could not load tokens: ${esc(errorText(e))}</span>`;
     } finally { el.dataset.loading = ""; }
   }
 
+  /** @param {Story | null} story */
   function paint(story) {  // all chunks as placeholders; load the story's chunk first and land on it (story: see goTo)
     epoch++;
     chunks = new Map(); rendered = new Set(); cursor = null;
@@ -98,10 +111,11 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
       if (el) renderChunk(/** @type {HTMLElement} */ (el), preloaded.chunk);
     }
     preloaded = null;  // only the first paint has it
-    observer = new IntersectionObserver((entries) => {
+    const seen = new IntersectionObserver((entries) => {
       for (const e of entries) if (e.isIntersecting) load(/** @type {HTMLElement} */ (e.target));
     }, {root: box, rootMargin: "600px 0px"});
-    box.querySelectorAll(".tv-chunk").forEach((el) => observer.observe(el));
+    observer = seen;
+    box.querySelectorAll(".tv-chunk").forEach((el) => seen.observe(el));
     box.scrollTop = 0;  // after every change to the pane: this layout serves the fit and the landing too
     fit(true);
     if (story && story.at >= start) goTo(story);
@@ -120,8 +134,9 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
   // screen; when it does not but the generated tokens (`gen` to `end`) do, those, ending on the last line;
   // and a `focus` (the first token outside the clip band) is kept on screen. Lines are snapped to the pane's
   // line grid, so no line is cut at the edges.
-  function goTo(story) {
-    if (typeof story === "number") story = {at: story};
+  /** @param {Story | number} to */
+  function goTo(to) {
+    const story = typeof to === "number" ? {at: to} : to;
     moved = false;
     const {start} = scopeRange();
     const idx = Math.floor(Math.max(0, story.at - start) / O.chunk_size);
@@ -132,10 +147,14 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
       if (!tok || moved) return;
       const cs = getComputedStyle(box), lh = parseFloat(cs.lineHeight) || tok.getBoundingClientRect().height;
       const padTop = parseFloat(cs.paddingTop) || 0, room = box.clientHeight - padTop - (parseFloat(cs.paddingBottom) || 0);
+      /** @param {number | null | undefined} i */
       const at = (i) => i !== null && i !== undefined ? box.querySelector(`.t[data-i="${i}"]`) : null;
+      /** @param {Element} t */
       const top = (t) => t.getBoundingClientRect().top - (lh - t.getBoundingClientRect().height) / 2;  // its line's top
+      /** @param {Element} a @param {Element} b */
       const lines = (a, b) => Math.round((top(b) - top(a)) / lh) + 1;  // lines from a's line to b's, both counted
       const fits = Math.floor(room / lh + 0.01);
+      /** @param {Element} t @param {number} line */
       const put = (t, line) => { box.scrollTop += top(t) - box.getBoundingClientRect().top - box.clientTop - padTop - line * lh; };
       const last = at(story.end), gen = at(story.gen), focus = at(story.focus);
       let line = Math.floor(Math.min(fits / 3, 6));  // the story's line, counted from the top
@@ -150,6 +169,7 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
     }));
   }
 
+  /** @param {() => void} fn */
   function whenLaidOut(fn) {  // the app may mount the view before it has a size: scroll once it has one
     if (box.isConnected && box.clientHeight > 0) { fn(); return; }
     const ro = new ResizeObserver(() => {
@@ -167,6 +187,7 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
     if (cursor !== null) mark(cursor);
   }
 
+  /** @param {number} pos */
   function info(pos) {
     const idx = Math.floor((pos - scopeRange().start) / O.chunk_size), c = chunks.get(idx);
     if (!c) return "";
@@ -177,15 +198,18 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
     return `position ${fmt(pos)} · id ${c.ids[k]} · mask ${c.mask[k]} · ${lpText}\n${text}${extra}`;
   }
 
+  /** @param {number} pos */
   function mark(pos) {
     box.querySelectorAll(".t.cursor").forEach((x) => x.classList.remove("cursor"));
-    const s = /** @type {HTMLElement} */ (box.querySelector(`.t[data-i="${pos}"]`));
+    const s = /** @type {HTMLElement | null} */ (box.querySelector(`.t[data-i="${pos}"]`));
     if (s) s.classList.add("cursor");
     return s;
   }
 
+  /** @param {number} pos */
   function setCursor(pos) { cursor = pos; return mark(pos); }  // a click puts the cursor there: arrows go on from it
 
+  /** @param {number} delta */
   function moveCursor(delta) {  // arrow keys inside the pane: the cursor walks tokens, loading chunks as needed
     const {start, size} = scopeRange();
     if (!size) return null;
@@ -197,6 +221,7 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
     return null;
   }
 
+  /** @param {boolean} on */
   function fit(on) {  // end the pane at the window's bottom edge, so its story is on the first screen
     if (!on) { box.style.maxHeight = ""; box.style.height = ""; return; }
     whenLaidOut(() => {  // set in place: clearing first would shrink the pane and lose its scroll position
@@ -216,6 +241,7 @@ function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
   }
 
   // A landing whose data came late (the trainer's numbers): land again unless the reader has moved since.
+  /** @param {Story | null} story */
   const reland = (story) => (!moved && story ? goTo(story) : Promise.resolve());
   return {paint, recolour, goTo, reland, info, moveCursor, setCursor, fit, cursorPos: () => cursor};
 }

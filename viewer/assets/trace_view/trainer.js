@@ -3,18 +3,24 @@
 // tooltip lines and "is this turn's data here yet". Numbers come from server.trainer (TrainerTurn and
 // TrainerSummary in viewer/contract.py), cached per turn, part, band and advantage.
 
+/** The trainer's view of one mounted rollout. @typedef {ReturnType<typeof trainerPart>} Trainer */
+
 /** @param {HTMLElement} box @param {HTMLElement} nav @param {Outline} O @param {TraceApi} api @param {ViewPlace} st
  *  @param {() => void} onData */
 function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
-  const T = O.trainer, parts = T.parts;
+  const outline = O.trainer, asker = api.trainer;
+  if (!outline || !asker) throw new Error("the trainer's view needs a rescore part and server.trainer");  // mount checks both
+  const T = outline, ask = asker;
+  const parts = T.parts;
   const group = O.advantage === null || O.advantage === undefined ? null : Number(O.advantage);
   // An export carries one band and one advantage and names the part it opens on (T.part, T.advantages).
-  const advChoices = [...(group !== null ? [["group", `group A = ${group.toFixed(3)}`, "the advantage TRL gave this rollout in its group"]] : []),
-    ["+1", "A = +1", "if this rollout had been above its group"], ["-1", "A = −1", "if this rollout had been below its group"]]
-    .filter(([v]) => !T.advantages || T.advantages.includes(v));
+  /** @type {string[][]} [value, label, help] */
+  const offered = [...(group !== null ? [["group", `group A = ${group.toFixed(3)}`, "the advantage TRL gave this rollout in its group"]] : []),
+    ["+1", "A = +1", "if this rollout had been above its group"], ["-1", "A = −1", "if this rollout had been below its group"]];
+  const advChoices = offered.filter(([v]) => !T.advantages || T.advantages.includes(v));
   // the part a link names (?part=, kept in the URL as the reader picks one), else the export's, else the first
   const linked = api.linkPart ? api.linkPart() : null;
-  const ts = {part: parts.some((p) => p.name === linked) ? linked : parts.some((p) => p.name === T.part) ? T.part : parts[0].name,
+  const ts = {part: linked !== null && parts.some((p) => p.name === linked) ? linked : T.part !== null && parts.some((p) => p.name === T.part) ? T.part : parts[0].name,
               eps: 0, adv: advChoices[0][0]};
   const partLabel = () => (parts.find((p) => p.name === ts.part) || parts[0]).label;
   /** @type {Map<string, Answer<TrainerTurn> | null>} */
@@ -24,23 +30,27 @@ function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
   const advantage = () => ts.adv === "group" ? group : ts.adv === "-1" ? -1 : 1;
   const eps = () => T.eps_choices[ts.eps];
   const keyOf = () => `${ts.part}|${ts.eps}|${advantage()}`;
-  const req = (extra) => ({part: ts.part, eps: eps(), advantage: advantage(), ...extra});
+  /** @returns {TrainerQuery} */
+  const query = () => ({part: ts.part, eps: eps(), advantage: advantage()});
 
+  /** @param {number} turn */
   function need(turn) {  // fetch a turn's numbers once per setting; onData repaints when they land
     const k = keyOf() + "|" + turn;
     if (turnCache.has(k)) return;
     turnCache.set(k, null);
-    api.trainer(req({turn})).then((d) => { turnCache.set(k, d); onData(); })
-      .catch((e) => { turnCache.set(k, {error: String(e && e.message || e)}); onData(); });
+    ask({...query(), turn}).then((d) => { turnCache.set(k, d); onData(); })
+      .catch((e) => { turnCache.set(k, {error: errorText(e)}); onData(); });
   }
   /** @type {(turn: number) => Answer<TrainerTurn> | null} */
   const data = (turn) => turnCache.get(keyOf() + "|" + turn) || null;
 
+  /** @param {number} lr @param {string} out */
   function level(lr, out) {  // |log ratio| in bins that separate float noise, bf16 and worse
     if (out === "1") return 4;
     const a = Math.abs(lr);
     return a < 1e-3 ? 0 : a < 1e-2 ? 1 : a < 5e-2 ? 2 : 3;
   }
+  /** @param {number} pos */
   function tokenClass(pos) {  // the class a token at absolute position `pos` of the turn gets
     const d = data(st.turn);
     if (!d || refused(d)) return " tr-ctx";
@@ -58,8 +68,8 @@ function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
     }
     if (d.trained[k] !== "1") return " tr-off";  // not in TRL's loss
     if (d.clipped[k] !== "0") return " ls-clip";
-    const A = Math.abs(d.advantage) || 1, loss = d.loss[k], rel = Math.abs(loss) / A;
-    return ` ls-${loss < 0 ? "u" : "d"}${rel < 0.95 ? 1 : rel <= 1.05 ? 2 : 3}`;
+    const A = Math.abs(d.advantage) || 1, loss = d.loss[k], rel = Math.abs(Number(loss)) / A;
+    return ` ls-${loss !== null && loss < 0 ? "u" : "d"}${rel < 0.95 ? 1 : rel <= 1.05 ? 2 : 3}`;
   }
 
   function legend() {
@@ -68,13 +78,15 @@ function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
     const miss = `<span class="sw nolp"></span>no engine logprob`;
     const part = `<span class="tv-part" data-testid="legend-part">part <b>${esc(partLabel())}</b></span> · `;
     // each swatch stays with its words (a line breaks between entries, never inside one)
+    /** @param {string} cls @param {string} words */
     const key = (cls, words) => `<span class="tv-nowrap"><span class="sw ${cls}"></span>${words}</span>`;
     if (st.mode === "mismatch") return part + `log ratio = trainer − engine: ${key("mm-n4 tr-out", "below the clip band")} ${key("mm-n2", "trainer lower")} ${key("mm-0", "|log r| &lt; 1e-3")} ${key("mm-p2", "trainer higher")} ${key("mm-p4 tr-out", "above the band")} · <span class="tv-nowrap"><b data-testid="clip-band">clip band ${band}</b> (ε ${lo} / ${hi})</span> <span class="tv-nowrap">${miss}</span>${wait}`;
     if (st.mode === "entropy") return part + `trainer entropy (nats): <span class="sw en-0"></span>&lt; 0.1 <span class="sw en-1"></span>&lt; 0.5 <span class="sw en-2"></span>&lt; 1.5 <span class="sw en-3"></span>&lt; 3 <span class="sw en-4"></span>≥ 3${wait}`;
     const A = advantage();
-    return part + `per-token loss −min(r·A, clip(r)·A), A = ${A > 0 ? "+" : ""}${num(A, 3)}: ${key("ls-u2", "raised (loss &lt; 0)")} ${key("ls-d2", "lowered (loss &gt; 0)")} ${key("ls-clip", `clipped by TRL, no gradient (band ${band})`)} ${key("tr-off", "not in the loss")} <span class="tv-nowrap">${miss}</span><br><span class="tv-dim">paler / stronger shade: |loss| below / above |A|</span>${wait}${hypothetical(O)}`;
+    return part + `per-token loss −min(r·A, clip(r)·A), A = ${A !== null && A > 0 ? "+" : ""}${num(A, 3)}: ${key("ls-u2", "raised (loss &lt; 0)")} ${key("ls-d2", "lowered (loss &gt; 0)")} ${key("ls-clip", `clipped by TRL, no gradient (band ${band})`)} ${key("tr-off", "not in the loss")} <span class="tv-nowrap">${miss}</span><br><span class="tv-dim">paler / stronger shade: |loss| below / above |A|</span>${wait}${hypothetical(O)}`;
   }
 
+  /** @param {number} pos */
   function info(pos) {  // tooltip lines for a generated token (plain text: the tooltip sets textContent)
     const d = data(st.turn);
     if (!d || refused(d)) return "";
@@ -96,9 +108,12 @@ function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
   /** @param {number[]} counts @param {TrainerSummary} S */
   function histogram(counts, S) {
     const edges = S.histogram_edges && S.histogram_edges.length ? S.histogram_edges : T.histogram_edges;
+    /** @param {number} e */
     const isBand = (e) => S.band && (Math.abs(e - S.band[0]) < 1e-9 || Math.abs(e - S.band[1]) < 1e-9);
     const n = counts.length, bw = 22, h = 70, left = 30, top = 14, max = Math.max(1, ...counts);
+    /** @param {number} i */
     const x = (i) => left + i * bw;
+    /** @type {Record<string, string>} */
     const lab = {"-1": "-1", "-0.1": "-0.1", "-0.01": "-0.01", "0.01": "0.01", "0.1": "0.1", "1": "1"};
     let s = `<svg role="img" aria-label="histogram of log ratios" width="${x(n) + 12}" height="${top + h + 30}" data-testid="trainer-histogram">`;
     s += `<line class="axl" x1="${left}" y1="${top + h}" x2="${x(n)}" y2="${top + h}"/><line class="axl" x1="${left}" y1="${top}" x2="${left}" y2="${top + h}"/>`;
@@ -123,6 +138,7 @@ function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
   /** @param {Answer<TrainerSummary>} S */
   function showSummary(S) {
     const out = box.querySelector(".tv-trainer-out");
+    if (!out) return;  // the panel is built before its summary is asked for
     if (refused(S)) { out.innerHTML = `<span class="tv-err">${esc(S.error)}</span>`; return; }
     const R = S.rollout, [lo, hi] = S.eps;
     out.innerHTML = `<div class="tv-trainer-stats" data-testid="trainer-stats">rollout, ${fmt(R.tokens)} generated tokens:
@@ -130,9 +146,9 @@ function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
       mean entropy <b>${num(R.mean_entropy, 3)}</b> · outside clip [${1 - lo}, ${1 + hi}] <b>${fmt(R.outside_clip)}</b> ·
       trainer's top-1 ${fmt(R.top1)} · clipped (A = ${S.advantage}) ${fmt(R.clipped_low + R.clipped_high)}
       ${R.with_engine < R.tokens ? ` · <span class="tv-err">${fmt(R.tokens - R.with_engine)} without an engine logprob</span>` : ""}</div>${histogram(R.histogram, S)}`;
-    nav.querySelectorAll(".tv-navitem").forEach((/** @type {HTMLElement} */ el) => {  // per turn, under each navigator entry
+    all(nav, ".tv-navitem").forEach((el) => {  // per turn, under each navigator entry
       const t = S.turns[Number(el.dataset.turn)];
-      let span = /** @type {HTMLElement} */ (el.querySelector(".tv-nav-tr"));
+      let span = /** @type {HTMLElement | null} */ (el.querySelector(".tv-nav-tr"));
       if (!span) { span = document.createElement("span"); span.className = "tv-nav-tr"; span.dataset.testid = "nav-trainer"; el.appendChild(span); }
       if (!t) { span.textContent = ""; return; }
       span.title = `the trainer's view of this turn (part ${partLabel()}): the largest |log ratio| (log trainer p − log engine p) over its generated tokens, and how many of them fall outside TRL's clip band [${1 - lo}, ${1 + hi}]`;
@@ -142,12 +158,14 @@ function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
 
   function summary() {
     const k = keyOf();
-    if (sumCache.has(k)) { showSummary(sumCache.get(k)); return; }
-    api.trainer(req({summary: true})).then((S) => { sumCache.set(k, S); if (k === keyOf()) showSummary(S); })
-      .catch((e) => showSummary({error: String(e && e.message || e)}));
+    const cached = sumCache.get(k);
+    if (cached) { showSummary(cached); return; }
+    ask({...query(), summary: true}).then((S) => { sumCache.set(k, S); if (k === keyOf()) showSummary(S); })
+      .catch((e) => showSummary({error: errorText(e)}));
   }
 
   function controls() {
+    /** @param {string} attr @param {string | number} v @param {string} label @param {boolean} on */
     const btn = (attr, v, label, on, title = "") => `<button data-${attr}="${esc(v)}" class="${on ? "on" : ""}" aria-pressed="${on}" title="${esc(title)}">${esc(label)}</button>`;
     const advs = advChoices;
     box.innerHTML = `<div class="tv-trainer" data-testid="trainer-panel"><div class="tv-trainer-ctl"><b>Trainer's view</b>
@@ -172,6 +190,7 @@ function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
   // asks the server nothing about the trainer.
   let built = false;
   function show() { if (!built) { built = true; controls(); } }
+  /** @param {number} turn */
   function focus(turn) {  // the first token the mode outlines (outside the clip band; clipped in loss), or null
     const d = data(turn);
     if (!d || refused(d) || (st.mode !== "mismatch" && st.mode !== "loss")) return null;
@@ -179,5 +198,5 @@ function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
     return k < 0 ? null : d.start + k;
   }
 
-  return {need, show, ready: (turn) => !!data(turn), tokenClass, legend, info, focus, state: () => ({...ts})};
+  return {need, show, ready: (/** @type {number} */ turn) => !!data(turn), tokenClass, legend, info, focus, state: () => ({...ts})};
 }

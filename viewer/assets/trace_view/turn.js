@@ -1,0 +1,119 @@
+// -- the turn on screen: moving the place (turn, mode, scope), drawing what goes with it, telling the page ----
+// Each function takes the mounted view (`View`, mount.js) and changes its place, then redraws what that change
+// touches: a new turn or scope repaints the tokens, a new mode only recolours them.
+
+/** Everything about the turn on screen, then its tokens. @param {View} v */
+function update(v) {
+  sides(v);
+  v.pane.paint(storyOf(v.O, v.st, v.trainer));  // fits the pane too: the lines above the tokens differ per turn
+  tellState(v);
+}
+
+/** TRL's training rows, asked for once; the row scope paints when they land. @param {View} v */
+async function fetchTraining(v) {
+  if (v.training) return;
+  v.training = await v.api.training();
+  if (v.st.scope === "row") update(v);
+}
+
+/** The trainer panel shows only with a trainer mode: the tokens keep the first screen otherwise. @param {View} v */
+function trainerNeed(v) {
+  const {O, st, trainer, $} = v;
+  const on = !!trainer && isTrainerMode(O, st.mode);
+  $(".tv-trainer-box").hidden = !on;
+  $(".tv-nav").classList.toggle("tv-tr-on", on);  // each turn's trainer line, with the trainer's modes only
+  if (on && trainer) trainer.show();
+  if (on && trainer && st.scope !== "row") trainer.need(st.turn);
+}
+
+/** The trainer's numbers arrived: the legend says so, and a trainer mode colours and lands with them. @param {View} v */
+function trainerLanded(v) {
+  const {O, st, pane, $} = v;
+  $(".tv-legend").innerHTML = legend(O, st, v.trainer);
+  if (isTrainerMode(O, st.mode)) { trainerNeed(v); pane.recolour(); pane.reland(storyOf(O, st, v.trainer)); }
+}
+
+/** Everything about the turn on screen except its tokens. @param {View} v */
+function sides(v) {
+  const {O, st, training, $} = v;
+  const t = O.turns[st.turn], rowMode = st.scope === "row";
+  const row = rowMode && training ? training.rows[st.row] : null;
+  if (rowMode && notInRows(O, st.mode)) st.mode = "mask";
+  trainerNeed(v);
+  v.bar.show(st, rowMode ? (row && training ? `TRL training row ${st.row} of ${training.rows.length}: turns ${row.turns.join(", ")}` : "TRL training rows")
+                         : `turn ${t.index}${turnFate(O, t)}`);
+  v.nav.show(st, rowMode ? (row ? row.turns : []) : null);
+  $(".tv-legend").innerHTML = legend(O, st, v.trainer);
+  $(".tv-boundary-box").innerHTML = rowMode ? "" : t.trained_html + t.boundary_html + t.engine_html;
+  $(".tv-tools-part").hidden = rowMode;
+  $(".tv-tools-box").innerHTML = rowMode ? "" : t.tools_html;
+  const rb = $(".tv-rowbar");
+  rb.hidden = !rowMode;
+  if (rowMode) {
+    if (!training) { rb.innerHTML = ""; fetchTraining(v); }
+    else rb.innerHTML = training.html + (training.rows.length ? `<div class="tv-group" role="group" aria-label="training row">${training.rows.map((r, k) =>
+      `<button data-row="${k}" class="${k === st.row ? "on" : ""}" aria-pressed="${k === st.row}">row ${k}: turns ${r.turns.join(", ")}</button>`).join("")}</div>` : "");
+  }
+}
+
+/** What an export needs to open where the reader is: the place, the trainer panel's settings, the group's
+ *  advantage, and a run's rollout (its export carries its place and the trainer's fate). @param {View} v */
+function exportPlace(v) {
+  const {O, st, trainer} = v;
+  return {...st, trainer: trainer ? trainer.state() : null, advantage: O.advantage === undefined ? null : O.advantage,
+          run: O.run || null};
+}
+
+/** The page hears the place (the app writes it in the URL), once the mount is no longer quiet. @param {View} v */
+function tellState(v) {
+  const {st, trainer, api} = v;
+  // a search hit's marks stay in the URL while its turn is on screen, so a reload or a shared link keeps them
+  const found = st.found && st.turn === st.foundTurn ? `${st.found[0]}-${st.found[1]}` : "";
+  if (v.mounted && api.onState) api.onState({turn: st.turn, mode: st.mode, scope: st.scope, found, ...(trainer ? {part: trainer.state().part} : {})});
+}
+
+/** @param {View} v @param {number} turn @param {boolean} auto: the view moved itself (following a capture) */
+function go(v, turn, auto = false) {
+  const {O, st} = v;
+  st.turn = Math.min(Math.max(0, turn), O.turns.length - 1);
+  if (!auto && v.live) { st.follow = st.turn === O.turns.length - 1; v.liveBar.following(st.follow); }
+  if (st.scope === "row") st.scope = "new";
+  update(v);
+}
+
+/** @param {View} v @param {string} m */
+function setMode(v, m) {
+  const {O, st, pane, $} = v;
+  if (st.scope === "row" && notInRows(O, m)) return;
+  st.mode = m;
+  trainerNeed(v);
+  v.bar.show(st, $(".tv-turn-title").textContent || "");
+  $(".tv-legend").innerHTML = legend(O, st, v.trainer);
+  pane.recolour();
+  if (v.view.classList.contains("present")) { pane.fit(true); pane.goTo(storyOf(O, st, v.trainer) || 0); }  // the legend's height changed
+  tellState(v);
+}
+
+/** @param {View} v @param {string} s */
+function setScope(v, s) { v.st.scope = s; v.st.row = 0; update(v); }
+
+// A watched capture grew (or finished): same rollout, more turns or fuller panels. The reader keeps
+// their place; a reader following the newest turn moves to it. False when only a fresh mount can show
+// it (the modes changed: a rescore part arrived with the final artifact).
+/** @param {View} v @param {Opened} next */
+function growView(v, next) {
+  const {O, st, $} = v;
+  const N = next.outline;
+  if (!!N.trainer !== v.hasTrainer) return false;
+  Object.assign(O, outlineFor(N, v.hasTrainer));
+  $(".tv-summary-box").innerHTML = O.summary_html;
+  $(".tv-headerbox").innerHTML = O.header_html;
+  $(".tv-tests-box").innerHTML = O.tests_html;
+  $(".tv-reward-box").innerHTML = O.reward_html;
+  v.nav = navPart($(".tv-nav"), O);
+  v.training = null;  // TRL packs the longer rollout afresh
+  if (st.follow && st.turn !== O.turns.length - 1) { go(v, O.turns.length - 1, true); return true; }
+  sides(v);
+  if (st.scope === "row") v.pane.paint(null);
+  return true;
+}
