@@ -3,6 +3,7 @@ through huggingface_hub's own cache), and the `python -m viewer check` command a
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ import pytest
 from conftest import EXAMPLE, ROOT
 from rollout_trace.artifact import ArtifactError, bundled_examples, open_artifact
 from rollout_trace.artifact.sources import parse_hub_id
+from support.viewer_cli import viewer
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -22,6 +24,26 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 def run_check(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "viewer", "check", *args], cwd=ROOT, capture_output=True,
                           text=True, env={**os.environ, **(env or {})}, timeout=600)
+
+
+# `viewer check` of each source in turn, in one fresh process (the Hub's cache location is read at import)
+CHECKS = """import contextlib, io, json, sys
+from viewer.cli import main
+said = []
+for source in sys.argv[1:]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["check", source])
+    said.append([code, out.getvalue()])
+print(json.dumps(said))"""
+
+
+def run_checks(*sources: str, env: dict) -> tuple[list[tuple[int, str]], str]:
+    """Each source's exit code and what its check printed, and the process's standard error."""
+    r = subprocess.run([sys.executable, "-c", CHECKS, *sources], cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, **env}, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return [tuple(x) for x in json.loads(r.stdout.splitlines()[-1])], r.stderr
 
 
 def test_bundled_examples_listed():
@@ -83,13 +105,11 @@ def test_hub_dataset_read_offline_through_huggingface_hub(tmp_path):
     cache = tmp_path / "hub"
     _fake_hub_cache(cache, "someone/rollouts", sub="runs/7")
     env = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(cache), "HF_HOME": str(tmp_path / "home")}
-    r = run_check("someone/rollouts:runs/7", env=env)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.startswith("OK someone/rollouts:runs/7") and "3 agent turns, 3 trained by TRL 1.16.0 (the capture script's rule: 2)" in r.stdout
-    r = run_check(f"someone/rollouts@{COMMIT}:runs/7", env=env)
-    assert r.returncode == 0, r.stdout + r.stderr
-    r = run_check("someone/missing", env=env)
-    assert r.returncode == 1 and "not in the local cache" in r.stdout and "Traceback" not in r.stderr
+    checked, err = run_checks("someone/rollouts:runs/7", f"someone/rollouts@{COMMIT}:runs/7", "someone/missing", env=env)
+    (code, out), (at_commit, _), (missing, said) = checked
+    assert code == 0 and at_commit == 0, out + err
+    assert out.startswith("OK someone/rollouts:runs/7") and "3 agent turns, 3 trained by TRL 1.16.0 (the capture script's rule: 2)" in out
+    assert missing == 1 and "not in the local cache" in said and "Traceback" not in err
 
 
 def test_check_accepts_valid_and_summarises():
@@ -104,13 +124,13 @@ def test_check_accepts_valid_and_summarises():
 def test_check_rejects_malformed_with_messages(example_copy):
     p = example_copy / "summary.json"
     p.write_text(p.read_text()[:40])
-    r = run_check(str(example_copy))
+    r = viewer("check", str(example_copy))
     assert r.returncode == 1 and "Traceback" not in r.stdout + r.stderr
     assert "summary.json: the file is truncated" in r.stdout
 
 
 def test_check_unknown_source():
-    r = run_check("definitely not a source")
+    r = viewer("check", "definitely not a source")
     assert r.returncode == 1 and "cannot find this artifact" in r.stdout
 
 
