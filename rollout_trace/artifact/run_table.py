@@ -22,14 +22,13 @@ Local folders only (a zip or a Hub run is read by `open_run`); no Gradio, no pag
 
 from __future__ import annotations
 
-import io
 import os
 import posixpath
 import re
 import threading
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
