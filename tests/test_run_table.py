@@ -159,8 +159,9 @@ def test_chunks_cut_anywhere_read_the_same_rows(root, monkeypatch, per_line):
     lines = max(len(x) for p in (root / "index").glob("*.jsonl") for x in p.read_bytes().splitlines())
     monkeypatch.setattr(rt, "CHUNK_BYTES", int(lines * per_line))
     small = rt._read_table(root)
-    assert small.table.equals(whole.table) and small.ordinals.equals(whole.ordinals)
-    assert small.consumed.equals(whole.consumed)
+    assert small.table.num_rows == whole.table.num_rows and small.table.to_pylist() == whole.table.to_pylist()
+    assert small.ordinals.to_pylist() == whole.ordinals.to_pylist()
+    assert small.consumed.to_pylist() == whole.consumed.to_pylist() and small.consumed.num_rows
     path = _index(root)
     last = path.read_bytes().splitlines(keepends=True)[-1]
     with path.open("ab") as f:
