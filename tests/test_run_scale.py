@@ -129,6 +129,9 @@ def test_the_search_and_the_run_summary_over_a_large_run_are_bounded(page, monke
     tools = McpTools(page.service)
     summary = json.loads(tools.run_summary(page.src))
     assert len(summary["versions"]) == VERSIONS and summary["live"] is False
+    said = f"searched the run's first 5,000 index rows of {VERSIONS * GROUPS * (K + 1):,}"
+    assert said in summary["notes"]  # the findings cover the first rows, and say so
+    assert said in json.loads(tools.find_rollouts(page.src, "sum"))["notes"]
     monkeypatch.setattr("viewer.ui.service.MAX_WHOLE_ROLLOUTS", 1000)  # comparing runs reads both whole: refused
     assert "16,000 rollouts" in json.loads(tools.compare_runs(page.src, "trl-run"))["error"]
     assert "16,000 rollouts" in page.rv.versus({"src": page.src, "vs": "trl-run"})["error"]

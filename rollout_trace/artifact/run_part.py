@@ -109,4 +109,4 @@ def first_part(t: RunTable, store: RunStore, limit: int | None = None) -> Collec
     cut = [n for n in c.notes if "; the index shows the first" not in n]
     if whole > len(c.records):
         cut.append(f"{whole:,} rows; the index shows the first {len(c.records):,}")
-    return dataclasses.replace(c, notes=cut)
+    return dataclasses.replace(c, notes=cut, part_of=whole if whole > len(c.records) else None)

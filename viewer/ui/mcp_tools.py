@@ -98,7 +98,8 @@ class McpTools:
         found = answers.summary(index) if index is not None else None
         model = t.run_files.manifest.model if t.run_files.manifest is not None else None
         return _dump({"source": src, "model": model, "live": live, "versions": stats,
-                      "notes": run_page.health_notes(stats, live), "findings": found.rules if found else []})
+                      "notes": run_page.health_notes(stats, live) + ([found.covers] if found and found.covers else []),
+                      "findings": found.rules if found else []})
 
     def find_rollouts(self, source: str, pattern: str = "", rule: str = "", where: str = "", versions: str = "",
                       status: str = "") -> str:
