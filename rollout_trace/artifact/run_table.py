@@ -3,8 +3,9 @@
 The recorder's JSONL stays the written format (rollout_trace/artifact/run_format.py: what `datasets` reads,
 what a crash leaves whole). For a run of 10^5-10^6 rollouts, decoding every line into Python objects costs
 seconds and gigabytes per open; here Arrow's multi-threaded JSON reader turns each index file into typed
-columns (one explicit schema, only the columns a page asks about, text dictionary-encoded), and queries run
-in Arrow's compute kernels:
+columns (one explicit schema, only the columns a page asks about, text dictionary-encoded; each chunk of a
+file read once into one buffer and parsed in place, the next chunk read and parsed while this one is shaped),
+and queries run in Arrow's compute kernels:
 
     t = run_table("runs/my-run")                 # cached per run state: a second open is a lookup
     t.per_version("reward")                      # one row per policy version: count, sum, min, max, mean

@@ -6,7 +6,9 @@ each own their components and events and reach one another's data only through t
 each other (tests/test_layers.py holds them apart). Here sit the stores and what reads through them: what a
 source is (`kind`), the shared collection or run it names, one row's rollout loaded once into the rollout
 store, a source's text index; `values` makes the token view's values (viewer/ui/token_values.py) and `rows` the
-index's, opening a row of a collection, a group or a run (viewer/ui/rows.py). No component lives here.
+index's, opening a row of a collection, a group or a run (viewer/ui/rows.py). A row of a local run opens from its
+group's rows alone (`row_collection`), read from the run's columns: a run of 10^6 rollouts is never read whole
+into Python rows to open one group of it. No component lives here.
 
 On a public Space (`public=True`) visitors never name a server path, except the source the owner configured.
 """
