@@ -1,7 +1,8 @@
 """The run index as Arrow columns (rollout_trace/artifact/run_table.py) at a million rollouts: first open,
 cached reopen, filters and sorts, memory, and ten visitors of one run; then the run page's server handlers
 (viewer/ui/run_view.py `show` and the run's collection index, viewer/ui/rows.py `index_page`) on it,
-a first visitor and a second.
+a first visitor and a second; then the drill-down (a group's map, a rollout, Back, the text search's rows),
+which reads one group's rows from the columns, never the whole run (counted).
 
 The synthetic run is bench/bench_run_page.py's (the run format's own records and encoders), at 15,625
 versions x 8 groups x 8 rollouts = 1,000,000 rollouts, written once into --dir and reused. Each part runs in
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 TARGETS = {"first_open_s": 10.0, "reopen_s": 1.0, "query_s": 0.3, "peak_mb": 1024.0}
+SEGMENT = "20270101T000000Z-bench0"  # bench/bench_run_page.py make_run's segment
 
 
 def measure(folder: str) -> dict:
@@ -114,6 +116,67 @@ def measure_page(folder: str) -> dict:
     out["index"]["follow a task (body with its track)"] = (time.perf_counter() - t, 0)
     out["page_query_s"] = max(v[0] for v in out["index"].values())
     out["page_peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - base
+    out.update(measure_drill(service, folder))
+    return out
+
+
+def _bench_group(folder: str, version: int) -> str:
+    """The first group of `version` in the synthetic run, with the bundled run's first group's rollout folders
+    copied in (the synthetic run writes no folders): a rollout of it opens as a real one."""
+    import shutil
+
+    from rollout_trace.artifact.sources import EXAMPLES_DIR
+
+    group = f"groups/{SEGMENT}-v{version:06d}-g{(version - 1) * 8:06d}"
+    target = Path(folder) / group
+    if not target.exists():
+        source = next((EXAMPLES_DIR / "trl-run" / "groups").iterdir())
+        shutil.copytree(source, target)
+    return group
+
+
+def measure_drill(service, folder: str) -> dict:
+    """Drill-down from the run page: a group's map, a rollout of it, Back to the run's index, another group,
+    and the rows the text search reads; and how many times the whole run was read into Python rows."""
+    import msgspec
+
+    import rollout_trace.artifact.run as run_module
+    from rollout_trace.analysis.training import import_trl
+    from viewer.contract import Initial
+    from viewer.index.contract import IndexPage
+
+    import_trl()  # as the app does at start-up: seconds, once, whatever the run
+
+    reads: list[int] = []
+    real = run_module.read_run
+
+    def counted(*a, **k):
+        reads.append(1)
+        return real(*a, **k)
+
+    run_module.read_run = counted
+    from rollout_trace.artifact.run_table import run_table
+
+    versions = run_table(folder).per_version("reward")["version"].to_pylist()
+    group, other = (_bench_group(folder, versions[len(versions) * k // 16]) for k in (7, 12))
+    steps = {
+        "open a group (its map, 8 rollouts)": lambda: service.rows.open_row(folder, group, {}, Initial()),
+        "open a rollout of it (token view)": lambda: service.rows.open_row(folder, group, {}, Initial(), 1),
+        "back to the run's index": lambda: service.rows.index_page(folder, {}),
+        "open another group": lambda: service.rows.open_row(folder, other, {}, Initial()),
+        "the same group again": lambda: service.rows.open_row(folder, other, {}, Initial()),
+        "the text search's rows (first 20,000)": lambda: service.find_source(folder),
+    }
+    out: dict = {"drill": {}}
+    for name, step in steps.items():
+        t, cpu = time.perf_counter(), time.process_time()
+        got = step()
+        view, page = getattr(got, "view", None), getattr(got, "page", None)
+        ok = not (page and msgspec.json.decode(page, type=IndexPage).error_html) and \
+            not (isinstance(view, str) and '"error_html"' in view[:200] and "tv-cleared" not in view[:200])
+        out["drill"][name] = (time.perf_counter() - t, time.process_time() - cpu, ok)
+    out["drill_whole_reads"] = len(reads)
+    run_module.read_run = real
     return out
 
 
@@ -159,6 +222,12 @@ def main() -> None:
     print(f"  slowest page query {page['page_query_s'] * 1000:.0f} ms (target <= 300 ms) "
           f"{'PASS' if page['page_query_s'] <= 0.3 else 'MISS'}; server memory {page['page_peak_mb']:.0f} MB "
           f"(target <= 1024 MB) {'PASS' if page['page_peak_mb'] <= 1024 else 'MISS'}")
+    print(f"drill-down from the run page (beside the first open's {got['first_open_s']:.2f} s):")
+    for name, (s, cpu, ok) in page["drill"].items():
+        print(f"    {name:<40} {s * 1000:7.1f} ms  [{cpu:.2f} s CPU]  {s / got['first_open_s']:6.1%} of the first open"
+              f"{'' if ok else '  (an error value)'}")
+    print(f"  the whole run read into Python rows (read_run): {page['drill_whole_reads']} times (target 0) "
+          f"{'PASS' if page['drill_whole_reads'] == 0 else 'MISS'}")
 
 
 if __name__ == "__main__":

@@ -81,3 +81,82 @@ def test_a_runs_index_from_columns_is_the_collection_index(query):
     want = msgspec.to_builtins(build_page(c, "trl-run", query, 1, page_size=20))
     got = msgspec.to_builtins(build_run_page(run_table(EXAMPLES_DIR / "trl-run"), "trl-run", query, 1, page_size=20))
     assert got == want
+
+
+def _no_whole_run(monkeypatch) -> None:
+    """Reading the whole run into Python rows (open_run, or the run's collection: both go through read_run) fails."""
+    import rollout_trace.artifact.run as run_module
+
+    def refused(*_a, **_k):
+        raise AssertionError("the whole run was read into Python rows (read_run)")
+    monkeypatch.setattr(run_module, "read_run", refused)
+
+
+def test_a_groups_and_a_rollouts_drill_down_read_only_that_group(page, monkeypatch):
+    from viewer.contract import Initial
+
+    _no_whole_run(monkeypatch)
+    rows, src = page.service.rows, page.src
+    group = "groups/20270101T000000Z-bench0-v001234-g002467"
+    shown = rows.open_row(src, group, {}, Initial())  # the run page's "open" of a group
+    got = msgspec.json.decode(shown.page, type=IndexPage)
+    assert got.mode == "group" and got.row == group and got.total == VERSIONS * GROUPS * (K + 1)
+    assert "version 1234 · group 2467" in got.group_html and f"K={K}" in got.group_html
+    one = msgspec.json.decode(rows.open_row(src, group, {}, Initial(turn=1), rollout=3).page, type=IndexPage)
+    assert one.mode == "row" and one.rollout == 3 and one.total == got.total  # its folder is not in the bench run
+    again = msgspec.json.decode(rows.open_row(src, f"{group}/rollout-03", {}, Initial()).page, type=IndexPage)
+    assert again.mode == "row" and again.matched == got.total  # a rollout by its own path (a search hit)
+    link = rows.page_link({"src": src, "version": "1234", "group": "2467", "rollout": "2"})  # a deep link
+    assert msgspec.json.decode(link.page, type=IndexPage).rollout == 2
+    back = IndexPage(**page.cv.index({"src": src, "query": "kind=group"}))  # Back: the run's index again
+    assert back.matched == VERSIONS * GROUPS
+    bad = msgspec.json.decode(rows.open_row(src, "groups/nope", {}, Initial()).page, type=IndexPage)
+    assert "no such row" in bad.error_html
+    assert page.service.collections.opens == 0
+
+
+def test_the_search_and_the_run_summary_over_a_large_run_are_bounded(page, monkeypatch):
+    import json
+
+    from viewer.ui.mcp_tools import McpTools
+
+    _no_whole_run(monkeypatch)
+    monkeypatch.setattr("rollout_trace.artifact.collection.MAX_RECORDS", 5000)  # the run has 20,000 rows
+    _, c, _ = page.service.find_source(page.src)
+    assert len(c.records) == 5000  # the text search reads at most the run's first rows, and says so
+    assert f"{VERSIONS * GROUPS * (K + 1):,} rows; the index shows the first 5,000" in c.notes
+    assert c.records[0].path.endswith("-v000001-g000000") and c.records[1].rollout == 0
+    tools = McpTools(page.service)
+    summary = json.loads(tools.run_summary(page.src))
+    assert len(summary["versions"]) == VERSIONS and summary["live"] is False
+    said = f"searched the run's first 5,000 index rows of {VERSIONS * GROUPS * (K + 1):,}"
+    assert said in summary["notes"]  # the findings cover the first rows, and say so
+    assert said in json.loads(tools.find_rollouts(page.src, "sum"))["notes"]
+    monkeypatch.setattr("viewer.ui.service.MAX_WHOLE_ROLLOUTS", 1000)  # comparing runs reads both whole: refused
+    assert "16,000 rollouts" in json.loads(tools.compare_runs(page.src, "trl-run"))["error"]
+    assert "16,000 rollouts" in page.rv.versus({"src": page.src, "vs": "trl-run"})["error"]
+
+
+def test_a_group_read_from_columns_is_the_run_readers(tmp_path):
+    """Every group of the bundled run (consumption log, fates, failed rollouts), read from its columns, has the
+    collection rows and run rows the whole-run reader makes."""
+    import shutil
+
+    from rollout_trace.artifact.collection import open_collection
+    from rollout_trace.artifact.run import RunStore
+    from rollout_trace.artifact.run_part import first_part, group_part
+    from rollout_trace.artifact.stores import store_for
+
+    root = tmp_path / "run"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
+    full = open_collection(str(root))
+    t, store = run_table(root), RunStore(store_for(str(root)), "")
+    groups = [r for r in full.records if r.kind == "group"]
+    assert groups and any(r.dropped for r in full.records) and any(r.trained_step is not None for r in full.records)
+    for g in groups:
+        part = group_part(t, f"{g.path}/rollout-00", store)
+        assert part.records == [r for r in full.records if g.path in (r.path, r.group)]
+        assert part.run.rows == [r for r in full.run.rows if r.group == g.path]
+        assert part.run.groups == [x for x in full.run.groups if x.path == g.path]
+    first = first_part(t, store)
+    assert first.records == full.records and first.notes == full.notes and first.problems == full.problems

@@ -149,3 +149,26 @@ def test_lines_naming_folders_outside_the_run_are_left_out_and_named(root):
     assert sum("lies outside the run's groups" in p for p in said) == 3 and "'../../etc'" in said[0]
     assert "index/evil.jsonl: cannot be read (a symbolic link, not followed)" in said
     assert not any("root:" in p for p in said)
+
+
+@pytest.mark.parametrize("per_line", [1 / 3, 2.5])
+def test_chunks_cut_anywhere_read_the_same_rows(root, monkeypatch, per_line):
+    """A chunk ends mid-line (its last line is read again with the next chunk), a line is longer than a chunk
+    (read whole), and a half-written last line waits for its newline: the rows are the whole read's."""
+    whole = rt._read_table(root)
+    lines = max(len(x) for p in (root / "index").glob("*.jsonl") for x in p.read_bytes().splitlines())
+    monkeypatch.setattr(rt, "CHUNK_BYTES", int(lines * per_line))
+    small = rt._read_table(root)
+    assert small.table.num_rows == whole.table.num_rows and small.table.to_pylist() == whole.table.to_pylist()
+    assert small.ordinals.to_pylist() == whole.ordinals.to_pylist()
+    assert small.consumed.to_pylist() == whole.consumed.to_pylist() and small.consumed.num_rows
+    path = _index(root)
+    last = path.read_bytes().splitlines(keepends=True)[-1]
+    with path.open("ab") as f:
+        f.write(last[:50])  # a write cut short: not a row yet
+    small.follow()
+    assert len(small) == len(whole)
+    with path.open("ab") as f:
+        f.write(last[50:])
+    small.follow()
+    assert len(small) == len(whole) + 1

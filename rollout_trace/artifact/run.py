@@ -24,6 +24,8 @@ from __future__ import annotations
 import os
 import posixpath
 from collections import defaultdict
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -330,14 +332,14 @@ def _one(name: str, data: bytes | str | None, kind: type, problems: list[Problem
         return None
 
 
-def _row_fate(seg: str, ordinal: int, consumed: dict[tuple[str, int], Consumed],
-              ends: dict[str, ConsumptionEnd], logged: set[str]) -> tuple[RowFate, int | None]:
+def _row_fate(seg: str, ordinal: int, consumed: Mapping[tuple[str, int], tuple[RowFate, int | None]],
+              taken: Mapping[str, int], logged: AbstractSet[str]) -> tuple[RowFate, int | None]:
     c = consumed.get((seg, ordinal))
     if c is not None:
-        return c.fate, c.step
-    end = ends.get(seg)
+        return c
+    end = taken.get(seg)
     if end is not None:
-        return ("in-queue" if ordinal >= end.taken else "unknown"), None
+        return ("in-queue" if ordinal >= end else "unknown"), None
     return ("in-queue" if seg in logged else "unknown"), None
 
 
@@ -360,12 +362,19 @@ def _inside(path: str, group_path: str) -> bool:
 def join(entries: list[IndexEntry], consumed: list[Consumed], ends: dict[str, ConsumptionEnd],
          logged: set[str]) -> list[RunRow]:
     """One RunRow per index entry, its rows' fates from the consumption lines (keyed by segment and ordinal)."""
-    by_key = {(c.segment, c.ordinal): c for c in consumed}
+    return join_fates(entries, {(c.segment, c.ordinal): (c.fate, c.step) for c in consumed},
+                      {name: end.taken for name, end in ends.items()}, logged)
+
+
+def join_fates(entries: list[IndexEntry], by_key: Mapping[tuple[str, int], tuple[RowFate, int | None]],
+               taken: Mapping[str, int], logged: AbstractSet[str]) -> list[RunRow]:
+    """`join` with the consumption lines already keyed: (segment, ordinal) -> (fate, step) (the later line when
+    the log has two), and each segment's consumption end as the rows the trainer took."""
     rows = []
     for n, e in enumerate(entries):
         if not n % 4096:
             budget.check(e.segment)  # the visitor left, or the request ran out of time: stop here
-        got = [_row_fate(e.segment, r.ordinal, by_key, ends, logged) for r in e.rows]
+        got = [_row_fate(e.segment, r.ordinal, by_key, taken, logged) for r in e.rows]
         fates = tuple(f for f, _ in got)
         steps = tuple(sorted({s for f, s in got if f == "trained" and s is not None}))
         rows.append(RunRow(

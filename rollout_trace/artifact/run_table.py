@@ -3,8 +3,9 @@
 The recorder's JSONL stays the written format (rollout_trace/artifact/run_format.py: what `datasets` reads,
 what a crash leaves whole). For a run of 10^5-10^6 rollouts, decoding every line into Python objects costs
 seconds and gigabytes per open; here Arrow's multi-threaded JSON reader turns each index file into typed
-columns (one explicit schema, only the columns a page asks about, text dictionary-encoded), and queries run
-in Arrow's compute kernels:
+columns (one explicit schema, only the columns a page asks about, text dictionary-encoded; each chunk of a
+file read once into one buffer and parsed in place, the next chunk read and parsed while this one is shaped),
+and queries run in Arrow's compute kernels:
 
     t = run_table("runs/my-run")                 # cached per run state: a second open is a lookup
     t.per_version("reward")                      # one row per policy version: count, sum, min, max, mean
@@ -22,16 +23,16 @@ Local folders only (a zip or a Hub run is read by `open_run`); no Gradio, no pag
 
 from __future__ import annotations
 
-import io
 import os
 import posixpath
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import numpy as np
@@ -81,25 +82,32 @@ MAX_TABLES = 4  # run states kept (each holds its columns)
 BLOCK_BYTES = 2**20  # measured: 1 MB blocks parse faster than 4 or 16 MB (more of them run at once)
 CHUNK_BYTES = 64 * 2**20  # read and parsed at a time: memory is the columns, not the file
 MARK_BYTES = 64
+_T = TypeVar("_T")
 
 
 class RunTableError(RolloutTraceError, ValueError):
     """A folder that is not a run (no index/), or a column a query names that the table does not hold."""
 
 
-def _parse(data: bytes, schema: pa.Schema) -> pa.Table:
-    """JSON lines -> a table of `schema`; a file Arrow rejects is decoded line by line, bad lines left out."""
-    if not data.strip():
-        return schema.empty_table()
+def _empty(schema: pa.Schema) -> pa.Table:
+    """No rows of `schema` (Schema.empty_table imports pandas: a second on the first open)."""
+    return pa.Table.from_batches([], schema)
+
+
+def _parse(data: memoryview, schema: pa.Schema) -> pa.Table:
+    """JSON lines -> a table of `schema`; a file Arrow rejects is decoded line by line, bad lines left out.
+    `data` is read in place (a view of the chunk read, no copy of it), whitespace only is no table."""
+    if not data or (bytes(data[:256]).isspace() and bytes(data).isspace()):
+        return _empty(schema)
     try:
-        return pj.read_json(io.BytesIO(data), read_options=pj.ReadOptions(block_size=BLOCK_BYTES),
+        return pj.read_json(pa.BufferReader(pa.py_buffer(data)), read_options=pj.ReadOptions(block_size=BLOCK_BYTES),
                             parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         pass
     keep = [f.name for f in schema]
     decoder = msgspec.json.Decoder(IndexEntry) if "policy_version" in keep else None
     rows = []
-    for line in data.split(b"\n"):
+    for line in bytes(data).split(b"\n"):
         if not line.strip():
             continue
         try:
@@ -111,7 +119,7 @@ def _parse(data: bytes, schema: pa.Schema) -> pa.Table:
     try:
         return pa.Table.from_pylist(rows, schema=schema)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return schema.empty_table()
+        return _empty(schema)
 
 
 _NAME = r"[A-Za-z0-9_.-]+"  # sources.py `subfolder_ok`'s part, ASCII; "." and ".." are refused apart
@@ -124,12 +132,12 @@ def _inside(raw: pa.Table, name: str, problems: list[Problem]) -> pa.Table:
     if not raw.num_rows:
         return raw
     group, path = raw["group_path"], raw["path"]
-    dots = r"(^|/)\.\.?(/|$)"
     ok = pc.and_(pc.match_substring_regex(group, rf"^groups/{_NAME}$"),
-                 pc.invert(pc.match_substring_regex(group, dots)))
-    inner = pc.and_(pc.and_(pc.match_substring_regex(path, rf"^groups/{_NAME}/{_NAME}$"),
-                            pc.invert(pc.match_substring_regex(path, dots))),
-                    pc.equal(pc.replace_substring_regex(path, "/[^/]*$", ""), group))
+                 pc.invert(pc.match_substring_regex(group, r"^groups/\.\.?$")))
+    # one anchored pass splits a rollout's path into its group and its name (no match: null, left out)
+    parts = pc.extract_regex(path, rf"^(?P<g>groups/{_NAME})/(?P<r>{_NAME})$")
+    inner = pc.and_(pc.equal(pc.struct_field(parts, "g"), group),
+                    pc.invert(pc.is_in(pc.struct_field(parts, "r"), value_set=pa.array([".", ".."]))))
     keep = pc.fill_null(pc.and_kleene(ok, pc.or_kleene(pc.is_null(path), inner)), False)
     if pc.all(keep).as_py():
         return raw
@@ -483,13 +491,16 @@ class RunTable:
             if stamp == f.stamp:
                 continue
             index = path.startswith(INDEX_DIR + "/")
-            for data in _chunks(self.root / path, f.read_to, stamp[0]):
-                f.read_to += len(data)
-                f.mark = (f.mark + data)[-MARK_BYTES:]
+            schema = _SCHEMA if index else _CONSUMED
+            # one chunk at a time (the file's bytes are never all in memory), the next one read and parsed
+            # while this one is shaped
+            for size, tail, raw in _ahead((len(d), bytes(d[-MARK_BYTES:]), _parse(d, schema))
+                                          for d in _chunks(self.root / path, f.read_to, stamp[0])):
+                f.read_to += size
+                f.mark = (f.mark + tail)[-MARK_BYTES:]
                 if not index:
-                    consumed.append(_parse(data, _CONSUMED))
+                    consumed.append(raw)
                     continue
-                raw = _parse(data, _SCHEMA)  # one chunk at a time: the file's bytes are never all in memory
                 raw = _inside(raw, path, self.line_problems)
                 ordinals.append(_ordinals(raw, first))
                 shaped.append(_shape(raw))
@@ -519,25 +530,41 @@ class RunTable:
         return True
 
 
-def _chunks(path: Path, start: int, end: int):
-    """The whole lines of `path` between `start` and `end`, in chunks of about CHUNK_BYTES cut at newlines."""
+def _ahead(items: Iterator[_T]) -> Iterator[_T]:
+    """`items`, each next one made on a worker thread while the caller works on this one (Arrow's reader
+    and kernels let go of the GIL: reading and parsing a chunk overlaps shaping the one before)."""
+    with ThreadPoolExecutor(1, thread_name_prefix="run-table-read") as pool:
+        done = object()
+        step = lambda: next(items, done)  # noqa: E731
+        coming = pool.submit(step)
+        while (got := coming.result()) is not done:
+            coming = pool.submit(step)
+            yield got  # type: ignore[misc]
+
+
+def _chunks(path: Path, start: int, end: int) -> Iterator[memoryview]:
+    """The whole lines of `path` between `start` and `end`, in chunks of about CHUNK_BYTES cut at newlines,
+    each a view of one read (never joined to the next: a chunk's cut-off last line is read again with the
+    next chunk, a few hundred bytes, where gluing it on would copy the whole chunk)."""
     try:
-        f = open(path, "rb")
+        f = open(path, "rb", buffering=0)
     except OSError:
         return
     with f:
-        f.seek(start)
-        left, carry = end - start, b""
-        while left > 0:
-            got = f.read(min(CHUNK_BYTES, left))
+        at = start
+        while at < end:
+            f.seek(at)
+            got = f.read(min(CHUNK_BYTES, end - at))
             if not got:
                 break
-            left -= len(got)
-            data = carry + got
-            cut = data.rfind(b"\n") + 1
-            carry = data[cut:]
-            if cut:
-                yield data[:cut]
+            cut = got.rfind(b"\n") + 1
+            if not cut and len(got) == CHUNK_BYTES:  # a line longer than a chunk: the rest read at once
+                got = _read(path, at, end - at)
+                cut = got.rfind(b"\n") + 1
+            if not cut:
+                break  # a last line without its newline yet
+            at += cut
+            yield memoryview(got)[:cut]
 
 
 def _read(path: Path, offset: int, size: int) -> bytes:
@@ -567,8 +594,8 @@ def _line_files(root: Path) -> dict[str, tuple]:
 def _read_table(root: Path) -> RunTable:
     if not (root / INDEX_DIR).is_dir():
         raise RunTableError(f"{root}: not a recorded run (no {INDEX_DIR}/ folder)")
-    t = RunTable(root=root, table=_shape(_SCHEMA.empty_table()), ordinals=_ordinals(_SCHEMA.empty_table(), 0),
-                 consumed=_CONSUMED.empty_table())
+    t = RunTable(root=root, table=_shape(_empty(_SCHEMA)), ordinals=_ordinals(_empty(_SCHEMA), 0),
+                 consumed=_empty(_CONSUMED))
     t.follow()  # the first read is a follow from nothing
     return t
 

@@ -52,6 +52,7 @@ class FindSummary(msgspec.Struct, frozen=True):
     versions: list[int]  # a run's versions holding indexed rollouts; empty outside a run
     rules: list[RuleCount]  # every rule, in RULES' order, found or not
     error: str | None = None
+    covers: str | None = None  # what part of the source was read, when not all of it
 
 
 def summary(index: FindIndex) -> FindSummary:
@@ -62,7 +63,7 @@ def summary(index: FindIndex) -> FindSummary:
     for rule in RULES:
         by = {str(v): n[rule] for v, n in counts.items() if v is not None and rule in n}
         rules.append(RuleCount(rule, sum(n.get(rule, 0) for n in counts.values()), by))
-    return FindSummary(rollouts=sum(per.values()), versions=versions, rules=rules)
+    return FindSummary(rollouts=sum(per.values()), versions=versions, rules=rules, covers=index.covers)
 
 
 def _text(req: Mapping, key: str, cap: int) -> str:
@@ -93,7 +94,7 @@ def search(index: FindIndex, req: Mapping, public: bool) -> SearchAnswer:
     return SearchAnswer(hits=[HitRow(h.path, h.version, h.rollout, h.turn, h.field, h.token, h.token_end, h.excerpt,
                                      h.mark) for h in r.hits], rollouts=r.rollouts,
                         per_version={str(v): n for v, n in sorted(r.per_version.items())}, partial=r.partial,
-                        notes=r.notes)
+                        notes=r.notes + ([index.covers] if index.covers else []))
 
 
 def _with_rule(index: FindIndex, rule: str, versions: str | None, pattern: str) -> SearchAnswer:
@@ -124,4 +125,4 @@ def _with_rule(index: FindIndex, rule: str, versions: str | None, pattern: str) 
             if f.rule == rule and len(rows) < MAX_FINDING_ROWS:
                 rows.append(HitRow(path, version, rollout, f.turn, f"finding: {rule}", f.start, f.end, f.sentence,
                                    (0, 0)))
-    return SearchAnswer(hits=rows, rollouts=matched, per_version=per)
+    return SearchAnswer(hits=rows, rollouts=matched, per_version=per, notes=[index.covers] if index.covers else [])

@@ -94,6 +94,7 @@ class FindIndex:
         self._paths: dict[str, int] = {}
         self._rules: tuple[int, dict[str, tuple[str, ...]]] | None = None  # rules_by_path at a number of rollouts
         self.versions_known = False
+        self.covers: str | None = None  # what part of its source the index reads, when not all of it
 
     def close(self) -> None:
         with self._lock:

@@ -39,7 +39,9 @@ class McpTools:
     def __init__(self, service: Service):
         self.service = service
 
-    def _collection(self, source: str):
+    def _collection(self, source: str, row: str | None = None):
+        """(name, collection) of `source`; with `row`, what opening that row reads (of a local run, the row's
+        group only: viewer/ui/service.py `row_collection`)."""
         src = (source or "").strip()
         if not src or len(src) > MAX_SRC_CHARS:
             raise ValueError("name a source: a bundled example or a Hub dataset id (a local path on a private app)")
@@ -47,6 +49,8 @@ class McpTools:
             raise ValueError("this source is not a collection or a run this app can open (a public app opens bundled "
                              "examples and Hub dataset ids)")
         try:
+            if row is not None:
+                return src, self.service.row_collection(src, row)
             return src, self.service.collections.get(src, self.service.allow_local(src))
         except ArtifactError as e:
             raise ValueError("; ".join(str(p) for p in e.problems[:5])) from None
@@ -76,17 +80,25 @@ class McpTools:
         Args:
             source: the run: a bundled example name (e.g. "trl-run") or a Hub dataset id
         Returns JSON: {versions: [...], notes: [...], findings: {...}} or {error}."""
-        try:
-            src, c = self._collection(source)
-        except ValueError as e:
-            return json.dumps({"error": str(e)})
-        if c.run is None:
-            return json.dumps({"error": f"{src[:100]!r} is a collection, not a recorded run"})
-        stats = run_page.version_stats(c.run)
+        src = (source or "").strip()
+        t = self.service.run_table(src) if src and len(src) <= MAX_SRC_CHARS else None
+        if t is None:  # not a run: the collection reader says why
+            try:
+                src, c = self._collection(source)
+            except ValueError as e:
+                return json.dumps({"error": str(e)})
+            if c.run is None:
+                return json.dumps({"error": f"{src[:100]!r} is a collection, not a recorded run"})
+            t = run_page.table_of(c.run)
+        # the numbers from the run's columns (a local run's are never read into Python rows); the findings
+        # from the text index, which covers the run's first rows (its notes say how many)
+        stats = self.service.follower.stats(t)
+        live = t.run_files.live
         index = self.service.find_index(src)
         found = answers.summary(index) if index is not None else None
-        return _dump({"source": src, "model": c.run.manifest.model, "live": c.run.live, "versions": stats,
-                      "notes": run_page.health_notes(stats, c.run.live),
+        model = t.run_files.manifest.model if t.run_files.manifest is not None else None
+        return _dump({"source": src, "model": model, "live": live, "versions": stats,
+                      "notes": run_page.health_notes(stats, live) + ([found.covers] if found and found.covers else []),
                       "findings": found.rules if found else []})
 
     def find_rollouts(self, source: str, pattern: str = "", rule: str = "", where: str = "", versions: str = "",
@@ -125,7 +137,7 @@ class McpTools:
         Returns JSON: {turn, turns, prompt_tokens, output_tokens, start, tokens: [[text, mask, logprob]], fate,
         findings} or {error}."""
         try:
-            src, c = self._collection(source)
+            src, c = self._collection(source, (path or "").strip("/")[:MAX_SRC_CHARS])
             rec = c.record((path or "").strip("/")[:MAX_SRC_CHARS])
             if rec is None or rec.kind != "artifact":
                 raise ValueError(f"no rollout at {str(path)[:100]!r} in this source")
@@ -163,12 +175,13 @@ class McpTools:
             turn: the agent turn to compare (clamped to each rollout's turns)
         Returns JSON: {a: {...}, b: {...}, prompt_differs_at} or {error}."""
         try:
-            src, c = self._collection(source)
-            ra, rb = c.record((a or "").strip("/")), c.record((b or "").strip("/"))
+            src, ca = self._collection(source, (a or "").strip("/")[:MAX_SRC_CHARS])
+            _, cb = self._collection(source, (b or "").strip("/")[:MAX_SRC_CHARS])
+            ra, rb = ca.record((a or "").strip("/")), cb.record((b or "").strip("/"))
             if ra is None or rb is None or ra.kind != "artifact" or rb.kind != "artifact" or ra.path == rb.path:
                 raise ValueError("name two different rollouts of this source (their paths, as find_rollouts gives)")
-            got = group_compare(self.service.rollout(c, src, ra.path), ra.rollout or 0,
-                                self.service.rollout(c, src, rb.path), rb.rollout or 0,
+            got = group_compare(self.service.rollout(ca, src, ra.path), ra.rollout or 0,
+                                self.service.rollout(cb, src, rb.path), rb.rollout or 0,
                                 max(0, turn if isinstance(turn, int) else 0))
         except (ValueError, ArtifactError) as e:
             return json.dumps({"error": str(e)})
@@ -199,6 +212,8 @@ class McpTools:
         Returns JSON: {a, b, by_version: [{version, a, b}], tasks, task, a_task, b_task, notes} or {error}."""
         runs = []
         for which, name in (("a", a), ("b", b)):
+            if (why := self.service.too_large((name or "").strip())) is not None:
+                return json.dumps({"error": f"run {which}: {why}"})
             try:
                 src, c = self._collection(name)
             except ValueError as e:

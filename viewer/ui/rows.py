@@ -76,6 +76,11 @@ def _shown(text: str) -> str:
     return text if len(text) <= 80 else text[:77] + "…"
 
 
+def _total(c: Collection) -> int:
+    """How many rows the index the row was opened from has (a part of a run's: the whole run's)."""
+    return c.part_of if c.part_of is not None else len(c.records)
+
+
 def _with_note(value: object, problems: list[str]) -> object:
     """The token view's value saying which link values it replaced (a visible note, not a silent default)."""
     if not problems or not isinstance(value, str) or '"outline"' not in value[:400]:
@@ -189,7 +194,7 @@ class Rows:
                              steps=sorted({s for rr in run_rows.values() for s in rr.trained_steps}), never=never)
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         return IndexPage(serial=next(_serial), mode="group", src=src, query=to_query(filters), sort=filters.sort,
-                         row=group.path, total=len(c.records), kind=c.kind,
+                         row=group.path, total=_total(c), kind=c.kind,
                          group_html=render_group.group_map(build_group_map(group, rows, place)))
 
     def open_group(self, c: Collection, src: str, group: Record, params: Mapping[str, object],
@@ -210,7 +215,7 @@ class Rows:
         value = self._open_artifact(c, src, m.path, initial, advantage=adv, run=run)
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         page = IndexPage(serial=next(_serial), mode="row", src=src, query=to_query(filters), sort=filters.sort,
-                         row=group.path, rollout=rollout, total=len(c.records), matched=len(c.records), kind=c.kind,
+                         row=group.path, rollout=rollout, total=_total(c), matched=_total(c), kind=c.kind,
                          row_html=render_group.opened_run_rollout(run) if run is not None else
                          render_group.opened_rollout(group.path or src, rollout, adv, group.k or 0))
         return Shown(value, c.source_of(m.path) or f"{src}:{m.path}", encode(page).decode())
@@ -220,7 +225,7 @@ class Rows:
         """One row of a collection (a group's map or rollout with `rollout`), the filter state kept."""
         path = path.strip().strip("/")
         try:
-            c = self.service.collection(src)
+            c = self.service.row_collection(src, path)  # of a local run: the row's group only
         except ArtifactError as e:
             return Shown(CLEARED, "", self.error_value(src, e.problems))
         rec = c.record(path)
@@ -240,10 +245,14 @@ class Rows:
         # counted as the index counts them: a filter on a fact summary.json may lack (drift, trained turns)
         # sees the facts the index filled in (viewer/index/facts.py), so both say the same number
         by_facts = filters.drift is not None or filters.trained_min is not None or filters.trained_max is not None
-        rows = self.service.facts.fill(c, c.records, lambda p: self.service.identity(c, src, p)) if by_facts else c.records
-        matched = len(apply(rows, filters))
+        if c.part_of is not None:  # one group of a local run: the run's index counts (its columns), not the group's
+            matched = self.index_page(src, params).matched if query else c.part_of
+        else:
+            rows = self.service.facts.fill(c, c.records, lambda p: self.service.identity(c, src, p)) if by_facts \
+                else c.records
+            matched = len(apply(rows, filters))
         page = IndexPage(serial=next(_serial), mode="row", src=src, query=query, sort=filters.sort, row=path,
-                         total=len(c.records), matched=matched, kind=c.kind,
+                         total=_total(c), matched=matched, kind=c.kind,
                          row_html=render_index.opened_row(rec, path, matched, query))
         return Shown(value, c.source_of(path) or f"{src}:{path}", encode(page).decode())
 
@@ -253,8 +262,9 @@ class Rows:
             return {"error": "a request is {src, row, a, b, turn}"}
         src = str(req.get("src") or "").strip()[:MAX_SRC_CHARS]
         try:
-            c = self.service.collection(src)
-            group = c.record(str(req.get("row") or "").strip("/")[:MAX_SRC_CHARS])
+            row = str(req.get("row") or "").strip("/")[:MAX_SRC_CHARS]
+            c = self.service.row_collection(src, row)
+            group = c.record(row)
             if group is None or group.kind != "group":
                 return {"error": "no such group in this collection"}
             members = self._members(c, group)
@@ -277,6 +287,8 @@ class Rows:
 
     def _root_group(self, src: str) -> Record | None:
         """The group a source is, when the source itself is one group (its map opens instead of the index)."""
+        if self.service.is_run(src):  # a run's rows are its groups, never the run itself: nothing to read
+            return None
         try:
             rec = self.service.collection(src).record("")
         except Exception:

@@ -170,15 +170,20 @@ class RunView:
             return {"error": "a request is {src, a, b, turn}"}
         asked = run_page.run_request(req)
         src, a, b = asked.src, asked.a, asked.b
-        c = self.service.run(src)
-        if c is None:
+        if not self.service.is_run(src):
             return {"error": "no such run"}
-        ra, rb = c.record(a), c.record(b)
+        try:  # of a local run, each rollout's group only (read from the run's columns)
+            ca, cb = self.service.row_collection(src, a or ""), self.service.row_collection(src, b or "")
+        except ArtifactError:
+            return {"error": "no such run"}
+        if ca.run is None or cb.run is None:
+            return {"error": "no such run"}
+        ra, rb = ca.record(a), cb.record(b)
         if ra is None or rb is None or ra.kind != "artifact" or rb.kind != "artifact" or a == b:
             return {"error": "pick two different rollouts that have an artifact"}
         try:
-            got = group_compare(self.service.rollout(c, src, a), ra.rollout or 0,
-                                self.service.rollout(c, src, b), rb.rollout or 0,
+            got = group_compare(self.service.rollout(ca, src, a), ra.rollout or 0,
+                                self.service.rollout(cb, src, b), rb.rollout or 0,
                                 asked.turn)
         except ArtifactError as e:
             return {"error": str(e.problems[0]) if e.problems else "could not read the rollouts"}
@@ -203,6 +208,9 @@ class RunView:
             return {"error": "a request is {src, vs, task}"}
         asked = run_page.run_request(req)
         other = run_page.run_request({"src": req.get("vs")}).src
+        for name in (asked.src, other):
+            if name and (why := self.service.too_large(name)) is not None:
+                return {"error": why}
         a, b = self.service.run(asked.src), self.service.run(other) if other else None
         if a is None:
             return {"error": "no such run"}

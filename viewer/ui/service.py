@@ -6,7 +6,9 @@ each own their components and events and reach one another's data only through t
 each other (tests/test_layers.py holds them apart). Here sit the stores and what reads through them: what a
 source is (`kind`), the shared collection or run it names, one row's rollout loaded once into the rollout
 store, a source's text index; `values` makes the token view's values (viewer/ui/token_values.py) and `rows` the
-index's, opening a row of a collection, a group or a run (viewer/ui/rows.py). No component lives here.
+index's, opening a row of a collection, a group or a run (viewer/ui/rows.py). A row of a local run opens from its
+group's rows alone (`row_collection`), read from the run's columns: a run of 10^6 rollouts is never read whole
+into Python rows to open one group of it. No component lives here.
 
 On a public Space (`public=True`) visitors never name a server path, except the source the owner configured.
 """
@@ -15,14 +17,17 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 
-from rollout_trace.artifact import ArtifactError, Problem, bundled_examples, load_artifact
+from rollout_trace.artifact import ArtifactError, Problem, bundled_examples, collection, load_artifact, run_part
 from rollout_trace.artifact.collection import Collection
 from rollout_trace.artifact.kinds import Kind, classify
+from rollout_trace.artifact.run import RunStore
 from rollout_trace.artifact.run_format import MANIFEST
 from rollout_trace.artifact.run_table import RunTable, RunTableError, run_table
 from rollout_trace.artifact.sources import EXAMPLES_DIR, bundled_runs, identify
+from rollout_trace.artifact.stores import store_for
 from viewer import run_page
 from viewer.find.cache import FindCache
 from viewer.find.index import FindIndex
@@ -37,6 +42,8 @@ from .store import RolloutStore
 from .token_values import TokenValues
 from .visitor import open_bounded
 
+MAX_WHOLE_ROLLOUTS = 200_000  # a local run read whole into Python rows: about 2.7 GB and 40 s CPU at 10^6
+MAX_PARTS = 32  # groups of local runs kept (a visitor goes back and forth between a few)
 MAX_KINDS = 256  # sources whose kind is remembered (by identity, for the collection cache's age)
 
 
@@ -62,6 +69,8 @@ class Service:
         self.rows = Rows(self)
         self._kinds: dict[str, tuple[float, Kind]] = {}  # identity -> (when classified, kind)
         self._kinds_lock = threading.Lock()  # Gradio runs handlers on several threads at once
+        self._parts: OrderedDict[tuple, Collection] = OrderedDict()  # groups of local runs opened lately
+        self._parts_lock = threading.Lock()
 
     # -- what a source is ------------------------------------------------------------------------------
 
@@ -142,6 +151,52 @@ class Service:
         c = self.run(src)
         return run_page.table_of(c.run) if c is not None else None
 
+    def row_collection(self, src: str, path: str) -> Collection:
+        """What opening the row `path` of `src` reads: of a local run, only the group the row is in (or is), from
+        the run's columns (rollout_trace/artifact/run_part.py: one group's rows, never the whole run's); of
+        anything else, its shared collection. Raises ArtifactError as `collection` does."""
+        t = self.local_table(src)
+        if t is None or t.root is None:
+            return self.collection(src)
+        group = run_part.group_of(path)
+        key = (t.root, t.state, group)
+        with self._parts_lock:
+            hit = self._parts.get(key)
+            if hit is not None:
+                self._parts.move_to_end(key)
+                return hit
+        c = run_part.group_part(t, group, self._run_store(src, t))
+        c.part_of = t.memo("whole_rows", lambda: run_part.whole_rows(t))
+        with self._parts_lock:
+            self._parts[key] = c
+            while len(self._parts) > MAX_PARTS:
+                self._parts.popitem(last=False)
+        return c
+
+    def first_rows(self, src: str) -> Collection | None:
+        """A local run's first MAX_RECORDS index rows as a collection (rollout_trace/artifact/run_part.py
+        `first_part`, once per run state): what a reader of every rollout covers (the text search, as the
+        run's collection would: that cuts at the same number), its notes saying how many rows the run has.
+        None when `src` is not a local run."""
+        t = self.local_table(src)
+        if t is None or t.root is None:
+            return None
+        limit = collection.MAX_RECORDS
+        return t.memo(f"first_part:{limit}", lambda: run_part.first_part(t, self._run_store(src, t), limit))
+
+    def _run_store(self, src: str, t: RunTable) -> RunStore:
+        """The run's files as its shared collection reads them (the same store, so the same rollout sources)."""
+        return RunStore(store_for(src.strip(), allow_local=self.allow_local(src)), t.prefix)
+
+    def too_large(self, src: str) -> str | None:
+        """Why a reader of the whole run (`run`: every rollout as Python rows, as comparing two runs needs) is
+        refused for `src`, a local run past MAX_WHOLE_ROLLOUTS; None when it may read it."""
+        t = self.local_table(src)
+        if t is None or len(t) <= MAX_WHOLE_ROLLOUTS:
+            return None
+        return (f"this run has {len(t):,} rollouts: comparing runs reads every rollout of both into memory, which "
+                f"this app does for runs of at most {MAX_WHOLE_ROLLOUTS:,} (its own page and index read its columns)")
+
     def run(self, src: str) -> Collection | None:
         """The shared collection of the recorded run `src` names; None when it is not a run or cannot be read."""
         if not self.is_run(src):
@@ -165,7 +220,7 @@ class Service:
 
     def load_row(self, src: str, path: str) -> Rollout:
         """Read one row fully (the collection is looked up again, so a reload after eviction works)."""
-        c = self.collection(src)
+        c = self.row_collection(src, path)
         folder = c.folder(path)
         try:
             # a run's rollouts carry no tokenizer: the run's renders them (Collection.open)
@@ -191,6 +246,9 @@ class Service:
         if not src or len(src) > MAX_SRC_CHARS or not self.is_collection(src):
             return None
         allow = self.allow_local(src)
+        first = self.first_rows(src)  # a local run: its first rows, never the whole run read into Python rows
+        if first is not None:
+            return src, first, allow
         try:
             return src, self.collections.get(src, allow), allow
         except ArtifactError:
