@@ -71,6 +71,29 @@ def test_search_on_the_run_page_opens_the_hit_at_its_tokens(app_url, page):
     assert not page.errors and not page.outside_requests
 
 
+def test_a_bar_of_the_findings_chart_lists_its_rollouts(app_url, page):
+    """A click on a version's bar, on its bottom part: the rollouts of that version with that part's finding."""
+    page.goto(url_of(app_url, "trl-run"))
+    _ready(page)
+    before = page.eval_on_selector(".fp-mount", "b => b.dataset.answered || ''")
+    page.locator("[data-testid=find-chart]").scroll_into_view_if_needed()
+    box = page.locator("[data-testid=find-chart]").bounding_box()
+    # the plot ends 22 px above the canvas's bottom (find_panel.js place): the first painted pixel there is a bar's foot
+    y = box["height"] - 22 - 3
+    x = page.eval_on_selector("[data-testid=find-chart]", """(c, y) => { const k = c.width / c.clientWidth;
+        const row = c.getContext('2d').getImageData(0, Math.round(y * k), c.width, 1).data;
+        for (let i = Math.round(37 * k); i < c.width; i++) if (row[4 * i + 3] > 0) return i / k + 2; return null; }""", y)
+    assert x is not None, "a bar is drawn"
+    page.mouse.click(box["x"] + x, box["y"] + y)
+    page.wait_for_function("b => document.querySelector('.fp-mount').dataset.answered !== b", arg=before, timeout=60_000)
+    version = page.input_value("[data-testid=find-versions]")
+    rule = page.input_value("[data-testid=find-rule]")
+    assert version.isdigit() and rule, (version, rule)
+    hits = page.locator("[data-testid=find-hit] .fp-where")
+    assert hits.count() > 0 and all(w.startswith(f"v{version} · ") for w in hits.all_inner_texts())
+    assert not page.errors
+
+
 def test_a_link_with_marks_opens_them_and_a_bad_one_is_named(app_url, page):
     from rollout_trace.artifact.collection import open_collection
     from viewer.find import answers

@@ -10,6 +10,42 @@ const FindPanel = (() => {
   /** An answer that says why there is none. @param {{error?: string | null}} a @returns {a is {error: string}} */
   const failed = (a) => !!a.error;
 
+  /** Where the chart puts things, shared by the drawing and by a click on it.
+   *  @typedef {{w: number, h: number, left: number, top: number, pw: number, ph: number, max: number, bw: number,
+   *    rules: RuleCount[], versions: string[] | null}} ChartPlace */
+
+  /** @param {number} w @param {number} h @param {FindSummary} summary @param {Record<string, number> | null} hits
+   *  @returns {ChartPlace} */
+  function place(w, h, summary, hits) {
+    const rules = summary.rules.filter((r) => r.total > 0);
+    const left = 36, bottom = 22, top = 8, right = 8, pw = w - left - right, ph = h - top - bottom;
+    const versions = summary.versions.length ? summary.versions.map(String) : null;
+    if (!versions) {  // outside a run: one bar per rule
+      return {w, h, left, top, pw, ph, rules, versions, max: Math.max(1, ...rules.map((r) => r.total)),
+              bw: Math.min(pw / Math.max(1, rules.length), 140)};
+    }
+    const stack = versions.map((v) => rules.reduce((s, r) => s + (r.per_version[v] || 0), 0));
+    const hitMax = hits ? Math.max(0, ...versions.map((v) => hits[v] || 0)) : 0;
+    return {w, h, left, top, pw, ph, rules, versions, max: Math.max(1, ...stack, hitMax), bw: pw / versions.length};
+  }
+
+  /** The bar (a version, in a run) and the rule of the segment under a point of the chart, or null.
+   *  @param {ChartPlace} at @param {number} x @param {number} y @returns {{version: string | null, rule: string | null} | null} */
+  function pick(at, x, y) {
+    const i = Math.floor((x - at.left) / at.bw);
+    if (x < at.left || i < 0 || y > at.top + at.ph) return null;
+    if (!at.versions) return i < at.rules.length ? {version: null, rule: at.rules[i].rule} : null;
+    if (i >= at.versions.length) return null;
+    const v = at.versions[i];
+    let base = at.top + at.ph;
+    for (const r of at.rules) {
+      const bh = at.ph * (r.per_version[v] || 0) / at.max;
+      if (bh && y <= base && y >= base - bh) return {version: v, rule: r.rule};
+      base -= bh;
+    }
+    return {version: v, rule: null};  // above the bar: the version alone
+  }
+
   /** @param {HTMLCanvasElement} canvas @param {FindSummary} summary @param {Record<string, number> | null} hits */
   function drawChart(canvas, summary, hits) {
     const dpr = window.devicePixelRatio || 1, w = canvas.clientWidth || 600, h = canvas.clientHeight || 160;
@@ -20,12 +56,8 @@ const FindPanel = (() => {
     g.clearRect(0, 0, w, h);
     const cs = getComputedStyle(canvas), fg = cs.color || "#111", dim = cs.getPropertyValue("--fp-dim") || "#888";
     g.font = "12px system-ui, sans-serif"; g.fillStyle = fg;
-    const rules = summary.rules.filter((r) => r.total > 0);
-    const left = 36, bottom = 22, top = 8, right = 8, pw = w - left - right, ph = h - top - bottom;
-    const versions = summary.versions.length ? summary.versions.map(String) : null;
-    if (!versions) {  // outside a run: one bar per rule
-      const max = Math.max(1, ...rules.map((r) => r.total));
-      const bw = Math.min(pw / Math.max(1, rules.length), 140);
+    const {left, top, pw, ph, max, bw, rules, versions} = place(w, h, summary, hits);
+    if (!versions) {
       rules.forEach((r, i) => {
         const bh = ph * r.total / max;
         g.fillStyle = COLOURS[summary.rules.indexOf(r) % COLOURS.length];
@@ -36,10 +68,6 @@ const FindPanel = (() => {
       axis(g, left, top, pw, ph, max, fg, dim);
       return;
     }
-    const stack = versions.map((v) => rules.reduce((s, r) => s + (r.per_version[v] || 0), 0));
-    const hitMax = hits ? Math.max(0, ...versions.map((v) => hits[v] || 0)) : 0;
-    const max = Math.max(1, ...stack, hitMax);
-    const bw = pw / versions.length;
     versions.forEach((v, i) => {
       let y = top + ph;
       rules.forEach((r) => {
@@ -106,7 +134,8 @@ const FindPanel = (() => {
       el("option", {value: "", text: "any finding"}));
     const go = el("button", {type: "button", class: "fp-go", "data-testid": "find-go"}, "search");
     const status = el("div", {class: "fp-status", role: "status", "data-testid": "find-status", text: "indexing the rollouts…"});
-    const canvas = el("canvas", {class: "fp-chart", "data-testid": "find-chart", role: "img", "aria-label": "findings per version"});
+    const canvas = el("canvas", {class: "fp-chart", "data-testid": "find-chart", role: "img", "aria-label": "findings per version",
+      title: "click a bar to list its rollouts (a coloured part: those with that finding)"});
     const legend = el("div", {class: "fp-legend", "data-testid": "find-legend"});
     const list = el("ol", {class: "fp-hits", "data-testid": "find-hits"});
     box.replaceChildren(el("section", {class: "fp", "data-testid": "find-panel", "aria-label": "search and findings"},
@@ -147,6 +176,17 @@ const FindPanel = (() => {
     legend.addEventListener("click", (e) => {
       const b = /** @type {HTMLElement} */ (e.target).closest(".fp-key");
       if (b) { rule.value = b.getAttribute("data-rule") || ""; run(); }
+    });
+    // a bar lists its rollouts: a segment those of its version with its finding, the space above a bar its version
+    // with the finding (or the text) already asked
+    canvas.addEventListener("click", (e) => {
+      if (!summary) return;
+      const r = canvas.getBoundingClientRect();
+      const got = pick(place(canvas.clientWidth || 600, canvas.clientHeight || 160, summary, hitsPer), e.clientX - r.left, e.clientY - r.top);
+      if (!got) return;
+      if (got.version !== null) versions.value = got.version;
+      if (got.rule !== null) rule.value = got.rule;
+      run();
     });
 
     let asked = 0;
