@@ -9,7 +9,6 @@ import json
 import shutil
 import zipfile
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -156,7 +155,7 @@ def test_page_load_routes_by_source_and_row(coll):
     cv = index_view()
 
     def load(**q):
-        got = cv.on_page_load(SimpleNamespace(query_params=q))
+        got = cv.on_page_load(q)
         return tuple(got.get(c) for c in ("view", "src", "loaded", "index"))  # a part left out keeps its value
 
     view, src, loaded, index = load(src=str(coll), timed_out="yes")

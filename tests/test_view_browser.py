@@ -73,6 +73,27 @@ def test_keyboard_steps_through_turns(page, app_url):
     assert not page.locator(".tv-help").is_visible()
 
 
+def test_the_page_load_answers_the_link_as_it_was_opened(page, app_url):
+    """The page load answers in two steps (the run page, then the index and the view). Both answer the link as the
+    page was opened, kept before anything ran: on a busy machine Gradio sends the load's events after the reader
+    has moved, with the page's URL as it is then (the view writes the reader's place there), and the view was
+    opened again at that place, undoing the keys pressed meanwhile (tests/test_view_browser.py's keyboard test
+    met it under load)."""
+    from viewer.ui.app import build_app
+
+    opened = "?src=scripted-smollm2&turn=1"
+    open_view(page, f"{app_url}/{opened}")
+    page.keyboard.press("j")
+    page.wait_for_function("location.search.includes('turn=2')")
+    assert page.evaluate("window.__openedLink") == opened
+    demo = build_app(default_source="scripted-smollm2")
+    loads = [d for d in demo.config["dependencies"] if d["targets"] and d["targets"][0][1] == "load"]
+    first = next(d for d in loads if d["js"] and "__openedLink" in d["js"])
+    second = next(d for d in demo.config["dependencies"] if d.get("trigger_after") == first["id"])
+    state = {c["id"] for c in demo.config["components"] if c.get("type") == "state"}
+    assert set(second["inputs"]) <= state and second["inputs"], "the second step reads the first step's link, not the URL"
+
+
 def test_deep_link_restores_view(page, app_url):
     open_view(page, f"{app_url}/?src=scripted-smollm2&turn=2&mode=logprob&scope=full")
     assert active_turn(page).startswith("turn 2")

@@ -53,6 +53,7 @@ interface FindSummary {
   versions: number[];
   rules: RuleCount[];
   error: string | null;
+  covers: string | null;
 }
 
 interface HitRow {

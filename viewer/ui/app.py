@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from urllib.parse import parse_qsl
 
 import gradio as gr
 from fastapi.responses import JSONResponse, Response
@@ -34,6 +35,19 @@ DEFAULT_EXAMPLE = "scripted-smollm2"  # three turns, a drifting boundary, a turn
 # Gradio keeps every upload in its cache; sweep files older than 15 minutes every 5 minutes.
 UPLOAD_CACHE_SWEEP = (300, 900)
 log = logging.getLogger("rollout_viewer")
+
+
+# The page's query as it was opened, kept before Gradio or the token view runs (the view rewrites the URL as the
+# reader moves); the page load's first event sends it (ViewPage.load).
+OPENED_LINK = "<script>window.__openedLink = window.location.search;</script>"
+OPENED_LINK_JS = "() => (window.__openedLink ?? window.location.search)"
+MAX_LINK_CHARS = 16_000  # a page link's query: longer is no link of ours
+
+
+def link_params(search: str) -> dict[str, str]:
+    """A page link's query string (`?src=...&turn=2`) as parameters, the last value of a repeated one kept."""
+    text = search if isinstance(search, str) else ""
+    return dict(parse_qsl(text[:MAX_LINK_CHARS].removeprefix("?"), keep_blank_values=True))
 
 
 def configured_source(cli_source: str | None = None) -> str:
@@ -69,8 +83,18 @@ class ViewPage:
         """What the page load shows. The run page's parts first (viewer/ui/run_view.py), the collection index below
         it after: on a big run the index is most of the bytes, and the run page is what the visitor came for."""
         parts = self.parts
-        demo.load(self.runs.on_page_load, None, self.runs.outputs()).then(
-            self.index.on_page_load, None, [parts.view, parts.src, parts.loaded, parts.index])
+        # The link as the page was opened (OPENED_LINK, before anything ran), not the page's URL when the load's
+        # events are sent: the token view writes the reader's place there, and the load, answering that place
+        # later, would open the view there again and undo the keys the reader pressed meanwhile.
+        opened = gr.Textbox(visible=False)
+        link = gr.State({})
+
+        def run_page_first(search: str) -> dict:
+            params = link_params(search)
+            return {**self.runs.on_page_load(params), link: params}
+
+        demo.load(run_page_first, opened, [*self.runs.outputs(), link], js=OPENED_LINK_JS).then(
+            self.index.on_page_load, link, [parts.view, parts.src, parts.loaded, parts.index])
         demo.load(self.find.on_page_load, None, self.find.html)  # the search panel (viewer/ui/find_panel.py)
 
 
@@ -119,7 +143,7 @@ def launch_options(public: bool) -> dict:
                               font_mono=[font("ui-monospace"), font("Menlo"), font("monospace")])
     # In public mode Gradio's own error texts (which can name server paths) become a generic message;
     # our handlers answer in the page and through gr.Error, which is always shown.
-    opts: dict = {"theme": theme, "show_error": not public, "css": assets.read("app_chrome.css") + assets.read("run_chrome.css"),
+    opts: dict = {"theme": theme, "show_error": not public, "head": OPENED_LINK, "css": assets.read("app_chrome.css") + assets.read("run_chrome.css"),
                   "app_kwargs": {"exception_handlers": {KeyError: _not_found, FnIndexInferError: _not_found,
                                                         ClientDisconnect: _hung_up}}}
     if public:

@@ -58,9 +58,10 @@ class CollectionView:
 
     # -- events ------------------------------------------------------------------------------------
 
-    def on_page_load(self, request: gr.Request) -> dict:
-        """The token view, source box, loaded source and index for the page link (viewer/router.py reads it)."""
-        return self.parts.of(self.rows.page_link(dict(request.query_params) if request is not None else {}))
+    def on_page_load(self, params: dict[str, str]) -> dict:
+        """The token view, source box, loaded source and index for the page link's parameters (viewer/router.py
+        reads them), as the page was opened."""
+        return self.parts.of(self.rows.page_link(dict(params) if isinstance(params, dict) else {}))
 
     def on_action(self, evt: gr.EventData) -> dict:
         """The index's events: {action: "open", src, row, query} and {action: "back", src, query}."""

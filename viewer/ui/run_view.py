@@ -47,10 +47,6 @@ MAX_PUBLIC_VERSIONS = 5000  # on a public Space a page holds at most this many v
 _serial = itertools.count(1)
 
 
-def _params(request: gr.Request | None) -> dict[str, str]:
-    return dict(request.query_params) if request is not None else {}
-
-
 class RunView:
     """Owns the run page's components and events."""
 
@@ -113,9 +109,9 @@ class RunView:
     def on_source(self, source: str) -> dict:
         return self.show(source if isinstance(source, str) else "", {})
 
-    def on_page_load(self, request: gr.Request) -> dict:
-        q = _params(request)
-        return self.show(str(q.get("src") or self.service.default_source or ""), q)
+    def on_page_load(self, params: dict[str, str]) -> dict:
+        """The run page of the page link's parameters (its source, version, group), or hidden."""
+        return self.show(str(params.get("src") or self.service.default_source or ""), params)
 
     def on_action(self, evt: gr.EventData) -> dict:
         """The body's "open" events (a group, or a rollout of a task): the token view, loaded source and index."""
