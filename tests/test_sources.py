@@ -27,15 +27,10 @@ def run_check(*args: str, env: dict | None = None) -> subprocess.CompletedProces
 
 
 # `viewer check` of each source in turn, in one fresh process (the Hub's cache location is read at import)
-CHECKS = """import contextlib, io, json, sys
-from viewer.cli import main
-said = []
-for source in sys.argv[1:]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = main(["check", source])
-    said.append([code, out.getvalue()])
-print(json.dumps(said))"""
+CHECKS = """import json, sys
+sys.path.insert(0, "tests")
+from support.viewer_cli import viewer
+print(json.dumps([[r.returncode, r.stdout] for r in (viewer("check", s) for s in sys.argv[1:])]))"""
 
 
 def run_checks(*sources: str, env: dict) -> tuple[list[tuple[int, str]], str]:

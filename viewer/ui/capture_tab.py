@@ -280,22 +280,23 @@ class CaptureTab:
     def _vet(self, values: dict, profile: gr.OAuthProfile | None, only: tuple[str, ...] | None, testid: str,
              out_dir: str = "") -> tuple[CaptureConfig | None, str]:
         """The config to act on, or the message (HTML) that stops it: gate, public policy, then the form."""
-        stop = self._stop(values, profile, out_dir)
+        cfg, found = self.config(values, out_dir)
+        stop = self._stop(values, profile, cfg, out_dir)
         if stop:
             return None, _error_html(testid, *stop)
-        cfg, found = self.config(values, out_dir)
         found = [p for p in found if only is None or p.field in only] + problems(cfg, only)
         return (None, _error_html(testid, [describe(p) for p in found])) if found else (cfg, "")
 
-    def _stop(self, values: dict, profile: gr.OAuthProfile | None, out_dir: str = "") -> tuple[list[str], str] | None:
-        """What stops this request before its form is read (the gate, then a public server's policy) and the
-        message's title, or None. It comes first everywhere, so a refused visitor learns nothing about the form."""
+    def _stop(self, values: dict, profile: gr.OAuthProfile | None, cfg: CaptureConfig,
+              out_dir: str = "") -> tuple[list[str], str] | None:
+        """What stops this request (`cfg`, its settings as read) before its form's problems are said (the gate,
+        then a public server's policy) and the message's title, or None. It comes first everywhere, so a refused
+        visitor learns nothing about the form."""
         refused = self._refusal(values, profile)
         if refused:
             return [refused], "Not allowed"
         if not self.public:
             return None
-        cfg, _ = self.config(values, out_dir)
         if cfg.dataset not in public_datasets():  # before check_public, which looks for it on disk
             return (["Dataset: must be one of the Hub datasets this server offers: " + ", ".join(public_datasets())],
                     "Not allowed on a public server")
@@ -310,9 +311,9 @@ class CaptureTab:
 
         One `gr.validate` per input, in the order Gradio gives an event's set of inputs (by component id). A
         problem with no field of its own passes here, and the handler's summary (`_vet`) names it."""
-        if self.public and self._stop(values, None):  # the handler says it (Gradio hands a validator no profile)
-            return [gr.validate(True, "") for _ in self.form]
         cfg, found = self.config(values)
+        if self.public and self._stop(values, None, cfg):  # the handler says it (Gradio hands a validator no profile)
+            return [gr.validate(True, "") for _ in self.form]
         found = [p for p in found if only is None or p.field in only] + problems(cfg, only)
         if only is None:  # the run's own two numbers
             found += self._group_numbers(values)[2]
