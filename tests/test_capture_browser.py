@@ -167,6 +167,32 @@ def test_backend_fields_and_form_messages(browser, capture_app):
     assert not captures.exists()  # no capture started
 
 
+def test_the_form_is_fetched_when_the_tab_is_first_opened(page, capture_app):
+    """The page opens on View without the Capture form's component code (viewer/ui/deferred_tab.py); the first
+    opening of the tab fetches it and shows the form; a later opening keeps what the form's own events hid."""
+    from playwright.sync_api import expect
+
+    url, _ = capture_app
+    page.goto(url)
+    page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
+    scripts = "() => performance.getEntriesByType('resource').filter(e => e.name.endsWith('.js')).length"
+    before = page.evaluate(scripts)
+    page.click("button[role=tab]:has-text('Capture')")
+    expect(page.locator("#cap-model textarea, #cap-model input").first).to_be_visible(timeout=TIMEOUT)
+    expect(page.locator("#cap-n input")).to_be_visible()  # a Number: a component type the View tab has not
+    assert page.evaluate(scripts) > before  # its code came only now
+    page.locator("#cap-backend label:has-text('local')").click()
+    expect(page.locator("#cap-local-note")).to_be_visible()
+    page.locator("#cap-backend label:has-text('hf-sandbox')").click()
+    expect(page.locator("#cap-local-note")).to_be_hidden()
+    page.click("button[role=tab]:has-text('View')")
+    page.click("button[role=tab]:has-text('Capture')")
+    expect(page.locator("#cap-image")).to_be_visible(timeout=TIMEOUT)
+    page.wait_for_timeout(500)  # the opening's event has answered
+    expect(page.locator("#cap-local-note")).to_be_hidden()  # the backend's choice stands
+    assert page.errors == []
+
+
 def test_public_capture_form_names_no_path(browser, monkeypatch):
     """A public app with capture on: a password field, no backend choice, no training script, and the
     dataset a fixed list."""

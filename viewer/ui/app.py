@@ -22,6 +22,7 @@ from viewer.settings import settings
 from .cache_folder import private_cache
 from .capture_tab import CaptureTab
 from .collection_view import CollectionView
+from .deferred_tab import defer_until_opened
 from .find_panel import FindPanel
 from .mcp_tools import McpTools, only_tools_public
 from .parts import ViewParts
@@ -118,8 +119,10 @@ def build_app(default_source: str | None = None, public: bool = False,
         with gr.Tabs(selected="view", elem_classes="tv-chrome-tabs") as tabs:
             pages: list[tuple[str, Callable[[], None]]] = [("Capture", capture.render), ("View", view.render)]
             for name, render in pages if capture_enabled else pages[::-1]:  # without capture, View comes first
-                with gr.Tab(name, id=name.lower(), elem_id=f"{name.lower()}-tab"):
+                with gr.Tab(name, id=name.lower(), elem_id=f"{name.lower()}-tab") as tab:
                     render()
+                if name == "Capture":  # the page opens on View: the form's code is fetched when it is opened
+                    defer_until_opened(tab)
         capture.wire(tabs, view.wire())
         view.load(demo)
         if mcp:

@@ -1,0 +1,43 @@
+"""A tab whose components are fetched when a visitor first opens it, not with the page.
+
+Gradio (6.31) fetches the code of every visible component in the page's config when the page loads, whichever
+tab holds it; a component that starts hidden is fetched when it is first shown. The Capture tab's form uses five
+component types the View tab does not (Markdown, Radio, Textbox, Number, File): some forty more requests before
+the first token of the default page is drawn, a quarter of its first paint (bench/bench_first_paint.py). So the
+tab's components start hidden and its first opening shows them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import gradio as gr
+from gradio.blocks import Block, BlockContext
+
+
+def _components(block: Block) -> Iterator[gr.components.Component]:
+    for child in getattr(block, "children", []):
+        if isinstance(child, BlockContext):
+            yield from _components(child)
+        elif isinstance(child, gr.components.Component) and not isinstance(child, (gr.State, gr.Timer)):
+            yield child
+
+
+def defer_until_opened(tab: gr.Tab) -> list[gr.components.Component]:
+    """Hide the components `tab` shows (call after its contents are made) and show them when a page first opens
+    the tab; returns them. Later openings change nothing, so what the tab's own events hid since stays hidden
+    (the local backend's note once another backend is chosen)."""
+    shown = [c for c in _components(tab) if c.visible is True]
+    if not shown:
+        return shown
+    for c in shown:
+        c.visible = False
+    opened = gr.State(False)
+
+    def first_opening(already: bool) -> list:
+        if already:
+            return [gr.skip()] * len(shown) + [True]
+        return [gr.update(visible=True)] * len(shown) + [True]
+
+    tab.select(first_opening, opened, [*shown, opened], queue=False, show_progress="hidden")
+    return shown
