@@ -1,10 +1,11 @@
 """First paint for a visitor: from navigation to the first token on screen, against a bare Gradio page.
 
 Two comparisons, each measured in the same run with pages alternating, in fresh browser contexts
-(a new visitor each time), medians reported:
+(a new visitor each time), medians reported. The ratio is the median of each adjacent pair's ratio (the machine's
+speed drifts between pairs more than within one); the ratio of the two medians is printed beside it.
 
 1. ours on the default example against a bare Gradio app that paints one span on page load
-   (`demo.load` returning the span): the floor any Gradio page pays (target: ours <= 1.5x).
+   (`demo.load` returning the span): the floor any Gradio page pays (target: ours <= 1.4x).
 2. the last turn of a 100-turn, ~97 MB synthetic artifact (bench/make_large.py) against the last turn of
    the small default example, both opened by deep link (target: <= 1.2x). The big artifact is loaded
    once by the server and shared, so a later visitor pays only for the outline and the first chunk;
@@ -81,7 +82,7 @@ def large_artifact() -> Path:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--runs", type=int, default=11)
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -103,15 +104,17 @@ def main() -> None:
                            (f"{ours_url}/?src=scripted-smollm2&turn=2", ".tv-tokens .t"), args.runs)
         browser.close()
     med = statistics.median
-    r1, r2 = med(o) / med(b), med(lg) / med(sm)
+    r1, r2 = med([x / y for x, y in zip(o, b)]), med([x / y for x, y in zip(lg, sm)])
     print(f"first paint, median of {args.runs} fresh visitors each, alternating (s):")
     print(f"  ours (default example)      {med(o):.3f}  [{min(o):.3f} .. {max(o):.3f}]")
     print(f"  bare Gradio, one span       {med(b):.3f}  [{min(b):.3f} .. {max(b):.3f}]")
-    print(f"  ratio                       {r1:.2f}x  (target <= 1.5x) {'PASS' if r1 <= 1.5 else 'MISS'}")
+    print(f"  ratio                       {r1:.2f}x  (of the medians {med(o) / med(b):.2f}x; target <= 1.4x) "
+          f"{'PASS' if r1 <= 1.4 else 'MISS'}")
     print(f"  {size_mb:.0f} MB artifact, turn 99    {med(lg):.3f}  [{min(lg):.3f} .. {max(lg):.3f}]"
           f"  (its very first visitor, who pays the load: {first_big:.3f})")
     print(f"  small example, turn 2       {med(sm):.3f}  [{min(sm):.3f} .. {max(sm):.3f}]")
-    print(f"  ratio                       {r2:.2f}x  (target <= 1.2x) {'PASS' if r2 <= 1.2 else 'MISS'}")
+    print(f"  ratio                       {r2:.2f}x  (of the medians {med(lg) / med(sm):.2f}x; target <= 1.2x) "
+          f"{'PASS' if r2 <= 1.2 else 'MISS'}")
 
 
 if __name__ == "__main__":
