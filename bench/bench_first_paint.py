@@ -104,7 +104,7 @@ def main() -> None:
                            (f"{ours_url}/?src=scripted-smollm2&turn=2", ".tv-tokens .t"), args.runs)
         browser.close()
     med = statistics.median
-    r1, r2 = med([x / y for x, y in zip(o, b)]), med([x / y for x, y in zip(lg, sm)])
+    r1, r2 = med([x / y for x, y in zip(o, b, strict=True)]), med([x / y for x, y in zip(lg, sm, strict=True)])
     print(f"first paint, median of {args.runs} fresh visitors each, alternating (s):")
     print(f"  ours (default example)      {med(o):.3f}  [{min(o):.3f} .. {max(o):.3f}]")
     print(f"  bare Gradio, one span       {med(b):.3f}  [{min(b):.3f} .. {max(b):.3f}]")

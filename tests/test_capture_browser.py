@@ -176,6 +176,8 @@ def test_the_form_is_fetched_when_the_tab_is_first_opened(page, capture_app):
     page.goto(url)
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
     scripts = "() => performance.getEntriesByType('resource').filter(e => e.name.endsWith('.js')).length"
+    tabs = "els => els.map(e => e.innerText.trim())"
+    assert page.eval_on_selector_all("button[role=tab]", tabs) == ["Capture", "View"]  # the deferral adds no tab
     before = page.evaluate(scripts)
     page.click("button[role=tab]:has-text('Capture')")
     expect(page.locator("#cap-model textarea, #cap-model input").first).to_be_visible(timeout=TIMEOUT)
@@ -190,6 +192,7 @@ def test_the_form_is_fetched_when_the_tab_is_first_opened(page, capture_app):
     expect(page.locator("#cap-image")).to_be_visible(timeout=TIMEOUT)
     page.wait_for_timeout(500)  # the opening's event has answered
     expect(page.locator("#cap-local-note")).to_be_hidden()  # the backend's choice stands
+    assert page.eval_on_selector_all("button[role=tab]", tabs) == ["Capture", "View"]
     assert page.errors == []
 
 

@@ -32,7 +32,8 @@ def defer_until_opened(tab: gr.Tab) -> list[gr.components.Component]:
         return shown
     for c in shown:
         c.visible = False
-    opened = gr.State(False)
+    with tab:  # made inside the tab: a block left in the Tabs beside their tabs shows as one more tab button
+        opened = gr.State(False)
 
     def first_opening(already: bool) -> list:
         if already:
