@@ -91,7 +91,9 @@ def test_cancel_midway_leaves_nothing(page, capture_app, scripted_llm, task_file
     fill_form(page, llm, task_file, tokenizer_dir)
     page.click("#cap-run")
     page.wait_for_function("document.querySelector('#cap-log textarea').value.includes('tool write')", timeout=TIMEOUT)
-    page.click("button[role=tab]:has-text('Capture')")  # the View tab came to the front with the first turn
+    # the View tab comes to the front with the first turn, which a busy machine may say after the log line
+    page.wait_for_selector("button[role=tab][aria-selected=true]:has-text('View')", timeout=TIMEOUT)
+    page.click("button[role=tab]:has-text('Capture')")
     page.click("#cap-cancel")
     page.wait_for_function("document.querySelector('[data-testid=capture-status]') && "
                            "document.querySelector('[data-testid=capture-status]').innerText.startsWith('cancelled')",
