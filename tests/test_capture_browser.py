@@ -181,6 +181,7 @@ def test_the_form_is_fetched_when_the_tab_is_first_opened(page, capture_app):
     tabs = "els => els.map(e => e.innerText.trim())"
     assert page.eval_on_selector_all("button[role=tab]", tabs) == ["Capture", "View"]  # the deferral adds no tab
     before = page.evaluate(scripts)
+    assert page.locator("#cap-status").count() == 0  # not mounted: a gr.HTML is deferred like the rest
     page.click("button[role=tab]:has-text('Capture')")
     expect(page.locator("#cap-model textarea, #cap-model input").first).to_be_visible(timeout=TIMEOUT)
     expect(page.locator("#cap-n input")).to_be_visible()  # a Number: a component type the View tab has not

@@ -238,6 +238,28 @@ def test_view_tab_comes_first_without_capture(monkeypatch):
     assert tabs(build_app("scripted-smollm2", public=False)) == ["Capture", "View"]
 
 
+def test_every_component_of_the_capture_tab_starts_hidden():
+    """The page opens on View and fetches the Capture form's code when the tab is first opened
+    (viewer/ui/deferred_tab.py): no component under the tab is shown by the page load, a gr.HTML (which Gradio
+    makes a block that can hold others) included."""
+    from viewer.ui.app import build_app
+
+    demo = build_app("scripted-smollm2", public=False)
+    tab = next(b for b in demo.blocks.values() if isinstance(b, gr.Tab) and b.label == "Capture")
+
+    def leaves(block):
+        for child in getattr(block, "children", []):
+            if isinstance(child, gr.components.Component):
+                yield child
+            else:
+                yield from leaves(child)
+
+    shown = [(type(c).__name__, c.elem_id) for c in leaves(tab)
+             if c.visible is True and not isinstance(c, (gr.State, gr.Timer))]
+    assert shown == []
+    assert any(isinstance(c, gr.HTML) for c in leaves(tab))  # the case the check is for is there
+
+
 def test_an_endpoint_that_lists_its_models_is_reachable_even_without_the_model_named(scripted_llm):
     """It answered with its model list: the preflight says reachable, names the model it lacks and those it
     serves (openenv's probe stops there and calls it unusable, not unanswered); the served model is ready."""

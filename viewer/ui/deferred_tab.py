@@ -17,10 +17,11 @@ from gradio.blocks import Block, BlockContext
 
 def _components(block: Block) -> Iterator[gr.components.Component]:
     for child in getattr(block, "children", []):
-        if isinstance(child, BlockContext):
+        if isinstance(child, gr.components.Component):  # before BlockContext: a gr.HTML is both (it can hold blocks)
+            if not isinstance(child, (gr.State, gr.Timer)):
+                yield child
+        elif isinstance(child, BlockContext):
             yield from _components(child)
-        elif isinstance(child, gr.components.Component) and not isinstance(child, (gr.State, gr.Timer)):
-            yield child
 
 
 def defer_until_opened(tab: gr.Tab) -> None:
