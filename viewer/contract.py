@@ -16,6 +16,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from rollout_trace.artifact.run import QueuedRow
+
 Mode = Literal["mask", "logprob", "drift", "advantage", "mismatch", "entropy", "loss"]
 Scope = Literal["new", "full", "row"]
 MODES: tuple[Mode, ...] = ("mask", "logprob", "drift", "advantage", "mismatch", "entropy", "loss")
@@ -190,14 +192,16 @@ class TrainerSummary(msgspec.Struct, frozen=True):
 
 
 class Fate(msgspec.Struct, frozen=True):
-    """Whether the trainer DID train a recorded run's rollout (its consumption log), never to be confused with
-    what TRL's mask WOULD train in it (`TurnOutline.trained`). viewer/fate.py words it."""
+    """Whether the trainer DID train a recorded run's rollout or one of its turns (its consumption log, row by
+    row), never to be confused with what TRL's mask WOULD train in it (`TurnOutline.trained`). viewer/fate.py
+    decides and words it."""
 
-    trained: bool  # a row of it was in the loss at some global step
+    trained: bool  # every row of it (of a turn: the row that trains it) was in the loss at a global step
     steps: list[int]  # the global steps its rows were trained at
-    cause: str | None  # why never: read-ahead, in-queue, stale, oversize, resume-skip, in-batcher, failed, ...
-    label: str  # "trained at step 3" | "never trained (read-ahead)"
+    cause: str | None  # why never: read-ahead, in-queue, stale, oversize, resume-skip, in-batcher, failed, not in mask...
+    label: str  # "trained at step 3" | "never trained (read-ahead)" | "turn 0 trained at step 5 · turns 1–2 never trained (read-ahead)"
     why: str  # one sentence
+    partly: bool = False  # a rollout some of whose rows were trained and some never
 
 
 class RunContext(msgspec.Struct, frozen=True):
@@ -212,8 +216,12 @@ class RunContext(msgspec.Struct, frozen=True):
     status: str  # ok | timed-out | unscorable | failed
     reward: float | None  # TRL's; None: unscorable
     advantage: float | None  # TRL's; None when TRL gave none (a failed rollout)
-    fate: Fate
+    fate: Fate  # the rollout's, its rows together
     crumbs: list[str]  # ["run", "v1", "group 4", "rollout 0"]
+    rows: list[QueuedRow] = []  # its TRL rows in queue order, each with the turns it trains and its fate
+    dropped: str | None = None  # why it has no row ("failed", "no rows"), or its rows' first fate when none was trained
+    # one per turn of the outline, in its order (viewer/fate.py `turn_fate`); empty until the artifact is read
+    turns: list[Fate] = []
 
 
 class Outline(msgspec.Struct, frozen=True):
@@ -240,6 +248,7 @@ class TrainingRow(msgspec.Struct, frozen=True):
     tokens: int
     trained: int
     turns: list[int]
+    fate: Fate | None = None  # a recorded run's rollout: whether the trainer trained this row
 
 
 class Training(msgspec.Struct, frozen=True):

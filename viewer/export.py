@@ -173,8 +173,9 @@ def _outline(r: Rollout, turns: list[int], one_turn: bool, choice: TrainerChoice
              advantage: float | None, run: RunContext | None = None) -> bytes:
     o = outline(r)
     o = with_run(o, r, run) if run is not None else msgspec.structs.replace(o, advantage=advantage)
-    if one_turn:
-        o = msgspec.structs.replace(o, turns=[o.turns[t] for t in turns])
+    if one_turn:  # the run's turn fates stay beside their turns
+        o = msgspec.structs.replace(o, turns=[o.turns[t] for t in turns], run=None if o.run is None else
+                                    msgspec.structs.replace(o.run, turns=[o.run.turns[t] for t in turns]))
     if o.trainer is not None:  # the picker offers what the file carries: every part, the band and advantage on screen
         c = choice or TrainerChoice(o.trainer.parts[0].name)
         eps = o.trainer.eps_choices[c.eps]
@@ -226,7 +227,7 @@ def write_export(r: Rollout, f: IO[str], turn: int | None = None, mode: Mode = "
         note = (f"This export holds {embedded:,} of this {'turn' if one_turn else 'rollout'}'s {wanted if with_rows else total:,} "
                 f"tokens: an export holds at most {max_tokens:,}. Each turn opens on its story; the rest is in the app.")
     if with_rows:
-        rows_record = training(r)
+        rows_record = training(r, run)
     else:
         why = (f"TRL's training rows are not in this export: this rollout has {total:,} tokens, more than an export "
                f"holds ({max_tokens:,}). Open it in the app to see them.")

@@ -37,6 +37,7 @@ class GroupCell(msgspec.Struct, frozen=True):
     failed: bool  # a tool call of this turn failed (TRL's rule: error/failed/traceback/exception in its result)
     trained: bool  # TRL trains a token of it (rollout_trace/analysis/training.py)
     output_tokens: int
+    fate: Fate | None = None  # a recorded run's turn: whether the trainer trained the row that trains it
 
 
 class GroupRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -64,7 +65,8 @@ class RunPlace(msgspec.Struct, frozen=True, kw_only=True):
     version: int
     group_id: int
     steps: list[int]  # global steps any of its rollouts was trained at
-    never: dict[str, int]  # rollouts never trained, by cause
+    never: dict[str, int]  # rollouts none of whose rows was trained, by cause
+    partly: int = 0  # rollouts some of whose rows were trained and some never
 
 
 class GroupMap(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,16 +107,19 @@ class Compare(msgspec.Struct, frozen=True, kw_only=True):
     note: str = ""
 
 
-def _cells(r: Rollout) -> list[GroupCell]:
+def _cells(r: Rollout, fates: list[Fate] | None) -> list[GroupCell]:
     failed = {c.turn for c in r.tool_calls if c.failed}
     return [GroupCell(turn=t.index, tools=[(n or "?")[:40] for n in t.tool_calls[:6]], failed=t.index in failed,
-                      trained=r.training.trained(t.index), output_tokens=t.n_output)
-            for t in r.artifact.turns[:MAX_TURN_CELLS]]
+                      trained=r.training.trained(t.index), output_tokens=t.n_output,
+                      fate=fates[k] if fates is not None and k < len(fates) else None)
+            for k, t in enumerate(r.artifact.turns[:MAX_TURN_CELLS])]
 
 
 def group_row(i: int, status: str, reward: float | None, advantage: float | None, member: Record | None,
-              rollout: Rollout | None, problem: str | None = None, fate: Fate | None = None) -> GroupRow:
-    """One map row from group.json's entry, the rollout's index row and, when it loaded, the rollout."""
+              rollout: Rollout | None, problem: str | None = None, fate: Fate | None = None,
+              turn_fates: list[Fate] | None = None) -> GroupRow:
+    """One map row from group.json's entry, the rollout's index row and, when it loaded, the rollout; a run's
+    rollout with its fate and each turn's (viewer/fate.py)."""
     if reward is not None and not math.isfinite(reward):
         reward = None
     base: dict[str, Any] = {"rollout": i, "path": member.path if member else None, "status": status, "reward": reward,
@@ -124,7 +129,7 @@ def group_row(i: int, status: str, reward: float | None, advantage: float | None
                         tokens=member.tokens if member else None)
     rep, turns = rollout.report, rollout.artifact.turns
     return GroupRow(**base, trained_turns=rep.trained_turns, tokens=sum(t.n_prompt + t.n_output for t in turns),
-                    drifting=sum(1 for b in rep.boundaries if not b.continuous), cells=_cells(rollout),
+                    drifting=sum(1 for b in rep.boundaries if not b.continuous), cells=_cells(rollout, turn_fates),
                     more_turns=max(0, len(turns) - MAX_TURN_CELLS))
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
@@ -89,6 +89,7 @@ class Row:
     completion_mask: np.ndarray
     old_log_probs: np.ndarray
     turns: tuple[int, ...]  # agent turns whose prompt + output this row contains
+    trains: tuple[int, ...] = ()  # of them, the turns whose generated tokens it trains (`row_trains`)
 
     @property
     def n_trained(self) -> int:
@@ -219,12 +220,30 @@ def _contains(row_ids: np.ndarray, t: Turn) -> bool:
             and np.array_equal(row_ids[t.n_prompt:n], t.output_ids))
 
 
+def row_trains(input_ids: np.ndarray, completion_mask: np.ndarray, turns: Sequence[Turn]) -> tuple[int, ...]:
+    """The agent turns whose generated tokens one training row trains: the row begins with the turn's prompt and
+    output (a row grows by appending turns, so each turn it holds is a prefix of it) and its completion mask is 1
+    on one of the output's tokens. A turn that is only context of the row (an earlier turn carried into a forked
+    row's prompt) or that no mask trains belongs to no row; the fate of a row is the fate of the turns it trains."""
+    return tuple(t.index for t in turns if _contains(input_ids, t)
+                 and bool(np.any(completion_mask[t.n_prompt:t.n_prompt + t.n_output])))
+
+
+def queued_rows_train(a: Artifact) -> list[tuple[int, ...]] | None:
+    """The agent turns each row TRL queued for a recorded run's rollout trains (its trl/ part, in queue order,
+    `row_trains`); None when the artifact has no trl part."""
+    if a.trl is None:
+        return None
+    return [row_trains(ids, mask, a.turns) for ids, mask, _ in (a.trl.row(i) for i in range(a.trl.n_rows))]
+
+
 def _rows(seqs: list, turns: list[Turn]) -> list[Row]:
     rows = []
     for s in seqs:
         ids = np.asarray(s.input_ids, dtype=np.int32)
-        rows.append(Row(ids, np.asarray(s.completion_mask, dtype=np.int8), np.asarray(s.old_log_probs, dtype=np.float64),
-                        tuple(t.index for t in turns if _contains(ids, t))))
+        mask = np.asarray(s.completion_mask, dtype=np.int8)
+        rows.append(Row(ids, mask, np.asarray(s.old_log_probs, dtype=np.float64),
+                        tuple(t.index for t in turns if _contains(ids, t)), row_trains(ids, mask, turns)))
     return rows
 
 

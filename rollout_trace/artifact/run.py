@@ -69,6 +69,18 @@ _DECODERS: dict[type, Any] = {t: msgspec.json.Decoder(t) for t in (IndexEntry, C
                                                                    ConsumptionEnd, RunManifest, Rescored)}
 
 
+class QueuedRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One training row TRL queued for a rollout, joined with what the trainer did with it. A fate belongs to a
+    row, and a turn to the row that trains it (`turns`): viewer/fate.py reads a turn's fate from these."""
+
+    ordinal: int  # its position in the queue within the segment (the consumption log's key)
+    turns: tuple[int, ...] | None  # the agent turns whose generated tokens it trains; None: not recorded
+    tokens: int
+    trained_tokens: int  # in TRL's mask
+    fate: RowFate
+    step: int | None  # the global step it was trained at ("trained" only)
+
+
 class RunRow(msgspec.Struct, frozen=True, kw_only=True):
     """One recorded rollout, joined with what the trainer did with its rows."""
 
@@ -106,6 +118,7 @@ class RunRow(msgspec.Struct, frozen=True, kw_only=True):
     dropped: str | None  # None when trained; else "failed", "no rows", or its rows' fate
     trainer_tokens: int = 0  # in TRL's mask over the rows the trainer DID train at a step
     problem: str | None = None  # what the recorder could not record of it, and why (its index line's)
+    queued: tuple[QueuedRow, ...] = ()  # its TRL rows with their fates, in queue order
 
 
 class RunGroup(msgspec.Struct, frozen=True, kw_only=True):
@@ -387,7 +400,10 @@ def join_fates(entries: list[IndexEntry], by_key: Mapping[tuple[str, int], tuple
             dataset_index=e.dataset_index, recorded_at=e.recorded_at, ordinals=tuple(r.ordinal for r in e.rows),
             fates=fates, trained_steps=steps,
             trained_step=steps[0] if steps else None, dropped=_dropped(e, fates), problem=e.problem,
-            trainer_tokens=sum(r.trained_tokens for r, (f, _) in zip(e.rows, got, strict=True) if f == "trained")))
+            trainer_tokens=sum(r.trained_tokens for r, (f, _) in zip(e.rows, got, strict=True) if f == "trained"),
+            queued=tuple(QueuedRow(ordinal=r.ordinal, turns=None if r.turns is None else tuple(r.turns), tokens=r.tokens,
+                                   trained_tokens=r.trained_tokens, fate=f, step=s if f == "trained" else None)
+                         for r, (f, s) in zip(e.rows, got, strict=True))))
     rows.sort(key=lambda r: (r.segment, r.policy_version, r.group_id, r.rollout))
     return rows
 

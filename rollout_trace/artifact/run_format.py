@@ -106,6 +106,9 @@ class RowRef(msgspec.Struct):
     fingerprint: str
     tokens: int
     trained_tokens: int
+    # the agent turns whose generated tokens this row trains (rollout_trace/analysis/training.py `row_trains`);
+    # None: not recorded (a run recorded before the field, or a rollout without its artifact)
+    turns: list[int] | None = None
 
 
 class IndexEntry(msgspec.Struct):

@@ -54,9 +54,9 @@ def _run(t: RunTable, rows: np.ndarray, store: RunStore) -> Run:
     o = t.ordinals.filter(pc.is_in(t.ordinals["entry"], value_set=pa.array(rows, pa.int64()))) \
         if len(rows) and t.ordinals.num_rows else t.ordinals.slice(0, 0)
     refs: dict[int, list[dict]] = defaultdict(list)
-    for x in o.to_pylist():  # placeholders where the columns hold nothing: the join reads ordinals and tokens
-        refs[x["entry"]].append({"ordinal": x["ordinal"], "fingerprint": "", "tokens": 0,
-                                 "trained_tokens": x["trained_tokens"]})
+    for x in o.to_pylist():  # placeholders where the columns hold nothing: the join reads ordinals, tokens, turns
+        refs[x["entry"]].append({"ordinal": x["ordinal"], "fingerprint": "", "tokens": x["tokens"],
+                                 "trained_tokens": x["trained_tokens"], "turns": x["turns"]})
     # the consumption lines of these rows only; a later line of the same row wins, as in `join`
     c = t.consumed
     if o.num_rows and c.num_rows:

@@ -68,7 +68,10 @@ COLUMNS: dict[str, pa.DataType] = {
     "seed_trained_turns": pa.int64(), "drifting_boundaries": pa.int64(), "problem": pa.string(),
     "tools": pa.list_(pa.string()),
 }
-_ROW = pa.struct([("ordinal", pa.int64()), ("trained_tokens", pa.int64())])
+_ROW = pa.struct([("ordinal", pa.int64()), ("tokens", pa.int64()), ("trained_tokens", pa.int64()),
+                  ("turns", pa.list_(pa.int64()))])
+_ORDINALS = pa.schema([("segment", pa.string()), ("ordinal", pa.int64()), ("entry", pa.int64()),
+                       ("tokens", pa.int64()), ("trained_tokens", pa.int64()), ("turns", pa.list_(pa.int64()))])
 _SCHEMA = pa.schema([*COLUMNS.items(), ("rows", pa.list_(_ROW))])
 _CONSUMED = pa.schema([("segment", pa.string()), ("ordinal", pa.int64()), ("fate", pa.string()),
                       ("step", pa.int64())])
@@ -165,11 +168,13 @@ def _ordinals(raw: pa.Table, first: int) -> pa.Table:
     lengths = pc.fill_null(pc.list_value_length(raw["rows"]), 0)
     parents = pc.list_parent_indices(raw["rows"])
     flat = pc.list_flatten(raw["rows"])
-    return pa.table({"segment": pc.take(raw["segment"], parents), "ordinal": pc.struct_field(flat, [0]),
+    if not len(lengths):
+        return _empty(_ORDINALS)
+    return pa.table({"segment": pc.take(raw["segment"], parents), "ordinal": pc.struct_field(flat, "ordinal"),
                      "entry": pc.add(parents, pa.scalar(first, pa.int64())),
-                     "trained_tokens": pc.fill_null(pc.struct_field(flat, [1]), 0)}) if len(lengths) else \
-        pa.table({"segment": pa.array([], pa.string()), "ordinal": pa.array([], pa.int64()),
-                  "entry": pa.array([], pa.int64()), "trained_tokens": pa.array([], pa.int64())})
+                     "tokens": pc.fill_null(pc.struct_field(flat, "tokens"), 0),
+                     "trained_tokens": pc.fill_null(pc.struct_field(flat, "trained_tokens"), 0),
+                     "turns": pc.struct_field(flat, "turns")}, schema=_ORDINALS)
 
 
 @dataclass
@@ -204,7 +209,7 @@ class RunTable:
 
     root: Path | None
     table: pa.Table
-    ordinals: pa.Table  # (segment, ordinal, entry, trained_tokens) of every TRL row
+    ordinals: pa.Table  # _ORDINALS: (segment, ordinal, entry, tokens, trained_tokens, turns) of every TRL row
     consumed: pa.Table  # (segment, ordinal, fate, step) of every consumption line
     files: dict[str, _File] = field(default_factory=dict)
     run_files: RunFiles = field(default_factory=RunFiles)
@@ -240,10 +245,9 @@ class RunTable:
         cols["n_rows"] = pa.array([r.rows for r in rows], pa.int64())
         fates = pa.table({name: pa.array([getattr(r, name) for r in rows], kind)
                           for name, kind in FATE_COLUMNS.items()})
-        ordinals = pa.table({"segment": pa.array([r.segment for r in rows for _ in r.ordinals], pa.string()),
-                             "ordinal": pa.array([o for r in rows for o in r.ordinals], pa.int64()),
-                             "entry": pa.array([i for i, r in enumerate(rows) for _ in r.ordinals], pa.int64()),
-                             "trained_tokens": pa.array([0 for r in rows for _ in r.ordinals], pa.int64())})
+        ordinals = pa.Table.from_pylist([{"segment": r.segment, "ordinal": q.ordinal, "entry": i, "tokens": q.tokens,
+                                          "trained_tokens": q.trained_tokens, "turns": q.turns}
+                                         for i, r in enumerate(rows) for q in r.queued], schema=_ORDINALS)
         consumed = pa.Table.from_pylist([{k: getattr(c, k) for k in _CONSUMED.names} for c in run.consumed],
                                         schema=_CONSUMED)
         files = RunFiles(manifest=run.manifest, segments=list(run.segments),
@@ -687,7 +691,8 @@ def _fates(t: RunTable) -> pa.Table:
         c = t.consumed.append_column("__i", pa.array(np.arange(t.consumed.num_rows, dtype=np.int64)))
         last = c.group_by(["segment", "ordinal"], use_threads=False).aggregate([("__i", "max")])
         c = c.take(last["__i_max"]).select(["segment", "ordinal", "fate", "step"])
-        keyed = o.append_column("__k", pa.array(np.arange(o.num_rows, dtype=np.int64)))
+        keyed = o.select(["segment", "ordinal", "entry", "trained_tokens"]).append_column(
+            "__k", pa.array(np.arange(o.num_rows, dtype=np.int64)))  # Acero joins no list column (turns)
         j = keyed.join(c, ["segment", "ordinal"], join_type="left outer").sort_by("__k")
         fate = j["fate"].combine_chunks()
         step = j["step"].combine_chunks()

@@ -24,10 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from rollout_trace.analysis.continuity import boundaries
-from rollout_trace.analysis.training import TRL_VERSION, record, training
+from rollout_trace.analysis.training import TRL_VERSION, record, row_trains, training
 from rollout_trace.artifact import Artifact, Summary, Task, Turn
 from rollout_trace.artifact.group import GroupFile, GroupRollout, GroupRun, grpo_advantages
 from rollout_trace.artifact.run_format import Drift, IndexEntry, RowRef
@@ -244,6 +245,9 @@ def build_rollout(g: ScoredGroup, r: ScoredRollout, scored: tuple[dict, float] |
         + [{"label": "final", "delta": None, "value": reward, "why": "TRL's sum of its reward columns"}],
         captured_at=iso(rec.ended_at or time.time()), n_tokens=sum(t.n_prompt + t.n_output for t in turns),
         drifting_boundaries=drifting, run=run)
+    # which turns each queued row trains, so a page can give each turn its row's fate without opening the rollout
+    out.rows = [msgspec.structs.replace(x, turns=list(row_trains(s.input_ids, s.completion_mask, turns)))
+                for x, s in zip(out.rows, r.samples, strict=True)]
     in_memory = Artifact(source="recorded rollout", root=None, summary=summary, turns=turns, trace=calls)
     summary.trl_training = record(training(in_memory, validated=rec.training_trace))  # the trace TRL trained on
     sample = TrlSample(format_version=TRL_PART_VERSION, trl=TRL_VERSION, segment=g.segment, group_id=g.group_id,

@@ -37,8 +37,9 @@ interface Failed {
   error_html: string;
 }
 
-/** Whether the trainer DID train a recorded run's rollout (its consumption log), never to be confused with
- * what TRL's mask WOULD train in it (`TurnOutline.trained`). viewer/fate.py words it.
+/** Whether the trainer DID train a recorded run's rollout or one of its turns (its consumption log, row by
+ * row), never to be confused with what TRL's mask WOULD train in it (`TurnOutline.trained`). viewer/fate.py
+ * decides and words it.
  */
 interface Fate {
   trained: boolean;
@@ -46,6 +47,7 @@ interface Fate {
   cause: string | null;
   label: string;
   why: string;
+  partly: boolean;
 }
 
 interface FindSummary {
@@ -174,6 +176,18 @@ interface Outline {
   run: RunContext | null;
 }
 
+/** One training row TRL queued for a rollout, joined with what the trainer did with it. A fate belongs to a
+ * row, and a turn to the row that trains it (`turns`): viewer/fate.py reads a turn's fate from these.
+ */
+interface QueuedRow {
+  ordinal: number;
+  turns: number[] | null;
+  tokens: number;
+  trained_tokens: number;
+  fate: "in-batcher" | "in-queue" | "oversize" | "read-ahead" | "resume-skip" | "stale" | "trained" | "unknown";
+  step: number | null;
+}
+
 interface RuleCount {
   rule: string;
   total: number;
@@ -217,6 +231,9 @@ interface RunContext {
   advantage: number | null;
   fate: Fate;
   crumbs: string[];
+  rows: QueuedRow[];
+  dropped: string | null;
+  turns: Fate[];
 }
 
 /** One group as the versions list shows it. */
@@ -402,6 +419,7 @@ interface TrainingRow {
   tokens: number;
   trained: number;
   turns: number[];
+  fate: Fate | null;
 }
 
 interface TurnOutline {

@@ -18,7 +18,8 @@ interface TrainerQuery { part: string; eps: [number, number]; advantage: number 
 /** What the token view asks for; the app (server functions) and an export (embedded data) each answer. */
 interface TraceApi {
   chunk(q: ChunkQuery): Promise<Answer<Chunk>>;
-  training(): Promise<Training>;
+  /** TRL's rows; with a recorded run's context, each row's fate beside it */
+  training(run: RunContext | null): Promise<Training>;
   /** One turn's numbers, or with `summary` the rollout's and every turn's (viewer/ui/view_tab.py `trainer`). */
   trainer?(q: TrainerQuery & {summary: true}): Promise<Answer<TrainerSummary>>;
   trainer?(q: TrainerQuery & {turn: number}): Promise<Answer<TrainerTurn>>;
@@ -32,7 +33,7 @@ interface TraceApi {
 /** The token view's server functions (viewer/ui/view_tab.py): each names the rollout on screen by its key. */
 interface ViewServer {
   chunk(q: ChunkQuery & {key: string | null}): Promise<Answer<Chunk>>;
-  training(q: {key: string | null}): Promise<Training>;
+  training(q: {key: string | null, run: RunContext | null}): Promise<Training>;
   trainer(q: TrainerQuery & {key: string | null; turn?: number; summary?: true}):
     Promise<Answer<TrainerTurn> | Answer<TrainerSummary>>;
   export(q: object): Promise<Answer<Exported>>;

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections import Counter
 from typing import TextIO
 
 import msgspec
@@ -20,6 +21,7 @@ from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.collection import Collection, Record, failed_records
 from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_query, to_query
 from rollout_trace.artifact.group import load_group
+from rollout_trace.artifact.run import QueuedRow, Run
 
 from . import open_index
 from .facts import RowFacts
@@ -99,14 +101,28 @@ def _row(r: Record) -> dict[str, str]:
     }
 
 
-def _fate(r: Record) -> str:
-    """Whether the trainer took it: the first step, or why never (a group: its rollouts' first step)."""
-    if r.trained_step is not None:
-        return f"step {r.trained_step}"
-    return f"never: {r.dropped}" if r.dropped else "-"
+def _steps(steps: list[int]) -> str:
+    return ("step " if len(steps) == 1 else "steps ") + ",".join(map(str, steps))
 
 
-def _run_row(r: Record) -> dict[str, str]:
+def _fate(rows: list[QueuedRow] | None, dropped: str | None) -> str:
+    """What the trainer did with a rollout's rows, or a group's rollouts' rows (viewer/fate.py decides each):
+    "step 5", "never: read-ahead", or rows of different fates "step 5 + never: read-ahead (1 of 2 rows)"."""
+    if rows is None:
+        return "-"
+    if not rows:
+        return f"never: {dropped}" if dropped else "-"
+    steps = sorted({q.step for q in rows if q.fate == "trained" and q.step is not None})
+    never = Counter(q.fate for q in rows if q.fate != "trained")
+    if not never:
+        return _steps(steps)
+    causes = ", ".join(sorted(never))
+    if not steps:
+        return f"never: {causes}"
+    return f"{_steps(steps)} + never: {causes} ({sum(never.values())} of {len(rows)} rows)"
+
+
+def _run_row(r: Record, rows: list[QueuedRow] | None = None) -> dict[str, str]:
     """A row of a recorded TRL run: where it sits (version, group, rollout), what TRL did with it. Two token
     columns, never one: `mask` is what TRL's mask WOULD train over the rows it queued, `trained` what the trainer
     DID train (the rows it took into a step)."""
@@ -120,17 +136,43 @@ def _run_row(r: Record) -> dict[str, str]:
         "tokens": f"{r.tokens:,}" if r.tokens is not None else "-",
         "mask": f"{r.trained_tokens:,}" if r.trained_tokens is not None else "-",
         "trained": f"{r.trainer_tokens:,}" if r.trainer_tokens is not None else "-",
-        "fate": _fate(r),
+        "fate": _fate(rows, r.dropped),
         "tools": _fmt(r.tools, "tools"),
         "path": r.path or "(no folder: failed)",
     }
 
 
-def table(records: list[Record], run: bool = False) -> str:
+def queued_rows(run: Run, records: list[Record]) -> dict[str, list[QueuedRow]]:
+    """Each run row's TRL rows with their fates, by its path ("" for a rollout without a folder: by its place):
+    a rollout's own, a group's its rollouts' together."""
+    by_place = {(r.segment, r.group_id, r.rollout): r for r in run.rows}
+    by_group: dict[tuple[str, int], list[QueuedRow]] = {}
+    for r in run.rows:
+        by_group.setdefault((r.segment, r.group_id), []).extend(r.queued)
+    out: dict[str, list[QueuedRow]] = {}
+    for rec in records:
+        if rec.kind == "group":
+            out[_key(rec)] = by_group.get((rec.segment or "", rec.group_id or 0), [])
+        else:
+            row = by_place.get((rec.segment or "", rec.group_id or 0, rec.rollout or 0))
+            if row is not None:
+                out[_key(rec)] = list(row.queued)
+    return out
+
+
+def _key(rec: Record) -> str:
+    return f"{rec.kind}|{rec.path}|{rec.segment}|{rec.group_id}|{rec.rollout}"
+
+
+def table(records: list[Record], run: Run | None = None) -> str:
     """An aligned text table, one line per row; the last column is not padded."""
-    shape = _run_row if run else _row
-    rows = [shape(r) for r in records]
-    heads = list(shape(Record(kind="artifact", path="", valid=True)).keys())
+    if run is not None:
+        queued = queued_rows(run, records)
+        rows = [_run_row(r, queued.get(_key(r))) for r in records]
+        heads = list(_run_row(Record(kind="artifact", path="", valid=True)).keys())
+    else:
+        rows = [_row(r) for r in records]
+        heads = list(_row(Record(kind="artifact", path="", valid=True)).keys())
     widths = {h: max([len(h)] + [len(r[h]) for r in rows]) for h in heads}
     lines = ["  ".join(h.ljust(widths[h]) if h != heads[-1] else h for h in heads)]
     for r in rows:
@@ -173,6 +215,14 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
                                      r.rollout or 0))
         if args.json:
             records, found_notes = with_findings(c, rows)
+            if c.run is not None:  # each run row's TRL rows: the turns each trains, its fate (a fate is a row's)
+                queued = queued_rows(c.run, rows)
+                for rec, doc_row in zip(rows, records, strict=True):
+                    got = queued.get(_key(rec))
+                    doc_row["rows"] = None if got is None else [
+                        {"ordinal": q.ordinal, "turns": None if q.turns is None else list(q.turns), "tokens": q.tokens,
+                         "trained_tokens": q.trained_tokens, "fate": q.fate, "step": q.step} for q in got]
+                    doc_row["fate"] = _fate(got, rec.dropped)
             doc = {"source": c.source, "kind": c.kind, "query": to_query(filters), "total": len(all_records),
                    "shown": len(rows), "records": records, "problems": [str(p) for p in c.problems],
                    "models": model_choices(r.model for r in c.records if r.model),  # each model once, as the page's filter
@@ -182,7 +232,7 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
                               "segments": [s.start.segment for s in c.run.segments], "trl": c.run.manifest.versions.get("trl")}
             write_all(out, msgspec.json.encode(doc).decode() + "\n")
         else:
-            write_all(out, table(rows, run=c.run is not None) + "\n")
+            write_all(out, table(rows, run=c.run) + "\n")
             n_bad = sum(not r.valid for r in c.records)
             unlisted = _unlisted(c)
             skipped = f"; {len(unlisted)} problem(s), what they name is skipped:" if unlisted else ""
@@ -194,7 +244,8 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
                       file=err)
             if c.run is not None:
                 print("mask: tokens TRL's mask would train over the rows it queued; trained: tokens the trainer "
-                      "trained (rows it took into a step); fate: the first step, or why never", file=err)
+                      "trained (rows it took into a step); fate: the steps its rows were trained at, or why never "
+                      "(a rollout whose rows met different fates says both)", file=err)
             for n in c.notes + notes:
                 print(f"note: {n}", file=err)
     finally:

@@ -40,23 +40,34 @@ def _cell(row: GroupRow, pos: int) -> str:
         return "<td class='gm-cell gm-none'></td>"
     c = row.cells[pos]
     tools = ", ".join(c.tools) if c.tools else "no tool call"
-    classes = " ".join(x for x in ("gm-cell", "trained" if c.trained else "untrained", "failed" if c.failed else "",
-                                   "stop" if not c.tools else "") if x)
+    never = c.fate is not None and c.trained and not c.fate.trained  # in the mask, its row never trained
+    classes = " ".join(x for x in ("gm-cell", "trained" if c.trained else "untrained", "never" if never else "",
+                                   "failed" if c.failed else "", "stop" if not c.tools else "") if x)
     fail = "<span class='gm-fail' aria-label='a tool call failed'>✗</span> " if c.failed else ""
     mask = "in TRL's mask" if c.trained else "not in TRL's mask"
-    tip = f"turn {c.turn}: {tools}{' (failed)' if c.failed else ''} · {mask} · {c.output_tokens:,} generated tokens"
+    fate = f" · {c.fate.label}" if c.fate is not None and c.trained else ""
+    tip = f"turn {c.turn}: {tools}{' (failed)' if c.failed else ''} · {mask}{fate} · {c.output_tokens:,} generated tokens"
     return (f"<td class='{classes}'><button type='button' class='gm-open' data-rollout='{row.rollout}' data-turn='{pos}' "
             f"title='{text(tip)}' data-testid='group-cell'>{fail}{text(short(tools, 40))}</button></td>")
 
 
+def fate_kind(f: Fate) -> str:
+    """The class a fate is drawn with: every row trained, some, or none."""
+    return "trained" if f.trained else "partly" if f.partly else "never"
+
+
 def fate_cell(f: Fate | None) -> str:
-    """The trainer's fact beside the mask's: "step 3" or "never: read-ahead" (the sentence on hover)."""
+    """The trainer's fact beside the mask's: "step 3", "never: read-ahead", or a rollout whose rows met different
+    fates by its turns ("turn 0 trained at step 5 · turns 1–2 never trained (read-ahead)"); the sentence on hover."""
     if f is None:
         return "<td class='gm-fate'>-</td>"
-    label = ("step " if len(f.steps) == 1 else "steps ") + ", ".join(map(str, f.steps)) if f.trained else \
-        f"never: {f.cause}"
-    return (f"<td class='gm-fate {'trained' if f.trained else 'never'}' data-testid='group-fate' title='{text(f.why)}'>"
-            f"{text(short(label, 40))}</td>")
+    if f.label.startswith(("trained at ", "never trained (")):
+        label = ("step " if len(f.steps) == 1 else "steps ") + ", ".join(map(str, f.steps)) if f.trained else \
+            f"never: {f.cause}"
+    else:  # rows of different fates: the label by turns, whole
+        label = f.label
+    return (f"<td class='gm-fate {fate_kind(f)}' data-testid='group-fate' title='{text(f.why)}'>"
+            f"{text(short(label, 90))}</td>")
 
 
 def _row(row: GroupRow, m: GroupMap) -> str:
@@ -68,7 +79,7 @@ def _row(row: GroupRow, m: GroupMap) -> str:
             if openable else f"<span class='gm-name'>rollout {row.rollout}</span>")
     more = f"<td class='gm-more'>+{row.more_turns:,} turns</td>" if row.more_turns else ""
     cells = "".join(_cell(row, i) for i in range(m.max_turns))
-    never = " fate-never" if row.fate is not None and not row.fate.trained else ""
+    never = f" fate-{fate_kind(row.fate)}" if row.fate is not None and not row.fate.trained else ""
     return (f"<tr class='gm-row status-{text(row.status)}{'' if openable else ' closed'}{never}' data-rollout='{row.rollout}' "
             f"data-testid='group-row'><td class='gm-pickcell'>{pick}</td><td>{name}</td>"
             f"<td class='gm-num'><span class='gm-reward {_sign(row.reward)}'>{_num(row.reward)}</span></td>"
@@ -86,6 +97,8 @@ def place_line(p: RunPlace) -> str:
         if p.steps else "never trained"
     never = ", ".join(f"{c} {n}" for c, n in sorted(p.never.items()))
     rest = f" · never trained: {never}" if p.steps and never else f" ({never})" if never else ""
+    if p.partly:
+        rest += f" · {p.partly} partly trained (rows of different fates)"
     return (f"<span class='gm-place' data-testid='group-place'><b>version {p.version} · group {p.group_id}</b> "
             f"<span class='gm-dim'>segment {text(short(p.segment, 40))} · {text(steps + rest)}</span></span> ")
 
@@ -201,7 +214,7 @@ def opened_run_rollout(run: RunContext) -> str:
     crumbs = " › ".join(f"<span class='ci-crumb'>{text(c)}</span>" for c in run.crumbs)
     adv = ("TRL gave it no advantage" if run.advantage is None else
            f"advantage <span class='gm-adv {_sign(run.advantage)}'>{run.advantage:+.3f}</span>")
-    fate = (f"<span class='gm-fate {'trained' if run.fate.trained else 'never'}' data-testid='crumb-fate' "
+    fate = (f"<span class='gm-fate {fate_kind(run.fate)}' data-testid='crumb-fate' "
             f"title='{text(run.fate.why)}'>{text(run.fate.label)}</span>")
     return (f"<span class='ci-here' data-testid='crumbs'>{crumbs}</span><span class='ci-dim'> · {run.k} rollouts in the "
             f"group · {text(run.status)} · {adv} · </span>{fate}")

@@ -11,18 +11,21 @@ from __future__ import annotations
 import msgspec
 
 from rollout_trace.analysis import continuity
+from rollout_trace.analysis.training import Training as TrlTraining
 
 from ..contract import (
     MODE_CHOICES,
     SCOPE_CHOICES,
     TRAINER_MODES,
     Audit,
+    Fate,
     Outline,
     RunContext,
     Training,
     TrainingRow,
     TurnOutline,
 )
+from ..fate import row_fate, with_turns
 from ..rollout import CHUNK, Rollout
 from ..trainer_records import trainer_outline
 from . import panels
@@ -92,6 +95,7 @@ def with_run(o: Outline, r: Rollout, run: RunContext) -> Outline:
     """The outline of a run's rollout opened from its group: its place in the run and the trainer's fate,
     in the record (the page's pills and legends) and in the headline and header (an export carries both)."""
     a, rep = r.artifact, r.report
+    run = complete_run(r, run)
     return msgspec.structs.replace(
         o, run=run, advantage=run.advantage,
         summary_html=panels.summary(a, rep, r.pending, run),
@@ -99,7 +103,29 @@ def with_run(o: Outline, r: Rollout, run: RunContext) -> Outline:
                                   r.training, run))
 
 
-def training(r: Rollout) -> Training:
+def complete_run(r: Rollout, run: RunContext) -> RunContext:
+    """`run` for the read rollout `r`: its rows naming the turns they train, each turn's fate, the rollout's
+    fate worded by turns (viewer/fate.py `with_turns`)."""
+    tr = r.training
+    return with_turns(run, r.artifact, [(t.index, tr.trained(t.index)) for t in r.artifact.turns])
+
+
+def training(r: Rollout, run: RunContext | None = None) -> Training:
+    """TRL's rows of the rollout (the row scope); with `run`, each row's fate beside it."""
     view = r.training
-    return Training(html=panels.training(view),
-                    rows=[TrainingRow(int(row.input_ids.size), row.n_trained, list(row.turns)) for row in view.rows])
+    fates = row_fates(view, complete_run(r, run)) if run is not None else None
+    return Training(html=panels.training(view, fates),
+                    rows=[TrainingRow(int(row.input_ids.size), row.n_trained, list(row.turns),
+                                      fates[k] if fates is not None else None) for k, row in enumerate(view.rows)])
+
+
+def row_fates(view: TrlTraining, run: RunContext) -> list[Fate | None]:
+    """The fate of each row TRL builds from the trace, from the run's row in the same place of its queue: TRL
+    queued exactly these rows (`viewer check` compares them), so row k is the k-th queued row when its sizes
+    agree; None where they do not (the page then says it is not known)."""
+    out: list[Fate | None] = []
+    for k, row in enumerate(view.rows):
+        q = run.rows[k] if k < len(run.rows) else None
+        ok = q is not None and (q.tokens, q.trained_tokens) == (int(row.input_ids.size), row.n_trained)
+        out.append(row_fate(q) if ok and q is not None else None)
+    return out

@@ -40,7 +40,8 @@ def _sign(v: float | None) -> str:
 
 def fate_badge(f: Fate) -> str:
     """Whether the trainer took a run's rollout: "trained at step N" or "never trained (cause)"."""
-    return (f"<span class='tv-badge tv-fate {'trained' if f.trained else 'never'}' data-testid='fate' "
+    kind = "trained" if f.trained else "partly" if f.partly else "never"
+    return (f"<span class='tv-badge tv-fate {kind}' data-testid='fate' "
             f"title='{text(f.why)}'>{text(f.label)}</span>")
 
 
@@ -412,7 +413,15 @@ def omitted(why: str) -> str:
     return f"<div class='tv-training drift' data-testid='no-rows'>{text(why)}</div>"
 
 
-def training(view: Training) -> str:
+def _row_fate(f: Fate | None) -> str:
+    if f is None:
+        return "<td class='tv-dim' title='this row is not the one the run recorded at its place in the queue'>not known</td>"
+    return (f"<td><span class='tv-fate {'trained' if f.trained else 'never'}' data-testid='row-fate' "
+            f"title='{text(f.why)}'>{text(f.label)}</span></td>")
+
+
+def training(view: Training, fates: list[Fate | None] | None = None) -> str:
+    """TRL's rows of the rollout; `fates`: a recorded run's, each row's fate (a trainer column)."""
     rule = f"<p class='tv-dim' data-testid='training-rule'>{text(view.rule)}</p>"
     if view.error:
         return f"<div class='tv-training drift'>{rule}</div>"
@@ -423,11 +432,16 @@ def training(view: Training) -> str:
                 f"any turn is trained, so it contributes no training row and no gradient.{rule}{_other_calls(view)}</div>")
     t = view.tally
     rows = "".join(f"<tr><td>{k}</td><td class='num'>{r.input_ids.size:,}</td><td class='num'>{r.n_trained:,}</td>"
-                   f"<td>{text(', '.join(map(str, r.turns)))}</td></tr>" for k, r in enumerate(view.rows[:MAX_LIST]))
+                   f"<td>{text(', '.join(map(str, r.turns)))}</td>"
+                   f"{_row_fate(fates[k] if k < len(fates) else None) if fates is not None else ''}</tr>"
+                   for k, r in enumerate(view.rows[:MAX_LIST]))
+    trainer = ("<th title='whether the trainer trained the row: the global step, or why never (the run&#39;s "
+               "consumption log)'>trainer</th>") if fates is not None else ""
     return (f"<div class='tv-training'><p>TRL packs this rollout into <b>{_plural(len(view.rows), 'training row')}</b>: "
             f"{int(t.get('clean', 0))} clean, {int(t.get('realign', 0))} realigned, {int(t.get('fork', 0))} forked "
             f"of {int(t.get('transitions', 0))} turn boundaries; drift {int(t.get('drift_tokens', 0))} tokens in total, "
             f"at most {int(t.get('drift_max', 0))}. Only the tokens of TRL's completion mask get a loss.</p>{rule}"
             f"{_other_calls(view)}{TERMS}"
-            f"<table class='tv-table'><tr><th>row</th><th>tokens</th><th>trained</th><th>turns</th></tr>{rows}</table>"
+            f"<table class='tv-table'><tr><th>row</th><th>tokens</th><th title='tokens in TRL&#39;s completion mask'>"
+            f"{'in mask' if fates is not None else 'trained'}</th><th>turns</th>{trainer}</tr>{rows}</table>"
             f"{_more(len(view.rows), 'rows')}</div>")

@@ -124,9 +124,10 @@ class McpTools:
         return _dump(answers.search(index, req, self.service.public))
 
     def rollout_turn(self, source: str, path: str, turn: int = 0, start: int = 0, count: int = 500) -> str:
-        """One turn of one rollout as text, token by token: each token's text, mask (1 = generated, trained
-        against; 0 = context) and the engine's logprob; with the rollout's fate in training (status, first
-        trained step, why it was never trained) and its findings. At most 2000 tokens per call: page with start.
+        """One turn of one rollout as text, token by token: each token's text, mask (1 = generated, in TRL's mask;
+        0 = context) and the engine's logprob; in a recorded run, that turn's fate in training (the row that trains
+        it: trained at which global step, or why never), the rollout's, and its training rows (each with the turns
+        it trains and its fate); and its findings. At most 2000 tokens per call: page with start.
 
         Args:
             source: the collection or run
@@ -158,15 +159,32 @@ class McpTools:
                 if lo <= pos < hi:
                     tokens.append([ch.text[k], int(ch.mask[k]), ch.logprob[k]])
         index = self.service.find_index(src)
-        fate = {"status": rec.status, "trained_step": rec.trained_step, "dropped": rec.dropped,
-                "reward": rec.reward, "advantage": rec.advantage, "version": rec.policy_version}
         return _dump({"path": rec.path, "turn": turn, "turns": len(turns), "prompt_tokens": t.n_prompt,
-                      "output_tokens": t.n_output, "start": lo, "tokens": tokens, "fate": fate,
+                      "output_tokens": t.n_output, "start": lo, "tokens": tokens,
+                      "fate": self._fate(c, src, rec, r, turn),
                       "findings": index.findings_of(rec.path) if index is not None else []})
 
+    def _fate(self, c, src: str, rec, r, turn: int) -> dict | None:
+        """A run's rollout in training, turn `turn` first: that turn's fate (its row's: viewer/fate.py), the
+        rollout's, and its rows with the turns each trains; None outside a recorded run."""
+        run = self.service.rows.rollout_run(c, src, rec, r)
+        if run is None:
+            return None
+        pos = next((k for k, x in enumerate(r.artifact.turns) if x.index == turn), None)
+        f = run.turns[pos] if pos is not None and pos < len(run.turns) else None
+        return {"turn": None if f is None else {"trained": f.trained, "steps": f.steps, "cause": f.cause,
+                                                "label": f.label, "why": f.why},
+                "rollout": {"trained": run.fate.trained, "partly": run.fate.partly, "steps": run.fate.steps,
+                            "label": run.fate.label},
+                "rows": [{"ordinal": q.ordinal, "turns": q.turns, "tokens": q.tokens,
+                          "trained_tokens": q.trained_tokens, "fate": q.fate, "step": q.step} for q in run.rows],
+                "status": run.status, "reward": run.reward, "advantage": run.advantage, "version": run.version,
+                "group": run.group_id, "rollout_index": run.rollout, "segment": run.segment}
+
     def compare_rollouts(self, source: str, a: str, b: str, turn: int = 0) -> str:
-        """Compare two rollouts of a collection or run at one turn: their rewards, advantages, fates and findings,
-        where their prompts first differ, and each one's generated text at that turn.
+        """Compare two rollouts of a collection or run at one turn: their rewards, advantages, findings and, in a
+        recorded run, that turn's fate in each (trained at which step, or why never) beside the rollout's and its
+        rows; where their prompts first differ, and each one's generated text at that turn.
 
         Args:
             source: the collection or run
@@ -180,22 +198,21 @@ class McpTools:
             ra, rb = ca.record((a or "").strip("/")), cb.record((b or "").strip("/"))
             if ra is None or rb is None or ra.kind != "artifact" or rb.kind != "artifact" or ra.path == rb.path:
                 raise ValueError("name two different rollouts of this source (their paths, as find_rollouts gives)")
-            got = group_compare(self.service.rollout(ca, src, ra.path), ra.rollout or 0,
-                                self.service.rollout(cb, src, rb.path), rb.rollout or 0,
-                                max(0, turn if isinstance(turn, int) else 0))
+            xa, xb = self.service.rollout(ca, src, ra.path), self.service.rollout(cb, src, rb.path)
+            got = group_compare(xa, ra.rollout or 0, xb, rb.rollout or 0, max(0, turn if isinstance(turn, int) else 0))
         except (ValueError, ArtifactError) as e:
             return json.dumps({"error": str(e)})
         index = self.service.find_index(src)
 
-        def side(rec, s) -> dict:
+        def side(c, rec, x, s) -> dict:
             return {"path": rec.path, "version": rec.policy_version, "rollout": rec.rollout, "reward": rec.reward,
-                    "advantage": rec.advantage, "status": rec.status, "trained_step": rec.trained_step,
-                    "dropped": rec.dropped, "turn": s.turn, "turns": s.turns, "generated": "".join(s.out_text),
+                    "advantage": rec.advantage, "status": rec.status, "fate": self._fate(c, src, rec, x, s.turn),
+                    "turn": s.turn, "turns": s.turns, "generated": "".join(s.out_text),
                     "generated_tokens": s.out_total, "tools": s.tools, "tool_failed": s.failed,
                     "findings": msgspec.to_builtins(index.findings_of(rec.path)) if index is not None else []}
 
         doc = msgspec.to_builtins(got)
-        return json.dumps({"a": side(ra, got.a), "b": side(rb, got.b),
+        return json.dumps({"a": side(ca, ra, xa, got.a), "b": side(cb, rb, xb, got.b),
                            **{k: v for k, v in doc.items() if k not in ("a", "b")}}, ensure_ascii=False)
 
     def compare_runs(self, a: str, b: str, task: str = "") -> str:

@@ -24,8 +24,8 @@ from rollout_trace.artifact.collection import Collection, Record
 from rollout_trace.artifact.filters import apply, from_query, to_query
 from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bundled_runs
 from viewer import run_page
-from viewer.contract import Failed, Initial, Opened, RunContext, encode
-from viewer.fate import fate_of, run_context
+from viewer.contract import Failed, Fate, Initial, Opened, RunContext, encode
+from viewer.fate import run_context
 from viewer.group import RunPlace, group_row
 from viewer.group import compare as group_compare
 from viewer.group import group_map as build_group_map
@@ -35,6 +35,7 @@ from viewer.index.page import build_page
 from viewer.index.run_index import build_run_page
 from viewer.render import group_map as render_group
 from viewer.render import panels
+from viewer.render.outline import complete_run
 from viewer.router import Route, route_link, route_source, run_link_problem
 from viewer.untrusted import whole_or
 
@@ -157,13 +158,23 @@ class Rows:
         row = self._run_rows(c, group).get(m.rollout) if m.rollout is not None else None
         if row is None:
             return None
-        return run_context(src, m, group.k or 0, row.trained_steps, row.fates)
+        return run_context(src, row, group.k or 0)
+
+    def rollout_run(self, c: Collection, src: str, rec: Record, rollout: Any = None) -> RunContext | None:
+        """A run's rollout row `rec`: where it sits and its fates, each turn's too when its read `rollout` (a
+        viewer/rollout.py Rollout) is given; None outside a recorded run."""
+        group = c.record(rec.group) if rec.group else None
+        if group is None or group.kind != "group":
+            return None
+        run = self.run_context(c, src, group, rec)
+        return complete_run(rollout, run) if run is not None and rollout is not None else run
 
     def group_page(self, c: Collection, src: str, group: Record, params: Mapping[str, object]) -> IndexPage:
         """The group map of `group`: each rollout read (for its turns), rows sorted by advantage."""
         members = self._members(c, group)
         run_rows = self._run_rows(c, group)
         rows = []
+        fates: list[Fate] = []
         for i, status in enumerate(group.statuses):
             m = members.get(i)
             rollout, problem = None, None
@@ -178,20 +189,25 @@ class Rows:
                 problem = m.problem or "invalid"
             reward = group.rewards[i] if i < len(group.rewards) else None
             adv: float | None = group.advantages[i] if i < len(group.advantages) else 0.0
-            fate = None
+            fate, turn_fates = None, None
             rr = run_rows.get(i)
-            if rr is not None:  # a recorded run: TRL's own status and advantage (none without a row), the fate
-                status, adv, fate = rr.status, rr.advantage, fate_of(rr.trained_steps, rr.dropped, rr.fates)
-            rows.append(group_row(i, status, reward, adv, m, rollout, problem, fate))
+            if rr is not None:  # a recorded run: TRL's own status and advantage (none without a row), the fates
+                ctx = run_context(src, rr, group.k or 0)
+                if rollout is not None:
+                    ctx = complete_run(rollout, ctx)
+                status, adv, fate, turn_fates = rr.status, rr.advantage, ctx.fate, ctx.turns or None
+                fates.append(fate)
+            rows.append(group_row(i, status, reward, adv, m, rollout, problem, fate, turn_fates))
         place = None
         if run_rows and group.segment is not None:
             never: dict[str, int] = {}
-            for rr in run_rows.values():
-                if rr.dropped is not None:
-                    never[rr.dropped] = never.get(rr.dropped, 0) + 1
+            for f in fates:
+                if not f.trained and not f.partly and f.cause is not None:
+                    never[f.cause] = never.get(f.cause, 0) + 1
             place = RunPlace(run=src, segment=group.segment, version=group.policy_version or 0,
                              group_id=group.group_id or 0,
-                             steps=sorted({s for rr in run_rows.values() for s in rr.trained_steps}), never=never)
+                             steps=sorted({s for rr in run_rows.values() for s in rr.trained_steps}), never=never,
+                             partly=sum(f.partly for f in fates))
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         return IndexPage(serial=next(_serial), mode="group", src=src, query=to_query(filters), sort=filters.sort,
                          row=group.path, total=_total(c), kind=c.kind,
@@ -213,6 +229,11 @@ class Rows:
         if run is not None:
             adv = run.advantage
         value = self._open_artifact(c, src, m.path, initial, advantage=adv, run=run)
+        if run is not None:  # the back bar words the fate by turns, as the token view does
+            try:
+                run = complete_run(self.service.rollout(c, src, m.path), run)
+            except ArtifactError:
+                pass  # the token view says why it cannot be read; the bar keeps the rows' words
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         page = IndexPage(serial=next(_serial), mode="row", src=src, query=to_query(filters), sort=filters.sort,
                          row=group.path, rollout=rollout, total=_total(c), matched=_total(c), kind=c.kind,
@@ -233,6 +254,9 @@ class Rows:
             return Shown(CLEARED, "", self.error_value(src, [Problem(path or "(root)", "no such row in this collection")]))
         if rec.kind == "group":
             return self.open_group(c, src, rec, params, initial, rollout)
+        group = c.record(rec.group) if c.run is not None and rec.group and rec.rollout is not None else None
+        if group is not None and group.kind == "group":  # a run's rollout (a search hit): opened in its group, so
+            return self.open_group(c, src, group, params, initial, rec.rollout)  # it says where it sits and its fate
         if rec.kind == "run":  # one row for a whole run: it opens as its own source, on the run page
             goto = c.source_of(path) if c.kind == "hub" or not self.service.public else None
             if goto is None:  # a public visitor never gets a server path; a zip's run has no source of its own
@@ -271,12 +295,19 @@ class Rows:
             a, b, turn = (whole_or(req.get(k), 0) for k in ("a", "b", "turn"))
             if a not in members or b not in members or a == b:
                 return {"error": "pick two different rollouts that have an artifact"}
-            got = group_compare(self.service.rollout(c, src, members[a].path), a, self.service.rollout(c, src, members[b].path), b, turn)
+            ra, rb = self.service.rollout(c, src, members[a].path), self.service.rollout(c, src, members[b].path)
+            got = group_compare(ra, a, rb, b, turn)
             runs = self._run_rows(c, group)
-            if runs:  # a run's siblings: each side says whether the trainer took it
+            if runs:  # a run's siblings: each side says whether the trainer trained that turn of it
                 def said(i: int) -> str:
                     r = runs.get(i)
-                    return f"rollout {i}" + (f" · {fate_of(r.trained_steps, r.dropped, r.fates).label}" if r else "")
+                    if r is None:
+                        return f"rollout {i}"
+                    ro, side = (ra, got.a) if i == a else (rb, got.b)
+                    ctx = complete_run(ro, run_context(src, r, group.k or 0))
+                    pos = next((k for k, t in enumerate(ro.artifact.turns) if t.index == side.turn), None)
+                    f = ctx.turns[pos] if pos is not None and pos < len(ctx.turns) else ctx.fate
+                    return f"rollout {i} · turn {side.turn} {f.label}"
                 got = msgspec.structs.replace(got, a=msgspec.structs.replace(got.a, label=said(a)),
                                               b=msgspec.structs.replace(got.b, label=said(b)))
         except ArtifactError as e:

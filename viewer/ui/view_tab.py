@@ -146,7 +146,8 @@ class ViewTab:
         r = self._rollout(req)
         if isinstance(r, str):
             return {"html": f"<div class='tv-error'>{safe.text(r)}</div>", "rows": []}
-        return msgspec.to_builtins(training(r))
+        # a run's rollout: the rows' fates, from the run context the page was given with the rollout
+        return msgspec.to_builtins(training(r, _run_context(req.get("run")) if isinstance(req, dict) else None))
 
     def trainer(self, req) -> dict:
         """One turn's trainer numbers ({key, turn, part, eps, advantage}), or with `summary: true` the

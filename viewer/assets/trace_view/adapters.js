@@ -12,7 +12,7 @@ function mountInApp(element, props, server, watch) {  // inside gr.HTML: chunks 
   /** @type {TraceApi} */
   const api = {
     chunk: (q) => server.chunk({...q, key: app.key}),
-    training: () => server.training({key: app.key}),
+    training: (run) => server.training({key: app.key, run}),
     trainer,
     export: (q) => server.export({...q, key: app.key}),
     sibling: (k) => { if (app.live) app.live.sibling(k); },

@@ -11,21 +11,21 @@ function advantageClass(O, t, mask, rowScope) {
   return {cls: a > 0 ? " adv-pos" : a < 0 ? " adv-neg" : " adv-zero", style: ` style="--a:${alpha}"`};
 }
 
-/** A run's rollout the trainer never took: the push a mode shows never happened. @param {Outline} O */
-function hypothetical(O) {
-  const f = O.run ? O.run.fate : null;
+/** A run's turn (or training row) the trainer never trained: the push a mode shows never happened. `f`: its fate
+ *  (`fateOf`, or the row's), null outside a run. @param {Fate | null} f */
+function hypothetical(f) {
   if (!f) return "";
   return f.trained ? ` · <span class="tv-badge tv-fate trained" data-testid="push-fate">${esc(f.label)}: this push was in the loss</span>`
     : ` <span class="tv-badge warn tv-fate never" data-testid="push-fate" title="${esc(f.why)}">hypothetical: ${esc(f.label)}, so this push never reached the model</span>`;
 }
 
-/** @param {Outline} O */
-function advantageLegend(O) {
+/** @param {Outline} O @param {Fate | null} f the fate of what is on screen (a turn, or a training row) */
+function advantageLegend(O, f) {
   const a = O.advantage;
   const failed = O.run && O.run.advantage === null;
   const val = failed ? "<span class='tv-badge warn' data-testid='no-advantage'>TRL gave this rollout no advantage (it built no training row)</span>"
     : a === null || a === undefined
     ? "<span class='tv-badge warn' data-testid='no-advantage'>no advantage here: this rollout was opened on its own, and a GRPO advantage comes with a group (open a group's map to see its rollouts' advantages)</span>"
     : `<span class="tv-nowrap">this rollout's advantage <b>${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}</b></span>`;
-  return `<span class="sw adv-pos"></span>pushed up (advantage &gt; 0) <span class="sw adv-neg"></span>pushed down (&lt; 0) <span class="sw adv-zero"></span>no push (0) <span class="sw adv-ctx"></span>not trained · ${val}${hypothetical(O)}`;
+  return `<span class="sw adv-pos"></span>pushed up (advantage &gt; 0) <span class="sw adv-neg"></span>pushed down (&lt; 0) <span class="sw adv-zero"></span>no push (0) <span class="sw adv-ctx"></span>not trained · ${val}${hypothetical(f)}`;
 }

@@ -1,18 +1,26 @@
 // -- navigator: one button per turn --------------------------------------------------------------
-// Two facts, never one word: t.trained is what TRL's mask WOULD train; O.run.fate whether the trainer DID
-// (a recorded run's rollout opened from its group). Without a run there is only the mask.
-/** @param {Outline} O @param {TurnOutline} t */
-function turnPill(O, t) {
-  const f = O.run ? O.run.fate : null;
-  if (!f) return {text: t.trained ? "trained" : "not trained", on: t.trained};
+// Two facts, never one word: t.trained is what TRL's mask WOULD train; a recorded run's turn fate whether the
+// trainer DID train the row that trains the turn (O.run.turns, one per turn: viewer/fate.py `turn_fate`; a
+// rollout's rows can meet different fates). Without a run there is only the mask.
+/** The trainer's fact about the turn at outline position `pos`, or null outside a run. @param {Outline} O @param {number} pos */
+function fateOf(O, pos) {
+  if (!O.run) return null;
+  return O.run.turns[pos] || null;
+}
+/** @param {Outline} O @param {TurnOutline} t @param {number} pos */
+function turnPill(O, t, pos) {
+  const f = fateOf(O, pos);
+  if (!O.run) return {text: t.trained ? "trained" : "not trained", on: t.trained};
   if (!t.trained) return {text: "not in mask", on: false};
+  if (!f) return {text: "in mask", on: false};
   return f.trained ? {text: `trained · step ${f.steps.join(", ")}`, on: true} : {text: `never trained (${f.cause})`, on: false};
 }
-/** The toolbar's words after "turn N": nothing for a trained turn. @param {Outline} O @param {TurnOutline} t */
-function turnFate(O, t) {
-  const f = O.run ? O.run.fate : null;
-  if (!t.trained) return f ? " (not in TRL's mask)" : " (not trained)";
-  return f && !f.trained ? ` (in TRL's mask, never trained: ${f.cause})` : "";
+/** The toolbar's words after "turn N". @param {Outline} O @param {TurnOutline} t @param {number} pos */
+function turnFate(O, t, pos) {
+  const f = fateOf(O, pos);
+  if (!t.trained) return O.run ? " (not in TRL's mask)" : " (not trained)";
+  if (!f) return "";
+  return f.trained ? ` (trained at step ${f.steps.join(", ")})` : ` (in TRL's mask, never trained: ${f.cause})`;
 }
 /** @param {HTMLElement} nav @param {Outline} O */
 function navPart(nav, O) {
@@ -23,8 +31,8 @@ function navPart(nav, O) {
     // t.trained is what TRL trains (rollout_trace/analysis/training.py); the capture script's flag may disagree
     const why = `${fmt(t.trained_tokens)} of ${fmt(t.output_tokens)} generated tokens trained` +
       (t.seed_trained !== t.trained ? `; the original capture script marks this turn ${t.seed_trained ? "trained" : "untrained"}` : "");
-    const p = turnPill(O, t), fate = O.run ? `; ${O.run.fate.why}` : "";
-    const pill = `<span class='tv-pill${p.on ? " tr" : ""}${O.run && !O.run.fate.trained && t.trained ? " never" : ""}' data-testid="turn-pill" title="${esc((O.run ? why.replace("trained", "in TRL's mask") : why) + fate)}">${esc(p.text)}</span>`;
+    const f = fateOf(O, pos), p = turnPill(O, t, pos), fate = f ? `; ${f.why}` : "";
+    const pill = `<span class='tv-pill${p.on ? " tr" : ""}${f && !f.trained && t.trained ? " never" : ""}' data-testid="turn-pill" title="${esc((O.run ? why.replace("trained", "in TRL's mask") : why) + fate)}">${esc(p.text)}</span>`;
     return `<button class="tv-navitem${t.trained ? " trained" : ""}" data-turn="${pos}" data-testid="nav-turn" aria-current="false">
       <span class="tv-nav-h"><span class="tv-nav-turn">turn ${t.index}</span> ${pill} ${drift}${fail}</span>
       <span class="tv-nav-tools">${t.tools.length ? t.tools.map(esc).join(", ") : "no tool call"}</span>

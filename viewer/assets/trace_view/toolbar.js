@@ -34,15 +34,23 @@ function toolbarPart(bar, O) {
   };
 }
 
-/** @param {Outline} O @param {ViewPlace} st @param {Trainer | null} trainer */
-function legend(O, st, trainer) {
-  const t = O.turns[st.turn];
-  const L = isTrainerMode(O, st.mode) && trainer ? trainer.legend() : /** @type {Record<string, string>} */ ({
-    mask: `<span class="sw m0"></span>context the model read (mask 0) <span class="sw m1"></span>tokens the model generated (mask 1, underlined${st.scope === "row" ? ")" : t.trained ? (O.run && !O.run.fate.trained ? `, in TRL's mask: never trained, ${esc(O.run.fate.cause)})` : ", trained)") : ") <span class='sw m1u'></span>hatched: this turn is not trained"}` +
+/** What is on screen's fate: the training row's in row scope, else the turn's. @param {Outline} O @param {ViewPlace} st
+ *  @param {Training | null} training @returns {Fate | null} */
+function fateHere(O, st, training) {
+  if (st.scope !== "row") return fateOf(O, st.turn);
+  const r = training ? training.rows[st.row] : null;
+  return r ? r.fate : null;
+}
+
+/** @param {Outline} O @param {ViewPlace} st @param {Trainer | null} trainer @param {Training | null} training */
+function legend(O, st, trainer, training) {
+  const t = O.turns[st.turn], f = fateHere(O, st, training);
+  const L = isTrainerMode(O, st.mode) && trainer ? trainer.legend(f) : /** @type {Record<string, string>} */ ({
+    mask: `<span class="sw m0"></span>context the model read (mask 0) <span class="sw m1"></span>tokens the model generated (mask 1, underlined${st.scope === "row" ? (f && !f.trained ? `, in TRL's mask: never trained, ${esc(f.cause || "")})` : ")") : t.trained ? (f && !f.trained ? `, in TRL's mask: never trained, ${esc(f.cause || "")})` : ", trained)") : ") <span class='sw m1u'></span>hatched: this turn is not trained"}` +
       (st.scope !== "row" && t.drift_at !== null ? ` <span class="sw dmark"></span>rewritten at the turn boundary (drift)` : ""),
     logprob: `<span class="sw lp-hi"></span>p ≈ 1 <span class="sw lp-lo"></span>p ≈ 0 <span class="sw nolp"></span>no logprob recorded (context, or none captured)`,
     drift: `<span class="sw d-carried"></span>carried over exactly <span class="sw d-rewritten"></span>rewritten (drift) <span class="sw d-new"></span>new context <span class="sw d-out"></span>generated`,
-    advantage: advantageLegend(O),
+    advantage: advantageLegend(O, f),
   })[st.mode];
   if (st.scope === "row") return L;
   /** @type {string[]} */

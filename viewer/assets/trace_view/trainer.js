@@ -72,7 +72,8 @@ function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
     return ` ls-${loss !== null && loss < 0 ? "u" : "d"}${rel < 0.95 ? 1 : rel <= 1.05 ? 2 : 3}`;
   }
 
-  function legend() {
+  /** @param {Fate | null} f the fate of the turn on screen (viewer/fate.py), null outside a run */
+  function legend(f) {
     const [lo, hi] = eps(), band = `[${(1 - lo).toFixed(2)}, ${(1 + hi).toFixed(2)}]`;
     const d = data(st.turn), wait = !d ? " <span class='tv-dim'>(loading the trainer's numbers…)</span>" : refused(d) ? ` <span class="tv-err">${esc(d.error)}</span>` : "";
     const miss = `<span class="sw nolp"></span>no engine logprob`;
@@ -83,7 +84,7 @@ function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
     if (st.mode === "mismatch") return part + `log ratio = trainer − engine: ${key("mm-n4 tr-out", "below the clip band")} ${key("mm-n2", "trainer lower")} ${key("mm-0", "|log r| &lt; 1e-3")} ${key("mm-p2", "trainer higher")} ${key("mm-p4 tr-out", "above the band")} · <span class="tv-nowrap"><b data-testid="clip-band">clip band ${band}</b> (ε ${lo} / ${hi})</span> <span class="tv-nowrap">${miss}</span>${wait}`;
     if (st.mode === "entropy") return part + `trainer entropy (nats): <span class="sw en-0"></span>&lt; 0.1 <span class="sw en-1"></span>&lt; 0.5 <span class="sw en-2"></span>&lt; 1.5 <span class="sw en-3"></span>&lt; 3 <span class="sw en-4"></span>≥ 3${wait}`;
     const A = advantage();
-    return part + `per-token loss −min(r·A, clip(r)·A), A = ${A !== null && A > 0 ? "+" : ""}${num(A, 3)}: ${key("ls-u2", "raised (loss &lt; 0)")} ${key("ls-d2", "lowered (loss &gt; 0)")} ${key("ls-clip", `clipped by TRL, no gradient (band ${band})`)} ${key("tr-off", "not in the loss")} <span class="tv-nowrap">${miss}</span><br><span class="tv-dim">paler / stronger shade: |loss| below / above |A|</span>${wait}${hypothetical(O)}`;
+    return part + `per-token loss −min(r·A, clip(r)·A), A = ${A !== null && A > 0 ? "+" : ""}${num(A, 3)}: ${key("ls-u2", "raised (loss &lt; 0)")} ${key("ls-d2", "lowered (loss &gt; 0)")} ${key("ls-clip", `clipped by TRL, no gradient (band ${band})`)} ${key("tr-off", "not in the loss")} <span class="tv-nowrap">${miss}</span><br><span class="tv-dim">paler / stronger shade: |loss| below / above |A|</span>${wait}${hypothetical(f)}`;
   }
 
   /** @param {number} pos */

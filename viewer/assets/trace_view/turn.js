@@ -12,7 +12,7 @@ function update(v) {
 /** TRL's training rows, asked for once; the row scope paints when they land. @param {View} v */
 async function fetchTraining(v) {
   if (v.training) return;
-  v.training = await v.api.training();
+  v.training = await v.api.training(v.O.run || null);
   if (v.st.scope === "row") update(v);
 }
 
@@ -29,7 +29,7 @@ function trainerNeed(v) {
 /** The trainer's numbers arrived: the legend says so, and a trainer mode colours and lands with them. @param {View} v */
 function trainerLanded(v) {
   const {O, st, pane, $} = v;
-  $(".tv-legend").innerHTML = legend(O, st, v.trainer);
+  $(".tv-legend").innerHTML = legend(O, st, v.trainer, v.training);
   if (isTrainerMode(O, st.mode)) { trainerNeed(v); pane.recolour(); pane.reland(storyOf(O, st, v.trainer)); }
 }
 
@@ -40,10 +40,10 @@ function sides(v) {
   const row = rowMode && training ? training.rows[st.row] : null;
   if (rowMode && notInRows(O, st.mode)) st.mode = "mask";
   trainerNeed(v);
-  v.bar.show(st, rowMode ? (row && training ? `TRL training row ${st.row} of ${training.rows.length}: turns ${row.turns.join(", ")}` : "TRL training rows")
-                         : `turn ${t.index}${turnFate(O, t)}`);
+  v.bar.show(st, rowMode ? (row && training ? `TRL training row ${st.row} of ${training.rows.length}: turns ${row.turns.join(", ")}${row.fate ? ` · ${row.fate.label}` : ""}` : "TRL training rows")
+                         : `turn ${t.index}${turnFate(O, t, st.turn)}`);
   v.nav.show(st, rowMode ? (row ? row.turns : []) : null);
-  $(".tv-legend").innerHTML = legend(O, st, v.trainer);
+  $(".tv-legend").innerHTML = legend(O, st, v.trainer, v.training);
   $(".tv-boundary-box").innerHTML = rowMode ? "" : t.trained_html + t.boundary_html + t.engine_html;
   $(".tv-tools-part").hidden = rowMode;
   $(".tv-tools-box").innerHTML = rowMode ? "" : t.tools_html;
@@ -52,7 +52,7 @@ function sides(v) {
   if (rowMode) {
     if (!training) { rb.innerHTML = ""; fetchTraining(v); }
     else rb.innerHTML = training.html + (training.rows.length ? `<div class="tv-group" role="group" aria-label="training row">${training.rows.map((r, k) =>
-      `<button data-row="${k}" class="${k === st.row ? "on" : ""}" aria-pressed="${k === st.row}">row ${k}: turns ${r.turns.join(", ")}</button>`).join("")}</div>` : "");
+      `<button data-row="${k}" class="${k === st.row ? "on" : ""}" aria-pressed="${k === st.row}">row ${k}: turns ${r.turns.join(", ")}${r.fate ? ` · ${esc(r.fate.trained ? `step ${r.fate.steps.join(", ")}` : `never (${r.fate.cause})`)}` : ""}</button>`).join("")}</div>` : "");
   }
 }
 
@@ -88,7 +88,7 @@ function setMode(v, m) {
   st.mode = m;
   trainerNeed(v);
   v.bar.show(st, $(".tv-turn-title").textContent || "");
-  $(".tv-legend").innerHTML = legend(O, st, v.trainer);
+  $(".tv-legend").innerHTML = legend(O, st, v.trainer, v.training);
   pane.recolour();
   if (v.view.classList.contains("present")) { pane.fit(true); pane.goTo(storyOf(O, st, v.trainer) || 0); }  // the legend's height changed
   tellState(v);
