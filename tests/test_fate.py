@@ -1,8 +1,9 @@
-"""Whether the trainer took a recorded run's rollout, told apart from what TRL's mask would train, on every page
-off the run page: the fate words (viewer/fate.py), the group map's fate column, status and heading, the token
-view's outline (its record, headline, header and verifier panel), the back bar's breadcrumb, an export, and
-`viewer ls`. The rollouts are found by asking the bundled run's reader (a re-recorded run has other names and
-counts), never by name."""
+"""Whether the trainer took a recorded run's rollout, turn by turn, told apart from what TRL's mask would train, on
+every page off the run page: the fate words (viewer/fate.py: a fate belongs to a training row, a turn to the row
+that trains it), the group map's fate column, status and heading, the token view's outline (its record, each
+turn's fate, headline, header and verifier panel), the back bar's breadcrumb, the training-rows scope, an export,
+the run's index table, MCP and `viewer ls`. The rollouts are found by asking the bundled run's reader (a
+re-recorded run has other names and counts), never by name."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from support.run_picks import RUN, pick_each
 from viewer import run_page
 from viewer.contract import Initial, Outline
 from viewer.export import write_export
-from viewer.fate import fate_of
+from rollout_trace.artifact.run import QueuedRow
+from viewer.fate import rollout_fate, turn_fate
 from viewer.index import cli
 from viewer.ui.service import Service
 from viewer.ui.view_tab import ViewTab
@@ -49,18 +51,35 @@ def tab() -> ViewTab:
     return ViewTab(Service(RUN, public=False))
 
 
-def test_fate_words_tell_did_from_would():
-    t = fate_of([3], None, ("trained",))
-    assert t.trained and t.label == "trained at step 3" and t.steps == [3] and "in the loss" in t.why
-    partly = fate_of([5], None, ("trained", "read-ahead"))
-    assert partly.label == "trained at step 5" and "1 of 2 rows; the rest read-ahead" in partly.why
-    two = fate_of([2, 3], None, ("trained", "trained"))
-    assert two.label == "trained at steps 2, 3"
-    for cause in ("read-ahead", "in-queue", "stale", "oversize", "resume-skip", "in-batcher", "failed"):
-        f = fate_of([], cause)
-        assert not f.trained and f.label == f"never trained ({cause})" and f.cause == cause
-        assert f.why.startswith("the trainer never trained this rollout: ") and len(f.why) > 60
-    assert fate_of([], None).label == "never trained (unknown)"
+def _q(ordinal: int, turns, fate: str = "trained", step: int | None = None) -> QueuedRow:
+    return QueuedRow(ordinal=ordinal, turns=turns, tokens=100, trained_tokens=10, fate=fate,  # type: ignore[arg-type]
+                     step=step if fate == "trained" else None)
+
+
+def test_a_turn_has_its_rows_fate_never_the_rollouts():
+    split = (_q(15, (0,), "trained", 5), _q(16, (1, 2), "read-ahead"))
+    t0, t1, t2 = (turn_fate(t, True, split, None) for t in range(3))
+    assert t0.trained and t0.label == "trained at step 5" and t0.steps == [5] and "queue position 15" in t0.why
+    assert not t1.trained and t2.label == t1.label == "never trained (read-ahead)" and "queue position 16" in t2.why
+    assert turn_fate(1, False, split, None).label == "never trained (not in mask)"  # no row puts it in the loss
+    whole = rollout_fate(split, None)
+    assert whole.label == "turn 0 trained at step 5 · turns 1–2 never trained (read-ahead)"
+    assert not whole.trained and whole.partly and whole.steps == [5] and whole.cause == "read-ahead"
+    assert "met different fates" in whole.why and "never reached a step" in whole.why
+    # rows that do not name their turns: a turn takes the rows' fate only when they all met the same one
+    unnamed = (_q(15, None, "trained", 5), _q(16, None, "read-ahead"))
+    assert turn_fate(2, True, unnamed, None).cause == "row not known"
+    assert rollout_fate(unnamed, None).label == "row 0 trained at step 5 · row 1 never trained (read-ahead)"
+    same = (_q(3, None, "trained", 2), _q(4, None, "trained", 2))
+    assert turn_fate(1, True, same, None).label == "trained at step 2" and rollout_fate(same, None).trained
+    steps = rollout_fate((_q(1, (0,), "trained", 2), _q(2, (1,), "trained", 3)), None)
+    assert steps.trained and not steps.partly and steps.label == "turn 0 trained at step 2 · turn 1 trained at step 3"
+    for cause in ("read-ahead", "in-queue", "stale", "oversize", "resume-skip", "in-batcher"):
+        f = rollout_fate((_q(7, (0,), cause),), None)
+        assert not f.trained and not f.partly and f.label == f"never trained ({cause})" and f.cause == cause
+        assert f.why.startswith("the trainer never trained this rollout: its 1 row ") and len(f.why) > 60
+    for cause in ("failed", "no rows"):  # no row at all: every turn says why the rollout has none
+        assert rollout_fate((), cause).label == turn_fate(0, True, (), cause).label == f"never trained ({cause})"
 
 
 def _map_rows(group_html: str) -> dict[int, str]:
@@ -86,15 +105,21 @@ def test_group_map_has_a_fate_column_trl_status_and_the_runs_place(tab, run, pic
         fate = re.search(r"data-testid='group-fate'[^>]*>([^<]*)<", row).group(1)
         assert fate == (f"step {pick.trained_step}" if kind == "trained" and len(pick.trained_steps) == 1 else
                         f"steps {', '.join(map(str, pick.trained_steps))}" if kind == "trained" else
-                        f"never: {pick.dropped}"), (kind, fate)
+                        rollout_fate(pick.queued, pick.dropped).label
+                        if kind == "partly" else f"never: {pick.dropped}"), (kind, fate)
         status = re.search(r"data-testid='group-status'>([^<]*)", row).group(1)
         assert status == pick.status, (kind, status)  # unscorable and failed say so, never "ok"
         if pick.advantage is None:  # TRL gave none: no "+0.00" bar
             assert "class='gm-adv none'" in row and "gm-bar" not in row
         else:
             assert f">{pick.advantage:+.3f}</span>" in row
+        cells = re.findall(r"<td class='gm-cell ([^']*)'", row)
         if kind in ("read-ahead", "in-queue", "unscorable"):
             assert "fate-never" in row  # its mask cells are hatched: what WOULD be trained
+            assert all("never" in c for c in cells if c.startswith("trained"))
+        if kind == "partly":  # only the turns whose row was never trained are hatched
+            never = [turn_fate(t, True, pick.queued, pick.dropped).trained is False for t in range(len(cells))]
+            assert [("never" in c) for c in cells] == never and any(never) and not all(never)
 
 
 def _opened(tab: ViewTab, pick: RunRow, mode: str = "mask") -> tuple[Outline, dict]:
@@ -104,15 +129,19 @@ def _opened(tab: ViewTab, pick: RunRow, mode: str = "mask") -> tuple[Outline, di
     return msgspec.convert(opened["outline"], Outline), json.loads(index)
 
 
-@pytest.mark.parametrize("kind", ["trained", "read-ahead", "in-queue", "unscorable"])
+@pytest.mark.parametrize("kind", ["trained", "partly", "read-ahead", "in-queue", "unscorable"])
 def test_the_token_view_says_trained_at_step_or_never_and_where_it_sits(tab, picks, kind):
     pick = picks[kind]
     o, page = _opened(tab, pick)
     assert o.run is not None and o.run.version == pick.policy_version and o.run.group_id == pick.group_id
     assert o.run.rollout == pick.rollout and o.run.segment == pick.segment and o.run.status == pick.status
-    assert o.run.fate.trained == (kind == "trained")
-    assert o.run.fate.label == (fate_of(pick.trained_steps, None).label if kind == "trained" else
-                                f"never trained ({pick.dropped})")
+    assert o.run.fate.trained == (kind == "trained") and o.run.fate.partly == (kind == "partly")
+    assert o.run.fate.label == rollout_fate(pick.queued, pick.dropped).label
+    assert o.run.fate.label == (f"trained at step {pick.trained_step}" if kind == "trained" else
+                                f"never trained ({pick.dropped})" if kind != "partly" else o.run.fate.label)
+    # each turn its row's fate, asked of the one function, beside what TRL's mask would train
+    assert o.run.turns == [turn_fate(t.index, t.trained, pick.queued, pick.dropped) for t in o.turns]
+    assert len(o.run.turns) == len(o.turns) and o.run.rows == list(pick.queued)
     assert o.advantage == pick.advantage == o.run.advantage  # TRL's own
     # the headline names both facts: the mask's turns and the trainer's fate
     assert "in TRL's mask" in o.summary_html and "trained by TRL" not in o.summary_html
@@ -136,6 +165,125 @@ def test_the_token_view_says_trained_at_step_or_never_and_where_it_sits(tab, pic
     crumbs = re.sub(r"<[^>]+>", "", re.search(r"data-testid='crumbs'>(.*?)</span><span", page["row_html"]).group(1))
     assert crumbs == f"run › v{pick.policy_version} › group {pick.group_id} › rollout {pick.rollout}"
     assert "groups/" not in page["row_html"]
+
+
+def _row_turns_and_fates(pick: RunRow) -> dict[int, tuple[str, int | None]]:
+    """Each turn of `pick` with its row's fate, found apart from the viewer: the turns each recorded row trains from
+    its arrays (trl/rows.safetensors, TRL's own rows, against turns.json) and each row's fate straight from the
+    consumption log's lines."""
+    from safetensors.numpy import load_file
+
+    from rollout_trace.artifact import load_artifact
+
+    folder = ROOT / "examples" / RUN / pick.path
+    a = load_artifact(folder)
+    rows = load_file(str(folder / "trl" / "rows.safetensors"))
+    sample = json.loads((folder / "trl" / "sample.json").read_text())
+    logged = {}
+    for line in (ROOT / "examples" / RUN / "consumed" / f"{pick.segment}.jsonl").read_text().splitlines():
+        c = json.loads(line)
+        logged[c["ordinal"]] = (c["fate"], c["step"])
+    out = {}
+    for i, ref in enumerate(sample["rows"]):
+        lo, hi = int(rows["offsets"][i]), int(rows["offsets"][i + 1])
+        ids, mask = rows["input_ids"][lo:hi], rows["completion_mask"][lo:hi]
+        for t in a.turns:
+            n = t.n_prompt + t.n_output
+            if ids.size >= n and (ids[:t.n_prompt] == t.prompt_ids).all() and \
+                    (ids[t.n_prompt:n] == t.output_ids).all() and mask[t.n_prompt:n].any():
+                out[t.index] = logged.get(ref["ordinal"], ("in-queue", None))
+    return out
+
+
+def _said(fate) -> tuple[str, int | None]:
+    return ("trained", fate.steps[0]) if fate.trained else (fate.cause, None)
+
+
+def test_a_rollout_a_drift_fork_split_reads_each_turns_row_fate_everywhere(tab, picks):
+    """The bundled run (TRL's real worker and trainer) holds a rollout that a drift fork split into two rows, the
+    first trained and the second collated ahead when training stopped: every place that shows it gives each turn
+    its own row's fate, and the rollout says both."""
+    from viewer.ui.mcp_tools import McpTools
+
+    pick = picks["partly"]
+    truth = _row_turns_and_fates(pick)
+    assert len({f for f, _ in truth.values()}) == 2 and "trained" in {f for f, _ in truth.values()}
+    assert all(q.turns is not None for q in pick.queued)  # the recorder wrote the turns each row trains
+    assert {t: (q.fate, q.step) for q in pick.queued for t in q.turns or ()} == truth
+    label = rollout_fate(pick.queued, pick.dropped).label
+    assert " · " in label and "never trained" in label and "trained at step" in label
+
+    # the token view, opened from the group map, from a search hit (the rollout's own path) and from a deep link
+    opened = [_opened(tab, pick)[0]]
+    for value in (tab.service.rows.open_row(RUN, pick.path, {}, Initial(scope="full"))[0],
+                  tab.service.rows.page_link({"src": RUN, "version": str(pick.policy_version),
+                                              "group": str(pick.group_id), "rollout": str(pick.rollout)}).view):
+        opened.append(msgspec.convert(json.loads(value)["outline"], Outline))
+    for o in opened:
+        assert o.run is not None and o.run.fate.label == label and o.run.fate.partly
+        assert {t.index: _said(f) for t, f in zip(o.turns, o.run.turns, strict=True) if t.trained} == truth
+        assert f">{label}</span>" in o.summary_html  # the headline
+    # the back bar's breadcrumb
+    page = json.loads(tab.service.rows.open_row(RUN, pick.group, {}, Initial(), pick.rollout)[2])
+    assert f">{label}</span>" in page["row_html"].replace("&#8211;", "–")
+    # the training-rows scope: each row its own fate
+    key = json.loads(tab.service.rows.open_row(RUN, pick.group, {}, Initial(), pick.rollout)[0])["key"]
+    rows = tab.training({"key": key, "run": msgspec.to_builtins(opened[0].run)})["rows"]
+    assert [(r["fate"]["trained"], r["fate"]["steps"]) for r in rows] == \
+        [(q.fate == "trained", [q.step] if q.fate == "trained" else []) for q in pick.queued]
+    # an export of the rollout, and of one never-trained turn alone
+    r = tab.service.store.get(key)
+    never_turn = next(t for t, (f, _) in truth.items() if f != "trained")
+    for turn in (None, never_turn):
+        out = io.StringIO()
+        write_export(r, out, turn=turn, run=opened[0].run)
+        data = json.loads(re.search(r'<script type="application/json" id="tv-data">(.*?)</script>', out.getvalue(),
+                                    re.S).group(1))
+        o = msgspec.convert(data["opened"]["outline"], Outline)
+        assert {t.index: _said(f) for t, f in zip(o.turns, o.run.turns, strict=True)} == \
+            {t: truth[t] for t in ([never_turn] if turn is not None else truth)}
+    # viewer ls --json: the rollout's rows, each with the turns it trains and its fate
+    doc = json.loads(_ls(RUN, "--json")[0])
+    rec = next(x for x in doc["records"] if x["path"] == pick.path)
+    assert rec["rows"] == [{"ordinal": q.ordinal, "turns": list(q.turns or ()), "tokens": q.tokens,
+                            "trained_tokens": q.trained_tokens, "fate": q.fate, "step": q.step} for q in pick.queued]
+    assert rec["fate"].startswith(f"step {pick.trained_step} + never: ")
+    # MCP: rollout_turn gives that turn's fate and the rollout's rows; compare_rollouts each side's turn
+    tools = McpTools(tab.service)
+    for t, (fate, step) in truth.items():
+        got = json.loads(tools.rollout_turn(RUN, pick.path, t, 0, 5))["fate"]
+        assert (got["turn"]["trained"], got["turn"]["steps"]) == (fate == "trained", [step] if step else [])
+        assert got["rollout"]["label"] == label and [x["turns"] for x in got["rows"]] == [list(q.turns or ()) for q in
+                                                                                         pick.queued]
+    other = next(x for x in doc["records"] if x["kind"] == "artifact" and x["path"] and x["path"] != pick.path)
+    side = json.loads(tools.compare_rollouts(RUN, pick.path, other["path"], never_turn))["a"]
+    assert side["fate"]["turn"]["trained"] is False and side["fate"]["turn"]["cause"] == truth[never_turn][0]
+    # the run's index table: the fate column says both, TRL's status, the place
+    table = tab.service.rows.index_page(RUN, {}).table_html
+    row = re.search(rf"<tr class='ci-row rollout' data-path='{re.escape(pick.path)}'.*?</tr>", table).group(0)
+    assert re.search(r"data-testid='index-fate'[^>]*>([^<]*)<", row).group(1) == rec["fate"]
+    assert f">v{pick.policy_version} · group {pick.group_id} · rollout {pick.rollout}<" in row
+    assert re.search(r"data-testid='run-status'>([^<]*)<", row).group(1) == pick.status
+
+
+def test_no_page_calls_a_turn_trained_whose_row_was_never_trained(tab, run):
+    """Every turn of every rollout of the bundled run, as the token view's record gives it, against the rows'
+    arrays and the consumption log read apart: before rows had fates, a rollout with one trained row called every
+    turn "trained at step N"."""
+    checked = 0
+    for pick in run.rows:
+        if pick.path is None:
+            continue
+        truth = _row_turns_and_fates(pick)
+        o, _ = _opened(tab, pick)
+        assert o.run is not None
+        for t, f in zip(o.turns, o.run.turns, strict=True):
+            if t.trained:
+                assert _said(f) == truth.get(t.index, (pick.dropped, None)), (pick.path, t.index)
+                checked += 1
+            else:
+                assert not f.trained and f.cause == "not in mask"
+    assert checked > 50
 
 
 def test_an_export_of_a_run_rollout_carries_its_run_and_fate(tab, picks):

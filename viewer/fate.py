@@ -15,6 +15,7 @@ MCP tool and command asks these two.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from itertools import groupby
 
@@ -160,6 +161,31 @@ def rollout_fate(rows: Sequence[QueuedRow], dropped: str | None) -> Fate:
     extra = "; ".join(f"the row at queue position {q.ordinal} {NEVER.get(q.fate, q.fate)}" for q in never[:4])
     return Fate(trained=False, partly=bool(trained), steps=sorted({q.step for q in trained if q.step is not None}),
                 cause=never[0].fate, label=label, why=f"{why}. Never trained: {extra}")
+
+
+def _steps_short(steps: list[int]) -> str:
+    return ("step " if len(steps) == 1 else "steps ") + ",".join(map(str, steps))
+
+
+def brief(rows: Sequence[QueuedRow], dropped: str | None) -> str:
+    """A rollout's rows (or a group's rollouts' rows) in a table cell: "step 5", "never: read-ahead", or rows of
+    different fates "step 5 + never: read-ahead (1 of 2 rows)"."""
+    if not rows:
+        return f"never: {dropped}" if dropped else "-"
+    steps = sorted({q.step for q in rows if q.fate == "trained" and q.step is not None})
+    never = Counter(q.fate for q in rows if q.fate != "trained")
+    if not never:
+        return _steps_short(steps)
+    causes = ", ".join(sorted(never))
+    if not steps:
+        return f"never: {causes}"
+    return f"{_steps_short(steps)} + never: {causes} ({sum(never.values())} of {len(rows)} rows)"
+
+
+def kind(rows: Sequence[QueuedRow]) -> str:
+    """How a cell is drawn: "trained" (every row), "partly", "never", or "" without rows."""
+    trained = sum(q.fate == "trained" for q in rows)
+    return "" if not rows else "trained" if trained == len(rows) else "partly" if trained else "never"
 
 
 def run_context(src: str, row: RunRow, k: int) -> RunContext:

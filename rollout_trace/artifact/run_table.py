@@ -42,7 +42,7 @@ import pyarrow.json as pj
 
 from .errors import RolloutTraceError
 from .problems import Problem
-from .run import MAX_LINE_FILE_BYTES, RunSegment, _lines, _one
+from .run import MAX_LINE_FILE_BYTES, QueuedRow, RunSegment, _lines, _one
 from .run_format import (
     CONSUMED_DIR,
     INDEX_DIR,
@@ -308,6 +308,25 @@ class RunTable:
             if self._fates is not None:
                 return self._fates
         return self.memo("__fates", lambda: _fates(self))
+
+    def row_fates(self) -> pa.Table:
+        """Per TRL row, in `ordinals`' order: its fate and the step it was trained at. Once per run state."""
+        return self.memo("__row_fates", lambda: _row_fates(self))
+
+    def queued(self, rows: Sequence[int]) -> dict[int, list[QueuedRow]]:
+        """The TRL rows of the rollouts at table rows `rows`, with their fates (run.py's QueuedRow), by row number."""
+        o = self.ordinals
+        if not o.num_rows or not len(rows):
+            return {}
+        pick = pc.is_in(o["entry"], value_set=pa.array(list(rows), pa.int64()))
+        got = pa.Table.from_arrays([*o.columns, *self.row_fates().columns],
+                                   names=[*o.column_names, "fate", "step"]).filter(pick).to_pylist()
+        out: dict[int, list[QueuedRow]] = {}
+        for x in got:
+            out.setdefault(x["entry"], []).append(QueuedRow(
+                ordinal=x["ordinal"], turns=None if x["turns"] is None else tuple(x["turns"]), tokens=x["tokens"],
+                trained_tokens=x["trained_tokens"], fate=x["fate"], step=x["step"]))
+        return out
 
     def memo(self, key: str, make: Callable[[], Any]) -> Any:
         """`make()` once per run state (what a page builds from the whole table: shared by every visitor; ten
@@ -679,39 +698,46 @@ def _read_files(root: Path) -> RunFiles:
                     logged=frozenset(logged), rescored=rescored, problems=problems, notes=notes)
 
 
-def _fates(t: RunTable) -> pa.Table:
-    """run.py's `join` over columns: each TRL row's fate (its consumption line, the later one when the log has
-    two; else "in-queue" past what the trainer took or while its log is open, else "unknown"), then per
-    rollout its first trained step, trained rows' tokens, and why none was trained."""
-    n = len(t)
+def _row_fates(t: RunTable) -> pa.Table:
+    """run.py's `join` over columns: each TRL row's fate, in `t.ordinals`' order (its consumption line, the later
+    one when the log has two; else "in-queue" past what the trainer took or while its log is open, else
+    "unknown"), and the step it was trained at."""
     o = t.ordinals
     files = t.run_files
+    if not o.num_rows:
+        return pa.table({"fate": pa.array([], pa.string()), "step": pa.array([], pa.int64())})
+    c = t.consumed.append_column("__i", pa.array(np.arange(t.consumed.num_rows, dtype=np.int64)))
+    last = c.group_by(["segment", "ordinal"], use_threads=False).aggregate([("__i", "max")])
+    c = c.take(last["__i_max"]).select(["segment", "ordinal", "fate", "step"])
+    keyed = o.select(["segment", "ordinal"]).append_column(
+        "__k", pa.array(np.arange(o.num_rows, dtype=np.int64)))  # Acero joins no list column (turns)
+    j = keyed.join(c, ["segment", "ordinal"], join_type="left outer").sort_by("__k")
+    fate = j["fate"].combine_chunks()
+    step = j["step"].combine_chunks()
+    if fate.null_count:
+        seg, ordinal = j["segment"].combine_chunks(), j["ordinal"].combine_chunks()
+        fallback = pa.nulls(len(fate), pa.string())
+        for name in pc.unique(pc.filter(seg, pc.is_null(fate))).to_pylist():
+            here = pc.equal(seg, name)
+            if name in files.ends:
+                got = pc.if_else(pc.greater_equal(ordinal, files.ends[name]), "in-queue", "unknown")
+            else:
+                got = pa.array(["in-queue" if name in files.logged else "unknown"] * len(fate), pa.string())
+            fallback = pc.if_else(here, got, fallback)
+        fate = pc.coalesce(fate, fallback)
+    return pa.table({"fate": fate, "step": pc.if_else(pc.equal(fate, "trained"), step, pa.scalar(None, pa.int64()))})
+
+
+def _fates(t: RunTable) -> pa.Table:
+    """Per rollout, from its rows' fates (`_row_fates`): its first trained step, trained rows' tokens, and why
+    none was trained."""
+    n = len(t)
+    o = t.ordinals
+    rf = t.row_fates()
     entry = o["entry"].to_numpy() if o.num_rows else np.zeros(0, np.int64)
-    if o.num_rows:
-        c = t.consumed.append_column("__i", pa.array(np.arange(t.consumed.num_rows, dtype=np.int64)))
-        last = c.group_by(["segment", "ordinal"], use_threads=False).aggregate([("__i", "max")])
-        c = c.take(last["__i_max"]).select(["segment", "ordinal", "fate", "step"])
-        keyed = o.select(["segment", "ordinal", "entry", "trained_tokens"]).append_column(
-            "__k", pa.array(np.arange(o.num_rows, dtype=np.int64)))  # Acero joins no list column (turns)
-        j = keyed.join(c, ["segment", "ordinal"], join_type="left outer").sort_by("__k")
-        fate = j["fate"].combine_chunks()
-        step = j["step"].combine_chunks()
-        if fate.null_count:
-            seg, ordinal = j["segment"].combine_chunks(), j["ordinal"].combine_chunks()
-            fallback = pa.nulls(len(fate), pa.string())
-            for name in pc.unique(pc.filter(seg, pc.is_null(fate))).to_pylist():
-                here = pc.equal(seg, name)
-                if name in files.ends:
-                    got = pc.if_else(pc.greater_equal(ordinal, files.ends[name]), "in-queue", "unknown")
-                else:
-                    got = pa.array(["in-queue" if name in files.logged else "unknown"] * len(fate), pa.string())
-                fallback = pc.if_else(here, got, fallback)
-            fate = pc.coalesce(fate, fallback)
-        fates = fate.to_numpy(zero_copy_only=False)
-        tokens = j["trained_tokens"].to_numpy()
-        steps = pc.fill_null(step, -1).to_numpy()
-    else:
-        fates, tokens, steps = np.zeros(0, object), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    fates = rf["fate"].to_numpy(zero_copy_only=False) if o.num_rows else np.zeros(0, object)
+    tokens = o["trained_tokens"].to_numpy() if o.num_rows else np.zeros(0, np.int64)
+    steps = pc.fill_null(rf["step"], -1).to_numpy() if o.num_rows else np.zeros(0, np.int64)
     took = fates == "trained"
     trained = np.zeros(n, dtype=bool)
     trained[entry[took]] = True

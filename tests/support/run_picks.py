@@ -1,6 +1,7 @@
 """One rollout of each fate in the bundled run, found by asking its reader, never by name: the fate tests
 (tests/test_fate.py, tests/test_fate_browser.py) need a trained, a read-ahead, an in-queue, an unscorable and a
-failed rollout whatever the bundled run's counts are."""
+failed rollout, and one whose training rows met different fates (a drift fork split it into rows, and training
+stopped between them), whatever the bundled run's counts are."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from rollout_trace.artifact.run import Run, RunRow
 
 RUN = "trl-run"  # the bundled run
 KINDS = {
-    "trained": lambda r: r.path is not None and r.trained_step is not None,
+    "trained": lambda r: r.path is not None and r.queued and all(q.fate == "trained" for q in r.queued),
+    "partly": lambda r: r.path is not None and {q.fate == "trained" for q in r.queued} == {True, False},
     "read-ahead": lambda r: r.path is not None and r.dropped == "read-ahead",
     "in-queue": lambda r: r.path is not None and r.dropped == "in-queue",
     "unscorable": lambda r: r.path is not None and r.status == "unscorable",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections import Counter
 from typing import TextIO
 
 import msgspec
@@ -23,6 +22,7 @@ from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_quer
 from rollout_trace.artifact.group import load_group
 from rollout_trace.artifact.run import QueuedRow, Run
 
+from ..fate import brief
 from . import open_index
 from .facts import RowFacts
 from .page import model_choices
@@ -101,27 +101,6 @@ def _row(r: Record) -> dict[str, str]:
     }
 
 
-def _steps(steps: list[int]) -> str:
-    return ("step " if len(steps) == 1 else "steps ") + ",".join(map(str, steps))
-
-
-def _fate(rows: list[QueuedRow] | None, dropped: str | None) -> str:
-    """What the trainer did with a rollout's rows, or a group's rollouts' rows (viewer/fate.py decides each):
-    "step 5", "never: read-ahead", or rows of different fates "step 5 + never: read-ahead (1 of 2 rows)"."""
-    if rows is None:
-        return "-"
-    if not rows:
-        return f"never: {dropped}" if dropped else "-"
-    steps = sorted({q.step for q in rows if q.fate == "trained" and q.step is not None})
-    never = Counter(q.fate for q in rows if q.fate != "trained")
-    if not never:
-        return _steps(steps)
-    causes = ", ".join(sorted(never))
-    if not steps:
-        return f"never: {causes}"
-    return f"{_steps(steps)} + never: {causes} ({sum(never.values())} of {len(rows)} rows)"
-
-
 def _run_row(r: Record, rows: list[QueuedRow] | None = None) -> dict[str, str]:
     """A row of a recorded TRL run: where it sits (version, group, rollout), what TRL did with it. Two token
     columns, never one: `mask` is what TRL's mask WOULD train over the rows it queued, `trained` what the trainer
@@ -136,7 +115,7 @@ def _run_row(r: Record, rows: list[QueuedRow] | None = None) -> dict[str, str]:
         "tokens": f"{r.tokens:,}" if r.tokens is not None else "-",
         "mask": f"{r.trained_tokens:,}" if r.trained_tokens is not None else "-",
         "trained": f"{r.trainer_tokens:,}" if r.trainer_tokens is not None else "-",
-        "fate": _fate(rows, r.dropped),
+        "fate": "-" if rows is None else brief(rows, r.dropped),
         "tools": _fmt(r.tools, "tools"),
         "path": r.path or "(no folder: failed)",
     }
@@ -222,7 +201,7 @@ def ls(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None =
                     doc_row["rows"] = None if got is None else [
                         {"ordinal": q.ordinal, "turns": None if q.turns is None else list(q.turns), "tokens": q.tokens,
                          "trained_tokens": q.trained_tokens, "fate": q.fate, "step": q.step} for q in got]
-                    doc_row["fate"] = _fate(got, rec.dropped)
+                    doc_row["fate"] = None if got is None else brief(got, rec.dropped)
             doc = {"source": c.source, "kind": c.kind, "query": to_query(filters), "total": len(all_records),
                    "shown": len(rows), "records": records, "problems": [str(p) for p in c.problems],
                    "models": model_choices(r.model for r in c.records if r.model),  # each model once, as the page's filter

@@ -51,6 +51,13 @@ class IndexRow(msgspec.Struct, frozen=True, kw_only=True):
     rollout: int | None
     advantage: str
     findings: list[str] | None = None  # the rules it (a group: any of its rollouts) has findings of; None: not known
+    # A recorded run's row: where it sits, TRL's status, and what the trainer did with its rows (viewer/fate.py)
+    version: int | None = None
+    group_id: int | None = None
+    status: str | None = None  # TRL's: ok | timed-out | unscorable | failed (a group: its rollouts', each once)
+    fate: str | None = None  # "step 5", "never: read-ahead", "step 5 + never: read-ahead (1 of 2 rows)"
+    fate_kind: str = ""  # trained | partly | never ("" outside a run)
+    fate_why: str = ""  # the whole sentence (a rollout: by its turns when its rows name them)
 
 
 class IndexPage(msgspec.Struct, frozen=True, kw_only=True):

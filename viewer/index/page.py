@@ -23,6 +23,7 @@ import msgspec
 from rollout_trace.analysis.findings import RULES
 from rollout_trace.artifact.collection import Collection, Record
 from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_query, to_query
+from rollout_trace.artifact.run import QueuedRow
 
 from . import render
 from .contract import FINDING_KEY, IndexPage, IndexRow
@@ -135,16 +136,32 @@ def build_page(c: Collection, src: str, params: Mapping[str, object], serial: in
         shown = fill(shown)
     models = model_choices(r.model for r in c.records if r.model)[:MAX_CHOICES]
     tools = sorted({t for r in c.records for t in r.tools})[:MAX_CHOICES]
+    queued = _run_queued(c) if c.run is not None else None
     return IndexPage(
         serial=serial, mode="index", src=src, query=with_finding_query(to_query(filters), want),
         filters={**filter_values(filters), **({FINDING_KEY: want} if want else {})},
         sort=filters.sort, page=page, pages=pages, page_size=page_size, total=len(c.records), matched=len(rows),
         first=page * page_size + 1 if shown else 0, shown=len(shown), invalid=sum(not r.valid for r in c.records),
         kind=c.kind, models=models, tools=tools,
-        table_html=render.table([with_findings(render.index_row(r), known) for r in shown], filters.sort),
+        table_html=render.table([with_findings(render.index_row(r, queued.get(_place(r)) if queued is not None else None),
+                                               known) for r in shown], filters.sort, run=queued is not None),
         notes_html=render.notes(c.notes + notes),
         findings_known=known is not None, finding_rules=rules,
     )
+
+
+def _place(r: Record) -> tuple:
+    return (r.kind == "group", r.segment, r.group_id, None if r.kind == "group" else r.rollout)
+
+
+def _run_queued(c: Collection) -> dict[tuple, list[QueuedRow]]:
+    """A recorded run's TRL rows with their fates, by index row place (a group: its rollouts', in order)."""
+    assert c.run is not None
+    out: dict[tuple, list[QueuedRow]] = {}
+    for r in c.run.rows:
+        out[(False, r.segment, r.group_id, r.rollout)] = list(r.queued)
+        out.setdefault((True, r.segment, r.group_id, None), []).extend(r.queued)
+    return out
 
 
 def with_findings(row: IndexRow, known: dict[str, Sequence[str]] | None) -> IndexRow:

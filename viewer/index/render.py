@@ -6,11 +6,14 @@ and is untrusted: it goes through `safe.text`, in element bodies and attribute v
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 from urllib.parse import parse_qsl
 
 from rollout_trace.artifact.collection import Record
+from rollout_trace.artifact.run import QueuedRow
 
+from ..fate import brief, kind, rollout_fate
 from ..render.safe import middle, short, text
 from .contract import IndexRow
 
@@ -38,6 +41,30 @@ HEADINGS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+# A recorded run's table: where each row sits in the run, TRL's status, and two facts never one: the turns TRL's
+# mask would train, and what the trainer did with the rows.
+RUN_HEADINGS: tuple[tuple[str, str, str], ...] = (
+    ("path", "where", "version, group and rollout in the run (the folder on hover)"),
+    ("status", "status", "TRL's: ok, timed-out, unscorable (no reward) or failed (TRL built no row); a group: its "
+                         "rollouts'"),
+    ("trained_step", "trainer", "what the trainer did with its training rows: the global steps they were trained at, or "
+                                "why never (the run's consumption log, row by row: a rollout whose rows met different "
+                                "fates says both)"),
+    ("task_id", "task", "task id and the first line of its statement"),
+    ("reward", "reward", "TRL's reward; a group shows its mean, spread and K"),
+    ("env_reward", "env", "the environment's verify() reward"),
+    ("agent_turns", "turns", "agent turns"),
+    ("trained_turns", "in mask", "agent turns TRL's completion mask would train a token of, were their rows in the loss "
+                                 "(the trainer column says whether they were)"),
+    ("tokens", "tokens", "prompt + output tokens over the agent turns"),
+    ("drift", "drift", "does any turn boundary drift?"),
+    ("", "findings", "the finding rules a rollout (a group: any of its rollouts) trips (rollout_trace/analysis/findings.py; "
+                     "docs/find.md); … while the search panel computes them"),
+    ("tools", "tools", "tools the agent used"),
+    ("captured", "recorded", "when the recorder wrote its group"),
+)
+
+
 def _num(v: float | None) -> str:
     return "-" if v is None else f"{v:+.3f}"
 
@@ -50,8 +77,9 @@ def _sign(v: float | None) -> Literal["pos", "neg", "zero", "none"]:
     return "none" if v is None else "pos" if v > 0 else "neg" if v < 0 else "zero"
 
 
-def index_row(r: Record) -> IndexRow:
-    """The row as shown: formatted values, "-" where the small files do not tell."""
+def index_row(r: Record, rows: Sequence[QueuedRow] | None = None) -> IndexRow:
+    """The row as shown: formatted values, "-" where the small files do not tell. `rows`: a recorded run's row, its
+    TRL rows with their fates (a group's: its rollouts')."""
     spread = f"{_num(r.reward_min)}..{_num(r.reward_max)}" if r.kind == "group" and r.reward_min is not None else ""
     return IndexRow(
         path=r.path, kind=r.kind if r.kind in ("group", "run") else "rollout" if r.group is not None else "artifact",
@@ -62,7 +90,16 @@ def index_row(r: Record) -> IndexRow:
         timed_out="-" if r.timed_out is None else "yes" if r.timed_out else "no",
         tools=", ".join(r.tools) if r.tools else "-", captured=(r.captured or "-")[:10], group=r.group,
         rollout=r.rollout, advantage="" if r.advantage is None else f"{r.advantage:+.3f}",
+        **(_run_fields(r, rows) if rows is not None else {}),
     )
+
+
+def _run_fields(r: Record, rows: Sequence[QueuedRow]) -> dict:
+    status = r.status if r.kind != "group" else ", ".join(dict.fromkeys(r.statuses)) or None
+    why = rollout_fate(rows, r.dropped).why if r.kind != "group" else \
+        f"{sum(q.fate == 'trained' for q in rows)} of {len(rows)} training rows of its rollouts trained"
+    return {"version": r.policy_version, "group_id": r.group_id, "status": status, "fate": brief(rows, r.dropped),
+            "fate_kind": kind(rows) or "never", "fate_why": why}
 
 
 def _heading(column: str, label: str, tip: str, sort: str) -> str:
@@ -75,6 +112,15 @@ def _heading(column: str, label: str, tip: str, sort: str) -> str:
     return (f"<th scope='col' aria-sort='{aria}'><button type='button' class='ci-sort{' on' if on else ''}' "
             f"data-sort='{text(column)}' title='{text(tip or ('sort by ' + label))}'>{text(label)}"
             f"<span class='ci-arrow' aria-hidden='true'>{arrow}</span></button></th>")
+
+
+def _run_where(r: IndexRow) -> str:
+    """A run's row by its place (version, group, rollout), the folder on hover: a cut path hides exactly those."""
+    place = f"v{r.version} · group {r.group_id}" + (" · group" if r.kind == "group" else f" · rollout {r.rollout}")
+    badge = (f"<span class='ci-kind group'>K={r.k if r.k is not None else '?'}</span>" if r.kind == "group" else
+             f"<span class='ci-kind rollout'>adv {text(r.advantage or '-')}</span>")
+    return (f"<td class='ci-where'><button type='button' class='ci-open' data-path='{text(r.path)}' "
+            f"title='open {text(r.path)}' data-testid='run-place'>{text(place)}</button>{badge}</td>")
 
 
 def _where(r: IndexRow) -> str:
@@ -120,12 +166,37 @@ def _row(r: IndexRow) -> str:
             f"<td class='ci-tools'>{text(short(r.tools, 80))}</td><td class='ci-date'>{text(r.captured)}</td></tr>{problem}")
 
 
-def table(rows: list[IndexRow], sort: str) -> str:
-    """The table of one page of rows; headings are sort buttons (click again to reverse)."""
-    head = "".join(_heading(c, label, tip, sort) for c, label, tip in HEADINGS)
-    body = "".join(_row(r) for r in rows)
+def _run_row(r: IndexRow) -> str:
+    """A recorded run's row: its place, TRL's status, the trainer's fate beside what the mask would train."""
+    reward = f"<span class='ci-reward {r.reward_sign}'>{text(r.reward)}</span>"
+    if r.spread:
+        reward += f"<div class='ci-spread' title='lowest..highest reward in the group'>{text(r.spread)}</div>"
+    status = r.status or "-"
+    drift = f"<span class='ci-drift {text(r.drift)}'>{text(r.drift)}</span>"
+    found = ("<span class='ci-dim' title='not computed yet: the search panel computes the findings'>…</span>"
+             if r.findings is None else
+             "".join(f"<span class='ci-finding' data-rule='{text(x)}'>{text(x)}</span>" for x in r.findings) or "-")
+    return (f"<tr class='ci-row {r.kind}' data-path='{text(r.path)}' data-testid='index-row'>{_run_where(r)}"
+            f"<td class='ci-status run-status {text(status.split(',')[0])}' data-testid='run-status'>{text(status)}</td>"
+            f"<td class='ci-fate {text(r.fate_kind)}' data-testid='index-fate' title='{text(r.fate_why)}'>"
+            f"{text(r.fate or '-')}</td>"
+            f"<td class='ci-task' title='{text(r.title)}'><code>{text(r.task)}</code> "
+            f"<span class='ci-title'>{text(r.title)}</span></td>"
+            f"<td class='ci-num'>{reward}</td><td class='ci-num'>{text(r.env_reward)}</td>"
+            f"<td class='ci-num'>{text(r.agent_turns)}</td><td class='ci-num'>{text(r.trained_turns)}</td>"
+            f"<td class='ci-num'>{text(r.tokens)}</td><td>{drift}</td>"
+            f"<td class='ci-findings' data-testid='index-findings'>{found}</td>"
+            f"<td class='ci-tools'>{text(short(r.tools, 80))}</td><td class='ci-date'>{text(r.captured)}</td></tr>")
+
+
+def table(rows: list[IndexRow], sort: str, run: bool = False) -> str:
+    """The table of one page of rows; headings are sort buttons (click again to reverse). `run`: a recorded run's
+    rows (RUN_HEADINGS)."""
+    headings = RUN_HEADINGS if run else HEADINGS
+    head = "".join(_heading(c, label, tip, sort) for c, label, tip in headings)
+    body = "".join((_run_row if run else _row)(r) for r in rows)
     if not rows:
-        body = f"<tr><td class='ci-empty' colspan='{len(HEADINGS)}'>no row matches these filters</td></tr>"
+        body = f"<tr><td class='ci-empty' colspan='{len(headings)}'>no row matches these filters</td></tr>"
     return (f"<table class='ci-table' data-testid='index-table'><thead><tr>{head}</tr></thead>"
             f"<tbody>{body}</tbody></table>")
 

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from rollout_trace.artifact.collection import Record
 from rollout_trace.artifact.filters import QUERY_KEYS, Filters, from_query, to_query
 from rollout_trace.artifact.group import grpo_advantages, reward_spread
+from rollout_trace.artifact.run import QueuedRow
 from rollout_trace.artifact.run_table import RunTable
 
 from . import render
@@ -299,6 +300,23 @@ def _records(t: RunTable, ix: RunIndex, shown: np.ndarray, model: str, trl: str)
     return out
 
 
+def _queued(t: RunTable, ix: RunIndex, shown: np.ndarray, records: list[Record]) -> list[list[QueuedRow]]:
+    """Each shown index row's TRL rows with their fates (a group's: its rollouts', in rollout order): the fate
+    column reads them (viewer/fate.py). One filter over the group column for the shown groups' members."""
+    groups_at = ix.src[shown] == 0
+    own = ix.at[shown]
+    paths = [r.path for r, g in zip(records, groups_at.tolist(), strict=True) if g]
+    members = np.flatnonzero(_bool(pc.is_in(t.table["group_path"], value_set=pa.array(paths, pa.string())))) \
+        if paths else np.zeros(0, np.int64)
+    q = t.queued(np.concatenate([own[~groups_at], members]).tolist())
+    of_group: dict[str, list[QueuedRow]] = {}
+    for m, g in zip(members.tolist(), _plain(t.table["group_path"]).take(pa.array(members, pa.int64())).to_pylist(),
+                    strict=True):
+        of_group.setdefault(g, []).extend(q.get(m, []))
+    return [of_group.get(r.path, []) if g else q.get(int(a), [])
+            for r, g, a in zip(records, groups_at.tolist(), own.tolist(), strict=True)]
+
+
 def _row_findings(t: RunTable, ix: RunIndex, findings: Findings) -> dict[str, Sequence[str]]:
     """Every index row's rules (a group's the union of its rollouts'), as viewer/index/page.py `row_findings`."""
     paths = _values(t, ix, "path")
@@ -336,7 +354,9 @@ def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: 
     matched = len(order)
     pages = max(1, -(-matched // page_size))
     page = min(page_number(params), pages - 1)
-    shown = _records(t, ix, order[page * page_size:(page + 1) * page_size], model, trl)
+    at = order[page * page_size:(page + 1) * page_size]
+    shown = _records(t, ix, at, model, trl)
+    queued = _queued(t, ix, at, shown)
     tools = t.memo("index_tools", lambda: sorted(x for x in pc.unique(pc.list_flatten(t.table["tools"])).to_pylist()
                                                    if x is not None)[:MAX_CHOICES])
     return IndexPage(
@@ -345,5 +365,6 @@ def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: 
         sort=filters.sort, page=page, pages=pages, page_size=page_size, total=len(ix), matched=matched,
         first=page * page_size + 1 if len(shown) else 0, shown=len(shown), invalid=0, kind="folder",
         models=model_choices([model] if model else []), tools=tools,
-        table_html=render.table([with_findings(render.index_row(r), known) for r in shown], filters.sort),
+        table_html=render.table([with_findings(render.index_row(r, q), known) for r, q in zip(shown, queued, strict=True)],
+                                filters.sort, run=True),
         notes_html=render.notes(t.run_files.notes + notes), findings_known=known is not None, finding_rules=rules)
