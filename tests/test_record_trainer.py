@@ -133,6 +133,36 @@ def test_never_trained_rows_say_why(runs):
     run.close()
 
 
+def test_each_row_names_the_turns_it_trains_and_each_turn_has_its_rows_fate(runs):
+    """The recorder writes, per row TRL queued, the agent turns whose generated tokens it trains (from the row's
+    own arrays); a turn's fate is that row's, so a rollout that a drift fork split into rows, one trained and one
+    not, never calls the untrained one's turns trained (viewer/fate.py)."""
+    from rollout_trace.analysis.training import queued_rows_train
+    from rollout_trace.artifact.run import open_run
+    from viewer.fate import rollout_fate, turn_fate
+
+    run = open_run(str(runs["run"]))
+    split, checked = 0, 0
+    for r in run.rows:
+        if r.path is None:
+            assert r.queued == () or all(q.turns is None for q in r.queued)
+            continue
+        a = run.open(r.path)
+        assert [q.turns for q in r.queued] == queued_rows_train(a)  # the index says what the arrays say
+        owner = {t: q for q in r.queued for t in q.turns or ()}
+        for t in a.turns:
+            f = turn_fate(t.index, t.index in owner, r.queued, r.dropped)
+            q = owner.get(t.index)
+            assert f.trained == (q is not None and q.fate == "trained"), (r.path, t.index)
+            checked += 1
+        if len({q.fate for q in r.queued}) > 1:  # rows of different fates: the rollout says each part
+            split += 1
+            f = rollout_fate(r.queued, r.dropped)
+            assert f.partly == ("trained" in {q.fate for q in r.queued}) and " · " in f.label
+    assert checked and any(len(r.queued) > 1 for r in run.rows)  # the replayed sessions fork: rows split
+    run.close()
+
+
 def test_resume_from_the_checkpoint_records_a_new_segment(runs):
     """TRL saved rollout_state.json because the recording worker is an AsyncRolloutWorker; resuming hands
     its prompt index and version to a new child: a new segment whose groups count from 0 again."""

@@ -7,7 +7,8 @@ rollout_trace/artifact/group.py) and each rollout (every file, the trl part: rol
   num_generations; group folders that no line names are reported (a recorder stopped between renaming a
   group and indexing it);
 - the rows TRL queued are what TRL's own functions build from the rollout's trace.json
-  (rollout_trace/analysis/training.py), token for token;
+  (rollout_trace/analysis/training.py), token for token, and the turns the index line says each row trains are
+  the turns its arrays train (a turn's fate is its row's: viewer/fate.py);
 - the consumption log names only recorded rows, each once, with the same fingerprint, trained steps
   in queue order, and a line for every row the trainer says it took; a row the trainer trained that has
   nothing recorded behind it is named with its step, group and version (the recorder lost it);
@@ -24,7 +25,7 @@ from typing import TextIO
 
 import numpy as np
 
-from rollout_trace.analysis.training import TRL_VERSION, training
+from rollout_trace.analysis.training import TRL_VERSION, queued_rows_train, training
 from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.group import load_group
 from rollout_trace.artifact.problems import Problem
@@ -56,6 +57,11 @@ def _rollout_problems(run: Run, row: RunRow) -> list[Problem]:
     if entry_rows != [(r.ordinal, r.fingerprint) for r in part.sample.rows]:
         bad("trl/sample.json", "its rows are not the index line's", field="rows", expected=str(entry_rows[:4]),
             found=str([(r.ordinal, r.fingerprint) for r in part.sample.rows][:4]))
+    named = [q.turns for q in row.queued]
+    trains = queued_rows_train(a) or []
+    if any(t is not None for t in named) and named != trains:
+        bad("trl/rows.safetensors", "the index line names other turns for its rows than the rows train",
+            field="rows[].turns", expected=str(trains[:4]), found=str(named[:4]))
     if part.sample.trl == TRL_VERSION and a.trace is not None:
         out += _rows_against_trl(row.path, a, part)
     return out
@@ -245,9 +251,12 @@ def _report(run: Run, out: TextIO) -> int:
     if lost:
         print(f"{len(lost)} trained row(s) have nothing recorded behind them, at step(s) "
               f"{', '.join(str(s) for s in sorted({c.step for c in lost if c.step is not None}))}", file=out)
-    trained = sum(r.trained_step is not None for r in run.rows)
+    whole = sum(bool(r.queued) and all(q.fate == "trained" for q in r.queued) for r in run.rows)
+    partly = sum(r.trained_step is not None for r in run.rows) - whole
+    rows = [q for r in run.rows for q in r.queued]
     print(f"{len(run.groups)} groups, {len(run.rows)} rollouts at policy versions {_span(run.versions())} in "
-          f"{len(run.segments)} segment(s); {trained} rollouts trained; "
+          f"{len(run.segments)} segment(s); {sum(q.fate == 'trained' for q in rows)} of {len(rows)} training rows "
+          f"trained: {whole} rollouts whole" + (f", {partly} partly (rows of different fates)" if partly else "") + "; "
           + ("all valid" if not bad else f"{bad} invalid"), file=out)
     return bad
 
