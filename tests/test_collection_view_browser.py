@@ -224,7 +224,8 @@ def test_the_index_table_fits_its_captured_column_too(page, app_url, src, size):
     assert box.evaluate("b => b.scrollWidth <= b.clientWidth"), box.evaluate("b => [b.scrollWidth, b.clientWidth, [...b.querySelectorAll('th')].map(h => h.innerText.trim().slice(0,10) + '=' + Math.round(h.getBoundingClientRect().width)).join(' ')]")
     right = box.evaluate("b => b.getBoundingClientRect().right")
     captured = page.locator(".ci-table th").last
-    assert captured.inner_text().strip().startswith("captured") and captured.evaluate("h => h.getBoundingClientRect().right") <= right
+    assert captured.inner_text().strip().startswith("recorded" if src == "trl-run" else "captured")
+    assert captured.evaluate("h => h.getBoundingClientRect().right") <= right
     dates = page.locator(".ci-date").evaluate_all("ds => ds.map(d => d.scrollWidth <= d.clientWidth + 1)")
     assert dates and all(dates)
     if src == "trl-run":

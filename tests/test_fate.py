@@ -16,14 +16,13 @@ import msgspec
 import pytest
 
 from conftest import ROOT
-from rollout_trace.artifact.run import RunRow, open_run
+from rollout_trace.artifact.run import QueuedRow, RunRow, open_run
 from rollout_trace.artifact.schema import Summary
 from rollout_trace.recipe.tasks import DIRECTIONS, title_of
 from support.run_picks import RUN, pick_each
 from viewer import run_page
 from viewer.contract import Initial, Outline
 from viewer.export import write_export
-from rollout_trace.artifact.run import QueuedRow
 from viewer.fate import rollout_fate, turn_fate
 from viewer.index import cli
 from viewer.ui.service import Service

@@ -2,8 +2,9 @@
 an in-queue, an unscorable, a failed and a trained rollout on their group maps (fate column, TRL's status and
 advantage, the run's heading), in the token view in every mode it offers (headline, turn pills, legends: the push
 is hypothetical for a rollout never in the loss), the breadcrumb, the cross-version compare's headings, and an
-exported file. The rollouts are found by asking the bundled run's reader, never by name. Screenshots light and
-dark at 1440x900 and 1024x768."""
+exported file; and the rollout a drift fork split into two rows of different fates (turn by turn, opened from its
+group map, a search hit and a deep link). The rollouts are found by asking the bundled run's reader, never by name.
+Screenshots light and dark at 1440x900 and 1024x768."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from support import pages
 from support.pages import url_of
 from support.rescore_fakes import fake_arrays, fake_meta
 from support.run_picks import RUN, pick_each
+from viewer.fate import rollout_fate, turn_fate
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 60_000
@@ -59,9 +61,23 @@ def _link(app_url: str, r: RunRow, src: str = RUN, **more) -> str:
 
 
 def _fate_text(r: RunRow) -> str:
-    if r.trained_steps:
+    """The group map's trainer cell: the steps when every row was trained, the cause when none was and all for
+    one reason, else the rollout's parts by turn."""
+    if r.queued and all(q.fate == "trained" for q in r.queued):
         return ("step " if len(r.trained_steps) == 1 else "steps ") + ", ".join(map(str, r.trained_steps))
-    return f"never: {r.dropped}"
+    if len({q.fate for q in r.queued}) <= 1:
+        return f"never: {r.dropped}"
+    return rollout_fate(r.queued, r.dropped).label
+
+
+def _pills(r: RunRow, in_mask: list[bool]) -> list[str]:
+    """What each turn's pill says: its own row's fate (viewer/fate.py), or that TRL's mask trains none of it."""
+    out = []
+    for t, m in enumerate(in_mask):
+        f = turn_fate(t, m, r.queued, r.dropped)
+        out.append("not in mask" if not m else f"trained · step {f.steps[0]}" if f.trained else
+                   f"never trained ({f.cause})")
+    return out
 
 
 def test_group_maps_say_each_rollouts_fate_status_and_advantage(page, app_url, run, picks):
@@ -107,6 +123,8 @@ def test_the_token_view_in_every_mode(page, app_url, picks, rescored, kind):
     assert page.locator(".tv-notices").count() == 0 and page.locator("[data-testid=trained-disagree]").count() == 0
     pills = page.locator("[data-testid=turn-pill]").all_inner_texts()
     assert pills and all(p.startswith("never trained" if never else "trained · step") or p == "not in mask" for p in pills)
+    in_mask = page.locator("[data-testid=nav-turn]").evaluate_all("els => els.map(e => e.classList.contains('trained'))")
+    assert pills == _pills(r, in_mask)
     modes = [m for m in page.locator(".tv-toolbar [data-mode]").evaluate_all("els => els.map(e => e.dataset.mode)")]
     assert {"advantage", "mismatch", "entropy", "loss"} <= set(modes)  # the copy's rollouts carry a rescore part
     for mode in modes:  # every mode the view offers this rollout
@@ -127,6 +145,86 @@ def test_the_token_view_in_every_mode(page, app_url, picks, rescored, kind):
     assert page.errors == []
 
 
+def _split_view_says_each_turn(page, r: RunRow) -> None:
+    """The token view of the split rollout: each pill its own row's fate, the headline and the breadcrumb the
+    rollout's parts, and a never-trained turn's advantage legend calls its push hypothetical."""
+    label = rollout_fate(r.queued, r.dropped).label
+    assert page.locator("[data-testid=summary] [data-testid=fate]").inner_text() == label
+    assert page.locator("[data-testid=crumb-fate]").inner_text() == label
+    in_mask = page.locator("[data-testid=nav-turn]").evaluate_all("els => els.map(e => e.classList.contains('trained'))")
+    pills = page.locator("[data-testid=turn-pill]").all_inner_texts()
+    assert pills == _pills(r, in_mask) and any(p.startswith("trained · step") for p in pills) \
+        and any(p.startswith("never trained") for p in pills), pills
+
+
+def test_the_split_rollout_from_its_group_map_a_search_hit_and_a_link(page, app_url, picks):
+    """A drift fork split it into two rows, and training stopped between them: turn 0 trained at step N, the rest
+    never (read-ahead). From its group map, from a search hit and from a deep link, every turn says its own row's
+    fate; the group map hatches only the turns never trained; the training rows' scope has each row's fate."""
+    r = picks["partly"]
+    label = rollout_fate(r.queued, r.dropped).label
+    never = next(t for t in range(8) if not turn_fate(t, True, r.queued, r.dropped).trained)
+    # the group map: the fate column says both parts, only the never-trained turns' cells are hatched
+    page.goto(_link(app_url, r))
+    page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
+    row = page.locator(f"[data-testid=group-row][data-rollout='{r.rollout}']")
+    assert row.locator("[data-testid=group-fate]").inner_text() == label
+    hatched = row.locator(".gm-cell").evaluate_all("cs => cs.map(c => c.classList.contains('never'))")
+    assert hatched == [not turn_fate(t, True, r.queued, r.dropped).trained for t in range(len(hatched))]
+    pages.shots(page, "fate-split-group-map")
+    row.locator(".gm-open.gm-name").click()
+    page.wait_for_selector(".tv-tokens .t[data-mask]", timeout=TIMEOUT)
+    page.wait_for_selector("[data-testid=crumb-fate]", timeout=TIMEOUT)
+    _split_view_says_each_turn(page, r)
+    page.click(f"[data-testid=nav-turn][data-turn='{never}']")
+    page.click(".tv-toolbar [data-mode=advantage]")
+    page.wait_for_function("document.querySelector('.tv-tokens').dataset.paint === 'advantage'", timeout=TIMEOUT)
+    legend = page.locator(".tv-legend").inner_text()
+    assert "hypothetical: never trained (read-ahead)" in legend and "was in the loss" not in legend
+    assert f"turn {never} (in TRL's mask, never trained: read-ahead)" in page.inner_text(".tv-turn-title")
+    pages.shots(page, "fate-split-token-never")
+    page.click("[data-testid=nav-turn][data-turn='0']")
+    page.wait_for_function("document.querySelector('.tv-legend').innerText.includes('was in the loss')",
+                           timeout=TIMEOUT)
+    page.click(".tv-toolbar [data-mode=mask]")
+    page.click(".tv-toolbar [data-scope=row]")  # the training rows: each with its own fate
+    page.wait_for_selector("[data-testid=row-fate]", timeout=TIMEOUT)
+    fates = page.locator("[data-testid=row-fate]").all_inner_texts()
+    assert fates == [f"trained at step {q.step}" if q.fate == "trained" else f"never trained ({q.fate})"
+                     for q in r.queued]
+    page.locator("[data-testid=row-fate]").last.evaluate("e => e.scrollIntoView({block: 'center'})")
+    pages.shots(page, "fate-split-rows")
+    # the run's index table: its place, TRL's status and the trainer's words for both rows
+    page.goto(url_of(app_url, RUN))
+    line = page.locator(f"[data-testid=index-row][data-path='{r.path}']")
+    line.wait_for(timeout=TIMEOUT)
+    assert line.locator("[data-testid=run-place]").inner_text() == \
+        f"v{r.policy_version} · group {r.group_id} · rollout {r.rollout}"
+    assert line.locator("[data-testid=run-status]").inner_text() == r.status
+    assert line.locator("[data-testid=index-fate]").inner_text().startswith(f"step {r.trained_step} + never: read-ahead")
+    line.evaluate("e => e.scrollIntoView({block: 'center'})")
+    pages.shots(page, "fate-split-index")
+    # a search hit on it: the panel lists its version's hits, the one on this rollout opens it in its group
+    page.wait_for_selector(".fp-mount[data-ready='1'] [data-testid=find-input]", timeout=120_000)
+    page.fill("[data-testid=find-versions]", str(r.policy_version))
+    before = page.eval_on_selector(".fp-mount", "b => b.dataset.answered || ''")
+    page.fill("[data-testid=find-input]", "Wrote file")
+    page.press("[data-testid=find-input]", "Enter")
+    page.wait_for_function("b => { const x = document.querySelector('.fp-mount'); return x && x.dataset.answered && "
+                           "x.dataset.answered !== b; }", arg=before, timeout=60_000)
+    hit = page.locator("[data-testid=find-hit]").filter(has=page.locator(f".fp-path:text-is('{r.path}')")).first
+    hit.click()
+    page.wait_for_selector(".tv-tokens .t.tv-found", timeout=TIMEOUT)
+    page.wait_for_selector("[data-testid=crumb-fate]", timeout=TIMEOUT)
+    _split_view_says_each_turn(page, r)
+    pages.shots(page, "fate-split-search-hit")
+    # a deep link to it
+    _open_rollout(page, app_url, r)
+    _split_view_says_each_turn(page, r)
+    pages.shots(page, "fate-split-link")
+    assert page.errors == []
+
+
 def test_group_compare_and_cross_version_compare_head_each_side(page, app_url, run, picks):
     r = picks["read-ahead"]
     page.goto(_link(app_url, r))
@@ -137,7 +235,7 @@ def test_group_compare_and_cross_version_compare_head_each_side(page, app_url, r
     page.wait_for_selector("[data-testid=compare-side]", timeout=TIMEOUT)
     heads = page.locator("[data-testid=compare-side] .gm-side-h").all_inner_texts()
     assert len(heads) == 2 and all(" · trained at step" in h or " · never trained (" in h for h in heads), heads
-    assert any(h.startswith(f"rollout {r.rollout} · never trained ({r.dropped})") for h in heads), heads
+    assert any(h.startswith(f"rollout {r.rollout} · turn 0 · never trained ({r.dropped})") for h in heads), heads
     pages.shots(page, "fate-group-compare")
     # one task across versions: each side headed by its version, group and rollout
     task = next(t for t in {x.task_id for x in run.rows}

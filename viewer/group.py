@@ -95,6 +95,7 @@ class CompareSide(msgspec.Struct, frozen=True, kw_only=True):
     tools: list[str]
     failed: bool
     label: str = ""  # what heads the side when "rollout N" is not enough (a run's compare across versions)
+    fate: str = ""  # a run's rollout: whether the trainer trained this turn's row (viewer/fate.py)
 
 
 class Compare(msgspec.Struct, frozen=True, kw_only=True):

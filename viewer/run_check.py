@@ -253,9 +253,9 @@ def _report(run: Run, out: TextIO) -> int:
               f"{', '.join(str(s) for s in sorted({c.step for c in lost if c.step is not None}))}", file=out)
     whole = sum(bool(r.queued) and all(q.fate == "trained" for q in r.queued) for r in run.rows)
     partly = sum(r.trained_step is not None for r in run.rows) - whole
-    rows = [q for r in run.rows for q in r.queued]
+    queued = [q for r in run.rows for q in r.queued]
     print(f"{len(run.groups)} groups, {len(run.rows)} rollouts at policy versions {_span(run.versions())} in "
-          f"{len(run.segments)} segment(s); {sum(q.fate == 'trained' for q in rows)} of {len(rows)} training rows "
+          f"{len(run.segments)} segment(s); {sum(q.fate == 'trained' for q in queued)} of {len(queued)} training rows "
           f"trained: {whole} rollouts whole" + (f", {partly} partly (rows of different fates)" if partly else "") + "; "
           + ("all valid" if not bad else f"{bad} invalid"), file=out)
     return bad

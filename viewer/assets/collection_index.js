@@ -50,8 +50,9 @@ const CollectionIndex = (() => {
       input("reward_min", "reward ≥", "number", {step: "any", size: "5"}),
       input("reward_max", "reward ≤", "number", {step: "any", size: "5"}),
       select("drift", "drift", SELECTS.drift),
-      input("trained_min", "trained ≥", "number", {step: "1", min: "0", size: "3"}),
-      input("trained_max", "trained ≤", "number", {step: "1", min: "0", size: "3"}),
+      // agent turns TRL's completion mask trains a token of (in a run: would train; the trainer column says if it did)
+      input("trained_min", "in mask ≥", "number", {step: "1", min: "0", size: "3", title: "agent turns in TRL's mask, at least"}),
+      input("trained_max", "in mask ≤", "number", {step: "1", min: "0", size: "3", title: "agent turns in TRL's mask, at most"}),
       select("finding", "finding", [], "any or none"),
       select("timed_out", "timed out", SELECTS.timed_out),
       select("tool", "used tool", []),

@@ -119,7 +119,7 @@ def _run_where(r: IndexRow) -> str:
     place = f"v{r.version} · group {r.group_id}" + (" · group" if r.kind == "group" else f" · rollout {r.rollout}")
     badge = (f"<span class='ci-kind group'>K={r.k if r.k is not None else '?'}</span>" if r.kind == "group" else
              f"<span class='ci-kind rollout'>adv {text(r.advantage or '-')}</span>")
-    return (f"<td class='ci-where'><button type='button' class='ci-open' data-path='{text(r.path)}' "
+    return (f"<td class='ci-where'><button type='button' class='ci-open ci-place' data-path='{text(r.path)}' "
             f"title='open {text(r.path)}' data-testid='run-place'>{text(place)}</button>{badge}</td>")
 
 

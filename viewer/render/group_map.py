@@ -186,6 +186,7 @@ def compare(c: Compare) -> str:
     def side(s: CompareSide) -> str:
         return (f"<div class='gm-side' data-testid='compare-side'><div class='gm-side-h'>"
                 f"{text(s.label) if s.label else f'rollout {s.rollout}'} · turn {s.turn}"
+                f"{f' · {text(s.fate)}' if s.fate else ''}"
                 f" <span class='gm-dim'>{s.out_total:,} generated tokens</span></div>"
                 f"<div class='gm-strip gm-out'>{_output(s, k)}</div></div>")
 

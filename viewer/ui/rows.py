@@ -26,7 +26,7 @@ from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bun
 from viewer import run_page
 from viewer.contract import Failed, Fate, Initial, Opened, RunContext, encode
 from viewer.fate import run_context
-from viewer.group import RunPlace, group_row
+from viewer.group import Compare, RunPlace, group_row
 from viewer.group import compare as group_compare
 from viewer.group import group_map as build_group_map
 from viewer.index import render as render_index
@@ -169,6 +169,18 @@ class Rows:
         run = self.run_context(c, src, group, rec)
         return complete_run(rollout, run) if run is not None and rollout is not None else run
 
+    def with_fates(self, c: Collection, src: str, got: Compare, a: tuple[Record, Any], b: tuple[Record, Any]) -> Compare:
+        """Two compared rollouts (`a`, `b`: each its row and read rollout), each side saying whether the trainer
+        trained its row of that turn, when they are a run's."""
+        def said(rec: Record, rollout: Any, side: Any) -> str:
+            run = self.rollout_run(c, src, rec, rollout)
+            if run is None:
+                return ""
+            pos = next((k for k, t in enumerate(rollout.artifact.turns) if t.index == side.turn), None)
+            return (run.turns[pos] if pos is not None and pos < len(run.turns) else run.fate).label
+        return msgspec.structs.replace(got, a=msgspec.structs.replace(got.a, fate=said(*a, got.a)),
+                                       b=msgspec.structs.replace(got.b, fate=said(*b, got.b)))
+
     def group_page(self, c: Collection, src: str, group: Record, params: Mapping[str, object]) -> IndexPage:
         """The group map of `group`: each rollout read (for its turns), rows sorted by advantage."""
         members = self._members(c, group)
@@ -296,20 +308,7 @@ class Rows:
             if a not in members or b not in members or a == b:
                 return {"error": "pick two different rollouts that have an artifact"}
             ra, rb = self.service.rollout(c, src, members[a].path), self.service.rollout(c, src, members[b].path)
-            got = group_compare(ra, a, rb, b, turn)
-            runs = self._run_rows(c, group)
-            if runs:  # a run's siblings: each side says whether the trainer trained that turn of it
-                def said(i: int) -> str:
-                    r = runs.get(i)
-                    if r is None:
-                        return f"rollout {i}"
-                    ro, side = (ra, got.a) if i == a else (rb, got.b)
-                    ctx = complete_run(ro, run_context(src, r, group.k or 0))
-                    pos = next((k for k, t in enumerate(ro.artifact.turns) if t.index == side.turn), None)
-                    f = ctx.turns[pos] if pos is not None and pos < len(ctx.turns) else ctx.fate
-                    return f"rollout {i} · turn {side.turn} {f.label}"
-                got = msgspec.structs.replace(got, a=msgspec.structs.replace(got.a, label=said(a)),
-                                              b=msgspec.structs.replace(got.b, label=said(b)))
+            got = self.with_fates(c, src, group_compare(ra, a, rb, b, turn), (members[a], ra), (members[b], rb))
         except ArtifactError as e:
             return {"error": str(e.problems[0]) if e.problems else "could not read the rollouts"}
         except ValueError as e:

@@ -178,9 +178,8 @@ class RunView:
         if ra is None or rb is None or ra.kind != "artifact" or rb.kind != "artifact" or a == b:
             return {"error": "pick two different rollouts that have an artifact"}
         try:
-            got = group_compare(self.service.rollout(ca, src, a), ra.rollout or 0,
-                                self.service.rollout(cb, src, b), rb.rollout or 0,
-                                asked.turn)
+            xa, xb = self.service.rollout(ca, src, a), self.service.rollout(cb, src, b)
+            got = group_compare(xa, ra.rollout or 0, xb, rb.rollout or 0, asked.turn)
         except ArtifactError as e:
             return {"error": str(e.problems[0]) if e.problems else "could not read the rollouts"}
         except ValueError as e:
@@ -189,6 +188,7 @@ class RunView:
         label = lambda r: f"v{r.policy_version} › group {r.group_id} › rollout {r.rollout}"  # noqa: E731
         got = msgspec.structs.replace(got, a=msgspec.structs.replace(got.a, label=label(ra)),
                                       b=msgspec.structs.replace(got.b, label=label(rb)))
+        got = self.service.rows.with_fates(ca, src, got, (ra, xa), (rb, xb))  # and whether each turn was trained
         return {"html": render_group.compare(got), "a": label(ra), "b": label(rb)}
 
     def _stats(self, src: str, run: Any) -> list[run_page.VersionStats]:
