@@ -83,7 +83,7 @@ def build(out: Path) -> None:
         failed = [x for x in r.rows if x.status == "failed" and x.path is None]
         assert any(x.reward is not None for x in failed), "want a failed rollout the reward function scored"
         assert all(s.end is not None and not s.end.write_errors and not s.end.first_error for s in r.segments)
-        recorded = {(e.segment, x.ordinal) for e in r.entries.values() for x in e.rows}
+        recorded = {(x.segment, o) for x in r.rows for o in x.ordinals}
         assert all((c.segment, c.ordinal) in recorded for c in r.consumed), "a row the trainer took is not recorded"
         print(f"{len(r.groups)} groups, {len(r.rows)} rollouts, groups per version {dict(sorted(per_version.items()))}, "
               f"trained steps {sorted({s for g in r.groups for s in g.trained_steps})}")

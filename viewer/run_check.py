@@ -1,11 +1,10 @@
-"""`python -m viewer check RUN`: validate a recorded TRL run, every file of it, and what joins them.
+"""`python -m viewer check RUN`: validate a recorded TRL run, every row of it, and what joins them.
 
-Beyond reading each group (group.json against its folders, TRL's advantages against its rewards:
-rollout_trace/artifact/group.py) and each rollout (every file, the trl part: rollout_trace/artifact/read.py), it checks that:
-- the index and the folders agree: every index line's group and rollout folder exists and says the same
-  segment, version, group id, rollout id, reward, advantage and rows; a group has as many lines as TRL's
-  num_generations; group folders that no line names are reported (a recorder stopped between renaming a
-  group and indexing it);
+Beyond what reading the run finds (rollout_trace/artifact/run_table.py: shards that cannot be read, columns of
+another type, rollouts recorded twice, names that do not fit their place, text that is not UTF-8) and reading each
+rollout's files (every file, the trl part: rollout_trace/artifact/read.py), it checks that:
+- each row and its files agree: the files say the same segment, version, group id, rollout id, reward, advantage
+  and rows as the row's columns; a group has one row per rollout, as many as TRL's num_generations;
 - the rows TRL queued are what TRL's own functions build from the rollout's trace.json
   (rollout_trace/analysis/training.py), token for token, and the turns the index line says each row trains are
   the turns its arrays train (a turn's fate is its row's: viewer/fate.py);
@@ -20,17 +19,14 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
 from rollout_trace.analysis.training import TRL_VERSION, queued_rows_train, training
 from rollout_trace.artifact import ArtifactError
-from rollout_trace.artifact.group import load_group
 from rollout_trace.artifact.problems import Problem
 from rollout_trace.artifact.run import Run, RunRow, open_run
-from rollout_trace.artifact.run_format import GROUPS_DIR
 
 
 def _rollout_problems(run: Run, row: RunRow) -> list[Problem]:
@@ -53,32 +49,30 @@ def _rollout_problems(run: Run, row: RunRow) -> list[Problem]:
               info.reward)
     if mine != theirs:
         bad("summary.json", "names another rollout than its index line", field="run", expected=str(mine), found=str(theirs))
-    entry_rows = [(o, f) for o, f in zip(_ordinals(run, row), _fingerprints(run, row), strict=True)]
+    entry_rows = _refs(run).get((row.segment, row.group_id, row.rollout), [])
     if entry_rows != [(r.ordinal, r.fingerprint) for r in part.sample.rows]:
-        bad("trl/sample.json", "its rows are not the index line's", field="rows", expected=str(entry_rows[:4]),
+        bad("trl/sample.json", "its rows are not the run row's", field="rows", expected=str(entry_rows[:4]),
             found=str([(r.ordinal, r.fingerprint) for r in part.sample.rows][:4]))
     named = [q.turns for q in row.queued]
     trains = queued_rows_train(a) or []
     if any(t is not None for t in named) and named != trains:
-        bad("trl/rows.safetensors", "the index line names other turns for its rows than the rows train",
-            field="rows[].turns", expected=str(trains[:4]), found=str(named[:4]))
+        bad("trl/rows.safetensors", "the run row names other turns for its rows than the rows train",
+            field="row_turns", expected=str(trains[:4]), found=str(named[:4]))
     if part.sample.trl == TRL_VERSION and a.trace is not None:
         out += _rows_against_trl(row.path, a, part)
     return out
 
 
-def _entry(run: Run, row: RunRow):
-    return run.entries.get((row.segment, row.group_id, row.rollout))
-
-
-def _ordinals(run: Run, row: RunRow) -> list[int]:
-    e = _entry(run, row)
-    return [r.ordinal for r in e.rows] if e else []
-
-
-def _fingerprints(run: Run, row: RunRow) -> list[str]:
-    e = _entry(run, row)
-    return [r.fingerprint for r in e.rows] if e else []
+def _refs(run: Run) -> dict[tuple[str, int, int], list[tuple[int, str]]]:
+    """Each rollout's TRL rows as its row names them: (ordinal, fingerprint), by (segment, group_id, rollout)."""
+    got = run.__dict__.get("_check_refs")
+    if got is None:
+        t = run.table
+        cols = t.take(np.arange(len(t)), ["segment", "group_id", "rollout", "row_ordinal", "row_fingerprint"])
+        got = run.__dict__["_check_refs"] = {
+            (x["segment"], x["group_id"], x["rollout"]): list(zip(x["row_ordinal"], x["row_fingerprint"], strict=True))
+            for x in cols.to_pylist()}
+    return got
 
 
 def _rows_against_trl(path: str, a, part) -> list[Problem]:
@@ -100,42 +94,26 @@ def _rows_against_trl(path: str, a, part) -> list[Problem]:
 
 
 def _group_problems(run: Run, path: str, rows: list[RunRow]) -> list[Problem]:
-    try:
-        g = load_group(run.folder(path))
-    except ArtifactError as e:
-        return [Problem(f"{path}/{p.file}", p.message, p.turn, p.field, p.expected, p.found) for p in e.problems]
-    out = []
+    """A group has one row per rollout 0..K-1, K being TRL's num_generations of its segment."""
     first = rows[0]
     want_k = next((s.start.num_generations for s in run.segments if s.start.segment == first.segment), len(rows))
-    if g.run is None or (g.run.segment, g.run.policy_version, g.run.group_id) != (
-            first.segment, first.policy_version, first.group_id):
-        out.append(Problem(f"{path}/group.json", "names another group than its index lines", field="run",
-                           expected=str((first.segment, first.policy_version, first.group_id)), found=str(g.run)))
-    if not len(rows) == g.k == want_k:
-        out.append(Problem(f"{path}/group.json", "one index line per rollout, as many as TRL's num_generations",
-                           field="k", expected=str(want_k), found=f"k={g.k}, {len(rows)} index lines"))
-    for r in rows:
-        if r.rollout >= len(g.rollouts):
-            continue
-        gr = g.rollouts[r.rollout]
-        folder = f"{path}/{gr.folder}" if gr.folder else None
-        if gr.reward != r.reward or folder != r.path or (r.advantage is not None and abs(gr.advantage - r.advantage) > 1e-9):
-            out.append(Problem(f"{path}/group.json", "disagrees with the rollout's index line", field=f"rollouts[{r.rollout}]",
-                               expected=f"reward {r.reward}, advantage {r.advantage}, folder {r.path}",
-                               found=f"reward {gr.reward}, advantage {gr.advantage}, folder {folder}"))
-    return out
+    indices = sorted(r.rollout for r in rows)
+    if indices != list(range(want_k)):
+        return [Problem(path, "one row per rollout of the group, as many as TRL's num_generations", field="rollout",
+                        expected=f"0..{want_k - 1}", found=", ".join(map(str, indices[:12])))]
+    return []
 
 
 def consumption_problems(run: Run) -> list[Problem]:
-    recorded = {(e.segment, r.ordinal): r.fingerprint for e in run.entries.values() for r in e.rows}
+    recorded = {(k[0], o): f for k, refs in _refs(run).items() for o, f in refs}
     seen = Counter((c.segment, c.ordinal) for c in run.consumed)
     out = []
     for c in run.consumed:
-        file = f"consumed/{c.segment}.jsonl"
+        file = f"consumed/{c.segment}"
         fp = recorded.get((c.segment, c.ordinal))
         if fp is None and c.fate == "trained":
             out.append(Problem(file, f"a row the trainer trained at step {c.step} has nothing recorded behind it (no "
-                               f"index line: the recorder lost group {c.group_id} at policy version {c.model_version})",
+                               f"rollout row: the recorder lost group {c.group_id} at policy version {c.model_version})",
                                field=f"ordinal {c.ordinal}"))
         elif fp is None:
             out.append(Problem(file, f"a row the trainer took ({c.fate}) that the worker did not record (group "
@@ -144,19 +122,19 @@ def consumption_problems(run: Run) -> list[Problem]:
             out.append(Problem(file, "the row the trainer took is not the row the worker recorded",
                                field=f"ordinal {c.ordinal}", expected=fp, found=c.fingerprint))
         if seen[(c.segment, c.ordinal)] > 1:
-            out.append(Problem(file, "a row has one fate", field=f"ordinal {c.ordinal}", found=f"{seen[(c.segment, c.ordinal)]} lines"))
+            out.append(Problem(file, "a row has one fate", field=f"ordinal {c.ordinal}", found=f"{seen[(c.segment, c.ordinal)]} rows"))
             seen[(c.segment, c.ordinal)] = 1  # say it once
     for s in run.segments:
         mine = sorted((c for c in run.consumed if c.segment == s.start.segment), key=lambda c: c.ordinal)
         steps = [c.step for c in mine if c.fate == "trained" and c.step is not None]
         if steps != sorted(steps):
-            out.append(Problem(f"consumed/{s.start.segment}.jsonl", "rows are trained in the order they were queued",
+            out.append(Problem(f"consumed/{s.start.segment}", "rows are trained in the order they were queued",
                                field="step", expected="non-decreasing steps by ordinal", found=str(steps[:12])))
         if s.consumption is not None:
             missing = set(range(s.consumption.taken)) - {c.ordinal for c in mine}
             if missing:
-                out.append(Problem(f"consumed/{s.start.segment}.jsonl", "every row the trainer took has a fate",
-                                   expected=f"{s.consumption.taken} rows", found=f"{len(missing)} without a line, e.g. "
+                out.append(Problem(f"consumed/{s.start.segment}", "every row the trainer took has a fate",
+                                   expected=f"{s.consumption.taken} rows", found=f"{len(missing)} without one, e.g. "
                                    f"ordinal {min(missing)}"))
     return out
 
@@ -180,27 +158,6 @@ def recorder_notes(run: Run) -> list[str]:
         r = misfits[0]
         notes.append(f"{len(misfits)} rollout(s) recorded without all of their files (TRL's rows, reward and advantage "
                      f"kept): e.g. {r.group} rollout {r.rollout}: {r.problem}")
-    return notes
-
-
-def _unindexed(run: Run) -> list[str]:
-    """Group folders no index line names, and hidden partial groups (folder runs only)."""
-    try:
-        root = run.folder(GROUPS_DIR)
-    except ArtifactError:
-        return []
-    if not isinstance(root, Path) or not root.is_dir():
-        return []
-    named = {Path(g.path).name for g in run.groups}
-    names = [p.name for p in root.iterdir() if p.is_dir()]
-    notes = []
-    orphans = sorted(n for n in names if not n.startswith(".") and n not in named)
-    partial = [n for n in names if n.startswith(".")]
-    if orphans:
-        notes.append(f"{len(orphans)} group folder(s) no index line names (renamed just before the recorder "
-                     f"stopped, not indexed): {', '.join(orphans[:3])}")
-    if partial:
-        notes.append(f"{len(partial)} hidden partial group folder(s) in groups/ (a write cut short); readers skip them")
     return notes
 
 
@@ -233,7 +190,7 @@ def _report(run: Run, out: TextIO) -> int:
         else:
             print(f"OK {label}", file=out)
 
-    report("run.json, segments, index and consumption files", list(run.problems))
+    report("run.json, segments, rollouts and consumption tables", list(run.problems))
     by_group: dict[str, list[RunRow]] = {}
     for r in run.rows:
         by_group.setdefault(r.group, []).append(r)
@@ -244,9 +201,9 @@ def _report(run: Run, out: TextIO) -> int:
                 problems += _rollout_problems(run, r)
         report(path, problems)
     report("consumption log", consumption_problems(run))
-    for n in run.notes + recorder_notes(run) + _unindexed(run):
+    for n in run.notes + recorder_notes(run):
         print(f"note: {n}", file=out)
-    recorded = {(e.segment, r.ordinal) for e in run.entries.values() for r in e.rows}
+    recorded = {(k[0], o) for k, refs in _refs(run).items() for o, _ in refs}
     lost = [c for c in run.consumed if c.fate == "trained" and (c.segment, c.ordinal) not in recorded]
     if lost:
         print(f"{len(lost)} trained row(s) have nothing recorded behind them, at step(s) "

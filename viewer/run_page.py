@@ -164,14 +164,8 @@ ROW = dict[str, Any]  # one rollout's columns, as RunTable.page gives them
 
 
 def table_of(run: RunLike) -> RunTable:
-    """The run's columns: a RunTable as it is; a Run read by `open_run` (a zip, a Hub run) turned into one,
-    once per Run object (a followed run that grew is a new object)."""
-    if isinstance(run, RunTable):
-        return run
-    got = run.__dict__.get("_table")
-    if got is None:
-        got = run.__dict__["_table"] = RunTable.from_run(run)
-    return got
+    """The run's snapshot: every run, local, zipped or on the Hub, is read as one (a Run is a view of it)."""
+    return run if isinstance(run, RunTable) else run.table
 
 
 def collection_path(run: RunLike, path: str | None) -> str | None:
@@ -208,11 +202,11 @@ def _rows(t: RunTable, where: pc.Expression) -> dict[str, list[ROW]]:
     _, rows = t.page(where, limit=len(t), columns=_ROW_COLUMNS)
     by: dict[str, list[ROW]] = defaultdict(list)
     for r in sorted(rows, key=lambda r: (r["segment"], r["policy_version"], r["group_id"], r["rollout"])):
-        by[r["group_path"]].append(r)
+        by[r["group"]].append(r)
     return by
 
 
-_ROW_COLUMNS = ["segment", "policy_version", "group_id", "group_path", "rollout", "path", "status", "reward",
+_ROW_COLUMNS = ["segment", "policy_version", "group_id", "group", "rollout", "path", "status", "reward",
                 "env_reward", "advantage", "task_id", "title", "timed_out", "trainer_tokens", "dropped"]
 
 
@@ -255,7 +249,7 @@ def _zero_spread_groups(t: RunTable) -> tuple[np.ndarray, np.ndarray]:
     TRL gave every rollout an advantage, by the formula (Python, those groups only) where it did not."""
     v = t.view()
     adv = v["advantage"]
-    g = pa.table({"g": v["group_path"], "version": v["policy_version"],
+    g = pa.table({"g": v["group"], "version": v["policy_version"],
                   "small": pc.cast(pc.fill_null(pc.less(pc.abs(adv), ZERO_ADVANTAGE), False), pa.int64()),
                   "missing": pc.cast(pc.is_null(adv), pa.int64())})
     agg = g.group_by("g", use_threads=False).aggregate([("version", "min"), ("version", "count"), ("small", "sum"),
@@ -264,7 +258,7 @@ def _zero_spread_groups(t: RunTable) -> tuple[np.ndarray, np.ndarray]:
     missing = agg["missing_sum"].to_numpy() > 0
     if missing.any():
         names = pc.filter(agg["g"], pa.array(missing))
-        groups = _rows(t, pc.field("group_path").isin(names))
+        groups = _rows(t, pc.field("group").isin(names))
         at = {name: i for i, name in enumerate(agg["g"].to_pylist())}
         for name, members in groups.items():
             zero[at[name]] = _zero(_advantages(sorted(members, key=lambda m: m["rollout"])))
@@ -395,7 +389,7 @@ def recorder_notes(run: RunLike) -> list[str]:
             notes.append(f"segment {s.start.segment} recorded nothing: {s.end.start_error}")
     took = t.consumed.filter(pc.equal(t.consumed["fate"], "trained"))
     if took.num_rows:
-        recorded = t.ordinals.select(["segment", "ordinal"])
+        recorded = t.ordinals().select(["segment", "ordinal"])
         missing = took.join(recorded, ["segment", "ordinal"], join_type="left anti")
         if missing.num_rows:
             steps = sorted({x for x in missing["step"].to_pylist() if x is not None})

@@ -1,46 +1,55 @@
 """The files of a recorded TRL training run: the contract between the recorder and the reader.
 
 A run is a folder (or a .zip of one, or a Hub dataset) that rollout_trace/record writes while TRL 1.16's
-async GRPO trains, and rollout_trace/artifact/run.py reads. docs/runs.md tells the whole story; this is the format:
+async GRPO trains, and rollout_trace/artifact/run.py reads. docs/runs.md tells the whole story; this is the format
+(format_version 2; a run of format 1, a folder per group, is converted by `python -m viewer convert OLD NEW`):
 
-    run.json                 RunManifest: model, dataset, library versions, the config that matters,
-                             start and end time (written by the main process; rewritten at the end)
-    tokenizer/               the policy's tokenizer, once for the whole run (rollouts carry none)
-    segments/<seg>.json      SegmentStart: one per start of TRL's worker child (a resume starts a new
-                             segment: TRL's group ids restart at 0 in every child)
-    segments/<seg>.end.json  SegmentEnd: what the child wrote before it exited, and what it lost
-    index/<seg>.jsonl        one IndexEntry per recorded rollout, appended only after its group folder
-                             is renamed into place: the run is indexed from these files alone
-    consumed/<seg>.jsonl     one Consumed line per training row whose fate the trainer decided
-    consumed/<seg>.end.json  ConsumptionEnd: training stopped; rows never taken are "in-queue"
-    rescored/<seg>.jsonl     one Rescored line per rescore part `viewer rescore` wrote into a rollout of the
-                             run in place: the trainer mismatch per version without opening a folder
-    groups/<seg>-v<policy_version:06d>-g<group_id:06d>/   one scored group (rollout_trace/artifact/group.py), written
-                             atomically (artifact.write.GroupBuild): group.json with its `run` extra,
-                             task.json, and rollout-NN/, each a complete artifact (rollout_trace/artifact/schema.py)
-                             with summary.json's `run` extra and the trl/ part (rollout_trace/artifact/trl_part.py)
+    run.json                    RunManifest: model, dataset, library versions, the config that matters,
+                                start and end time (written by the main process; rewritten at the end)
+    tokenizer/                  the policy's tokenizer, once for the whole run
+    segments/<seg>.json         SegmentStart: one per start of TRL's worker child (a resume starts a new
+                                segment: TRL's group ids restart at 0 in every child)
+    segments/<seg>.end.json     SegmentEnd: what the child wrote before it exited, and what it lost
+    rollouts/<seg>-<NNNNN>.parquet   a sealed shard of the rollouts table (rollout_trace/artifact/run_schema.py
+                                `ROLLOUTS`): one row per rollout, whole groups in the order they were scored;
+                                written once, never rewritten
+    rollouts/<seg>-<NNNNN>.arrows    the segment's open tail: an Arrow IPC stream with one record batch per
+                                group, appended and flushed a group at a time; sealed into the .parquet of the
+                                same number when it is large enough or the segment ends
+    consumed/<seg>-<NNNNN>.parquet   the consumption table (`CONSUMED`): one row per training row whose fate
+    consumed/<seg>-<NNNNN>.arrows    the trainer decided, sealed and open tail as above
+    consumed/<seg>.end.json     ConsumptionEnd: training stopped; rows never taken are "in-queue"
+    rescored/<seg>.jsonl        one Rescored line per rescore part `viewer rescore` wrote for a rollout of the run
+    rescored/<group>/rollout-NN/<part>/   that part's files (rollout_trace/artifact/rescore.py)
 
-Keys: a training row (RolloutSample) is (segment, ordinal), its position in the worker's queue within
-the segment (one producer, one consumer, FIFO), checked by its fingerprint; a rollout is (segment,
-group_id, rollout) with `rollout_id` (TRL's uuid4 = OpenEnv's episode_id) as its unique name; a group is
-(segment, group_id), its policy version an attribute. Every line file is JSON Lines that `datasets`
-reads (`load_dataset("json", data_files="RUN/index/*.jsonl")`); a line is written whole and flushed, and
-a reader ignores a last line without its newline (a write cut by SIGKILL).
+A reader reads every sealed shard and every tail up to its last whole batch (a write cut short by SIGKILL
+leaves at most a partial batch, which is skipped with a note), and a tail whose shard is already sealed (a seal
+cut short before it removed the tail) not at all. A run of a million rollouts is about 500 shards: within the
+Hub's advice (fewer than 10k files a folder, 100k a repository). DuckDB, polars, Spark and `datasets` read
+`rollouts/*.parquet` as one table (docs/runs.md has a query).
+
+Keys: a training row (RolloutSample) is (segment, ordinal), its position in the worker's queue within the
+segment (one producer, one consumer, FIFO), checked by its fingerprint; a rollout is (segment, group_id,
+rollout) with `rollout_id` (TRL's uuid4 = OpenEnv's episode_id) as its unique name, and `path`
+(`groups/<seg>-v<version:06d>-g<group_id:06d>/rollout-NN`) as the name pages and links use; a group is
+(segment, group_id), its policy version an attribute.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import msgspec
 
-from .schema import RunStatus
-
-RUN_FORMAT_VERSION = 1
+RUN_FORMAT_VERSION = 2
 RUN_KIND = "trl-async-grpo-run"
 MANIFEST = "run.json"
-INDEX_DIR, CONSUMED_DIR, SEGMENTS_DIR, GROUPS_DIR = "index", "consumed", "segments", "groups"
-RESCORED_DIR = "rescored"
+ROLLOUTS_DIR, CONSUMED_DIR, SEGMENTS_DIR, RESCORED_DIR = "rollouts", "consumed", "segments", "rescored"
+GROUPS = "groups"  # the first part of every rollout's `path`: a name, not a folder of the run
+SEALED, TAIL = ".parquet", ".arrows"
+# A shard's file name: the segment, then its number within the segment
+SHARD_NAME = re.compile(r"^(?P<segment>[A-Za-z0-9_.-]+)-(?P<number>\d{5})(?P<ext>\.parquet|\.arrows)$")
 Drift = Literal["none", "drift", "unknown"]
 # What became of a training row. "trained": in the loss at global step `step`. Dropped by TRL:
 # "stale" (its RolloutQueueDataset: staleness > max_staleness), "oversize" (its TokenBudgetBatcher:
@@ -50,6 +59,19 @@ Drift = Literal["none", "drift", "unknown"]
 # micro-batch when training stopped). The reader adds "in-queue" (recorded, never taken: training
 # stopped first) and "unknown" (no consumption log for the segment).
 Fate = Literal["trained", "stale", "oversize", "resume-skip", "read-ahead", "in-batcher"]
+
+
+def shard_name(segment: str, number: int, ext: str) -> str:
+    return f"{segment}-{number:05d}{ext}"
+
+
+def group_name(segment: str, policy_version: int, group_id: int) -> str:
+    return f"{segment}-v{policy_version:06d}-g{group_id:06d}"
+
+
+def group_path(segment: str, policy_version: int, group_id: int) -> str:
+    """A group's name as pages and links use it (what was its folder in format 1)."""
+    return f"{GROUPS}/{group_name(segment, policy_version, group_id)}"
 
 
 class RunManifest(msgspec.Struct, omit_defaults=True):
@@ -93,75 +115,10 @@ class SegmentEnd(msgspec.Struct, omit_defaults=True):
     # The first failure of the recorder's own code in this segment, one line (None: there was none).
     # Also logged, with its traceback, in the training log when it happened
     first_error: str | None = None
-    rollout_problems: int = 0  # rollouts recorded without their artifact (their index entries' `problem`)
+    rollout_problems: int = 0  # rollouts recorded without their artifact (their row's `problem`)
     # The recorder could not start in TRL's worker child (written by whichever process saw it): the
     # segment recorded nothing and training did not start with it
     start_error: str | None = None
-
-
-class RowRef(msgspec.Struct):
-    """One training row of a rollout in the index (its arrays live in the rollout's trl/ part)."""
-
-    ordinal: int
-    fingerprint: str
-    tokens: int
-    trained_tokens: int
-    # the agent turns whose generated tokens this row trains (rollout_trace/analysis/training.py `row_trains`);
-    # None: not recorded (a run recorded before the field, or a rollout without its artifact)
-    turns: list[int] | None = None
-
-
-class IndexEntry(msgspec.Struct):
-    """index/<seg>.jsonl: one recorded rollout, with what a run page needs without opening any folder."""
-
-    segment: str
-    policy_version: int
-    group_id: int
-    rollout: int  # index in the group
-    rollout_id: str | None
-    group_path: str  # groups/<name>, relative, posix
-    path: str | None  # the rollout's artifact folder; None when it failed before producing one
-    status: RunStatus
-    cause: str | None
-    reward: float | None  # TRL's summed reward; None = NaN (unscorable). A failed rollout has one when a
-    # reward function scored its empty completion (TRL does), and counts in the group's baseline
-    env_reward: float | None  # the session's verify() reward
-    # TRL's, as its _score_group computed it for every rollout of the group; only rows train with it, so a
-    # rollout without rows (`rows` empty: failed, or no trained token) has one that trained nothing.
-    # None only when the recorder could not recover it (`problem` says why)
-    advantage: float | None
-    rows: list[RowRef]
-    trained_tokens: int  # over TRL's rows
-    task_id: str | None
-    title: str
-    dataset_index: int | None
-    turns: int | None  # agent turns
-    trained_turns: int | None  # agent turns TRL trains a token of
-    seed_trained_turns: int | None  # the original capture script's rule (turns with a tool call)
-    tokens: int | None  # prompt + output tokens over the agent turns
-    drift: Drift
-    drifting_boundaries: int | None
-    timed_out: bool
-    tools: list[str]  # tool names used, sorted
-    tool_calls: int
-    recorded_at: str  # ISO 8601 UTC
-    # What of this rollout the recorder could not record, and why (its artifact could not be built, or
-    # TRL's reward and advantage could not be recovered): the rest of the entry is still TRL's
-    problem: str | None = None
-
-
-class Consumed(msgspec.Struct, omit_defaults=True):
-    """consumed/<seg>.jsonl: the fate of one training row, decided on the trainer's main process."""
-
-    segment: str
-    ordinal: int  # the row's position in the queue within the segment (the n-th row the trainer took)
-    fingerprint: str
-    fate: Fate
-    step: int | None  # the global step it was trained at ("trained" only)
-    group_id: int
-    model_version: int  # the version TRL stamped on the row
-    trainer_version: int  # the trainer's policy version when it took the row
-    taken_at: str
 
 
 class ConsumptionEnd(msgspec.Struct, omit_defaults=True):
@@ -174,7 +131,7 @@ class ConsumptionEnd(msgspec.Struct, omit_defaults=True):
 
 
 class Rescored(msgspec.Struct, omit_defaults=True):
-    """rescored/<seg>.jsonl: a rescore part written into one rollout of the run (`python -m viewer rescore`)."""
+    """rescored/<seg>.jsonl: a rescore part written for one rollout of the run (`python -m viewer rescore`)."""
 
     segment: str
     group_id: int

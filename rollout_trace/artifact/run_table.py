@@ -1,198 +1,94 @@
-"""A recorded run's index as Arrow columns: read from its JSONL files, queried in place, cached per run state.
+"""A recorded run as one immutable Arrow snapshot: its rollouts table, its consumption table, what was wrong.
 
-The recorder's JSONL stays the written format (rollout_trace/artifact/run_format.py: what `datasets` reads,
-what a crash leaves whole). For a run of 10^5-10^6 rollouts, decoding every line into Python objects costs
-seconds and gigabytes per open; here Arrow's multi-threaded JSON reader turns each index file into typed
-columns (one explicit schema, only the columns a page asks about, text dictionary-encoded; each chunk of a
-file read once into one buffer and parsed in place, the next chunk read and parsed while this one is shaped),
-and queries run in Arrow's compute kernels:
+Every page, tool and command reads a run through this one model (rollout_trace/artifact/run.py `open_run` wraps it
+for code that wants Python rows): a local folder, a .zip or a Hub dataset alike, through its store's files
+(rollout_trace/artifact/stores.py). A snapshot reads the run's small files and, of its shards
+(rollout_trace/artifact/run_shards.py), only the columns a query names, each once per snapshot:
 
     t = run_table("runs/my-run")                 # cached per run state: a second open is a lookup
     t.per_version("reward")                      # one row per policy version: count, sum, min, max, mean
     t.page(pc.field("reward") > 0.5, sort=[("reward", "descending")], offset=0, limit=50)
-    t.follow()                                   # the grown tails only; True when something was read
-    per_version("runs/my-run", "timed_out", ("sum", "count"))   # the same as plain rows, for other modules
+    t.rollout_files(row)                         # one rollout's artifact files: only the row group holding it
+    later = t.follow()                           # a new snapshot when the recorder wrote more; None otherwise
 
-Per-version aggregates are computed once per state and, when the run grows, again only for the versions
-the new lines touch. A line file truncated or rewritten (not appended to) is read again whole. A file
-that Arrow cannot parse (a bad line) is read line by line with the run format's own decoder instead, so a
-bad line costs speed, not the rows around it; `rollout_trace.artifact.run.read_run` names the bad lines.
+A snapshot never changes: following a run makes a new one (sealed shards' columns are shared with it, they
+never change) and the cache swaps the reference, so a handler that holds a snapshot reads one state of the run.
 
-Local folders only (a zip or a Hub run is read by `open_run`); no Gradio, no pages here.
+What is wrong is found once, when the snapshot is made, and every view counts the same rows: a rollout recorded
+twice (the first one stands), a shard with a column of another type or a missing one (its rows left out), a
+string that is not UTF-8 (replaced, and named), a tail whose last group was cut short (left out, with a note), a
+segment without its start file, an unreadable small file.
 """
 
 from __future__ import annotations
 
-import os
 import posixpath
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.json as pj
 
+from . import budget
 from .errors import RolloutTraceError
-from .problems import Problem
-from .run import MAX_LINE_FILE_BYTES, QueuedRow, RunSegment, _lines, _one
+from .problems import Problem, from_msgspec
 from .run_format import (
     CONSUMED_DIR,
-    INDEX_DIR,
     MANIFEST,
     RESCORED_DIR,
+    ROLLOUTS_DIR,
+    RUN_FORMAT_VERSION,
     SEGMENTS_DIR,
     ConsumptionEnd,
-    IndexEntry,
     Rescored,
     RunManifest,
     SegmentEnd,
     SegmentStart,
+    group_path,
 )
+from .run_schema import CONSUMED, INDEX_COLUMNS, ROLLOUTS
+from .run_shards import Shard, read_columns, read_rows, shards
 
-# The index columns held, with their Arrow types (IndexEntry's fields of one value; `rows` as its length).
-COLUMNS: dict[str, pa.DataType] = {
-    "segment": pa.string(), "policy_version": pa.int64(), "group_id": pa.int64(), "rollout": pa.int64(),
-    "rollout_id": pa.string(), "group_path": pa.string(), "path": pa.string(), "status": pa.string(),
-    "cause": pa.string(), "reward": pa.float64(), "env_reward": pa.float64(), "advantage": pa.float64(),
-    "trained_tokens": pa.int64(), "task_id": pa.string(), "title": pa.string(), "dataset_index": pa.int64(),
-    "turns": pa.int64(), "tokens": pa.int64(), "drift": pa.string(), "timed_out": pa.bool_(),
-    "tool_calls": pa.int64(), "recorded_at": pa.string(), "trained_turns": pa.int64(),
-    "seed_trained_turns": pa.int64(), "drifting_boundaries": pa.int64(), "problem": pa.string(),
-    "tools": pa.list_(pa.string()),
-}
-_ROW = pa.struct([("ordinal", pa.int64()), ("tokens", pa.int64()), ("trained_tokens", pa.int64()),
-                  ("turns", pa.list_(pa.int64()))])
-_ORDINALS = pa.schema([("segment", pa.string()), ("ordinal", pa.int64()), ("entry", pa.int64()),
-                       ("tokens", pa.int64()), ("trained_tokens", pa.int64()), ("turns", pa.list_(pa.int64()))])
-_SCHEMA = pa.schema([*COLUMNS.items(), ("rows", pa.list_(_ROW))])
-_CONSUMED = pa.schema([("segment", pa.string()), ("ordinal", pa.int64()), ("fate", pa.string()),
-                      ("step", pa.int64())])
-# What the consumption log says of each rollout (run.py's join, in Arrow): `trained_step` the first step a row
-# of it was trained at, `trainer_tokens` its trained rows' tokens, `dropped` why none was (None: one was).
+AGGREGATES = ("count", "sum", "min", "max", "mean")
+MAX_TABLES = 4  # run snapshots kept (each holds the columns its pages read)
+MAX_PROBLEMS = 20  # rows left out that are named one by one
+MAX_SMALL_BYTES = 16 * 2**20  # run.json, a segment's files, the rescore log
+KEYS = ("segment", "policy_version", "group_id", "rollout", "group", "path")  # read first: which rows stand
+# What the consumption table says of each rollout (joined): the first step a row of it was trained at, its
+# trained rows' tokens, and why none of its rows was trained (None: one was)
 FATE_COLUMNS: dict[str, pa.DataType] = {"trained_step": pa.int64(), "trainer_tokens": pa.int64(),
                                         "dropped": pa.string()}
-_TEXT = ("segment", "status", "cause", "task_id", "title", "drift", "problem")  # few distinct values: dictionary-encoded
-AGGREGATES = ("count", "sum", "min", "max", "mean")
-MAX_TABLES = 4  # run states kept (each holds its columns)
-BLOCK_BYTES = 2**20  # measured: 1 MB blocks parse faster than 4 or 16 MB (more of them run at once)
-CHUNK_BYTES = 64 * 2**20  # read and parsed at a time: memory is the columns, not the file
-MARK_BYTES = 64
-_T = TypeVar("_T")
+_ROLLOUT = re.compile(r"/rollout-(\d+)$")
 
 
 class RunTableError(RolloutTraceError, ValueError):
-    """A folder that is not a run (no index/), or a column a query names that the table does not hold."""
+    """A source that is not a run, or a column a query names that the table does not hold."""
 
 
-def _empty(schema: pa.Schema) -> pa.Table:
-    """No rows of `schema` (Schema.empty_table imports pandas: a second on the first open)."""
-    return pa.Table.from_batches([], schema)
+@dataclass(frozen=True)
+class RunSegment:
+    """One start of TRL's worker child, and how it ended (None: still running, or killed)."""
 
-
-def _parse(data: memoryview, schema: pa.Schema) -> pa.Table:
-    """JSON lines -> a table of `schema`; a file Arrow rejects is decoded line by line, bad lines left out.
-    `data` is read in place (a view of the chunk read, no copy of it), whitespace only is no table."""
-    if not data or (bytes(data[:256]).isspace() and bytes(data).isspace()):
-        return _empty(schema)
-    try:
-        return pj.read_json(pa.BufferReader(pa.py_buffer(data)), read_options=pj.ReadOptions(block_size=BLOCK_BYTES),
-                            parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        pass
-    keep = [f.name for f in schema]
-    decoder = msgspec.json.Decoder(IndexEntry) if "policy_version" in keep else None
-    rows = []
-    for line in bytes(data).split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            got = msgspec.to_builtins(decoder.decode(line)) if decoder is not None else msgspec.json.decode(line)
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            continue
-        if isinstance(got, dict):
-            rows.append({k: got.get(k) for k in keep})
-    try:
-        return pa.Table.from_pylist(rows, schema=schema)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return _empty(schema)
-
-
-_NAME = r"[A-Za-z0-9_.-]+"  # sources.py `subfolder_ok`'s part, ASCII; "." and ".." are refused apart
-MAX_PROBLEMS = 20  # lines left out that are named one by one
-
-
-def _inside(raw: pa.Table, name: str, problems: list[Problem]) -> pa.Table:
-    """`raw` without the lines whose folders lie outside the run's groups (run.py `_inside`, over columns: an
-    index line is data, it may name only `groups/<name>` and, for a rollout, `<its group>/<name>`)."""
-    if not raw.num_rows:
-        return raw
-    group, path = raw["group_path"], raw["path"]
-    ok = pc.and_(pc.match_substring_regex(group, rf"^groups/{_NAME}$"),
-                 pc.invert(pc.match_substring_regex(group, r"^groups/\.\.?$")))
-    # one anchored pass splits a rollout's path into its group and its name (no match: null, left out)
-    parts = pc.extract_regex(path, rf"^(?P<g>groups/{_NAME})/(?P<r>{_NAME})$")
-    inner = pc.and_(pc.equal(pc.struct_field(parts, "g"), group),
-                    pc.invert(pc.is_in(pc.struct_field(parts, "r"), value_set=pa.array([".", ".."]))))
-    keep = pc.fill_null(pc.and_kleene(ok, pc.or_kleene(pc.is_null(path), inner)), False)
-    if pc.all(keep).as_py():
-        return raw
-    bad = raw.filter(pc.invert(keep)).select(["group_id", "rollout", "group_path", "path"]).to_pylist()
-    for x in bad[:MAX_PROBLEMS - len(problems)] if len(problems) < MAX_PROBLEMS else []:
-        found = x["path"] if x["path"] is not None and x["group_path"] is not None and \
-            x["path"] != x["group_path"] else x["group_path"]
-        problems.append(Problem(name, "a rollout's folder lies outside the run's groups",
-                                field=f"group {x['group_id']} rollout {x['rollout']}",
-                                expected="groups/<group>[/<rollout>]", found=repr(str(found)[:80])))
-    return raw.filter(keep)
-
-
-def _shape(raw: pa.Table) -> pa.Table:
-    """The held columns: `rows` becomes `n_rows`, text with few values dictionary-encoded."""
-    cols = {name: raw[name] for name in COLUMNS}
-    for name in _TEXT:
-        cols[name] = pc.dictionary_encode(cols[name])
-    cols["n_rows"] = pc.fill_null(pc.list_value_length(raw["rows"]), 0)
-    return pa.table(cols).combine_chunks()  # one chunk per CHUNK_BYTES read, not one per JSON block
-
-
-def _ordinals(raw: pa.Table, first: int) -> pa.Table:
-    """(segment, ordinal, entry): one row per TRL row of each entry, `entry` its position in the whole table."""
-    lengths = pc.fill_null(pc.list_value_length(raw["rows"]), 0)
-    parents = pc.list_parent_indices(raw["rows"])
-    flat = pc.list_flatten(raw["rows"])
-    if not len(lengths):
-        return _empty(_ORDINALS)
-    return pa.table({"segment": pc.take(raw["segment"], parents), "ordinal": pc.struct_field(flat, "ordinal"),
-                     "entry": pc.add(parents, pa.scalar(first, pa.int64())),
-                     "tokens": pc.fill_null(pc.struct_field(flat, "tokens"), 0),
-                     "trained_tokens": pc.fill_null(pc.struct_field(flat, "trained_tokens"), 0),
-                     "turns": pc.struct_field(flat, "turns")}, schema=_ORDINALS)
-
-
-@dataclass
-class _File:
-    read_to: int = 0
-    stamp: tuple = ()
-    mark: bytes = b""
+    start: SegmentStart
+    end: SegmentEnd | None
+    consumption: ConsumptionEnd | None  # None: training still running, or no consumption log
 
 
 @dataclass
 class RunFiles:
-    """A run's small files as the page needs them: run.json, its segments' start and end, the consumption log's
-    ends, the rescore log, and what was wrong with any of them (the reader's problems and notes)."""
+    """A run's small files: run.json, its segments' start and end, the consumption table's ends, the rescore
+    log, and what was wrong with any of them."""
 
     manifest: RunManifest | None = None
     segments: list[RunSegment] = field(default_factory=list)
     ends: dict[str, int] = field(default_factory=dict)  # segment -> rows the trainer took (its consumption end)
-    logged: frozenset[str] = frozenset()  # segments with a consumption log
     rescored: list[Rescored] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -203,133 +99,368 @@ class RunFiles:
         return any(s.end is None for s in self.segments)
 
 
-@dataclass
-class RunTable:
-    """One run's index as columns (`table`), what it read of each line file, and its per-version aggregates."""
+_DECODERS: dict[type, Any] = {t: msgspec.json.Decoder(t) for t in (SegmentStart, SegmentEnd, ConsumptionEnd,
+                                                                   RunManifest, Rescored)}
 
-    root: Path | None
+
+def _one(name: str, data: bytes | str | None, kind: type, problems: list[Problem]) -> Any:
+    if data is None:
+        return None
+    if isinstance(data, str):
+        problems.append(Problem(name, data))
+        return None
+    try:
+        return _DECODERS[kind].decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError) as e:
+        problems.append(from_msgspec(name, e, data))
+        return None
+
+
+def _lines(name: str, data: bytes | str, kind: type, problems: list[Problem], notes: list[str]) -> list:
+    """The JSON lines of a small line file (the rescore log); a bad line named, a cut last line noted."""
+    if isinstance(data, str):
+        problems.append(Problem(name, data))
+        return []
+    whole = data.rfind(b"\n") + 1
+    if data[whole:].strip():
+        notes.append(f"{name}: the last line has no newline (a write cut short); skipped")
+    out = []
+    for n, line in enumerate(data[:whole].split(b"\n")[:-1], start=1):
+        if line.strip():
+            try:
+                out.append(_DECODERS[kind].decode(line))
+            except (msgspec.ValidationError, msgspec.DecodeError) as e:
+                p = from_msgspec(name, e, line)
+                problems.append(Problem(name, p.message, field=f"line {n}" + (f": {p.field}" if p.field else ""),
+                                        expected=p.expected, found=p.found))
+    return out
+
+
+def read_files(store: Any) -> RunFiles:
+    """The run's small files through `store` (a RunStore), decoded with the run format's records; problems
+    named, never raised (an unreadable run.json leaves `manifest` None)."""
+    problems: list[Problem] = []
+    notes: list[str] = []
+    manifest = _one(MANIFEST, store.read([MANIFEST], MAX_SMALL_BYTES).get(MANIFEST), RunManifest, problems)
+    if manifest is not None and manifest.format_version > RUN_FORMAT_VERSION:
+        problems.append(Problem(MANIFEST, "written by a newer version of this tool", field="format_version",
+                                expected=f"at most {RUN_FORMAT_VERSION}", found=str(manifest.format_version)))
+    starts: dict[str, SegmentStart] = {}
+    stops: dict[str, SegmentEnd] = {}
+    ends: dict[str, ConsumptionEnd] = {}
+    rescored: list[Rescored] = []
+    for folder, keep in ((SEGMENTS_DIR, ".json"), (CONSUMED_DIR, ".end.json"), (RESCORED_DIR, ".jsonl")):
+        names = sorted(n for n in store.list_dir(folder) if n.endswith(keep) and not n.startswith("."))
+        paths = [f"{folder}/{n}" for n in names]
+        for path, data in (store.read(paths, MAX_SMALL_BYTES) if paths else {}).items():
+            if folder == RESCORED_DIR:
+                rescored += _lines(path, data, Rescored, problems, notes)
+            elif folder == CONSUMED_DIR:
+                if (c := _one(path, data, ConsumptionEnd, problems)) is not None:
+                    ends[c.segment] = c
+            elif path.endswith(".end.json"):
+                if (end := _one(path, data, SegmentEnd, problems)) is not None:
+                    stops[end.segment] = end
+            elif (start := _one(path, data, SegmentStart, problems)) is not None:
+                starts[start.segment] = start
+    segments = [RunSegment(starts[x], stops.get(x), ends.get(x)) for x in sorted(starts)]
+    for part in segments:
+        if part.end is not None and (part.end.groups_lost or part.end.write_errors):
+            notes.append(f"segment {part.start.segment}: {part.end.groups_lost} scored groups were still waiting to "
+                         f"be written when the worker stopped, {part.end.write_errors} could not be written")
+    if any(x.end is None for x in segments):
+        notes.append("a segment has not ended: training is running (or the worker was killed before it could say so)")
+    return RunFiles(manifest=manifest, segments=segments, ends={k: v.taken for k, v in ends.items()},
+                    rescored=rescored, problems=problems, notes=notes)
+
+
+@dataclass(frozen=True)
+class _Read:
+    """One shard's read: its rows of some columns, and what was wrong (kept per sealed shard across snapshots)."""
+
     table: pa.Table
-    ordinals: pa.Table  # _ORDINALS: (segment, ordinal, entry, tokens, trained_tokens, turns) of every TRL row
-    consumed: pa.Table  # (segment, ordinal, fate, step) of every consumption line
-    files: dict[str, _File] = field(default_factory=dict)
-    run_files: RunFiles = field(default_factory=RunFiles)
-    prefix: str = ""  # where the run sits in its collection (a zip holding the run's folder names it)
-    line_problems: list[Problem] = field(default_factory=list)  # index lines left out, and why
-    small: dict[str, tuple] = field(default_factory=dict, repr=False)  # the small files' stamps
-    _aggregates: dict[tuple[str, tuple[str, ...]], pa.Table] = field(default_factory=dict, repr=False)
-    _fates: pa.Table | None = field(default=None, repr=False)  # FATE_COLUMNS, one row per rollout
-    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
-    _making: dict[str, threading.Lock] = field(default_factory=dict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    # queries of one run at a time: each builds columns as long as the run, so visitors' memory stays one's
-    _query: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    changes: int = 0  # how many times the table changed (a run state's serial, for what is kept per state)
+    problems: tuple[Problem, ...]
+    notes: tuple[str, ...]
+
+
+class ShardCache:
+    """Columns of a run's sealed shards as read, by (folder, name, size, columns): a sealed shard never changes,
+    so every snapshot of the run shares them; a tail is read afresh by each snapshot."""
+
+    def __init__(self) -> None:
+        self._got: dict[tuple, _Read] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple, make: Callable[[], _Read]) -> _Read:
+        with self._lock:
+            hit = self._got.get(key)
+        if hit is None:
+            hit = make()
+            with self._lock:
+                self._got[key] = hit
+        return hit
+
+
+def _utf8(table: pa.Table, name: str, problems: list[Problem]) -> pa.Table:
+    """`table` with every string that is not UTF-8 replaced (U+FFFD) and named: a shard is data, and Arrow's
+    string kernels assume valid UTF-8."""
+    for i, f in enumerate(table.schema):
+        kind = f.type.value_type if pa.types.is_list(f.type) else f.type
+        if not pa.types.is_string(kind):
+            continue
+        col = table.column(i)
+        try:
+            col.validate(full=True)
+            continue
+        except pa.ArrowInvalid:
+            pass
+        flat = pc.list_flatten(col) if pa.types.is_list(f.type) else col
+        raw = flat.cast(pa.binary()).to_pylist()
+        bad = [k for k, v in enumerate(raw) if v is not None and not _valid(v)]
+        problems.append(Problem(name, "text that is not UTF-8, shown with replacement characters", field=f.name,
+                                expected="UTF-8", found=f"{len(bad)} invalid value(s)"))
+        fixed = pa.array([None if v is None else v.decode("utf-8", "replace") for v in raw], pa.string())
+        if pa.types.is_list(f.type):
+            combined = col.combine_chunks()
+            fixed = pa.ListArray.from_arrays(combined.offsets, fixed, mask=combined.is_null())
+        table = table.set_column(i, f, fixed)
+    return table
+
+
+def _valid(v: bytes) -> bool:
+    try:
+        v.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+class RunTable:
+    """One state of a recorded run (see the module docstring). Made by `open_table` or `follow`."""
+
+    def __init__(self, store: Any, label: str, kind: str, files: RunFiles, rollouts: list[Shard],
+                 consumed_shards: list[Shard], cache: ShardCache, root: Path | None = None, changes: int = 0):
+        self.store, self.label, self.kind, self.run_files = store, label, kind, files
+        self.root = root  # the local folder (followed), None for a zip or a Hub run
+        self.prefix = getattr(store, "prefix", "")
+        self.shards, self.consumed_shards, self._cache = rollouts, consumed_shards, cache
+        self.changes = changes
+        self._memo: dict[str, Any] = {}
+        self._making: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+        self.read_problems: list[Problem] = []
+        self.read_notes: list[str] = []
+        self._keep: list[np.ndarray] = []  # per shard: the positions of its rows that stand
+        self._starts = np.zeros(1, np.int64)
+        self._stand()
+        self.consumed = self._consumed()
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def _path(self, folder: str, s: Shard) -> str:
+        return f"{folder}/{s.name}"
+
+    def _read(self, folder: str, s: Shard, schema: pa.Schema, columns: tuple[str, ...]) -> _Read:
+        def make() -> _Read:
+            budget.check(s.name)  # the visitor left, or the request ran out of time: stop here
+            got = read_columns(self.store.open, self._path(folder, s), s, schema, columns)
+            problems = list(got.problems)
+            table = _utf8(got.table, self._path(folder, s), problems)
+            return _Read(table, tuple(problems), tuple(got.notes))
+        if not s.sealed:
+            return make()
+        return self._cache.get((self.label, self.prefix, folder, s.name, s.size, columns), make)
+
+    def _stand(self) -> None:
+        """Which rows stand: each shard's keys read, rows whose place or names do not fit the format left out
+        (named), and a rollout recorded twice kept once (the first)."""
+        tables: list[pa.Table] = []
+        problems: list[Problem] = []
+        notes: list[str] = []
+        for s in self.shards:
+            got = self._read(ROLLOUTS_DIR, s, ROLLOUTS, KEYS)
+            problems += got.problems
+            notes += got.notes
+            tables.append(got.table)
+        named = 0
+        keys: list[pa.Table] = []
+        for k, (s, t) in enumerate(zip(self.shards, tables, strict=True)):
+            ok = _fits(t)
+            bad = np.flatnonzero(~ok)
+            for i in bad[:max(0, MAX_PROBLEMS - named)]:
+                x = t.slice(int(i), 1).to_pylist()[0]
+                problems.append(Problem(f"{ROLLOUTS_DIR}/{s.name}", "a rollout's names do not fit its place in the "
+                                        "run; left out", field=f"row {int(i)}",
+                                        expected=f"group {group_path(x['segment'] or '', x['policy_version'] or 0, x['group_id'] or 0)}",
+                                        found=f"group {str(x['group'])[:80]!r}, path {str(x['path'])[:80]!r}"))
+            named += len(bad)
+            keys.append(pa.table({"segment": pc.cast(t["segment"], pa.string()), "group_id": t["group_id"],
+                                  "rollout": t["rollout"], "shard": pa.array(np.full(t.num_rows, k, np.int32)),
+                                  "pos": pa.array(np.arange(t.num_rows, dtype=np.int64)),
+                                  "ok": pa.array(ok)}))
+        allk = pa.concat_tables(keys) if keys else pa.table({"segment": pa.array([], pa.string()),
+                                                              "group_id": pa.array([], pa.int64()),
+                                                              "rollout": pa.array([], pa.int64()),
+                                                              "shard": pa.array([], pa.int32()),
+                                                              "pos": pa.array([], pa.int64()), "ok": pa.array([], pa.bool_())})
+        allk = allk.append_column("i", pa.array(np.arange(allk.num_rows, dtype=np.int64)))
+        good = allk.filter(allk["ok"])
+        first = good.group_by(["segment", "group_id", "rollout"], use_threads=False).aggregate([("i", "min"),
+                                                                                               ("i", "count")])
+        stands = np.zeros(allk.num_rows, dtype=bool)
+        stands[first["i_min"].to_numpy()] = True
+        twice = first.filter(pc.greater(first["i_count"], 1))
+        for x in twice.slice(0, MAX_PROBLEMS).to_pylist():
+            problems.append(Problem(f"{ROLLOUTS_DIR}/", "a rollout is recorded once; the first one stands",
+                                    field=f"segment {x['segment']} group {x['group_id']} rollout {x['rollout']}",
+                                    found=f"{x['i_count']} times"))
+        if twice.num_rows > MAX_PROBLEMS:
+            problems.append(Problem(f"{ROLLOUTS_DIR}/", f"{twice.num_rows - MAX_PROBLEMS:,} more rollouts are recorded "
+                                    "more than once (`viewer check` counts them)"))
+        shard_of = allk["shard"].to_numpy()
+        pos = allk["pos"].to_numpy()
+        self._keep = [pos[(shard_of == k) & stands] for k in range(len(self.shards))]
+        self._starts = np.concatenate([[0], np.cumsum([len(x) for x in self._keep])]).astype(np.int64)
+        budget.rows(f"{ROLLOUTS_DIR}/", int(self._starts[-1]))  # a public request's cost grows with the rows
+        started = {x.start.segment for x in self.run_files.segments}
+        for name in sorted(set(pc.unique(allk["segment"]).to_pylist()) - started - {None}):
+            problems.append(Problem(f"{ROLLOUTS_DIR}/", "a segment without its start file", field=f"segment {name}",
+                                    expected=f"{SEGMENTS_DIR}/{name}.json", found="none"))
+        self.read_problems, self.read_notes = problems, notes
+
+    def _consumed(self) -> pa.Table:
+        parts = []
+        for s in self.consumed_shards:
+            got = self._read(CONSUMED_DIR, s, CONSUMED, tuple(CONSUMED.names))
+            self.read_problems += got.problems
+            self.read_notes += got.notes
+            parts.append(got.table)
+        return pa.concat_tables(parts) if parts else CONSUMED.empty_table()
 
     def __len__(self) -> int:
-        return self.table.num_rows
+        return int(self._starts[-1])
 
     @property
     def state(self) -> tuple:
         return (self.changes, len(self), self.consumed.num_rows, len(self.run_files.segments), self.run_files.live)
 
-    @classmethod
-    def from_run(cls, run: Any) -> RunTable:
-        """A run read by `open_run` (a zip, a Hub run) as a table: its reader rows, fates already joined."""
-        rows = run.rows
-        cols: dict[str, Any] = {}
-        for name, kind in COLUMNS.items():
-            attr = {"group_path": "group"}.get(name, name)
-            cols[name] = pa.array([getattr(r, attr) for r in rows], kind)
-        for name in _TEXT:
-            cols[name] = pc.dictionary_encode(cols[name])
-        cols["n_rows"] = pa.array([r.rows for r in rows], pa.int64())
-        fates = pa.table({name: pa.array([getattr(r, name) for r in rows], kind)
-                          for name, kind in FATE_COLUMNS.items()})
-        ordinals = pa.Table.from_pylist([{"segment": r.segment, "ordinal": q.ordinal, "entry": i, "tokens": q.tokens,
-                                          "trained_tokens": q.trained_tokens, "turns": q.turns}
-                                         for i, r in enumerate(rows) for q in r.queued], schema=_ORDINALS)
-        consumed = pa.Table.from_pylist([{k: getattr(c, k) for k in _CONSUMED.names} for c in run.consumed],
-                                        schema=_CONSUMED)
-        files = RunFiles(manifest=run.manifest, segments=list(run.segments),
-                         ends={x.start.segment: x.consumption.taken for x in run.segments if x.consumption},
-                         logged=frozenset(posixpath.basename(p).split(".", 1)[0] for p in run.read_to
-                                          if p.startswith(CONSUMED_DIR + "/")),
-                         rescored=list(run.rescored), problems=list(run.problems), notes=list(run.notes))
-        t = cls(root=None, table=pa.table(cols), ordinals=ordinals, consumed=consumed, run_files=files,
-                prefix=run.store.prefix if run.store is not None else "")
-        t._fates = fates
-        return t
-
     def problems(self) -> list[Problem]:
-        """What the reader found wrong: the small files' problems, and a segment indexed without its start."""
-        if self.root is None:  # open_run said it already
-            return self.run_files.problems + self.line_problems
-        started = {x.start.segment for x in self.run_files.segments}
-        named = pc.unique(pc.cast(self.table["segment"], pa.string())).to_pylist() if len(self) else []
-        links = []
-        for folder in (INDEX_DIR, CONSUMED_DIR):
-            try:
-                links += [f"{folder}/{e.name}" for e in os.scandir(self.root / folder) if e.is_symlink()]
-            except OSError:
-                continue
-        return self.run_files.problems + self.line_problems[:MAX_PROBLEMS] + [
-            Problem(name, "cannot be read (a symbolic link, not followed)") for name in sorted(links)] + [
-            Problem(f"{INDEX_DIR}/{name}.jsonl", "a segment without its start file",
-                    expected=f"{SEGMENTS_DIR}/{name}.json", found="none") for name in sorted(set(named) - started)]
+        """What is wrong with the run, found once for this snapshot."""
+        return self.run_files.problems + self.read_problems
 
-    # -- queries -------------------------------------------------------------------------------------
+    @property
+    def notes(self) -> list[str]:
+        return self.run_files.notes + self.read_notes
 
-    def view(self) -> pa.Table:
-        """The held columns and FATE_COLUMNS, one row per rollout."""
-        fates = self.fates()
-        t = self.table
-        for name in FATE_COLUMNS:
-            t = t.append_column(name, fates[name])
-        return t
+    @property
+    def live(self) -> bool:
+        return self.run_files.live
+
+    # -- columns -------------------------------------------------------------------------------------
 
     def column(self, name: str) -> pa.ChunkedArray:
+        """One column of the rollouts table (or FATE_COLUMNS, `trained`), one value per standing rollout."""
         if name == "trained":
-            return self.trained()
+            return pa.chunked_array([pc.is_null(self.fates()["dropped"].combine_chunks())])
         if name in FATE_COLUMNS:
             return self.fates()[name]
-        if name not in self.table.column_names:
-            raise RunTableError(f"no column {name!r}: expected one of {', '.join(self.table.column_names)}, "
+        if name not in ROLLOUTS.names:
+            raise RunTableError(f"no column {name!r}: expected one of {', '.join(INDEX_COLUMNS)}, "
                                 f"{', '.join(FATE_COLUMNS)}, trained")
-        return self.table[name]
 
-    def trained(self) -> pa.ChunkedArray:
-        """Per rollout: whether any of its TRL rows was trained (its consumption lines' fate)."""
-        return pa.chunked_array([pc.is_null(self.fates()["dropped"].combine_chunks())])
+        def make() -> pa.ChunkedArray:
+            chunks = []
+            for s, keep in zip(self.shards, self._keep, strict=True):
+                got = self._read(ROLLOUTS_DIR, s, ROLLOUTS, (name,)).table[name]
+                if len(keep) != got.length():
+                    got = got.take(pa.array(keep))
+                chunks.extend(got.chunks)
+            return pa.chunked_array(chunks, ROLLOUTS.field(name).type)
+        return self.memo(f"col:{name}", make)
 
-    def fates(self) -> pa.Table:
-        """Per rollout (run.py's `join`, in Arrow): the first step a row of it was trained at, its trained rows'
-        tokens, and why none of its rows was trained (None: one was). Once per run state."""
-        with self._lock:
-            if self._fates is not None:
-                return self._fates
-        return self.memo("__fates", lambda: _fates(self))
+    @property
+    def table(self) -> _Columns:
+        """The rollouts table's columns, read as they are asked for (`t.table["reward"]`, `.select(names)`)."""
+        return _Columns(self, fates=False)
+
+    def view(self) -> _Columns:
+        """As `table`, with FATE_COLUMNS and `trained`."""
+        return _Columns(self, fates=True)
+
+    def locate(self, row: int) -> tuple[Shard, int]:
+        """The shard and position in it of standing row `row`."""
+        k = int(np.searchsorted(self._starts, row, side="right")) - 1
+        return self.shards[k], int(self._keep[k][row - self._starts[k]])
+
+    def rollout_files(self, row: int, columns: Sequence[str]) -> dict[str, Any]:
+        """Standing row `row`'s `columns` (its artifact's files, its text), read from the row group holding it."""
+        s, pos = self.locate(row)
+        return read_rows(self.store.open, f"{ROLLOUTS_DIR}/{s.name}", s, [pos], list(columns)).to_pylist()[0]
+
+    def rows_of(self, rows: np.ndarray, columns: Sequence[str]) -> pa.Table:
+        """Standing rows `rows` of `columns` (any, text and files too), in that order, each shard read once."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if not len(rows):
+            return pa.Table.from_batches([], pa.schema([ROLLOUTS.field(c) for c in columns]))
+        where = np.searchsorted(self._starts, rows, side="right") - 1
+        parts, order = [], []
+        for k in np.unique(where):
+            mine = np.flatnonzero(where == k)
+            s = self.shards[int(k)]
+            pos = self._keep[int(k)][rows[mine] - self._starts[int(k)]]
+            parts.append(read_rows(self.store.open, f"{ROLLOUTS_DIR}/{s.name}", s, pos.tolist(), list(columns)))
+            order.extend(mine.tolist())
+        got = pa.concat_tables(parts)
+        return got.take(pa.array(np.argsort(np.array(order), kind="stable")))
+
+    # -- the trainer's side ------------------------------------------------------------------------------
+
+    def ordinals(self) -> pa.Table:
+        """One row per TRL row of every standing rollout: (entry, segment, ordinal, tokens, trained_tokens,
+        turns), `entry` its rollout's row."""
+        def make() -> pa.Table:
+            o = self.column("row_ordinal")
+            flat = o.combine_chunks()
+            entry = pc.list_parent_indices(flat)
+            seg = pc.take(pc.cast(self.column("segment"), pa.string()), entry)
+            return pa.table({"entry": entry.cast(pa.int64()), "segment": seg, "ordinal": pc.list_flatten(flat),
+                             "tokens": pc.list_flatten(self.column("row_tokens").combine_chunks()),
+                             "trained_tokens": pc.list_flatten(self.column("row_trained_tokens").combine_chunks()),
+                             "turns": pc.list_flatten(self.column("row_turns").combine_chunks())})
+        return self.memo("__ordinals", make)
 
     def row_fates(self) -> pa.Table:
-        """Per TRL row, in `ordinals`' order: its fate and the step it was trained at. Once per run state."""
+        """Per TRL row, in `ordinals()`' order: its fate (the consumption table's row, the later one when it has
+        two; else "in-queue" past what the trainer took or while its log is open, else "unknown") and the step
+        it was trained at."""
         return self.memo("__row_fates", lambda: _row_fates(self))
 
-    def queued(self, rows: Sequence[int]) -> dict[int, list[QueuedRow]]:
-        """The TRL rows of the rollouts at table rows `rows`, with their fates (run.py's QueuedRow), by row number."""
-        o = self.ordinals
+    def fates(self) -> pa.Table:
+        """Per rollout: the first step a row of it was trained at, its trained rows' tokens, and why none of its
+        rows was trained (None: one was)."""
+        return self.memo("__fates", lambda: _fates(self))
+
+    def queued(self, rows: Sequence[int]) -> dict[int, list[Any]]:
+        """The TRL rows of the rollouts at rows `rows`, with their fates (run.py's QueuedRow), by row number."""
+        from .run import QueuedRow  # run.py wraps this module: its record, imported when asked for
+
+        o = self.ordinals()
         if not o.num_rows or not len(rows):
             return {}
         pick = pc.is_in(o["entry"], value_set=pa.array(list(rows), pa.int64()))
-        got = pa.Table.from_arrays([*o.columns, *self.row_fates().columns],
-                                   names=[*o.column_names, "fate", "step"]).filter(pick).to_pylist()
-        out: dict[int, list[QueuedRow]] = {}
-        for x in got:
+        rf = self.row_fates()
+        got = pa.Table.from_arrays([*o.columns, *rf.columns], names=[*o.column_names, "fate", "step"]).filter(pick)
+        out: dict[int, list[Any]] = {}
+        for x in got.to_pylist():
             out.setdefault(x["entry"], []).append(QueuedRow(
                 ordinal=x["ordinal"], turns=None if x["turns"] is None else tuple(x["turns"]), tokens=x["tokens"],
                 trained_tokens=x["trained_tokens"], fate=x["fate"], step=x["step"]))
         return out
 
+    # -- queries ---------------------------------------------------------------------------------------
+
     def memo(self, key: str, make: Callable[[], Any]) -> Any:
-        """`make()` once per run state (what a page builds from the whole table: shared by every visitor; ten
+        """`make()` once per snapshot (what a page builds from the whole table: shared by every visitor; ten
         visitors asking at once wait for the one computing it, so its memory is spent once)."""
         with self._lock:
             if key in self._memo:
@@ -339,38 +470,25 @@ class RunTable:
             with self._lock:
                 if key in self._memo:
                     return self._memo[key]
-                state = self.changes
             got = make()
             with self._lock:
-                if self.changes == state:  # the run did not grow meanwhile
-                    self._memo[key] = got
+                self._memo[key] = got
                 self._making.pop(key, None)
         return got
 
     def per_version(self, column: str, aggregates: Sequence[str] = AGGREGATES) -> pa.Table:
         """One row per policy version, in version order: `version` and `<column>_<aggregate>` for each of
         `aggregates` (count counts non-null values; NaN and ±inf are left out of every aggregate; a mean of
-        finite values is finite, a sum past the float range is inf).
-        Computed once per run state; after `follow`, again only for the versions the new lines touch."""
+        finite values is finite, a sum past the float range is inf). Once per snapshot."""
         bad = [a for a in aggregates if a not in AGGREGATES]
         if bad:
             raise RunTableError(f"no aggregate {bad[0]!r}: expected one of {', '.join(AGGREGATES)}")
-        key = (column, tuple(aggregates))
-        with self._lock:
-            hit = self._aggregates.get(key)
-        if hit is not None:
-            return hit
-        got = self._aggregate(column, tuple(aggregates), None)
-        with self._lock:
-            self._aggregates[key] = got
-        return got
+        return self.memo(f"__per_version:{column}:{','.join(aggregates)}",
+                         lambda: self._aggregate(column, tuple(aggregates)))
 
-    def _aggregate(self, column: str, aggregates: tuple[str, ...], versions: pa.Array | None) -> pa.Table:
+    def _aggregate(self, column: str, aggregates: tuple[str, ...]) -> pa.Table:
         values = self.column(column)
-        versions_col = self.table["policy_version"]
-        if versions is not None:
-            keep = pc.is_in(versions_col, value_set=versions)
-            values, versions_col = values.filter(keep), versions_col.filter(keep)
+        versions_col = self.column("policy_version")
         scale = 1.0
         if pa.types.is_floating(values.type):
             values = pc.if_else(pc.is_finite(values), values, pa.scalar(None, values.type))
@@ -390,21 +508,12 @@ class RunTable:
             cols[f"{column}_{a}"] = got
         return pa.table(cols).sort_by("version")
 
-    def _narrow(self, where: pc.Expression | None, names: Sequence[str]) -> pa.Table:
-        """The columns `where` and `names` name (found in the expression's text), and each row's number: a
-        filter or a sort touches these only, never the long text columns it does not name."""
-        text = str(where) if where is not None else ""
-        whole = self.view()
-        keep = [c for c in whole.column_names if c in names or re.search(rf"\b{re.escape(c)}\b", text)]
-        t = whole.select(keep)
-        return t.append_column("__row", self._rows())
-
     def _rows(self) -> pa.Array:
         return self.memo("__rows", lambda: pa.array(np.arange(len(self), dtype=np.int64)))
 
     def order(self, column: str, descending: bool = False) -> np.ndarray:
         """Every row's number sorted by `column` (nulls and NaN last, ties by row number: Arrow's sort is
-        stable): computed once per run state and column, so a sorted page is a slice of it, not a sort."""
+        stable): once per snapshot and column, so a sorted page is a slice of it, not a sort."""
         def make() -> np.ndarray:
             values = self.column(column)
             if pa.types.is_dictionary(values.type):
@@ -421,19 +530,11 @@ class RunTable:
         return total, self.take(picked.to_numpy(), columns).to_pylist()
 
     def take(self, rows: np.ndarray, columns: Sequence[str] | None = None) -> pa.Table:
-        """The view's rows `rows` (row numbers, in that order), of `columns`: taken chunk by chunk (a take
-        over the whole chunked table joins its chunks first, a copy of every column)."""
-        view = self.view() if columns is None else self.view().select(list(columns))
-        rows = np.asarray(rows, dtype=np.int64)
-        if not len(rows):
-            return view.slice(0, 0)
-        batches = view.to_batches()
-        starts = np.cumsum([0] + [b.num_rows for b in batches])
-        chunk = np.searchsorted(starts, rows, side="right") - 1
-        order = np.argsort(chunk, kind="stable")
-        parts = [batches[k].take(pa.array(rows[order][chunk[order] == k] - starts[k])) for k in np.unique(chunk)]
-        got = pa.Table.from_batches(parts, schema=view.schema)
-        return got.take(pa.array(np.argsort(order, kind="stable")))  # back in the order asked
+        """The rows `rows` (row numbers, in that order) of `columns` (index and fate columns; default all of
+        them)."""
+        names = list(columns) if columns is not None else [*INDEX_COLUMNS, *FATE_COLUMNS]
+        idx = pa.array(np.asarray(rows, dtype=np.int64))
+        return pa.table({n: self.column(n).take(idx) for n in names})
 
     def select(self, where: pc.Expression | None = None, sort: Sequence[tuple[str, str]] = (), offset: int = 0,
                limit: int = 50) -> tuple[int, pa.Array]:
@@ -441,11 +542,6 @@ class RunTable:
         for name, _ in sort:
             self.column(name)
         offset, limit = max(0, int(offset)), max(0, int(limit))
-        with self._query:
-            return self._select(where, sort, offset, limit)
-
-    def _select(self, where: pc.Expression | None, sort: Sequence[tuple[str, str]], offset: int,
-                limit: int) -> tuple[int, pa.Array]:
         if len(sort) == 1:  # one sort key: the page is a slice of the precomputed order, filtered
             order = self.order(sort[0][0], sort[0][1] == "descending")
             if where is not None:
@@ -458,14 +554,16 @@ class RunTable:
         k = min(total, offset + limit)
         if sort and k:
             top = t.take(pc.select_k_unstable(t, k=k, sort_keys=list(sort)))
-            # select_k leaves the top k unordered: order those (a page's worth), ties by row number
             rows = top.sort_by([*sort, ("__row", "ascending")])["__row"]
         else:
             rows = t["__row"]
         return total, rows.slice(offset, limit).combine_chunks()
 
     def _filtered(self, where: pc.Expression | None, names: Sequence[str] = ()) -> pa.Table:
-        t = self._narrow(where, names)
+        """The columns `where` and `names` name (found in the expression's text), each row's number, filtered."""
+        text = str(where) if where is not None else ""
+        keep = [c for c in [*INDEX_COLUMNS, *FATE_COLUMNS] if c in names or re.search(rf"\b{re.escape(c)}\b", text)]
+        t = pa.table({c: self.column(c) for c in keep}).append_column("__row", self._rows())
         if where is None:
             return t
         try:
@@ -473,270 +571,99 @@ class RunTable:
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
             raise RunTableError(f"the filter cannot be applied: {e}") from e
 
-    # -- following -----------------------------------------------------------------------------------
+    # -- following -------------------------------------------------------------------------------------
 
-    def follow(self) -> bool:
-        """Read what the recorder appended since (the grown tails); True when the table changed. A line file
-        truncated or rewritten is read again whole (the run is read again)."""
-        if self.root is None:
-            return False
-        small = _small_files(self.root)
-        moved = small != self.small
-        if moved:  # first: the consumption log's ends decide the fate of the rows it did not take
-            self.small, self.run_files = small, _read_files(self.root)
-            with self._lock:
-                self._fates, self._memo = None, {}
-                self._aggregates = {k: v for k, v in self._aggregates.items() if k[0] not in _DERIVED}
-        grown = self._follow_lines()
-        if moved or grown:
-            self.changes += 1
-        return moved or grown
+    def follow(self) -> RunTable | None:
+        """A new snapshot when the recorder wrote more (a shard sealed, a tail grew, a small file changed); None
+        when nothing changed. Sealed shards' columns are shared with it."""
+        listing = _listing(self.store)
+        if listing == self._listing_at:
+            return None
+        return open_table(self.store, self.label, self.kind, cache=self._cache, root=self.root,
+                          changes=self.changes + 1, listing=listing)
 
-    def _follow_lines(self) -> bool:
-        assert self.root is not None
-        listed = _line_files(self.root)
-        if {p: s for p, s in listed.items()} == {p: f.stamp for p, f in self.files.items()}:
-            return False
-        for path, f in self.files.items():
-            now = listed.get(path)
-            if now is None or now[0] < f.read_to or (now != f.stamp and now[0] == f.stamp[0]) or \
-                    (f.mark and _read(self.root / path, f.read_to - len(f.mark), len(f.mark)) != f.mark):
-                again = _read_table(self.root)
-                self.__dict__.update({k: getattr(again, k) for k in ("table", "ordinals", "consumed", "files",
-                                                                     "small", "run_files", "line_problems")})
-                with self._lock:
-                    self._aggregates, self._fates, self._memo = {}, None, {}
-                return True
-        shaped, ordinals, consumed, versions = [self.table], [self.ordinals], [self.consumed], []
-        first = self.table.num_rows
-        for path, stamp in sorted(listed.items()):
-            f = self.files.setdefault(path, _File())
-            if stamp == f.stamp:
-                continue
-            index = path.startswith(INDEX_DIR + "/")
-            schema = _SCHEMA if index else _CONSUMED
-            # one chunk at a time (the file's bytes are never all in memory), the next one read and parsed
-            # while this one is shaped
-            for size, tail, raw in _ahead((len(d), bytes(d[-MARK_BYTES:]), _parse(d, schema))
-                                          for d in _chunks(self.root / path, f.read_to, stamp[0])):
-                f.read_to += size
-                f.mark = (f.mark + tail)[-MARK_BYTES:]
-                if not index:
-                    consumed.append(raw)
-                    continue
-                raw = _inside(raw, path, self.line_problems)
-                ordinals.append(_ordinals(raw, first))
-                shaped.append(_shape(raw))
-                versions.append(raw["policy_version"])
-                first += raw.num_rows
-            # a half-written last line: read again once it has grown
-            f.stamp = stamp if f.read_to == stamp[0] else (f.read_to, *stamp[1:])
-        if len(shaped) == 1 and len(consumed) == 1:
-            return False
-        self.table = pa.concat_tables(shaped, promote_options="permissive")
-        self.ordinals = pa.concat_tables(ordinals)
-        self.consumed = pa.concat_tables(consumed)
-        cons = self.consumed.slice(consumed[0].num_rows)
-        touched = pc.unique(pa.chunked_array(versions, pa.int64())) if versions else None
-        with self._lock:
-            old = dict(self._aggregates)
-            self._fates, self._memo = None, {}
-        fresh: dict[tuple[str, tuple[str, ...]], pa.Table] = {}
-        for (column, aggs), prior in old.items():
-            if cons.num_rows and column in _DERIVED or touched is None:
-                fresh[(column, aggs)] = self._aggregate(column, aggs, None)  # a fate can change any version
-                continue
-            kept = prior.filter(pc.invert(pc.is_in(prior["version"], value_set=touched)))
-            fresh[(column, aggs)] = pa.concat_tables([kept, self._aggregate(column, aggs, touched)]).sort_by("version")
-        with self._lock:
-            self._aggregates = fresh
-        return True
+    _listing_at: tuple = ()
 
 
-def _ahead(items: Iterator[_T]) -> Iterator[_T]:
-    """`items`, each next one made on a worker thread while the caller works on this one (Arrow's reader
-    and kernels let go of the GIL: reading and parsing a chunk overlaps shaping the one before)."""
-    with ThreadPoolExecutor(1, thread_name_prefix="run-table-read") as pool:
-        done = object()
-        step = lambda: next(items, done)  # noqa: E731
-        coming = pool.submit(step)
-        while (got := coming.result()) is not done:
-            coming = pool.submit(step)
-            yield got  # type: ignore[misc]
+class _Columns:
+    """A snapshot's columns, read when they are asked for (a page names a few of the rollouts table's many)."""
+
+    def __init__(self, t: RunTable, fates: bool):
+        self.t, self.fates = t, fates
+
+    @property
+    def column_names(self) -> list[str]:
+        return [*INDEX_COLUMNS, *(FATE_COLUMNS if self.fates else ())]
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.t)
+
+    def __getitem__(self, name: str) -> pa.ChunkedArray:
+        return self.t.column(name)
+
+    def select(self, names: Sequence[str]) -> pa.Table:
+        return pa.table({n: self.t.column(n) for n in names})
 
 
-def _chunks(path: Path, start: int, end: int) -> Iterator[memoryview]:
-    """The whole lines of `path` between `start` and `end`, in chunks of about CHUNK_BYTES cut at newlines,
-    each a view of one read (never joined to the next: a chunk's cut-off last line is read again with the
-    next chunk, a few hundred bytes, where gluing it on would copy the whole chunk)."""
-    try:
-        f = open(path, "rb", buffering=0)
-    except OSError:
-        return
-    with f:
-        at = start
-        while at < end:
-            f.seek(at)
-            got = f.read(min(CHUNK_BYTES, end - at))
-            if not got:
-                break
-            cut = got.rfind(b"\n") + 1
-            if not cut and len(got) == CHUNK_BYTES:  # a line longer than a chunk: the rest read at once
-                got = _read(path, at, end - at)
-                cut = got.rfind(b"\n") + 1
-            if not cut:
-                break  # a last line without its newline yet
-            at += cut
-            yield memoryview(got)[:cut]
-
-
-def _read(path: Path, offset: int, size: int) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            f.seek(max(0, offset))
-            return f.read(max(0, size))
-    except OSError:
-        return b""
-
-
-def _line_files(root: Path) -> dict[str, tuple]:
-    """index/*.jsonl and consumed/*.jsonl -> (size, mtime_ns, inode); hidden (half-written) files left out."""
-    out = {}
-    for folder in (INDEX_DIR, CONSUMED_DIR):
-        try:
-            entries = list(os.scandir(root / folder))
-        except OSError:
-            continue
-        for e in entries:
-            if e.name.endswith(".jsonl") and not e.name.startswith(".") and e.is_file(follow_symlinks=False):
-                st = e.stat(follow_symlinks=False)
-                out[f"{folder}/{e.name}"] = (st.st_size, st.st_mtime_ns, st.st_ino)
-    return out
-
-
-def _read_table(root: Path) -> RunTable:
-    if not (root / INDEX_DIR).is_dir():
-        raise RunTableError(f"{root}: not a recorded run (no {INDEX_DIR}/ folder)")
-    t = RunTable(root=root, table=_shape(_empty(_SCHEMA)), ordinals=_ordinals(_empty(_SCHEMA), 0),
-                 consumed=_empty(_CONSUMED))
-    t.follow()  # the first read is a follow from nothing
-    return t
-
-
-_DERIVED = ("trained", *FATE_COLUMNS)  # columns a new consumption line can change at any version
-_SMALL_DIRS = (SEGMENTS_DIR, CONSUMED_DIR, RESCORED_DIR)
-
-
-def _small_files(root: Path) -> dict[str, tuple]:
-    """run.json, segments/*.json, consumed/*.end.json and rescored/*.jsonl -> their stamps, and the names of
-    the consumption logs (which segments have one; their growth is followed as line files)."""
-    out: dict[str, tuple] = {}
-    try:
-        st = os.stat(root / MANIFEST)
-        out[MANIFEST] = (st.st_size, st.st_mtime_ns, st.st_ino)
-    except OSError:
-        pass
-    for folder in _SMALL_DIRS:
-        try:
-            entries = list(os.scandir(root / folder))
-        except OSError:
-            continue
-        for e in entries:
-            if e.name.startswith(".") or not e.is_file(follow_symlinks=False):
-                continue
-            if folder == CONSUMED_DIR and e.name.endswith(".jsonl"):
-                out[f"{folder}/{e.name}"] = ()
-            else:
-                st = e.stat(follow_symlinks=False)
-                out[f"{folder}/{e.name}"] = (st.st_size, st.st_mtime_ns, st.st_ino)
-    return out
-
-
-def _read_files(root: Path) -> RunFiles:
-    """The run's small files, decoded with the run format's records (problems named, never raised)."""
-    problems: list[Problem] = []
-    notes: list[str] = []
-    manifest = _one(MANIFEST, _read(root / MANIFEST, 0, 16 * 2**20) or None, RunManifest, problems)
-    starts: dict[str, SegmentStart] = {}
-    stops: dict[str, SegmentEnd] = {}
-    ends: dict[str, ConsumptionEnd] = {}
-    rescored: list[Rescored] = []
-    logged = set()
-    for folder in _SMALL_DIRS:
-        try:
-            names = sorted(e.name for e in os.scandir(root / folder)
-                           if not e.name.startswith(".") and e.is_file(follow_symlinks=False))
-        except OSError:
-            continue
-        for n in names:
-            path = f"{folder}/{n}"
-            if folder == CONSUMED_DIR and n.endswith(".jsonl"):
-                logged.add(n.split(".", 1)[0])
-                continue
-            data = _read(root / path, 0, MAX_LINE_FILE_BYTES)
-            if folder == RESCORED_DIR:
-                if n.endswith(".jsonl"):
-                    rescored += _lines(path, data, Rescored, problems, notes)
-            elif not n.endswith(".json"):
-                continue
-            elif folder == CONSUMED_DIR:
-                if n.endswith(".end.json") and (c := _one(path, data, ConsumptionEnd, problems)) is not None:
-                    ends[c.segment] = c
-            elif n.endswith(".end.json"):
-                if (end := _one(path, data, SegmentEnd, problems)) is not None:
-                    stops[end.segment] = end
-            elif (start := _one(path, data, SegmentStart, problems)) is not None:
-                starts[start.segment] = start
-    segments = [RunSegment(starts[x], stops.get(x), ends.get(x)) for x in sorted(starts)]
-    for part in segments:
-        if part.end is not None and (part.end.groups_lost or part.end.write_errors):
-            notes.append(f"segment {part.start.segment}: {part.end.groups_lost} scored groups were still waiting to "
-                         f"be written when the worker stopped, {part.end.write_errors} could not be written")
-    if any(x.end is None for x in segments):
-        notes.append("a segment has not ended: training is running (or the worker was killed before it could say so)")
-    return RunFiles(manifest=manifest, segments=segments, ends={k: v.taken for k, v in ends.items()},
-                    logged=frozenset(logged), rescored=rescored, problems=problems, notes=notes)
+def _fits(t: pa.Table) -> np.ndarray:
+    """Which rows' group and path are the names their place gives (run_format.group_path, `<group>/rollout-NN`):
+    a row is data, and pages, links and the rescore log use these names."""
+    if not t.num_rows:
+        return np.zeros(0, dtype=bool)
+    seg = pc.cast(t["segment"], pa.string())
+    want = pc.binary_join_element_wise(
+        "groups/", seg, "-v", pc.utf8_lpad(pc.cast(t["policy_version"], pa.string()), 6, "0"),
+        "-g", pc.utf8_lpad(pc.cast(t["group_id"], pa.string()), 6, "0"), "")
+    group_ok = pc.fill_null(pc.equal(pc.cast(t["group"], pa.string()), want), False)
+    want_path = pc.binary_join_element_wise(want, "/rollout-",
+                                            pc.utf8_lpad(pc.cast(t["rollout"], pa.string()), 2, "0"), "")
+    path = pc.cast(t["path"], pa.string())
+    path_ok = pc.or_kleene(pc.is_null(path), pc.fill_null(pc.equal(path, want_path), False))
+    placed = pc.and_(pc.and_(pc.is_valid(t["policy_version"]), pc.is_valid(t["group_id"])), pc.is_valid(t["rollout"]))
+    nonneg = pc.and_(pc.greater_equal(pc.fill_null(t["policy_version"], -1), 0),
+                     pc.and_(pc.greater_equal(pc.fill_null(t["group_id"], -1), 0),
+                             pc.greater_equal(pc.fill_null(t["rollout"], -1), 0)))
+    segment_ok = pc.fill_null(pc.match_substring_regex(seg, r"^[A-Za-z0-9_.-]+$"), False)
+    ok = pc.and_(pc.and_(pc.and_(group_ok, path_ok), pc.and_(placed, nonneg)), segment_ok)
+    return pc.fill_null(ok, False).to_numpy(zero_copy_only=False).astype(bool)
 
 
 def _row_fates(t: RunTable) -> pa.Table:
-    """run.py's `join` over columns: each TRL row's fate, in `t.ordinals`' order (its consumption line, the later
-    one when the log has two; else "in-queue" past what the trainer took or while its log is open, else
-    "unknown"), and the step it was trained at."""
-    o = t.ordinals
+    o = t.ordinals()
     files = t.run_files
     if not o.num_rows:
         return pa.table({"fate": pa.array([], pa.string()), "step": pa.array([], pa.int64())})
-    c = t.consumed.append_column("__i", pa.array(np.arange(t.consumed.num_rows, dtype=np.int64)))
+    c = t.consumed.select(["segment", "ordinal", "fate", "step"])
+    c = c.append_column("__i", pa.array(np.arange(c.num_rows, dtype=np.int64)))
     last = c.group_by(["segment", "ordinal"], use_threads=False).aggregate([("__i", "max")])
     c = c.take(last["__i_max"]).select(["segment", "ordinal", "fate", "step"])
-    keyed = o.select(["segment", "ordinal"]).append_column(
-        "__k", pa.array(np.arange(o.num_rows, dtype=np.int64)))  # Acero joins no list column (turns)
+    keyed = o.select(["segment", "ordinal"]).append_column("__k", pa.array(np.arange(o.num_rows, dtype=np.int64)))
     j = keyed.join(c, ["segment", "ordinal"], join_type="left outer").sort_by("__k")
     fate = j["fate"].combine_chunks()
     step = j["step"].combine_chunks()
     if fate.null_count:
         seg, ordinal = j["segment"].combine_chunks(), j["ordinal"].combine_chunks()
+        logged = {s.segment for s in t.consumed_shards}
         fallback = pa.nulls(len(fate), pa.string())
         for name in pc.unique(pc.filter(seg, pc.is_null(fate))).to_pylist():
             here = pc.equal(seg, name)
             if name in files.ends:
                 got = pc.if_else(pc.greater_equal(ordinal, files.ends[name]), "in-queue", "unknown")
             else:
-                got = pa.array(["in-queue" if name in files.logged else "unknown"] * len(fate), pa.string())
+                got = pa.array(["in-queue" if name in logged else "unknown"] * len(fate), pa.string())
             fallback = pc.if_else(here, got, fallback)
         fate = pc.coalesce(fate, fallback)
     return pa.table({"fate": fate, "step": pc.if_else(pc.equal(fate, "trained"), step, pa.scalar(None, pa.int64()))})
 
 
 def _fates(t: RunTable) -> pa.Table:
-    """Per rollout, from its rows' fates (`_row_fates`): its first trained step, trained rows' tokens, and why
-    none was trained."""
     n = len(t)
-    o = t.ordinals
+    o = t.ordinals()
     rf = t.row_fates()
     entry = o["entry"].to_numpy() if o.num_rows else np.zeros(0, np.int64)
     fates = rf["fate"].to_numpy(zero_copy_only=False) if o.num_rows else np.zeros(0, object)
-    tokens = o["trained_tokens"].to_numpy() if o.num_rows else np.zeros(0, np.int64)
+    tokens = pc.fill_null(o["trained_tokens"], 0).to_numpy() if o.num_rows else np.zeros(0, np.int64)
     steps = pc.fill_null(rf["step"], -1).to_numpy() if o.num_rows else np.zeros(0, np.int64)
     took = fates == "trained"
     trained = np.zeros(n, dtype=bool)
@@ -746,18 +673,50 @@ def _fates(t: RunTable) -> pa.Table:
     stepped = took & (steps >= 0)
     np.minimum.at(first_step, entry[stepped], steps[stepped])
     trained_step = pa.array(first_step, mask=first_step == np.iinfo(np.int64).max)
-    # the first row's fate stands for all when none was trained (run.py `_dropped`)
+    # the first row's fate stands for all when none was trained (run.py `RunRow.dropped`)
     head = np.full(n, -1, dtype=np.int64)
     if len(entry):
         firsts = np.flatnonzero(np.r_[True, entry[1:] != entry[:-1]])
         head[entry[firsts]] = firsts
-    first_fate = pa.array([None] * n, pa.string()) if not len(fates) else \
+    first_fate = pa.nulls(n, pa.string()) if not len(fates) else \
         pc.take(pa.array(fates, pa.string()), pa.array(head, mask=head < 0))
-    status = pc.cast(t.table["status"], pa.string()) if n else pa.array([], pa.string())
+    status = pc.cast(t.column("status"), pa.string()) if n else pa.array([], pa.string())
     no_rows = pc.if_else(pc.equal(status, "failed"), "failed", "no rows")
     dropped = pc.if_else(pa.array(trained), pa.scalar(None, pa.string()), pc.coalesce(first_fate, no_rows))
     return pa.table({"trained_step": trained_step, "trainer_tokens": pa.array(trainer_tokens),
                      "dropped": dropped})
+
+
+def _listing(store: Any) -> tuple:
+    """What says the run changed: its table folders' and small files' names and sizes (and a local file's
+    modification time)."""
+    out = []
+    for folder in (ROLLOUTS_DIR, CONSUMED_DIR, SEGMENTS_DIR, RESCORED_DIR):
+        listed = store.list_dir(folder)
+        out += [(folder, n, size, store.stamp(f"{folder}/{n}", size)) for n, size in sorted(listed.items())]
+    top = store.list_dir("")
+    if MANIFEST in top:
+        out.append(("", MANIFEST, top[MANIFEST], store.stamp(MANIFEST, top[MANIFEST])))
+    return tuple(out)
+
+
+def open_table(store: Any, label: str, kind: str, cache: ShardCache | None = None, root: Path | None = None,
+               changes: int = 0, listing: tuple | None = None) -> RunTable:
+    """The run in `store` (a RunStore) as a snapshot; raises RunTableError when it has no run.json to read."""
+    listing = listing if listing is not None else _listing(store)
+    rollouts, others = shards(store.list_dir(ROLLOUTS_DIR))
+    consumed, _ = shards(store.list_dir(CONSUMED_DIR))
+    budget.files(f"{label}: {ROLLOUTS_DIR}/ and {CONSUMED_DIR}/", len(rollouts) + len(consumed))
+    files = read_files(store)
+    if files.manifest is None:
+        raise RunTableError(f"{label}: not a recorded run this tool can read: "
+                            + ("; ".join(str(p) for p in files.problems) or "no run.json"))
+    if others:
+        files.notes.append(f"{ROLLOUTS_DIR}/ holds {len(others)} file(s) that are not shards of the run; left out "
+                           f"({', '.join(posixpath.basename(o) for o in others[:3])}{', …' if len(others) > 3 else ''})")
+    t = RunTable(store, label, kind, files, rollouts, consumed, cache or ShardCache(), root=root, changes=changes)
+    t._listing_at = listing
+    return t
 
 
 _cache: OrderedDict[Path, RunTable] = OrderedDict()
@@ -766,8 +725,12 @@ _open_locks: dict[Path, threading.Lock] = {}
 
 
 def run_table(folder: str | Path) -> RunTable:
-    """The run at `folder` as a RunTable, shared: a second call while its files are unchanged is a lookup; a
-    grown run is followed (its tails read), not read again. One reader per run at a time."""
+    """The local run at `folder` as a snapshot, shared: a second call while its files are unchanged is a
+    lookup; when the recorder wrote more, a new snapshot (sharing the sealed shards' columns) takes its place.
+    One reader per run at a time."""
+    from .run import RunStore  # run.py builds on this module
+    from .stores import FolderStore
+
     root = Path(folder).expanduser().resolve()
     with _cache_lock:
         lock = _open_locks.setdefault(root, threading.Lock())
@@ -775,9 +738,11 @@ def run_table(folder: str | Path) -> RunTable:
         with _cache_lock:
             hit = _cache.get(root)
         if hit is None:
-            hit = _read_table(root)
+            if not (root / MANIFEST).is_file():
+                raise RunTableError(f"{root}: not a recorded run (no {MANIFEST})")
+            hit = open_table(RunStore(FolderStore(root)), str(root), "folder", root=root)
         else:
-            hit.follow()
+            hit = hit.follow() or hit
         with _cache_lock:
             _cache[root] = hit
             _cache.move_to_end(root)
@@ -788,6 +753,6 @@ def run_table(folder: str | Path) -> RunTable:
 
 
 def per_version(folder: str | Path, column: str, aggregates: Sequence[str] = AGGREGATES) -> list[dict]:
-    """Any index column's per-version aggregates of the run at `folder`, as plain rows
+    """Any rollouts column's per-version aggregates of the run at `folder`, as plain rows
     [{"version": v, "<column>_<aggregate>": ...}] in version order (shared and cached: `run_table`)."""
     return run_table(folder).per_version(column, aggregates).to_pylist()

@@ -24,7 +24,9 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Any, Literal
+
+import pyarrow as pa
 
 from . import budget
 from .problems import ArtifactError, Problem
@@ -48,6 +50,7 @@ from .unpack import expansion_problem, remove_folder, temporary_folder
 MAX_ENTRIES = 200_000  # files listed before we stop walking or paging
 MAX_SMALL_BYTES = 1024 * 1024  # a summary/task/group file is a few kB; anything past this is not one
 HUB_WORKERS = 8  # parallel small-file downloads: enough to hide latency, polite to the Hub
+HUB_BLOCK = 2**20  # a range read on the Hub: a Parquet footer or a column chunk of a row group
 MARKERS = ("turns.json", "summary.json", "group.json")  # a folder holding one of these is a row
 _SKIP_DIRS = ("node_modules", "__pycache__")
 
@@ -154,6 +157,19 @@ class FolderStore:
     def source_of(self, path: str) -> str | None:
         return str(self.folder(path))
 
+    def open(self, path: str) -> Any:
+        """A large file read in place (a run's shard), memory-mapped; never through a symbolic link."""
+        full = os.path.join(str(self.root), path)
+        if self.links_within is not None:
+            full = os.path.realpath(full)
+            if not full.startswith(os.path.realpath(self.links_within) + os.sep):
+                raise OSError(errno.ELOOP, "a symbolic link out of its folder", path)
+        elif os.path.islink(full):
+            raise OSError(errno.ELOOP, "a symbolic link, not followed", path)
+        f = pa.memory_map(full)
+        budget.read(path, f.size())
+        return f
+
 
 def _read_small(path: str, max_bytes: int = MAX_SMALL_BYTES, links_within: Path | None = None) -> bytes | str:
     """A small file's bytes, or why not. Reads in 64 kB steps: asking os.read for the whole bound would
@@ -234,6 +250,21 @@ class ZipStore:
             except (KeyError, zipfile.BadZipFile, OSError, EOFError) as e:
                 out[p] = f"cannot be read from the zip ({type(e).__name__})"
         return out
+
+    def open(self, path: str) -> Any:
+        """A member read whole into memory (a run's shard: Parquet reads seek, which a compressed member cannot
+        do cheaply), within the zip's bounds."""
+        try:
+            info = self._zip.getinfo(path)
+        except KeyError:
+            raise OSError(errno.ENOENT, "no such member of the zip", path) from None
+        if (bomb := expansion_problem(info)) is not None or info.file_size > MAX_UNZIPPED_BYTES:
+            raise OSError(errno.EFBIG, bomb or f"larger than {MAX_UNZIPPED_BYTES:,} bytes", path)
+        budget.expect(path, info.file_size)
+        with self._zip.open(info) as f:
+            data = f.read()
+        budget.read(path, len(data))
+        return pa.BufferReader(data)
 
     def top_folders(self) -> tuple[str, ...]:
         """The names of the zip's top-level folders (a zipped folder holds its files in one)."""
@@ -404,6 +435,22 @@ class HubStore:
         budget.read(path, len(data))  # past the request's bound: Refused, not a message in place of the file
         return data if len(data) <= max_bytes else f"larger than {max_bytes:,} bytes"
 
+    def open(self, path: str) -> Any:
+        """A large file read in place with HTTP range reads (a run's shard: a Parquet reader asks for its footer,
+        then only the column chunks and row groups it needs); every byte counts in the request's budget."""
+        from huggingface_hub import HfFileSystem, constants
+
+        full = self._full(path)
+        if constants.is_offline_mode() or self._offline_root is not None:
+            return self._cache_store(self._offline_root or self._cached_root()).open(path)
+        if self.commit is None:
+            self.commit = commit_of(self.ref, self.token)
+        budget.check(path)
+        fs = HfFileSystem(token=self.token)
+        with hub_errors(self.where, self.ref.revision):
+            f = fs.open(f"datasets/{self.ref.repo_id}@{self.commit}/{full}", "rb", block_size=HUB_BLOCK)
+        return pa.PythonFile(_Counted(f, path), mode="r")
+
     def folder(self, path: str) -> Path:
         """Download (or reuse from cache) every file under `path`: what opening one artifact or group needs."""
         from huggingface_hub import snapshot_download
@@ -419,6 +466,21 @@ class HubStore:
         rev = self.commit or self.ref.revision
         full = self._full(path)
         return self.ref.repo_id + (f"@{rev}" if rev else "") + (f":{full}" if full else "")
+
+
+class _Counted:
+    """A file whose reads count in the request's budget (a public visitor reads a bounded number of bytes)."""
+
+    def __init__(self, f: Any, name: str):
+        self.f, self.name = f, name
+
+    def read(self, n: int = -1) -> bytes:
+        got = self.f.read(n)
+        budget.read(self.name, len(got))
+        return got
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.f, attr)
 
 
 Store = FolderStore | ZipStore | HubStore

@@ -60,17 +60,18 @@ def encode_rows(rows: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> di
     return {"offsets": offsets, **flat}
 
 
-def write_files(folder: Path, sample: TrlSample, arrays: dict[str, np.ndarray] | None) -> None:
-    """Write `folder/trl/` (sample.json, and rows.safetensors when there are rows); validation is the reader's."""
-    from safetensors.numpy import save_file
+def files(sample: TrlSample, arrays: dict[str, np.ndarray] | None) -> dict[str, bytes]:
+    """The trl part's files (trl/sample.json, and trl/rows.safetensors when there are rows) as bytes, by their
+    path in an artifact folder; validation is the reader's."""
+    from safetensors.numpy import save
 
-    base = Path(folder) / TRL_DIR
-    base.mkdir()
-    (base / TRL_SAMPLE).write_bytes(msgspec.json.format(_encode(sample), indent=2))
+    out = {f"{TRL_DIR}/{TRL_SAMPLE}": msgspec.json.format(_encode(sample), indent=2)}
     if sample.rows:
         assert arrays is not None, "rows need their arrays"
-        save_file({k: np.ascontiguousarray(v) for k, v in arrays.items()}, str(base / TRL_ROWS),
-                  metadata={"format": "rollout-trace trl rows", "format_version": str(TRL_PART_VERSION)})
+        out[f"{TRL_DIR}/{TRL_ROWS}"] = save({k: np.ascontiguousarray(v) for k, v in arrays.items()},
+                                            metadata={"format": "rollout-trace trl rows",
+                                                      "format_version": str(TRL_PART_VERSION)})
+    return out
 
 
 def _load_arrays(path: Path, file: str, f: Findings) -> dict[str, np.ndarray] | None:

@@ -22,7 +22,7 @@ from .model import Artifact, Turn
 from .problems import ArtifactError, Problem
 from .read import load_artifact
 from .schema import FORMAT_VERSION, TOKENIZER_DIR, Summary, Task, TestCase, TestResult, TrlSample
-from .trl_part import write_files as write_trl_files
+from .trl_part import files as trl_files
 
 _encode = msgspec.json.Encoder().encode
 
@@ -63,24 +63,13 @@ def write_artifact(out_dir: Path | str, *, summary: Summary, turns: list[Turn], 
     tmp = _staging(out, "partial")
     try:
         summary = msgspec.structs.replace(summary, format_version=FORMAT_VERSION)
-        (tmp / "turns.json").write_bytes(_encode({"turns": [turn_record(t) for t in turns]}))
-        (tmp / "summary.json").write_bytes(msgspec.json.format(_encode(summary), indent=2))
-        if task is not None:
-            (tmp / "task.json").write_bytes(msgspec.json.format(_encode(task), indent=2))
-        if visible_tests is not None:
-            (tmp / "visible_tests.txt").write_text(visible_tests, encoding="utf-8")
-        if held_out_tests is not None:
-            (tmp / "held_out_tests.json").write_bytes(msgspec.json.format(_encode(held_out_tests), indent=2))
-        if trace_entries is not None:
-            (tmp / "trace.json").write_bytes(_encode({"turns": trace_entries}))
-        if test_results is not None:
-            (tmp / "test_results.json").write_bytes(msgspec.json.format(_encode({"tests": test_results}), indent=2))
-        if solution is not None:
-            (tmp / "solution.py").write_text(solution, encoding="utf-8")
+        for name, data in artifact_files(summary=summary, turns=turns, task=task, visible_tests=visible_tests,
+                                         held_out_tests=held_out_tests, trace_entries=trace_entries,
+                                         test_results=test_results, solution=solution, trl=trl).items():
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / name).write_bytes(data)
         if tokenizer is not None:
             tokenizer.save_pretrained(str(tmp / TOKENIZER_DIR))
-        if trl is not None:
-            write_trl_files(tmp, *trl)
         written = load_artifact(tmp) if validate else None  # raises ArtifactError before anything reaches out_dir
         publish_folder(tmp, out)
     except BaseException:
@@ -90,6 +79,32 @@ def write_artifact(out_dir: Path | str, *, summary: Summary, turns: list[Turn], 
         return Artifact(source=str(out), root=out, summary=summary, turns=turns, task=task, visible_tests=visible_tests,
                         held_out_tests=held_out_tests, test_results=test_results, solution=solution)
     return _moved(written, out)  # the validated read-back, moved with its folder: no second read
+
+
+def artifact_files(*, summary: Summary, turns: list[Turn], task: Task | None, visible_tests: str | None = None,
+                   held_out_tests: list[TestCase] | None = None, trace_entries: list[dict] | None = None,
+                   test_results: list[TestResult] | None = None, solution: str | None = None,
+                   trl: tuple[TrlSample, dict[str, np.ndarray] | None] | None = None) -> dict[str, bytes]:
+    """An artifact's files (path in its folder -> bytes) as `write_artifact` writes them: what a recorded run's
+    rollout row holds (rollout_trace/artifact/run_schema.py) and a folder gets."""
+    out = {"turns.json": _encode({"turns": [turn_record(t) for t in turns]}),
+           "summary.json": msgspec.json.format(_encode(msgspec.structs.replace(summary, format_version=FORMAT_VERSION)),
+                                               indent=2)}
+    if task is not None:
+        out["task.json"] = msgspec.json.format(_encode(task), indent=2)
+    if visible_tests is not None:
+        out["visible_tests.txt"] = visible_tests.encode("utf-8")
+    if held_out_tests is not None:
+        out["held_out_tests.json"] = msgspec.json.format(_encode(held_out_tests), indent=2)
+    if trace_entries is not None:
+        out["trace.json"] = _encode({"turns": trace_entries})
+    if test_results is not None:
+        out["test_results.json"] = msgspec.json.format(_encode({"tests": test_results}), indent=2)
+    if solution is not None:
+        out["solution.py"] = solution.encode("utf-8")
+    if trl is not None:
+        out |= trl_files(*trl)
+    return out
 
 
 def _staging(out: Path, kind: str) -> Path:

@@ -1,8 +1,9 @@
-"""One scored group, as TRL handed it over, into our files: a rollout artifact each, group.json, index lines.
+"""One scored group, as TRL handed it over, into rows of the run's rollouts table (rollout_trace/artifact/run_schema.py).
 
 Everything here runs on the recorder's writer thread in TRL's worker child, off TRL's path. It reads TRL's
 own objects (the `RolloutSample`s `_score_group` returned, the group's lists) and what the session showed
-(sessions.py) and never changes them. A rollout becomes the artifact capture writes (rollout_trace/artifact/schema.py):
+(sessions.py) and never changes them. A rollout becomes a row holding the files of the artifact capture writes
+(rollout_trace/artifact/schema.py), its searchable text and findings (searchable.py), and its index columns:
 
 - trace.json: OpenEnv's `TrainingTrace.to_trace_entries()`, the entries TRL trained on;
 - turns.json: the agent calls (rollout_trace/recipe/agent_turns.py; every call when none offers tools) derived by
@@ -30,8 +31,8 @@ import numpy as np
 from rollout_trace.analysis.continuity import boundaries
 from rollout_trace.analysis.training import TRL_VERSION, record, row_trains, training
 from rollout_trace.artifact import Artifact, Summary, Task, Turn
-from rollout_trace.artifact.group import GroupFile, GroupRollout, GroupRun, grpo_advantages
-from rollout_trace.artifact.run_format import Drift, IndexEntry, RowRef
+from rollout_trace.artifact.run_format import Drift, group_path
+from rollout_trace.artifact.run_schema import ARTIFACT_FILES, RolloutRecord, RowRef, row_columns
 from rollout_trace.artifact.schema import (
     TRL_PART_VERSION,
     MetricValue,
@@ -43,6 +44,7 @@ from rollout_trace.artifact.schema import (
 )
 from rollout_trace.artifact.trace import calls_from_entries
 from rollout_trace.artifact.trl_part import encode_rows, fingerprint
+from rollout_trace.artifact.write import artifact_files
 from rollout_trace.recipe.agent_turns import select_agent_calls
 from rollout_trace.recipe.tasks import task_id, title_of
 from rollout_trace.recipe.turns import derive_turn
@@ -107,6 +109,7 @@ class BuiltRollout:
     rollout_id: str | None = None
     drifting: int | None = None
     problem: str | None = None  # why this rollout is not recorded whole (the recorder's model did not fit it)
+    artifact: Artifact | None = None  # the artifact in memory (its text and findings are read from it)
 
 
 def iso(t: float) -> str:
@@ -256,36 +259,30 @@ def build_rollout(g: ScoredGroup, r: ScoredRollout, scored: tuple[dict, float] |
                        session={k: rec.session_metrics[k] for k in SESSION_FIELDS if k in rec.session_metrics},
                        rows=refs)
     out.summary, out.turns, out.entries, out.trl, out.drifting = summary, turns, entries, (sample, arrays), drifting
+    out.artifact = in_memory
     return out
 
 
-def group_file(g: ScoredGroup, built: list[BuiltRollout], folders: list[str | None]) -> GroupFile:
-    """Our group.json: TRL's reward and advantage for every rollout, as its `_score_group` computed them (the
-    formula over the recorded rewards only where TRL's value could not be recovered: that rollout's `problem`)."""
-    formula = grpo_advantages([b.reward for b in built])
-    rollouts = [GroupRollout(index=b.index, status="failed" if b.status == "failed" else
-                             "timed-out" if b.status == "timed-out" else "ok",
-                             reward=b.reward, advantage=b.advantage if b.advantage is not None else a,
-                             folder=folder, error=b.cause if b.status != "ok" else None, problem=b.problem)
-                for b, a, folder in zip(built, formula, folders, strict=True)]
-    task = built[0].task
-    return GroupFile(task_id=task.task_id, k=len(built), rollouts=rollouts, format_version=1, model=g.model,
-                     task_index=g.dataset_index, backend="trl-async-grpo", created_at=iso(g.scored_at),
-                     run=GroupRun(g.segment, g.model_version, g.group_id, g.dataset_index))
-
-
-def index_entry(g: ScoredGroup, b: BuiltRollout, group_path: str, folder: str | None) -> IndexEntry:
+def rollout_record(g: ScoredGroup, b: BuiltRollout, searched: dict | None) -> RolloutRecord:
+    """The rollout's row: its index columns, its artifact's files (none when it has no artifact), and its text and
+    findings (`searched`: searchable.py's columns; None when they could not be computed)."""
     s = b.summary
     tools = sorted(n for n, c in (s.tool_calls_by_name if s else {}).items() if c)
     drift: Drift = "unknown" if b.drifting is None else "drift" if b.drifting else "none"
-    return IndexEntry(
+    group = group_path(g.segment, g.model_version, g.group_id)
+    files: dict[str, Any] = {}
+    if s is not None:
+        written = artifact_files(summary=s, turns=b.turns, task=b.task, trace_entries=b.entries, trl=b.trl)
+        files = {col: written.get(name) for col, name in ARTIFACT_FILES.items()}
+    return RolloutRecord(
         segment=g.segment, policy_version=g.model_version, group_id=g.group_id, rollout=b.index,
-        rollout_id=b.rollout_id, group_path=group_path, path=f"{group_path}/{folder}" if folder else None,
+        rollout_id=b.rollout_id, group=group, path=f"{group}/rollout-{b.index:02d}" if s is not None else None,
         status=b.status, cause=b.cause, reward=b.reward, env_reward=b.env_reward, advantage=b.advantage,
-        rows=b.rows, trained_tokens=sum(x.trained_tokens for x in b.rows), task_id=b.task.task_id,
+        **row_columns(b.rows), trained_tokens=sum(x.trained_tokens for x in b.rows), task_id=b.task.task_id,
         title=title_of(b.task.instruction), dataset_index=g.dataset_index,
-        turns=s.agent_turns if s else None, trained_turns=s.trl_training.trained_turns if s and s.trl_training else None,
+        agent_turns=s.agent_turns if s else None,
+        trained_turns=s.trl_training.trained_turns if s and s.trl_training else None,
         seed_trained_turns=s.trained_turns if s else None, tokens=s.n_tokens if s else None, drift=drift,
         drifting_boundaries=b.drifting, timed_out=b.timed_out, tools=tools,
-        tool_calls=sum(s.tool_calls_by_name.values()) if s else 0,
-        recorded_at=iso(g.scored_at), problem=b.problem)
+        tool_calls=sum(s.tool_calls_by_name.values()) if s else 0, recorded_at=iso(g.scored_at), problem=b.problem,
+        **(searched or {}), **files)

@@ -22,8 +22,8 @@ three taps in place, each forwarding every call unchanged, so nothing is taken, 
 
 At `on_train_end` the rest are "read-ahead" (collated, not trained) or "in-batcher" (taken, waiting
 for a micro-batch); rows the worker recorded and nobody took are "in-queue", which the reader knows from
-`consumed/<seg>.end.json`. A thread writes the lines (and hashes the rows for their fingerprints), so
-the trainer's loop only files references.
+`consumed/<seg>.end.json`. A thread writes the rows (and hashes them for their fingerprints) to the segment's
+consumption table (rollout_trace/artifact/run_shards.py), so the trainer's loop only files references.
 
 Multi-process launches (accelerate launch, torchrun): every rank runs the script and calls
 `record_consumption`; TRL gives the worker, its child and the queue to the main process only, and the
@@ -43,7 +43,9 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from rollout_trace.artifact.run_format import CONSUMED_DIR, Consumed, ConsumptionEnd, encode_file, encode_line
+from rollout_trace.artifact.run_format import CONSUMED_DIR, ConsumptionEnd, encode_file
+from rollout_trace.artifact.run_schema import CONSUMED, ConsumedRecord, to_table
+from rollout_trace.artifact.run_shards import ShardWriter
 from rollout_trace.artifact.trl_part import fingerprint
 
 from .build import iso
@@ -102,8 +104,12 @@ class _YieldTap:
             yield item
 
 
+SEAL_ROWS = 65_536  # consumption rows in a sealed shard (a row of it is about 100 bytes)
+
+
 class ConsumptionLog(TrainerCallback):
-    """Writes consumed/<segment>.jsonl (rollout_trace/artifact/run_format.py `Consumed`) for a recording worker's run."""
+    """Writes the segment's consumption table (rollout_trace/artifact/run_schema.py `ConsumedRecord`) for a
+    recording worker's run."""
 
     def __init__(self, trainer: Any):
         self.trainer = trainer
@@ -229,24 +235,32 @@ class ConsumptionLog(TrainerCallback):
         self._lines.put((row, fate, step))
 
     def _write_lines(self) -> None:
-        assert self.root is not None
-        path = self.root / CONSUMED_DIR / f"{self.segment}.jsonl"
-        with open(path, "ab") as out:
-            while (item := self._lines.get()) is not None:
-                try:
-                    out.write(self._line(*item))
-                    if self._lines.empty():
-                        out.flush()
-                except Exception:
-                    log.exception("rollout_trace: could not write a consumption line")
+        """Each wake-up's fates appended to the segment's consumption tail as one batch (what was decided while
+        the last batch was written), the tail sealed at the end."""
+        assert self.root is not None and self.segment is not None
+        out = ShardWriter(self.root / CONSUMED_DIR, self.segment, CONSUMED, seal_rows=SEAL_ROWS)
+        done = False
+        while not done:
+            items = [self._lines.get()]
+            while not self._lines.empty() and items[-1] is not None:
+                items.append(self._lines.get())
+            done = items[-1] is None
+            try:
+                out.append(to_table([self._record(*x) for x in items if x is not None], CONSUMED))
+            except Exception:
+                log.exception("rollout_trace: could not write consumption rows")
+        try:
+            out.close()
+        except Exception:
+            log.exception("rollout_trace: could not seal the consumption table's last shard")
 
-    def _line(self, row: _Row, fate: str, step: int | None) -> bytes:
+    def _record(self, row: _Row, fate: str, step: int | None) -> ConsumedRecord:
         s = row.sample
-        return encode_line(Consumed(
+        return ConsumedRecord(
             segment=self.segment or "", ordinal=row.ordinal,
             fingerprint=fingerprint(s.input_ids, s.completion_mask, s.old_log_probs, s.advantage),
             fate=fate, step=step, group_id=int(s.group_id), model_version=int(s.model_version),  # type: ignore[arg-type]
-            trainer_version=row.trainer_version, taken_at=iso(row.taken_at)))
+            trainer_version=row.trainer_version, taken_at=iso(row.taken_at))
 
     def _config(self, args: Any) -> dict:
         config = {k: getattr(args, k) for k in CONFIG_FIELDS

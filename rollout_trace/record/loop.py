@@ -88,7 +88,7 @@ class RecordingHarnessLoop(_HarnessRolloutLoop):
         self._warned_queue = False
         self._start_index = int(kwargs.get("dataset_start_index", 0) or 0)
         try:
-            self._writer = GroupWriter(Path(record_dir), record_segment)
+            self._writer = GroupWriter(Path(record_dir), record_segment, record_model)
         except Exception as e:  # the main process's worker reads the cause from the end file and raises it
             end_with_start_error(Path(record_dir), record_segment, f"the recorder's writer could not start: {describe(e)}")
             raise

@@ -27,9 +27,8 @@ from rollout_trace.artifact.atomic import publish_folder, staging_folder
 from rollout_trace.artifact.errors import RolloutTraceError
 from rollout_trace.artifact.run_format import (
     CONSUMED_DIR,
-    GROUPS_DIR,
-    INDEX_DIR,
     MANIFEST,
+    ROLLOUTS_DIR,
     RUN_FORMAT_VERSION,
     RUN_KIND,
     SEGMENTS_DIR,
@@ -92,7 +91,10 @@ class RunLock:
 
 def prepare_folder(root: Path) -> None:
     """The run's folders, made before TRL's child spawns, so a folder that cannot hold a run says why here."""
-    for d in ("", SEGMENTS_DIR, INDEX_DIR, GROUPS_DIR, CONSUMED_DIR):
+    if (Path(root) / "index").is_dir():
+        raise RunFolderError(f"the run folder {root} holds a run recorded in the folder format (format 1): record into "
+                             "a new folder, or convert it first (`python -m viewer convert OLD NEW`) and resume that")
+    for d in ("", SEGMENTS_DIR, ROLLOUTS_DIR, CONSUMED_DIR):
         path = Path(root) / d
         try:
             path.mkdir(parents=True, exist_ok=True)
@@ -117,7 +119,7 @@ def check_same_run(root: Path, loop_kwargs: dict, model_version: int, trainer_co
         if (root / MANIFEST).exists():
             raise RunFolderError(f"the run folder {root} has a run.json this recorder cannot read: record into a new "
                                  "folder")
-        if segments or any((root / INDEX_DIR).glob("*.jsonl")):
+        if segments or any((root / ROLLOUTS_DIR).glob("*.*")):
             raise RunFolderError(f"the run folder {root} holds recorded segments but no run.json: record into a new "
                                  "folder")
         return

@@ -1,15 +1,14 @@
 """The recorder's writer: a thread in TRL's worker child that writes each scored group, one at a time.
 
 A thread, not a process: TRL's child is a daemon process, which may not have children, and a thread reads
-TRL's objects where they are, with nothing pickled. Each group is built in a hidden sibling folder and
-renamed into place (artifact.write.GroupBuild), and only then are its rollouts' lines appended to the
-segment's index, whole and flushed: a crash, TRL's SIGTERM or a SIGKILL loses the groups still queued or
-half built, never a written one, and a group folder without index lines is one the writer was renaming
-when it stopped (the reader names it). `close` gives the writer until a deadline, inside the child's
-`run()`, because TRL's `stop()` terminates the child 15 s after it asks it to stop.
+TRL's objects where they are, with nothing pickled. Each group becomes rows of the run's rollouts table
+(build.py), appended to the segment's open tail as one batch, whole and flushed, and sealed into a Parquet shard
+when the tail is large enough or the segment ends (rollout_trace/artifact/run_shards.py): a crash, TRL's SIGTERM or
+a SIGKILL loses the groups still queued or half built, never a written one. `close` gives the writer until a
+deadline, inside the child's `run()`, because TRL's `stop()` terminates the child 15 s after it asks it to stop.
 
 A rollout whose artifact cannot be built does not cost its group: the others are written, and it gets its
-index line with TRL's rows, reward and advantage and a `problem` naming what failed. Any failure of the
+row with TRL's rows, reward and advantage and a `problem` naming what failed. Any failure of the
 recorder's own code is loud at the first one: an ERROR with its traceback in the training log (the child
 shares the trainer's stderr), the cause in `segments/.<seg>.error` (the main process's worker reads it and
 logs it there too, worker.py) and `first_error` in the segment's end file; later ones are counted.
@@ -24,12 +23,14 @@ import time
 from pathlib import Path
 
 from rollout_trace.artifact.atomic import write_bytes as atomic_write
-from rollout_trace.artifact.group import rollout_folder
-from rollout_trace.artifact.run_format import GROUPS_DIR, INDEX_DIR, SEGMENTS_DIR, SegmentEnd, encode_file, encode_line
-from rollout_trace.artifact.write import GroupBuild, write_artifact
+from rollout_trace.artifact.run_format import ROLLOUTS_DIR, SEGMENTS_DIR, SegmentEnd, encode_file
+from rollout_trace.artifact.run_schema import ROLLOUTS, RolloutRecord, to_table
+from rollout_trace.artifact.run_shards import ShardWriter
+from rollout_trace.artifact.schema import TOKENIZER_DIR
 
-from .build import BuiltRollout, ScoredGroup, build_rollout, group_file, index_entry, iso, misfit
+from .build import BuiltRollout, ScoredGroup, build_rollout, iso, misfit, rollout_record
 from .scores import SCORING_LOGGER, quiet_scoring_log
+from .searchable import RunVocab, searchable
 from .sessions import describe
 
 log = logging.getLogger("rollout_trace.record")
@@ -57,11 +58,13 @@ def end_with_start_error(root: Path, segment: str, cause: str) -> None:
 
 
 class GroupWriter:
-    def __init__(self, root: Path, segment: str):
+    def __init__(self, root: Path, segment: str, model: str | None = None, seal_rows: int | None = None):
         self.root, self.segment = Path(root), segment
-        for d in (GROUPS_DIR, INDEX_DIR, SEGMENTS_DIR):
-            (self.root / d).mkdir(parents=True, exist_ok=True)
-        self._index = open(self.root / INDEX_DIR / f"{segment}.jsonl", "ab")  # here, so a failure stops the start
+        (self.root / SEGMENTS_DIR).mkdir(parents=True, exist_ok=True)
+        # here, so a folder that cannot hold the table stops the start
+        self._shards = ShardWriter(self.root / ROLLOUTS_DIR, segment, ROLLOUTS,
+                                   **({"seal_rows": seal_rows} if seal_rows else {}))
+        self._vocab = RunVocab(self.root / TOKENIZER_DIR, model)
         self._q: queue.Queue[ScoredGroup | None] = queue.Queue()
         self.written = self.errors = self.problems = 0
         self.first_error: str | None = None
@@ -83,6 +86,11 @@ class GroupWriter:
         self._thread.join(timeout_s)
         # still writing: the group in hand and those queued (the queue also holds the stop marker) are lost
         lost = self._q.qsize() if self._thread.is_alive() else 0
+        if not self._thread.is_alive():
+            try:
+                self._shards.close()  # the tail sealed: a finished segment is Parquet only
+            except Exception as e:  # the tail stays readable as it is; the reader reads it
+                self.fault(f"segment {self.segment}'s last shard could not be sealed", e)
         done = SegmentEnd(segment=self.segment, ended_at=iso(time.time()), groups_written=self.written,
                           groups_lost=lost, write_errors=self.errors, writer_busy_s=round(self.busy_s, 3),
                           first_error=self.first_error, rollout_problems=self.problems, **end)  # type: ignore[arg-type]
@@ -109,17 +117,15 @@ class GroupWriter:
     def _loop(self) -> None:
         quiet = quiet_scoring_log(threading.current_thread())
         try:
-            with self._index as index:
-                while (group := self._q.get()) is not None:
-                    t0 = time.perf_counter()
-                    try:
-                        index.write(self.write_group(group))
-                        index.flush()
-                        self.written += 1
-                    except Exception as e:  # one group's problem must not stop the recording, nor TRL
-                        self.errors += 1
-                        self.fault(f"group {group.group_id} of segment {self.segment} could not be written", e)
-                    self.busy_s += time.perf_counter() - t0
+            while (group := self._q.get()) is not None:
+                t0 = time.perf_counter()
+                try:
+                    self._shards.append(to_table(self.records(group), ROLLOUTS))
+                    self.written += 1
+                except Exception as e:  # one group's problem must not stop the recording, nor TRL
+                    self.errors += 1
+                    self.fault(f"group {group.group_id} of segment {self.segment} could not be written", e)
+                self.busy_s += time.perf_counter() - t0
         finally:
             logging.getLogger(SCORING_LOGGER).removeFilter(quiet)
 
@@ -146,24 +152,22 @@ class GroupWriter:
             built.append(b)
         return built
 
-    def write_group(self, g: ScoredGroup) -> bytes:
-        """Write the group's folder atomically; return its index lines (appended only after the rename)."""
-        built = self.build(g)
-        group_path = f"{GROUPS_DIR}/{g.name}"
-        with GroupBuild(self.root / group_path) as out:
-            folders: list[str | None] = []
-            for b in built:
-                folder = None
-                if b.summary is not None:
-                    try:
-                        write_artifact(out.rollout_dir(b.index), summary=b.summary, turns=b.turns, task=b.task,
-                                       visible_tests=None, held_out_tests=None, trace_entries=b.entries, trl=b.trl,
-                                       validate=False)  # TRL's child has no CPU to spare: `viewer check` reads it all
-                        folder = rollout_folder(b.index)
-                    except Exception as e:
-                        b.problem = self.fault(f"rollout {b.index} of group {g.group_id}: its artifact could not be "
-                                               "written", e)
-                        self.problems += 1
-                folders.append(folder)
-            out.commit(group_file(g, built, folders), built[0].task, validate=False)
-        return b"".join(encode_line(index_entry(g, b, group_path, f)) for b, f in zip(built, folders, strict=True))
+    def records(self, g: ScoredGroup) -> list[RolloutRecord]:
+        """The group's rows: each rollout's files, text and findings; one whose text cannot be read is recorded
+        without it (its findings None), never left out."""
+        out = []
+        for b in self.build(g):
+            searched = None
+            if b.artifact is not None:
+                try:
+                    searched = searchable(b.artifact, self._vocab.get())
+                except Exception as e:
+                    self.fault(f"rollout {b.index} of group {g.group_id}: its text could not be read for search", e)
+            try:
+                out.append(rollout_record(g, b, searched))
+            except Exception as e:
+                b.problem = self.fault(f"rollout {b.index} of group {g.group_id}: its artifact could not be written", e)
+                self.problems += 1
+                b.summary = None
+                out.append(rollout_record(g, b, None))
+        return out

@@ -42,9 +42,9 @@ from .page import (
 
 # Record fields held as columns of the rows table (the others are the same for every row, or only shown)
 _ROLLOUT = {"path": "path", "task_id": "task_id", "title": "title", "reward": "reward", "env_reward": "env_reward",
-            "agent_turns": "turns", "trained_turns": "trained_turns", "seed_trained_turns": "seed_trained_turns",
+            "agent_turns": "agent_turns", "trained_turns": "trained_turns", "seed_trained_turns": "seed_trained_turns",
             "tokens": "tokens", "drift": "drift", "drifting_boundaries": "drifting_boundaries",
-            "timed_out": "timed_out", "tool_calls": "tool_calls", "captured": "recorded_at", "group": "group_path",
+            "timed_out": "timed_out", "tool_calls": "tool_calls", "captured": "recorded_at", "group": "group",
             "rollout": "rollout", "advantage": "advantage", "segment": "segment", "policy_version": "policy_version",
             "group_id": "group_id", "rollout_id": "rollout_id", "status": "status",
             "trained_tokens": "trained_tokens", "trainer_tokens": "trainer_tokens", "trained_step": "trained_step",
@@ -63,7 +63,7 @@ def _groups(t: RunTable) -> pa.Table:
     known = pc.is_valid(v["path"])
     drift = _plain(v["drift"])
     rows = pa.table({
-        "g": v["group_path"], "reward": pc.if_else(pc.is_finite(v["reward"]), v["reward"], None),
+        "g": v["group"], "reward": pc.if_else(pc.is_finite(v["reward"]), v["reward"], None),
         "timed_out": pc.cast(v["timed_out"], pa.int64()),
         "trained_turns": pc.if_else(known, v["trained_turns"], None),
         "seed": pc.if_else(known, pc.fill_null(v["seed_trained_turns"], 0), None),
@@ -136,7 +136,7 @@ def _values(t: RunTable, ix: RunIndex, name: str) -> pa.ChunkedArray | None:
     if name not in ix.groups.column_names and view_name is None:
         return None
     v = t.view()
-    kind = ix.groups[name].type if name in ix.groups.column_names else _plain(v[view_name]).type
+    kind = ix.groups[name].type if name in ix.groups.column_names or view_name is None else _plain(v[view_name]).type
     g = ix.groups[name] if name in ix.groups.column_names else pa.nulls(ix.groups.num_rows, kind)
     a = _plain(v[view_name]) if view_name is not None else pa.nulls(len(t), kind)
     parts = [pc.cast(x, kind) for x in (g, a)]
@@ -215,7 +215,7 @@ def _tools_mask(sides: _Sides, tool: str) -> np.ndarray:
     used = np.zeros(len(sides.t), dtype=bool)
     hit = _bool(pc.equal(pc.list_flatten(tools), tool))
     used[pc.list_parent_indices(tools).to_numpy()[hit]] = True
-    names = pc.unique(pc.filter(v["group_path"], pa.array(used)))
+    names = pc.unique(pc.filter(v["group"], pa.array(used)))
     return sides.mask(_bool(pc.is_in(sides.ix.groups["path"], value_set=names)), used)
 
 
@@ -276,11 +276,11 @@ def _records(t: RunTable, ix: RunIndex, shown: np.ndarray, model: str, trl: str)
     groups = [r["path"] for r in picked if r["kind"] == "group"]
     members: dict[str, list[dict]] = {}
     if groups:
-        _, got = t.page(pc.field("group_path").isin(groups), limit=len(t),
-                        columns=["group_path", "rollout", "reward", "advantage", "status", "tools", "dropped",
+        _, got = t.page(pc.field("group").isin(groups), limit=len(t),
+                        columns=["group", "rollout", "reward", "advantage", "status", "tools", "dropped",
                                  "path"])
         for m in sorted(got, key=lambda m: m["rollout"]):
-            members.setdefault(m["group_path"], []).append(m)
+            members.setdefault(m["group"], []).append(m)
     out = []
     for r in picked:
         fields = {k: r[k] for k in Record.__struct_fields__ if k in r and k not in ("kind", "path")}
@@ -306,11 +306,11 @@ def _queued(t: RunTable, ix: RunIndex, shown: np.ndarray, records: list[Record])
     groups_at = ix.src[shown] == 0
     own = ix.at[shown]
     paths = [r.path for r, g in zip(records, groups_at.tolist(), strict=True) if g]
-    members = np.flatnonzero(_bool(pc.is_in(t.table["group_path"], value_set=pa.array(paths, pa.string())))) \
+    members = np.flatnonzero(_bool(pc.is_in(t.table["group"], value_set=pa.array(paths, pa.string())))) \
         if paths else np.zeros(0, np.int64)
     q = t.queued(np.concatenate([own[~groups_at], members]).tolist())
     of_group: dict[str, list[QueuedRow]] = {}
-    for m, g in zip(members.tolist(), _plain(t.table["group_path"]).take(pa.array(members, pa.int64())).to_pylist(),
+    for m, g in zip(members.tolist(), _plain(t.table["group"]).take(pa.array(members, pa.int64())).to_pylist(),
                     strict=True):
         of_group.setdefault(g, []).extend(q.get(m, []))
     return [of_group.get(r.path, []) if g else q.get(int(a), [])

@@ -23,11 +23,9 @@ from pathlib import Path
 from rollout_trace.artifact import ArtifactError, Problem, bundled_examples, collection, load_artifact, run_part
 from rollout_trace.artifact.collection import Collection
 from rollout_trace.artifact.kinds import Kind, classify
-from rollout_trace.artifact.run import RunStore
 from rollout_trace.artifact.run_format import MANIFEST
 from rollout_trace.artifact.run_table import RunTable, RunTableError, run_table
 from rollout_trace.artifact.sources import EXAMPLES_DIR, bundled_runs, identify
-from rollout_trace.artifact.stores import store_for
 from viewer import run_page
 from viewer.find.cache import FindCache
 from viewer.find.index import FindIndex
@@ -165,7 +163,7 @@ class Service:
             if hit is not None:
                 self._parts.move_to_end(key)
                 return hit
-        c = run_part.group_part(t, group, self._run_store(src, t))
+        c = run_part.group_part(t, group)
         c.part_of = t.memo("whole_rows", lambda: run_part.whole_rows(t))
         with self._parts_lock:
             self._parts[key] = c
@@ -182,11 +180,7 @@ class Service:
         if t is None or t.root is None:
             return None
         limit = collection.MAX_RECORDS
-        return t.memo(f"first_part:{limit}", lambda: run_part.first_part(t, self._run_store(src, t), limit))
-
-    def _run_store(self, src: str, t: RunTable) -> RunStore:
-        """The run's files as its shared collection reads them (the same store, so the same rollout sources)."""
-        return RunStore(store_for(src.strip(), allow_local=self.allow_local(src)), t.prefix)
+        return t.memo(f"first_part:{limit}", lambda: run_part.first_part(t, limit))
 
     def too_large(self, src: str) -> str | None:
         """Why a reader of the whole run (`run`: every rollout as Python rows, as comparing two runs needs) is

@@ -1,0 +1,266 @@
+"""A run table's shards on disk: appending a group to a segment's open tail, sealing it into Parquet, reading both.
+
+The writer (`ShardWriter`) is the recorder's (and `viewer convert`'s): each append is one Arrow IPC record
+batch written to the segment's tail (`<seg>-<NNNNN>.arrows`) and flushed, so a SIGKILL loses at most what was
+not yet appended; when the tail holds `seal_rows` rows (or `seal_bytes`), or the segment ends, it is written as
+`<seg>-<NNNNN>.parquet` (built hidden, synced, renamed: atomic), and only then is the tail removed and the next
+number started. A sealed shard is never rewritten.
+
+The reader reads what a listing of the table's folder names (`shards`): each sealed shard, and each tail whose
+number has no sealed shard yet, up to its last whole batch (the rest of a batch cut short by SIGKILL is left out
+with a note). Files are read through a store's `open` (rollout_trace/artifact/stores.py: a local folder, a zip,
+the Hub with range reads), only the columns asked for, and a Parquet file only in the row groups asked for.
+No Gradio, no pages here.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+
+from .atomic import _sync
+from .problems import Problem
+from .run_format import SEALED, SHARD_NAME, TAIL, shard_name
+
+SEAL_ROWS = 2048  # rollouts in a sealed shard: a million rollouts are about 500 shards
+SEAL_BYTES = 256 * 2**20  # ... or this much in its tail first (long rollouts)
+ROW_GROUP = 64  # rollouts per Parquet row group: what opening one rollout reads of its shard
+COMPRESSION = "zstd"
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One file of a run table: a sealed shard or an open tail, in its folder (`name` is the file's name)."""
+
+    name: str
+    segment: str
+    number: int
+    sealed: bool
+    size: int
+
+
+def shards(listing: dict[str, int]) -> tuple[list[Shard], list[str]]:
+    """The files of a table folder's listing (name -> size) that make its table, in (segment, number) order, and
+    the names that are none (hidden files, a tail whose shard is sealed, anything else are left out; the others
+    named). A tail whose shard was sealed is what a seal cut short before it removed the tail."""
+    found: dict[tuple[str, int], Shard] = {}
+    others = []
+    for name, size in listing.items():
+        if name.startswith("."):
+            continue
+        m = SHARD_NAME.match(name)
+        if m is None:
+            if not name.endswith(".end.json"):
+                others.append(name)
+            continue
+        key = (m["segment"], int(m["number"]))
+        shard = Shard(name, m["segment"], int(m["number"]), m["ext"] == SEALED, size)
+        if key not in found or shard.sealed:
+            found[key] = shard
+    return [found[k] for k in sorted(found)], sorted(others)
+
+
+def next_number(folder: Path, segment: str) -> int:
+    """The number of the segment's next shard in `folder` (a writer restarted in the same segment goes on)."""
+    numbers = [int(m["number"]) for n in os.listdir(folder) if (m := SHARD_NAME.match(n)) and m["segment"] == segment]
+    return max(numbers, default=-1) + 1
+
+
+class ShardWriter:
+    """Appends batches of `schema` rows to a segment's tail in `folder` and seals it; one thread uses it."""
+
+    def __init__(self, folder: Path, segment: str, schema: pa.Schema, seal_rows: int = SEAL_ROWS,
+                 seal_bytes: int = SEAL_BYTES, row_group: int = ROW_GROUP):
+        self.folder, self.segment, self.schema = Path(folder), segment, schema
+        self.seal_rows, self.seal_bytes, self.row_group = seal_rows, seal_bytes, row_group
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.number = next_number(self.folder, segment)
+        self._file: IO[bytes] | None = None
+        self._stream: Any = None
+        self.rows = 0  # in the open tail
+        self.sealed: list[str] = []  # the shards this writer sealed, by name
+
+    @property
+    def tail(self) -> Path:
+        return self.folder / shard_name(self.segment, self.number, TAIL)
+
+    def append(self, table: pa.Table) -> None:
+        """One group's rows, appended to the tail whole and flushed; the tail sealed once it is large enough."""
+        if table.num_rows == 0:
+            return
+        if self._stream is None:
+            self._file = open(self.tail, "xb")  # noqa: SIM115 - held open between appends, closed by seal()
+            self._stream = ipc.new_stream(self._file, self.schema)
+        assert self._file is not None
+        self._stream.write_table(table.cast(self.schema).combine_chunks(), max_chunksize=table.num_rows)
+        self._file.flush()
+        self.rows += table.num_rows
+        if self.rows >= self.seal_rows or self._file.tell() >= self.seal_bytes:
+            self.seal()
+
+    def seal(self) -> str | None:
+        """Write the tail as the sealed shard of its number and start the next; the shard's name (None: empty)."""
+        if self._stream is None:
+            return None
+        assert self._file is not None
+        self._stream.close()
+        self._file.close()
+        self._stream = self._file = None
+        table = read_tail_file(self.tail)[0]
+        name = shard_name(self.segment, self.number, SEALED)
+        write_parquet(table, self.folder / name, self.row_group)
+        self.tail.unlink()
+        self.sealed.append(name)
+        self.number += 1
+        self.rows = 0
+        return name
+
+    def close(self) -> None:
+        """Seal what the tail holds (the segment ended)."""
+        self.seal()
+
+
+def write_parquet(table: pa.Table, dest: Path, row_group: int = ROW_GROUP) -> None:
+    """`table` as a Parquet file at `dest`, atomically: built under a hidden name beside it, synced, renamed."""
+    tmp = dest.with_name(f".{dest.name}.{secrets.token_hex(4)}.partial")
+    try:
+        pq.write_table(table, tmp, row_group_size=row_group, compression=COMPRESSION, write_statistics=True)
+        _sync(tmp)
+        os.replace(tmp, dest)
+        _sync(dest.parent)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def read_tail_file(path: Path) -> tuple[pa.Table, str | None]:
+    """A local tail's whole batches (memory-mapped, nothing copied), and a note when its last batch was cut."""
+    with pa.memory_map(str(path)) as source:
+        return read_tail(source, path.name)
+
+
+def read_tail(source: Any, name: str, columns: Sequence[str] | None = None) -> tuple[pa.Table, str | None]:
+    """An open tail's whole batches (of `columns`), and a note when its last batch was cut short (a SIGKILL)."""
+    try:
+        reader = ipc.open_stream(source)
+    except (pa.ArrowInvalid, OSError, EOFError):
+        return pa.table({}), f"{name}: no whole batch yet (its writer was stopped before the first group was written)"
+    batches, note = [], None
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            break
+        except (pa.ArrowInvalid, OSError, EOFError):
+            note = f"{name}: the last group's rows were cut short (a write stopped by SIGKILL); left out"
+            break
+        batches.append(batch.select(list(columns)) if columns is not None else batch)
+    if not batches:
+        schema = reader.schema if columns is None else pa.schema([reader.schema.field(c) for c in columns
+                                                                 if c in reader.schema.names])
+        return schema.empty_table() if hasattr(schema, "empty_table") else pa.table({}), note
+    return pa.Table.from_batches(batches), note
+
+
+@dataclass
+class ReadShard:
+    """What reading one shard gave: its rows of the columns asked for, and what was wrong with it."""
+
+    table: pa.Table
+    problems: list[Problem]
+    notes: list[str]
+
+
+def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schema: pa.Schema,
+                 columns: Sequence[str]) -> ReadShard:
+    """`columns` of one shard (at `path`, opened through `open_file`), each of the type `schema` gives it: a
+    column of another type that converts safely is converted, one that does not (or is missing) is named and the
+    shard's rows left out, so every view counts the same rows."""
+    problems: list[Problem] = []
+    notes: list[str] = []
+    try:
+        with open_file(path) as f:
+            if shard.sealed:
+                pf = pq.ParquetFile(f)
+                have = pf.schema_arrow
+                want = [c for c in columns if c in have.names]
+                table = pf.read(columns=want)
+            else:
+                table, note = read_tail(f, path, None)
+                notes += [note] if note else []
+                have = table.schema
+                table = table.select([c for c in columns if c in have.names])
+    except (pa.ArrowInvalid, OSError, EOFError, ValueError) as e:
+        problems.append(Problem(path, f"cannot be read as a {'Parquet file' if shard.sealed else 'table tail'}: "
+                                f"{_short(str(e) or type(e).__name__)}; its rows are left out"))
+        return ReadShard(_empty(schema, columns), problems, notes)
+    return _typed(table, schema, columns, path, problems, notes)
+
+
+def _typed(table: pa.Table, schema: pa.Schema, columns: Sequence[str], path: str, problems: list[Problem],
+           notes: list[str]) -> ReadShard:
+    out = {}
+    for name in columns:
+        want = schema.field(name).type
+        if name not in table.column_names:
+            problems.append(Problem(path, "a column of the run table is missing; its rows are left out", field=name,
+                                    expected=str(want), found="no such column"))
+            return ReadShard(_empty(schema, columns), problems, notes)
+        col = table[name]
+        if col.type != want:
+            try:
+                col = col.cast(want, safe=True)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                problems.append(Problem(path, "a column holds another type than the run table's; its rows are left "
+                                        "out", field=name, expected=str(want), found=str(table[name].type)))
+                return ReadShard(_empty(schema, columns), problems, notes)
+        out[name] = col
+    return ReadShard(pa.table(out, schema=pa.schema([schema.field(c) for c in columns])), problems, notes)
+
+
+def read_rows(open_file: Callable[[str], Any], path: str, shard: Shard, rows: Sequence[int],
+              columns: Sequence[str]) -> pa.Table:
+    """Rows `rows` (positions in the shard, in order) of `columns`: of a sealed shard only the row groups that
+    hold them are read; a tail is read to its last whole batch."""
+    with open_file(path) as f:
+        if not shard.sealed:
+            table, _ = read_tail(f, path, columns)
+            return table.take(pa.array(list(rows), pa.int64()))
+        pf = pq.ParquetFile(f)
+        starts, at = [], 0
+        for i in range(pf.metadata.num_row_groups):
+            starts.append(at)
+            at += pf.metadata.row_group(i).num_rows
+        picked = sorted({_group_of(starts, r) for r in rows})
+        part = pf.read_row_groups(picked, columns=list(columns))
+        base = {g: sum(pf.metadata.row_group(x).num_rows for x in picked[:k]) for k, g in enumerate(picked)}
+        return part.take(pa.array([base[_group_of(starts, r)] + r - starts[_group_of(starts, r)] for r in rows],
+                                  pa.int64()))
+
+
+def _group_of(starts: list[int], row: int) -> int:
+    lo, hi = 0, len(starts) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if starts[mid] <= row:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _empty(schema: pa.Schema, columns: Sequence[str]) -> pa.Table:
+    return pa.Table.from_batches([], pa.schema([schema.field(c) for c in columns]))
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 200 else text[:199] + "…"
