@@ -156,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
     from .rescore_cli import run as run_rescore
 
     add_rescore(sub)
+    c = sub.add_parser("convert", help="convert a run recorded in the folder format (format 1) into format 2 "
+                       "(Parquet shards)", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("source", help="the format-1 run: a folder or a .zip of one (only read)")
+    c.add_argument("new", help="a new folder for the format-2 run (built aside, renamed into place)")
     args = parser.parse_args(argv)
     if not str(getattr(args, "source", "x")).strip():  # "" would be the working folder
         print(f"ERROR {args.command}: the source is empty: name a folder, a .zip, a Hub dataset id or a bundled "
@@ -174,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
             code = export(args.source, args.output, args.turn, args.tokenizer)
         elif args.command == "rescore":
             code = run_rescore(args)
+        elif args.command == "convert":
+            from .convert import main as run_convert
+
+            code = run_convert(args.source, args.new)
         else:
             return USAGE
         sys.stdout.flush()  # here, not at exit, so a closed pipe is caught below

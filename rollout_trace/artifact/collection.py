@@ -114,7 +114,10 @@ class Collection:
         return self.store
 
     def source_of(self, path: str) -> str | None:
-        """A source string `open_artifact` accepts for this row (folder path or Hub id); None inside a zip."""
+        """A source string `open_artifact` accepts for this row (folder path or Hub id); None inside a zip, and
+        for a run's rollout (a row of its table, opened through the run: `open`)."""
+        if self.run is not None and path != "":
+            return None
         return self._opened().source_of(path)
 
     def folder(self, path: str) -> Path:

@@ -215,11 +215,11 @@ class Service:
     def load_row(self, src: str, path: str) -> Rollout:
         """Read one row fully (the collection is looked up again, so a reload after eviction works)."""
         c = self.row_collection(src, path)
+        if c.run is not None:  # a run's rollout: read from its row, with the run's tokenizer (Collection.open)
+            return Rollout.load(c.open(path))
         folder = c.folder(path)
         try:
-            # a run's rollouts carry no tokenizer: the run's renders them (Collection.open)
-            r = Rollout.load(c.open(path) if c.run is not None else
-                             load_artifact(folder, source=f"{src}:{path}" if path else src))
+            r = Rollout.load(load_artifact(folder, source=f"{src}:{path}" if path else src))
             self.facts.learn(self.identity(c, src, path), r.artifact, r.training.trained_turns)  # for the index
             return r
         finally:
