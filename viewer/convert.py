@@ -19,7 +19,7 @@ import shutil
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import Any, Literal, TextIO
 
 import msgspec
 
@@ -126,7 +126,7 @@ def _v1_consumed(segment: str, data: bytes | str, name: str) -> list[ConsumedRec
     return [msgspec.convert({**x, "segment": x.get("segment", segment)}, ConsumedRecord) for x in lines]
 
 
-def _files(folder: Path) -> dict[str, bytes | None]:
+def _files(folder: Path) -> dict[str, Any]:
     """A format-1 rollout folder's files as a row's `file_*` columns."""
     return {col: (folder / name).read_bytes() if (folder / name).is_file() else None
             for col, name in ARTIFACT_FILES.items()}
@@ -135,8 +135,8 @@ def _files(folder: Path) -> dict[str, bytes | None]:
 def _record(e: V1Entry, folder: Path | None, vocab: RunVocab, notes: list[str]) -> tuple[RolloutRecord, Path | None]:
     group = group_path(e.segment, e.policy_version, e.group_id)
     refs = [RowRef(r.ordinal, r.fingerprint, r.tokens, r.trained_tokens, r.turns) for r in e.rows]
-    files: dict[str, bytes | None] = {}
-    searched: dict = {}
+    files: dict[str, Any] = {}
+    searched: dict[str, Any] = {}
     if folder is not None:
         files = _files(folder)
         try:
