@@ -108,7 +108,8 @@ class ConvertError(ValueError):
 def _lines(name: str, data: bytes | str, kind: type) -> list:
     if isinstance(data, str):
         raise ConvertError(f"{name}: {data}")
-    out, decoder = [], msgspec.json.Decoder(kind)
+    out: list = []
+    decoder: msgspec.json.Decoder = msgspec.json.Decoder(kind)
     for n, line in enumerate(data.split(b"\n"), start=1):
         if not line.strip():
             continue
