@@ -6,7 +6,7 @@ the consumption log as JSON lines (a million rollouts: six million files, which 
 small decoders below (this is the one reader of it left) and writes format 2 through the recorder's own writers
 (rollout_trace/artifact/run_shards.py): each group's rollouts as one batch, in the index's order, each row holding
 its folder's files as they were written, the turns each training row trains (from the rows' arrays when the index
-did not name them), and its searchable text and findings (rollout_trace/record/searchable.py). The small files are
+did not name them), and its searchable text and findings (rollout_trace/analysis/searchable.py). The small files are
 copied (run.json with format_version 2); a rollout's rescore parts go to rescored/<group>/rollout-NN/<part>/.
 
 The new run is built in a hidden folder beside NEW and renamed into place: a conversion cut short leaves nothing
@@ -23,6 +23,7 @@ from typing import Any, Literal, TextIO
 
 import msgspec
 
+from rollout_trace.analysis.searchable import RunVocab, searchable
 from rollout_trace.analysis.training import queued_rows_train
 from rollout_trace.artifact import ArtifactError, load_artifact
 from rollout_trace.artifact.atomic import publish_folder, staging_folder
@@ -52,7 +53,6 @@ from rollout_trace.artifact.run_schema import (
 from rollout_trace.artifact.run_shards import ShardWriter
 from rollout_trace.artifact.schema import TOKENIZER_DIR
 from rollout_trace.artifact.stores import MAX_SMALL_BYTES, store_for
-from rollout_trace.record.searchable import RunVocab, searchable
 
 V1_INDEX, V1_GROUPS = "index", "groups"
 MAX_V1_FILE = 2**31

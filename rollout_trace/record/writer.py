@@ -22,6 +22,7 @@ import threading
 import time
 from pathlib import Path
 
+from rollout_trace.analysis.searchable import RunVocab, searchable
 from rollout_trace.artifact.atomic import write_bytes as atomic_write
 from rollout_trace.artifact.run_format import ROLLOUTS_DIR, SEGMENTS_DIR, SegmentEnd, encode_file
 from rollout_trace.artifact.run_schema import ROLLOUTS, RolloutRecord, to_table
@@ -30,7 +31,6 @@ from rollout_trace.artifact.schema import TOKENIZER_DIR
 
 from .build import BuiltRollout, ScoredGroup, build_rollout, iso, misfit, rollout_record
 from .scores import SCORING_LOGGER, quiet_scoring_log
-from .searchable import RunVocab, searchable
 from .sessions import describe
 
 log = logging.getLogger("rollout_trace.record")
