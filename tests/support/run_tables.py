@@ -1,0 +1,159 @@
+"""Recorded runs (format 2: rollout_trace/artifact/run_format.py) made for a test: the bundled run's rows, changed as
+the test needs, written through the recorder's own shard writer.
+
+    rows = bundled_rows()                                    # every rollout of examples/trl-run, every column
+    write_run(tmp / "run", rows)                             # a run with those rows (sealed shards) and the bundled
+                                                             # run's consumption table, segments and tokenizer
+    write_run(tmp / "run", changed(rows, reward=[...]))      # a column replaced
+    append_group(tmp / "run", rows.slice(0, 4), tail=True)   # a group appended to the open tail, as while recording
+
+Every helper writes what the recorder writes; a test that wants a hostile shard writes it with pyarrow itself.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rollout_trace.artifact.run_format import (
+    CONSUMED_DIR,
+    MANIFEST,
+    ROLLOUTS_DIR,
+    SEGMENTS_DIR,
+    SHARD_NAME,
+)
+from rollout_trace.artifact.run_schema import CONSUMED, ROLLOUTS
+from rollout_trace.artifact.run_shards import ShardWriter, shards
+from rollout_trace.artifact.sources import EXAMPLES_DIR
+
+BUNDLED = EXAMPLES_DIR / "trl-run"
+
+
+def _read(folder: Path, sub: str, schema: pa.Schema) -> pa.Table:
+    import pyarrow.parquet as pq
+
+    from rollout_trace.artifact.run_shards import read_tail_file
+
+    parts = []
+    for s in shards({p.name: p.stat().st_size for p in (folder / sub).iterdir()})[0]:
+        path = folder / sub / s.name
+        parts.append(pq.read_table(path) if s.sealed else read_tail_file(path)[0])
+    return pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
+
+
+def bundled_rows() -> pa.Table:
+    """Every rollout row of examples/trl-run (the failed ones without an artifact too), every column, in order."""
+    return _read(BUNDLED, ROLLOUTS_DIR, ROLLOUTS)
+
+
+def bundled_consumed() -> pa.Table:
+    return _read(BUNDLED, CONSUMED_DIR, CONSUMED)
+
+
+def changed(rows: pa.Table, **columns: Any) -> pa.Table:
+    """`rows` with the named columns replaced (a list of values, or a function of the column's values)."""
+    for name, values in columns.items():
+        if callable(values):
+            values = values(rows[name].to_pylist())
+        rows = rows.set_column(rows.schema.get_field_index(name), ROLLOUTS.field(name),
+                               pa.array(values, ROLLOUTS.field(name).type))
+    return rows
+
+
+def groups(rows: pa.Table) -> list[pa.Table]:
+    """`rows` cut into its groups, in order (a group's rows are contiguous, as the recorder writes them)."""
+    names = rows["group"].to_pylist()
+    cuts = [0] + [i for i in range(1, len(names)) if names[i] != names[i - 1]] + [len(names)]
+    return [rows.slice(a, b - a) for a, b in zip(cuts, cuts[1:], strict=False)]
+
+
+def write_run(out: Path, rows: pa.Table | None = None, consumed: pa.Table | None = None, *, tail: bool = False,
+              seal_rows: int = 2048, small_files: bool = True) -> Path:
+    """A run at `out`: the bundled run's small files and tokenizer (when `small_files`), then `rows` (default: the
+    bundled rows) appended a group at a time to each segment's table, sealed unless `tail`, and `consumed`
+    (default: the bundled consumption table)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if small_files:
+        for name in (MANIFEST, SEGMENTS_DIR, "tokenizer"):
+            src = BUNDLED / name
+            if src.is_dir():
+                shutil.copytree(src, out / name, dirs_exist_ok=True)
+            else:
+                shutil.copy2(src, out / name)
+        (out / CONSUMED_DIR).mkdir(exist_ok=True)
+        for end in (BUNDLED / CONSUMED_DIR).glob("*.end.json"):
+            shutil.copy2(end, out / CONSUMED_DIR / end.name)
+    rows = bundled_rows() if rows is None else rows
+    consumed = bundled_consumed() if consumed is None else consumed
+    for segment in dict.fromkeys(rows["segment"].to_pylist()):
+        mine = rows.filter(pc.equal(rows["segment"], segment))
+        w = ShardWriter(out / ROLLOUTS_DIR, segment, ROLLOUTS, seal_rows=seal_rows)
+        for g in groups(mine):
+            w.append(g)
+        if not tail:
+            w.close()
+        else:
+            _leave_open(w)
+    for segment in dict.fromkeys(consumed["segment"].to_pylist()):
+        w = ShardWriter(out / CONSUMED_DIR, segment, CONSUMED, seal_rows=2**31)
+        w.append(consumed.filter(pc.equal(consumed["segment"], segment)))
+        if not tail:
+            w.close()
+        else:
+            _leave_open(w)
+    (out / ROLLOUTS_DIR).mkdir(exist_ok=True)
+    return out
+
+
+def _leave_open(w: ShardWriter) -> None:
+    """Close the tail's file without sealing it: what a killed recorder leaves."""
+    if w._stream is not None:
+        w._stream.close()
+        w._file.close()  # type: ignore[union-attr]
+        w._stream = w._file = None
+
+
+def append_group(run: Path, group: pa.Table, tail: bool = True) -> None:
+    """One more group appended to its segment's open tail (a new tail after the last shard), as the recorder
+    appends while training; sealed when not `tail`."""
+    segment = group["segment"][0].as_py()
+    w = ShardWriter(Path(run) / ROLLOUTS_DIR, segment, ROLLOUTS)
+    tail_path = next((p for p in sorted((Path(run) / ROLLOUTS_DIR).glob(f"{segment}-*.arrows"))), None)
+    if tail_path is not None:  # go on writing the open tail: read it back and write it again with the group
+        from rollout_trace.artifact.run_shards import read_tail_file
+
+        old, _ = read_tail_file(tail_path)
+        m = SHARD_NAME.match(tail_path.name)
+        assert m is not None
+        tail_path.unlink()
+        w.number = int(m["number"])
+        if old.num_rows:
+            w.append(old)
+    w.append(group)
+    if tail:
+        _leave_open(w)
+    else:
+        w.close()
+
+
+def shard_files(run: Path, sub: str = ROLLOUTS_DIR) -> list[Path]:
+    return sorted(p for p in (Path(run) / sub).iterdir() if SHARD_NAME.match(p.name))
+
+
+def json_rows(rows: pa.Table, columns: list[str]) -> list[dict]:
+    return rows.select(columns).to_pylist()
+
+
+def version_rows(rows: pa.Table, version: int) -> np.ndarray:
+    return np.flatnonzero(pc.equal(rows["policy_version"], version).to_numpy(zero_copy_only=False))
+
+
+def manifest(run: Path) -> dict:
+    return json.loads((Path(run) / MANIFEST).read_text())
