@@ -26,7 +26,7 @@ import posixpath
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -386,6 +386,22 @@ class RunTable:
     def view(self) -> _Columns:
         """As `table`, with FATE_COLUMNS and `trained`."""
         return _Columns(self, fates=True)
+
+    def shard_rows(self) -> Iterator[tuple[int, np.ndarray]]:
+        """(shard number, the standing rows it holds), in the run's order."""
+        for k in range(len(self.shards)):
+            yield k, np.arange(self._starts[k], self._starts[k + 1], dtype=np.int64)
+
+    def positions(self, k: int) -> np.ndarray:
+        """Where shard `k`'s standing rows sit in the shard."""
+        return self._keep[k]
+
+    def shard_columns(self, k: int, columns: Sequence[str]) -> pa.Table:
+        """Every row of shard `k` (standing or not: `positions` picks) of `columns`, read for this call and not
+        kept: what a search reads shard by shard (the text of a whole run is larger than memory should hold)."""
+        s = self.shards[k]
+        got = read_columns(self.store.open, f"{ROLLOUTS_DIR}/{s.name}", s, ROLLOUTS, tuple(columns))
+        return _utf8(got.table, s.name, [])
 
     def locate(self, row: int) -> tuple[Shard, int]:
         """The shard and position in it of standing row `row`."""

@@ -14,7 +14,7 @@ import msgspec
 
 from rollout_trace.analysis.findings import RULES
 
-from .index import FindIndex
+from .index import Search
 from .query import QueryError, parse_query
 
 MAX_FINDING_ROWS = 200
@@ -55,7 +55,7 @@ class FindSummary(msgspec.Struct, frozen=True):
     covers: str | None = None  # what part of the source was read, when not all of it
 
 
-def summary(index: FindIndex) -> FindSummary:
+def summary(index: Search) -> FindSummary:
     counts = index.finding_counts()
     per = index.rollouts_per_version()
     versions = sorted(v for v in per if v is not None)
@@ -71,7 +71,7 @@ def _text(req: Mapping, key: str, cap: int) -> str:
     return v[:cap] if isinstance(v, str) else ""
 
 
-def search(index: FindIndex, req: Mapping, public: bool) -> SearchAnswer:
+def search(index: Search, req: Mapping, public: bool) -> SearchAnswer:
     """{pattern, fields, versions, statuses, rule, limit} -> the hits, or the rollouts with finding `rule`."""
     rule = _text(req, "rule", 40)
     versions = _text(req, "versions", 40) or None
@@ -97,7 +97,7 @@ def search(index: FindIndex, req: Mapping, public: bool) -> SearchAnswer:
                         notes=r.notes + ([index.covers] if index.covers else []))
 
 
-def _with_rule(index: FindIndex, rule: str, versions: str | None, pattern: str) -> SearchAnswer:
+def _with_rule(index: Search, rule: str, versions: str | None, pattern: str) -> SearchAnswer:
     from .query import parse_versions
 
     try:

@@ -17,13 +17,14 @@ from typing import TextIO
 import msgspec
 
 from rollout_trace.analysis.texts import FIELDS
-from rollout_trace.artifact import ArtifactError, open_artifact
+from rollout_trace.artifact import ArtifactError, open_artifact, open_run
 from rollout_trace.artifact.kinds import classify
 
 from ..index import open_index
 from ..index.cli import write_all
 from .build import artifact_items, index_collection
-from .index import FindIndex, Hit, SearchResult
+from .columns import RunFind
+from .index import FindIndex, Hit, Search, SearchResult
 from .query import QueryError, parse_query
 
 
@@ -39,10 +40,13 @@ def add_find_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=50, help="hits listed (at most 200; counts cover every match)")
 
 
-def open_index_of(source: str) -> FindIndex:
-    """The text index of every rollout `source` holds (raises ArtifactError when it cannot be read)."""
+def open_index_of(source: str) -> Search:
+    """The search of every rollout `source` holds (raises ArtifactError when it cannot be read): a run's from its
+    columns (viewer/find/columns.py), a collection's or a rollout's a text index built here."""
     kind = classify(source)
-    if kind in ("run", "collection"):
+    if kind == "run":
+        return RunFind(open_run(source).table)
+    if kind == "collection":
         c = open_index(source)
         try:
             return index_collection(c)

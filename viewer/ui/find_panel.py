@@ -20,7 +20,7 @@ import msgspec
 from viewer import assets
 from viewer.contract import Initial
 from viewer.find import answers
-from viewer.find.index import FindIndex
+from viewer.find.index import Search
 from viewer.page_link import MAX_SRC_CHARS, MAX_TURN
 from viewer.router import rollout_param
 from viewer.untrusted import span, whole
@@ -37,7 +37,7 @@ class FindPanel:
         self.service = service
         self.cache = service.find
 
-    def index_of(self, src: str) -> FindIndex | None:
+    def index_of(self, src: str) -> Search | None:
         """The text index of the collection or run `src` names (None when it is neither, or cannot be read)."""
         return self.service.find_index(src)
 

@@ -109,7 +109,7 @@ class Rows:
 
 
     def index_page(self, src: str, params: Mapping[str, object]) -> IndexPage:
-        index = self.service.find.ready(src, self.service.allow_local(src))  # the findings, once the search panel built it
+        index = self.service.findings_ready(src)  # a run's from its column; a collection's once its index is built
         findings = index.rules_by_path() if index is not None else None
         t = self.service.local_table(src)
         if t is not None:  # a local run: its index from its columns, only the page's rows as records

@@ -20,7 +20,7 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
-from rollout_trace.artifact import ArtifactError, Problem, bundled_examples, collection, load_artifact, run_part
+from rollout_trace.artifact import ArtifactError, Problem, bundled_examples, load_artifact, run_part
 from rollout_trace.artifact.collection import Collection
 from rollout_trace.artifact.kinds import Kind, classify
 from rollout_trace.artifact.run_format import MANIFEST
@@ -28,7 +28,8 @@ from rollout_trace.artifact.run_table import RunTable, RunTableError, run_table
 from rollout_trace.artifact.sources import EXAMPLES_DIR, bundled_runs, identify
 from viewer import run_page
 from viewer.find.cache import FindCache
-from viewer.find.index import FindIndex
+from viewer.find.columns import searched
+from viewer.find.index import Search
 from viewer.index.cache import CollectionCache, collection_identity
 from viewer.index.facts import RowFacts
 from viewer.rollout import Rollout
@@ -171,17 +172,6 @@ class Service:
                 self._parts.popitem(last=False)
         return c
 
-    def first_rows(self, src: str) -> Collection | None:
-        """A local run's first MAX_RECORDS index rows as a collection (rollout_trace/artifact/run_part.py
-        `first_part`, once per run state): what a reader of every rollout covers (the text search, as the
-        run's collection would: that cuts at the same number), its notes saying how many rows the run has.
-        None when `src` is not a local run."""
-        t = self.local_table(src)
-        if t is None or t.root is None:
-            return None
-        limit = collection.MAX_RECORDS
-        return t.memo(f"first_part:{limit}", lambda: run_part.first_part(t, limit))
-
     def too_large(self, src: str) -> str | None:
         """Why a reader of the whole run (`run`: every rollout as Python rows, as comparing two runs needs) is
         refused for `src`, a local run past MAX_WHOLE_ROLLOUTS; None when it may read it."""
@@ -234,21 +224,30 @@ class Service:
     # -- text indexes ---------------------------------------------------------------------------------
 
     def find_source(self, src: str) -> tuple[str, Collection, bool] | None:
-        """The collection or run `src` names, as (name, collection, local reads allowed); None when it is neither,
-        or cannot be read."""
+        """The collection `src` names (not a run: its search reads its columns), as (name, collection, local reads
+        allowed); None when it is neither, or cannot be read."""
         src = (src or "").strip()
-        if not src or len(src) > MAX_SRC_CHARS or not self.is_collection(src):
+        if not src or len(src) > MAX_SRC_CHARS or not self.is_collection(src) or self.is_run(src):
             return None
         allow = self.allow_local(src)
-        first = self.first_rows(src)  # a local run: its first rows, never the whole run read into Python rows
-        if first is not None:
-            return src, first, allow
         try:
             return src, self.collections.get(src, allow), allow
         except ArtifactError:
             return None
 
-    def find_index(self, src: str) -> FindIndex | None:
-        """The text index of the collection or run `src` names (None when it is neither, or cannot be read)."""
+    def find_index(self, src: str) -> Search | None:
+        """The search of the collection or run `src` names (None when it is neither, or cannot be read): a run's
+        from its columns, every rollout of it (viewer/find/columns.py), a collection's its text index."""
+        t = self.run_table((src or "").strip()) if src and len(src) <= MAX_SRC_CHARS else None
+        if t is not None:
+            return searched(t)
         got = self.find_source(src)
         return self.find.get(*got) if got is not None else None
+
+    def findings_ready(self, src: str) -> Search | None:
+        """A source's findings when they are known without building anything: a run's always (a column), a
+        collection's once its text index was built."""
+        t = self.local_table(src)
+        if t is not None:
+            return searched(t)
+        return self.find.ready(src, self.allow_local(src))

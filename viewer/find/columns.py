@@ -1,0 +1,248 @@
+"""Search and findings of a recorded run from its columns: every rollout, nothing opened, nothing built.
+
+A run's rows hold each rollout's searchable text pieces and findings, computed when it was recorded
+(rollout_trace/analysis/searchable.py), so a search reads the `text_*` columns shard by shard
+(rollout_trace/artifact/run_table.py), in the run's order: Arrow's substring kernel finds the pieces holding the
+pattern's plain part (case-insensitively), the `regex` package checks a regular expression on those pieces only
+(or on every piece when it has no plain part of 3+ characters), and only the hits listed are located among their
+tokens (rollout_trace/analysis/texts.py `Piece`). The counts cover every rollout of the run, within the query's
+time budget (the answer says when the budget cut it short). Findings come from the `findings` column.
+
+`RunFind` answers what viewer/find/index.py's FindIndex answers, so the search panel, the findings chart, the
+collection index's findings column, `viewer find` and the agent tools read a run and a collection alike. No Gradio.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rollout_trace.analysis.findings import RULES, Finding
+from rollout_trace.artifact.run_table import RunTable
+
+from .index import EXCERPT, Hit, SearchResult
+from .query import Query
+
+TEXT = ("text", "text_field", "text_turn", "text_start", "text_offsets")
+
+
+class RunFind:
+    """The search and findings of one run snapshot."""
+
+    versions_known = True
+    covers: str | None = None  # every rollout of the run is searched
+
+    def __init__(self, t: RunTable):
+        self.t = t
+
+    def close(self) -> None:
+        pass
+
+    def _paths(self) -> dict[str, int]:
+        def make() -> dict[str, int]:
+            paths = self.t.column("path").to_pylist()
+            return {p: i for i, p in enumerate(paths) if p is not None}
+        return self.t.memo("find:paths", make)
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._paths()
+
+    def __len__(self) -> int:
+        return len(self._paths())
+
+    # -- search -----------------------------------------------------------------------------------------
+
+    def _allowed(self, q: Query) -> np.ndarray:
+        """Which rows the query's versions and statuses keep (rollouts with an artifact: those have text)."""
+        t = self.t
+        keep = pc.is_valid(t.column("path"))
+        lo, hi = q.versions
+        if lo is not None:
+            keep = pc.and_(keep, pc.greater_equal(t.column("policy_version"), lo))
+        if hi is not None:
+            keep = pc.and_(keep, pc.less_equal(t.column("policy_version"), hi))
+        if q.statuses:
+            keep = pc.and_(keep, pc.is_in(pc.cast(t.column("status"), pa.string()), value_set=pa.array(list(q.statuses))))
+        return pc.fill_null(keep, False).to_numpy(zero_copy_only=False).astype(bool)
+
+    def search(self, q: Query) -> SearchResult:
+        t = self.t
+        deadline = time.monotonic() + q.budget_s
+        allowed = self._allowed(q)
+        version = t.column("policy_version").to_numpy()
+        fields = pa.array(list(q.fields))
+        hits: list[Hit] = []
+        seen: dict[int, int] = {}  # row -> version of the rollouts with a match
+        pieces, partial = 0, False
+        for k, rows in t.shard_rows():
+            if time.monotonic() > deadline:
+                partial = True
+                break
+            mine = rows[allowed[rows]]
+            if not len(mine):
+                continue
+            cols = t.shard_columns(k, TEXT).take(pa.array(t.positions(k)[allowed[rows]]))
+            text = cols["text"].combine_chunks()
+            parent = pc.list_parent_indices(text).to_numpy()
+            flat = pc.list_flatten(text)
+            ok = pc.is_in(pc.list_flatten(cols["text_field"].combine_chunks()), value_set=fields)
+            if q.literal is not None and len(q.literal) >= 3:
+                ok = pc.and_(ok, pc.match_substring(flat, q.literal, ignore_case=True))
+            candidates = np.flatnonzero(pc.fill_null(ok, False).to_numpy(zero_copy_only=False))
+            matched: list[int] = []
+            if q.is_regex or q.literal is None or len(q.literal) < 3:
+                for i in candidates.tolist():
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        partial = True
+                        break
+                    try:
+                        if q.compiled.search(flat[i].as_py(), timeout=left) is not None:
+                            matched.append(i)
+                    except TimeoutError:
+                        partial = True
+                        break
+            else:
+                matched = candidates.tolist()
+            pieces += len(matched)
+            for i in matched:
+                row = int(mine[parent[i]])
+                seen[row] = int(version[row])
+            if len(hits) < q.limit and matched:
+                hits += self._locate(cols, mine, parent, flat, matched, q, deadline)
+            if partial:
+                break
+        per: dict[int, int] = defaultdict(int)
+        for v in seen.values():
+            per[v] += 1
+        notes = [] if q.literal is not None and len(q.literal) >= 3 else \
+            ["this pattern has no plain substring of 3+ characters: every piece was read"]
+        if partial:
+            notes.append(f"the search stopped after its time budget ({q.budget_s:g} s): counts are of what was read")
+        return SearchResult(hits[:q.limit], len(seen), pieces, dict(per), partial, notes)
+
+    def _locate(self, cols: pa.Table, mine: np.ndarray, parent: np.ndarray, flat: pa.Array, matched: list[int],
+                q: Query, deadline: float) -> list[Hit]:
+        """The listed hits of this shard: each match located among its piece's tokens."""
+        from rollout_trace.analysis.texts import Piece
+
+        t = self.t
+        turns = pc.list_flatten(cols["text_turn"].combine_chunks())
+        fields = pc.list_flatten(cols["text_field"].combine_chunks())
+        starts = pc.list_flatten(cols["text_start"].combine_chunks())
+        offsets = pc.list_flatten(cols["text_offsets"].combine_chunks())
+        out: list[Hit] = []
+        for i in matched:
+            if len(out) >= q.limit:
+                break
+            row = int(mine[parent[i]])
+            place = t.take(np.array([row]), ["path", "policy_version", "group", "rollout"]).to_pylist()[0]
+            blob = offsets[i].as_py()
+            text = flat[i].as_py()
+            piece = Piece(fields[i].as_py(), turns[i].as_py(), text, starts[i].as_py(),
+                          np.frombuffer(blob, dtype="<i4") if blob else None)
+            try:
+                for m in q.compiled.finditer(text, timeout=max(deadline - time.monotonic(), 0.01)):
+                    if m.end() == m.start():
+                        continue
+                    if len(out) >= q.limit:
+                        break
+                    a, b = piece.tokens_of(m.start(), m.end())
+                    lo, hi = max(0, m.start() - EXCERPT), min(len(text), m.end() + EXCERPT)
+                    out.append(Hit(place["path"], place["policy_version"], place["group"], place["rollout"],
+                                   piece.turn, piece.field, a, b, text[lo:hi], (m.start() - lo, m.end() - lo)))
+            except TimeoutError:
+                break
+        return out
+
+    # -- findings ---------------------------------------------------------------------------------------
+
+    def _findings(self) -> pa.Table:
+        """Every finding of the run: (row, rule, turn, start, end, sentence)."""
+        def make() -> pa.Table:
+            col = self.t.column("findings").combine_chunks()
+            flat = pc.list_flatten(col)
+            return pa.table({"row": pc.list_parent_indices(col), "rule": pc.struct_field(flat, "rule"),
+                             "turn": pc.struct_field(flat, "turn"), "start": pc.struct_field(flat, "start"),
+                             "end": pc.struct_field(flat, "end"), "sentence": pc.struct_field(flat, "sentence")})
+        return self.t.memo("find:findings", make)
+
+    def findings_of(self, path: str) -> list[Finding]:
+        row = self._paths().get(path)
+        if row is None:
+            return []
+        f = self._findings()
+        mine = f.filter(pc.equal(f["row"], row))
+        return [Finding(x["rule"], x["turn"], x["start"], x["end"], x["sentence"]) for x in mine.to_pylist()]
+
+    def all_findings(self) -> dict[str, list[Finding]]:
+        paths = self.t.column("path").to_pylist()
+        out: dict[str, list[Finding]] = defaultdict(list)
+        for x in self._findings().to_pylist():
+            out[paths[x["row"]]].append(Finding(x["rule"], x["turn"], x["start"], x["end"], x["sentence"]))
+        return dict(out)
+
+    def rules_by_path(self) -> dict[str, tuple[str, ...]]:
+        """Every rollout's path -> the rules it has a finding of (in RULES' order; () for none)."""
+        def make() -> dict[str, tuple[str, ...]]:
+            f = self._findings()
+            pairs = pa.table({"row": f["row"], "rule": f["rule"]}).group_by(["row", "rule"]).aggregate([])
+            order = {rule: i for i, rule in enumerate(RULES)}
+            got: dict[int, list[str]] = defaultdict(list)
+            for row, rule in zip(pairs["row"].to_pylist(), pairs["rule"].to_pylist(), strict=True):
+                got[row].append(rule)
+            out: dict[str, tuple[str, ...]] = dict.fromkeys(self._paths(), ())
+            paths = self.t.column("path").to_pylist()
+            for row, rules in got.items():
+                out[paths[row]] = tuple(sorted(rules, key=lambda r: order.get(r, len(order))))
+            return out
+        return self.t.memo("find:rules", make)
+
+    def finding_counts(self) -> dict[int | None, dict[str, int]]:
+        """Rollouts with each rule's finding, per version."""
+        f = self._findings()
+        if not f.num_rows:
+            return {}
+        version = pc.take(self.t.column("policy_version"), f["row"])
+        pairs = pa.table({"v": version, "rule": f["rule"], "row": f["row"]}).group_by(["v", "rule"]).aggregate(
+            [("row", "count_distinct")])
+        out: dict[int | None, dict[str, int]] = defaultdict(dict)
+        for v, rule, n in zip(pairs["v"].to_pylist(), pairs["rule"].to_pylist(), pairs["row_count_distinct"].to_pylist(),
+                              strict=True):
+            out[v][rule] = n
+        return dict(out)
+
+    def rollouts_per_version(self) -> dict[int | None, int]:
+        t = self.t
+        has = pc.is_valid(t.column("path"))
+        got = pa.table({"v": t.column("policy_version").filter(has)}).group_by("v").aggregate([("v", "count")])
+        return dict(zip(got["v"].to_pylist(), got["v_count"].to_pylist(), strict=True))
+
+    def rows(self, paths: Iterable[str]) -> dict[str, tuple[int | None, int | None]]:
+        """(version, rollout) of each of `paths` the run holds."""
+        at = self._paths()
+        wanted = [(p, at[p]) for p in paths if p in at]
+        if not wanted:
+            return {}
+        got = self.t.take(np.array([r for _, r in wanted]), ["policy_version", "rollout"]).to_pylist()
+        return {p: (g["policy_version"], g["rollout"]) for (p, _), g in zip(wanted, got, strict=True)}
+
+    def with_rules(self, rules: Iterable[str]) -> set[str]:
+        wanted = list(rules)
+        if not wanted:
+            return set()
+        f = self._findings()
+        rows = pc.unique(f.filter(pc.is_in(f["rule"], value_set=pa.array(wanted)))["row"]).to_pylist()
+        paths = self.t.column("path")
+        return {paths[r].as_py() for r in rows}
+
+
+def searched(t: RunTable) -> RunFind:
+    """The run's search, once per snapshot."""
+    return t.memo("find:run", lambda: RunFind(t))
+
