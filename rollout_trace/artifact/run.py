@@ -35,7 +35,7 @@ from .model import Artifact
 from .problems import ArtifactError, Problem
 from .read import load_artifact
 from .run_format import MANIFEST, RESCORED_DIR, RunManifest
-from .run_schema import ARTIFACT_FILES, CONSUMED, INDEX_COLUMNS, ConsumedRecord
+from .run_schema import ARTIFACT_FILES, INDEX_COLUMNS, ConsumedRecord
 from .run_table import FATE_COLUMNS, RunSegment, RunTable, RunTableError, open_table
 from .schema import TOKENIZER_DIR, RunStatus
 from .stores import store_for
@@ -280,7 +280,7 @@ class Run:
     @cached_property
     def consumed(self) -> list[ConsumedRecord]:
         """The consumption table's rows (what `viewer check` reads)."""
-        return [msgspec.convert(x, ConsumedRecord) for x in self.table.consumed.select(CONSUMED.names).to_pylist()]
+        return [msgspec.convert(x, ConsumedRecord) for x in self.table.consumed_all().to_pylist()]
 
     def versions(self) -> list[int]:
         return sorted({g.policy_version for g in self.groups})

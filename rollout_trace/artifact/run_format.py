@@ -11,11 +11,15 @@ async GRPO trains, and rollout_trace/artifact/run.py reads. docs/runs.md tells t
                                 segment: TRL's group ids restart at 0 in every child)
     segments/<seg>.end.json     SegmentEnd: what the child wrote before it exited, and what it lost
     rollouts/<seg>-<NNNNN>.parquet   a sealed shard of the rollouts table (rollout_trace/artifact/run_schema.py
-                                `ROLLOUTS`): one row per rollout, whole groups in the order they were scored;
-                                written once, never rewritten
-    rollouts/<seg>-<NNNNN>.arrows    the segment's open tail: an Arrow IPC stream with one record batch per
-                                group, appended and flushed a group at a time; sealed into the .parquet of the
-                                same number when it is large enough or the segment ends
+                                `ROLLOUTS` less the artifact files): one row per rollout, whole groups in the
+                                order they were scored, in a few large row groups (what a page scans); written
+                                once, never rewritten
+    files/<seg>-<NNNNN>.parquet      the same rows' artifact files (`FILES`: their keys and the file columns), in
+                                small row groups: opening one rollout reads a few of its neighbours' files, not
+                                the shard's (written before its rollouts shard when sealing)
+    rollouts/<seg>-<NNNNN>.arrows    the segment's open tail, every column: an Arrow IPC stream with one record
+                                batch per group, appended and flushed a group at a time; sealed into the two
+                                .parquet files of the same number when it is large enough or the segment ends
     consumed/<seg>-<NNNNN>.parquet   the consumption table (`CONSUMED`): one row per training row whose fate
     consumed/<seg>-<NNNNN>.arrows    the trainer decided, sealed and open tail as above
     consumed/<seg>.end.json     ConsumptionEnd: training stopped; rows never taken are "in-queue"
@@ -46,6 +50,7 @@ RUN_FORMAT_VERSION = 2
 RUN_KIND = "trl-async-grpo-run"
 MANIFEST = "run.json"
 ROLLOUTS_DIR, CONSUMED_DIR, SEGMENTS_DIR, RESCORED_DIR = "rollouts", "consumed", "segments", "rescored"
+FILES_DIR = "files"
 GROUPS = "groups"  # the first part of every rollout's `path`: a name, not a folder of the run
 SEALED, TAIL = ".parquet", ".arrows"
 # A shard's file name: the segment, then its number within the segment

@@ -160,10 +160,16 @@ def schema_of(record: type[msgspec.Struct]) -> pa.Schema:
     return pa.schema([(name, _arrow(hints[name])) for name in record.__struct_fields__])
 
 
-ROLLOUTS = schema_of(RolloutRecord)
+ROLLOUTS = schema_of(RolloutRecord)  # a record, every column: what the recorder appends (the open tail)
 CONSUMED = schema_of(ConsumedRecord)
 # What a page lists without opening a rollout: the rollouts table less its text and files
 INDEX_COLUMNS: tuple[str, ...] = tuple(n for n in ROLLOUTS.names if n not in TEXT_COLUMNS and n not in ARTIFACT_FILES)
+FILE_KEYS = ("segment", "group_id", "rollout")
+# A sealed shard's two files: the rollouts table's (every column but the files) and the files table's (the files
+# with their rollout's keys), by folder (rollout_trace/artifact/run_format.py)
+SEALED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "rollouts": tuple(n for n in ROLLOUTS.names if n not in ARTIFACT_FILES),
+    "files": (*FILE_KEYS, *ARTIFACT_FILES)}
 
 
 def to_table(records: list[Any], schema: pa.Schema) -> pa.Table:

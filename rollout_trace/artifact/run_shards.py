@@ -32,8 +32,18 @@ from .run_format import SEALED, SHARD_NAME, TAIL, shard_name
 
 SEAL_ROWS = 2048  # rollouts in a sealed shard: a million rollouts are about 500 shards
 SEAL_BYTES = 256 * 2**20  # ... or this much in its tail first (long rollouts)
-ROW_GROUP = 64  # rollouts per Parquet row group: what opening one rollout reads of its shard
+ROW_GROUP = 1024  # rows per Parquet row group of a table a page scans: few, so each shard's footer is small
+FILES_ROW_GROUP = 32  # rollouts per row group of the artifact files: what opening one rollout reads
 COMPRESSION = "zstd"
+
+
+@dataclass(frozen=True)
+class Part:
+    """One Parquet file a sealed shard is written as: its folder, its columns (None: all), its row group size."""
+
+    folder: Path
+    columns: tuple[str, ...] | None = None
+    row_group: int = ROW_GROUP
 
 
 @dataclass(frozen=True)
@@ -78,10 +88,14 @@ class ShardWriter:
     """Appends batches of `schema` rows to a segment's tail in `folder` and seals it; one thread uses it."""
 
     def __init__(self, folder: Path, segment: str, schema: pa.Schema, seal_rows: int = SEAL_ROWS,
-                 seal_bytes: int = SEAL_BYTES, row_group: int = ROW_GROUP):
+                 seal_bytes: int = SEAL_BYTES, parts: Sequence[Part] | None = None):
+        """`parts`: the Parquet files a sealed shard is written as, in order, the last in `folder` beside the
+        tail (whose existence says the shard is sealed); default one file of every column in `folder`."""
         self.folder, self.segment, self.schema = Path(folder), segment, schema
-        self.seal_rows, self.seal_bytes, self.row_group = seal_rows, seal_bytes, row_group
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.seal_rows, self.seal_bytes = seal_rows, seal_bytes
+        self.parts = list(parts) if parts is not None else [Part(self.folder)]
+        for part in self.parts:
+            part.folder.mkdir(parents=True, exist_ok=True)
         self.number = next_number(self.folder, segment)
         self._file: IO[bytes] | None = None
         self._stream: Any = None
@@ -116,7 +130,9 @@ class ShardWriter:
         self._stream = self._file = None
         table = read_tail_file(self.tail)[0]
         name = shard_name(self.segment, self.number, SEALED)
-        write_parquet(table, self.folder / name, self.row_group)
+        for part in self.parts:  # the shard's own folder last: its file says the shard is sealed
+            write_parquet(table if part.columns is None else table.select(list(part.columns)), part.folder / name,
+                          part.row_group)
         self.tail.unlink()
         self.sealed.append(name)
         self.number += 1
@@ -126,6 +142,16 @@ class ShardWriter:
     def close(self) -> None:
         """Seal what the tail holds (the segment ended)."""
         self.seal()
+
+
+def rollout_parts(run: Path) -> list[Part]:
+    """How the rollouts table's shards of the run at `run` are sealed: the artifact files first (files/, small
+    row groups), then the rest (rollouts/, the shard's own folder)."""
+    from .run_format import FILES_DIR, ROLLOUTS_DIR
+    from .run_schema import SEALED_COLUMNS
+
+    return [Part(Path(run) / FILES_DIR, SEALED_COLUMNS[FILES_DIR], FILES_ROW_GROUP),
+            Part(Path(run) / ROLLOUTS_DIR, SEALED_COLUMNS[ROLLOUTS_DIR], ROW_GROUP)]
 
 
 def write_parquet(table: pa.Table, dest: Path, row_group: int = ROW_GROUP) -> None:
@@ -153,6 +179,8 @@ def read_tail(source: Any, name: str, columns: Sequence[str] | None = None) -> t
         reader = ipc.open_stream(source)
     except (pa.ArrowInvalid, OSError, EOFError):
         return pa.table({}), f"{name}: no whole batch yet (its writer was stopped before the first group was written)"
+    schema = reader.schema if columns is None else pa.schema([reader.schema.field(c) for c in columns
+                                                             if c in reader.schema.names])
     batches, note = [], None
     while True:
         try:
@@ -162,12 +190,8 @@ def read_tail(source: Any, name: str, columns: Sequence[str] | None = None) -> t
         except (pa.ArrowInvalid, OSError, EOFError):
             note = f"{name}: the last group's rows were cut short (a write stopped by SIGKILL); left out"
             break
-        batches.append(batch.select(list(columns)) if columns is not None else batch)
-    if not batches:
-        schema = reader.schema if columns is None else pa.schema([reader.schema.field(c) for c in columns
-                                                                 if c in reader.schema.names])
-        return schema.empty_table() if hasattr(schema, "empty_table") else pa.table({}), note
-    return pa.Table.from_batches(batches), note
+        batches.append(batch.select(schema.names) if columns is not None else batch)
+    return pa.Table.from_batches(batches, schema), note
 
 
 @dataclass
@@ -180,10 +204,11 @@ class ReadShard:
 
 
 def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schema: pa.Schema,
-                 columns: Sequence[str]) -> ReadShard:
-    """`columns` of one shard (at `path`, opened through `open_file`), each of the type `schema` gives it: a
-    column of another type that converts safely is converted, one that does not (or is missing) is named and the
-    shard's rows left out, so every view counts the same rows."""
+                 columns: Sequence[str], check: pa.Schema | None = None) -> ReadShard:
+    """`columns` of one shard file (at `path`, opened through `open_file`), each of the type `schema` gives it.
+    With `check`, the file's whole schema must fit it (every column there, of its type or one that converts
+    safely): a file that does not is named and gives no rows, so every view counts the same rows. Without it, a
+    column that does not convert is named and read as nulls (its rows stay)."""
     problems: list[Problem] = []
     notes: list[str] = []
     try:
@@ -191,8 +216,7 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
             if shard.sealed:
                 pf = pq.ParquetFile(f)
                 have = pf.schema_arrow
-                want = [c for c in columns if c in have.names]
-                table = pf.read(columns=want)
+                table = pf.read(columns=[c for c in columns if c in have.names])
             else:
                 table, note = read_tail(f, path, None)
                 notes += [note] if note else []
@@ -202,34 +226,46 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
         problems.append(Problem(path, f"cannot be read as a {'Parquet file' if shard.sealed else 'table tail'}: "
                                 f"{_short(str(e) or type(e).__name__)}; its rows are left out"))
         return ReadShard(_empty(schema, columns), problems, notes)
-    return _typed(table, schema, columns, path, problems, notes)
-
-
-def _typed(table: pa.Table, schema: pa.Schema, columns: Sequence[str], path: str, problems: list[Problem],
-           notes: list[str]) -> ReadShard:
+    if check is not None:
+        problems += schema_problems(have, check, path)
+        if problems:
+            return ReadShard(_empty(schema, columns), problems, notes)
     out = {}
     for name in columns:
         want = schema.field(name).type
-        if name not in table.column_names:
-            problems.append(Problem(path, "a column of the run table is missing; its rows are left out", field=name,
-                                    expected=str(want), found="no such column"))
-            return ReadShard(_empty(schema, columns), problems, notes)
-        col = table[name]
-        if col.type != want:
+        col = table[name] if name in table.column_names else None
+        if col is not None and col.type != want:
             try:
                 col = col.cast(want, safe=True)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-                problems.append(Problem(path, "a column holds another type than the run table's; its rows are left "
-                                        "out", field=name, expected=str(want), found=str(table[name].type)))
-                return ReadShard(_empty(schema, columns), problems, notes)
-        out[name] = col
+                problems.append(Problem(path, "a column's values do not fit the run table's type; read as missing",
+                                        field=name, expected=str(want), found=str(table[name].type)))
+                col = None
+        out[name] = col if col is not None else pa.chunked_array([pa.nulls(table.num_rows, want)])
     return ReadShard(pa.table(out, schema=pa.schema([schema.field(c) for c in columns])), problems, notes)
+
+
+def schema_problems(have: pa.Schema, want: pa.Schema, path: str) -> list[Problem]:
+    """Why a file's columns do not fit the run table's (`want`): a column missing, or of a type that does not
+    convert to the table's. One problem per file: its rows are left out."""
+    for f in want:
+        if f.name not in have.names:
+            return [Problem(path, "a column of the run table is missing; its rows are left out", field=f.name,
+                            expected=str(f.type), found="no such column")]
+        got = have.field(f.name).type
+        if got != f.type:
+            try:
+                pa.array([], got).cast(f.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                return [Problem(path, "a column holds another type than the run table's; its rows are left out",
+                                field=f.name, expected=str(f.type), found=str(got))]
+    return []
 
 
 def read_rows(open_file: Callable[[str], Any], path: str, shard: Shard, rows: Sequence[int],
               columns: Sequence[str]) -> pa.Table:
-    """Rows `rows` (positions in the shard, in order) of `columns`: of a sealed shard only the row groups that
-    hold them are read; a tail is read to its last whole batch."""
+    """Rows `rows` (positions in the shard, in order) of `columns` of the file at `path` (a sealed shard's part, or
+    its tail): of a Parquet file only the row groups that hold them are read; a tail to its last whole batch."""
     with open_file(path) as f:
         if not shard.sealed:
             table, _ = read_tail(f, path, columns)

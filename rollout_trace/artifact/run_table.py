@@ -41,6 +41,7 @@ from .errors import RolloutTraceError
 from .problems import Problem, from_msgspec
 from .run_format import (
     CONSUMED_DIR,
+    FILES_DIR,
     MANIFEST,
     RESCORED_DIR,
     ROLLOUTS_DIR,
@@ -51,21 +52,22 @@ from .run_format import (
     RunManifest,
     SegmentEnd,
     SegmentStart,
-    group_path,
 )
-from .run_schema import CONSUMED, INDEX_COLUMNS, ROLLOUTS
+from .run_schema import ARTIFACT_FILES, CONSUMED, INDEX_COLUMNS, ROLLOUTS, SEALED_COLUMNS
 from .run_shards import Shard, read_columns, read_rows, shards
 
 AGGREGATES = ("count", "sum", "min", "max", "mean")
 MAX_TABLES = 4  # run snapshots kept (each holds the columns its pages read)
 MAX_PROBLEMS = 20  # rows left out that are named one by one
 MAX_SMALL_BYTES = 16 * 2**20  # run.json, a segment's files, the rescore log
-KEYS = ("segment", "policy_version", "group_id", "rollout", "group", "path")  # read first: which rows stand
+# read first: which rows stand (a rollout's `group` and `path` are names its place gives, never read from a shard)
+KEYS = ("segment", "policy_version", "group_id", "rollout", "agent_turns")
+FATE_KEYS = ("segment", "ordinal", "fate", "step")  # the consumption table's columns the fates are joined on
 # What the consumption table says of each rollout (joined): the first step a row of it was trained at, its
 # trained rows' tokens, and why none of its rows was trained (None: one was)
 FATE_COLUMNS: dict[str, pa.DataType] = {"trained_step": pa.int64(), "trainer_tokens": pa.int64(),
                                         "dropped": pa.string()}
-_ROLLOUT = re.compile(r"/rollout-(\d+)$")
+SEALED_SCHEMA = pa.schema([ROLLOUTS.field(c) for c in SEALED_COLUMNS[ROLLOUTS_DIR]])  # a sealed rollouts shard's
 
 
 class RunTableError(RolloutTraceError, ValueError):
@@ -174,31 +176,22 @@ def read_files(store: Any) -> RunFiles:
                     rescored=rescored, problems=problems, notes=notes)
 
 
-@dataclass(frozen=True)
-class _Read:
-    """One shard's read: its rows of some columns, and what was wrong (kept per sealed shard across snapshots)."""
-
-    table: pa.Table
-    problems: tuple[Problem, ...]
-    notes: tuple[str, ...]
-
-
 class ShardCache:
-    """Columns of a run's sealed shards as read, by (folder, name, size, columns): a sealed shard never changes,
-    so every snapshot of the run shares them; a tail is read afresh by each snapshot."""
+    """Columns of a run's sealed shards as read, one entry per (shard, column): a sealed shard never changes, so
+    every snapshot of the run shares them; a tail is read afresh by each snapshot."""
 
     def __init__(self) -> None:
-        self._got: dict[tuple, _Read] = {}
+        self._got: dict[tuple, pa.ChunkedArray] = {}
         self._lock = threading.Lock()
+        self.reads = 0  # shard files read (tests and benchmarks count them)
 
-    def get(self, key: tuple, make: Callable[[], _Read]) -> _Read:
+    def peek(self, key: tuple) -> pa.ChunkedArray | None:
         with self._lock:
-            hit = self._got.get(key)
-        if hit is None:
-            hit = make()
-            with self._lock:
-                self._got[key] = hit
-        return hit
+            return self._got.get(key)
+
+    def put(self, key: tuple, value: pa.ChunkedArray) -> None:
+        with self._lock:
+            self._got[key] = value
 
 
 def _utf8(table: pa.Table, name: str, problems: list[Problem]) -> pa.Table:
@@ -251,7 +244,9 @@ class RunTable:
         self.read_problems: list[Problem] = []
         self.read_notes: list[str] = []
         self._keep: list[np.ndarray] = []  # per shard: the positions of its rows that stand
+        self._lengths: list[int] = []  # per shard: how many rows it holds
         self._starts = np.zeros(1, np.int64)
+        self._reading = threading.Lock()  # one visitor reads a run's columns at a time: memory is spent once
         self._stand()
         self.consumed = self._consumed()
 
@@ -260,28 +255,57 @@ class RunTable:
     def _path(self, folder: str, s: Shard) -> str:
         return f"{folder}/{s.name}"
 
-    def _read(self, folder: str, s: Shard, schema: pa.Schema, columns: tuple[str, ...]) -> _Read:
-        def make() -> _Read:
+    def _file(self, s: Shard, name: str) -> str:
+        """The file holding column `name` of rollouts shard `s`: a sealed shard's files/ part holds the artifact
+        files, its rollouts/ part the rest; a tail holds every column."""
+        return self._path(FILES_DIR if s.sealed and name in ARTIFACT_FILES else ROLLOUTS_DIR, s)
+
+    def _read(self, folder: str, s: Shard, schema: pa.Schema, columns: Sequence[str],
+              check: pa.Schema | None = None) -> pa.Table:
+        """Every row of shard `s` of `columns`, typed as `schema` says (a sealed shard's columns from the cache,
+        the missing ones read in one pass per file); `check`: the schema the whole file must fit, or its rows are
+        left out (`_stand`)."""
+        out: dict[str, pa.ChunkedArray] = {}
+        missing: dict[str, list[str]] = {}
+        for name in columns:
+            hit = self._cache.peek((self.label, self.prefix, folder, s.name, s.size, name)) if s.sealed else None
+            if hit is not None:
+                out[name] = hit
+            else:
+                missing.setdefault(self._file(s, name) if folder == ROLLOUTS_DIR else self._path(folder, s),
+                                   []).append(name)
+        for path, names in missing.items():
             budget.check(s.name)  # the visitor left, or the request ran out of time: stop here
-            got = read_columns(self.store.open, self._path(folder, s), s, schema, columns)
+            got = read_columns(self.store.open, path, s, schema, tuple(names), check)
+            self._cache.reads += 1
             problems = list(got.problems)
-            table = _utf8(got.table, self._path(folder, s), problems)
-            return _Read(table, tuple(problems), tuple(got.notes))
-        if not s.sealed:
-            return make()
-        return self._cache.get((self.label, self.prefix, folder, s.name, s.size, columns), make)
+            table = _utf8(got.table, path, problems)
+            self._said(problems, got.notes)
+            for name in names:
+                out[name] = table[name]
+                if s.sealed and not got.problems:
+                    self._cache.put((self.label, self.prefix, folder, s.name, s.size, name), table[name])
+        n = max((len(c) for c in out.values()), default=0)
+        return pa.table({c: out[c] if len(out[c]) == n else pa.nulls(n, schema.field(c).type) for c in columns},
+                        schema=pa.schema([schema.field(c) for c in columns]))
+
+    def _said(self, problems: Sequence[Problem], notes: Sequence[str]) -> None:
+        """Problems and notes found reading a shard, each said once however often it is read."""
+        with self._lock:
+            self.read_problems += [p for p in problems if p not in self.read_problems]
+            self.read_notes += [n for n in notes if n not in self.read_notes]
 
     def _stand(self) -> None:
-        """Which rows stand: each shard's keys read, rows whose place or names do not fit the format left out
+        """Which rows stand: each shard's keys read (and its whole schema checked: a shard with a column of
+        another type, or without one, is left out, named), rows whose place does not fit the format left out
         (named), and a rollout recorded twice kept once (the first)."""
         tables: list[pa.Table] = []
-        problems: list[Problem] = []
-        notes: list[str] = []
         for s in self.shards:
-            got = self._read(ROLLOUTS_DIR, s, ROLLOUTS, KEYS)
-            problems += got.problems
-            notes += got.notes
-            tables.append(got.table)
+            want = SEALED_SCHEMA if s.sealed else ROLLOUTS
+            before = len(self.read_problems)
+            t = self._read(ROLLOUTS_DIR, s, ROLLOUTS, KEYS, check=want)
+            tables.append(t if len(self.read_problems) == before or t.num_rows else t)
+        problems: list[Problem] = []
         named = 0
         keys: list[pa.Table] = []
         for k, (s, t) in enumerate(zip(self.shards, tables, strict=True)):
@@ -289,10 +313,11 @@ class RunTable:
             bad = np.flatnonzero(~ok)
             for i in bad[:max(0, MAX_PROBLEMS - named)]:
                 x = t.slice(int(i), 1).to_pylist()[0]
-                problems.append(Problem(f"{ROLLOUTS_DIR}/{s.name}", "a rollout's names do not fit its place in the "
-                                        "run; left out", field=f"row {int(i)}",
-                                        expected=f"group {group_path(x['segment'] or '', x['policy_version'] or 0, x['group_id'] or 0)}",
-                                        found=f"group {str(x['group'])[:80]!r}, path {str(x['path'])[:80]!r}"))
+                problems.append(Problem(f"{ROLLOUTS_DIR}/{s.name}", "a rollout's place in the run is not one the "
+                                        "recorder writes; left out", field=f"row {int(i)}",
+                                        expected="a segment name, and a version, group and index of 0 or more",
+                                        found=f"segment {str(x['segment'])[:40]!r}, version {x['policy_version']}, "
+                                              f"group {x['group_id']}, rollout {x['rollout']}"))
             named += len(bad)
             keys.append(pa.table({"segment": pc.cast(t["segment"], pa.string()), "group_id": t["group_id"],
                                   "rollout": t["rollout"], "shard": pa.array(np.full(t.num_rows, k, np.int32)),
@@ -319,22 +344,23 @@ class RunTable:
                                     "more than once (`viewer check` counts them)"))
         shard_of = allk["shard"].to_numpy()
         pos = allk["pos"].to_numpy()
+        self._lengths = [t.num_rows for t in tables]
         self._keep = [pos[(shard_of == k) & stands] for k in range(len(self.shards))]
         self._starts = np.concatenate([[0], np.cumsum([len(x) for x in self._keep])]).astype(np.int64)
-        budget.rows(f"{ROLLOUTS_DIR}/", int(self._starts[-1]))  # a public request's cost grows with the rows
         started = {x.start.segment for x in self.run_files.segments}
         for name in sorted(set(pc.unique(allk["segment"]).to_pylist()) - started - {None}):
             problems.append(Problem(f"{ROLLOUTS_DIR}/", "a segment without its start file", field=f"segment {name}",
                                     expected=f"{SEGMENTS_DIR}/{name}.json", found="none"))
-        self.read_problems, self.read_notes = problems, notes
+        self._said(problems, [])
 
     def _consumed(self) -> pa.Table:
-        parts = []
-        for s in self.consumed_shards:
-            got = self._read(CONSUMED_DIR, s, CONSUMED, tuple(CONSUMED.names))
-            self.read_problems += got.problems
-            self.read_notes += got.notes
-            parts.append(got.table)
+        """The consumption table's columns the fates are joined on (its fingerprints are read by `consumed_all`)."""
+        parts = [self._read(CONSUMED_DIR, s, CONSUMED, FATE_KEYS, check=CONSUMED) for s in self.consumed_shards]
+        return pa.concat_tables(parts) if parts else pa.schema([CONSUMED.field(c) for c in FATE_KEYS]).empty_table()
+
+    def consumed_all(self) -> pa.Table:
+        """Every column of the consumption table (`viewer check` compares fingerprints)."""
+        parts = [self._read(CONSUMED_DIR, s, CONSUMED, CONSUMED.names) for s in self.consumed_shards]
         return pa.concat_tables(parts) if parts else CONSUMED.empty_table()
 
     def __len__(self) -> int:
@@ -368,15 +394,54 @@ class RunTable:
             raise RunTableError(f"no column {name!r}: expected one of {', '.join(INDEX_COLUMNS)}, "
                                 f"{', '.join(FATE_COLUMNS)}, trained")
 
-        def make() -> pa.ChunkedArray:
-            chunks = []
-            for s, keep in zip(self.shards, self._keep, strict=True):
-                got = self._read(ROLLOUTS_DIR, s, ROLLOUTS, (name,)).table[name]
-                if len(keep) != got.length():
-                    got = got.take(pa.array(keep))
-                chunks.extend(got.chunks)
-            return pa.chunked_array(chunks, ROLLOUTS.field(name).type)
-        return self.memo(f"col:{name}", make)
+        if name in ("group", "path"):
+            return self._names()[name]
+        return self.columns([name])[name]
+
+    def columns(self, names: Sequence[str]) -> dict[str, pa.ChunkedArray]:
+        """Several columns at once: each shard's file read once for all of those not read yet."""
+        with self._lock:
+            have = {n: self._memo[f"col:{n}"] for n in names if f"col:{n}" in self._memo}
+        want = [n for n in names if n not in have and n not in FATE_COLUMNS and n not in ("group", "path", "trained")]
+        if want:
+            with self._reading:
+                chunks: dict[str, list] = {c: [] for c in want}
+                for s, keep, size in zip(self.shards, self._keep, self._lengths, strict=True):
+                    got = self._read(ROLLOUTS_DIR, s, ROLLOUTS, want)
+                    for c in want:
+                        col = got[c] if got.num_rows == size else pa.chunked_array([pa.nulls(size, ROLLOUTS.field(c).type)])
+                        if len(keep) != size:
+                            col = col.take(pa.array(keep))
+                        chunks[c].extend(col.chunks)
+                for c in want:
+                    have[c] = self._keep_column(c, pa.chunked_array(chunks[c], ROLLOUTS.field(c).type))
+        for c in names:
+            if c not in have:
+                have[c] = self.column(c)
+        return have
+
+    def _keep_column(self, name: str, col: pa.ChunkedArray) -> pa.ChunkedArray:
+        """A column read for this snapshot, kept for its later readers (the first one kept wins)."""
+        with self._lock:
+            return self._memo.setdefault(f"col:{name}", col)
+
+    def _names(self) -> dict[str, pa.ChunkedArray]:
+        """Each rollout's `group` and `path` (run_format.group_path, `<group>/rollout-NN`; no path without an
+        artifact), made from its place: a name in a shard is never what a page or a link uses."""
+        def make() -> dict[str, pa.ChunkedArray]:
+            c = self.columns(["segment", "policy_version", "group_id", "rollout", "agent_turns"])
+            group = pc.binary_join_element_wise(
+                "groups/", pc.cast(c["segment"], pa.string()), "-v",
+                pc.utf8_lpad(pc.cast(c["policy_version"], pa.string()), 6, "0"), "-g",
+                pc.utf8_lpad(pc.cast(c["group_id"], pa.string()), 6, "0"), "")
+            path = pc.binary_join_element_wise(group, "/rollout-",
+                                               pc.utf8_lpad(pc.cast(c["rollout"], pa.string()), 2, "0"), "")
+            path = pc.if_else(pc.is_valid(c["agent_turns"]), path, pa.scalar(None, pa.string()))
+            return {"group": pa.chunked_array(group.chunks, pa.string()) if isinstance(group, pa.ChunkedArray)
+                    else pa.chunked_array([group]),
+                    "path": pa.chunked_array(path.chunks, pa.string()) if isinstance(path, pa.ChunkedArray)
+                    else pa.chunked_array([path])}
+        return self.memo("__names", make)
 
     @property
     def table(self) -> _Columns:
@@ -411,7 +476,20 @@ class RunTable:
     def rollout_files(self, row: int, columns: Sequence[str]) -> dict[str, Any]:
         """Standing row `row`'s `columns` (its artifact's files, its text), read from the row group holding it."""
         s, pos = self.locate(row)
-        return read_rows(self.store.open, f"{ROLLOUTS_DIR}/{s.name}", s, [pos], list(columns)).to_pylist()[0]
+        return self._rows_in(s, [pos], columns).to_pylist()[0]
+
+    def _rows_in(self, s: Shard, positions: Sequence[int], columns: Sequence[str]) -> pa.Table:
+        """Rows `positions` of shard `s`, `columns` from whichever of its files holds each (files/ for a sealed
+        shard's artifact files), the row groups that hold them only."""
+        by: dict[str, list[str]] = {}
+        for c in columns:
+            by.setdefault(self._file(s, c), []).append(c)
+        out: dict[str, Any] = {}
+        for path, names in by.items():
+            budget.check(s.name)
+            got = read_rows(self.store.open, path, s, positions, names)
+            out |= {c: got[c] for c in names}
+        return pa.table({c: out[c] for c in columns})
 
     def rows_of(self, rows: np.ndarray, columns: Sequence[str]) -> pa.Table:
         """Standing rows `rows` of `columns` (any, text and files too), in that order, each shard read once."""
@@ -424,7 +502,7 @@ class RunTable:
             mine = np.flatnonzero(where == k)
             s = self.shards[int(k)]
             pos = self._keep[int(k)][rows[mine] - self._starts[int(k)]]
-            parts.append(read_rows(self.store.open, f"{ROLLOUTS_DIR}/{s.name}", s, pos.tolist(), list(columns)))
+            parts.append(self._rows_in(s, pos.tolist(), columns))
             order.extend(mine.tolist())
         got = pa.concat_tables(parts)
         return got.take(pa.array(np.argsort(np.array(order), kind="stable")))
@@ -623,25 +701,17 @@ class _Columns:
 
 
 def _fits(t: pa.Table) -> np.ndarray:
-    """Which rows' group and path are the names their place gives (run_format.group_path, `<group>/rollout-NN`):
-    a row is data, and pages, links and the rescore log use these names."""
+    """Which rows have a place the recorder writes: a segment name (letters, digits, `_.-`), a version, a group id
+    and an index of 0 or more (their names, `group` and `path`, are made from these)."""
     if not t.num_rows:
         return np.zeros(0, dtype=bool)
     seg = pc.cast(t["segment"], pa.string())
-    want = pc.binary_join_element_wise(
-        "groups/", seg, "-v", pc.utf8_lpad(pc.cast(t["policy_version"], pa.string()), 6, "0"),
-        "-g", pc.utf8_lpad(pc.cast(t["group_id"], pa.string()), 6, "0"), "")
-    group_ok = pc.fill_null(pc.equal(pc.cast(t["group"], pa.string()), want), False)
-    want_path = pc.binary_join_element_wise(want, "/rollout-",
-                                            pc.utf8_lpad(pc.cast(t["rollout"], pa.string()), 2, "0"), "")
-    path = pc.cast(t["path"], pa.string())
-    path_ok = pc.or_kleene(pc.is_null(path), pc.fill_null(pc.equal(path, want_path), False))
     placed = pc.and_(pc.and_(pc.is_valid(t["policy_version"]), pc.is_valid(t["group_id"])), pc.is_valid(t["rollout"]))
     nonneg = pc.and_(pc.greater_equal(pc.fill_null(t["policy_version"], -1), 0),
                      pc.and_(pc.greater_equal(pc.fill_null(t["group_id"], -1), 0),
                              pc.greater_equal(pc.fill_null(t["rollout"], -1), 0)))
-    segment_ok = pc.fill_null(pc.match_substring_regex(seg, r"^[A-Za-z0-9_.-]+$"), False)
-    ok = pc.and_(pc.and_(pc.and_(group_ok, path_ok), pc.and_(placed, nonneg)), segment_ok)
+    segment_ok = pc.fill_null(pc.match_substring_regex(seg, r"^[A-Za-z0-9_.-]{1,100}$"), False)
+    ok = pc.and_(pc.and_(placed, nonneg), segment_ok)
     return pc.fill_null(ok, False).to_numpy(zero_copy_only=False).astype(bool)
 
 

@@ -23,13 +23,14 @@ import pyarrow.compute as pc
 
 from rollout_trace.artifact.run_format import (
     CONSUMED_DIR,
+    FILES_DIR,
     MANIFEST,
     ROLLOUTS_DIR,
     SEGMENTS_DIR,
     SHARD_NAME,
 )
-from rollout_trace.artifact.run_schema import CONSUMED, ROLLOUTS
-from rollout_trace.artifact.run_shards import ShardWriter, shards
+from rollout_trace.artifact.run_schema import CONSUMED, FILE_KEYS, ROLLOUTS
+from rollout_trace.artifact.run_shards import ShardWriter, rollout_parts, shards
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 
 BUNDLED = EXAMPLES_DIR / "trl-run"
@@ -43,7 +44,16 @@ def _read(folder: Path, sub: str, schema: pa.Schema) -> pa.Table:
     parts = []
     for s in shards({p.name: p.stat().st_size for p in (folder / sub).iterdir()})[0]:
         path = folder / sub / s.name
-        parts.append(pq.read_table(path) if s.sealed else read_tail_file(path)[0])
+        if not s.sealed:
+            parts.append(read_tail_file(path)[0])
+        elif sub == ROLLOUTS_DIR:  # a sealed shard's files are in files/ beside it, row for row
+            got = pq.read_table(path)
+            files = pq.read_table(folder / FILES_DIR / s.name)
+            for name in files.column_names[len(FILE_KEYS):]:
+                got = got.append_column(name, files[name])
+            parts.append(got.select(schema.names))
+        else:
+            parts.append(pq.read_table(path))
     return pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
 
 
@@ -94,7 +104,7 @@ def write_run(out: Path, rows: pa.Table | None = None, consumed: pa.Table | None
     consumed = bundled_consumed() if consumed is None else consumed
     for segment in dict.fromkeys(rows["segment"].to_pylist()):
         mine = rows.filter(pc.equal(rows["segment"], segment))
-        w = ShardWriter(out / ROLLOUTS_DIR, segment, ROLLOUTS, seal_rows=seal_rows)
+        w = ShardWriter(out / ROLLOUTS_DIR, segment, ROLLOUTS, seal_rows=seal_rows, parts=rollout_parts(out))
         for g in groups(mine):
             w.append(g)
         if not tail:
@@ -124,7 +134,7 @@ def append_group(run: Path, group: pa.Table, tail: bool = True) -> None:
     """One more group appended to its segment's open tail (a new tail after the last shard), as the recorder
     appends while training; sealed when not `tail`."""
     segment = group["segment"][0].as_py()
-    w = ShardWriter(Path(run) / ROLLOUTS_DIR, segment, ROLLOUTS)
+    w = ShardWriter(Path(run) / ROLLOUTS_DIR, segment, ROLLOUTS, parts=rollout_parts(Path(run)))
     tail_path = next((p for p in sorted((Path(run) / ROLLOUTS_DIR).glob(f"{segment}-*.arrows"))), None)
     if tail_path is not None:  # go on writing the open tail: read it back and write it again with the group
         from rollout_trace.artifact.run_shards import read_tail_file
