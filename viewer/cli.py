@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import TextIO
 
 import crash_log
@@ -128,6 +129,28 @@ def export(source: str, out_path: str, turn: int | None, tokenizer: str | None, 
     return OK
 
 
+def publish(source: str, repo: str, private: bool) -> int:
+    """`viewer publish`: 0 when uploaded, 1 naming what stopped it (never the token)."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from rollout_trace.artifact.run_publish import publish as upload
+
+    try:
+        n = upload(Path(source), repo, private=private or None)
+    except ArtifactError as e:
+        print(f"ERROR {shown(source)}: not a run this tool can publish", file=sys.stderr)
+        for p in e.problems:
+            print(f"  - {p}", file=sys.stderr)
+        return INVALID
+    except (HfHubHTTPError, OSError, ValueError) as e:
+        print(f"ERROR {shown(repo)}: the upload failed: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}",
+              file=sys.stderr)
+        return INVALID
+    print(f"uploaded {n} files to https://huggingface.co/datasets/{repo}: `python app.py` then `?src={repo}` opens it; "
+          f"datasets.load_dataset({repo!r}) loads its rollouts")
+    return OK
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m viewer", description="Rollout artifact tools.",
                                      epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -160,6 +183,13 @@ def main(argv: list[str] | None = None) -> int:
                        "(Parquet shards)", epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     c.add_argument("source", help="the format-1 run: a folder or a .zip of one (only read)")
     c.add_argument("new", help="a new folder for the format-2 run (built aside, renamed into place)")
+    pub = sub.add_parser("publish", help="upload a recorded run to a Hub dataset repo (its tables as Parquet, a card "
+                         "declaring them: Data Studio, `datasets` and DuckDB read it)", epilog=EXIT_CODES,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    pub.add_argument("source", help="the run folder")
+    pub.add_argument("repo", help="the dataset repo, org/name (made when missing; the token is huggingface_hub's: "
+                     "HF_TOKEN or `hf auth login`)")
+    pub.add_argument("--private", action="store_true", help="make a new repo private")
     args = parser.parse_args(argv)
     if not str(getattr(args, "source", "x")).strip():  # "" would be the working folder
         print(f"ERROR {args.command}: the source is empty: name a folder, a .zip, a Hub dataset id or a bundled "
@@ -182,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
             from .convert import main as run_convert
 
             code = run_convert(args.source, args.new)
+        elif args.command == "publish":
+            code = publish(args.source, args.repo, args.private)
         else:
             return USAGE
         sys.stdout.flush()  # here, not at exit, so a closed pipe is caught below

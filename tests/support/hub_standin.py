@@ -6,7 +6,8 @@ Serves dataset repos from local folders so the real `HfApi.dataset_info`, `HfApi
     GET  /api/datasets/{org}/{name}[/revision/{rev}]          {"id", "sha"}
     GET  /api/datasets/{org}/{name}/tree/{rev}[/{path}]?recursive=...   [{"type", "path", "size", "oid"}...]
     HEAD /datasets/{org}/{name}/resolve/{rev}/{path}          X-Repo-Commit, ETag, Content-Length
-    GET  /datasets/{org}/{name}/resolve/{rev}/{path}          the bytes
+    GET  /datasets/{org}/{name}/resolve/{rev}/{path}          the bytes, or with `Range: bytes=A-B` those only (206),
+                                                              as the Hub serves the range reads of HfFileSystem
 
 and, for `HfApi.create_repo` / `create_commit` (what huggingface_hub's CommitScheduler calls), when built
 with `uploads=` a folder: new repos are made there, and commits write their files into the repo's folder:
@@ -15,7 +16,8 @@ with `uploads=` a folder: new repos are made there, and commits write their file
     POST /api/datasets/{org}/{name}/preupload/{rev}           every file "regular" (inlined in the commit)
     POST /api/datasets/{org}/{name}/commit/{rev}              ndjson: header, then {"key": "file", ...} lines
 
-Every request is logged in `requests` as (method, path) so tests can prove what was never fetched.
+Every request is logged in `requests` as (method, path) so tests can prove what was never fetched, and the bytes
+of every file served are counted in `served` (path -> bytes), so they can prove a range read read little.
 An unknown repo answers 404 with X-Error-Code RepoNotFound, an unknown revision RevisionNotFound,
 as the Hub does, so huggingface_hub raises its own typed errors.
 """
@@ -44,6 +46,7 @@ class HubStandIn:
         self.revisions = set(revisions) | {SHA}
         self.sha = SHA  # the commit the revisions name now; `commit()` moves it (a push to the repo)
         self.requests: list[tuple[str, str]] = []
+        self.served: dict[str, int] = {}  # file path -> bytes of it sent
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -135,6 +138,8 @@ class HubStandIn:
                     self.repos[repo] = self.uploads / repo.replace("/", "--")
                     self.repos[repo].mkdir(parents=True, exist_ok=True)
             return self._json(h, {"url": f"{self.url}/datasets/{repo}", "name": repo})
+        if parts == ["api", "validate-yaml"]:  # a README.md's YAML, checked before a commit holding it (as the Hub does)
+            return self._validate_yaml(h, json.loads(body))
         if parts[:2] == ["api", "datasets"] and len(parts) >= 6 and parts[4] in ("preupload", "commit"):
             repo, rev = f"{parts[2]}/{parts[3]}", parts[5]
             if not self._known(h, repo, rev):
@@ -165,6 +170,20 @@ class HubStandIn:
         with self._lock:
             self.commits.append((repo, written))
         self._json(h, {"commitOid": SHA, "commitUrl": f"{self.url}/datasets/{repo}/commit/{SHA}"})
+
+    def _validate_yaml(self, h, info: dict) -> None:
+        """The card's front matter parses, and each of its `configs` names a config and its data files."""
+        import yaml
+
+        try:
+            text = info.get("content") or ""
+            front = text.split("---", 2)[1] if text.startswith("---") else ""
+            meta = yaml.safe_load(front) or {}
+            configs = meta.get("configs", [])
+            assert isinstance(configs, list) and all(c.get("config_name") and c.get("data_files") for c in configs)
+        except Exception as e:
+            return self._error(h, 400, "BadRequest", f"invalid YAML in README.md: {e}")
+        self._json(h, {"errors": [], "warnings": []})
 
     def _commit_of(self, rev: str) -> str:
         """The commit `rev` names: itself when it is one, else the head (every branch and tag points there)."""
@@ -208,13 +227,27 @@ class HubStandIn:
         if not path.is_file():
             return self._error(h, 404, "EntryNotFound", f"{rel} does not exist")
         data = path.read_bytes()
-        h.send_response(200)
+        etag = hashlib.sha1(data).hexdigest()
+        ranged = h.headers.get("Range", "")
+        if ranged.startswith("bytes=") and not head:
+            a, _, b = ranged[len("bytes="):].partition("-")
+            lo = int(a) if a else max(0, len(data) - int(b))
+            hi = min(len(data) - 1, int(b)) if a and b else len(data) - 1
+            part = data[lo:hi + 1]
+            h.send_response(206)
+            h.send_header("Content-Range", f"bytes {lo}-{hi}/{len(data)}")
+            data = part
+        else:
+            h.send_response(200)
         h.send_header("X-Repo-Commit", self._commit_of(rev))
-        h.send_header("ETag", f'"{hashlib.sha1(data).hexdigest()}"')
+        h.send_header("ETag", f'"{etag}"')
+        h.send_header("Accept-Ranges", "bytes")
         h.send_header("Content-Length", str(len(data)))
         h.send_header("Content-Type", "application/octet-stream")
         h.end_headers()
         if not head:
+            with self._lock:
+                self.served[rel] = self.served.get(rel, 0) + len(data)
             h.wfile.write(data)
 
     def _json(self, h, obj, headers: dict | None = None) -> None:
