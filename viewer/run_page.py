@@ -249,7 +249,9 @@ def _zero_spread_groups(t: RunTable) -> tuple[np.ndarray, np.ndarray]:
     TRL gave every rollout an advantage, by the formula (Python, those groups only) where it did not."""
     v = t.view()
     adv = v["advantage"]
-    g = pa.table({"g": v["group"], "version": v["policy_version"],
+    # a group by its number: its segment's and its id (its name is made of these, and strings cost more)
+    key = t.group_keys()
+    g = pa.table({"g": key, "version": v["policy_version"],
                   "small": pc.cast(pc.fill_null(pc.less(pc.abs(adv), ZERO_ADVANTAGE), False), pa.int64()),
                   "missing": pc.cast(pc.is_null(adv), pa.int64())})
     agg = g.group_by("g", use_threads=False).aggregate([("version", "min"), ("version", "count"), ("small", "sum"),
@@ -257,11 +259,14 @@ def _zero_spread_groups(t: RunTable) -> tuple[np.ndarray, np.ndarray]:
     zero = (agg["small_sum"].to_numpy() == agg["version_count"].to_numpy())
     missing = agg["missing_sum"].to_numpy() > 0
     if missing.any():
-        names = pc.filter(agg["g"], pa.array(missing))
-        groups = _rows(t, pc.field("group").isin(names))
-        at = {name: i for i, name in enumerate(agg["g"].to_pylist())}
-        for name, members in groups.items():
-            zero[at[name]] = _zero(_advantages(sorted(members, key=lambda m: m["rollout"])))
+        wanted = pc.filter(agg["g"], pa.array(missing))
+        rows = np.flatnonzero(pc.is_in(pa.array(key), value_set=wanted).to_numpy(zero_copy_only=False))
+        members_of: dict[int, list[ROW]] = defaultdict(list)
+        for k, m in zip(key[rows].tolist(), t.take(rows, _ROW_COLUMNS).to_pylist(), strict=True):
+            members_of[k].append(m)
+        at = {k: i for i, k in enumerate(agg["g"].to_pylist())}
+        for k, members in members_of.items():
+            zero[at[k]] = _zero(_advantages(sorted(members, key=lambda m: m["rollout"])))
     return agg["version_min"].to_numpy(), zero
 
 
@@ -275,6 +280,8 @@ def _version_stats(t: RunTable) -> list[VersionStats]:
     if not len(t):
         return []
     rescored = mismatch(t)
+    t.columns(["policy_version", "reward", "env_reward", "timed_out", "advantage", "status", "segment", "group_id",
+               "row_ordinal", "row_trained_tokens"])  # what this reads, in one pass over the run's files
     v = t.view()
     ver = v["policy_version"].to_numpy()
     order = np.argsort(ver, kind="stable")
@@ -387,14 +394,11 @@ def recorder_notes(run: RunLike) -> list[str]:
     for s in segments:
         if s.end is not None and s.end.start_error:
             notes.append(f"segment {s.start.segment} recorded nothing: {s.end.start_error}")
-    took = t.consumed.filter(pc.equal(t.consumed["fate"], "trained"))
-    if took.num_rows:
-        recorded = t.ordinals().select(["segment", "ordinal"])
-        missing = took.join(recorded, ["segment", "ordinal"], join_type="left anti")
-        if missing.num_rows:
-            steps = sorted({x for x in missing["step"].to_pylist() if x is not None})
-            notes.append(f"{missing.num_rows} row(s) the trainer trained have nothing recorded behind them (step(s) "
-                         f"{', '.join(map(str, steps[:6]))}): `python -m viewer check` names them")
+    missing = t.unrecorded_trained()
+    if missing.num_rows:
+        steps = sorted({x for x in missing["step"].to_pylist() if x is not None})
+        notes.append(f"{missing.num_rows} row(s) the trainer trained have nothing recorded behind them (step(s) "
+                     f"{', '.join(map(str, steps[:6]))}): `python -m viewer check` names them")
     misfits = len(t) - t.table["problem"].null_count
     if misfits:
         notes.append(f"{misfits} rollout(s) recorded without their files (TRL's rows, reward and advantage kept)")

@@ -35,6 +35,8 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
 
 from . import budget
 from .errors import RolloutTraceError
@@ -54,7 +56,7 @@ from .run_format import (
     SegmentStart,
 )
 from .run_schema import ARTIFACT_FILES, CONSUMED, INDEX_COLUMNS, ROLLOUTS, SEALED_COLUMNS
-from .run_shards import Shard, read_columns, read_rows, shards
+from .run_shards import Shard, read_columns, read_rows, schema_problems, shards
 
 AGGREGATES = ("count", "sum", "min", "max", "mean")
 MAX_TABLES = 4  # run snapshots kept (each holds the columns its pages read)
@@ -62,12 +64,18 @@ MAX_PROBLEMS = 20  # rows left out that are named one by one
 MAX_SMALL_BYTES = 16 * 2**20  # run.json, a segment's files, the rescore log
 # read first: which rows stand (a rollout's `group` and `path` are names its place gives, never read from a shard)
 KEYS = ("segment", "policy_version", "group_id", "rollout", "agent_turns")
-FATE_KEYS = ("segment", "ordinal", "fate", "step")  # the consumption table's columns the fates are joined on
+FATE_KEYS = ("segment", "ordinal", "fate", "step")
+MAX_ROLLOUT = 2**16  # a rollout's index in its group: TRL's num_generations is far below this  # the consumption table's columns the fates are joined on
 # What the consumption table says of each rollout (joined): the first step a row of it was trained at, its
 # trained rows' tokens, and why none of its rows was trained (None: one was)
 FATE_COLUMNS: dict[str, pa.DataType] = {"trained_step": pa.int64(), "trainer_tokens": pa.int64(),
-                                        "dropped": pa.string()}
+                                        "dropped": pa.dictionary(pa.int8(), pa.string())}
 SEALED_SCHEMA = pa.schema([ROLLOUTS.field(c) for c in SEALED_COLUMNS[ROLLOUTS_DIR]])  # a sealed rollouts shard's
+# Text columns with few distinct values, read dictionary-encoded (as Parquet stores them): a million rollouts'
+# segment names are a few integers and one string each, not a million strings
+DICTIONARY = ("segment", "status", "cause", "drift", "task_id", "title", "problem", "fate")
+_FORMAT = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=list(DICTIONARY)))
+_LOCAL_FS = pafs.LocalFileSystem()
 
 
 class RunTableError(RolloutTraceError, ValueError):
@@ -289,6 +297,71 @@ class RunTable:
         return pa.table({c: out[c] if len(out[c]) == n else pa.nulls(n, schema.field(c).type) for c in columns},
                         schema=pa.schema([schema.field(c) for c in columns]))
 
+    def _local(self) -> Path | None:
+        """The run's folder on this machine (a bundled run, a local folder), None for a zip or a Hub run."""
+        inner = getattr(self.store, "store", None)
+        root = getattr(inner, "root", None)
+        if getattr(inner, "kind", None) != "folder" or root is None or getattr(inner, "links_within", None):
+            return None
+        return Path(root) / self.prefix if self.prefix else Path(root)
+
+    def _fragment(self, folder: str, s: Shard) -> Any:
+        """A local sealed shard as a Parquet fragment with its footer read once (kept for every snapshot), or
+        None when it is not a plain file (a symbolic link is never followed) or cannot be read (the per-file read
+        then names why)."""
+        key = (self.label, self.prefix, folder, s.name, s.size, "__fragment")
+        hit = self._cache.peek(key)
+        if hit is not None:
+            return hit
+        local = self._local()
+        assert local is not None
+        path = local / folder / s.name
+        try:
+            if path.is_symlink() or not path.is_file():
+                return None
+            frag = _FORMAT.make_fragment(str(path), _LOCAL_FS)
+            frag.ensure_complete_metadata()
+        except (pa.ArrowInvalid, OSError):
+            return None
+        self._cache.put(key, frag)
+        return frag
+
+    def _bulk(self, folder: str, shards: Sequence[Shard], schema: pa.Schema, names: Sequence[str],
+              check: pa.Schema | None = None) -> None:
+        """`names` of every sealed shard in `shards` not cached yet, read in one multi-threaded scan of a local
+        run's Parquet files into the cache (one scan instead of one read per file: a page of a run of a million
+        rollouts reads 500 files). A shard whose schema does not fit `check` is left to the per-file read, which
+        names it."""
+        if self._local() is None:
+            return
+        todo = [s for s in shards if s.sealed and any(
+            self._cache.peek((self.label, self.prefix, folder, s.name, s.size, n)) is None for n in names)]
+        frags = []
+        for s in todo:
+            f = self._fragment(folder, s)
+            if f is not None and (check is None or not schema_problems(f.physical_schema, check, s.name)):
+                frags.append((s, f))
+        if len(frags) < 2:
+            return
+        want = pa.schema([_dictionary(schema.field(n)) for n in names])
+        budget.check(folder)
+        try:
+            table = ds.FileSystemDataset([f for _, f in frags], want, _FORMAT, _LOCAL_FS).to_table(
+                columns=list(names), use_threads=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
+            return  # a value that does not convert: each file read on its own names where
+        self._cache.reads += len(frags)
+        at = 0
+        for s, f in frags:
+            n = f.metadata.num_rows
+            part = table.slice(at, n)
+            at += n
+            problems: list[Problem] = []
+            part = _utf8(part, f"{folder}/{s.name}", problems)
+            self._said(problems, [])
+            for name in names:
+                self._cache.put((self.label, self.prefix, folder, s.name, s.size, name), part[name])
+
     def _said(self, problems: Sequence[Problem], notes: Sequence[str]) -> None:
         """Problems and notes found reading a shard, each said once however often it is read."""
         with self._lock:
@@ -299,62 +372,53 @@ class RunTable:
         """Which rows stand: each shard's keys read (and its whole schema checked: a shard with a column of
         another type, or without one, is left out, named), rows whose place does not fit the format left out
         (named), and a rollout recorded twice kept once (the first)."""
-        tables: list[pa.Table] = []
-        for s in self.shards:
-            want = SEALED_SCHEMA if s.sealed else ROLLOUTS
-            before = len(self.read_problems)
-            t = self._read(ROLLOUTS_DIR, s, ROLLOUTS, KEYS, check=want)
-            tables.append(t if len(self.read_problems) == before or t.num_rows else t)
-        problems: list[Problem] = []
-        named = 0
-        keys: list[pa.Table] = []
-        for k, (s, t) in enumerate(zip(self.shards, tables, strict=True)):
-            ok = _fits(t)
-            bad = np.flatnonzero(~ok)
-            for i in bad[:max(0, MAX_PROBLEMS - named)]:
-                x = t.slice(int(i), 1).to_pylist()[0]
-                problems.append(Problem(f"{ROLLOUTS_DIR}/{s.name}", "a rollout's place in the run is not one the "
-                                        "recorder writes; left out", field=f"row {int(i)}",
-                                        expected="a segment name, and a version, group and index of 0 or more",
-                                        found=f"segment {str(x['segment'])[:40]!r}, version {x['policy_version']}, "
-                                              f"group {x['group_id']}, rollout {x['rollout']}"))
-            named += len(bad)
-            keys.append(pa.table({"segment": pc.cast(t["segment"], pa.string()), "group_id": t["group_id"],
-                                  "rollout": t["rollout"], "shard": pa.array(np.full(t.num_rows, k, np.int32)),
-                                  "pos": pa.array(np.arange(t.num_rows, dtype=np.int64)),
-                                  "ok": pa.array(ok)}))
-        allk = pa.concat_tables(keys) if keys else pa.table({"segment": pa.array([], pa.string()),
-                                                              "group_id": pa.array([], pa.int64()),
-                                                              "rollout": pa.array([], pa.int64()),
-                                                              "shard": pa.array([], pa.int32()),
-                                                              "pos": pa.array([], pa.int64()), "ok": pa.array([], pa.bool_())})
-        allk = allk.append_column("i", pa.array(np.arange(allk.num_rows, dtype=np.int64)))
-        good = allk.filter(allk["ok"])
-        first = good.group_by(["segment", "group_id", "rollout"], use_threads=False).aggregate([("i", "min"),
-                                                                                               ("i", "count")])
-        stands = np.zeros(allk.num_rows, dtype=bool)
-        stands[first["i_min"].to_numpy()] = True
-        twice = first.filter(pc.greater(first["i_count"], 1))
-        for x in twice.slice(0, MAX_PROBLEMS).to_pylist():
-            problems.append(Problem(f"{ROLLOUTS_DIR}/", "a rollout is recorded once; the first one stands",
-                                    field=f"segment {x['segment']} group {x['group_id']} rollout {x['rollout']}",
-                                    found=f"{x['i_count']} times"))
-        if twice.num_rows > MAX_PROBLEMS:
-            problems.append(Problem(f"{ROLLOUTS_DIR}/", f"{twice.num_rows - MAX_PROBLEMS:,} more rollouts are recorded "
-                                    "more than once (`viewer check` counts them)"))
-        shard_of = allk["shard"].to_numpy()
-        pos = allk["pos"].to_numpy()
+        self._bulk(ROLLOUTS_DIR, self.shards, ROLLOUTS, KEYS, check=SEALED_SCHEMA)
+        tables = [self._read(ROLLOUTS_DIR, s, ROLLOUTS, KEYS, check=SEALED_SCHEMA if s.sealed else ROLLOUTS)
+                  for s in self.shards]
         self._lengths = [t.num_rows for t in tables]
-        self._keep = [pos[(shard_of == k) & stands] for k in range(len(self.shards))]
+        problems: list[Problem] = []
+        keys = pa.concat_tables(tables) if tables else pa.table({k: pa.array([], ROLLOUTS.field(k).type) for k in KEYS})
+        shard_of = np.repeat(np.arange(len(tables), dtype=np.int64), self._lengths) if tables else np.zeros(0, np.int64)
+        pos = np.concatenate([np.arange(n, dtype=np.int64) for n in self._lengths]) if tables else np.zeros(0, np.int64)
+        ok = _fits(keys)
+        for i in np.flatnonzero(~ok)[:MAX_PROBLEMS]:
+            x = keys.slice(int(i), 1).to_pylist()[0]
+            problems.append(Problem(f"{ROLLOUTS_DIR}/{self.shards[int(shard_of[i])].name}", "a rollout's place in the "
+                                    "run is not one the recorder writes; left out", field=f"row {int(pos[i])}",
+                                    expected=f"a segment name, and a version, group and index from 0 (an index below "
+                                             f"{MAX_ROLLOUT:,})",
+                                    found=f"segment {str(x['segment'])[:40]!r}, version {x['policy_version']}, "
+                                          f"group {x['group_id']}, rollout {x['rollout']}"))
+        names = sorted(x for x in pc.unique(pc.cast(keys["segment"], pa.string())).to_pylist() if x is not None)
+        seg = pc.fill_null(pc.index_in(pc.cast(keys["segment"], pa.string()), value_set=pa.array(names, pa.string())),
+                           0).to_numpy(zero_copy_only=False).astype(np.int64)
+        gid = pc.fill_null(keys["group_id"], 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        rollout = pc.fill_null(keys["rollout"], 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        key = np.where(ok, (seg << 50) | (gid << 16) | rollout, -1 - np.arange(len(ok)))  # a row left out: its own key
+        _, first, count = np.unique(key, return_index=True, return_counts=True)
+        stands = np.zeros(len(key), dtype=bool)
+        stands[first[key[first] >= 0]] = True
+        twice = first[(count > 1) & (key[first] >= 0)]
+        for i in twice[:MAX_PROBLEMS]:
+            problems.append(Problem(f"{ROLLOUTS_DIR}/", "a rollout is recorded once; the first one stands",
+                                    field=f"segment {names[int(seg[i])]} group {int(gid[i])} rollout {int(rollout[i])}",
+                                    found=f"{int(count[np.searchsorted(_, key[i])])} times"))
+        if len(twice) > MAX_PROBLEMS:
+            problems.append(Problem(f"{ROLLOUTS_DIR}/", f"{len(twice) - MAX_PROBLEMS:,} more rollouts are recorded "
+                                    "more than once (`viewer check` counts them)"))
+        cuts: Any = np.cumsum(self._lengths)[:-1] if self._lengths else []
+        self._keep = [p[st] for p, st in zip(np.split(pos, cuts), np.split(stands, cuts), strict=True)] \
+            if self.shards else []
         self._starts = np.concatenate([[0], np.cumsum([len(x) for x in self._keep])]).astype(np.int64)
         started = {x.start.segment for x in self.run_files.segments}
-        for name in sorted(set(pc.unique(allk["segment"]).to_pylist()) - started - {None}):
+        for name in sorted(set(names) - started):
             problems.append(Problem(f"{ROLLOUTS_DIR}/", "a segment without its start file", field=f"segment {name}",
                                     expected=f"{SEGMENTS_DIR}/{name}.json", found="none"))
         self._said(problems, [])
 
     def _consumed(self) -> pa.Table:
         """The consumption table's columns the fates are joined on (its fingerprints are read by `consumed_all`)."""
+        self._bulk(CONSUMED_DIR, self.consumed_shards, CONSUMED, FATE_KEYS, check=CONSUMED)
         parts = [self._read(CONSUMED_DIR, s, CONSUMED, FATE_KEYS, check=CONSUMED) for s in self.consumed_shards]
         return pa.concat_tables(parts) if parts else pa.schema([CONSUMED.field(c) for c in FATE_KEYS]).empty_table()
 
@@ -405,6 +469,8 @@ class RunTable:
         want = [n for n in names if n not in have and n not in FATE_COLUMNS and n not in ("group", "path", "trained")]
         if want:
             with self._reading:
+                self._bulk(ROLLOUTS_DIR, [s for s, keep in zip(self.shards, self._keep, strict=True) if len(keep)],
+                           ROLLOUTS, [c for c in want if c not in ARTIFACT_FILES])
                 chunks: dict[str, list] = {c: [] for c in want}
                 for s, keep, size in zip(self.shards, self._keep, self._lengths, strict=True):
                     got = self._read(ROLLOUTS_DIR, s, ROLLOUTS, want)
@@ -412,9 +478,9 @@ class RunTable:
                         col = got[c] if got.num_rows == size else pa.chunked_array([pa.nulls(size, ROLLOUTS.field(c).type)])
                         if len(keep) != size:
                             col = col.take(pa.array(keep))
-                        chunks[c].extend(col.chunks)
+                        chunks[c].extend(_as_read(c, x) for x in col.chunks)
                 for c in want:
-                    have[c] = self._keep_column(c, pa.chunked_array(chunks[c], ROLLOUTS.field(c).type))
+                    have[c] = self._keep_column(c, pa.chunked_array(chunks[c], _dictionary(ROLLOUTS.field(c)).type))
         for c in names:
             if c not in have:
                 have[c] = self.column(c)
@@ -510,18 +576,56 @@ class RunTable:
     # -- the trainer's side ------------------------------------------------------------------------------
 
     def ordinals(self) -> pa.Table:
-        """One row per TRL row of every standing rollout: (entry, segment, ordinal, tokens, trained_tokens,
-        turns), `entry` its rollout's row."""
+        """One row per TRL row of every standing rollout: (entry, segment, ordinal, trained_tokens), `entry` its
+        rollout's row, `segment` its segment's number in `segment_names()`."""
         def make() -> pa.Table:
-            o = self.column("row_ordinal")
-            flat = o.combine_chunks()
-            entry = pc.list_parent_indices(flat)
-            seg = pc.take(pc.cast(self.column("segment"), pa.string()), entry)
-            return pa.table({"entry": entry.cast(pa.int64()), "segment": seg, "ordinal": pc.list_flatten(flat),
-                             "tokens": pc.list_flatten(self.column("row_tokens").combine_chunks()),
-                             "trained_tokens": pc.list_flatten(self.column("row_trained_tokens").combine_chunks()),
-                             "turns": pc.list_flatten(self.column("row_turns").combine_chunks())})
+            cols = self.columns(["row_ordinal", "row_trained_tokens", "segment"])
+            flat = cols["row_ordinal"].combine_chunks()
+            entry = pc.list_parent_indices(flat).to_numpy().astype(np.int64)
+            codes = self._segment_codes()
+            return pa.table({"entry": entry, "segment": codes[entry] if len(entry) else np.zeros(0, np.int32),
+                             "ordinal": pc.list_flatten(flat),
+                             "trained_tokens": pc.list_flatten(cols["row_trained_tokens"].combine_chunks())})
         return self.memo("__ordinals", make)
+
+    def unrecorded_trained(self) -> pa.Table:
+        """The consumption table's rows trained at a step whose training row no rollout of the run holds (the
+        recorder lost its group)."""
+        def make() -> pa.Table:
+            c = self.consumed
+            took = c.filter(pc.equal(c["fate"], "trained"))
+            if not took.num_rows:
+                return took
+            names = self.segment_names()
+            o = self.ordinals()
+            have = o["segment"].to_numpy().astype(np.int64) * 2**40 + pc.fill_null(o["ordinal"], -1).to_numpy()
+            seg = pc.fill_null(pc.index_in(pc.cast(took["segment"], pa.string()), value_set=pa.array(names, pa.string())),
+                               -1).to_numpy(zero_copy_only=False).astype(np.int64)
+            want = np.where(seg >= 0, seg * 2**40 + pc.fill_null(took["ordinal"], -1).to_numpy(zero_copy_only=False), -1)
+            return took.filter(pa.array(~np.isin(want, have)))
+        return self.memo("__unrecorded", make)
+
+    def group_keys(self) -> np.ndarray:
+        """Each rollout's group as one number (its segment's number in `segment_names()` and its group id): what
+        aggregating by group keys on (the name `group` is made of the same two)."""
+        def make() -> np.ndarray:
+            gid = pc.fill_null(self.column("group_id"), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+            return self._segment_codes().astype(np.int64) * 2**40 + gid
+        return self.memo("__group_keys", make)
+
+    def segment_names(self) -> list[str]:
+        """The segments the rollouts name, in order: what `ordinals()`' segment numbers index."""
+        def make() -> list[str]:
+            col = self.column("segment")
+            values = [c.dictionary for c in col.chunks] if pa.types.is_dictionary(col.type) else [pc.unique(col)]
+            return sorted({x for v in values for x in pc.cast(v, pa.string()).to_pylist() if x is not None})
+        return self.memo("__segment_names", make)
+
+    def _segment_codes(self) -> np.ndarray:
+        """Each rollout's segment as its number in `segment_names()`."""
+        def make() -> np.ndarray:
+            return _codes(self.column("segment"), self.segment_names()).astype(np.int32)
+        return self.memo("__segment_codes", make)
 
     def row_fates(self) -> pa.Table:
         """Per TRL row, in `ordinals()`' order: its fate (the consumption table's row, the later one when it has
@@ -535,20 +639,26 @@ class RunTable:
         return self.memo("__fates", lambda: _fates(self))
 
     def queued(self, rows: Sequence[int]) -> dict[int, list[Any]]:
-        """The TRL rows of the rollouts at rows `rows`, with their fates (run.py's QueuedRow), by row number."""
+        """The TRL rows of the rollouts at rows `rows`, with their fates (run.py's QueuedRow), by row number: their
+        row columns read for these rows only."""
         from .run import QueuedRow  # run.py wraps this module: its record, imported when asked for
 
-        o = self.ordinals()
-        if not o.num_rows or not len(rows):
+        rows = sorted(set(int(r) for r in rows))
+        if not rows:
             return {}
-        pick = pc.is_in(o["entry"], value_set=pa.array(list(rows), pa.int64()))
+        mine = self.take(np.array(rows), ["row_ordinal", "row_tokens", "row_trained_tokens", "row_turns"]).to_pylist()
+        o = self.ordinals()
+        entry = o["entry"].to_numpy()
         rf = self.row_fates()
-        got = pa.Table.from_arrays([*o.columns, *rf.columns], names=[*o.column_names, "fate", "step"]).filter(pick)
+        fate, step = rf["fate"], rf["step"]
         out: dict[int, list[Any]] = {}
-        for x in got.to_pylist():
-            out.setdefault(x["entry"], []).append(QueuedRow(
-                ordinal=x["ordinal"], turns=None if x["turns"] is None else tuple(x["turns"]), tokens=x["tokens"],
-                trained_tokens=x["trained_tokens"], fate=x["fate"], step=x["step"]))
+        for row, x in zip(rows, mine, strict=True):
+            at = int(np.searchsorted(entry, row))  # the rollout's first TRL row in ordinals() order
+            for k, ordinal in enumerate(x["row_ordinal"] or ()):
+                turns = (x["row_turns"] or [None] * len(x["row_ordinal"]))[k]
+                out.setdefault(row, []).append(QueuedRow(
+                    ordinal=ordinal, turns=None if turns is None else tuple(turns), tokens=x["row_tokens"][k],
+                    trained_tokens=x["row_trained_tokens"][k], fate=fate[at + k].as_py(), step=step[at + k].as_py()))
         return out
 
     # -- queries ---------------------------------------------------------------------------------------
@@ -700,58 +810,122 @@ class _Columns:
         return pa.table({n: self.t.column(n) for n in names})
 
 
+def _dictionary(f: pa.Field) -> pa.Field:
+    """A column as a scan reads it: the DICTIONARY columns dictionary-encoded."""
+    return f.with_type(pa.dictionary(pa.int32(), f.type)) if f.name in DICTIONARY and f.type == pa.string() else f
+
+
+def _codes(col: Any, names: list[str]) -> np.ndarray:
+    """Each value of a text column as its position in `names` (-1: not there, or null), a dictionary-encoded
+    column through its few distinct values (never decoding a million strings)."""
+    want = pa.array(names, pa.string())
+    parts = []
+    for chunk in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
+        if pa.types.is_dictionary(chunk.type):
+            of_value = pc.fill_null(pc.index_in(pc.cast(chunk.dictionary, pa.string()), value_set=want), -1).to_numpy(
+                zero_copy_only=False).astype(np.int64)
+            idx = chunk.indices.to_numpy(zero_copy_only=False)
+            got = np.where(chunk.is_null().to_numpy(zero_copy_only=False), -1,
+                           of_value[np.nan_to_num(idx, nan=0).astype(np.int64)] if len(of_value) else -1)
+        else:
+            got = pc.fill_null(pc.index_in(pc.cast(chunk, pa.string()), value_set=want), -1).to_numpy(
+                zero_copy_only=False).astype(np.int64)
+        parts.append(got)
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+def _as_read(name: str, chunk: pa.Array) -> pa.Array:
+    """A chunk of column `name` as every chunk of it is held: a DICTIONARY column dictionary-encoded."""
+    if name in DICTIONARY and not pa.types.is_dictionary(chunk.type):
+        return pc.dictionary_encode(chunk).cast(pa.dictionary(pa.int32(), pa.string()))
+    return chunk
+
+
+def _plain(col: Any) -> Any:
+    """A dictionary-encoded column as its plain values (what a few readers of single values want)."""
+    return pc.cast(col, col.type.value_type) if pa.types.is_dictionary(col.type) else col
+
+
 def _fits(t: pa.Table) -> np.ndarray:
     """Which rows have a place the recorder writes: a segment name (letters, digits, `_.-`), a version, a group id
     and an index of 0 or more (their names, `group` and `path`, are made from these)."""
     if not t.num_rows:
         return np.zeros(0, dtype=bool)
     seg = pc.cast(t["segment"], pa.string())
+    names = pc.unique(seg)
+    good = pc.fill_null(pc.match_substring_regex(names, r"^[A-Za-z0-9_.-]{1,100}$"), False)
+    segment_ok = pc.fill_null(pc.is_in(seg, value_set=pc.filter(names, good)), False)
     placed = pc.and_(pc.and_(pc.is_valid(t["policy_version"]), pc.is_valid(t["group_id"])), pc.is_valid(t["rollout"]))
-    nonneg = pc.and_(pc.greater_equal(pc.fill_null(t["policy_version"], -1), 0),
-                     pc.and_(pc.greater_equal(pc.fill_null(t["group_id"], -1), 0),
-                             pc.greater_equal(pc.fill_null(t["rollout"], -1), 0)))
-    segment_ok = pc.fill_null(pc.match_substring_regex(seg, r"^[A-Za-z0-9_.-]{1,100}$"), False)
-    ok = pc.and_(pc.and_(placed, nonneg), segment_ok)
+    version = pc.fill_null(t["policy_version"], -1)
+    gid = pc.fill_null(t["group_id"], -1)
+    rollout = pc.fill_null(t["rollout"], -1)
+    in_range = pc.and_(pc.and_(pc.greater_equal(version, 0), pc.and_(pc.greater_equal(gid, 0), pc.less(gid, 2**34))),
+                       pc.and_(pc.greater_equal(rollout, 0), pc.less(rollout, MAX_ROLLOUT)))
+    ok = pc.and_(pc.and_(placed, in_range), segment_ok)
     return pc.fill_null(ok, False).to_numpy(zero_copy_only=False).astype(bool)
 
 
+FATES = ("trained", "stale", "oversize", "resume-skip", "read-ahead", "in-batcher", "in-queue", "unknown")
+
+
 def _row_fates(t: RunTable) -> pa.Table:
+    """Each TRL row's fate by array lookups: a segment's rows are numbered 0, 1, 2... in its queue (the ordinal),
+    so the consumption table's rows of a segment are an array indexed by ordinal (its later row wins), no join.
+    Numbers as narrow as they fit (a row's ordinal and step in 32 bits): a million rollouts' rows are millions."""
     o = t.ordinals()
     files = t.run_files
     if not o.num_rows:
         return pa.table({"fate": pa.array([], pa.string()), "step": pa.array([], pa.int64())})
-    c = t.consumed.select(["segment", "ordinal", "fate", "step"])
-    c = c.append_column("__i", pa.array(np.arange(c.num_rows, dtype=np.int64)))
-    last = c.group_by(["segment", "ordinal"], use_threads=False).aggregate([("__i", "max")])
-    c = c.take(last["__i_max"]).select(["segment", "ordinal", "fate", "step"])
-    keyed = o.select(["segment", "ordinal"]).append_column("__k", pa.array(np.arange(o.num_rows, dtype=np.int64)))
-    j = keyed.join(c, ["segment", "ordinal"], join_type="left outer").sort_by("__k")
-    fate = j["fate"].combine_chunks()
-    step = j["step"].combine_chunks()
-    if fate.null_count:
-        seg, ordinal = j["segment"].combine_chunks(), j["ordinal"].combine_chunks()
-        logged = {s.segment for s in t.consumed_shards}
-        fallback = pa.nulls(len(fate), pa.string())
-        for name in pc.unique(pc.filter(seg, pc.is_null(fate))).to_pylist():
-            here = pc.equal(seg, name)
-            if name in files.ends:
-                got = pc.if_else(pc.greater_equal(ordinal, files.ends[name]), "in-queue", "unknown")
-            else:
-                got = pa.array(["in-queue" if name in logged else "unknown"] * len(fate), pa.string())
-            fallback = pc.if_else(here, got, fallback)
-        fate = pc.coalesce(fate, fallback)
-    return pa.table({"fate": fate, "step": pc.if_else(pc.equal(fate, "trained"), step, pa.scalar(None, pa.int64()))})
+    names = t.segment_names()
+    seg = o["segment"].to_numpy()
+    ordinal = np.clip(pc.fill_null(o["ordinal"], -1).to_numpy(), -1, 2**31 - 1).astype(np.int32)
+    code = np.full(len(ordinal), -1, np.int8)
+    step = np.full(len(ordinal), -1, np.int32)
+    c = t.consumed
+    c_seg = _codes(c["segment"], names).astype(np.int32)
+    c_ord = np.clip(pc.fill_null(c["ordinal"], -1).to_numpy(zero_copy_only=False), -1, 2**31 - 1).astype(np.int32)
+    c_fate = _codes(c["fate"], list(FATES)).astype(np.int8)
+    c_step = np.clip(pc.fill_null(c["step"], -1).to_numpy(zero_copy_only=False), -1, 2**31 - 1).astype(np.int32)
+    logged = {s.segment for s in t.consumed_shards}
+    one = len(names) == 1  # the usual case: every row of one segment, no index arrays needed
+    for k, name in enumerate(names):
+        here = slice(None) if one else np.flatnonzero(seg == k)
+        mine = (c_seg == k) & (c_ord >= 0) & (c_fate >= 0)
+        top = int(max(ordinal[here].max(initial=-1), c_ord[mine].max(initial=-1))) + 1
+        by_code = np.full(top + 1, -1, np.int8)  # the last slot answers a missing ordinal (-1)
+        by_step = np.full(top + 1, -1, np.int32)
+        by_code[c_ord[mine]] = c_fate[mine]  # in table order: a later row of the same ordinal wins
+        by_step[c_ord[mine]] = c_step[mine]
+        by_code[-1], by_step[-1] = -1, -1
+        code[here] = by_code[ordinal[here]]
+        step[here] = by_step[ordinal[here]]
+        waiting = FATES.index("in-queue" if name in logged else "unknown")
+        if name in files.ends:  # past what the trainer took: in the queue; before it and without a fate: unknown
+            fill = np.where(ordinal[here] >= files.ends[name], FATES.index("in-queue"), FATES.index("unknown"))
+        else:
+            fill = np.full(len(ordinal[here]), waiting, np.int8)
+        part = code[here]
+        code[here] = np.where(part < 0, fill, part)
+    code[code < 0] = FATES.index("unknown")
+    fate = pa.DictionaryArray.from_arrays(pa.array(code, pa.int8()), pa.array(FATES))
+    trained = code == 0
+    return pa.table({"fate": fate, "step": pa.array(step.astype(np.int64), mask=~trained | (step < 0))})
+
+
+DROPPED = (*FATES, "failed", "no rows")  # why a rollout's rows were never trained (FATES, or it has none)
 
 
 def _fates(t: RunTable) -> pa.Table:
+    """Per rollout, from its rows' fates: its first trained step, its trained rows' tokens, and why none of them
+    was trained (its first row's fate; "failed" or "no rows" when it has none), in numpy over fate codes."""
     n = len(t)
     o = t.ordinals()
     rf = t.row_fates()
     entry = o["entry"].to_numpy() if o.num_rows else np.zeros(0, np.int64)
-    fates = rf["fate"].to_numpy(zero_copy_only=False) if o.num_rows else np.zeros(0, object)
+    codes = rf["fate"].combine_chunks().indices.to_numpy(zero_copy_only=False) if o.num_rows else np.zeros(0, np.int8)
     tokens = pc.fill_null(o["trained_tokens"], 0).to_numpy() if o.num_rows else np.zeros(0, np.int64)
     steps = pc.fill_null(rf["step"], -1).to_numpy() if o.num_rows else np.zeros(0, np.int64)
-    took = fates == "trained"
+    took = codes == 0
     trained = np.zeros(n, dtype=bool)
     trained[entry[took]] = True
     trainer_tokens = np.bincount(entry[took], weights=tokens[took], minlength=n).astype(np.int64)
@@ -759,18 +933,16 @@ def _fates(t: RunTable) -> pa.Table:
     stepped = took & (steps >= 0)
     np.minimum.at(first_step, entry[stepped], steps[stepped])
     trained_step = pa.array(first_step, mask=first_step == np.iinfo(np.int64).max)
-    # the first row's fate stands for all when none was trained (run.py `RunRow.dropped`)
-    head = np.full(n, -1, dtype=np.int64)
+    head = np.full(n, -1, dtype=np.int64)  # each rollout's first row: its fate stands for all when none was trained
     if len(entry):
         firsts = np.flatnonzero(np.r_[True, entry[1:] != entry[:-1]])
         head[entry[firsts]] = firsts
-    first_fate = pa.nulls(n, pa.string()) if not len(fates) else \
-        pc.take(pa.array(fates, pa.string()), pa.array(head, mask=head < 0))
-    status = pc.cast(t.column("status"), pa.string()) if n else pa.array([], pa.string())
-    no_rows = pc.if_else(pc.equal(status, "failed"), "failed", "no rows")
-    dropped = pc.if_else(pa.array(trained), pa.scalar(None, pa.string()), pc.coalesce(first_fate, no_rows))
-    return pa.table({"trained_step": trained_step, "trainer_tokens": pa.array(trainer_tokens),
-                     "dropped": dropped})
+    failed = pc.fill_null(pc.equal(pc.cast(t.column("status"), pa.string()), "failed"), False).to_numpy(
+        zero_copy_only=False) if n else np.zeros(0, bool)
+    why = np.where(head >= 0, codes[np.maximum(head, 0)] if len(codes) else 0,
+                   np.where(failed, DROPPED.index("failed"), DROPPED.index("no rows"))).astype(np.int8)
+    dropped = pa.DictionaryArray.from_arrays(pa.array(why, pa.int8(), mask=trained), pa.array(DROPPED))
+    return pa.table({"trained_step": trained_step, "trainer_tokens": pa.array(trainer_tokens), "dropped": dropped})
 
 
 def _listing(store: Any) -> tuple:
