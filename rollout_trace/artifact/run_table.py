@@ -228,6 +228,31 @@ def _utf8(table: pa.Table, name: str, problems: list[Problem]) -> pa.Table:
     return table
 
 
+def _take(col: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
+    """Rows `rows` of a column of many chunks, each taken from its own chunk (a take over the whole column would
+    join its chunks first: a copy of a million values for a page of fifty)."""
+    if col.num_chunks <= 1 or len(rows) > len(col) // 8:
+        return col.take(pa.array(rows)).combine_chunks() if len(rows) else col.slice(0, 0).combine_chunks()
+    starts = np.cumsum([0] + [len(c) for c in col.chunks])
+    which = np.searchsorted(starts, rows, side="right") - 1
+    order = np.argsort(which, kind="stable")
+    parts = [col.chunk(int(k)).take(pa.array(rows[order][which[order] == k] - starts[k])) for k in np.unique(which)]
+    got = pa.concat_arrays(parts) if parts else col.slice(0, 0).combine_chunks()
+    return got.take(pa.array(np.argsort(order, kind="stable")))
+
+
+def _utf8_valid(table: pa.Table) -> bool:
+    """Every string of `table` is UTF-8 (one validation per string column)."""
+    for f, col in zip(table.schema, table.columns, strict=True):
+        kind = f.type.value_type if pa.types.is_list(f.type) or pa.types.is_dictionary(f.type) else f.type
+        if pa.types.is_string(kind):
+            try:
+                col.validate(full=True)
+            except pa.ArrowInvalid:
+                return False
+    return True
+
+
 def _valid(v: bytes) -> bool:
     try:
         v.decode("utf-8")
@@ -351,14 +376,16 @@ class RunTable:
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
             return  # a value that does not convert: each file read on its own names where
         self._cache.reads += len(frags)
+        whole_ok = _utf8_valid(table)  # the usual case: one check of the scan, not one per shard
         at = 0
         for s, f in frags:
             n = f.metadata.num_rows
             part = table.slice(at, n)
             at += n
-            problems: list[Problem] = []
-            part = _utf8(part, f"{folder}/{s.name}", problems)
-            self._said(problems, [])
+            if not whole_ok:
+                problems: list[Problem] = []
+                part = _utf8(part, f"{folder}/{s.name}", problems)
+                self._said(problems, [])
             for name in names:
                 self._cache.put((self.label, self.prefix, folder, s.name, s.size, name), part[name])
 
@@ -737,8 +764,9 @@ class RunTable:
         """The rows `rows` (row numbers, in that order) of `columns` (index and fate columns; default all of
         them)."""
         names = list(columns) if columns is not None else [*INDEX_COLUMNS, *FATE_COLUMNS]
-        idx = pa.array(np.asarray(rows, dtype=np.int64))
-        return pa.table({n: self.column(n).take(idx) for n in names})
+        rows = np.asarray(rows, dtype=np.int64)
+        self.columns(names)
+        return pa.table({n: _take(self.column(n), rows) for n in names})
 
     def select(self, where: pc.Expression | None = None, sort: Sequence[tuple[str, str]] = (), offset: int = 0,
                limit: int = 50) -> tuple[int, pa.Array]:

@@ -172,6 +172,26 @@ class RunFind:
                              "end": pc.struct_field(flat, "end"), "sentence": pc.struct_field(flat, "sentence")})
         return self.t.memo("find:findings", make)
 
+    def row_bits(self) -> np.ndarray:
+        """Per row of the run, the rules it has a finding of as bits (bit i: RULES' i-th), once per snapshot."""
+        def make() -> np.ndarray:
+            f = self._findings()
+            bits = np.zeros(len(self.t), np.int64)
+            if f.num_rows:
+                order = {rule: i for i, rule in enumerate(RULES)}
+                rule = pc.fill_null(pc.index_in(f["rule"], value_set=pa.array(list(order))), -1).to_numpy(
+                    zero_copy_only=False)
+                rows = f["row"].to_numpy(zero_copy_only=False)
+                ok = rule >= 0
+                np.bitwise_or.at(bits, rows[ok], np.left_shift(1, rule[ok]).astype(np.int64))
+            return bits
+        return self.t.memo("find:bits", make)
+
+    def present(self) -> list[str]:
+        """The rules with a finding in the run, in RULES' order."""
+        bits = int(np.bitwise_or.reduce(self.row_bits())) if len(self.t) else 0
+        return [rule for i, rule in enumerate(RULES) if bits >> i & 1]
+
     def findings_of(self, path: str) -> list[Finding]:
         row = self._paths().get(path)
         if row is None:

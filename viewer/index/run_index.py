@@ -18,24 +18,23 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rollout_trace.analysis.findings import RULES
 from rollout_trace.artifact.collection import Record
 from rollout_trace.artifact.filters import QUERY_KEYS, Filters, from_query, to_query
 from rollout_trace.artifact.group import grpo_advantages, reward_spread
 from rollout_trace.artifact.run import QueuedRow
 from rollout_trace.artifact.run_table import RunTable
 
+from ..find.columns import RunFind
 from . import render
 from .contract import FINDING_KEY, IndexPage
 from .page import (
     MAX_CHOICES,
     PAGE_SIZE,
-    Findings,
     filter_values,
     finding_filter,
-    finding_rules,
     model_choices,
     page_number,
-    passes,
     with_finding_query,
     with_findings,
 )
@@ -56,14 +55,20 @@ def _plain(col: Any) -> pa.ChunkedArray | pa.Array:
     return pc.cast(col, col.type.value_type) if pa.types.is_dictionary(col.type) else col
 
 
+_GROUP_READS = ["group_id", "segment", "policy_version", "reward", "timed_out", "agent_turns", "trained_turns",
+                "seed_trained_turns", "tokens", "drift", "trained_tokens", "task_id", "title", "recorded_at",
+                "status", "rollout"]
+
+
 def _groups(t: RunTable) -> pa.Table:
-    """One row per group (`run_records`' group row): aggregated over its rollouts, `first` its first rollout's
-    row number in the view."""
+    """One row per group (`run_records`' group row): aggregated over its rollouts (keyed by number: its segment's
+    and its id), `first` its first rollout's row number in the view, `key` its number."""
+    t.columns(_GROUP_READS)  # one pass over the run's files for all of them
     v = t.view()
     known = pc.is_valid(v["path"])
     drift = _plain(v["drift"])
     rows = pa.table({
-        "g": v["group"], "reward": pc.if_else(pc.is_finite(v["reward"]), v["reward"], None),
+        "g": t.group_keys(), "reward": pc.if_else(pc.is_finite(v["reward"]), v["reward"], None),
         "timed_out": pc.cast(v["timed_out"], pa.int64()),
         "trained_turns": pc.if_else(known, v["trained_turns"], None),
         "seed": pc.if_else(known, pc.fill_null(v["seed_trained_turns"], 0), None),
@@ -76,7 +81,8 @@ def _groups(t: RunTable) -> pa.Table:
     agg = rows.group_by("g", use_threads=False).aggregate([
         ("row", "min"), ("row", "count"), ("reward", "mean"), ("reward", "min"), ("reward", "max"),
         ("timed_out", "max"), ("trained_turns", "max"), ("seed", "max"), ("tokens", "sum"), ("known", "sum"),
-        ("unknown_turns", "sum"), ("drifted", "sum"), ("trained_tokens", "sum"), ("trainer_tokens", "sum"), ("trained_step", "min")])
+        ("unknown_turns", "sum"), ("drifted", "sum"), ("trained_tokens", "sum"), ("trainer_tokens", "sum"),
+        ("trained_step", "min")]).sort_by("g")  # by key: `run_index` finds a rollout's group by binary search
     first = agg["row_min"]
     any_known = pc.greater(agg["known_sum"], 0)
     # why none was trained: its first rollout's that says (`run_records`), none when one was trained
@@ -86,7 +92,8 @@ def _groups(t: RunTable) -> pa.Table:
     dropped = pc.if_else(pc.is_valid(agg["trained_step_min"]), pa.scalar(None, _TEXT),
                          _plain(pc.take(v["dropped"], at)))
     return pa.table({
-        "kind": pa.array(["group"] * agg.num_rows, _TEXT), "path": agg["g"], "first": first,
+        "kind": pa.array(["group"] * agg.num_rows, _TEXT), "path": pc.take(v["group"], first), "first": first,
+        "key": agg["g"],
         "task_id": _plain(pc.take(v["task_id"], first)), "title": _plain(pc.take(v["title"], first)),
         "reward": agg["reward_mean"], "reward_min": agg["reward_min"], "reward_max": agg["reward_max"],
         "k": agg["row_count"], "timed_out": pc.greater(agg["timed_out_max"], 0),
@@ -104,29 +111,40 @@ def _groups(t: RunTable) -> pa.Table:
 
 @dataclass(frozen=True)
 class RunIndex:
-    """A run's index rows in path order (`sort_records`' base order) without copying a column: each row is a
-    group (`src` 0, `at` its row in `groups`) or a rollout with a folder (`src` 1, `at` its row in the view)."""
+    """A run's index rows in its order (each group, then its rollouts with an artifact: the order of their names,
+    `sort_records`' base order) without copying a column: each row is a group (`src` 0, `at` its row in
+    `groups`) or a rollout (`src` 1, `at` its row in the view); `group` is each row's group's row in `groups`."""
 
     groups: pa.Table
     src: np.ndarray
     at: np.ndarray
+    group: np.ndarray
 
     def __len__(self) -> int:
         return len(self.src)
 
 
 def run_index(t: RunTable) -> RunIndex:
-    """The index rows of the run in `t`, once per run state."""
+    """The index rows of the run in `t`, once per run state: ordered by number (segment, version, group id, the
+    group before its rollouts, rollout index), the order their names sort in, without making a name per row."""
     def make() -> RunIndex:
-        v = t.view()
         groups = _groups(t)
-        art = np.flatnonzero(pc.is_valid(v["path"]).to_numpy(zero_copy_only=False))
-        paths = pa.chunked_array([*groups["path"].chunks, *v["path"].take(pa.array(art)).chunks], pa.string())
-        order = pc.array_sort_indices(paths).to_numpy().astype(np.int64)
-        n = groups.num_rows
+        keys = t.group_keys()
+        art = np.flatnonzero(pc.is_valid(t.column("agent_turns")).to_numpy(zero_copy_only=False))
+        gkeys = groups["key"].to_numpy()  # sorted (`_groups`)
+        version = groups["policy_version"].to_numpy(zero_copy_only=False)
+        r_group = np.searchsorted(gkeys, keys[art]) if len(gkeys) else np.zeros(0, np.int64)
+        rollout = pc.fill_null(t.column("rollout"), 0).to_numpy(zero_copy_only=False)[art]
+        # each index row: (segment, version, group id, 0 for the group and 1 + index for a rollout)
+        g_rows = (gkeys >> 40, version, gkeys & (2**40 - 1), np.zeros(len(gkeys), np.int64))
+        r_rows = (gkeys[r_group] >> 40, version[r_group], gkeys[r_group] & (2**40 - 1), rollout + 1)
+        cols = [np.concatenate([a, b]).astype(np.int64) for a, b in zip(g_rows, r_rows, strict=True)]
+        order = np.lexsort(cols[::-1])
+        n = len(gkeys)
         src = (order >= n).astype(np.int8)
         at = np.where(src == 0, order, art[np.maximum(order - n, 0)])
-        return RunIndex(groups=groups, src=src, at=at)
+        group = np.where(src == 0, order, r_group[np.maximum(order - n, 0)])
+        return RunIndex(groups=groups, src=src, at=at, group=group)
     return t.memo("index_rows", make)
 
 
@@ -261,6 +279,15 @@ def _mask(t: RunTable, ix: RunIndex, f: Filters, model: str) -> np.ndarray | Non
     return out
 
 
+def _members(t: RunTable, ix: RunIndex, groups: np.ndarray) -> np.ndarray:
+    """The row numbers of the rollouts of the index's groups `groups` (rows of `ix.groups`), in run order: one
+    test of the run's group numbers."""
+    if not len(groups):
+        return np.zeros(0, np.int64)
+    keys = ix.groups["key"].to_numpy()[groups]
+    return np.flatnonzero(np.isin(t.group_keys(), keys))
+
+
 def _records(t: RunTable, ix: RunIndex, shown: np.ndarray, model: str, trl: str) -> list[Record]:
     """The shown index rows as `Record`s (`run_records`' fields); a group's per-rollout tuples from its rollouts."""
     groups_at = ix.src[shown] == 0
@@ -273,12 +300,10 @@ def _records(t: RunTable, ix: RunIndex, shown: np.ndarray, model: str, trl: str)
         else:
             row = next(rollouts)
             picked.append({"kind": "artifact", **{field: row[col] for field, col in _ROLLOUT.items()}})
-    groups = [r["path"] for r in picked if r["kind"] == "group"]
     members: dict[str, list[dict]] = {}
-    if groups:
-        _, got = t.page(pc.field("group").isin(groups), limit=len(t),
-                        columns=["group", "rollout", "reward", "advantage", "status", "tools", "dropped",
-                                 "path"])
+    rows = _members(t, ix, ix.at[shown][groups_at])
+    if len(rows):
+        got = t.take(rows, ["group", "rollout", "reward", "advantage", "status", "tools", "dropped", "path"]).to_pylist()
         for m in sorted(got, key=lambda m: m["rollout"]):
             members.setdefault(m["group"], []).append(m)
     out = []
@@ -302,38 +327,38 @@ def _records(t: RunTable, ix: RunIndex, shown: np.ndarray, model: str, trl: str)
 
 def _queued(t: RunTable, ix: RunIndex, shown: np.ndarray, records: list[Record]) -> list[list[QueuedRow]]:
     """Each shown index row's TRL rows with their fates (a group's: its rollouts', in rollout order): the fate
-    column reads them (viewer/fate.py). One filter over the group column for the shown groups' members."""
+    column reads them (viewer/fate.py)."""
     groups_at = ix.src[shown] == 0
     own = ix.at[shown]
-    paths = [r.path for r, g in zip(records, groups_at.tolist(), strict=True) if g]
-    members = np.flatnonzero(_bool(pc.is_in(t.table["group"], value_set=pa.array(paths, pa.string())))) \
-        if paths else np.zeros(0, np.int64)
+    members = _members(t, ix, own[groups_at])
     q = t.queued(np.concatenate([own[~groups_at], members]).tolist())
     of_group: dict[str, list[QueuedRow]] = {}
-    for m, g in zip(members.tolist(), _plain(t.table["group"]).take(pa.array(members, pa.int64())).to_pylist(),
-                    strict=True):
+    for m, g in zip(members.tolist(), t.take(members, ["group"])["group"].to_pylist(), strict=True):
         of_group.setdefault(g, []).extend(q.get(m, []))
     return [of_group.get(r.path, []) if g else q.get(int(a), [])
             for r, g, a in zip(records, groups_at.tolist(), own.tolist(), strict=True)]
 
 
-def _row_findings(t: RunTable, ix: RunIndex, findings: Findings) -> dict[str, Sequence[str]]:
-    """Every index row's rules (a group's the union of its rollouts'), as viewer/index/page.py `row_findings`."""
-    paths = _values(t, ix, "path")
-    groups = _values(t, ix, "group")
-    names = paths.to_pylist() if paths is not None else []
-    out: dict[str, Sequence[str]] = {p: findings[p] for p in names if p in findings}
-    for p, g in zip(names, groups.to_pylist() if groups is not None else [None] * len(names), strict=False):
-        if g is not None and p in findings:
-            have = list(out.get(g, ()))
-            out[g] = have + [x for x in findings[p] if x not in have]
+def _bits(ix: RunIndex, find: RunFind) -> np.ndarray:
+    """Every index row's finding rules as bits: a rollout's own, a group's every rule of any of its rollouts."""
+    rows = find.row_bits()
+    out = np.zeros(len(ix), np.int64)
+    rollout = ix.src == 1
+    out[rollout] = rows[ix.at[rollout]]
+    per_group = np.zeros(ix.groups.num_rows, np.int64)
+    np.bitwise_or.at(per_group, ix.group[rollout], out[rollout])
+    out[~rollout] = per_group[ix.at[~rollout]]
     return out
 
 
+def _rules(bits: int) -> list[str]:
+    return [rule for i, rule in enumerate(RULES) if bits >> i & 1]
+
+
 def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: int,
-                   page_size: int = PAGE_SIZE, findings: Findings | None = None) -> IndexPage:
+                   page_size: int = PAGE_SIZE, find: RunFind | None = None) -> IndexPage:
     """The index rows of the run in `t` passing the filters in `params` (URL query keys), sorted, one page;
-    `findings` as viewer/index/page.py `build_page` takes them."""
+    `find`: the run's findings (its column: viewer/find/columns.py), for the findings column and filter."""
     filters, notes = from_query({k: v for k, v in params.items() if k in QUERY_KEYS})  # type: ignore[misc]
     m = t.run_files.manifest
     model = m.model if m is not None else ""
@@ -343,20 +368,23 @@ def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: 
     mask = _mask(t, ix, filters, model)
     if mask is not None:
         order = order[mask[order]]
-    known = _row_findings(t, ix, findings) if findings is not None else None
-    rules = finding_rules(findings)
-    want, note = finding_filter(params.get(FINDING_KEY), known, rules)
+    bits = _bits(ix, find) if find is not None else None
+    rules = find.present() if find is not None else []
+    want, note = finding_filter(params.get(FINDING_KEY), {} if bits is not None else None, rules)
     notes = [*notes, note] if note else notes
-    if want and known is not None and len(order):
-        paths = _values(t, ix, "path")
-        names = paths.to_pylist() if paths is not None else [None] * len(ix)
-        order = order[np.array([passes(names[i] or "", want, known) for i in order], dtype=np.bool_)]
+    if want and bits is not None and len(order):
+        picked = bits[order]
+        keep = picked == 0 if want == "none" else picked != 0 if want == "any" else \
+            (picked >> list(RULES).index(want)) & 1 == 1
+        order = order[keep]
     matched = len(order)
     pages = max(1, -(-matched // page_size))
     page = min(page_number(params), pages - 1)
     at = order[page * page_size:(page + 1) * page_size]
     shown = _records(t, ix, at, model, trl)
     queued = _queued(t, ix, at, shown)
+    known: dict[str, Sequence[str]] | None = None if bits is None else {
+        r.path: _rules(int(b)) for r, b in zip(shown, bits[at].tolist(), strict=True)}
     tools = t.memo("index_tools", lambda: sorted(x for x in pc.unique(pc.list_flatten(t.table["tools"])).to_pylist()
                                                    if x is not None)[:MAX_CHOICES])
     return IndexPage(
@@ -367,4 +395,4 @@ def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: 
         models=model_choices([model] if model else []), tools=tools,
         table_html=render.table([with_findings(render.index_row(r, q), known) for r, q in zip(shown, queued, strict=True)],
                                 filters.sort, run=True),
-        notes_html=render.notes(t.run_files.notes + notes), findings_known=known is not None, finding_rules=rules)
+        notes_html=render.notes(t.notes + notes), findings_known=bits is not None, finding_rules=rules)

@@ -26,6 +26,7 @@ from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bun
 from viewer import run_page
 from viewer.contract import Failed, Fate, Initial, Opened, RunContext, encode
 from viewer.fate import run_context
+from viewer.find.columns import searched
 from viewer.group import Compare, RunPlace, group_row
 from viewer.group import compare as group_compare
 from viewer.group import group_map as build_group_map
@@ -109,11 +110,11 @@ class Rows:
 
 
     def index_page(self, src: str, params: Mapping[str, object]) -> IndexPage:
-        index = self.service.findings_ready(src)  # a run's from its column; a collection's once its index is built
-        findings = index.rules_by_path() if index is not None else None
         t = self.service.local_table(src)
-        if t is not None:  # a local run: its index from its columns, only the page's rows as records
-            return build_run_page(t, src, params, next(_serial), findings=findings)
+        if t is not None:  # a local run: its index from its columns (its findings a column), the page's rows only
+            return build_run_page(t, src, params, next(_serial), find=searched(t))
+        index = self.service.findings_ready(src)  # a collection's, once its text index is built
+        findings = index.rules_by_path() if index is not None else None
         try:
             c = self.service.collection(src)
         except ArtifactError as e:
