@@ -1,0 +1,160 @@
+"""One visitor cannot starve the others (viewer/ui/in_flight.py): what one visitor has running at once is bounded
+on every way in (the page's server functions, the API and MCP, the page's queued events), a visitor past the
+bound is refused at once with a sentence, and another visitor is served meanwhile. Everything waits on events
+(a stand-in handler that holds until the test lets it go), never on time."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from viewer.ui import in_flight as F
+from viewer.ui.in_flight import InFlight, visitor_of
+
+A, B = "203.0.113.7", "198.51.100.9"  # documentation addresses: header text only, never contacted
+
+
+def test_the_visitor_is_the_address_the_spaces_proxy_added():
+    headers = {"X-Forwarded-For": "1.2.3.4, " + A}  # a client wrote the start; the proxy appended its end
+    assert visitor_of(headers, "10.0.0.1", on_space=True) == A
+    assert visitor_of([(b"x-forwarded-for", b"9.9.9.9," + B.encode())], "10.0.0.1", on_space=True) == B
+    assert visitor_of(headers, "127.0.0.1", on_space=False) == "127.0.0.1"  # off a Space the header is the client's
+    assert visitor_of(None, None, on_space=True) == "unknown"
+
+
+def test_a_slot_goes_to_the_oldest_waiter_and_past_the_waiting_bound_a_request_is_refused():
+    f = InFlight(running=1, waiting=1)
+    assert f.acquire(A)
+    got: list[bool] = []
+    waiting = threading.Thread(target=lambda: got.append(f.acquire(A, timeout=600)))
+    waiting.start()
+    while not f._waiters.get(A):  # the waiter has queued (a signal the test reads, not a delay)
+        threading.Event().wait(0.001)
+    assert not f.acquire(A, timeout=600)  # one running, one waiting: a third is refused at once
+    assert f.acquire(B)  # another visitor is not behind them
+    f.release(A)  # A's slot passes to its waiter
+    waiting.join()
+    assert got == [True] and f.running_of(A) == 1 and f.refused == 1
+    f.release(A)
+    f.release(B)
+    assert f.running_of(A) == 0 and f.running_of(B) == 0
+
+
+def test_waiting_on_the_event_loop_takes_no_thread_and_gives_up_after_its_time():
+    f = InFlight(running=1, waiting=4)
+
+    async def scenario() -> tuple[bool, bool, int]:
+        assert await f.wait(A)
+        timed_out = await f.wait(A, timeout=0.01)  # nobody releases: it gives up, refused
+        later = asyncio.ensure_future(f.wait(A, timeout=600))
+        while not f._waiters.get(A):
+            await asyncio.sleep(0)
+        threading.Thread(target=f.release, args=(A,)).start()  # released from a request thread
+        return timed_out, await later, f.running_of(A)
+
+    assert asyncio.run(scenario()) == (False, True, 1)
+
+
+@pytest.fixture
+def public_app(monkeypatch):
+    """The public app on a Space (SPACE_ID), the search panel's summary a stand-in that holds until released."""
+    from conftest import launch_app
+    from viewer.ui.find_panel import FindPanel
+
+    monkeypatch.setenv("SPACE_ID", "test/fairness")
+    release = threading.Event()
+    entered: list[str] = []
+    lock = threading.Lock()
+
+    def held(self, req):
+        with lock:
+            entered.append(str(req.get("who")))
+        release.wait(600)
+        return {"rollouts": 0}
+
+    monkeypatch.setattr(FindPanel, "summary", held)
+    demo, url = launch_app(public=True, mcp=True)
+    component = next(b._id for b in demo.blocks.values() if getattr(b, "elem_id", None) == "find-panel")
+    try:
+        yield url, component, release, entered, demo
+    finally:
+        release.set()
+        demo.close()
+
+
+def _server_fn(url: str, component: int, who: str) -> httpx.Response:
+    return httpx.post(f"{url}/gradio_api/component_server/", headers={"X-Forwarded-For": who}, timeout=600,
+                      json={"session_hash": f"s-{who}", "component_id": component, "fn_name": "find_summary",
+                            "data": {"who": who}})
+
+
+def test_a_visitor_looping_server_functions_is_bounded_and_another_is_served(public_app):
+    url, component, release, entered, demo = public_app
+    limit = demo.in_flight
+    n = limit.running + limit.waiting
+    with ThreadPoolExecutor(n + 2) as pool:
+        held = [pool.submit(_server_fn, url, component, A) for _ in range(n)]
+        while len(entered) < limit.running or len(limit._waiters.get(A, ())) < limit.waiting:
+            threading.Event().wait(0.01)
+        refused = _server_fn(url, component, A)  # A has RUNNING running and WAITING waiting: refused at once
+        assert refused.status_code == 429 and "too many of your requests" in refused.json()["error"]
+        assert entered.count(A) == limit.running  # A's waiting requests hold no worker thread
+        other = pool.submit(_server_fn, url, component, B)
+        while B not in entered:  # B's request runs while all of A's are held
+            threading.Event().wait(0.01)
+        release.set()
+        assert other.result().status_code == 200
+        assert all(f.result().status_code == 200 for f in held)  # A's waiters ran in turn
+    assert limit.running_of(A) == 0 and limit.running_of(B) == 0
+
+
+def test_mcp_calls_count_against_their_visitor(public_app):
+    url, component, release, entered, demo = public_app
+    limit = demo.in_flight
+    for _ in range(limit.running):  # A's slots taken by server functions that hold
+        threading.Thread(target=_server_fn, args=(url, component, A), daemon=True).start()
+    while len(entered) < limit.running:
+        threading.Event().wait(0.01)
+    before = limit.refused
+    limit.waiting, keep = 0, limit.waiting  # no waiting room: A's MCP call is refused at once
+    try:
+        got = httpx.post(f"{url}/gradio_api/mcp/", headers={"X-Forwarded-For": A, "accept": "application/json, "
+                                                            "text/event-stream"}, timeout=600,
+                         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert got.status_code == 429 and limit.refused == before + 1
+        other = httpx.post(f"{url}/gradio_api/mcp/", headers={"X-Forwarded-For": B, "accept": "application/json, "
+                                                              "text/event-stream"}, timeout=600,
+                           json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert other.status_code != 429
+    finally:
+        limit.waiting = keep
+        release.set()
+
+
+def test_every_queued_handler_of_the_public_app_runs_in_its_visitors_slot(monkeypatch):
+    from viewer.ui.app import build_app
+
+    monkeypatch.setenv("SPACE_ID", "test/fairness")
+    demo = build_app(default_source="scripted-smollm2", public=True, mcp=True)
+    queued = [fn for fn in demo.fns.values() if fn.queue]
+    unwrapped = [fn.name for fn in queued if not getattr(fn.fn, "_in_flight", False)]
+    assert queued and unwrapped == []  # public without capture: no generator handler is left out
+
+
+def test_a_visitors_page_events_past_the_queue_bound_are_refused_at_join():
+    class Event:
+        def __init__(self, who):
+            self.request = type("R", (), {"headers": {"x-forwarded-for": who}, "client": None})()
+
+    class App:
+        def get_blocks(self):
+            return type("B", (), {"_queue": type("Q", (), {"event_ids_to_events": {
+                str(k): Event(A if k < F.QUEUED else B) for k in range(F.QUEUED + 1)}})()})()
+
+    assert F.queued_in(App(), A, on_space=True) == F.QUEUED
+    assert F.queued_in(App(), B, on_space=True) == 1
+    assert F.queued_in(object(), A, on_space=True) == 0
