@@ -136,8 +136,8 @@ def build_app(default_source: str | None = None, public: bool = False,
     # so several run at once; one capture at a time is the Capture tab's own slot.
     demo.queue(default_concurrency_limit=VISITORS_AT_ONCE)
     if public:  # what one visitor may have running at once, on every way in (viewer/ui/in_flight.py)
-        demo.in_flight = InFlight()  # type: ignore[attr-defined]
-        limit_handlers(demo.fns.values(), demo.in_flight, settings().on_space, gr.Error)  # type: ignore[attr-defined]
+        demo.in_flight = InFlight()
+        limit_handlers(demo.fns.values(), demo.in_flight, settings().on_space, gr.Error)
     return demo
 
 
