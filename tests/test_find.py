@@ -4,6 +4,7 @@ point at the matched tokens, the regex time budget, and `python -m viewer find` 
 from __future__ import annotations
 
 import io
+import time
 import json
 from argparse import Namespace
 
@@ -74,12 +75,32 @@ def test_regex_uses_its_literal_and_finds_every_match():
     assert short.rollouts == 1 and short.notes
 
 
-def test_a_runaway_regex_stops_at_its_budget():
-    index = _small((RolloutRow("a", 1), "a" * 40 + "!", ""))
-    q = parse_query(r"/(a|aa)+$/")
-    q = type(q)(**{**q.__dict__, "budget_s": 0.05})
-    r = index.search(q)
-    assert r.partial and any("time budget" in n for n in r.notes)
+def test_a_pattern_that_backtracks_elsewhere_runs_in_linear_time_and_a_memory_bomb_is_refused():
+    """RE2: `(a|aa)+$` (exponential on a backtracking engine) answers at once; what RE2 cannot run linearly
+    (conditionals, recursion, backreferences, lookaround, huge repeats) is refused by name, never a MemoryError."""
+    index = _small((RolloutRow("a", 1), "a" * 100_000 + "!", ""))
+    r = index.search(parse_query(r"/(a|aa)+$/"))
+    assert not r.partial and r.rollouts == 0
+    for bomb in ("/(?(DEFINE)(?<a>(?&a)x))(?&a)/", r"/(\w+)\1/", "/(?=x)y/", "/((a{999}){999}){999}/"):
+        with pytest.raises(QueryError, match="not a valid regular expression for this search"):
+            parse_query(bomb)
+
+
+def test_the_budget_holds_in_total_waits_included():
+    index = _small((RolloutRow("a", 1), "pytest passed " * 50, ""), (RolloutRow("b", 2), "pytest failed", ""))
+    q = parse_query("/pytest (passed|failed)/")
+    assert not index.search(q).partial
+    gone = time.monotonic() - 1  # a deadline already past: the regex scan stops before it reads a piece
+    r = index.search(q, gone)
+    assert r.partial and r.rollouts == 0 and any("time budget" in n for n in r.notes)
+    plain = index.search(parse_query("pytest"), gone)  # SQLite's own query is stopped by its progress handler
+    assert plain.partial or plain.rollouts == 2  # (a query SQLite finishes within one check is whole)
+    index._lock.acquire()  # another search of this source holds the index past this one's deadline
+    try:
+        waited = index.search(q, time.monotonic() + 0.01)
+    finally:
+        index._lock.release()
+    assert waited.partial and "other searches of this source" in waited.notes[0]
 
 
 @pytest.mark.parametrize("bad, said", [("", "empty"), ("/(/", "not a valid regular expression"),

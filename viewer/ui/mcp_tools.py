@@ -12,6 +12,7 @@ marked "undocumented" so that they are neither listed as tools nor in the API do
 from __future__ import annotations
 
 import json
+import time
 
 import gradio as gr
 import msgspec
@@ -20,6 +21,7 @@ from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.sources import bundled_groups, bundled_runs
 from viewer import run_compare, run_page
 from viewer.find import answers
+from viewer.find.cache import Building
 from viewer.group import compare as group_compare
 from viewer.page_link import MAX_SRC_CHARS
 from viewer.rollout import CHUNK
@@ -116,12 +118,17 @@ class McpTools:
             versions: a run's policy versions, A:B (inclusive), A:, :B or A; empty for all
             status: a run's rollout status (ok, timed-out, unscorable, failed), or empty
         Returns JSON: {hits, rollouts, per_version, partial, notes} or {error}."""
-        index = self.service.find_index((source or "").strip()[:MAX_SRC_CHARS])
+        deadline = time.monotonic() + answers.budget_s(self.service.public)  # the whole answer's budget
+        try:
+            index = self.service.find_index((source or "").strip()[:MAX_SRC_CHARS],
+                                            wait_s=answers.budget_s(self.service.public))
+        except Building as e:
+            return _dump(answers.SearchAnswer(partial=True, notes=[str(e)]))
         if index is None:
             return json.dumps({"error": "this source is not a collection or a run this app can open"})
         req = {"pattern": pattern, "rule": rule, "fields": [where] if where else [], "versions": versions,
                "statuses": [status] if status else [], "limit": 50}
-        return _dump(answers.search(index, req, self.service.public))
+        return _dump(answers.search(index, req, self.service.public, deadline))
 
     def rollout_turn(self, source: str, path: str, turn: int = 0, start: int = 0, count: int = 500) -> str:
         """One turn of one rollout as text, token by token: each token's text, mask (1 = generated, trained

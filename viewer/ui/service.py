@@ -254,7 +254,8 @@ class Service:
         except ArtifactError:
             return None
 
-    def find_index(self, src: str) -> FindIndex | None:
-        """The text index of the collection or run `src` names (None when it is neither, or cannot be read)."""
+    def find_index(self, src: str, wait_s: float | None = None) -> FindIndex | None:
+        """The text index of the collection or run `src` names (None when it is neither, or cannot be read). While
+        another request builds it, waits at most `wait_s`, then raises viewer.find.cache.Building."""
         got = self.find_source(src)
-        return self.find.get(*got) if got is not None else None
+        return self.find.get(*got, wait_s=wait_s) if got is not None else None
