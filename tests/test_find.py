@@ -4,8 +4,8 @@ point at the matched tokens, the regex time budget, and `python -m viewer find` 
 from __future__ import annotations
 
 import io
-import time
 import json
+import time
 from argparse import Namespace
 
 import numpy as np
