@@ -13,10 +13,10 @@ No Gradio here.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rollout_trace.artifact.bounded import Bounded
 from rollout_trace.artifact.collection import Collection
 from rollout_trace.artifact.unpack import remove_folder, temporary_folder
 
@@ -48,21 +48,15 @@ class _Entry:
 
 class FindCache:
     def __init__(self, max_entries: int = MAX_INDEXES, public: bool = False):
-        self._entries: OrderedDict[str, _Entry] = OrderedDict()
-        self._lock = threading.Lock()
-        self.max_entries = max_entries
+        self._entries: Bounded[str, _Entry] = Bounded(max_entries, on_evict=lambda _key, e: _drop(e))
+        self._lock = threading.Lock()  # the build count
         self.limit = MAX_ROLLOUTS_PUBLIC if public else MAX_ROLLOUTS
         self.builds = 0  # rollouts read into an index (tests count them)
 
     def get(self, source: str, c: Collection, allow_local: bool, wait_s: float | None = None) -> FindIndex:
         """The index of `c` (named `source`), with every rollout it holds up to the limit. While another request
         builds it, waits at most `wait_s` (None: until it is built), then raises Building."""
-        key = collection_identity(source, allow_local)
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                entry = self._entries[key] = _Entry()
-            self._entries.move_to_end(key)
+        entry = self._entries.setdefault(collection_identity(source, allow_local), _Entry)
         if not entry.lock.acquire(timeout=-1 if wait_s is None else max(0.0, wait_s)):
             index = entry.index
             raise Building(len(index) if index is not None else 0, entry.building)
@@ -87,18 +81,17 @@ class FindCache:
             index = entry.index
         finally:
             entry.lock.release()
-        self._evict()
         return index
 
     def peek(self, source: str, allow_local: bool) -> FindIndex | None:
         """The index already built for `source`, without building one."""
-        entry = self._entries.get(collection_identity(source, allow_local))
+        entry = self._entries.peek(collection_identity(source, allow_local))
         return entry.index if entry is not None else None
 
     def ready(self, source: str, allow_local: bool) -> FindIndex | None:
         """The index of `source` when one has been built and no build of it runs now (never waits, never builds):
         the collection index shows its findings only from a finished index."""
-        entry = self._entries.get(collection_identity(source, allow_local))
+        entry = self._entries.peek(collection_identity(source, allow_local))
         if entry is None or entry.index is None or not entry.rows or not entry.lock.acquire(blocking=False):
             return None
         try:
@@ -106,20 +99,14 @@ class FindCache:
         finally:
             entry.lock.release()
 
-    def _evict(self) -> None:
-        dropped = []
-        with self._lock:
-            while len(self._entries) > self.max_entries:
-                dropped.append(self._entries.popitem(last=False)[1])
-        for e in dropped:
-            with e.lock:
-                if e.index is not None:
-                    e.index.close()
-                if e.folder is not None:
-                    remove_folder(e.folder)
-
     def close(self) -> None:
-        with self._lock:
-            self.max_entries, keep = 0, self.max_entries
-        self._evict()
-        self.max_entries = keep
+        self._entries.clear()
+
+
+def _drop(e: _Entry) -> None:
+    """A dropped index closed and its file removed, once no request uses it."""
+    with e.lock:
+        if e.index is not None:
+            e.index.close()
+        if e.folder is not None:
+            remove_folder(e.folder)

@@ -65,7 +65,7 @@ class McpTools:
         out = [{"source": s, "kind": "run"} for s in bundled_runs()] + \
               [{"source": s, "kind": "collection"} for s in bundled_groups()]
         seen = {o["source"] for o in out}
-        for key in list(self.service.collections._entries):
+        for key in self.service.collections.identities():
             kind, _, name = key.partition("|")
             if kind == "hub" or (kind in ("folder", "zip") and not self.service.public):
                 name = name.split("|")[0]
