@@ -62,3 +62,18 @@ def hostile_run(dest: Path, n: int = 10_000) -> Path:
         message["tool_calls"] = calls
         trace.write_text(json.dumps(doc))
     return dest
+
+
+def huge_number_run(dest: Path, value: int = 10**30, field: str = "policy_version") -> Path:
+    """The bundled TRL run copied to `dest`, its first index line's `field` set to `value` (a number no column
+    holds)."""
+    from rollout_trace.artifact.sources import EXAMPLES_DIR
+
+    shutil.copytree(EXAMPLES_DIR / "trl-run", dest)
+    index = sorted((dest / "index").glob("*.jsonl"))[0]
+    lines = index.read_text().splitlines()
+    first = json.loads(lines[0])
+    first[field] = value
+    lines[0] = json.dumps(first)
+    index.write_text("\n".join(lines) + "\n")
+    return dest
