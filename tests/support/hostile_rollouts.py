@@ -1,8 +1,8 @@
 """Rollouts an attacker would write for a public app, as small generators: each makes the text one findings rule
 reads (a bash command, code a write call puts into a file) at a size `n`, shaped so that a backtracking regex
 engine spends time quadratic in `n` on it. `rollout_text` wraps one in a one-turn rollout for the rules;
-`hostile_run` writes a copy of the bundled TRL run whose every rollout's first reply carries them all as tool
-calls (what the fairness benchmark and the app-level tests open as a Hub run).
+`hostile_run` writes a copy of the bundled TRL run whose every rollout's first agent reply carries them all as
+tool calls (what the fairness benchmark and the app-level tests open as a Hub run).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def rollout_text(call: dict, expected_outputs: tuple[str, ...] = ("42\n",)) -> R
 
 
 def hostile_run(dest: Path, n: int = 10_000) -> Path:
-    """The bundled TRL run copied to `dest`, every rollout's first reply making every generator's call at size n."""
+    """The bundled TRL run copied to `dest`, every rollout's first agent reply making every generator's call too, at size n."""
     from rollout_trace.artifact.sources import EXAMPLES_DIR
 
     shutil.copytree(EXAMPLES_DIR / "trl-run", dest)
@@ -57,10 +57,11 @@ def hostile_run(dest: Path, n: int = 10_000) -> Path:
              for k, g in enumerate(GENERATORS.values())]
     for trace in sorted(dest.glob("groups/*/rollout-*/trace.json")):
         doc = json.loads(trace.read_text())
-        first = doc["turns"][0]
-        message = first["response"].setdefault("choices", [{}])[0].setdefault("message", {})
-        message["tool_calls"] = calls
-        trace.write_text(json.dumps(doc))
+        replies = [t["response"]["choices"][0]["message"] for t in doc["turns"] if t.get("response", {}).get("choices")]
+        agent = next((m for m in replies if m.get("tool_calls")), None)  # the first agent turn (not the title call)
+        if agent is not None:
+            agent["tool_calls"] = agent["tool_calls"] + calls
+            trace.write_text(json.dumps(doc))
     return dest
 
 

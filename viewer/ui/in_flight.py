@@ -5,8 +5,9 @@ Without this, one visitor looping searches starved every other: the panel's serv
 skip Gradio's queue (each call takes one of the server's 40 worker threads at once), and a page's events wait in
 the queue behind whatever is there. Here every request that does work is counted against its visitor
 (`visitor_of`: the address the Space's proxy saw, else the socket's peer): at most RUNNING run at once, a few
-more wait their turn (without a thread: `InFlight.wait` is a coroutine), and past that a request is refused at
-once with 429 and a sentence saying why. A page's queued events are counted twice over: at `/queue/join` (at most
+more wait their turn (without a thread: `InFlight.wait` is a coroutine), and past that a request is refused with
+429 and a sentence saying why, after REFUSE_AFTER_S (a client looping refused requests must not keep the server
+busy saying no). A page's queued events are counted twice over: at `/queue/join` (at most
 QUEUED of one visitor's events waiting or running in Gradio's queue, so another visitor always finds the queue's
 slots free) and around the handler itself (the RUNNING bound, shared with the requests above).
 
@@ -30,6 +31,10 @@ RUNNING = 3  # one visitor's requests and events running at once (a page load se
 WAITING = 8  # one visitor's requests waiting for a running one to end; past this, refused
 QUEUED = 6  # one visitor's page events in Gradio's queue, waiting or running (Gradio runs 8 of a kind at once)
 WAIT_S = 60.0  # the longest a request waits for its visitor's turn
+# A refusal is answered this late (the connection held by the event loop, no thread): a client looping from many
+# connections is refused a few times a second per connection, not as fast as the server can say no (500 refusals
+# a second cost another visitor's page 7x in the fairness benchmark).
+REFUSE_AFTER_S = 2.0
 # Requests that do work outside Gradio's queue: the page's server functions, API calls, the MCP tools.
 WORK_PATHS = ("/gradio_api/component_server", "/gradio_api/run/", "/gradio_api/api/", "/gradio_api/mcp")
 JOIN_PATH = "/gradio_api/queue/join"
@@ -171,8 +176,10 @@ class VisitorLimit:
     without a thread), and a visitor's page events are refused at `/queue/join` past QUEUED. `queued(who)` counts
     `who`'s events in Gradio's queue (`queued_in`)."""
 
-    def __init__(self, app, in_flight: InFlight, on_space: bool, queued: Callable[[object, str], int]):
+    def __init__(self, app, in_flight: InFlight, on_space: bool, queued: Callable[[object, str], int],
+                 refuse_after_s: float = REFUSE_AFTER_S):
         self.app, self.in_flight, self.on_space, self.queued = app, in_flight, on_space, queued
+        self.refuse_after_s = refuse_after_s
 
     async def __call__(self, scope, receive, send) -> None:
         path = scope.get("path", "") if scope.get("type") == "http" else ""
@@ -183,6 +190,7 @@ class VisitorLimit:
         who = visitor_of(scope.get("headers") or [], client[0] if client else None, self.on_space)
         if path.startswith(JOIN_PATH):
             if self.queued(scope.get("app"), who) >= QUEUED:
+                await asyncio.sleep(self.refuse_after_s)
                 await _refuse(send, f"too many of your page events are waiting on this app (at most {QUEUED}): "
                                     "wait for them to finish, then ask again")
                 return
@@ -192,6 +200,7 @@ class VisitorLimit:
             await self.app(scope, receive, send)
             return
         if not await self.in_flight.wait(who):
+            await asyncio.sleep(self.refuse_after_s)
             await _refuse(send, busy_message(self.in_flight))
             return
         try:
