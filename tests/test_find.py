@@ -161,6 +161,24 @@ def test_the_find_command_prints_hits_and_json():
     assert find(Namespace(**{**args.__dict__, "source": "/nonexistent/x"}), io.StringIO(), err) == 1
 
 
+def test_the_find_command_names_a_pattern_that_is_not_text_and_a_run_that_is_broken(tmp_path):
+    import shutil
+
+    from rollout_trace.artifact.sources import EXAMPLES_DIR
+
+    args = Namespace(source="trl-run", pattern="x\udcff\udcfe", json=False, fields=None, versions=None, status=None,
+                     limit=5)  # what argv holds for the bytes x \xff \xfe
+    err = io.StringIO()
+    assert find(args, io.StringIO(), err) == 2 and "not UTF-8" in err.getvalue()
+    broken = tmp_path / "run"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", broken)
+    (broken / "run.json").unlink()
+    (broken / "run.json").mkdir()
+    err = io.StringIO()
+    assert find(Namespace(**{**args.__dict__, "source": str(broken), "pattern": "solution"}), io.StringIO(), err) == 1
+    assert "run.json: a recorded run's manifest is not a file" in err.getvalue()
+
+
 def test_a_single_artifact_is_one_rollout():
     index = open_index_of("smollm2-offline")
     assert len(index) == 1 and [f.rule for f in index.findings_of("")] == ["cut-at-limit"]

@@ -98,6 +98,11 @@ def parse_query(pattern: str, fields: list[str] | tuple[str, ...] = (), versions
     """A checked query; raises QueryError naming the value that is wrong."""
     if not isinstance(pattern, str) or not pattern.strip():
         raise QueryError("the pattern is empty: give text to find, or /regex/")
+    try:  # a command line's bytes that are not UTF-8 arrive as lone surrogates: no text holds them
+        pattern.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise QueryError(f"the pattern is not text: character {e.start + 1} is a byte that is not UTF-8 "
+                         f"({pattern[e.start:e.end].encode('utf-8', 'surrogateescape')!r})") from None
     cap = MAX_PATTERN_PUBLIC if public else MAX_PATTERN
     if len(pattern) > cap:
         raise QueryError(f"the pattern is {len(pattern):,} characters long (at most {cap:,})")

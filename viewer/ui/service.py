@@ -188,13 +188,18 @@ class Service:
 
     def run(self, src: str) -> Collection | None:
         """The shared collection of the recorded run `src` names; None when it is not a run or cannot be read."""
+        return self.run_or_why(src)[0]
+
+    def run_or_why(self, src: str) -> tuple[Collection | None, str | None]:
+        """`run(src)`, or None and why: the reader's first problem (a bound it crossed, a file it could not read),
+        else that it is not a recorded run."""
         if not self.is_run(src):
-            return None
+            return None, "it is not a recorded run"
         try:
             c = self.collections.get(src.strip(), self.allow_local(src))
-        except ArtifactError:
-            return None
-        return c if c.run is not None else None
+        except ArtifactError as e:
+            return None, str(e.problems[0]) if e.problems else "it cannot be read"
+        return (c, None) if c.run is not None else (None, "it is not a recorded run")
 
     # -- one row's rollout ----------------------------------------------------------------------------
 
