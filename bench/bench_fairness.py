@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import httpx  # noqa: E402
 
-from bench.bench_public_attacks import App, index_page, open_source  # noqa: E402
+from bench.bench_public_attacks import App, _run_for, index_page, open_source  # noqa: E402
 
 HOSTILE = "attack/hostile"
 VISITORS = ("198.51.100.1", "198.51.100.2", "198.51.100.3")
@@ -96,12 +96,7 @@ def light_p95(app: App, seconds: float, attack=None, attackers: int = 0) -> dict
 
     threads = [threading.Thread(target=visitor, args=(a,)) for a in VISITORS]
     threads += [threading.Thread(target=attacker) for _ in range(attackers if attack else 0)]
-    for th in threads:
-        th.start()
-    stop.wait(seconds)
-    stop.set()
-    for th in threads:
-        th.join()
+    _run_for(threads, stop, seconds)
     return {"p95": statistics.quantiles(lat, n=20)[18], "n": len(lat), "answered": answered[0], "refused": refused[0]}
 
 

@@ -8,8 +8,8 @@ the queue behind whatever is there. Here every request that does work is counted
 more wait their turn (without a thread: `InFlight.wait` is a coroutine), and past that a request is refused with
 429 and a sentence saying why, after REFUSE_AFTER_S (a client looping refused requests must not keep the server
 busy saying no). A page's queued events are counted twice over: at `/queue/join` (at most
-QUEUED of one visitor's events waiting or running in Gradio's queue, so another visitor always finds the queue's
-slots free) and around the handler itself (the RUNNING bound, shared with the requests above).
+QUEUED of one visitor's events waiting or running in Gradio's queue, so one visitor cannot fill the queue that
+every other waits in) and around the handler itself (the RUNNING bound, shared with the requests above).
 
 The Space's proxy appends the address it saw to X-Forwarded-For, so on a Space (SPACE_ID) the visitor is that
 list's last address: a client can write the header's start, never its end. Elsewhere the header is the client's
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 RUNNING = 3  # one visitor's requests and events running at once (a page load sends about three)
 WAITING = 8  # one visitor's requests waiting for a running one to end; past this, refused
-QUEUED = 6  # one visitor's page events in Gradio's queue, waiting or running (Gradio runs 8 of a kind at once)
+QUEUED = 8  # one visitor's page events in Gradio's queue, waiting or running (a Load sends about five)
 WAIT_S = 60.0  # the longest a request waits for its visitor's turn
 # A refusal is answered this late (the connection held by the event loop, no thread): a client looping from many
 # connections is refused a few times a second per connection, not as fast as the server can say no (500 refusals
