@@ -71,18 +71,21 @@ def mcp_call(c: httpx.Client, tool: str, arguments: dict) -> httpx.Response:
 
 
 def light_p95(app: App, seconds: float, attack=None, attackers: int = 0) -> dict:
-    """The light visitors' p95 for `seconds`, with `attack(client)` looped by `attackers` threads meanwhile."""
+    """The light visitors' p95 for `seconds` (over both kinds of request, and each kind's), with `attack(client)`
+    looped by `attackers` threads meanwhile; the server's CPU seconds over the phase."""
     stop = threading.Event()
-    lat: list[float] = []
+    loads: list[float] = []
+    pages: list[float] = []
     answered, refused = [0], [0]
     lock = threading.Lock()
 
     def visitor(address: str) -> None:
         with visitor_client(app, address) as c:
             while not stop.is_set():
-                got = [open_source(c, app, "trl-run")[0], index_page(c, app, "trl-run")]
+                load, page = open_source(c, app, "trl-run")[0], index_page(c, app, "trl-run")
                 with lock:
-                    lat.extend(got)
+                    loads.append(load)
+                    pages.append(page)
 
     def attacker() -> None:
         with visitor_client(app, ATTACKER) as c:
@@ -96,8 +99,19 @@ def light_p95(app: App, seconds: float, attack=None, attackers: int = 0) -> dict
 
     threads = [threading.Thread(target=visitor, args=(a,)) for a in VISITORS]
     threads += [threading.Thread(target=attacker) for _ in range(attackers if attack else 0)]
+    cpu = app.cpu_s()
     _run_for(threads, stop, seconds)
-    return {"p95": statistics.quantiles(lat, n=20)[18], "n": len(lat), "answered": answered[0], "refused": refused[0]}
+
+    def p95(xs: list[float]) -> float:
+        return statistics.quantiles(xs, n=20)[18] if len(xs) > 1 else (xs[0] if xs else float("nan"))
+
+    return {"p95": p95(loads + pages), "load_p95": p95(loads), "page_p95": p95(pages), "n": len(loads) + len(pages),
+            "answered": answered[0], "refused": refused[0], "server_cpu_s": app.cpu_s() - cpu}
+
+
+def _said(phase: dict) -> str:
+    return (f"p95 {phase['p95'] * 1000:.0f} ms over {phase['n']} requests (Load {phase['load_p95'] * 1000:.0f} ms, "
+            f"index page {phase['page_p95'] * 1000:.0f} ms; server CPU {phase['server_cpu_s']:.1f} s)")
 
 
 def budget_phase(app: App, callers: int = 12) -> list[float]:
@@ -145,7 +159,7 @@ def main() -> None:
                 print(f"app up (pid {app.proc.pid}), public, MCP on; hostile run: every rollout carries "
                       f"{2 * args.hostile_n / 1e3:.0f} KB commands")
                 quiet = light_p95(app, args.load_s)
-                print(f"quiet: light visitors' p95 {quiet['p95'] * 1000:.0f} ms over {quiet['n']} requests")
+                print(f"quiet: light visitors' {_said(quiet)}")
 
                 built: dict = {}
 
@@ -174,8 +188,8 @@ def main() -> None:
                     loud = light_p95(app, args.load_s, attack, args.attackers)
                     results[name] = loud["p95"] / quiet["p95"]
                     print(f"{name}: {args.attackers} attacker threads looping ({loud['answered']} answered, "
-                          f"{loud['refused']} refused with 429): light visitors' p95 {loud['p95'] * 1000:.0f} ms over "
-                          f"{loud['n']} requests = {results[name]:.2f}x quiet (goal <= {GOAL['p95_ratio']}x)")
+                          f"{loud['refused']} refused with 429): light visitors' {_said(loud)} = {results[name]:.2f}x "
+                          f"quiet (goal <= {GOAL['p95_ratio']}x)")
                 took = budget_phase(app)
                 from viewer.find.query import BUDGET_S_PUBLIC
 

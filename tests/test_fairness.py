@@ -59,6 +59,19 @@ def test_waiting_on_the_event_loop_takes_no_thread_and_gives_up_after_its_time()
     assert asyncio.run(scenario()) == (False, True, 1)
 
 
+def test_a_visitors_requests_keep_to_a_rate_after_a_burst_and_another_visitor_is_not_slowed():
+    now = [100.0]
+    f = InFlight(rate=5.0, burst=20, clock=lambda: now[0])
+    assert [f.pace(A) for _ in range(20)] == [0.0] * 20  # a page's burst goes at once
+    assert f.pace(A) == pytest.approx(0.2) and f.pace(A) == pytest.approx(0.4)  # then one each 1/RATE s
+    while (w := f.pace(A)) is not None:  # a looping client waits longer and longer...
+        assert w <= 10.0
+    assert f.refused == 1  # ...until a wait past MAX_RATE_WAIT_S is refused (its place not taken)
+    assert f.pace(B) == 0.0
+    now[0] += 60.0  # after a pause the burst is back
+    assert f.pace(A) == 0.0
+
+
 @pytest.fixture
 def public_app(monkeypatch):
     """The public app on a Space (SPACE_ID), the search panel's summary a stand-in that holds until released."""

@@ -7,7 +7,8 @@ the queue behind whatever is there. Here every request that does work is counted
 (`visitor_of`: the address the Space's proxy saw, else the socket's peer): at most RUNNING run at once, a few
 more wait their turn (without a thread: `InFlight.wait` is a coroutine), and past that a request is refused with
 429 and a sentence saying why, after REFUSE_AFTER_S (a client looping refused requests must not keep the server
-busy saying no). A page's queued events are counted twice over: at `/queue/join` (at most
+busy saying no). A visitor's requests also keep to a rate (RATE a second, BURST at once; `InFlight.pace`): what a
+request costs the server's one event loop before any handler runs is paid per request, not per running one. A page's queued events are counted twice over: at `/queue/join` (at most
 QUEUED of one visitor's events waiting or running in Gradio's queue, so one visitor cannot fill the queue that
 every other waits in) and around the handler itself (the RUNNING bound, shared with the requests above).
 
@@ -23,9 +24,12 @@ import functools
 import inspect
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+
+from rollout_trace.artifact.bounded import Bounded
 
 RUNNING = 3  # one visitor's requests and events running at once (a page load sends about three)
 WAITING = 8  # one visitor's requests waiting for a running one to end; past this, refused
@@ -35,6 +39,13 @@ WAIT_S = 60.0  # the longest a request waits for its visitor's turn
 # connections is refused a few times a second per connection, not as fast as the server can say no (500 refusals
 # a second cost another visitor's page 7x in the fairness benchmark).
 REFUSE_AFTER_S = 2.0
+# And at most RATE requests a second (BURST at once after a pause): every request that reaches Gradio costs its
+# event loop something before any handler runs (a new session's state is about 10-30 ms of it: each MCP call
+# makes one), so running requests alone do not bound what a visitor costs everyone else.
+RATE = 5.0
+BURST = 20
+MAX_RATE_WAIT_S = 10.0  # a request that would wait longer for its visitor's rate is refused
+MAX_VISITORS = 10_000  # visitors whose rate is remembered
 # Requests that do work outside Gradio's queue: the page's server functions, API calls, the MCP tools.
 WORK_PATHS = ("/gradio_api/component_server", "/gradio_api/run/", "/gradio_api/api/", "/gradio_api/mcp")
 JOIN_PATH = "/gradio_api/queue/join"
@@ -72,12 +83,29 @@ class InFlight:
     """Per-visitor running counts, shared by the request threads and the server's event loop. A slot freed goes
     straight to the visitor's oldest waiter, so a waiting request is not overtaken by a new one."""
 
-    def __init__(self, running: int = RUNNING, waiting: int = WAITING):
+    def __init__(self, running: int = RUNNING, waiting: int = WAITING, rate: float = RATE, burst: int = BURST,
+                 clock: Callable[[], float] = time.monotonic):
         self.running, self.waiting = running, waiting
+        self.rate, self.burst, self._clock = rate, burst, clock
+        self._due: Bounded[str, float] = Bounded(MAX_VISITORS)  # when each visitor's rate is next free (GCRA)
         self._lock = threading.Lock()
         self._count: dict[str, int] = {}
         self._waiters: dict[str, deque[_Waiter]] = {}
         self.refused = 0  # requests refused (tests and the benchmark read it)
+
+    def pace(self, who: str, max_wait_s: float = MAX_RATE_WAIT_S) -> float | None:
+        """How long `who`'s next request waits to keep to the rate (0: now); None when that is over `max_wait_s`
+        (refused: its place is not taken)."""
+        interval = 1.0 / self.rate
+        with self._lock:
+            now = self._clock()
+            due = max(self._due.peek(who) or now, now) + interval
+            wait = due - now - self.burst * interval
+            if wait > max_wait_s:
+                self.refused += 1
+                return None
+            self._due.put(who, due)
+            return wait if wait > 1e-9 else 0.0  # (float error of the sum of intervals: none)
 
     def _enter_or_queue(self, who: str, waiter: _Waiter) -> bool | None:
         """True: a slot is taken; None: `waiter` waits for one; False: too many wait already."""
@@ -188,6 +216,15 @@ class VisitorLimit:
             return
         client = scope.get("client")
         who = visitor_of(scope.get("headers") or [], client[0] if client else None, self.on_space)
+        if path.startswith((JOIN_PATH, *WORK_PATHS)):
+            wait = self.in_flight.pace(who)
+            if wait is None:
+                await asyncio.sleep(self.refuse_after_s)
+                await _refuse(send, f"too many of your requests in a row on this app (at most {self.in_flight.rate:g} "
+                                    "a second): wait a little, then ask again")
+                return
+            if wait:
+                await asyncio.sleep(wait)
         if path.startswith(JOIN_PATH):
             if self.queued(scope.get("app"), who) >= QUEUED:
                 await asyncio.sleep(self.refuse_after_s)
