@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from rollout_trace.artifact.bounded import Bounded
 
-RUNNING = 3  # one visitor's requests and events running at once (a page load sends about three)
+RUNNING = 2  # one visitor's requests and events running at once (with the GIL, 3 cost another visitor 3.7x)
 WAITING = 8  # one visitor's requests waiting for a running one to end; past this, refused
 QUEUED = 8  # one visitor's page events in Gradio's queue, waiting or running (a Load sends about five)
 WAIT_S = 60.0  # the longest a request waits for its visitor's turn
