@@ -56,3 +56,22 @@ def test_quoted_redirects_and_unicode_paths_read_as_before():
     assert "/etc/z" in F.writes_outside(tee)[0].sentence
     accented = rollout_text({"name": "bash", "arguments": {"command": "rm tests/données_é.py"}})
     assert F.tests_touched(accented)[0].sentence.endswith("deletes tests/données_é.py.")
+
+
+def test_the_loop_rule_reads_a_long_turn_in_memory_linear_in_it():
+    """repetition-loop looked at every period at once: 64 int64 columns per token, ~1.5 GB for a turn of 10^6
+    tokens. Now a few dozen bytes per token (numpy's allocations, as tracemalloc counts them)."""
+    import tracemalloc
+
+    import numpy as np
+
+    ids = np.random.default_rng(1).integers(0, 50_000, 1_000_000).astype(np.int32)
+    ids[500_000:500_000 + 640] = np.tile(np.arange(10, dtype=np.int32), 64)  # a 10-token cycle, 64 times
+    tracemalloc.start()
+    try:
+        period, start, length = F._longest_cycle(ids)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (period, start) == (10, 500_000) and length >= 640
+    assert peak < 64 * ids.size  # bytes

@@ -224,25 +224,27 @@ def writes_outside(r: RolloutText) -> list[Finding]:
 def _longest_cycle(ids: np.ndarray) -> tuple[int, int, int]:
     """(period, start, length) of the longest stretch of `ids` that repeats one cycle of at most LOOP_MAX_PERIOD.
 
-    One pass for every period at once: eq[i, p - 1] says ids[i + p] == ids[i]; a run of L such positions in
-    column p is a periodic stretch of L + p tokens."""
+    Per period p, ids[i + p] == ids[i] marks where the cycle holds; a run of L such positions is a periodic
+    stretch of L + p tokens. One period at a time, so memory stays a few bytes per token (a turn of millions of
+    tokens is read without a table of every period at once); ties go to the shorter period, then the earlier run."""
     n = ids.size
     top = min(LOOP_MAX_PERIOD, n // LOOP_MIN_REPEATS)
     if top < 1 or n < LOOP_MIN_TOKENS:  # too short to hold a loop the rule reports
         return 0, 0, 0
-    padded = np.concatenate([ids.astype(np.int64), np.full(top, -1)])  # ids are >= 0: the padding never matches
-    win = np.lib.stride_tricks.sliding_window_view(padded, top + 1)[:n]
-    eq = win[:, 1:] == win[:, :1]
-    total = np.cumsum(eq, axis=0)
-    runs = total - np.maximum.accumulate(np.where(eq, 0, total), axis=0)
-    ends = runs.argmax(axis=0)
-    lengths = runs[ends, np.arange(top)] + np.arange(1, top + 1)
-    lengths[runs[ends, np.arange(top)] == 0] = 0
-    p = int(lengths.argmax())
-    if not lengths[p]:
-        return 0, 0, 0
-    run = int(runs[ends[p], p])
-    return p + 1, int(ends[p]) - run + 1, int(lengths[p])
+    ids = ids.astype(np.int64, copy=False)
+    best = (0, 0, 0)  # (length, period, start)
+    for p in range(1, top + 1):
+        eq = ids[p:] == ids[:-p]
+        if not eq.any():
+            continue
+        edges = np.diff(np.concatenate(([0], eq.view(np.int8), [0])))
+        starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        k = int((stops - starts).argmax())
+        length = int(stops[k] - starts[k]) + p
+        if length > best[0]:
+            best = (length, p, int(starts[k]))
+    length, period, start = best
+    return (period, start, length) if length else (0, 0, 0)
 
 
 def repetition_loop(r: RolloutText) -> list[Finding]:
