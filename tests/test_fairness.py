@@ -206,3 +206,53 @@ def test_a_source_being_indexed_holds_no_other_source_and_its_waiters_hear_how_f
     finally:
         release.set()
         cache.close()
+
+
+def test_a_visitors_queued_events_are_bounded_and_another_visitors_event_still_runs(monkeypatch):
+    """Through Gradio's queue as a page sends events: A's events hold (a stand-in handler), A may have QUEUED of
+    them in the queue and RUNNING running, its next join is refused, and B's event of the same kind runs."""
+    import json
+    import uuid
+
+    from conftest import launch_app
+    from viewer.ui.find_panel import FindPanel
+
+    monkeypatch.setenv("SPACE_ID", "test/fairness")
+    release = threading.Event()
+    running: list[str] = []
+
+    def held(self, source):
+        running.append(source)
+        if source == "hold":
+            release.wait(600)
+        return self.value("")
+
+    monkeypatch.setattr(FindPanel, "on_source", held)
+    demo, url = launch_app(public=True)
+    fn = next(i for i, f in demo.fns.items() if getattr(getattr(f.fn, "__wrapped__", None), "__func__", None) is held)
+    limit = demo.in_flight
+
+    def join(c: httpx.Client, session: str, source: str) -> httpx.Response:
+        return c.post("/gradio_api/queue/join", json={"data": [source], "fn_index": fn, "session_hash": session,
+                                                       "event_data": None, "trigger_id": None})
+
+    try:
+        with httpx.Client(base_url=url, timeout=600, headers={"X-Forwarded-For": A}) as a, \
+                httpx.Client(base_url=url, timeout=600, headers={"X-Forwarded-For": B}) as b:
+            session = uuid.uuid4().hex[:12]
+            assert all(join(a, session, "hold").status_code == 200 for _ in range(F.QUEUED))
+            while len(running) < limit.running:  # A's events: RUNNING running, the rest waiting their turn
+                threading.Event().wait(0.01)
+            refused = join(a, session, "hold")
+            assert refused.status_code == 429 and "page events" in refused.json()["error"]
+            other = uuid.uuid4().hex[:12]
+            event = join(b, other, "pass").json()["event_id"]
+            with b.stream("GET", "/gradio_api/queue/data", params={"session_hash": other}) as stream:
+                for line in stream.iter_lines():  # B's event completes while every one of A's holds
+                    msg = json.loads(line[5:]) if line.startswith("data:") else {}
+                    if msg.get("msg") == "process_completed" and msg.get("event_id") == event:
+                        break
+            assert running.count("hold") == limit.running and "pass" in running
+    finally:
+        release.set()
+        demo.close()

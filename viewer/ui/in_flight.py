@@ -33,7 +33,8 @@ from rollout_trace.artifact.bounded import Bounded
 
 RUNNING = 2  # one visitor's requests and events running at once (with the GIL, 3 cost another visitor 3.7x)
 WAITING = 8  # one visitor's requests waiting for a running one to end; past this, refused
-QUEUED = 8  # one visitor's page events in Gradio's queue, waiting or running (a Load sends about five)
+QUEUED = 6  # one visitor's page events in Gradio's queue, waiting or running (a Load sends about five); under
+# Gradio's 8 of a kind at once (viewer/ui/app.py), so another visitor's event always finds a slot
 WAIT_S = 60.0  # the longest a request waits for its visitor's turn
 # A refusal is answered this late (the connection held by the event loop, no thread): a client looping from many
 # connections is refused a few times a second per connection, not as fast as the server can say no (500 refusals
