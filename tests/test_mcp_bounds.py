@@ -78,3 +78,18 @@ def test_list_open_shows_a_client_only_what_it_opened(monkeypatch):
     finally:
         LocalContext.request.set(None)
     assert mine - bundled == {"examples/trl-run"} and theirs == bundled
+
+
+def test_a_turn_of_long_tokens_and_two_long_answers_are_cut_to_fit():
+    from viewer.ui.mcp_tools import bounded_compare, bounded_turn
+
+    turn = json.dumps({"path": "r", "turn": 0, "start": 100, "tokens": [["x" * 200, 1, -0.5]] * 2000, "fate": {}})
+    got = json.loads(bounded_turn(turn))
+    assert len(bounded_turn(turn).encode()) <= MAX_ANSWER_BYTES and 0 < len(got["tokens"]) < 2000
+    assert got["next_start"] == 100 + len(got["tokens"])  # where to ask next
+    small = json.dumps({"tokens": [["a", 1, 0.0]], "start": 0})
+    assert bounded_turn(small) == small
+    both = json.dumps({"a": {"generated": "é" * 90_000}, "b": {"generated": "y" * 90_000}, "prompt_differs_at": 3})
+    cut = bounded_compare(both)
+    doc = json.loads(cut)
+    assert len(cut.encode()) <= MAX_ANSWER_BYTES and "generated_cut" in doc["a"] and doc["prompt_differs_at"] == 3

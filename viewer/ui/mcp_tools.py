@@ -87,6 +87,26 @@ def _bounded(doc: dict) -> str:
                                 f"{MAX_ANSWER_BYTES:,}: ask for less (a version range, fewer tokens)"})
 
 
+def bounded_turn(answer: str) -> str:
+    """A rollout_turn answer within MAX_ANSWER_BYTES: its tokens cut where it fits, `next_start` the next one."""
+    if len(answer.encode()) <= MAX_ANSWER_BYTES:
+        return answer
+    doc = json.loads(answer)
+    if not isinstance(doc.get("tokens"), list):
+        return _bounded(doc)
+    start = doc.get("start") or 0
+    return _bounded(_fit(doc, "tokens", lambda kept, total: {"next_start": start + len(kept)} if len(kept) < total
+                         else {}))
+
+
+def bounded_compare(answer: str) -> str:
+    """A compare_rollouts answer within MAX_ANSWER_BYTES: each side's generated text cut to fit."""
+    if len(answer.encode()) <= MAX_ANSWER_BYTES:
+        return answer
+    doc = json.loads(answer)
+    return _bounded(_cut_texts(doc, ("a", "b"), "generated") if "a" in doc and "b" in doc else doc)
+
+
 def _in_range(version: int | None, lo: int | None, hi: int | None) -> bool:
     return version is not None and (lo is None or version >= lo) and (hi is None or version <= hi)
 
@@ -273,11 +293,9 @@ class McpTools:
         index = self.service.find_index(src)
         fate = {"status": rec.status, "trained_step": rec.trained_step, "dropped": rec.dropped,
                 "reward": rec.reward, "advantage": rec.advantage, "version": rec.policy_version}
-        doc = msgspec.to_builtins({"path": rec.path, "turn": turn, "turns": len(turns), "prompt_tokens": t.n_prompt,
-                                   "output_tokens": t.n_output, "start": lo, "tokens": tokens, "fate": fate,
-                                   "findings": index.findings_of(rec.path) if index is not None else []})
-        return _bounded(_fit(doc, "tokens", lambda kept, total: {"next_start": lo + len(kept)}
-                             if len(kept) < total else {}))
+        return _dump({"path": rec.path, "turn": turn, "turns": len(turns), "prompt_tokens": t.n_prompt,
+                      "output_tokens": t.n_output, "start": lo, "tokens": tokens, "fate": fate,
+                      "findings": index.findings_of(rec.path) if index is not None else []})
 
     def compare_rollouts(self, source: str, a: str, b: str, turn: int = 0) -> str:
         """Compare two rollouts of a collection or run at one turn: their rewards, advantages, fates and findings,
@@ -310,8 +328,8 @@ class McpTools:
                     "findings": msgspec.to_builtins(index.findings_of(rec.path)) if index is not None else []}
 
         doc = msgspec.to_builtins(got)
-        return _bounded(_cut_texts({"a": side(ra, got.a), "b": side(rb, got.b),
-                                    **{k: v for k, v in doc.items() if k not in ("a", "b")}}, ("a", "b"), "generated"))
+        return json.dumps({"a": side(ra, got.a), "b": side(rb, got.b),
+                           **{k: v for k, v in doc.items() if k not in ("a", "b")}}, ensure_ascii=False)
 
     def compare_runs(self, a: str, b: str, task: str = "", versions: str = "") -> str:
         """Compare two recorded TRL runs per policy version: for every version either run has, each run's numbers
@@ -372,10 +390,10 @@ class McpTools:
             return self.find_rollouts(source, pattern, rule, where, versions, status)
 
         def rollout_turn(source: str, path: str, turn: int = 0, start: int = 0, count: int = 500) -> str:
-            return self.rollout_turn(source, path, turn, start, count)
+            return bounded_turn(self.rollout_turn(source, path, turn, start, count))
 
         def compare_rollouts(source: str, a: str, b: str, turn: int = 0) -> str:
-            return self.compare_rollouts(source, a, b, turn)
+            return bounded_compare(self.compare_rollouts(source, a, b, turn))
 
         def compare_runs(a: str, b: str, task: str = "", versions: str = "") -> str:
             return self.compare_runs(a, b, task, versions)
