@@ -444,8 +444,9 @@ def read_run(store: RunStore, label: str, kind: str, prior: Run | None = None) -
     """Read a run's small files and join them; raises ArtifactError when run.json is unusable.
 
     With `prior` (the same run read before) the line files are read only past what `prior` read, and its
-    entries and consumption lines are kept: how a page follows a run that is still being recorded."""
-    problems: list[Problem] = []
+    entries and consumption lines are kept, with the problems of the lines it left out (they are not read again):
+    how a page follows a run that is still being recorded."""
+    problems: list[Problem] = [p for p in prior.problems if (p.field or "").startswith("line ")] if prior else []
     notes: list[str] = []
     if prior is None:
         got = store.read([MANIFEST], 16 * 2**20)[MANIFEST]

@@ -30,7 +30,7 @@ a reader ignores a last line without its newline (a write cut by SIGKILL).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -42,6 +42,11 @@ MANIFEST = "run.json"
 INDEX_DIR, CONSUMED_DIR, SEGMENTS_DIR, GROUPS_DIR = "index", "consumed", "segments", "groups"
 RESCORED_DIR = "rescored"
 Drift = Literal["none", "drift", "unknown"]
+# Every whole number in a run's files: at most 2**53 either way, the numbers a page's JavaScript (and a float64
+# column) holds exactly. A larger one (a policy version of 10**30 in a hostile run) is refused where the line is
+# read, named with its file, line and field, instead of overflowing a column far from it.
+MAX_WHOLE = 2**53
+Whole = Annotated[int, msgspec.Meta(ge=-MAX_WHOLE, le=MAX_WHOLE)]
 # What became of a training row. "trained": in the loss at global step `step`. Dropped by TRL:
 # "stale" (its RolloutQueueDataset: staleness > max_staleness), "oversize" (its TokenBudgetBatcher:
 # longer than token_budget). Consumed but never trained: "resume-skip" (on resume the Trainer fast-forwards
@@ -73,9 +78,9 @@ class SegmentStart(msgspec.Struct, omit_defaults=True):
 
     segment: str
     started_at: str
-    dataset_start_index: int  # TRL's resume position: group g's prompt is dataset row (start + g) % len
-    model_version: int  # the policy version when the child started (restored on resume)
-    num_generations: int
+    dataset_start_index: Whole  # TRL's resume position: group g's prompt is dataset row (start + g) % len
+    model_version: Whole  # the policy version when the child started (restored on resume)
+    num_generations: Whole
 
 
 class SegmentEnd(msgspec.Struct, omit_defaults=True):
@@ -83,17 +88,17 @@ class SegmentEnd(msgspec.Struct, omit_defaults=True):
 
     segment: str
     ended_at: str
-    groups_written: int
-    groups_lost: int  # scored groups still waiting for the writer when it had to stop
-    write_errors: int  # groups the writer failed to write (first_error and the child's log say why)
-    rollouts_never_scored: int  # rollouts that finished but whose group TRL never scored (stopped first)
+    groups_written: Whole
+    groups_lost: Whole  # scored groups still waiting for the writer when it had to stop
+    write_errors: Whole  # groups the writer failed to write (first_error and the child's log say why)
+    rollouts_never_scored: Whole  # rollouts that finished but whose group TRL never scored (stopped first)
     writer_busy_s: float  # the writer thread's time
     handoff_s: float  # the recorder's time on TRL's event loop (the critical path)
-    max_queued_samples: int  # the deepest the rollout queue got, as the child saw it
+    max_queued_samples: Whole  # the deepest the rollout queue got, as the child saw it
     # The first failure of the recorder's own code in this segment, one line (None: there was none).
     # Also logged, with its traceback, in the training log when it happened
     first_error: str | None = None
-    rollout_problems: int = 0  # rollouts recorded without their artifact (their index entries' `problem`)
+    rollout_problems: Whole = 0  # rollouts recorded without their artifact (their index entries' `problem`)
     # The recorder could not start in TRL's worker child (written by whichever process saw it): the
     # segment recorded nothing and training did not start with it
     start_error: str | None = None
@@ -102,10 +107,10 @@ class SegmentEnd(msgspec.Struct, omit_defaults=True):
 class RowRef(msgspec.Struct):
     """One training row of a rollout in the index (its arrays live in the rollout's trl/ part)."""
 
-    ordinal: int
+    ordinal: Whole
     fingerprint: str
-    tokens: int
-    trained_tokens: int
+    tokens: Whole
+    trained_tokens: Whole
     # the agent turns whose generated tokens this row trains (rollout_trace/analysis/training.py `row_trains`);
     # None: not recorded (a run recorded before the field, or a rollout without its artifact)
     turns: list[int] | None = None
@@ -115,9 +120,9 @@ class IndexEntry(msgspec.Struct):
     """index/<seg>.jsonl: one recorded rollout, with what a run page needs without opening any folder."""
 
     segment: str
-    policy_version: int
-    group_id: int
-    rollout: int  # index in the group
+    policy_version: Whole
+    group_id: Whole
+    rollout: Whole  # index in the group
     rollout_id: str | None
     group_path: str  # groups/<name>, relative, posix
     path: str | None  # the rollout's artifact folder; None when it failed before producing one
@@ -131,19 +136,19 @@ class IndexEntry(msgspec.Struct):
     # None only when the recorder could not recover it (`problem` says why)
     advantage: float | None
     rows: list[RowRef]
-    trained_tokens: int  # over TRL's rows
+    trained_tokens: Whole  # over TRL's rows
     task_id: str | None
     title: str
-    dataset_index: int | None
-    turns: int | None  # agent turns
-    trained_turns: int | None  # agent turns TRL trains a token of
-    seed_trained_turns: int | None  # the original capture script's rule (turns with a tool call)
-    tokens: int | None  # prompt + output tokens over the agent turns
+    dataset_index: Whole | None
+    turns: Whole | None  # agent turns
+    trained_turns: Whole | None  # agent turns TRL trains a token of
+    seed_trained_turns: Whole | None  # the original capture script's rule (turns with a tool call)
+    tokens: Whole | None  # prompt + output tokens over the agent turns
     drift: Drift
-    drifting_boundaries: int | None
+    drifting_boundaries: Whole | None
     timed_out: bool
     tools: list[str]  # tool names used, sorted
-    tool_calls: int
+    tool_calls: Whole
     recorded_at: str  # ISO 8601 UTC
     # What of this rollout the recorder could not record, and why (its artifact could not be built, or
     # TRL's reward and advantage could not be recovered): the rest of the entry is still TRL's
@@ -154,13 +159,13 @@ class Consumed(msgspec.Struct, omit_defaults=True):
     """consumed/<seg>.jsonl: the fate of one training row, decided on the trainer's main process."""
 
     segment: str
-    ordinal: int  # the row's position in the queue within the segment (the n-th row the trainer took)
+    ordinal: Whole  # the row's position in the queue within the segment (the n-th row the trainer took)
     fingerprint: str
     fate: Fate
-    step: int | None  # the global step it was trained at ("trained" only)
-    group_id: int
-    model_version: int  # the version TRL stamped on the row
-    trainer_version: int  # the trainer's policy version when it took the row
+    step: Whole | None  # the global step it was trained at ("trained" only)
+    group_id: Whole
+    model_version: Whole  # the version TRL stamped on the row
+    trainer_version: Whole  # the trainer's policy version when it took the row
     taken_at: str
 
 
@@ -168,8 +173,8 @@ class ConsumptionEnd(msgspec.Struct, omit_defaults=True):
     """consumed/<seg>.end.json: training stopped; `taken` rows were taken, every later one is "in-queue"."""
 
     segment: str
-    taken: int
-    global_step: int
+    taken: Whole
+    global_step: Whole
     ended_at: str
 
 
@@ -177,13 +182,13 @@ class Rescored(msgspec.Struct, omit_defaults=True):
     """rescored/<seg>.jsonl: a rescore part written into one rollout of the run (`python -m viewer rescore`)."""
 
     segment: str
-    group_id: int
-    rollout: int
+    group_id: Whole
+    rollout: Whole
     part: str
-    tokens: int  # output tokens scored
-    with_engine: int  # of them, with an engine logprob (a ratio)
+    tokens: Whole  # output tokens scored
+    with_engine: Whole  # of them, with an engine logprob (a ratio)
     max_abs_log_ratio: float | None  # trainer - engine
-    outside_clip: int  # tokens outside TRL's default clip band [0.8, 1.2]
+    outside_clip: Whole  # tokens outside TRL's default clip band [0.8, 1.2]
     written_at: str
 
 

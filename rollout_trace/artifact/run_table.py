@@ -694,6 +694,10 @@ def _read_files(root: Path) -> RunFiles:
                          f"be written when the worker stopped, {part.end.write_errors} could not be written")
     if any(x.end is None for x in segments):
         notes.append("a segment has not ended: training is running (or the worker was killed before it could say so)")
+    for name, (size, *_) in _line_files(root).items():  # an ended segment's cut line is never completed: say so
+        if name.startswith(INDEX_DIR) and size and name[len(INDEX_DIR) + 1:].split(".", 1)[0] in stops \
+                and _read(root / name, size - 1, 1) != b"\n":
+            notes.append(f"{name}: the last line has no newline (a write cut short when the recorder stopped); skipped")
     return RunFiles(manifest=manifest, segments=segments, ends={k: v.taken for k, v in ends.items()},
                     logged=frozenset(logged), rescored=rescored, problems=problems, notes=notes)
 
