@@ -25,7 +25,7 @@ def main() -> None:
     args = ap.parse_args()
     public = args.public or env.on_space
     demo = build_app(default_source=configured_source(args.source), public=public)
-    demo.launch(server_name=args.host, server_port=args.port, **launch_options(public))
+    demo.launch(server_name=args.host, server_port=args.port, **launch_options(public, demo))
 
 
 if __name__ == "__main__":

@@ -121,7 +121,7 @@ def launch_app(**kw):
     kw.setdefault("default_source", "scripted-smollm2")
     demo = build_app(public=public, **kw)
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True,
-                            **launch_options(public))
+                            **launch_options(public, demo))
     return demo, url.rstrip("/")
 
 

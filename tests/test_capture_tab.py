@@ -307,3 +307,50 @@ def test_field_checks_say_each_problem_beside_its_field():
     assert said == {tab.fields["endpoint"]: "Endpoint URL is required with the local backend",
                     tab.group_size: "Group size must be at least 1, not 0"}
     assert all(v["is_valid"] for v in tab.field_checks(tab.values(), TASK_FIELDS))
+
+
+def test_push_sends_this_sessions_capture_never_another_visitors(monkeypatch, tmp_path):
+    """Two sessions of one public app, as Gradio keeps them: the first captures (the run handler stands in for a
+    capture that wrote a folder), the second presses Push and is told to capture first; the first pushes its own."""
+    import asyncio
+
+    from gradio.state_holder import SessionState
+
+    from viewer.ui import capture_tab as module
+    from viewer.ui.app import build_app
+
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    monkeypatch.setenv("ROLLOUT_VIEWER_ENABLE_CAPTURE", "1")
+    folder = tmp_path / "capture-of-visitor-one"
+    folder.mkdir()
+    pushed: list = []
+
+    def finished_capture(self, cfg, k=None, parallel=None):
+        yield {self.status: "done", self.captured: str(folder), self.push_btn: gr.update(interactive=True)}
+
+    monkeypatch.setattr(module.CaptureTab, "_vet", lambda self, *a, **kw: (object(), ""))
+    monkeypatch.setattr(module.CaptureTab, "_run", finished_capture)
+    monkeypatch.setattr(module, "push", lambda root, repo, token, log: pushed.append(root) or f"hub/{repo}")
+    demo = build_app(default_source="scripted-smollm2", public=True, capture_enabled=True)
+    run_fn, push_fn = (next(f for f in demo.fns.values() if f.name == name) for name in ("run", "push"))
+
+    def inputs(fn, **by_id) -> list:
+        values = []
+        for c in fn.inputs:
+            v = by_id.get(getattr(c, "elem_id", None), getattr(c, "value", None))
+            values.append(c.postprocess(v) if isinstance(c, gr.Textbox) and not isinstance(c, gr.State) else v)
+        return values
+
+    async def press(fn, state: SessionState, **by_id) -> list:
+        return (await demo.process_api(block_fn=fn, inputs=inputs(fn, **by_id), state=state))["data"]
+
+    async def two_visitors() -> tuple[list, list]:
+        one, two = SessionState(demo), SessionState(demo)
+        await press(run_fn, one, **{"cap-secret": SECRET})
+        other = await press(push_fn, two, **{"cap-secret": SECRET, "cap-repo": "org/mine"})
+        own = await press(push_fn, one, **{"cap-secret": SECRET, "cap-repo": "org/mine"})
+        return other, own
+
+    other, own = asyncio.run(two_visitors())
+    assert "Capture a rollout first" in str(other)
+    assert "pushed to hub/org/mine" in str(own) and pushed == [folder]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from argparse import Namespace
 
 import numpy as np
@@ -74,12 +75,32 @@ def test_regex_uses_its_literal_and_finds_every_match():
     assert short.rollouts == 1 and short.notes
 
 
-def test_a_runaway_regex_stops_at_its_budget():
-    index = _small((RolloutRow("a", 1), "a" * 40 + "!", ""))
-    q = parse_query(r"/(a|aa)+$/")
-    q = type(q)(**{**q.__dict__, "budget_s": 0.05})
-    r = index.search(q)
-    assert r.partial and any("time budget" in n for n in r.notes)
+def test_a_pattern_that_backtracks_elsewhere_runs_in_linear_time_and_a_memory_bomb_is_refused():
+    """RE2: `(a|aa)+$` (exponential on a backtracking engine) answers at once; what RE2 cannot run linearly
+    (conditionals, recursion, backreferences, lookaround, huge repeats) is refused by name, never a MemoryError."""
+    index = _small((RolloutRow("a", 1), "a" * 100_000 + "!", ""))
+    r = index.search(parse_query(r"/(a|aa)+$/"))
+    assert not r.partial and r.rollouts == 0
+    for bomb in ("/(?(DEFINE)(?<a>(?&a)x))(?&a)/", r"/(\w+)\1/", "/(?=x)y/", "/((a{999}){999}){999}/"):
+        with pytest.raises(QueryError, match="not a valid regular expression for this search"):
+            parse_query(bomb)
+
+
+def test_the_budget_holds_in_total_waits_included():
+    index = _small((RolloutRow("a", 1), "pytest passed " * 50, ""), (RolloutRow("b", 2), "pytest failed", ""))
+    q = parse_query("/pytest (passed|failed)/")
+    assert not index.search(q).partial
+    gone = time.monotonic() - 1  # a deadline already past: the regex scan stops before it reads a piece
+    r = index.search(q, gone)
+    assert r.partial and r.rollouts == 0 and any("time budget" in n for n in r.notes)
+    plain = index.search(parse_query("pytest"), gone)  # SQLite's own query is stopped by its progress handler
+    assert plain.partial or plain.rollouts == 2  # (a query SQLite finishes within one check is whole)
+    index._lock.acquire()  # another search of this source holds the index past this one's deadline
+    try:
+        waited = index.search(q, time.monotonic() + 0.01)
+    finally:
+        index._lock.release()
+    assert waited.partial and "other searches of this source" in waited.notes[0]
 
 
 @pytest.mark.parametrize("bad, said", [("", "empty"), ("/(/", "not a valid regular expression"),
@@ -138,6 +159,24 @@ def test_the_find_command_prints_hits_and_json():
     assert "turn 0 tool-call token" in out.getvalue() and "[print(len]" in out.getvalue()
     assert find(Namespace(**{**args.__dict__, "pattern": "/(/"}), io.StringIO(), err) == 2
     assert find(Namespace(**{**args.__dict__, "source": "/nonexistent/x"}), io.StringIO(), err) == 1
+
+
+def test_the_find_command_names_a_pattern_that_is_not_text_and_a_run_that_is_broken(tmp_path):
+    import shutil
+
+    from rollout_trace.artifact.sources import EXAMPLES_DIR
+
+    args = Namespace(source="trl-run", pattern="x\udcff\udcfe", json=False, fields=None, versions=None, status=None,
+                     limit=5)  # what argv holds for the bytes x \xff \xfe
+    err = io.StringIO()
+    assert find(args, io.StringIO(), err) == 2 and "not UTF-8" in err.getvalue()
+    broken = tmp_path / "run"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", broken)
+    (broken / "run.json").unlink()
+    (broken / "run.json").mkdir()
+    err = io.StringIO()
+    assert find(Namespace(**{**args.__dict__, "source": str(broken), "pattern": "solution"}), io.StringIO(), err) == 1
+    assert "run.json: a recorded run's manifest is not a file" in err.getvalue()
 
 
 def test_a_single_artifact_is_one_rollout():

@@ -17,7 +17,7 @@ def _launch(public: bool):
 
     demo = build_app(default_source="trl-run", public=public, mcp=True)
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True,
-                            mcp_server=True, **launch_options(public))
+                            mcp_server=True, **launch_options(public, demo))
     return demo, url.rstrip("/")
 
 

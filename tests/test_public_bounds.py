@@ -114,6 +114,15 @@ def test_a_public_visitor_sees_the_bound_in_the_index_and_nothing_is_kept(hub_ru
     assert not service.rows.index_page("org/run", {}).error_html and service.run("org/run") is not None
 
 
+def test_comparing_with_a_hub_run_over_the_bound_names_the_bound(hub_run, monkeypatch):
+    from viewer.ui.run_view import RunView
+    from viewer.ui.service import Service
+
+    monkeypatch.setattr(visitor, "MAX_ROWS", 100)
+    got = RunView(Service("", public=True)).versus({"src": "trl-run", "vs": "org/run"})
+    assert "cannot be compared" in got["error"] and "at most 100 rows" in got["error"], got
+
+
 def test_a_followed_run_read_again_at_a_new_commit_is_bounded_too(hub_run, monkeypatch):
     """The follower reads a Hub run again whole at a new commit: through the cache's opener, the visitor's budget."""
     from viewer.ui.service import Service

@@ -77,8 +77,8 @@ def test_the_server_function_opens_the_other_run_as_the_page_does(pair):
     assert got["compare"]["b"]["src"] == other and len(got["compare"]["tasks"]) == 10
     public = _run_view(public=True)
     refused = public.versus({"src": "trl-run", "vs": other})
-    assert refused == {"error": "the other run is not a recorded run this app can open (a public app opens bundled "
-                                "runs and Hub dataset ids)"}
+    assert refused == {"error": "the other run cannot be compared: it is not a recorded run (a public app opens "
+                                "bundled runs and Hub dataset ids)"}
     assert other not in str(refused)
     same = public.versus({"src": "trl-run", "vs": "trl-run"})  # a bundled run is open to anyone
     assert same["compare"]["a"]["versions"] == same["compare"]["b"]["versions"]

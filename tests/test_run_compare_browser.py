@@ -101,7 +101,7 @@ def test_a_run_that_cannot_be_opened_is_named(page, app_url, other):
     page.fill("[data-testid=run-vs-input]", other + "-missing")
     page.press("[data-testid=run-vs-input]", "Enter")
     _answered(page, before)
-    assert "not a recorded run this app can open" in page.inner_text("[data-testid=run-vs-status]")
+    assert "cannot be compared: it is not a recorded run" in page.inner_text("[data-testid=run-vs-status]")
     assert query(page)["vs"] == other + "-missing"
     before = _before(page)
     page.click("[data-testid=run-vs-clear]")

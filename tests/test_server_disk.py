@@ -44,7 +44,7 @@ def upload_then_sweep(tmp_path: Path, budget_rollouts: float) -> tuple[ViewTab, 
     upload.unlink()  # Gradio's delete_cache: the file is gone from the server
     for k in range(4):
         store.open(f"other-{k}", lambda: Rollout.load(open_artifact(EXAMPLE)))
-    assert store._entries[key].rollout is None  # A was evicted
+    assert store._entries.peek(key).rollout is None  # A was evicted
     assert store.loaded_bytes() <= int(one * budget_rollouts)
     return tab, key, store
 

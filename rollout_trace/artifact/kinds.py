@@ -20,8 +20,9 @@ from .collection import row_folders
 from .group import GROUP_FILE
 from .problems import ArtifactError, Problem
 from .run import find_run
+from .run_format import MANIFEST
 from .sources import EMPTY_HINT, bundled_examples, bundled_groups, bundled_runs, is_zip
-from .stores import Store, store_for
+from .stores import FolderStore, Store, store_for
 
 Kind = Literal["rollout", "collection", "run"]
 
@@ -55,6 +56,9 @@ def kind_of(store: Store) -> Kind:
     """The kind of the files `store` holds (see the module docstring for the rules)."""
     if find_run(store) is not None:
         return "run"
+    if isinstance(store, FolderStore) and (store.root / MANIFEST).is_dir():  # a broken run, not a collection
+        raise ArtifactError([Problem(MANIFEST, "a recorded run's manifest is not a file", expected="run.json, a file "
+                                     "written by rollout_trace.record", found="a folder")])
     top = store.list_dir("")
     if "turns.json" in top:
         return "rollout"

@@ -11,6 +11,8 @@ import mmap
 import re
 from dataclasses import dataclass, field
 
+import msgspec
+
 from .errors import RolloutTraceError
 
 
@@ -64,6 +66,21 @@ _TURN = re.compile(r"^\$\.turns\[(\d+)\]\.?(.*)$")
 _EXPECTED = re.compile(r"^Expected `([^`]+)`, got `([^`]+)`$")
 _MISSING = re.compile(r"^Object missing required field `([^`]+)`$")
 _ENUM = re.compile(r"^Invalid enum value (.+)$")
+_BOUND = re.compile(r"^Expected `([^`]+)` ((?:<|>)=? .+)$")  # a constraint (run_format.py's `Whole`)
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _top_level(data: bytes | mmap.mmap, key: str) -> str | None:
+    """The value of a small JSON object's top-level `key`, as written (cut at 60 characters); None when unknown."""
+    if not _KEY.match(key) or len(data) > 1 << 20:
+        return None
+    try:
+        doc = msgspec.json.decode(bytes(data))
+    except msgspec.DecodeError:
+        return None
+    if not isinstance(doc, dict) or key not in doc:
+        return None
+    return str(doc[key])[:60]
 
 
 def from_msgspec(file: str, exc: Exception, data: bytes | mmap.mmap) -> Problem:
@@ -82,6 +99,9 @@ def from_msgspec(file: str, exc: Exception, data: bytes | mmap.mmap) -> Problem:
             fld = path.removeprefix("$").lstrip(".") or None
     if (em := _EXPECTED.match(msg)):
         return Problem(file, "wrong type", turn=turn, field=fld, expected=em.group(1), found=em.group(2))
+    if (bm := _BOUND.match(msg)):
+        return Problem(file, "out of range", turn=turn, field=fld, expected=f"{bm.group(1)} {bm.group(2)}",
+                       found=_top_level(data, fld) if fld else None)
     if (mm := _MISSING.match(msg)):
         name = f"{fld}.{mm.group(1)}" if fld else mm.group(1)
         return Problem(file, "required field is missing", turn=turn, field=name)

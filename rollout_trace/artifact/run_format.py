@@ -42,7 +42,7 @@ rollout) with `rollout_id` (TRL's uuid4 = OpenEnv's episode_id) as its unique na
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -56,6 +56,11 @@ SEALED, TAIL = ".parquet", ".arrows"
 # A shard's file name: the segment, then its number within the segment
 SHARD_NAME = re.compile(r"^(?P<segment>[A-Za-z0-9_.-]+)-(?P<number>\d{5})(?P<ext>\.parquet|\.arrows)$")
 Drift = Literal["none", "drift", "unknown"]
+# Every whole number a run's JSON files hold is within what a float64 holds exactly (JavaScript's safe integers):
+# a larger one (10**30 in a hostile file) is a named problem where the file is read, never an OverflowError in a
+# column, a tool or a page. A table's `policy_version` is bounded the same way (run_table.py `_fits`).
+MAX_WHOLE = 2**53
+Whole = Annotated[int, msgspec.Meta(ge=-MAX_WHOLE, le=MAX_WHOLE)]
 # What became of a training row. "trained": in the loss at global step `step`. Dropped by TRL:
 # "stale" (its RolloutQueueDataset: staleness > max_staleness), "oversize" (its TokenBudgetBatcher:
 # longer than token_budget). Consumed but never trained: "resume-skip" (on resume the Trainer fast-forwards
@@ -82,7 +87,7 @@ def group_path(segment: str, policy_version: int, group_id: int) -> str:
 class RunManifest(msgspec.Struct, omit_defaults=True):
     """run.json: what was trained, with what, when. Never a secret (no token, no URL credentials)."""
 
-    format_version: int
+    format_version: Whole
     kind: str  # RUN_KIND
     started_at: str  # ISO 8601 UTC, the first segment's start
     model: str  # the policy's name or path as the worker was given it
@@ -100,9 +105,9 @@ class SegmentStart(msgspec.Struct, omit_defaults=True):
 
     segment: str
     started_at: str
-    dataset_start_index: int  # TRL's resume position: group g's prompt is dataset row (start + g) % len
-    model_version: int  # the policy version when the child started (restored on resume)
-    num_generations: int
+    dataset_start_index: Whole  # TRL's resume position: group g's prompt is dataset row (start + g) % len
+    model_version: Whole  # the policy version when the child started (restored on resume)
+    num_generations: Whole
 
 
 class SegmentEnd(msgspec.Struct, omit_defaults=True):
@@ -110,17 +115,17 @@ class SegmentEnd(msgspec.Struct, omit_defaults=True):
 
     segment: str
     ended_at: str
-    groups_written: int
-    groups_lost: int  # scored groups still waiting for the writer when it had to stop
-    write_errors: int  # groups the writer failed to write (first_error and the child's log say why)
-    rollouts_never_scored: int  # rollouts that finished but whose group TRL never scored (stopped first)
+    groups_written: Whole
+    groups_lost: Whole  # scored groups still waiting for the writer when it had to stop
+    write_errors: Whole  # groups the writer failed to write (first_error and the child's log say why)
+    rollouts_never_scored: Whole  # rollouts that finished but whose group TRL never scored (stopped first)
     writer_busy_s: float  # the writer thread's time
     handoff_s: float  # the recorder's time on TRL's event loop (the critical path)
-    max_queued_samples: int  # the deepest the rollout queue got, as the child saw it
+    max_queued_samples: Whole  # the deepest the rollout queue got, as the child saw it
     # The first failure of the recorder's own code in this segment, one line (None: there was none).
     # Also logged, with its traceback, in the training log when it happened
     first_error: str | None = None
-    rollout_problems: int = 0  # rollouts recorded without their artifact (their row's `problem`)
+    rollout_problems: Whole = 0  # rollouts recorded without their artifact (their row's `problem`)
     # The recorder could not start in TRL's worker child (written by whichever process saw it): the
     # segment recorded nothing and training did not start with it
     start_error: str | None = None
@@ -130,8 +135,8 @@ class ConsumptionEnd(msgspec.Struct, omit_defaults=True):
     """consumed/<seg>.end.json: training stopped; `taken` rows were taken, every later one is "in-queue"."""
 
     segment: str
-    taken: int
-    global_step: int
+    taken: Whole
+    global_step: Whole
     ended_at: str
 
 
@@ -139,13 +144,13 @@ class Rescored(msgspec.Struct, omit_defaults=True):
     """rescored/<seg>.jsonl: a rescore part written for one rollout of the run (`python -m viewer rescore`)."""
 
     segment: str
-    group_id: int
-    rollout: int
+    group_id: Whole
+    rollout: Whole
     part: str
-    tokens: int  # output tokens scored
-    with_engine: int  # of them, with an engine logprob (a ratio)
+    tokens: Whole  # output tokens scored
+    with_engine: Whole  # of them, with an engine logprob (a ratio)
     max_abs_log_ratio: float | None  # trainer - engine
-    outside_clip: int  # tokens outside TRL's default clip band [0.8, 1.2]
+    outside_clip: Whole  # tokens outside TRL's default clip band [0.8, 1.2]
     written_at: str
 
 

@@ -45,6 +45,7 @@ from .run_format import (
     CONSUMED_DIR,
     FILES_DIR,
     MANIFEST,
+    MAX_WHOLE,
     RESCORED_DIR,
     ROLLOUTS_DIR,
     RUN_FORMAT_VERSION,
@@ -412,8 +413,8 @@ class RunTable:
             x = keys.slice(int(i), 1).to_pylist()[0]
             problems.append(Problem(f"{ROLLOUTS_DIR}/{self.shards[int(shard_of[i])].name}", "a rollout's place in the "
                                     "run is not one the recorder writes; left out", field=f"row {int(pos[i])}",
-                                    expected=f"a segment name, and a version, group and index from 0 (an index below "
-                                             f"{MAX_ROLLOUT:,})",
+                                    expected=f"a segment name, and a version, group and index from 0 (a version up to 2**53, "
+                                             f"an index below {MAX_ROLLOUT:,})",
                                     found=f"segment {str(x['segment'])[:40]!r}, version {x['policy_version']}, "
                                           f"group {x['group_id']}, rollout {x['rollout']}"))
         names = sorted(x for x in pc.unique(pc.cast(keys["segment"], pa.string())).to_pylist() if x is not None)
@@ -887,7 +888,7 @@ def _fits(t: pa.Table) -> np.ndarray:
     version = pc.fill_null(t["policy_version"], -1)
     gid = pc.fill_null(t["group_id"], -1)
     rollout = pc.fill_null(t["rollout"], -1)
-    in_range = pc.and_(pc.and_(pc.greater_equal(version, 0), pc.and_(pc.greater_equal(gid, 0), pc.less(gid, 2**34))),
+    in_range = pc.and_(pc.and_(pc.and_(pc.greater_equal(version, 0), pc.less_equal(version, MAX_WHOLE)), pc.and_(pc.greater_equal(gid, 0), pc.less(gid, 2**34))),
                        pc.and_(pc.greater_equal(rollout, 0), pc.less(rollout, MAX_ROLLOUT)))
     ok = pc.and_(pc.and_(placed, in_range), segment_ok)
     return pc.fill_null(ok, False).to_numpy(zero_copy_only=False).astype(bool)

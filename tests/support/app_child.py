@@ -37,7 +37,7 @@ def main() -> int:
 
     threading.Thread(target=unpacking, daemon=True).start()
     print(f"READY {private_cache()}", flush=True)
-    demo.launch(server_name="127.0.0.1", server_port=port, quiet=True, **launch_options(True))
+    demo.launch(server_name="127.0.0.1", server_port=port, quiet=True, **launch_options(True, demo))
     return 0
 
 

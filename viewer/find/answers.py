@@ -15,7 +15,7 @@ import msgspec
 from rollout_trace.analysis.findings import RULES
 
 from .index import Search
-from .query import QueryError, parse_query
+from .query import BUDGET_S, BUDGET_S_PUBLIC, QueryError, parse_query
 
 MAX_FINDING_ROWS = 200
 
@@ -55,6 +55,11 @@ class FindSummary(msgspec.Struct, frozen=True):
     covers: str | None = None  # what part of the source was read, when not all of it
 
 
+def budget_s(public: bool) -> float:
+    """How long one search may take in all, from when it was asked."""
+    return BUDGET_S_PUBLIC if public else BUDGET_S
+
+
 def summary(index: Search) -> FindSummary:
     counts = index.finding_counts()
     per = index.rollouts_per_version()
@@ -71,8 +76,9 @@ def _text(req: Mapping, key: str, cap: int) -> str:
     return v[:cap] if isinstance(v, str) else ""
 
 
-def search(index: Search, req: Mapping, public: bool) -> SearchAnswer:
-    """{pattern, fields, versions, statuses, rule, limit} -> the hits, or the rollouts with finding `rule`."""
+def search(index: Search, req: Mapping, public: bool, deadline: float | None = None) -> SearchAnswer:
+    """{pattern, fields, versions, statuses, rule, limit} -> the hits, or the rollouts with finding `rule`; the
+    search stops at `deadline` (time.monotonic(); default: the query's budget from now)."""
     rule = _text(req, "rule", 40)
     versions = _text(req, "versions", 40) or None
     raw_fields = req.get("fields")
@@ -85,19 +91,19 @@ def search(index: Search, req: Mapping, public: bool) -> SearchAnswer:
     if rule:
         if rule not in RULES:
             return SearchAnswer(error=f"no finding rule {rule!r}: the rules are {', '.join(RULES)}")
-        return _with_rule(index, rule, versions, pattern)
+        return _with_rule(index, rule, versions, pattern, deadline)
     try:
         q = parse_query(pattern, fields, versions, statuses, public=public, limit=limit)
     except QueryError as e:
         return SearchAnswer(error=str(e))
-    r = index.search(q)
+    r = index.search(q, deadline)
     return SearchAnswer(hits=[HitRow(h.path, h.version, h.rollout, h.turn, h.field, h.token, h.token_end, h.excerpt,
                                      h.mark) for h in r.hits], rollouts=r.rollouts,
                         per_version={str(v): n for v, n in sorted(r.per_version.items())}, partial=r.partial,
                         notes=r.notes + ([index.covers] if index.covers else []))
 
 
-def _with_rule(index: Search, rule: str, versions: str | None, pattern: str) -> SearchAnswer:
+def _with_rule(index: Search, rule: str, versions: str | None, pattern: str, deadline: float | None) -> SearchAnswer:
     from .query import parse_versions
 
     try:
@@ -107,7 +113,7 @@ def _with_rule(index: Search, rule: str, versions: str | None, pattern: str) -> 
     paths = index.with_rules([rule])
     if pattern.strip():  # a rule and a pattern: the rollouts with both
         try:
-            hits = index.search(parse_query(pattern, limit=200)).hits
+            hits = index.search(parse_query(pattern, limit=200), deadline).hits
         except QueryError as e:
             return SearchAnswer(error=str(e))
         paths &= {h.path for h in hits}

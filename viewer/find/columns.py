@@ -3,8 +3,8 @@
 A run's rows hold each rollout's searchable text pieces and findings, computed when it was recorded
 (rollout_trace/analysis/searchable.py), so a search reads the `text_*` columns shard by shard
 (rollout_trace/artifact/run_table.py), in the run's order: Arrow's substring kernel finds the pieces holding the
-pattern's plain part (case-insensitively), the `regex` package checks a regular expression on those pieces only
-(or on every piece when it has no plain part of 3+ characters), and only the hits listed are located among their
+pattern's plain part (case-insensitively), Arrow's RE2 kernel checks a regular expression on those pieces only
+(or on every piece when it has no plain part), and only the hits listed are located among their
 tokens (rollout_trace/analysis/texts.py `Piece`). The counts cover every rollout of the run, within the query's
 time budget (the answer says when the budget cut it short). Findings come from the `findings` column.
 
@@ -70,9 +70,11 @@ class RunFind:
             keep = pc.and_(keep, pc.is_in(pc.cast(t.column("status"), pa.string()), value_set=pa.array(list(q.statuses))))
         return pc.fill_null(keep, False).to_numpy(zero_copy_only=False).astype(bool)
 
-    def search(self, q: Query) -> SearchResult:
+    def search(self, q: Query, deadline: float | None = None) -> SearchResult:
+        """The hits of `q` over every rollout; by `deadline` (time.monotonic(); default: the query's budget from
+        now) the search stops between shards and answers with what it read, `partial`."""
         t = self.t
-        deadline = time.monotonic() + q.budget_s
+        deadline = time.monotonic() + q.budget_s if deadline is None else deadline
         allowed = self._allowed(q)
         version = t.column("policy_version").to_numpy()
         fields = pa.array(list(q.fields))
@@ -91,24 +93,10 @@ class RunFind:
             parent = pc.list_parent_indices(text).to_numpy()
             flat = pc.list_flatten(text)
             ok = pc.is_in(pc.list_flatten(cols["text_field"].combine_chunks()), value_set=fields)
-            if q.literal is not None and len(q.literal) >= 3:
+            if q.literal:  # every match holds it: Arrow's substring kernel narrows the pieces first
                 ok = pc.and_(ok, pc.match_substring(flat, q.literal, ignore_case=True))
             candidates = np.flatnonzero(pc.fill_null(ok, False).to_numpy(zero_copy_only=False))
-            matched: list[int] = []
-            if q.is_regex or q.literal is None or len(q.literal) < 3:
-                for i in candidates.tolist():
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        partial = True
-                        break
-                    try:
-                        if q.compiled.search(flat[i].as_py(), timeout=left) is not None:
-                            matched.append(i)
-                    except TimeoutError:
-                        partial = True
-                        break
-            else:
-                matched = candidates.tolist()
+            matched = _matching(flat, candidates, q) if q.is_regex or not q.literal else candidates.tolist()
             pieces += len(matched)
             for i in matched:
                 row = int(mine[parent[i]])
@@ -120,7 +108,7 @@ class RunFind:
         per: dict[int, int] = defaultdict(int)
         for v in seen.values():
             per[v] += 1
-        notes = [] if q.literal is not None and len(q.literal) >= 3 else \
+        notes = [] if q.literal else \
             ["this pattern has no plain substring of 3+ characters: every piece was read"]
         if partial:
             notes.append(f"the search stopped after its time budget ({q.budget_s:g} s): counts are of what was read")
@@ -146,17 +134,16 @@ class RunFind:
             text = flat[i].as_py()
             piece = Piece(fields[i].as_py(), turns[i].as_py(), text, starts[i].as_py(),
                           np.frombuffer(blob, dtype="<i4") if blob else None)
-            try:
-                for m in q.compiled.finditer(text, timeout=max(deadline - time.monotonic(), 0.01)):
-                    if m.end() == m.start():
-                        continue
-                    if len(out) >= q.limit:
-                        break
-                    a, b = piece.tokens_of(m.start(), m.end())
-                    lo, hi = max(0, m.start() - EXCERPT), min(len(text), m.end() + EXCERPT)
-                    out.append(Hit(place["path"], place["policy_version"], place["group"], place["rollout"],
-                                   piece.turn, piece.field, a, b, text[lo:hi], (m.start() - lo, m.end() - lo)))
-            except TimeoutError:
+            for m in q.compiled.finditer(text):  # RE2: linear in the piece
+                if m.end() == m.start():
+                    continue
+                if len(out) >= q.limit:
+                    break
+                a, b = piece.tokens_of(m.start(), m.end())
+                lo, hi = max(0, m.start() - EXCERPT), min(len(text), m.end() + EXCERPT)
+                out.append(Hit(place["path"], place["policy_version"], place["group"], place["rollout"],
+                               piece.turn, piece.field, a, b, text[lo:hi], (m.start() - lo, m.end() - lo)))
+            if time.monotonic() > deadline:
                 break
         return out
 
@@ -260,6 +247,21 @@ class RunFind:
         rows = pc.unique(f.filter(pc.is_in(f["rule"], value_set=pa.array(wanted)))["row"]).to_pylist()
         paths = self.t.column("path")
         return {paths[r].as_py() for r in rows}
+
+
+def _matching(flat: pa.Array, candidates: np.ndarray, q: Query) -> list[int]:
+    """Which candidate pieces `q`'s pattern matches: Arrow's RE2 kernel over them at once (the pattern was
+    compiled by RE2 already, so it is linear in the text); the Python binding of RE2 one by one for a pattern
+    Arrow's build refuses."""
+    if not len(candidates):
+        return []
+    picked = flat.take(pa.array(candidates))
+    try:
+        hit = pc.match_substring_regex(picked, q.compiled.pattern)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return [int(i) for i, text in zip(candidates.tolist(), picked.to_pylist(), strict=True)
+                if text is not None and q.compiled.search(text) is not None]
+    return candidates[pc.fill_null(hit, False).to_numpy(zero_copy_only=False)].tolist()
 
 
 def searched(t: RunTable) -> RunFind:

@@ -8,7 +8,9 @@ those pieces only; one without such a substring reads every piece, within the qu
 kept once, in the pieces table; the trigram index is an external-content FTS5 table over it.
 
 Findings (rollout_trace/analysis/findings.py) are kept beside the pieces, one row each, so counts per version and
-the rollouts with a rule are one query. Thread-safe (one connection, one lock). No Gradio here.
+the rollouts with a rule are one query. Thread-safe (one connection, one lock). A search keeps to its deadline
+in total: the wait for the lock, SQLite's own work (its progress handler stops a query at the deadline) and the
+regex over each piece (RE2: linear in the piece) all count. No Gradio here.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
-import regex
+import re2
 
 from rollout_trace.analysis.findings import RULES, Finding
 from rollout_trace.analysis.texts import Piece, RolloutText
@@ -89,7 +91,7 @@ class Search(Protocol):
 
     def __len__(self) -> int: ...
     def __contains__(self, path: str) -> bool: ...
-    def search(self, q: Query) -> SearchResult: ...
+    def search(self, q: Query, deadline: float | None = None) -> SearchResult: ...
     def findings_of(self, path: str) -> list[Finding]: ...
     def all_findings(self) -> dict[str, list[Finding]]: ...
     def rules_by_path(self) -> dict[str, tuple[str, ...]]: ...
@@ -98,6 +100,10 @@ class Search(Protocol):
     def rows(self, paths: Iterable[str]) -> dict[str, tuple[int | None, int | None]]: ...
     def with_rules(self, rules: Iterable[str]) -> set[str]: ...
     def close(self) -> None: ...
+
+
+def _stopped(q: Query) -> str:
+    return f"the search stopped after its time budget ({q.budget_s:g} s): counts are of what was read"
 
 
 def _phrase(text: str) -> str:
@@ -168,7 +174,10 @@ class FindIndex:
             args += list(q.statuses)
         return " AND ".join(sql), args
 
-    def search(self, q: Query) -> SearchResult:
+    def search(self, q: Query, deadline: float | None = None) -> SearchResult:
+        """The hits of `q`; by `deadline` (time.monotonic(); default: the query's budget from now) the search
+        stops and answers with what it read, `partial`."""
+        deadline = time.monotonic() + q.budget_s if deadline is None else deadline
         where, args = self._where(q)
         indexed = q.literal is not None and len(q.literal) >= 3
         if indexed:  # the pieces holding the literal, from the trigram index
@@ -177,69 +186,79 @@ class FindIndex:
         else:  # every piece, read from its own table
             base = "FROM pieces p JOIN rollouts r ON r.id = p.rid WHERE "
         base += where
-        with self._lock:
+        if not self._lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            return SearchResult([], 0, 0, {}, True, [f"other searches of this source took the whole time budget "
+                                                     f"({q.budget_s:g} s): ask again"])
+        try:
+            # SQLite asks every N steps whether to go on: past the deadline it stops the query (OperationalError)
+            self._db.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
             if indexed and not q.is_regex:  # the index's answer is the answer: count there, locate only what is listed
-                return self._plain(q, base, args)
-            return self._scan(q, base, args, indexed)
+                return self._plain(q, base, args, deadline)
+            return self._scan(q, base, args, indexed, deadline)
+        finally:
+            self._db.set_progress_handler(None, 0)
+            self._lock.release()
 
-    def _plain(self, q: Query, base: str, args: list) -> SearchResult:
+    def _plain(self, q: Query, base: str, args: list, deadline: float) -> SearchResult:
         per: dict[int | None, int] = {}
         pieces = 0
-        for v, n_rollouts, n_pieces in self._db.execute(
-                f"SELECT r.version, count(DISTINCT r.id), count(*) {base} GROUP BY r.version", args):
-            per[v] = n_rollouts
-            pieces += n_pieces
         hits: list[Hit] = []
-        # FTS5 gives matches in rowid order, the order pieces were added (a run's rollouts in version order):
-        # the first `limit` are found without sorting every match
-        rows = self._db.execute(f"SELECT r.path, r.version, r.grp, r.rollout, p.turn, p.field, p.start, p.offsets, "
-                                f"p.text {base} ORDER BY b.rowid", args)
-        for row in rows:
-            hits += self._hits_in(row, q.compiled, q.limit - len(hits), None)
-            if len(hits) >= q.limit:
-                break
+        try:
+            for v, n_rollouts, n_pieces in self._db.execute(
+                    f"SELECT r.version, count(DISTINCT r.id), count(*) {base} GROUP BY r.version", args):
+                per[v] = n_rollouts
+                pieces += n_pieces
+            # FTS5 gives matches in rowid order, the order pieces were added (a run's rollouts in version order):
+            # the first `limit` are found without sorting every match
+            rows = self._db.execute(f"SELECT r.path, r.version, r.grp, r.rollout, p.turn, p.field, p.start, "
+                                    f"p.offsets, p.text {base} ORDER BY b.rowid", args)
+            for row in rows:
+                hits += self._hits_in(row, q.compiled, q.limit - len(hits))
+                if len(hits) >= q.limit or time.monotonic() > deadline:
+                    break
+        except sqlite3.OperationalError:  # stopped at the deadline by the progress handler
+            return SearchResult(hits, sum(per.values()), pieces, {v: n for v, n in per.items() if v is not None},
+                                True, [_stopped(q)])
         return SearchResult(hits, sum(per.values()), pieces, {v: n for v, n in per.items() if v is not None})
 
-    def _scan(self, q: Query, base: str, args: list, indexed: bool) -> SearchResult:
-        deadline = time.monotonic() + q.budget_s
+    def _scan(self, q: Query, base: str, args: list, indexed: bool, deadline: float) -> SearchResult:
         hits: list[Hit] = []
         seen: dict[str, int | None] = {}
         pieces, partial = 0, False
         rows = self._db.execute(f"SELECT p.text, p.id, r.path, r.version {base} ORDER BY p.id", args)
-        for text, rowid, path, version in rows:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                partial = True
-                break
+        while True:
             try:
-                if q.compiled.search(text, timeout=left) is None:
-                    continue
-            except TimeoutError:
+                got = rows.fetchone()
+            except sqlite3.OperationalError:  # stopped at the deadline by the progress handler
                 partial = True
                 break
+            if got is None:
+                break
+            text, rowid, path, version = got
+            if time.monotonic() > deadline:
+                partial = True
+                break
+            if q.compiled.search(text) is None:  # RE2: linear in the piece
+                continue
             pieces += 1
             seen[path] = version
             if len(hits) < q.limit:  # only a listed hit is located among its tokens
                 row = self._db.execute("SELECT r.path, r.version, r.grp, r.rollout, p.turn, p.field, p.start, "
                                        "p.offsets, ? FROM pieces p JOIN rollouts r ON r.id = p.rid WHERE p.id = ?",
                                        (text, rowid)).fetchone()
-                try:
-                    hits += self._hits_in(row, q.compiled, q.limit - len(hits), max(deadline - time.monotonic(), 0.01))
-                except TimeoutError:
-                    partial = True
-                    break
+                hits += self._hits_in(row, q.compiled, q.limit - len(hits))
         per = Counter(v for v in seen.values() if v is not None)
         notes = [] if indexed else ["this pattern has no plain substring of 3+ characters: every piece was read"]
         if partial:
-            notes.append(f"the search stopped after its time budget ({q.budget_s:g} s): counts are of what was read")
+            notes.append(_stopped(q))
         return SearchResult(hits, len(seen), pieces, dict(per), partial, notes)
 
     @staticmethod
-    def _hits_in(row, compiled: regex.Pattern, room: int, timeout: float | None) -> list[Hit]:
+    def _hits_in(row, compiled: re2._Regexp, room: int) -> list[Hit]:
         path, version, grp, rollout, turn, fld, start, blob, text = row
         piece = Piece(fld, turn, text, start, np.frombuffer(blob, dtype=np.int32) if blob else None)
         out: list[Hit] = []
-        for m in compiled.finditer(text, timeout=timeout):
+        for m in compiled.finditer(text):
             if m.end() == m.start():
                 continue
             if len(out) >= room:

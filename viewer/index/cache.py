@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rollout_trace.artifact import bundled_examples
+from rollout_trace.artifact.bounded import Bounded
 from rollout_trace.artifact.collection import Collection
 from rollout_trace.artifact.sources import bundled_groups, bundled_runs
 
@@ -53,20 +53,14 @@ class _Entry:
 class CollectionCache:
     def __init__(self, max_entries: int = MAX_COLLECTIONS, max_age_s: float = MAX_AGE_S,
                  opener: Callable[..., Collection] = open_index, clock: Callable[[], float] = time.monotonic):
-        self._entries: OrderedDict[str, _Entry] = OrderedDict()
-        self._lock = threading.Lock()
-        self.max_entries, self.max_age_s = max_entries, max_age_s
+        self._entries: Bounded[str, _Entry] = Bounded(max_entries, on_evict=lambda _key, e: _close(e))
+        self.max_age_s = max_age_s
         self._opener, self._clock = opener, clock
         self.opens = 0  # how many times a collection was listed and indexed (tests read it)
 
     def get(self, source: str, allow_local: bool) -> Collection:
         """The shared collection `source` names, opened at most once per identity and age; raises ArtifactError."""
-        key = collection_identity(source, allow_local)
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                entry = self._entries[key] = _Entry()
-            self._entries.move_to_end(key)
+        entry = self._entries.setdefault(collection_identity(source, allow_local), _Entry)
         with entry.lock:  # one listing per collection, however many visitors ask at once
             stale = entry.collection is not None and self._clock() - entry.opened_at > self.max_age_s
             if entry.collection is None or stale:
@@ -76,13 +70,11 @@ class CollectionCache:
                 entry.collection = self._opener(source.strip(), allow_local=allow_local)
                 entry.opened_at = self._clock()
                 self.opens += 1
-            c = entry.collection
-        self._evict()
-        return c
+            return entry.collection
 
     def peek(self, source: str, allow_local: bool) -> Collection | None:
         """The shared collection `source` names when one is open, never opening it."""
-        entry = self._entries.get(collection_identity(source, allow_local))
+        entry = self._entries.peek(collection_identity(source, allow_local))
         return entry.collection if entry is not None else None
 
     def open(self, source: str, allow_local: bool) -> Collection:
@@ -93,7 +85,7 @@ class CollectionCache:
     def replace(self, source: str, allow_local: bool, old: Collection, new: Collection) -> bool:
         """Put `new` where `old` is (a followed run that grew: viewer/ui/run_view.py), keeping its age; False
         when the entry holds another collection by now (reopened, or dropped)."""
-        entry = self._entries.get(collection_identity(source, allow_local))
+        entry = self._entries.peek(collection_identity(source, allow_local))
         if entry is None:
             return False
         with entry.lock:
@@ -102,22 +94,22 @@ class CollectionCache:
             entry.collection = new  # the old one shares the new one's store: nothing to close
         return True
 
-    def _evict(self) -> None:
-        dropped = []
-        with self._lock:
-            while len(self._entries) > self.max_entries:
-                _, e = self._entries.popitem(last=False)
-                dropped.append(e)
-        for e in dropped:
-            if e.collection is not None:
-                e.collection.close()
-
     def close(self) -> None:
-        with self._lock:
-            entries, self._entries = list(self._entries.values()), OrderedDict()
-        for e in entries:
-            if e.collection is not None:
-                e.collection.close()
+        self._entries.clear()
+
+    @property
+    def max_entries(self) -> int:
+        return self._entries.max_entries
+
+    def identities(self) -> list[str]:
+        """The identities of the collections kept, least recently used first."""
+        return self._entries.keys()
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def _close(e: _Entry) -> None:
+    """A dropped entry's collection closed (a zip's removes the row folders it unpacked)."""
+    if e.collection is not None:
+        e.collection.close()

@@ -21,8 +21,6 @@ that cannot be read, keeps "unknown" (the next page goes on where this one stopp
 from __future__ import annotations
 
 import shutil
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +30,7 @@ import msgspec
 from rollout_trace.analysis.continuity import boundaries
 from rollout_trace.analysis.training import TRL, training
 from rollout_trace.artifact import Artifact, Turn, load_artifact
+from rollout_trace.artifact.bounded import Bounded
 from rollout_trace.artifact.collection import Collection, Record
 from rollout_trace.artifact.problems import Findings
 from rollout_trace.artifact.read import decode_turn, load_index
@@ -104,23 +103,15 @@ class RowFacts:
     """The shared memory of computed facts, by row identity (thread-safe; bounded, oldest dropped first)."""
 
     def __init__(self, max_entries: int = MAX_ENTRIES):
-        self._known: OrderedDict[str, Facts | None] = OrderedDict()
-        self._lock = threading.Lock()
-        self.max_entries = max_entries
+        self._known: Bounded[str, tuple[Facts | None]] = Bounded(max_entries)  # (None,): could not be read
         self.reads = 0  # turns.json files read (the tests count them)
 
     def _get(self, key: str) -> tuple[bool, Facts | None]:
-        with self._lock:
-            if key in self._known:
-                self._known.move_to_end(key)
-                return True, self._known[key]
-            return False, None
+        got = self._known.get(key)
+        return (True, got[0]) if got is not None else (False, None)
 
     def _put(self, key: str, f: Facts | None) -> None:
-        with self._lock:
-            self._known[key] = f
-            while len(self._known) > self.max_entries:
-                self._known.popitem(last=False)
+        self._known.put(key, (f,))
 
     def learn(self, key: str, a: Artifact, trained: int) -> None:
         """Keep the facts of a row that was opened (it is in memory anyway, TRL's answer with it)."""

@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl
 import gradio as gr
 from fastapi.responses import JSONResponse, Response
 from gradio.route_utils import FnIndexInferError
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect
 
 from rollout_trace.analysis.training import import_trl
@@ -24,6 +25,7 @@ from .capture_tab import CaptureTab
 from .collection_view import CollectionView
 from .deferred_tab import defer_until_opened
 from .find_panel import FindPanel
+from .in_flight import InFlight, VisitorLimit, limit_handlers, queued_in
 from .mcp_tools import McpTools, only_tools_public
 from .parts import ViewParts
 from .run_view import RunView
@@ -133,11 +135,15 @@ def build_app(default_source: str | None = None, public: bool = False,
     # held every other visitor's Load behind it. Each opening is bounded on a public Space (viewer/ui/visitor.py),
     # so several run at once; one capture at a time is the Capture tab's own slot.
     demo.queue(default_concurrency_limit=VISITORS_AT_ONCE)
+    if public:  # what one visitor may have running at once, on every way in (viewer/ui/in_flight.py)
+        demo.in_flight = InFlight()
+        limit_handlers(demo.fns.values(), demo.in_flight, settings().on_space, gr.Error)
     return demo
 
 
-def launch_options(public: bool) -> dict:
-    """Arguments for `demo.launch`: a theme that fetches no web fonts, upload limits.
+def launch_options(public: bool, demo: gr.Blocks | None = None) -> dict:
+    """Arguments for `demo.launch`: a theme that fetches no web fonts, upload limits and, for a public `demo`, the
+    middleware that bounds what one visitor has running (viewer/ui/in_flight.py).
 
     The token view's CSS is scoped to its component (viewer/ui/view_tab.py); the only global CSS is the
     chrome's (viewer/assets/app_chrome.css: which blocks take room when)."""
@@ -151,6 +157,11 @@ def launch_options(public: bool) -> dict:
                                                         ClientDisconnect: _hung_up}}}
     if public:
         opts["max_file_size"] = UPLOAD_LIMIT
+    in_flight = getattr(demo, "in_flight", None)
+    if in_flight is not None:
+        on_space = settings().on_space
+        opts["app_kwargs"]["middleware"] = [Middleware(VisitorLimit, in_flight=in_flight, on_space=on_space,
+                                                       queued=lambda app, who: queued_in(app, who, on_space))]
     return opts
 
 

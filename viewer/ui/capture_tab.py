@@ -216,7 +216,6 @@ class CaptureTab:
         self.service, self.enabled, self.public = service, enabled, public
         self.gate = gate if gate is not None else Gate.from_env()
         self.slot = Slot()
-        self.last_artifact: Path | None = None
         self.fields: dict[str, Any] = {}  # CaptureConfig name -> its component
         self.secret: gr.Textbox | None = None
         self.group_size: gr.Number | None = None  # K (1 = one rollout) and P: not CaptureConfig settings
@@ -498,7 +497,6 @@ class CaptureTab:
             yield update
             return
         w = written(result["written"])
-        self.last_artifact = w.root
         finals = self._finals(w)
         if w.problem and not finals:
             live.finish(run, "failed", w.problem)
@@ -506,7 +504,7 @@ class CaptureTab:
             live.finish(run, "done", finals=finals)
         zipped = shutil.make_archive(str(new_download_dir() / w.root.name), "zip", w.root.parent, w.root.name)
         update = {self.status: status("done", w.note, turns=w.turns), self.log: log, self.download: zipped,
-                  self.push_btn: gr.update(interactive=True)}
+                  self.push_btn: gr.update(interactive=True), self.captured: str(w.root)}
         # a group's page asks for the rollout it follows (viewer/ui/live.py): no view value is pushed, which
         # would move a reader following another; a rollout's finished view replaces its live one in place
         if board is None and (value := live.value(run)) is not None:
@@ -547,14 +545,16 @@ class CaptureTab:
         refused = self._refusal(values, profile)
         if refused:
             return _error_html("push-status", [refused], "Not allowed")
-        if self.last_artifact is None or not self.last_artifact.is_dir():
+        captured = values.get(self.captured)  # this visitor's own capture: a session's State, never another's
+        root = Path(captured) if isinstance(captured, str) and captured else None
+        if root is None or not root.is_dir():
             return "<div class='tv-error'>Capture a rollout first.</div>"
         repo = str(values.get(self.repo) or "").strip()
         if not repo:
             return "<div class='tv-error'>Push to Hub dataset is required: name the repo (org/name).</div>"
         token = str(values.get(self.token) or "").strip() or None
         try:
-            url = push(self.last_artifact, repo, token, lambda line, **_: None)
+            url = push(root, repo, token, lambda line, **_: None)
         except CaptureError as e:
             return f"<div class='tv-error'>{safe.text(describe(e))}</div>"
         return f"<div class='tv-boundary ok'>pushed to {safe.text(url)}</div>"
@@ -636,6 +636,7 @@ class CaptureTab:
                 self.token = gr.Textbox("", label="HF token (write access; used once, never stored)", type="password",
                                         elem_id="cap-token")
                 self.push_btn = gr.Button("Push", interactive=False, elem_id="cap-push")  # once a capture wrote one
+                self.captured = gr.State(None)  # the folder this session's last capture wrote (what Push pushes)
                 self.pushed = gr.HTML(elem_id="cap-pushed")
 
     def _render_access(self) -> None:
@@ -667,7 +668,7 @@ class CaptureTab:
         # No progress overlay: the live token view is an output of this event, and the reader works in it.
         self.run_btn.click(self.run, self.form, [self.status, self.log, self.parts.view, self.parts.loaded, tabs,
                                                  self.download, self.parts.src, self.parts.index,
-                                                 self.push_btn],
+                                                 self.push_btn, self.captured],
                            show_progress="hidden", validator=lambda values: self.field_checks(values, None))
         self.cancel_btn.click(self.cancel, form, self.status, queue=False)
-        self.push_btn.click(self.push, form | {self.repo, self.token}, self.pushed)
+        self.push_btn.click(self.push, form | {self.repo, self.token, self.captured}, self.pushed)

@@ -12,6 +12,7 @@ source, regexes get the smaller time budget, and a source is one the visitor cou
 from __future__ import annotations
 
 import itertools
+import time
 from typing import Any
 
 import gradio as gr
@@ -20,6 +21,7 @@ import msgspec
 from viewer import assets
 from viewer.contract import Initial
 from viewer.find import answers
+from viewer.find.cache import Building
 from viewer.find.index import Search
 from viewer.page_link import MAX_SRC_CHARS, MAX_TURN
 from viewer.router import rollout_param
@@ -38,8 +40,9 @@ class FindPanel:
         self.cache = service.find
 
     def index_of(self, src: str) -> Search | None:
-        """The text index of the collection or run `src` names (None when it is neither, or cannot be read)."""
-        return self.service.find_index(src)
+        """The text index of the collection or run `src` names (None when it is neither, or cannot be read);
+        raises Building when another request builds a collection's index for longer than a search's budget."""
+        return self.service.find_index(src, wait_s=answers.budget_s(self.service.public))
 
     def _pending(self, src: str) -> int | None:
         """How many rollouts a Hub source would download to be indexed, when its index is not built yet."""
@@ -60,18 +63,27 @@ class FindPanel:
         pending = self._pending(src)
         if pending is not None and not (isinstance(req, dict) and req.get("build") is True):
             return {"pending": True, "rollouts": pending}
-        index = self.index_of(src)
+        try:
+            index = self.index_of(src)
+        except Building as e:
+            return {"error": str(e)}
         if index is None:
             return {"error": "this source is not a collection or a run"}
         return msgspec.to_builtins(answers.summary(index))
 
     def search(self, req: Any) -> dict:
+        """A search's answer, within its time budget counted from now (building the index, or waiting for another
+        request's build or search, included)."""
+        deadline = time.monotonic() + answers.budget_s(self.service.public)
         if not isinstance(req, dict):
             return {"error": "a request is {src, pattern, fields, versions, rule}"}
-        index = self.index_of(str(req.get("src") or "")[:MAX_SRC_CHARS])
+        try:
+            index = self.index_of(str(req.get("src") or "")[:MAX_SRC_CHARS])
+        except Building as e:
+            return msgspec.to_builtins(answers.SearchAnswer(partial=True, notes=[str(e)]))
         if index is None:
             return {"error": "this source is not a collection or a run"}
-        return msgspec.to_builtins(answers.search(index, req, self.service.public))
+        return msgspec.to_builtins(answers.search(index, req, self.service.public, deadline))
 
     # -- events ----------------------------------------------------------------------------------------
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from rollout_trace.artifact import ArtifactError
+from rollout_trace.artifact.bounded import Bounded
 from rollout_trace.artifact.collection import Collection, run_collection
 from rollout_trace.artifact.run import Run, follow
 from rollout_trace.artifact.run_table import RunTable
@@ -39,19 +39,16 @@ class RunFollower:
         self.clock = time.monotonic
         self._stats_lock = threading.Lock()
         # the per-version numbers last seen of each run (they are kept per run state by its RunTable)
-        self._stats: OrderedDict[int, list[run_page.VersionStats]] = OrderedDict()
+        self._stats: Bounded[int, list[run_page.VersionStats]] = Bounded(MAX_STATS)
         self.stats_computed = 0  # how many run states' numbers were computed (tests read it)
 
     def stats(self, t: RunTable) -> list[run_page.VersionStats]:
         """The run's per-version numbers, once per run state (RunTable.memo: a run that grew is a new state)."""
         stats = run_page.version_stats(t)
-        with self._stats_lock:
+        with self._stats_lock:  # the count: one per run state however many visitors ask at once
             if self._stats.get(id(t)) is not stats:
                 self.stats_computed += 1
-                self._stats[id(t)] = stats
-            self._stats.move_to_end(id(t))
-            while len(self._stats) > MAX_STATS:
-                self._stats.popitem(last=False)
+                self._stats.put(id(t), stats)
         return stats
 
     def follow(self, src: str) -> RunTable | None:

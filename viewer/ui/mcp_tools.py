@@ -5,30 +5,119 @@ Six tools, each a `gr.api` endpoint whose docstring is its MCP description: what
 summary and health notes, rollouts found by filters + search + findings, one rollout's turn as text with mask,
 fate and logprobs, two rollouts compared, and two runs compared per version. They reach sources exactly as the web page does (the collection
 cache, the same public rule: a public app opens bundled examples and Hub ids only, never a server path) and each
-answer is bounded (tokens per turn, hits, a regex's time budget). With the tools on, the page's own events are
+answer is bounded (tokens per turn, hits, a regex's time budget) and at most MAX_ANSWER_BYTES long: a longer list
+is cut where it fits and the answer says how to ask for the rest (a version range, the next token). `list_open`
+names the bundled examples and what this client (viewer/ui/in_flight.py's visitor) opened, never another's. With the tools on, the page's own events are
 marked "undocumented" so that they are neither listed as tools nor in the API docs (the page still calls them).
 """
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
+from typing import Any
 
 import gradio as gr
 import msgspec
 
 from rollout_trace.artifact import ArtifactError
+from rollout_trace.artifact.bounded import Bounded
 from rollout_trace.artifact.sources import bundled_groups, bundled_runs
 from viewer import run_compare, run_page
 from viewer.find import answers
+from viewer.find.cache import Building
+from viewer.find.query import QueryError, parse_versions
 from viewer.group import compare as group_compare
 from viewer.page_link import MAX_SRC_CHARS
 from viewer.rollout import CHUNK
+from viewer.settings import settings
 
+from .in_flight import visitor_of_request
 from .service import Service
 
 MAX_TURN_TOKENS = 2000  # tokens one rollout_turn answer carries
 TOOLS = ("list_open", "run_summary", "find_rollouts", "rollout_turn", "compare_rollouts", "compare_runs")
 MAX_SHARED_TASKS = 50  # tasks a compare_runs answer lists
+MAX_ANSWER_BYTES = 100_000  # one answer's JSON (about 25k tokens of an agent's context)
+MAX_CLIENTS = 1_000  # clients whose opened sources list_open remembers
+MAX_OPENED = 32  # sources remembered per client
+
+
+def _size(doc: object) -> int:
+    return len(json.dumps(doc, ensure_ascii=False).encode())
+
+
+def _fit(doc: dict, key: str, rest: Callable[[list, int], dict]) -> dict:
+    """`doc` with its list `key` cut to the longest head whose answer fits MAX_ANSWER_BYTES; `rest(kept, total)`
+    adds how to ask for the rest when it was cut."""
+    items = doc.get(key) or []
+    if _size(doc) <= MAX_ANSWER_BYTES:
+        return doc
+    lo, hi = 0, len(items)
+    while lo < hi:  # the most items that fit, by halving
+        mid = (lo + hi + 1) // 2
+        if _size({**doc, key: items[:mid], **rest(items[:mid], len(items))}) <= MAX_ANSWER_BYTES:
+            lo = mid
+        else:
+            hi = mid - 1
+    return {**doc, key: items[:lo], **rest(items[:lo], len(items))}
+
+
+def _cut_texts(doc: dict, sides: tuple[str, ...], key: str) -> dict:
+    """`doc` whose `sides`' text `key` is cut (each to an equal share, said in `<key>_cut`) when the answer would
+    pass MAX_ANSWER_BYTES."""
+    over = _size(doc) - MAX_ANSWER_BYTES
+    if over <= 0:
+        return doc
+    for side in sides:
+        text = doc[side].get(key) or ""
+        keep = max(0, len(text) - over // len(sides) - 1_000)
+        if keep < len(text):
+            doc[side] = {**doc[side], key: text[:keep], f"{key}_cut": f"the first {keep:,} of {len(text):,} characters"}
+    return doc
+
+
+def _bounded(doc: dict) -> str:
+    """The answer as JSON, or, when it still does not fit, an error saying how to ask for less."""
+    text = json.dumps(doc, ensure_ascii=False)
+    if len(text.encode()) <= MAX_ANSWER_BYTES:
+        return text
+    return json.dumps({"error": f"the answer is {len(text.encode()):,} bytes, over this app's bound of "
+                                f"{MAX_ANSWER_BYTES:,}: ask for less (a version range, fewer tokens)"})
+
+
+def bounded_turn(answer: str) -> str:
+    """A rollout_turn answer within MAX_ANSWER_BYTES: its tokens cut where it fits, `next_start` the next one."""
+    if len(answer.encode()) <= MAX_ANSWER_BYTES:
+        return answer
+    doc = json.loads(answer)
+    if not isinstance(doc.get("tokens"), list):
+        return _bounded(doc)
+    start = doc.get("start") or 0
+    return _bounded(_fit(doc, "tokens", lambda kept, total: {"next_start": start + len(kept)} if len(kept) < total
+                         else {}))
+
+
+def bounded_compare(answer: str) -> str:
+    """A compare_rollouts answer within MAX_ANSWER_BYTES: each side's generated text cut to fit."""
+    if len(answer.encode()) <= MAX_ANSWER_BYTES:
+        return answer
+    doc = json.loads(answer)
+    return _bounded(_cut_texts(doc, ("a", "b"), "generated") if "a" in doc and "b" in doc else doc)
+
+
+def _in_range(version: int | None, lo: int | None, hi: int | None) -> bool:
+    return version is not None and (lo is None or version >= lo) and (hi is None or version <= hi)
+
+
+def _next_versions(kept: list, total: int, version: Callable[[Any], int], hi: int | None) -> dict:
+    if len(kept) >= total:
+        return {}
+    start = version(kept[-1]) + 1 if kept else None
+    ask = f"{start}:{'' if hi is None else hi}" if start is not None else "a narrower range"
+    return {"cut": f"{len(kept):,} of {total:,} versions shown (the answer is at most {MAX_ANSWER_BYTES:,} bytes): "
+                   f"ask again with versions={ask!r} for the next ones", "next_versions": ask}
 
 
 def _dump(value: object) -> str:
@@ -38,6 +127,18 @@ def _dump(value: object) -> str:
 class McpTools:
     def __init__(self, service: Service):
         self.service = service
+        # client -> the sources its tool calls opened (name -> kind), for list_open
+        self._opened: Bounded[str, Bounded[str, str]] = Bounded(MAX_CLIENTS)
+
+    def _client(self) -> str:
+        """Who is calling: the visitor of the running request (viewer/ui/in_flight.py), "local" outside one."""
+        from gradio.context import LocalContext
+
+        request = LocalContext.request.get(None)
+        return visitor_of_request(request, settings().on_space) if request is not None else "local"
+
+    def _opened_by_client(self, src: str, kind: str) -> None:
+        self._opened.setdefault(self._client(), lambda: Bounded(MAX_OPENED)).put(src, kind)
 
     def _collection(self, source: str, row: str | None = None):
         """(name, collection) of `source`; with `row`, what opening that row reads (of a local run, the row's
@@ -49,37 +150,42 @@ class McpTools:
             raise ValueError("this source is not a collection or a run this app can open (a public app opens bundled "
                              "examples and Hub dataset ids)")
         try:
-            if row is not None:
-                return src, self.service.row_collection(src, row)
-            return src, self.service.collections.get(src, self.service.allow_local(src))
+            c = self.service.row_collection(src, row) if row is not None else \
+                self.service.collections.get(src, self.service.allow_local(src))
         except ArtifactError as e:
             raise ValueError("; ".join(str(p) for p in e.problems[:5])) from None
+        self._opened_by_client(src, "run" if self.service.is_run(src) else "collection")
+        return src, c
 
     # -- the tools (their docstrings are what an agent reads) --------------------------------------------
 
     def list_open(self) -> str:
-        """List the sources this app has open or offers: the bundled examples (collections and runs) and the
-        collections or runs visitors have opened. Returns JSON: {sources: [{source, kind}]}."""
+        """List the sources this app offers (the bundled examples: collections and runs) and those this client
+        opened through these tools. Returns JSON: {sources: [{source, kind}]}."""
         out = [{"source": s, "kind": "run"} for s in bundled_runs()] + \
               [{"source": s, "kind": "collection"} for s in bundled_groups()]
         seen = {o["source"] for o in out}
-        for key in list(self.service.collections._entries):
-            kind, _, name = key.partition("|")
-            if kind == "hub" or (kind in ("folder", "zip") and not self.service.public):
-                name = name.split("|")[0]
-                if name not in seen:
-                    out.append({"source": name, "kind": kind})
-                    seen.add(name)
+        mine = self._opened.get(self._client())
+        for name, kind in mine.items() if mine is not None else []:
+            if name not in seen:
+                out.append({"source": name, "kind": kind})
+                seen.add(name)
         return json.dumps({"sources": out})
 
-    def run_summary(self, source: str) -> str:
+    def run_summary(self, source: str, versions: str = "") -> str:
         """A recorded TRL run's numbers per policy version (groups, rollouts, reward mean/sd/min/max, pass rate,
         zero-spread groups, trained tokens, rollouts never trained) and its health notes in plain language, with
-        the findings per version (rollouts with each finding).
+        the findings per version (rollouts with each finding). An answer is at most 100 KB: a long run's versions
+        are cut where it fits, and `next_versions` says what to ask for next.
 
         Args:
             source: the run: a bundled example name (e.g. "trl-run") or a Hub dataset id
-        Returns JSON: {versions: [...], notes: [...], findings: {...}} or {error}."""
+            versions: policy versions to list, A:B (inclusive), A:, :B or A; empty for all (as many as fit)
+        Returns JSON: {versions: [...], notes: [...], findings: {...}, next_versions?} or {error}."""
+        try:
+            lo, hi = parse_versions(versions or None)
+        except QueryError as e:
+            return json.dumps({"error": str(e)})
         src = (source or "").strip()
         t = self.service.run_table(src) if src and len(src) <= MAX_SRC_CHARS else None
         if t is None:  # not a run: the collection reader says why
@@ -90,6 +196,7 @@ class McpTools:
             if c.run is None:
                 return json.dumps({"error": f"{src[:100]!r} is a collection, not a recorded run"})
             t = run_page.table_of(c.run)
+        self._opened_by_client(src, "run")
         # the numbers from the run's columns (a local run's are never read into Python rows); the findings
         # from the text index, which covers the run's first rows (its notes say how many)
         stats = self.service.follower.stats(t)
@@ -97,9 +204,22 @@ class McpTools:
         index = self.service.find_index(src)
         found = answers.summary(index) if index is not None else None
         model = t.run_files.manifest.model if t.run_files.manifest is not None else None
-        return _dump({"source": src, "model": model, "live": live, "versions": stats,
-                      "notes": run_page.health_notes(stats, live) + ([found.covers] if found and found.covers else []),
-                      "findings": found.rules if found else []})
+        shown = [v for v in stats if _in_range(v.version, lo, hi)]
+        rules = [msgspec.structs.replace(r, per_version={k: n for k, n in r.per_version.items()
+                                                        if _in_range(int(k), lo, hi)}) for r in found.rules] if found else []
+        doc = msgspec.to_builtins({"source": src, "model": model, "live": live, "versions": shown,
+                                   "notes": run_page.health_notes(stats, live) + ([found.covers] if found and found.covers else []),
+                                   "findings": rules})
+
+        def rest(kept: list, total: int) -> dict:  # the findings of the versions shown only
+            more = _next_versions(kept, total, lambda v: v["version"], hi)
+            if more:
+                last = kept[-1]["version"] if kept else -1
+                more["findings"] = [{**r, "per_version": {k: n for k, n in r["per_version"].items() if int(k) <= last}}
+                                    for r in doc["findings"]]
+            return more
+
+        return _bounded(_fit(doc, "versions", rest))
 
     def find_rollouts(self, source: str, pattern: str = "", rule: str = "", where: str = "", versions: str = "",
                       status: str = "") -> str:
@@ -116,12 +236,25 @@ class McpTools:
             versions: a run's policy versions, A:B (inclusive), A:, :B or A; empty for all
             status: a run's rollout status (ok, timed-out, unscorable, failed), or empty
         Returns JSON: {hits, rollouts, per_version, partial, notes} or {error}."""
-        index = self.service.find_index((source or "").strip()[:MAX_SRC_CHARS])
+        deadline = time.monotonic() + answers.budget_s(self.service.public)  # the whole answer's budget
+        try:
+            index = self.service.find_index((source or "").strip()[:MAX_SRC_CHARS],
+                                            wait_s=answers.budget_s(self.service.public))
+        except Building as e:
+            return _dump(answers.SearchAnswer(partial=True, notes=[str(e)]))
         if index is None:
             return json.dumps({"error": "this source is not a collection or a run this app can open"})
+        src = (source or "").strip()[:MAX_SRC_CHARS]
+        self._opened_by_client(src, "run" if self.service.is_run(src) else "collection")
         req = {"pattern": pattern, "rule": rule, "fields": [where] if where else [], "versions": versions,
                "statuses": [status] if status else [], "limit": 50}
-        return _dump(answers.search(index, req, self.service.public))
+        doc = msgspec.to_builtins(answers.search(index, req, self.service.public, deadline))
+        if _size(doc) > MAX_ANSWER_BYTES:  # a run of many versions: its counts per version go first, said so
+            doc["notes"] = doc.get("notes", []) + [f"per_version left out: the answer is at most {MAX_ANSWER_BYTES:,} "
+                                                   "bytes (ask with versions=A:B for a range's counts)"]
+            doc["per_version"] = {}
+        return _bounded(_fit(doc, "hits", lambda kept, total: {"cut": f"{len(kept)} of {total} hits shown"}
+                             if len(kept) < total else {}))
 
     def rollout_turn(self, source: str, path: str, turn: int = 0, start: int = 0, count: int = 500) -> str:
         """One turn of one rollout as text, token by token: each token's text, mask (1 = generated, in TRL's mask;
@@ -215,7 +348,7 @@ class McpTools:
         return json.dumps({"a": side(ca, ra, xa, got.a), "b": side(cb, rb, xb, got.b),
                            **{k: v for k, v in doc.items() if k not in ("a", "b")}}, ensure_ascii=False)
 
-    def compare_runs(self, a: str, b: str, task: str = "") -> str:
+    def compare_runs(self, a: str, b: str, task: str = "", versions: str = "") -> str:
         """Compare two recorded TRL runs per policy version: for every version either run has, each run's numbers
         there (groups, rollouts, reward mean/sd/min/max, pass rate, zero-spread groups, trained tokens, rollouts
         never trained; null where a run has no such version), each run's totals, the tasks both ran (matched by
@@ -226,7 +359,14 @@ class McpTools:
             a: the first run: a bundled example name (e.g. "trl-run") or a Hub dataset id
             b: the second run, named the same ways
             task: a task id of run a (as `tasks` lists them), or empty
-        Returns JSON: {a, b, by_version: [{version, a, b}], tasks, task, a_task, b_task, notes} or {error}."""
+            versions: policy versions to compare, A:B (inclusive), A:, :B or A; empty for all (as many as fit in
+                the answer's 100 KB: `next_versions` says what to ask for next)
+        Returns JSON: {a, b, by_version: [{version, a, b}], tasks, task, a_task, b_task, notes, next_versions?} or
+        {error}."""
+        try:
+            lo, hi = parse_versions(versions or None)
+        except QueryError as e:
+            return json.dumps({"error": str(e)})
         runs = []
         for which, name in (("a", a), ("b", b)):
             if (why := self.service.too_large((name or "").strip())) is not None:
@@ -245,9 +385,13 @@ class McpTools:
         doc.pop("serial", None)
         for side in ("a", "b"):
             doc[side].pop("versions", None)  # said once, aligned by version below
-        doc["by_version"] = msgspec.to_builtins(run_compare.by_version(got))
+        doc["by_version"] = [p for p in msgspec.to_builtins(run_compare.by_version(got)) if _in_range(p["version"], lo, hi)]
         doc["tasks"] = doc["tasks"][:MAX_SHARED_TASKS]
-        return json.dumps(doc, ensure_ascii=False)
+        for side in ("a_task", "b_task"):  # a task's groups and pass rates: the versions asked for
+            if doc.get(side):
+                for key in ("groups", "pass_rates"):
+                    doc[side][key] = [g for g in doc[side][key] if _in_range(g.get("version"), lo, hi)]
+        return _bounded(_fit(doc, "by_version", lambda kept, total: _next_versions(kept, total, lambda p: p["version"], hi)))
 
     def register(self) -> None:
         """Add the tools as API endpoints (call inside the Blocks)."""
@@ -255,21 +399,21 @@ class McpTools:
         def list_open() -> str:
             return self.list_open()
 
-        def run_summary(source: str) -> str:
-            return self.run_summary(source)
+        def run_summary(source: str, versions: str = "") -> str:
+            return self.run_summary(source, versions)
 
         def find_rollouts(source: str, pattern: str = "", rule: str = "", where: str = "", versions: str = "",
                           status: str = "") -> str:
             return self.find_rollouts(source, pattern, rule, where, versions, status)
 
         def rollout_turn(source: str, path: str, turn: int = 0, start: int = 0, count: int = 500) -> str:
-            return self.rollout_turn(source, path, turn, start, count)
+            return bounded_turn(self.rollout_turn(source, path, turn, start, count))
 
         def compare_rollouts(source: str, a: str, b: str, turn: int = 0) -> str:
-            return self.compare_rollouts(source, a, b, turn)
+            return bounded_compare(self.compare_rollouts(source, a, b, turn))
 
-        def compare_runs(a: str, b: str, task: str = "") -> str:
-            return self.compare_runs(a, b, task)
+        def compare_runs(a: str, b: str, task: str = "", versions: str = "") -> str:
+            return self.compare_runs(a, b, task, versions)
 
         for fn in (list_open, run_summary, find_rollouts, rollout_turn, compare_rollouts, compare_runs):
             fn.__doc__ = getattr(McpTools, fn.__name__).__doc__

@@ -207,12 +207,14 @@ class RunView:
         for name in (asked.src, other):
             if name and (why := self.service.too_large(name)) is not None:
                 return {"error": why}
-        a, b = self.service.run(asked.src), self.service.run(other) if other else None
+        a = self.service.run(asked.src)
+        b, why = self.service.run_or_why(other) if other else (None, "no other run was named")
         if a is None:
             return {"error": "no such run"}
         if b is None:
-            return {"error": "the other run is not a recorded run this app can open" +
-                    (" (a public app opens bundled runs and Hub dataset ids)" if self.service.public else "")}
+            return {"error": f"the other run cannot be compared: {why}" +
+                    (" (a public app opens bundled runs and Hub dataset ids)" if self.service.public
+                     and why == "it is not a recorded run" else "")}
         sa, sb = self._stats(asked.src, a.run), self._stats(other, b.run)
         if self._bounded(sa):
             sa = sa[-MAX_PUBLIC_VERSIONS:]

@@ -15,12 +15,11 @@ On a public Space (`public=True`) visitors never name a server path, except the 
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 from pathlib import Path
 
 from rollout_trace.artifact import ArtifactError, Problem, bundled_examples, load_artifact, run_part
+from rollout_trace.artifact.bounded import Bounded
 from rollout_trace.artifact.collection import Collection
 from rollout_trace.artifact.kinds import Kind, classify
 from rollout_trace.artifact.run_format import MANIFEST
@@ -66,10 +65,8 @@ class Service:
         self.live = LiveRuns(self.store, lambda key, src, initial, live, advantage:
                              self.values.opened_value(key, src, initial, advantage=advantage, live=live))
         self.rows = Rows(self)
-        self._kinds: dict[str, tuple[float, Kind]] = {}  # identity -> (when classified, kind)
-        self._kinds_lock = threading.Lock()  # Gradio runs handlers on several threads at once
-        self._parts: OrderedDict[tuple, Collection] = OrderedDict()  # groups of local runs opened lately
-        self._parts_lock = threading.Lock()
+        self._kinds: Bounded[str, tuple[float, Kind]] = Bounded(MAX_KINDS)  # identity -> (when classified, kind)
+        self._parts: Bounded[tuple, Collection] = Bounded(MAX_PARTS)  # groups of local runs opened lately
 
     # -- what a source is ------------------------------------------------------------------------------
 
@@ -92,17 +89,14 @@ class Service:
             return "rollout"
         allow = self.allow_local(text)
         key = collection_identity(text, allow)
-        with self._kinds_lock:
-            hit = self._kinds.get(key)
+        hit = self._kinds.get(key)
         if hit is None or time.monotonic() - hit[0] > self.collections.max_age_s:  # a Hub source costs requests
             try:  # outside the lock: classifying a Hub source waits on the network
                 kind = classify(text, allow_local=allow)
             except Exception:  # noqa: BLE001 - any failure: the single reader names it to the visitor
                 kind = "rollout"
-            with self._kinds_lock:
-                hit = self._kinds[key] = (time.monotonic(), kind)
-                while len(self._kinds) > MAX_KINDS:  # the oldest go first (dicts keep insertion order)
-                    del self._kinds[next(iter(self._kinds))]
+            hit = (time.monotonic(), kind)
+            self._kinds.put(key, hit)
         return hit[1]
 
     # -- the shared collections ------------------------------------------------------------------------
@@ -159,17 +153,12 @@ class Service:
             return self.collection(src)
         group = run_part.group_of(path)
         key = (t.root, t.state, group)
-        with self._parts_lock:
-            hit = self._parts.get(key)
-            if hit is not None:
-                self._parts.move_to_end(key)
-                return hit
+        hit = self._parts.get(key)
+        if hit is not None:
+            return hit
         c = run_part.group_part(t, group)
         c.part_of = t.memo("whole_rows", lambda: run_part.whole_rows(t))
-        with self._parts_lock:
-            self._parts[key] = c
-            while len(self._parts) > MAX_PARTS:
-                self._parts.popitem(last=False)
+        self._parts.put(key, c)
         return c
 
     def too_large(self, src: str) -> str | None:
@@ -183,13 +172,18 @@ class Service:
 
     def run(self, src: str) -> Collection | None:
         """The shared collection of the recorded run `src` names; None when it is not a run or cannot be read."""
+        return self.run_or_why(src)[0]
+
+    def run_or_why(self, src: str) -> tuple[Collection | None, str | None]:
+        """`run(src)`, or None and why: the reader's first problem (a bound it crossed, a file it could not read),
+        else that it is not a recorded run."""
         if not self.is_run(src):
-            return None
+            return None, "it is not a recorded run"
         try:
             c = self.collections.get(src.strip(), self.allow_local(src))
-        except ArtifactError:
-            return None
-        return c if c.run is not None else None
+        except ArtifactError as e:
+            return None, str(e.problems[0]) if e.problems else "it cannot be read"
+        return (c, None) if c.run is not None else (None, "it is not a recorded run")
 
     # -- one row's rollout ----------------------------------------------------------------------------
 
@@ -235,14 +229,15 @@ class Service:
         except ArtifactError:
             return None
 
-    def find_index(self, src: str) -> Search | None:
+    def find_index(self, src: str, wait_s: float | None = None) -> Search | None:
         """The search of the collection or run `src` names (None when it is neither, or cannot be read): a run's
-        from its columns, every rollout of it (viewer/find/columns.py), a collection's its text index."""
+        from its columns, every rollout of it (viewer/find/columns.py), a collection's its text index. While
+        another request builds a collection's index, waits at most `wait_s`, then raises viewer.find.cache.Building."""
         t = self.run_table((src or "").strip()) if src and len(src) <= MAX_SRC_CHARS else None
         if t is not None:
             return searched(t)
         got = self.find_source(src)
-        return self.find.get(*got) if got is not None else None
+        return self.find.get(*got, wait_s=wait_s) if got is not None else None
 
     def findings_ready(self, src: str) -> Search | None:
         """A source's findings when they are known without building anything: a run's always (a column), a

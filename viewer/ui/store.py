@@ -9,7 +9,9 @@ exceeded the least recently used rollout is dropped, but its entry keeps the rec
 so a page still showing it gets it back on its next request (reloaded on the server) instead of an
 error. An upload's recipe needs the uploaded bytes (Gradio sweeps its own copy after 15 minutes), so
 the entry holds them (`Held`), counted in the same budget; only when dropping every other rollout
-is not enough are held bytes dropped too, and a reload then says to upload again.
+is not enough are held bytes dropped too, and a reload then says to upload again. At most MAX_ENTRIES
+recipes are kept (rollout_trace/artifact/bounded.py drops the least recently used on every insert), and the
+bytes held are counted as they change, never summed over every entry.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ import hashlib
 import hmac
 import secrets
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
 
+from rollout_trace.artifact.bounded import Bounded
 from viewer.contract import Outline, RunContext, encode
 from viewer.render.outline import outline, with_run
 from viewer.rollout import Rollout
@@ -65,15 +67,24 @@ class _Entry:
     size: int = 0
     held: Held | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    counted: int = 0  # what this entry adds to the store's byte count
 
 
 class RolloutStore:
-    def __init__(self, budget_bytes: int = BUDGET_BYTES):
+    def __init__(self, budget_bytes: int = BUDGET_BYTES, max_entries: int = MAX_ENTRIES):
         self._secret = secrets.token_bytes(32)
-        self._entries: OrderedDict[str, _Entry] = OrderedDict()
-        self._lock = threading.Lock()
+        self._entries: Bounded[str, _Entry] = Bounded(max_entries, on_evict=lambda _key, e: self._recount(e, gone=True))
+        self._lock = threading.Lock()  # the byte count
+        self._bytes = 0
         self._budget = budget_bytes
         self.loads = 0  # how many times a rollout was read from its source (tests and benchmarks read it)
+
+    def _recount(self, e: _Entry, gone: bool = False) -> None:
+        """Bring the byte count up to date with what `e` holds now (nothing, once it left the store)."""
+        now = 0 if gone else (e.size if e.rollout is not None else 0) + (e.held.nbytes if e.held is not None else 0)
+        with self._lock:
+            self._bytes += now - e.counted
+            e.counted = now
 
     def key_for(self, identity: str) -> str:
         return hmac.new(self._secret, identity.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:32]
@@ -83,15 +94,16 @@ class RolloutStore:
 
         `held`: the bytes `reopen` reads (an upload's), kept and counted with the entry."""
         key = self.key_for(identity)
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                entry = self._entries[key] = _Entry(reopen, held=held)
-            elif held is not None and (entry.held is None or entry.held.files is None):
-                entry.reopen, entry.held = reopen, held  # uploaded again: the new copy is what a reload reads
-                while len(self._entries) > MAX_ENTRIES:
-                    self._entries.popitem(last=False)
-            self._entries.move_to_end(key)
+        made: list[_Entry] = []
+
+        def make() -> _Entry:
+            made.append(_Entry(reopen, held=held))
+            return made[-1]
+
+        entry = self._entries.setdefault(key, make)
+        if not made and held is not None and (entry.held is None or entry.held.files is None):
+            entry.reopen, entry.held = reopen, held  # uploaded again: the new copy is what a reload reads
+        self._recount(entry)
         return key, self._materialise(entry)
 
     def put(self, identity: str, rollout: Rollout) -> str:
@@ -99,15 +111,12 @@ class RolloutStore:
 
         Pages holding the key see the new rollout on their next request; its outline is rebuilt once."""
         key = self.key_for(identity)
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                entry = self._entries[key] = _Entry(lambda: rollout)
-            self._entries.move_to_end(key)
+        entry = self._entries.setdefault(key, lambda: _Entry(lambda: rollout))
         with entry.lock:
             entry.reopen = lambda: rollout
             entry.rollout, entry.size = rollout, rollout_bytes(rollout)
             entry.outline_json, entry.with_advantage = None, {}
+        self._recount(entry)
         self._evict(keep=entry)
         return key
 
@@ -115,11 +124,9 @@ class RolloutStore:
         """The rollout a page holds the key of, reloaded if it was dropped; None for keys never issued.
 
         Raises what the reload raises (ArtifactError: the source is gone, an upload's bytes were dropped)."""
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                return None
-            self._entries.move_to_end(key)
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
         return self._materialise(entry)
 
     def outline_json(self, key: str, advantage: float | None = None, run: RunContext | None = None) -> bytes:
@@ -128,7 +135,9 @@ class RolloutStore:
         With `advantage` (opened from its group): the same outline carrying it, also built once; with `run` (a
         recorded run's rollout opened from its group) its place in the run and the trainer's fate, and TRL's
         advantage (None for a failed rollout)."""
-        entry = self._entries[key]
+        entry = self._entries.peek(key)
+        if entry is None:
+            raise KeyError(key)
         r = self._materialise(entry)
         built = entry.outline_json
         if built is None:
@@ -152,35 +161,36 @@ class RolloutStore:
                 r = entry.reopen()
                 self.loads += 1
                 entry.rollout, entry.size = r, rollout_bytes(r)
+                self._recount(entry)
                 self._evict(keep=entry)
             return r
 
     def _evict(self, keep: _Entry) -> None:
         """Drop least recently used rollouts until the budget holds; then, if needed, held upload bytes."""
-        with self._lock:
-            total = self._total()
-            for e in list(self._entries.values()):
-                if total <= self._budget:
-                    return
-                if e is keep or e.rollout is None:
-                    continue
-                total -= e.size
-                e.rollout, e.outline_json, e.size = None, None, 0
-                e.with_advantage = {}
-            for e in list(self._entries.values()):
-                if total <= self._budget:
-                    return
-                if e is keep or e.held is None or e.rollout is not None:
-                    continue
-                total -= e.held.nbytes
-                e.held.drop()
-
-    def _total(self) -> int:
-        return sum((e.size if e.rollout is not None else 0) + (e.held.nbytes if e.held is not None else 0)
-                   for e in self._entries.values())
+        if self._bytes <= self._budget:
+            return
+        entries = self._entries.values()  # least recently used first
+        for e in entries:
+            if self._bytes <= self._budget:
+                return
+            if e is keep or e.rollout is None:
+                continue
+            e.rollout, e.outline_json, e.size = None, None, 0
+            e.with_advantage = {}
+            self._recount(e)
+        for e in entries:
+            if self._bytes <= self._budget:
+                return
+            if e is keep or e.held is None or e.rollout is not None:
+                continue
+            e.held.drop()
+            self._recount(e)
 
     def loaded_bytes(self) -> int:
         """What the store holds: loaded rollouts and held upload bytes."""
         with self._lock:
-            return self._total()
+            return self._bytes
 
+    def recipes(self) -> int:
+        """Rollouts the store can give back by key, loaded or not (at most MAX_ENTRIES)."""
+        return len(self._entries)
