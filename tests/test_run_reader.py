@@ -17,6 +17,7 @@ import sys
 import zipfile
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from conftest import ROOT, requires, zip_folder
@@ -141,8 +142,6 @@ def test_a_write_cut_short_is_skipped_and_said(tmp_path):
 
     bad = write_run(tmp_path / "bad", rows)
     shard = shard_files(bad)[0]
-    import pyarrow.parquet as pq
-
     t = pq.read_table(shard)
     t = t.set_column(t.schema.get_field_index("policy_version"), "policy_version",
                      pa.array(["one"] * t.num_rows, pa.string()))
