@@ -15,11 +15,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from rollout_trace.artifact import run_table as rt
 from rollout_trace.artifact.run import follow, open_run
 from rollout_trace.artifact.run_shards import read_tail_file, shards
 from rollout_trace.artifact.sources import EXAMPLES_DIR
-from support.run_places import batch_bytes, placed, without_end
+from support.run_places import batch_bytes, placed, shard_reads, without_end
 from support.run_tables import append_group, bundled_rows, changed, groups, shard_files, write_run
 from viewer import run_page
 from viewer.run_page import VersionStats, health_notes, resolve_link, task_track, version_stats
@@ -174,14 +173,6 @@ def add_version(root: Path, version: int) -> str:
     return group["group"][0].as_py()
 
 
-def _reads(monkeypatch) -> list[str]:
-    """The shard files the run table reads from here on (rollout_trace/artifact/run_shards.py `read_columns`)."""
-    seen: list[str] = []
-    real = rt.read_columns
-    monkeypatch.setattr(rt, "read_columns", lambda open_file, path, shard, schema, columns: (
-        seen.append(shard.name), real(open_file, path, shard, schema, columns))[1])
-    return seen
-
 
 def test_follow_reads_the_sealed_shards_once(tmp_path, monkeypatch):
     """A grown run is a new snapshot: the recorder's new batch is read, the sealed shards' columns are the ones the
@@ -193,7 +184,7 @@ def test_follow_reads_the_sealed_shards_once(tmp_path, monkeypatch):
     sealed = {p.name for p in shard_files(root)}
     len(run.rows)  # every index column read once
     new = add_version(root, 5)
-    reads = _reads(monkeypatch)
+    reads = shard_reads(monkeypatch)
     grown = follow(run)
     assert grown is not None and grown.versions() == [1, 2, 3, 4, 5]
     assert [g.path for g in grown.groups if g.policy_version == 5] == [new]

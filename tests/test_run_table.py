@@ -22,7 +22,7 @@ from rollout_trace.artifact.run import open_run
 from rollout_trace.artifact.run_schema import INDEX_COLUMNS, ROLLOUTS
 from rollout_trace.artifact.run_shards import ShardWriter
 from rollout_trace.artifact.sources import EXAMPLES_DIR
-from support.run_places import batch_bytes, placed
+from support.run_places import batch_bytes, placed, shard_reads
 from support.run_tables import bundled_rows, changed, groups, shard_files, write_run
 from viewer.run_page import version_stats
 
@@ -33,14 +33,6 @@ def root(tmp_path):
     shutil.copytree(EXAMPLES_DIR / "trl-run", r)
     return r
 
-
-def _reads(monkeypatch) -> list[str]:
-    """The shard files the run table reads from here on, one entry per read (run_shards.py `read_columns`)."""
-    seen: list[str] = []
-    real = rt.read_columns
-    monkeypatch.setattr(rt, "read_columns", lambda open_file, path, shard, schema, columns: (
-        seen.append(shard.name), real(open_file, path, shard, schema, columns))[1])
-    return seen
 
 
 def test_per_version_aggregates_match_the_row_reader(root):
@@ -80,7 +72,7 @@ def test_one_read_per_state_and_the_sealed_shards_shared(root, monkeypatch):
     before = first.per_version("reward")
     assert first.per_version("reward") is before  # once per state
     sealed = {p.name for p in shard_files(root)}
-    reads = _reads(monkeypatch)
+    reads = shard_reads(monkeypatch)
     add_version(root, 5)
     t = rt.run_table(root)
     assert t is not first and len(t) == 56 and len(first) == 52  # a new state, a new snapshot
@@ -113,7 +105,7 @@ def test_a_held_snapshot_stays_while_the_recorder_appends_and_seals(tmp_path, mo
     assert n == rows.num_rows - 4 and problems == []
     assert held.follow() is None and rt.run_table(root) is held
 
-    reads = _reads(monkeypatch)
+    reads = shard_reads(monkeypatch)
     recorder.append(sixth)  # 8 rows in the tail: sealed into the shard of its number, the tail removed
     shard = root / "rollouts" / tail.name.replace(".arrows", ".parquet")
     assert not tail.exists() and shard.exists()

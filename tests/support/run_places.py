@@ -4,6 +4,7 @@
     placed(group, version=5, group_id=9)     # a group's rows at version 5 as group 9, its names made to fit
     batch_bytes(group)                       # the Arrow IPC message the shard writer appends for the group
     without_end(tail)                        # a tail as a killed writer leaves it: no end-of-stream marker
+    reads = shard_reads(monkeypatch)         # the shards a run table reads from here on, one entry per read
 
 A row's `group` and `path` are names its place gives (rollout_trace/artifact/run_format.py `group_path`): a row moved
 without them renamed is left out by the reader, so every move here renames them.
@@ -55,3 +56,15 @@ def without_end(tail: Path) -> None:
     data = tail.read_bytes()
     if data.endswith(EOS):
         tail.write_bytes(data[: -len(EOS)])
+
+
+def shard_reads(monkeypatch) -> list[str]:
+    """The shard files the run table reads from here on, one name per read (rollout_trace/artifact/run_shards.py
+    `read_columns`, as rollout_trace/artifact/run_table.py calls it)."""
+    from rollout_trace.artifact import run_table
+
+    seen: list[str] = []
+    real = run_table.read_columns
+    monkeypatch.setattr(run_table, "read_columns", lambda open_file, path, shard, schema, columns: (
+        seen.append(shard.name), real(open_file, path, shard, schema, columns))[1])
+    return seen
