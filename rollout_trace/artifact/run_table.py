@@ -795,7 +795,8 @@ class RunTable:
         """The columns `where` and `names` name (found in the expression's text), each row's number, filtered."""
         text = str(where) if where is not None else ""
         keep = [c for c in [*INDEX_COLUMNS, *FATE_COLUMNS] if c in names or re.search(rf"\b{re.escape(c)}\b", text)]
-        t = pa.table({c: self.column(c) for c in keep}).append_column("__row", self._rows())
+        # the row numbers first: a table of no column has no rows to append them to
+        t = pa.table({"__row": self._rows(), **{c: self.column(c) for c in keep}})
         if where is None:
             return t
         try:
