@@ -443,13 +443,16 @@ class RunTable:
         rollout = pc.fill_null(keys["rollout"], 0).to_numpy(zero_copy_only=False).astype(np.int64)
         key = np.where(ok, (seg << 50) | (gid << 16) | rollout, -1 - np.arange(len(ok)))  # a row left out: its own key
         _, first, count = np.unique(key, return_index=True, return_counts=True)
+        last = len(key) - 1 - np.unique(key[::-1], return_index=True)[1]  # each key's last copy, in `_`'s order
         stands = np.zeros(len(key), dtype=bool)
         stands[first[key[first] >= 0]] = True
         twice = first[(count > 1) & (key[first] >= 0)]
-        for i in twice[:MAX_PROBLEMS]:
-            problems.append(Problem(f"{ROLLOUTS_DIR}/", "a rollout is recorded once; the first one stands",
+        for i in twice[:MAX_PROBLEMS]:  # named in the shard of its last copy
+            at = np.searchsorted(_, key[i])
+            problems.append(Problem(f"{ROLLOUTS_DIR}/{self.shards[int(shard_of[last[at]])].name}",
+                                    "a rollout is recorded once; the first one stands",
                                     field=f"segment {names[int(seg[i])]} group {int(gid[i])} rollout {int(rollout[i])}",
-                                    found=f"{int(count[np.searchsorted(_, key[i])])} times"))
+                                    expected="once", found=f"{int(count[at])} times"))
         if len(twice) > MAX_PROBLEMS:
             problems.append(Problem(f"{ROLLOUTS_DIR}/", f"{len(twice) - MAX_PROBLEMS:,} more rollouts are recorded "
                                     "more than once (`viewer check` counts them)"))
