@@ -208,7 +208,8 @@ def _utf8(table: pa.Table, name: str, problems: list[Problem]) -> pa.Table:
     """`table` with every string that is not UTF-8 replaced (U+FFFD) and named: a shard is data, and Arrow's
     string kernels assume valid UTF-8."""
     for i, f in enumerate(table.schema):
-        kind = f.type.value_type if pa.types.is_list(f.type) else f.type
+        encoded = pa.types.is_dictionary(f.type)  # a scan's DICTIONARY columns: checked and fixed as plain text
+        kind = f.type.value_type if pa.types.is_list(f.type) or encoded else f.type
         if not pa.types.is_string(kind):
             continue
         col = table.column(i)
@@ -217,6 +218,7 @@ def _utf8(table: pa.Table, name: str, problems: list[Problem]) -> pa.Table:
             continue
         except pa.ArrowInvalid:
             pass
+        col = pc.cast(col, kind) if encoded else col
         flat = pc.list_flatten(col) if pa.types.is_list(f.type) else col
         raw = flat.cast(pa.binary()).to_pylist()
         bad = [k for k, v in enumerate(raw) if v is not None and not _valid(v)]
@@ -226,6 +228,8 @@ def _utf8(table: pa.Table, name: str, problems: list[Problem]) -> pa.Table:
         if pa.types.is_list(f.type):
             combined = col.combine_chunks()
             fixed = pa.ListArray.from_arrays(combined.offsets, fixed, mask=combined.is_null())
+        elif encoded:
+            fixed = pc.dictionary_encode(fixed).cast(f.type)
         table = table.set_column(i, f, fixed)
     return table
 
