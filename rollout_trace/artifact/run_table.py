@@ -527,6 +527,8 @@ class RunTable:
                            ROLLOUTS, [c for c in want if c not in ARTIFACT_FILES])
                 chunks: dict[str, list] = {c: [] for c in want}
                 for s, keep, size in zip(self.shards, self._keep, self._lengths, strict=True):
+                    if not len(keep):  # no row of it stands (a shard left out is not read, nor named, again)
+                        continue
                     got = self._read(ROLLOUTS_DIR, s, ROLLOUTS, want)
                     for c in want:
                         if got.num_rows == size or (not s.sealed and got.num_rows > size):  # a tail grew since
