@@ -10,13 +10,14 @@ import shutil
 from pathlib import Path
 
 import msgspec
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
 from rollout_trace.artifact.run import follow, open_run
-from rollout_trace.artifact.run_shards import read_tail_file, shards
+from rollout_trace.artifact.run_schema import ROLLOUTS
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support.run_places import batch_bytes, placed, shard_reads, without_end
 from support.run_tables import append_group, bundled_rows, changed, groups, shard_files, write_run
@@ -163,11 +164,13 @@ def test_deep_link_names_a_group(run):
 def add_version(root: Path, version: int) -> str:
     """Append one more group to a run the way the recorder does (a batch appended to its segment's open tail):
     the run's last group again, at `version` under the next group id, without training rows. Returns its name."""
-    listed = shards({p.name: p.stat().st_size for p in (root / "rollouts").iterdir()})[0]
-    last_shard = root / "rollouts" / listed[-1].name
-    last = groups(pq.read_table(last_shard) if listed[-1].sealed else read_tail_file(last_shard)[0])[-1]
-    n = last.num_rows  # the last group has the segment's highest group id (TRL numbers them in order)
-    group = changed(placed(last, version=version, group_id=last["group_id"][0].as_py() + 1), row_ordinal=[[]] * n, row_fingerprint=[[]] * n,
+    t = open_run(str(root)).table
+    rows = t.rows_of(np.arange(len(t)), ROLLOUTS.names)
+    last = groups(rows)[-1]  # the last segment's latest group
+    seg = last["segment"][0].as_py()
+    gid = pc.max(rows.filter(pc.equal(rows["segment"], seg))["group_id"]).as_py() + 1
+    n = last.num_rows
+    group = changed(placed(last, version=version, group_id=gid), row_ordinal=[[]] * n, row_fingerprint=[[]] * n,
                     row_tokens=[[]] * n, row_trained_tokens=[[]] * n, row_turns=[[]] * n)
     append_group(root, group, tail=True)
     return group["group"][0].as_py()
@@ -257,7 +260,7 @@ def test_a_second_copy_with_a_huge_title_is_named_and_left_out(tmp_path):
     assert problem.field == f"segment {seg} group {copy['group_id'][0].as_py()} rollout {copy['rollout'][0].as_py()}"
     body = msgspec.json.encode(run_page.group_rows(run, copy["policy_version"][0].as_py()))
     assert b"x" * 1000 not in body
-    assert len(pc.utf8_length(run.table.column("title")).to_numpy()) == 52
+    assert len(run.table.column("title")) == 52
 
 
 def test_a_run_request_is_checked_once():

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import ROOT, requires, zip_folder
+from rollout_trace.artifact.run_schema import SEALED_COLUMNS
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support.run_tables import bundled_consumed, bundled_rows, changed, groups, shard_files, write_run
 
@@ -123,8 +124,9 @@ def test_check_validates_the_example_run(capsys):
 
 def test_a_write_cut_short_is_skipped_and_said(tmp_path):
     """A tail whose last group's batch was cut short (SIGKILL in the middle of an append) reads its whole groups and
-    notes the cut one; a shard with a column of another type is named by file and field, and only its rows are
-    left out."""
+    notes the cut one; a shard with a column of a type that does not convert to the run table's is named by file
+    and field, and only its rows are left out; one whose values do not convert is named, those values read as
+    missing."""
     from rollout_trace.artifact.run import open_run
 
     rows = bundled_rows()
@@ -142,15 +144,23 @@ def test_a_write_cut_short_is_skipped_and_said(tmp_path):
 
     bad = write_run(tmp_path / "bad", rows)
     shard = shard_files(bad)[0]
-    t = pq.read_table(shard)
-    t = t.set_column(t.schema.get_field_index("policy_version"), "policy_version",
-                     pa.array(["one"] * t.num_rows, pa.string()))
+    whole = pq.read_table(shard)
+    t = whole.set_column(whole.schema.get_field_index("policy_version"), "policy_version",
+                         pa.array([[1]] * whole.num_rows, pa.list_(pa.int64())))
     pq.write_table(t, shard)
     hurt = open_run(str(bad))
     [problem] = hurt.problems
     assert problem.file == f"rollouts/{shard.name}" and problem.field == "policy_version"
-    assert (problem.expected, problem.found) == ("int64", "string")
+    assert problem.expected == "int64" and problem.found.startswith("list<")
     assert len(hurt.rows) == rows.num_rows - t.num_rows  # the other shard's rows are read
+
+    t = whole.set_column(whole.schema.get_field_index("reward"), "reward", pa.array(["high"] * t.num_rows))
+    pq.write_table(t, shard)
+    words = open_run(str(bad))
+    assert len(words.rows) == rows.num_rows and {r.reward for r in words.rows[: t.num_rows]} == {None}
+    [problem] = words.problems
+    assert (problem.file, problem.field, problem.expected, problem.found) == (
+        f"rollouts/{shard.name}", "reward", "double", "string")
 
 
 def test_check_names_rows_that_are_not_what_trl_queued(tmp_path, capsys):
@@ -214,7 +224,10 @@ def test_the_rollouts_and_the_consumption_tables_load_with_datasets(tmp_path):
     assert len(rollouts) == 52 == bundled_rows().num_rows
     assert {"trained", "read-ahead"} <= set(consumed["fate"])
     assert set(rollouts["status"]) == {"ok", "failed", "unscorable", "timed-out"}
-    assert rollouts.column_names == bundled_rows().column_names
+    assert tuple(rollouts.column_names) == SEALED_COLUMNS["rollouts"]  # every column but the artifact files
+    files = load_dataset("parquet", data_files=str(RUN / "files" / "*.parquet"), split="train",
+                         cache_dir=str(tmp_path / "cache"))
+    assert len(files) == 52 and tuple(files.column_names) == SEALED_COLUMNS["files"]
 
 
 # What docs/runs.md shows: the pass rate per policy version (rollouts whose verifier score is 1 over those with one)

@@ -19,10 +19,11 @@ from test_run_page import add_version
 
 from rollout_trace.artifact import run_table as rt
 from rollout_trace.artifact.run import open_run
-from rollout_trace.artifact.run_schema import INDEX_COLUMNS, ROLLOUTS
-from rollout_trace.artifact.run_shards import ShardWriter
+from rollout_trace.artifact.run_format import FILES_DIR
+from rollout_trace.artifact.run_schema import ROLLOUTS
+from rollout_trace.artifact.run_shards import ShardWriter, rollout_parts
 from rollout_trace.artifact.sources import EXAMPLES_DIR
-from support.run_places import batch_bytes, placed, shard_reads
+from support.run_places import batch_bytes, placed, shard_reads, write_shard
 from support.run_tables import bundled_rows, changed, groups, shard_files, write_run
 from viewer.run_page import version_stats
 
@@ -92,8 +93,8 @@ def test_a_held_snapshot_stays_while_the_recorder_appends_and_seals(tmp_path, mo
     segment = sixth["segment"][0].as_py()
     root = write_run(tmp_path / "run", pa.concat_tables(earlier), seal_rows=8)
     sealed = {p.name for p in shard_files(root)}
-    recorder = ShardWriter(root / "rollouts", segment, ROLLOUTS, seal_rows=8)  # the segment's writer goes on
-    recorder.append(fifth)  # into the segment's open tail
+    recorder = ShardWriter(root / "rollouts", segment, ROLLOUTS, seal_rows=8, parts=rollout_parts(root))
+    recorder.append(fifth)  # the segment's writer goes on: into its open tail
     tail = recorder.tail
     assert tail.exists() and tail.name not in sealed
 
@@ -195,25 +196,31 @@ def test_per_version_as_plain_rows(root):
                                                   for r in rows]
 
 
-def test_rows_naming_folders_outside_the_run_are_left_out_and_named(tmp_path):
-    """A row is data: one whose group and path name `../../etc`, or a rollout outside its group, is not a row (its
-    names must be what its place gives: run_table.py `_fits`), the page says which, and a shard that is a
-    symbolic link is not followed."""
+def test_names_in_a_shard_are_never_used_and_places_outside_the_run_are_left_out(tmp_path):
+    """A row is data: its `group` and `path` naming `../../etc` are never used (a rollout's names are made from
+    its place: run_table.py `_names`), a row whose place is not one the recorder writes (a segment `../../etc`, a
+    group id below 0) is left out and named, and a shard that is a symbolic link is not followed."""
     rows = bundled_rows()
     paths, names = rows["path"].to_pylist(), rows["group"].to_pylist()
     for i in range(2):
         paths[i] = names[i] = "../../etc"
-    paths[2] = names[2] + "/../x"
     root = write_run(tmp_path / "run", changed(rows, path=paths, group=names))
     seg = rows["segment"][0].as_py()
-    (root / "rollouts" / f"{seg}-00001.parquet").symlink_to("/etc/passwd")
+    outside = pa.concat_tables([changed(rows.slice(4, 1), segment=["../../etc"]),
+                                changed(rows.slice(5, 1), group_id=[-1])])
+    write_shard(root, f"{seg}-00001.parquet", outside)
+    (root / "rollouts" / f"{seg}-00009.parquet").symlink_to("/etc/passwd")
     t = rt.run_table(root)
     run = open_run(str(root))
-    assert len(t) == len(run.rows) == 49 and version_stats(t) == version_stats(run)
+    assert len(t) == len(run.rows) == 52 and version_stats(t) == version_stats(run)
+    shown = {r.path for r in run.rows} | {r.group for r in run.rows}
+    assert not any(".." in (x or "") for x in shown)
+    assert {run.rows[0].group, run.rows[0].path} == {rows["group"][0].as_py(), rows["path"][0].as_py()}
     said = [str(p) for p in t.problems()]
-    assert sum("a rollout's names do not fit its place in the run; left out" in p for p in said) == 3
-    assert any("'../../etc'" in p and p.startswith(f"rollouts/{seg}-00000.parquet, field `row 0`") for p in said)
-    assert any(p.startswith(f"rollouts/{seg}-00001.parquet: cannot be read") and "symbolic link" in p for p in said)
+    left = [p for p in said if "a rollout's place in the run is not one the recorder writes; left out" in p]
+    assert len(left) == 2 and all(p.startswith(f"rollouts/{seg}-00001.parquet") for p in left)
+    assert "'../../etc'" in left[0] and "group -1" in left[1]
+    assert any(p.startswith(f"rollouts/{seg}-00009.parquet: cannot be read") and "symbolic link" in p for p in said)
     assert not any("root:" in p for p in said)
 
 
@@ -224,8 +231,9 @@ def test_shards_and_row_groups_cut_anywhere_read_the_same_rows(tmp_path, seal_ro
     run's."""
     whole = rt.run_table(EXAMPLES_DIR / "trl-run")
     root = write_run(tmp_path / "run", bundled_rows(), seal_rows=seal_rows)
-    for shard in shard_files(root):
-        pq.write_table(pq.read_table(shard), shard, row_group_size=3)
+    for shard in shard_files(root):  # both files of each sealed shard
+        for part in (shard, root / FILES_DIR / shard.name):
+            pq.write_table(pq.read_table(part), part, row_group_size=3)
     assert len(shard_files(root)) > 2
     small = rt.run_table(root)
     every = np.arange(len(whole))
@@ -266,21 +274,21 @@ def test_hostile_shards_are_named_the_same_in_every_view(tmp_path, capsys):
     shards = root / "rollouts"
     # (a) rollout 1 of group 0 again, in a shard of its own (its reward other: the first one stands)
     twice = changed(gs[0].slice(1, 1), reward=[-5.0])
-    pq.write_table(twice, shards / f"{seg_a}-00001.parquet")
-    # (b) a group whose agent_turns are words
+    write_shard(root, f"{seg_a}-00001.parquet", twice)
+    # (b) a group whose agent_turns are lists (a type that does not convert to the table's)
     typed = placed(gs[1], group_id=900)
     typed = typed.set_column(typed.schema.get_field_index("agent_turns"), "agent_turns",
-                             pa.array(["three"] * typed.num_rows, pa.string()))
-    pq.write_table(typed, shards / f"{seg_a}-00002.parquet")
+                             pa.array([[3]] * typed.num_rows, pa.list_(pa.int64())))
+    write_shard(root, f"{seg_a}-00002.parquet", typed)
     # (c) a group one of whose titles is not UTF-8
     text = placed(gs[2], group_id=901)
     titles = text["title"].to_pylist()
     text = text.set_column(text.schema.get_field_index("title"), ROLLOUTS.field("title"),
                            _invalid_utf8(titles, 2, b"caf\xe9 \xff"))
-    pq.write_table(text, shards / f"{seg_a}-00003.parquet")
+    write_shard(root, f"{seg_a}-00003.parquet", text)
     # (d) segment b's tail: one whole group, and the next one's batch cut short
     tail = shards / f"{seg_b}-00001.arrows"
-    writer = ShardWriter(shards, seg_b, ROLLOUTS)
+    writer = ShardWriter(shards, seg_b, ROLLOUTS, parts=rollout_parts(root))
     assert writer.tail == tail
     writer.append(placed(gs[-1], group_id=902))
     writer._file.close()  # type: ignore[union-attr]  # killed: no end of stream
@@ -320,7 +328,7 @@ def test_hostile_shards_are_named_the_same_in_every_view(tmp_path, capsys):
         assert len(view.problems()) == len(found) == 3, view.problems()
         assert found == {
             (f"rollouts/{seg_a}-00001.parquet", f"segment {seg_a} group 0 rollout 1", "once", "2 times"),
-            (f"rollouts/{seg_a}-00002.parquet", "agent_turns", "int64", "string"),
+            (f"rollouts/{seg_a}-00002.parquet", "agent_turns", "int64", "list<element: int64>"),
             (f"rollouts/{seg_a}-00003.parquet", "title", "UTF-8", "1 invalid value(s)"),
         }
         assert view.notes.count(cut) == 1
@@ -328,4 +336,3 @@ def test_hostile_shards_are_named_the_same_in_every_view(tmp_path, capsys):
     for p in t.problems():
         assert said.count(str(p)) == 1, (str(p), said)
     assert said.count(cut) == 1
-    assert set(INDEX_COLUMNS) <= set(rows.column_names)

@@ -4,6 +4,7 @@
     placed(group, version=5, group_id=9)     # a group's rows at version 5 as group 9, its names made to fit
     batch_bytes(group)                       # the Arrow IPC message the shard writer appends for the group
     without_end(tail)                        # a tail as a killed writer leaves it: no end-of-stream marker
+    write_shard(run, name, rows)             # a sealed shard's two files written by hand (types as `rows` has them)
     reads = shard_reads(monkeypatch)         # the shards a run table reads from here on, one entry per read
 
 A row's `group` and `path` are names its place gives (rollout_trace/artifact/run_format.py `group_path`): a row moved
@@ -17,9 +18,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
 
-from rollout_trace.artifact.run_format import group_path
-from rollout_trace.artifact.run_schema import ROLLOUTS
+from rollout_trace.artifact.run_format import FILES_DIR, ROLLOUTS_DIR, group_path
+from rollout_trace.artifact.run_schema import ROLLOUTS, SEALED_COLUMNS
 
 EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"  # Arrow IPC's end of stream, written when a stream writer closes
 
@@ -65,6 +67,15 @@ def shard_reads(monkeypatch) -> list[str]:
 
     seen: list[str] = []
     real = run_table.read_columns
-    monkeypatch.setattr(run_table, "read_columns", lambda open_file, path, shard, schema, columns: (
-        seen.append(shard.name), real(open_file, path, shard, schema, columns))[1])
+    monkeypatch.setattr(run_table, "read_columns", lambda open_file, path, shard, *args: (
+        seen.append(shard.name), real(open_file, path, shard, *args))[1])
     return seen
+
+
+def write_shard(run: Path, name: str, rows: pa.Table) -> None:
+    """A sealed shard `name` of the run's rollouts table written with pyarrow directly, as a writer that checks
+    nothing would: its columns split as the recorder splits them (rollouts/ and files/), of the types `rows` has."""
+    for folder in (FILES_DIR, ROLLOUTS_DIR):  # the shard's own folder last, as the recorder seals
+        (Path(run) / folder).mkdir(parents=True, exist_ok=True)
+        pq.write_table(rows.select(list(SEALED_COLUMNS[folder])), Path(run) / folder / name)
+
