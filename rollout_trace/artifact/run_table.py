@@ -327,7 +327,7 @@ class RunTable:
             self._said(problems, got.notes)
             for name in names:
                 out[name] = table[name]
-                if s.sealed and not got.problems:
+                if s.sealed and not problems:  # a read that found something is not kept: each snapshot names it
                     self._cache.put((self.label, self.prefix, folder, s.name, s.size, name), table[name])
                 elif not s.sealed and live is s:
                     self._tails[(folder, s.name, name)] = table[name]
@@ -408,6 +408,8 @@ class RunTable:
                 problems: list[Problem] = []
                 part = _utf8(part, f"{folder}/{s.name}", problems)
                 self._said(problems, [])
+                if problems:  # not kept: each snapshot reads it again and names it (as `_read` keeps no such read)
+                    continue
             for name in names:
                 self._cache.put((self.label, self.prefix, folder, s.name, s.size, name), part[name])
 
