@@ -24,7 +24,7 @@ from rollout_trace.artifact.run_schema import ROLLOUTS
 from rollout_trace.artifact.run_shards import ShardWriter, rollout_parts
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support.run_places import batch_bytes, placed, shard_reads, write_shard
-from support.run_tables import bundled_rows, changed, groups, shard_files, write_run
+from support.run_tables import append_group, bundled_rows, changed, groups, shard_files, write_run
 from viewer.run_page import version_stats
 
 
@@ -336,3 +336,9 @@ def test_hostile_shards_are_named_the_same_in_every_view(tmp_path, capsys):
     for p in t.problems():
         assert said.count(str(p)) == 1, (str(p), said)
     assert said.count(cut) == 1
+    # the recorder appends a group: the next snapshot shares the sealed shards' columns, and names the same
+    append_group(root, placed(gs[3], group_id=904), tail=True)
+    later = rt.run_table(root)
+    assert later is not t and len(later) == stand + 4
+    later.columns(["title", "reward", "agent_turns"])
+    assert sorted(map(str, later.problems())) == sorted(map(str, t.problems())) and later.notes.count(cut) == 1
