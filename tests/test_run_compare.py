@@ -54,7 +54,7 @@ def test_one_task_across_both_runs(pair):
     assert [g.version for g in c.a_task.groups] == [g.version for g in c.b_task.groups] == [2, 3]
     for ga, gb in zip(c.a_task.groups, c.b_task.groups, strict=True):
         for ra, rb in zip(ga.rollouts, gb.rollouts, strict=True):
-            assert ra.path == rb.path and ra.status == rb.status  # the same rollout folders, other rewards
+            assert ra.path == rb.path and ra.status == rb.status  # the same rollouts, other rewards
             if ra.reward is not None:
                 assert rb.reward == pytest.approx(1 - ra.reward) and ra.passed != rb.passed
     missing = run_compare.compare("trl-run", a, version_stats(a), other, b, version_stats(b), task="0" * 40)

@@ -1,20 +1,26 @@
 """The run page's records and health notes (viewer/run_page.py), and following a growing run
-(rollout_trace/artifact/run.py `follow`), on the bundled run examples/trl-run and on copies of it."""
+(rollout_trace/artifact/run.py `follow`), on the bundled run examples/trl-run, on copies of it, and on runs written
+from its rows (tests/support/run_tables.py)."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
 import os
 import shutil
 from pathlib import Path
 
 import msgspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 
-from rollout_trace.artifact.run import follow, groups_of, open_run
+from rollout_trace.artifact.run import follow, open_run
+from rollout_trace.artifact.run_schema import ROLLOUTS
 from rollout_trace.artifact.sources import EXAMPLES_DIR
+from support.run_places import batch_bytes, placed, shard_reads, without_end
+from support.run_tables import append_group, bundled_rows, changed, groups, shard_files, write_run
 from viewer import run_page
 from viewer.run_page import VersionStats, health_notes, resolve_link, task_track, version_stats
 
@@ -59,14 +65,24 @@ def _stats(version: int, **kw) -> VersionStats:
     return VersionStats(version=version, **{**base, **kw})
 
 
-def test_every_reward_at_a_version_is_one_value(run):
-    rows = [msgspec.structs.replace(r, policy_version=12, reward=0.0) for r in run.rows[:8]]
-    rows += [msgspec.structs.replace(r, policy_version=13) for r in run.rows[:8]]
-    one = dataclasses.replace(run, rows=rows, groups=groups_of(rows))
+def _at_versions(tmp: Path, *versions: tuple[int, float | None]) -> Path:
+    """A run of the bundled run's first two groups at each (version, reward) given, the reward None for the
+    rewards they had; group ids renumbered (a rollout is its segment, group id and index)."""
+    first = groups(bundled_rows())[:2]
+    rows = []
+    for v, reward in versions:
+        for g in first:
+            moved = placed(g, version=v, group_id=len(rows))
+            rows.append(moved if reward is None else changed(moved, reward=[reward] * moved.num_rows))
+    return write_run(tmp, pa.concat_tables(rows))
+
+
+def test_every_reward_at_a_version_is_one_value(tmp_path):
+    one = open_run(str(_at_versions(tmp_path / "one", (12, 0.0), (13, None))))
     stats = version_stats(one)  # the least and greatest finite reward of version 12 are one value
+    assert [s.version for s in stats] == [12, 13] and stats[0].scored == 8
     assert health_notes(stats)[0] == "every reward at version 12 is 0: GRPO learns nothing there"
-    rows += [msgspec.structs.replace(r, policy_version=14, reward=0.0) for r in run.rows[:8]]
-    stats = version_stats(dataclasses.replace(run, rows=rows, groups=groups_of(rows)))
+    stats = version_stats(open_run(str(_at_versions(tmp_path / "two", (12, 0.0), (13, None), (14, 0.0)))))
     assert health_notes(stats)[0] == "every reward at versions 12 and 14 is 0: GRPO learns nothing there"
     assert health_notes([_stats(12, scored=1, reward_min=0.0, reward_max=0.0), _stats(13)]) == \
         health_notes([_stats(13)])  # one scored rollout is not "every reward"
@@ -114,13 +130,15 @@ def test_group_rows(run):
 
 
 @pytest.mark.parametrize("extreme", [1.7976931348623157e308, -1.7976931348623157e308, math.nan, math.inf, -math.inf])
-def test_version_stats_survive_any_float(run, extreme):
+def test_version_stats_survive_any_float(tmp_path, extreme):
     """A reward at the float limit (finite) or NaN/inf: every number stays finite or None, and the page's records
     encode; `statistics.fmean` raised OverflowError here."""
-    rows = [msgspec.structs.replace(r, reward=extreme if i % 2 else 1.7976931348623157e308)
-            for i, r in enumerate(run.rows)]
-    big = dataclasses.replace(run, rows=rows, groups=groups_of(rows))
+    rows = bundled_rows()
+    root = write_run(tmp_path / "run", changed(rows, reward=[extreme if i % 2 else 1.7976931348623157e308
+                                                             for i in range(rows.num_rows)]))
+    big = open_run(str(root))
     stats = version_stats(big)
+    assert sum(s.rollouts for s in stats) == rows.num_rows
     for s in stats:
         for v in (s.reward_mean, s.reward_sd, s.reward_min, s.reward_max):
             assert v is None or math.isfinite(v)
@@ -144,96 +162,105 @@ def test_deep_link_names_a_group(run):
 
 
 def add_version(root: Path, version: int) -> str:
-    """Write one more group into a copied run the way the recorder does: its folder first, then its index
-    lines appended (the last group of the run again, at `version`)."""
-    index = sorted((root / "index").glob("*.jsonl"))[-1]
-    lines = [json.loads(x) for x in index.read_text().splitlines()]
-    last = lines[-1]["group_path"]
-    gid = max(x["group_id"] for x in lines) + 1
-    new = f"{last.rsplit('-v', 1)[0]}-v{version:06d}-g{gid:06d}"
-    shutil.copytree(root / last, root / new)
-    with index.open("a") as f:
-        for x in (x for x in lines if x["group_path"] == last):
-            x.update(policy_version=version, group_id=gid, group_path=new,
-                     path=x["path"].replace(last, new) if x["path"] else None, rows=[])
-            f.write(json.dumps(x) + "\n")
-    return new
+    """Append one more group to a run the way the recorder does (a batch appended to its segment's open tail):
+    the run's last group again, at `version` under the next group id, without training rows. Returns its name."""
+    t = open_run(str(root)).table
+    rows = t.rows_of(np.arange(len(t)), ROLLOUTS.names)
+    last = groups(rows)[-1]  # the last segment's latest group
+    seg = last["segment"][0].as_py()
+    gid = pc.max(rows.filter(pc.equal(rows["segment"], seg))["group_id"]).as_py() + 1
+    n = last.num_rows
+    group = changed(placed(last, version=version, group_id=gid), row_ordinal=[[]] * n, row_fingerprint=[[]] * n,
+                    row_tokens=[[]] * n, row_trained_tokens=[[]] * n, row_turns=[[]] * n)
+    append_group(root, group, tail=True)
+    return group["group"][0].as_py()
 
 
-def test_follow_reads_only_the_grown_tail(tmp_path):
+
+def test_follow_reads_the_sealed_shards_once(tmp_path, monkeypatch):
+    """A grown run is a new snapshot: the recorder's new batch is read, the sealed shards' columns are the ones the
+    last snapshot read (shared, never read again); a batch half-written waits for its other half."""
     root = tmp_path / "run"
     shutil.copytree(EXAMPLES_DIR / "trl-run", root)
     run = open_run(str(root))
     assert follow(run) is None  # nothing changed: one listing, no read
+    sealed = {p.name for p in shard_files(root)}
+    len(run.rows)  # every index column read once
     new = add_version(root, 5)
-    reads: list[str] = []
-    real = type(run.store).read
-    run.store.read = lambda paths, max_bytes: (reads.extend(paths), real(run.store, paths, max_bytes))[1]
+    reads = shard_reads(monkeypatch)
     grown = follow(run)
     assert grown is not None and grown.versions() == [1, 2, 3, 4, 5]
-    assert not any(p.startswith("index/") for p in reads)  # the index's tail was read, not the whole file
     assert [g.path for g in grown.groups if g.policy_version == 5] == [new]
     assert len(grown.rows) == len(run.rows) + 4 and grown.problems == run.problems
+    assert reads and not sealed & set(reads)  # only the new tail was read
     assert {r.rollout_id for r in run.rows} <= {r.rollout_id for r in grown.rows}
+    assert len(run.rows) == 52 and run.versions() == [1, 2, 3, 4]  # the snapshot it followed stays as it was
     assert follow(grown) is None
-    # a half-written line (no newline yet) waits for its newline
-    index = sorted((root / "index").glob("*.jsonl"))[-1]
-    with index.open("a") as f:
-        f.write('{"segment": "x"')
+    # a batch written half-way (the recorder is appending, or was killed) waits for its other half
+    tail = next(p for p in shard_files(root) if p.suffix == ".arrows")
+    without_end(tail)
+    more = batch_bytes(placed(groups(bundled_rows())[0], version=6, group_id=99))
+    with tail.open("ab") as f:
+        f.write(more[: len(more) // 2])
     cut = follow(grown)
-    assert cut is not None and len(cut.rows) == len(grown.rows) and any("no newline" in n for n in cut.notes)
+    assert cut is not None and len(cut.rows) == len(grown.rows) and any("cut short" in n for n in cut.notes)
+    assert cut.problems == run.problems
+    with tail.open("ab") as f:
+        f.write(more[len(more) // 2:])
+    whole = follow(cut)
+    assert whole is not None and len(whole.rows) == len(grown.rows) + 4 and whole.versions()[-1] == 6
+    assert not any("cut short" in n for n in whole.notes)
 
 
 def test_follow_after_truncate_and_rewrite(tmp_path):
-    """A line file cut short, or rewritten in place (the same size included), is read again whole: no false
-    "wrong type" problem from a tail that starts mid-line, no rows lost."""
-    root = tmp_path / "run"
-    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
+    """An open tail cut back (a group gone), written again whole, or rewritten in place with the same size and
+    other content is read again whole: no false problem, no rows lost, the new value seen."""
+    rows = bundled_rows()
+    root = write_run(tmp_path / "run", rows, tail=True)
     run = open_run(str(root))
-    index = sorted((root / "index").glob("*.jsonl"))[-1]
-    whole = index.read_bytes()
-    lines = whole.splitlines(keepends=True)
-    index.write_bytes(b"".join(lines[:-4]))  # truncated: the last group gone
+    tail = shard_files(root)[-1]
+    whole = tail.read_bytes()
+    fewer = write_run(tmp_path / "fewer", pa.concat_tables(groups(rows)[:-1]), tail=True, small_files=False)
+    tail.write_bytes(shard_files(fewer)[-1].read_bytes())  # truncated: the last group gone
     cut = follow(run)
-    assert cut is not None and len(cut.rows) == len(run.rows) - 4 and cut.problems == run.problems
-    index.write_bytes(whole)  # rewritten to its first content: longer again, not an append of what was read
+    assert cut is not None and len(cut.rows) == len(run.rows) - 4 and cut.problems == run.problems == []
+    tail.write_bytes(whole)  # rewritten to its first content: longer again
     back = follow(cut)
-    assert back is not None and len(back.rows) == len(run.rows) and back.problems == run.problems
+    assert back is not None and len(back.rows) == len(run.rows) and back.problems == []
     # the same size, other content: one rollout's reward changed in place
-    first = json.loads(lines[0])
-    old = json.dumps(first["reward"]).encode()
-    new = (b"0." + b"5" * (len(old) - 2)) if len(old) > 2 else b"7"
-    assert len(new) == len(old)
-    same = whole.replace(b'"reward":' + old, b'"reward":' + new, 1) if b'"reward":' + old in whole else \
-        whole.replace(b'"reward": ' + old, b'"reward": ' + new, 1)
+    at = len(rows) - 1
+    rewards = rows["reward"].to_pylist()
+    rewards[at] = 0.5 if rewards[at] != 0.5 else 0.25
+    other = write_run(tmp_path / "other", changed(rows, reward=rewards), tail=True, small_files=False)
+    same = shard_files(other)[-1].read_bytes()
     assert same != whole and len(same) == len(whole)
-    st = index.stat()
-    index.write_bytes(same)
-    os.utime(index, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a clock coarser than the test: still newer
+    st = tail.stat()
+    tail.write_bytes(same)
+    os.utime(tail, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a clock coarser than the test: still newer
     again = follow(back)
-    assert again is not None and len(again.rows) == len(run.rows) and again.problems == run.problems
-    key = (first["segment"], first["group_id"], first["rollout"])
-    assert again.entries[key].reward == float(new)
+    assert again is not None and len(again.rows) == len(run.rows) and again.problems == []
+    key = (rows["segment"][at].as_py(), rows["group_id"][at].as_py(), rows["rollout"][at].as_py())
+    assert next(r.reward for r in again.rows if (r.segment, r.group_id, r.rollout) == key) == rewards[at]
     assert follow(again) is None
 
 
-def test_a_huge_index_line_is_named_and_skipped(tmp_path):
-    """One line of 2 MB (a title an attacker made long) is a problem naming its file and line; the run's other
-    rows are read, and nothing of the long line reaches a page."""
-    from rollout_trace.artifact.run import MAX_LINE_BYTES
-
-    root = tmp_path / "run"
-    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
-    index = sorted((root / "index").glob("*.jsonl"))[-1]
-    lines = index.read_text().splitlines()
-    big = json.loads(lines[0])
-    big["title"] = "x" * (MAX_LINE_BYTES + 10)
-    big["group_id"] = 999
-    index.write_text("\n".join(lines[:2] + [json.dumps(big)] + lines[2:]) + "\n")
+def test_a_second_copy_with_a_huge_title_is_named_and_left_out(tmp_path):
+    """A rollout recorded again in another shard, its copy carrying a 2 MB title (an attacker's): the copy is named
+    by shard and rollout and left out (the first one stands); the run's other rows are read, and nothing of the
+    long title reaches a page."""
+    rows = bundled_rows()
+    root = write_run(tmp_path / "run", rows)
+    copy = changed(rows.slice(2, 1), title=["x" * (2 * 2**20)])
+    seg = copy["segment"][0].as_py()
+    pq.write_table(copy, root / "rollouts" / f"{seg}-00001.parquet")
     run = open_run(str(root))
     assert len(run.rows) == 52 and max(len(r.title) for r in run.rows) < 1000
-    bad = [p for p in run.problems if p.field == "line 3"]
-    assert len(bad) == 1 and bad[0].file.endswith(index.name) and "bytes" in bad[0].found
+    [problem] = run.problems
+    assert problem.file == f"rollouts/{seg}-00001.parquet" and problem.found == "2 times"
+    assert problem.field == f"segment {seg} group {copy['group_id'][0].as_py()} rollout {copy['rollout'][0].as_py()}"
+    body = msgspec.json.encode(run_page.group_rows(run, copy["policy_version"][0].as_py()))
+    assert b"x" * 1000 not in body
+    assert len(run.table.column("title")) == 52
 
 
 def test_a_run_request_is_checked_once():

@@ -195,7 +195,7 @@ def test_following_a_run_while_it_is_recorded(page, app_url, tmp_path):
 @pytest.fixture(scope="module")
 def big_run(tmp_path_factory):
     """2,000 versions (1 group of 2 rollouts each: the charts' width, not the index's length, is the point)."""
-    from bench.bench_run_page import make_run
+    from support.scale_run import make_run
 
     root = tmp_path_factory.mktemp("big") / "run"
     make_run(root, versions=2000, groups=1, k=2)

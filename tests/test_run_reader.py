@@ -1,20 +1,32 @@
-"""Reading a recorded run (rollout_trace/artifact/run.py) and checking it (`viewer check`), on the bundled examples/trl-run.
+"""Reading a recorded run (rollout_trace/artifact/run.py) and checking it (`viewer check`), on the bundled examples/trl-run
+and on runs written from its rows (tests/support/run_tables.py).
 
-Fast: no TRL child, no training. The run is read from its index, segment and consumption files only, as a
-folder, a zip and a bundled name, and opens as a collection; damage of every kind is named by file and field.
+Fast: no TRL child, no training (but one recorder child, killed mid-append). The run is read from its shards and
+small files, as a folder, a zip and a bundled name, and opens as a collection; damage of every kind is named by
+file and field; a run of format 1 is refused naming `viewer convert`, which turns the format-1 fixture into a run
+that lists as it did; DuckDB and `datasets` read the rollouts table as one table with the run page's numbers.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
+import subprocess
+import sys
+import zipfile
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from conftest import zip_folder
+from conftest import ROOT, requires, zip_folder
+from rollout_trace.artifact.run_schema import SEALED_COLUMNS
 from rollout_trace.artifact.sources import EXAMPLES_DIR
+from support.run_tables import bundled_consumed, bundled_rows, changed, groups, shard_files, write_run
 
 RUN = EXAMPLES_DIR / "trl-run"
+FIXTURES = ROOT / "tests" / "fixtures"
 
 
 @pytest.fixture
@@ -44,7 +56,7 @@ def test_the_example_run_joins_into_typed_rows():
     assert run.manifest.worker["reward_funcs"] == ["brevity_reward"]
     failed = [r for r in run.rows if r.status == "failed"]
     assert failed and all(r.path is None and r.rows == 0 and r.reward == 0.1 and r.advantage for r in failed)
-    recorded = {(e.segment, x.ordinal) for e in run.entries.values() for x in e.rows}
+    recorded = {(r.segment, o) for r in run.rows for o in r.ordinals}
     assert run.consumed and all((c.segment, c.ordinal) in recorded for c in run.consumed)  # nothing lost
     assert all(s.end.write_errors == 0 and s.end.first_error is None for s in run.segments)
     a = run.open(next(r.path for r in run.rows if r.path))
@@ -57,7 +69,7 @@ def test_a_run_indexes_as_a_collection_without_listing_its_folders(monkeypatch):
     from rollout_trace.artifact.collection import open_collection
 
     def no_walk(self, *a, **k):
-        raise AssertionError("a run is indexed from its index files, never by listing its folders")
+        raise AssertionError("a run is indexed from its rollouts table, never by walking its folders")
 
     monkeypatch.setattr(stores.FolderStore, "list", no_walk)
     c = open_collection(str(RUN))
@@ -110,68 +122,222 @@ def test_check_validates_the_example_run(capsys):
     assert "all valid" in out and "INVALID" not in out and "2 segment(s)" in out
 
 
-def test_a_write_cut_short_is_skipped_and_said(run_copy):
+def test_a_write_cut_short_is_skipped_and_said(tmp_path):
+    """A tail whose last group's batch was cut short (SIGKILL in the middle of an append) reads its whole groups and
+    notes the cut one; a shard with a column of a type that does not convert to the run table's is named by file
+    and field, and only its rows are left out; one whose values do not convert is named, those values read as
+    missing."""
     from rollout_trace.artifact.run import open_run
 
-    index = next((run_copy / "index").glob("*.jsonl"))
-    whole = index.read_bytes()
-    index.write_bytes(whole + whole.splitlines()[0][:40])  # SIGKILL in the middle of appending a line
-    run = open_run(str(run_copy))
-    assert run.problems == [] and any("no newline" in n for n in run.notes)
-    first, rest = whole.split(b"\n", 1)
-    index.write_bytes(first.replace(b'"policy_version":', b'"policy_version":"one","x":', 1) + b"\n" + rest)
-    bad = open_run(str(run_copy))
-    [problem] = bad.problems
-    assert problem.file == f"index/{index.name}" and problem.field.startswith("line 1")
-    assert len(bad.rows) == len(run.rows) - 1  # the other lines are read
+    rows = bundled_rows()
+    root = write_run(tmp_path / "run", rows, tail=True)
+    tail = shard_files(root)[-1]
+    assert tail.suffix == ".arrows"
+    whole = tail.read_bytes()
+    tail.write_bytes(whole[: len(whole) - 2000])  # into the last group's batch
+    run = open_run(str(root))
+    last = groups(rows)[-1]
+    assert run.problems == [] and len(run.rows) == rows.num_rows - last.num_rows
+    assert [n for n in run.notes if "cut short" in n] == [
+        f"rollouts/{tail.name}: the last group's rows were cut short (a write stopped by SIGKILL); left out"]
+    assert last["group"][0].as_py() not in {r.group for r in run.rows}
+
+    bad = write_run(tmp_path / "bad", rows)
+    shard = shard_files(bad)[0]
+    whole = pq.read_table(shard)
+    t = whole.set_column(whole.schema.get_field_index("policy_version"), "policy_version",
+                         pa.array([[1]] * whole.num_rows, pa.list_(pa.int64())))
+    pq.write_table(t, shard)
+    hurt = open_run(str(bad))
+    [problem] = hurt.problems
+    assert problem.file == f"rollouts/{shard.name}" and problem.field == "policy_version"
+    assert problem.expected == "int64" and problem.found.startswith("list<")
+    assert len(hurt.rows) == rows.num_rows - t.num_rows  # the other shard's rows are read
+
+    t = whole.set_column(whole.schema.get_field_index("reward"), "reward", pa.array(["high"] * t.num_rows))
+    pq.write_table(t, shard)
+    words = open_run(str(bad))
+    assert len(words.rows) == rows.num_rows and {r.reward for r in words.rows[: t.num_rows]} == {None}
+    [problem] = words.problems
+    assert (problem.file, problem.field, problem.expected, problem.found) == (
+        f"rollouts/{shard.name}", "reward", "double", "string")
 
 
-def test_check_names_rows_that_are_not_what_trl_queued(run_copy, capsys):
+def test_check_names_rows_that_are_not_what_trl_queued(tmp_path, capsys):
     import numpy as np
-    from safetensors.numpy import load_file, save_file
+    from safetensors.numpy import load, save
 
     from viewer.cli import main
 
-    rows = next(run_copy.glob("groups/*/rollout-00/trl/rows.safetensors"))
-    arrays = load_file(str(rows))
+    rows = bundled_rows()
+    files = rows["file_trl_rows"].to_pylist()
+    at = next(i for i, x in enumerate(files) if x)
+    arrays = load(files[at])
     arrays["completion_mask"] = np.roll(arrays["completion_mask"], 1)
-    save_file(arrays, str(rows))
-    assert main(["check", str(run_copy)]) == 1
+    files[at] = save(arrays)
+    root = write_run(tmp_path / "run", changed(rows, file_trl_rows=files))
+    assert main(["check", str(root)]) == 1
     out = capsys.readouterr().out
+    assert f"INVALID {rows['group'][at]}" in out
     assert "trl/rows.safetensors" in out and "fingerprint" in out
 
 
-def test_check_names_a_consumption_line_for_another_row(run_copy, capsys):
+def test_check_names_a_consumption_line_for_another_row(tmp_path, capsys):
     from viewer.cli import main
 
-    log = next(p for p in (run_copy / "consumed").glob("*.jsonl"))
-    lines = log.read_text().splitlines()
-    first = json.loads(lines[0])
-    first["fingerprint"] = "0" * 24
-    log.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
-    assert main(["check", str(run_copy)]) == 1
+    consumed = bundled_consumed()
+    prints = consumed["fingerprint"].to_pylist()
+    prints[0] = "0" * 24
+    consumed = consumed.set_column(consumed.schema.get_field_index("fingerprint"), "fingerprint",
+                                   pa.array(prints, pa.string()))
+    root = write_run(tmp_path / "run", consumed=consumed)
+    assert main(["check", str(root)]) == 1
     out = capsys.readouterr().out
     assert "INVALID consumption log" in out and "not the row the worker recorded" in out
 
 
-def test_check_notes_a_group_the_index_does_not_name(run_copy, capsys):
+def test_a_seal_cut_short_reads_its_rows_once(tmp_path, capsys):
+    """What the recorder leaves between writing a sealed shard and removing its tail (killed in between): the
+    tail of a number whose shard is sealed is not read, so no rollout is read twice and check finds nothing."""
+    from rollout_trace.artifact.run import open_run
     from viewer.cli import main
 
-    group = sorted((run_copy / "groups").iterdir())[-1]
-    index = next((run_copy / "index").glob(f"{group.name.split('-v')[0]}.jsonl"))
-    index.write_text("".join(line + "\n" for line in index.read_text().splitlines() if group.name not in line))
-    assert main(["check", str(run_copy)]) == 0  # what the recorder left between a rename and its index lines
-    assert "no index line names" in capsys.readouterr().out
+    rows = bundled_rows()
+    open_tail = write_run(tmp_path / "tail", rows, tail=True)
+    root = write_run(tmp_path / "run", rows)
+    for tail in shard_files(open_tail):
+        shutil.copy2(tail, root / "rollouts" / tail.name)  # beside the shard sealed from it
+    assert sorted(p.suffix for p in shard_files(root)) == [".arrows", ".arrows", ".parquet", ".parquet"]
+    run = open_run(str(root))
+    assert len(run.rows) == rows.num_rows and run.problems == [] and not any("rollouts/" in n for n in run.notes)
+    assert main(["check", str(root)]) == 0
+    assert "all valid" in capsys.readouterr().out
 
 
-def test_the_index_and_the_consumption_log_load_with_datasets():
+def test_the_rollouts_and_the_consumption_tables_load_with_datasets(tmp_path):
     from datasets import load_dataset
 
-    index = load_dataset("json", data_files=str(RUN / "index" / "*.jsonl"), split="train")
-    consumed = load_dataset("json", data_files=str(RUN / "consumed" / "*.jsonl"), split="train")
-    assert len(index) == sum(len(p.read_text().splitlines()) for p in (RUN / "index").glob("*.jsonl"))
+    rollouts = load_dataset("parquet", data_files=str(RUN / "rollouts" / "*.parquet"), split="train",
+                            cache_dir=str(tmp_path / "cache"))
+    consumed = load_dataset("parquet", data_files=str(RUN / "consumed" / "*.parquet"), split="train",
+                            cache_dir=str(tmp_path / "cache"))
+    assert len(rollouts) == 52 == bundled_rows().num_rows
     assert {"trained", "read-ahead"} <= set(consumed["fate"])
-    assert set(index["status"]) == {"ok", "failed", "unscorable", "timed-out"}
+    assert set(rollouts["status"]) == {"ok", "failed", "unscorable", "timed-out"}
+    assert tuple(rollouts.column_names) == SEALED_COLUMNS["rollouts"]  # every column but the artifact files
+    files = load_dataset("parquet", data_files=str(RUN / "files" / "*.parquet"), split="train",
+                         cache_dir=str(tmp_path / "cache"))
+    assert len(files) == 52 and tuple(files.column_names) == SEALED_COLUMNS["files"]
+
+
+# What docs/runs.md shows: the pass rate per policy version (rollouts whose verifier score is 1 over those with one)
+PASS_RATE_SQL = """
+SELECT policy_version,
+       count(*) FILTER (WHERE env_reward >= 1) / nullif(count(env_reward), 0) AS pass_rate
+FROM read_parquet('{run}/rollouts/*.parquet')
+GROUP BY policy_version
+ORDER BY policy_version
+"""
+
+
+@requires(importlib.util.find_spec("duckdb") is not None, "duckdb is not installed (requirements-dev.txt)")
+def test_duckdb_reads_the_rollouts_table_with_the_run_pages_pass_rates():
+    import duckdb
+
+    from rollout_trace.artifact.run import open_run
+    from viewer.run_page import version_stats
+
+    got = duckdb.sql(PASS_RATE_SQL.format(run=RUN.as_posix())).fetchall()
+    stats = version_stats(open_run(str(RUN)))
+    assert [v for v, _ in got] == [s.version for s in stats] == [1, 2, 3, 4]
+    for (_, rate), s in zip(got, stats, strict=True):
+        assert rate == pytest.approx(s.pass_rate) if s.pass_rate is not None else rate is None
+    assert any(s.pass_rate for s in stats)  # not all zero: the query would not tell a swapped rule
+
+
+def test_a_format_1_run_is_refused_naming_the_convert_command(tmp_path):
+    from rollout_trace.artifact import ArtifactError
+    from rollout_trace.artifact.run import open_run
+
+    with zipfile.ZipFile(FIXTURES / "trl-run-v1.zip") as z:
+        z.extractall(tmp_path)
+    for source in (str(tmp_path / "trl-run"), str(FIXTURES / "trl-run-v1.zip")):
+        with pytest.raises(ArtifactError) as e:
+            open_run(source)
+        [problem] = e.value.problems
+        assert "python -m viewer convert OLD NEW" in problem.message and problem.found == "index/ and groups/"
+
+
+def test_convert_of_the_format_1_run_lists_what_its_reader_listed(tmp_path, capsys):
+    """`viewer convert` of the format-1 fixture (the bundled run before format 2, its tokenizer added back): its
+    `viewer ls --json` rows are what the format-1 reader listed, row for row; and check finds nothing."""
+    from viewer.cli import main
+
+    with zipfile.ZipFile(FIXTURES / "trl-run-v1.zip") as z:
+        z.extractall(tmp_path)
+    old = tmp_path / "trl-run"
+    shutil.copytree(RUN / "tokenizer", old / "tokenizer")
+    new = tmp_path / "converted"
+    assert main(["convert", str(old), str(new)]) == 0
+    assert "converted 52 rollouts" in capsys.readouterr().out
+    assert main(["ls", str(new), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    want = json.loads((FIXTURES / "trl-run-v1.ls.json").read_text())
+    assert len(got["records"]) == len(want["records"]) == 65
+    for i, (a, b) in enumerate(zip(got["records"], want["records"], strict=True)):
+        assert a == b, (i, {k: (a.get(k), b.get(k)) for k in a.keys() | b.keys() if a.get(k) != b.get(k)})
+    assert got["run"] == want["run"]
+    assert main(["check", str(new)]) == 0
+
+
+def test_sigkill_mid_shard_then_a_resume_reads_both_segments(tmp_path, capsys):
+    """A recorder SIGKILLed in the middle of appending a group (tests/support/record_cut_child.py: the batch
+    written half-way into the segment's tail): the reader reads every whole group before it and notes the cut
+    one. A resume is a new segment with a new writer: the run reads both, and `viewer check` names nothing but
+    what the kill left (the cut batch, and the killed segment that never said it ended)."""
+    from rollout_trace.artifact.run import open_run
+    from support import record_cut_child
+    from viewer.cli import main
+
+    root = tmp_path / "run"
+
+    def record(segment: str, first_version: int, whole: int, cut: bool) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, record_cut_child.__file__, str(root), segment, str(first_version),
+                                 str(whole), "1" if cut else "0"], stdout=subprocess.PIPE, text=True)
+
+    child = record("seg-a", 1, 3, cut=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "cut"
+    finally:
+        child.kill()
+        child.wait(60)
+    tail = root / "rollouts" / "seg-a-00000.arrows"
+    assert [p.name for p in shard_files(root)] == [tail.name]  # a killed writer's tail stays a tail
+    run = open_run(str(root))
+    assert run.problems == [] and run.live
+    assert [(r.policy_version, r.group_id, r.rollout) for r in run.rows] == [
+        (1 + g // 2, g, i) for g in range(3) for i in range(4)]  # the three whole groups, not the cut fourth
+    cut_note = f"rollouts/{tail.name}: the last group's rows were cut short (a write stopped by SIGKILL); left out"
+    assert cut_note in run.notes
+
+    resumed = record("seg-b", 3, 2, cut=False)
+    out, _ = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0 and out.strip() == "done"
+    both = open_run(str(root))
+    assert [s.start.segment for s in both.segments] == ["seg-a", "seg-b"]
+    assert both.segments[0].end is None and both.segments[1].end is not None
+    assert both.problems == [] and len(both.rows) == 12 + 8 and both.versions() == [1, 2, 3]
+    assert {r.segment for r in both.rows if r.policy_version == 3} == {"seg-b"}
+    assert [p.name for p in shard_files(root)] == [tail.name, "seg-b-00000.parquet"]  # the resume sealed its own
+    capsys.readouterr()
+    assert main(["check", str(root)]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert not [x for x in said if x.startswith("INVALID")]
+    assert [x for x in said if x.startswith("note:")] == [
+        "note: a segment has not ended: training is running (or the worker was killed before it could say so)",
+        f"note: {cut_note}"]
+    assert said[-1].startswith("5 groups, 20 rollouts at policy versions 1..3 in 2 segment(s)")
+    assert said[-1].endswith("all valid")
 
 
 def test_not_a_run_is_said():

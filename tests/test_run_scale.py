@@ -1,7 +1,7 @@
 """The run page and the run's collection index read through the Arrow engine (rollout_trace/artifact/run_table.py):
 the real handlers (viewer/ui/run_view.py, viewer/ui/collection_view.py) driven without a browser on a synthetic
-run of 2,000 versions and 16,000 rollouts, and the index pages from columns equal to the collection index's on
-the bundled run."""
+run of 2,000 versions and 16,000 rollouts (tests/support/scale_run.py, Parquet shards written by the recorder's
+shard writer), and the index pages from columns equal to the collection index's on the bundled run."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ VERSIONS, GROUPS, K = 2000, 2, 4  # 16,000 rollouts + 4,000 groups: the collecti
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory):
-    from bench.bench_run_page import make_run
+    from support.scale_run import make_run
 
     root = tmp_path_factory.mktemp("scale") / "run"
     make_run(root, versions=VERSIONS, groups=GROUPS, k=K)
@@ -84,12 +84,17 @@ def test_a_runs_index_from_columns_is_the_collection_index(query):
 
 
 def _no_whole_run(monkeypatch) -> None:
-    """Reading the whole run into Python rows (open_run, or the run's collection: both go through read_run) fails."""
+    """Reading the whole run into Python rows (`Run.rows` of open_run, or of the run's collection: both go through
+    run.py's `rows_of` for every row) fails; a part's rows (run_part.py) are read."""
     import rollout_trace.artifact.run as run_module
 
-    def refused(*_a, **_k):
-        raise AssertionError("the whole run was read into Python rows (read_run)")
-    monkeypatch.setattr(run_module, "read_run", refused)
+    real = run_module.rows_of
+
+    def whole_refused(t, at=None):
+        if at is None or len(at) == len(t):
+            raise AssertionError("the whole run was read into Python rows (Run.rows)")
+        return real(t, at)
+    monkeypatch.setattr(run_module, "rows_of", whole_refused)
 
 
 def test_a_groups_and_a_rollouts_drill_down_read_only_that_group(page, monkeypatch):
@@ -103,7 +108,7 @@ def test_a_groups_and_a_rollouts_drill_down_read_only_that_group(page, monkeypat
     assert got.mode == "group" and got.row == group and got.total == VERSIONS * GROUPS * (K + 1)
     assert "version 1234 · group 2467" in got.group_html and f"K={K}" in got.group_html
     one = msgspec.json.decode(rows.open_row(src, group, {}, Initial(turn=1), rollout=3).page, type=IndexPage)
-    assert one.mode == "row" and one.rollout == 3 and one.total == got.total  # its folder is not in the bench run
+    assert one.mode == "row" and one.rollout == 3 and one.total == got.total  # its files are not in the synthetic run
     again = msgspec.json.decode(rows.open_row(src, f"{group}/rollout-03", {}, Initial()).page, type=IndexPage)
     assert again.mode == "row" and again.matched == got.total  # a rollout by its own path (a search hit)
     link = rows.page_link({"src": src, "version": "1234", "group": "2467", "rollout": "2"})  # a deep link
@@ -115,26 +120,27 @@ def test_a_groups_and_a_rollouts_drill_down_read_only_that_group(page, monkeypat
     assert page.service.collections.opens == 0
 
 
-def test_the_search_and_the_run_summary_over_a_large_run_are_bounded(page, monkeypatch):
+def test_the_search_and_the_run_summary_over_a_large_run_read_its_columns(page, monkeypatch):
+    """The agent tools' run summary and search over the 16,000 rollouts read the run's columns (never the whole run
+    as Python rows): the summary has every version, the search counts every rollout (no first-rows cut), and
+    comparing two runs, which reads both whole, is refused past the app's bound."""
     import json
 
     from viewer.ui.mcp_tools import McpTools
 
     _no_whole_run(monkeypatch)
-    monkeypatch.setattr("rollout_trace.artifact.collection.MAX_RECORDS", 5000)  # the run has 20,000 rows
-    _, c, _ = page.service.find_source(page.src)
-    assert len(c.records) == 5000  # the text search reads at most the run's first rows, and says so
-    assert f"{VERSIONS * GROUPS * (K + 1):,} rows; the index shows the first 5,000" in c.notes
-    assert c.records[0].path.endswith("-v000001-g000000") and c.records[1].rollout == 0
+    assert page.service.find_source(page.src) is None  # a run is searched from its columns, not as a collection
     tools = McpTools(page.service)
     summary = json.loads(tools.run_summary(page.src))
     assert len(summary["versions"]) == VERSIONS and summary["live"] is False
-    said = f"searched the run's first 5,000 index rows of {VERSIONS * GROUPS * (K + 1):,}"
-    assert said in summary["notes"]  # the findings cover the first rows, and say so
-    assert said in json.loads(tools.find_rollouts(page.src, "sum"))["notes"]
+    assert not any("first" in n for n in summary["notes"])  # the findings cover every rollout
+    found = json.loads(tools.find_rollouts(page.src, "print(len(set(values)))"))  # what the template's model wrote
+    assert found["rollouts"] == VERSIONS * GROUPS * K and len(found["per_version"]) == VERSIONS
+    assert found["partial"] is False and len(found["hits"]) < found["rollouts"]  # counted whole, hits listed bounded
     monkeypatch.setattr("viewer.ui.service.MAX_WHOLE_ROLLOUTS", 1000)  # comparing runs reads both whole: refused
     assert "16,000 rollouts" in json.loads(tools.compare_runs(page.src, "trl-run"))["error"]
     assert "16,000 rollouts" in page.rv.versus({"src": page.src, "vs": "trl-run"})["error"]
+    assert page.service.collections.opens == 0
 
 
 def test_a_group_read_from_columns_is_the_run_readers(tmp_path):
@@ -143,20 +149,18 @@ def test_a_group_read_from_columns_is_the_run_readers(tmp_path):
     import shutil
 
     from rollout_trace.artifact.collection import open_collection
-    from rollout_trace.artifact.run import RunStore
     from rollout_trace.artifact.run_part import first_part, group_part
-    from rollout_trace.artifact.stores import store_for
 
     root = tmp_path / "run"
     shutil.copytree(EXAMPLES_DIR / "trl-run", root)
     full = open_collection(str(root))
-    t, store = run_table(root), RunStore(store_for(str(root)), "")
+    t = run_table(root)
     groups = [r for r in full.records if r.kind == "group"]
     assert groups and any(r.dropped for r in full.records) and any(r.trained_step is not None for r in full.records)
     for g in groups:
-        part = group_part(t, f"{g.path}/rollout-00", store)
+        part = group_part(t, f"{g.path}/rollout-00")
         assert part.records == [r for r in full.records if g.path in (r.path, r.group)]
         assert part.run.rows == [r for r in full.run.rows if r.group == g.path]
         assert part.run.groups == [x for x in full.run.groups if x.path == g.path]
-    first = first_part(t, store)
+    first = first_part(t)
     assert first.records == full.records and first.notes == full.notes and first.problems == full.problems

@@ -1,6 +1,7 @@
-"""The run index as Arrow columns (rollout_trace/artifact/run_table.py): the same numbers as the row reader,
-filters and sorts in Arrow, one state read once, grown tails followed incrementally, truncation and rewrites
-read again, and any float survived."""
+"""The run as Arrow columns (rollout_trace/artifact/run_table.py): the same numbers as the row reader, filters and
+sorts in Arrow, one state read once, a held snapshot that stays one state while the recorder appends and seals (the
+sealed shards' columns shared with the next snapshot, never read again), an open tail cut back or rewritten read
+again, hostile shards named the same in every view, and any float survived."""
 
 from __future__ import annotations
 
@@ -9,13 +10,21 @@ import math
 import os
 import shutil
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 from test_run_page import add_version
 
 from rollout_trace.artifact import run_table as rt
 from rollout_trace.artifact.run import open_run
+from rollout_trace.artifact.run_format import FILES_DIR
+from rollout_trace.artifact.run_schema import ROLLOUTS
+from rollout_trace.artifact.run_shards import ShardWriter, rollout_parts
 from rollout_trace.artifact.sources import EXAMPLES_DIR
+from support.run_places import batch_bytes, placed, shard_reads, write_shard
+from support.run_tables import append_group, bundled_rows, changed, groups, shard_files, write_run
 from viewer.run_page import version_stats
 
 
@@ -25,9 +34,6 @@ def root(tmp_path):
     shutil.copytree(EXAMPLES_DIR / "trl-run", r)
     return r
 
-
-def _index(root):
-    return sorted((root / "index").glob("*.jsonl"))[-1]
 
 
 def test_per_version_aggregates_match_the_row_reader(root):
@@ -61,64 +67,126 @@ def test_a_page_of_filtered_sorted_rows(root):
     assert t.page(limit=3)[0] == len(run.rows) and len(t.page(limit=3)[1]) == 3
 
 
-def test_one_read_per_state_and_the_grown_tail_only(root, monkeypatch):
+def test_one_read_per_state_and_the_sealed_shards_shared(root, monkeypatch):
     first = rt.run_table(root)
     assert rt.run_table(root) is first  # a cached reopen is a lookup
     before = first.per_version("reward")
     assert first.per_version("reward") is before  # once per state
-    reads = []
-    real = rt._read
-    monkeypatch.setattr(rt, "_read", lambda p, o, n: (reads.append((p.name, o)), real(p, o, n))[1])
+    sealed = {p.name for p in shard_files(root)}
+    reads = shard_reads(monkeypatch)
     add_version(root, 5)
     t = rt.run_table(root)
-    assert t is first and len(t) == 56
-    assert all(o > 0 for name, o in reads if name == _index(root).name)  # from where it stopped, never from 0
+    assert t is not first and len(t) == 56 and len(first) == 52  # a new state, a new snapshot
     after = t.per_version("reward").to_pylist()
     assert [x["version"] for x in after] == [1, 2, 3, 4, 5] and after[:4] == before.to_pylist()
+    assert reads and not sealed & set(reads)  # the new tail read, the sealed shards' columns shared
+    assert rt.run_table(root) is t
 
 
-def test_truncated_and_rewritten_files_are_read_again(root):
+def test_a_held_snapshot_stays_while_the_recorder_appends_and_seals(tmp_path, monkeypatch):
+    """A followed run growing while it is read: the snapshot a reader holds gives the same rows, numbers and
+    problems after the recorder appended a group and sealed the tail it read (gone by then); `run_table(folder)`
+    gives a new snapshot with the new rows, and the sealed shards' columns are read once and shared by every
+    snapshot of the run (its ShardCache), never read again."""
+    rows = bundled_rows()
+    *earlier, fifth, sixth = groups(rows)
+    segment = sixth["segment"][0].as_py()
+    root = write_run(tmp_path / "run", pa.concat_tables(earlier), seal_rows=8)
+    sealed = {p.name for p in shard_files(root)}
+    recorder = ShardWriter(root / "rollouts", segment, ROLLOUTS, seal_rows=8, parts=rollout_parts(root))
+    recorder.append(fifth)  # the segment's writer goes on: into its open tail
+    tail = recorder.tail
+    assert tail.exists() and tail.name not in sealed
+
+    held = rt.run_table(root)
+    columns = ["segment", "group_id", "rollout", "reward", "trainer_tokens", "dropped"]
+    n = len(held)
+    seen = held.take(np.arange(n), columns).to_pylist()
+    stats, problems = version_stats(held), held.problems()
+    assert n == rows.num_rows - 4 and problems == []
+    assert held.follow() is None and rt.run_table(root) is held
+
+    reads = shard_reads(monkeypatch)
+    recorder.append(sixth)  # 8 rows in the tail: sealed into the shard of its number, the tail removed
+    shard = root / "rollouts" / tail.name.replace(".arrows", ".parquet")
+    assert not tail.exists() and shard.exists()
+    later = rt.run_table(root)
+    assert later is not held and len(later) == rows.num_rows and later.problems() == []
+    assert later._cache is held._cache  # one cache of sealed shards' columns for every snapshot of the run
+    assert later.take(np.arange(rows.num_rows), ["group_id"])["group_id"].to_pylist() == rows["group_id"].to_pylist()
+    recorder.append(placed(sixth, group_id=99))  # the next tail
+    latest = rt.run_table(root)
+    assert len(latest) == rows.num_rows + 4 and latest.take(np.array([len(latest) - 1]), ["group_id"])[
+        "group_id"].to_pylist() == [99]
+    later.take(np.arange(len(later)), columns), latest.take(np.arange(len(latest)), columns)
+    assert reads and not sealed & set(reads), reads  # only what the recorder wrote since is read
+
+    # the held snapshot: the same rows, numbers and problems; a column it reads now, and a rollout's files, come
+    # from the shard the recorder sealed its tail into
+    assert len(held) == n and held.take(np.arange(n), columns).to_pylist() == seen
+    assert held.take(np.arange(n), ["recorded_at"])["recorded_at"].to_pylist() == \
+        rows["recorded_at"].to_pylist()[:n]
+    assert version_stats(held) == stats and held.problems() == problems
+    assert held.rollout_files(n - 1, ["file_summary"])["file_summary"] == rows["file_summary"][n - 1].as_py()
+    assert held.rows_of(np.arange(n - 4, n), ["text"])["text"].to_pylist() == rows["text"].to_pylist()[n - 4:n]
+    mark = len(reads)
+    later.column("recorded_at")  # the held snapshot read it from the sealed shards: shared, not read again
+    assert not sealed & set(reads[mark:]), reads[mark:]
+
+
+def test_a_cut_back_or_rewritten_tail_is_read_again(tmp_path):
+    """An open tail cut back (a group gone), written again whole, or rewritten in place at the same size with
+    other content is read again whole: the rows and values of what is there now, no false problem."""
+    rows = bundled_rows()
+    root = write_run(tmp_path / "run", rows, tail=True)
     t = rt.run_table(root)
-    index = _index(root)
-    whole = index.read_bytes()
-    lines = whole.splitlines(keepends=True)
-    index.write_bytes(b"".join(lines[:-4]))
-    assert t.follow() and len(t) == 48
-    index.write_bytes(whole)
-    assert t.follow() and len(t) == 52
-    first = json.loads(lines[0])
-    same = whole.replace(f'"reward":{json.dumps(first["reward"])}'.encode(), b'"reward":0.5', 1) \
-        if len(json.dumps(first["reward"])) == 3 else None
-    if same is None:
-        pytest.skip("the first line's reward is not three characters")
-    st = index.stat()
-    index.write_bytes(same)
-    os.utime(index, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-    assert t.follow() and len(t) == 52
-    assert t.page(pc.field("rollout_id") == first["rollout_id"], limit=1)[1][0]["reward"] == 0.5
+    tail = shard_files(root)[-1]
+    whole = tail.read_bytes()
+    fewer = write_run(tmp_path / "fewer", pa.concat_tables(groups(rows)[:-1]), tail=True, small_files=False)
+    tail.write_bytes(shard_files(fewer)[-1].read_bytes())
+    cut = t.follow()
+    assert cut is not None and len(cut) == 48 and len(t) == 52 and cut.problems() == []
+    tail.write_bytes(whole)
+    back = cut.follow()
+    assert back is not None and len(back) == 52
+    at = rows.num_rows - 1
+    rewards = rows["reward"].to_pylist()
+    rewards[at] = 0.5 if rewards[at] != 0.5 else 0.25
+    same = shard_files(write_run(tmp_path / "other", changed(rows, reward=rewards), tail=True,
+                                 small_files=False))[-1].read_bytes()
+    assert len(same) == len(whole) and same != whole
+    st = tail.stat()
+    tail.write_bytes(same)
+    os.utime(tail, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    again = back.follow()
+    assert again is not None and len(again) == 52 and again.problems() == []
+    rid = rows["rollout_id"][at].as_py()
+    assert again.page(pc.field("rollout_id") == rid, limit=1)[1][0]["reward"] == rewards[at]
 
 
 @pytest.mark.parametrize("extreme", [1.7976931348623157e308, math.nan, math.inf])
-def test_any_float_survives(root, extreme):
-    index = _index(root)
-    lines = [json.loads(x) for x in index.read_text().splitlines()]
-    with index.open("w") as f:
-        for i, x in enumerate(lines):
-            x["reward"] = extreme if i % 2 else 1.7976931348623157e308
-            f.write(json.dumps(x) + "\n")
+def test_any_float_survives(tmp_path, extreme):
+    rows = bundled_rows()
+    root = write_run(tmp_path / "run", changed(rows, reward=[extreme if i % 2 else 1.7976931348623157e308
+                                                             for i in range(rows.num_rows)]))
     got = rt.run_table(root).per_version("reward").to_pylist()
+    assert len(got) == 4
     for v in got:
         assert v["reward_mean"] is None or math.isfinite(v["reward_mean"])
         assert v["reward_max"] is None or math.isfinite(v["reward_max"])
 
 
-def test_a_bad_line_costs_only_itself(root):
-    index = _index(root)
-    with index.open("a") as f:
-        f.write('{"segment": 3}\n')
-    assert len(rt.run_table(root)) == 52
+def test_a_file_that_is_not_a_shard_costs_only_itself(root):
+    seg = bundled_rows()["segment"][0].as_py()
+    (root / "rollouts" / f"{seg}-00007.parquet").write_bytes(b'{"segment": 3}\n')
+    (root / "rollouts" / "notes.txt").write_text("not a shard")
+    t = rt.run_table(root)
+    assert len(t) == 52
+    [problem] = t.problems()
+    assert problem.file == f"rollouts/{seg}-00007.parquet" and "cannot be read as a Parquet file" in problem.message
+    assert "rollouts/ holds 1 file(s) that are not shards of the run; left out (notes.txt)" in t.notes
     with pytest.raises(rt.RunTableError, match="not a recorded run"):
-        rt.run_table(root / "index")
+        rt.run_table(root / "rollouts")
 
 
 def test_per_version_as_plain_rows(root):
@@ -128,47 +196,149 @@ def test_per_version_as_plain_rows(root):
                                                   for r in rows]
 
 
-def test_lines_naming_folders_outside_the_run_are_left_out_and_named(root):
-    """An index line is data: one naming `../../etc`, or a rollout outside its group, is not a row (the reader's
-    rule, rollout_trace/artifact/run.py `_inside`), the page says which, and a linked index file is not followed."""
-    index = sorted((root / "index").glob("*.jsonl"))[0]
-    lines = index.read_text().splitlines()
+def test_names_in_a_shard_are_never_used_and_places_outside_the_run_are_left_out(tmp_path):
+    """A row is data: its `group` and `path` naming `../../etc` are never used (a rollout's names are made from
+    its place: run_table.py `_names`), a row whose place is not one the recorder writes (a segment `../../etc`, a
+    group id below 0) is left out and named, and a shard that is a symbolic link is not followed."""
+    rows = bundled_rows()
+    paths, names = rows["path"].to_pylist(), rows["group"].to_pylist()
     for i in range(2):
-        x = json.loads(lines[i])
-        x["path"] = x["group_path"] = "../../etc"
-        lines[i] = json.dumps(x)
-    x = json.loads(lines[2])
-    x["path"] = x["group_path"] + "/../x"
-    lines[2] = json.dumps(x)
-    index.write_text("\n".join(lines) + "\n")
-    (root / "index" / "evil.jsonl").symlink_to("/etc/passwd")
+        paths[i] = names[i] = "../../etc"
+    root = write_run(tmp_path / "run", changed(rows, path=paths, group=names))
+    seg = rows["segment"][0].as_py()
+    outside = pa.concat_tables([changed(rows.slice(4, 1), segment=["../../etc"]),
+                                changed(rows.slice(5, 1), group_id=[-1])])
+    write_shard(root, f"{seg}-00001.parquet", outside)
+    (root / "rollouts" / f"{seg}-00009.parquet").symlink_to("/etc/passwd")
     t = rt.run_table(root)
     run = open_run(str(root))
-    assert len(t) == len(run.rows) == 49 and version_stats(t) == version_stats(run)
+    assert len(t) == len(run.rows) == 52 and version_stats(t) == version_stats(run)
+    shown = {r.path for r in run.rows} | {r.group for r in run.rows}
+    assert not any(".." in (x or "") for x in shown)
+    assert {run.rows[0].group, run.rows[0].path} == {rows["group"][0].as_py(), rows["path"][0].as_py()}
     said = [str(p) for p in t.problems()]
-    assert sum("lies outside the run's groups" in p for p in said) == 3 and "'../../etc'" in said[0]
-    assert "index/evil.jsonl: cannot be read (a symbolic link, not followed)" in said
+    left = [p for p in said if "a rollout's place in the run is not one the recorder writes; left out" in p]
+    assert len(left) == 2 and all(p.startswith(f"rollouts/{seg}-00001.parquet") for p in left)
+    assert "'../../etc'" in left[0] and "group -1" in left[1]
+    assert any(p.startswith(f"rollouts/{seg}-00009.parquet: cannot be read") and "symbolic link" in p for p in said)
     assert not any("root:" in p for p in said)
 
 
-@pytest.mark.parametrize("per_line", [1 / 3, 2.5])
-def test_chunks_cut_anywhere_read_the_same_rows(root, monkeypatch, per_line):
-    """A chunk ends mid-line (its last line is read again with the next chunk), a line is longer than a chunk
-    (read whole), and a half-written last line waits for its newline: the rows are the whole read's."""
-    whole = rt._read_table(root)
-    lines = max(len(x) for p in (root / "index").glob("*.jsonl") for x in p.read_bytes().splitlines())
-    monkeypatch.setattr(rt, "CHUNK_BYTES", int(lines * per_line))
-    small = rt._read_table(root)
-    assert small.table.num_rows == whole.table.num_rows and small.table.to_pylist() == whole.table.to_pylist()
-    assert small.ordinals.to_pylist() == whole.ordinals.to_pylist()
+@pytest.mark.parametrize("seal_rows", [1, 5])
+def test_shards_and_row_groups_cut_anywhere_read_the_same_rows(tmp_path, seal_rows):
+    """A run sealed into many small shards (a group, or two, each), their Parquet row groups of 3 rows cutting
+    groups anywhere: every column, every rollout's files, the fates and the consumption table are the bundled
+    run's."""
+    whole = rt.run_table(EXAMPLES_DIR / "trl-run")
+    root = write_run(tmp_path / "run", bundled_rows(), seal_rows=seal_rows)
+    for shard in shard_files(root):  # both files of each sealed shard
+        for part in (shard, root / FILES_DIR / shard.name):
+            pq.write_table(pq.read_table(part), part, row_group_size=3)
+    assert len(shard_files(root)) > 2
+    small = rt.run_table(root)
+    every = np.arange(len(whole))
+    assert len(small) == len(whole) == 52
+    assert small.take(every).to_pylist() == whole.take(every).to_pylist()  # index and fate columns
+    assert small.ordinals().to_pylist() == whole.ordinals().to_pylist()
     assert small.consumed.to_pylist() == whole.consumed.to_pylist() and small.consumed.num_rows
-    path = _index(root)
-    last = path.read_bytes().splitlines(keepends=True)[-1]
-    with path.open("ab") as f:
-        f.write(last[:50])  # a write cut short: not a row yet
-    small.follow()
-    assert len(small) == len(whole)
-    with path.open("ab") as f:
-        f.write(last[50:])
-    small.follow()
-    assert len(small) == len(whole) + 1
+    assert small.rows_of(every[::-1], list(ROLLOUTS.names)).to_pylist() == \
+        whole.rows_of(every[::-1], list(ROLLOUTS.names)).to_pylist()
+    assert small.rollout_files(37, ["file_trace"]) == whole.rollout_files(37, ["file_trace"])
+
+
+# -- hostile shards -------------------------------------------------------------------------------------
+
+
+def _invalid_utf8(strings: list[str], at: int, raw: bytes) -> pa.Array:
+    """A string column whose value `at` is the bytes `raw` (not UTF-8): built from buffers, as a writer that does
+    not check would leave it (Arrow's own cast refuses such bytes)."""
+    values = [s.encode() for s in strings]
+    values[at] = raw
+    offsets = np.cumsum([0] + [len(v) for v in values]).astype(np.int32)
+    return pa.Array.from_buffers(pa.string(), len(values), [None, pa.py_buffer(offsets.tobytes()),
+                                                            pa.py_buffer(b"".join(values))])
+
+
+def test_hostile_shards_are_named_the_same_in_every_view(tmp_path, capsys):
+    """A run with (a) a rollout recorded twice, (b) a shard whose column holds another type, (c) a title that is
+    not UTF-8 and (d) a tail whose last group's batch was cut short: the run page's per-version counts, the run's
+    index table, `viewer ls --json` and `open_run(...).rows` count the same rows, and `problems()` names each
+    problem once, by file, field, expected and found (the cut batch is a note, named once)."""
+    from viewer.cli import main
+    from viewer.index.run_index import build_run_page
+
+    rows = bundled_rows()
+    gs = groups(rows)
+    seg_a, seg_b = gs[0]["segment"][0].as_py(), gs[-1]["segment"][0].as_py()
+    root = write_run(tmp_path / "run", rows)
+    shards = root / "rollouts"
+    # (a) rollout 1 of group 0 again, in a shard of its own (its reward other: the first one stands)
+    twice = changed(gs[0].slice(1, 1), reward=[-5.0])
+    write_shard(root, f"{seg_a}-00001.parquet", twice)
+    # (b) a group whose agent_turns are lists (a type that does not convert to the table's)
+    typed = placed(gs[1], group_id=900)
+    typed = typed.set_column(typed.schema.get_field_index("agent_turns"), "agent_turns",
+                             pa.array([[3]] * typed.num_rows, pa.list_(pa.int64())))
+    write_shard(root, f"{seg_a}-00002.parquet", typed)
+    # (c) a group one of whose titles is not UTF-8
+    text = placed(gs[2], group_id=901)
+    titles = text["title"].to_pylist()
+    text = text.set_column(text.schema.get_field_index("title"), ROLLOUTS.field("title"),
+                           _invalid_utf8(titles, 2, b"caf\xe9 \xff"))
+    write_shard(root, f"{seg_a}-00003.parquet", text)
+    # (d) segment b's tail: one whole group, and the next one's batch cut short
+    tail = shards / f"{seg_b}-00001.arrows"
+    writer = ShardWriter(shards, seg_b, ROLLOUTS, parts=rollout_parts(root))
+    assert writer.tail == tail
+    writer.append(placed(gs[-1], group_id=902))
+    writer._file.close()  # type: ignore[union-attr]  # killed: no end of stream
+    batch = batch_bytes(placed(gs[-1], group_id=903))
+    with tail.open("ab") as f:
+        f.write(batch[: len(batch) // 2])
+
+    stand = rows.num_rows + text.num_rows + 4  # (a) kept once, (b) left out, (c) replaced, (d) its whole group
+    groups_standing = len(gs) + 2
+    with_path = stand - sum(p is None for p in rows["path"].to_pylist() + text["path"].to_pylist()) - \
+        sum(p is None for p in gs[-1]["path"].to_pylist())
+
+    t = rt.run_table(root)
+    run = open_run(str(root))
+    stats = version_stats(t)
+    assert len(t) == len(run.rows) == sum(s.rollouts for s in stats) == stand
+    assert sum(s.groups for s in stats) == groups_standing == len(run.groups)
+    assert version_stats(run) == stats
+    assert next(r.reward for r in run.rows if (r.segment, r.group_id, r.rollout) == (seg_a, 0, 1)) == \
+        gs[0]["reward"][1].as_py()  # the first one stands
+    assert not any(r.group_id == 900 for r in run.rows)
+    assert sorted(r.title for r in run.rows if r.group_id == 901)[0] == sorted(
+        [*titles[:2], "caf\ufffd \ufffd", *titles[3:]])[0]
+    page = build_run_page(t, str(root), {}, 1)
+    assert page.total == groups_standing + with_path
+    assert build_run_page(t, str(root), {"kind": "group"}, 1).matched == groups_standing
+    assert build_run_page(t, str(root), {"kind": "artifact"}, 1).matched == with_path
+    capsys.readouterr()
+    assert main(["ls", str(root), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed["total"] == len(listed["records"]) == groups_standing + stand
+    assert sum(r["kind"] == "artifact" for r in listed["records"]) == stand
+
+    cut = f"rollouts/{tail.name}: the last group's rows were cut short (a write stopped by SIGKILL); left out"
+    for view in (t, run.table):
+        found = {(p.file, p.field, p.expected, p.found) for p in view.problems()}
+        assert len(view.problems()) == len(found) == 3, view.problems()
+        assert found == {
+            (f"rollouts/{seg_a}-00001.parquet", f"segment {seg_a} group 0 rollout 1", "once", "2 times"),
+            (f"rollouts/{seg_a}-00002.parquet", "agent_turns", "int64", "list<element: int64>"),
+            (f"rollouts/{seg_a}-00003.parquet", "title", "UTF-8", "1 invalid value(s)"),
+        }
+        assert view.notes.count(cut) == 1
+    said = "\n".join(listed["problems"] + listed["notes"])
+    for p in t.problems():
+        assert said.count(str(p)) == 1, (str(p), said)
+    assert said.count(cut) == 1
+    # the recorder appends a group: the next snapshot shares the sealed shards' columns, and names the same
+    append_group(root, placed(gs[3], group_id=904), tail=True)
+    later = rt.run_table(root)
+    assert later is not t and len(later) == stand + 4
+    later.columns(["title", "reward", "agent_turns"])
+    assert sorted(map(str, later.problems())) == sorted(map(str, t.problems())) and later.notes.count(cut) == 1

@@ -218,7 +218,7 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
                 have = pf.schema_arrow
                 table = pf.read(columns=[c for c in columns if c in have.names])
             else:
-                table, note = read_tail(f, path, None)
+                table, note = read_tail(_in_memory(f), path, None)
                 notes += [note] if note else []
                 have = table.schema
                 table = table.select([c for c in columns if c in have.names])
@@ -268,7 +268,7 @@ def read_rows(open_file: Callable[[str], Any], path: str, shard: Shard, rows: Se
     its tail): of a Parquet file only the row groups that hold them are read; a tail to its last whole batch."""
     with open_file(path) as f:
         if not shard.sealed:
-            table, _ = read_tail(f, path, columns)
+            table, _ = read_tail(_in_memory(f), path, columns)
             return table.take(pa.array(list(rows), pa.int64()))
         pf = pq.ParquetFile(f)
         starts, at = [], 0
@@ -280,6 +280,12 @@ def read_rows(open_file: Callable[[str], Any], path: str, shard: Shard, rows: Se
         base = {g: sum(pf.metadata.row_group(x).num_rows for x in picked[:k]) for k, g in enumerate(picked)}
         return part.take(pa.array([base[_group_of(starts, r)] + r - starts[_group_of(starts, r)] for r in rows],
                                   pa.int64()))
+
+
+def _in_memory(f: Any) -> pa.BufferReader:
+    """An open tail's bytes, copied: the recorder still appends to it and removes it once sealed, so what a snapshot
+    keeps of it must not point into the file (a mapped page of a file cut shorter is a SIGBUS)."""
+    return pa.BufferReader(f.read())
 
 
 def _group_of(starts: list[int], row: int) -> int:

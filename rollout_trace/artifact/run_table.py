@@ -49,12 +49,14 @@ from .run_format import (
     RESCORED_DIR,
     ROLLOUTS_DIR,
     RUN_FORMAT_VERSION,
+    SEALED,
     SEGMENTS_DIR,
     ConsumptionEnd,
     Rescored,
     RunManifest,
     SegmentEnd,
     SegmentStart,
+    shard_name,
 )
 from .run_schema import ARTIFACT_FILES, CONSUMED, INDEX_COLUMNS, ROLLOUTS, SEALED_COLUMNS
 from .run_shards import Shard, read_columns, read_rows, schema_problems, shards
@@ -207,7 +209,8 @@ def _utf8(table: pa.Table, name: str, problems: list[Problem]) -> pa.Table:
     """`table` with every string that is not UTF-8 replaced (U+FFFD) and named: a shard is data, and Arrow's
     string kernels assume valid UTF-8."""
     for i, f in enumerate(table.schema):
-        kind = f.type.value_type if pa.types.is_list(f.type) else f.type
+        encoded = pa.types.is_dictionary(f.type)  # a scan's DICTIONARY columns: checked and fixed as plain text
+        kind = f.type.value_type if pa.types.is_list(f.type) or encoded else f.type
         if not pa.types.is_string(kind):
             continue
         col = table.column(i)
@@ -216,6 +219,7 @@ def _utf8(table: pa.Table, name: str, problems: list[Problem]) -> pa.Table:
             continue
         except pa.ArrowInvalid:
             pass
+        col = pc.cast(col, kind) if encoded else col
         flat = pc.list_flatten(col) if pa.types.is_list(f.type) else col
         raw = flat.cast(pa.binary()).to_pylist()
         bad = [k for k, v in enumerate(raw) if v is not None and not _valid(v)]
@@ -225,6 +229,8 @@ def _utf8(table: pa.Table, name: str, problems: list[Problem]) -> pa.Table:
         if pa.types.is_list(f.type):
             combined = col.combine_chunks()
             fixed = pa.ListArray.from_arrays(combined.offsets, fixed, mask=combined.is_null())
+        elif encoded:
+            fixed = pc.dictionary_encode(fixed).cast(f.type)
         table = table.set_column(i, f, fixed)
     return table
 
@@ -279,6 +285,9 @@ class RunTable:
         self.read_notes: list[str] = []
         self._keep: list[np.ndarray] = []  # per shard: the positions of its rows that stand
         self._lengths: list[int] = []  # per shard: how many rows it holds
+        # an open tail's columns as this snapshot read them (its index columns when it was made): the recorder
+        # goes on appending to the tail and removes it once sealed, and a snapshot reads one state
+        self._tails: dict[tuple[str, str, str], pa.ChunkedArray] = {}
         self._starts = np.zeros(1, np.int64)
         self._reading = threading.Lock()  # one visitor reads a run's columns at a time: memory is spent once
         self._stand()
@@ -301,27 +310,40 @@ class RunTable:
         left out (`_stand`)."""
         out: dict[str, pa.ChunkedArray] = {}
         missing: dict[str, list[str]] = {}
+        live = self._live(folder, s)  # a tail sealed since this snapshot was made: the shard of its number
         for name in columns:
-            hit = self._cache.peek((self.label, self.prefix, folder, s.name, s.size, name)) if s.sealed else None
+            hit = self._cache.peek((self.label, self.prefix, folder, s.name, s.size, name)) if s.sealed else \
+                self._tails.get((folder, s.name, name))
             if hit is not None:
                 out[name] = hit
             else:
-                missing.setdefault(self._file(s, name) if folder == ROLLOUTS_DIR else self._path(folder, s),
+                missing.setdefault(self._file(live, name) if folder == ROLLOUTS_DIR else self._path(folder, live),
                                    []).append(name)
         for path, names in missing.items():
             budget.check(s.name)  # the visitor left, or the request ran out of time: stop here
-            got = read_columns(self.store.open, path, s, schema, tuple(names), check)
+            got = read_columns(self.store.open, path, live, schema, tuple(names), check)
             self._cache.reads += 1
             problems = list(got.problems)
             table = _utf8(got.table, path, problems)
             self._said(problems, got.notes)
             for name in names:
                 out[name] = table[name]
-                if s.sealed and not got.problems:
+                if s.sealed and not problems:  # a read that found something is not kept: each snapshot names it
                     self._cache.put((self.label, self.prefix, folder, s.name, s.size, name), table[name])
+                elif not s.sealed and live is s:
+                    self._tails[(folder, s.name, name)] = table[name]
         n = max((len(c) for c in out.values()), default=0)
         return pa.table({c: out[c] if len(out[c]) == n else pa.nulls(n, schema.field(c).type) for c in columns},
                         schema=pa.schema([schema.field(c) for c in columns]))
+
+    def _live(self, folder: str, s: Shard) -> Shard:
+        """The file that holds shard `s`'s rows now: a local tail the recorder has sealed since (it writes the
+        shard of the tail's number, then removes the tail) is read from that shard, which holds the tail's whole
+        groups at the same positions, and more."""
+        local = self._local()
+        if s.sealed or local is None or (local / folder / s.name).exists():
+            return s
+        return Shard(shard_name(s.segment, s.number, SEALED), s.segment, s.number, True, 0)
 
     def _local(self) -> Path | None:
         """The run's folder on this machine (a bundled run, a local folder), None for a zip or a Hub run."""
@@ -387,6 +409,8 @@ class RunTable:
                 problems: list[Problem] = []
                 part = _utf8(part, f"{folder}/{s.name}", problems)
                 self._said(problems, [])
+                if problems:  # not kept: each snapshot reads it again and names it (as `_read` keeps no such read)
+                    continue
             for name in names:
                 self._cache.put((self.label, self.prefix, folder, s.name, s.size, name), part[name])
 
@@ -401,7 +425,9 @@ class RunTable:
         another type, or without one, is left out, named), rows whose place does not fit the format left out
         (named), and a rollout recorded twice kept once (the first)."""
         self._bulk(ROLLOUTS_DIR, self.shards, ROLLOUTS, KEYS, check=SEALED_SCHEMA)
-        tables = [self._read(ROLLOUTS_DIR, s, ROLLOUTS, KEYS, check=SEALED_SCHEMA if s.sealed else ROLLOUTS)
+        # a tail's index columns are read now, whole: what this snapshot counts of it
+        tables = [self._read(ROLLOUTS_DIR, s, ROLLOUTS, KEYS, check=SEALED_SCHEMA) if s.sealed else
+                  self._read(ROLLOUTS_DIR, s, ROLLOUTS, INDEX_COLUMNS, check=ROLLOUTS).select(list(KEYS))
                   for s in self.shards]
         self._lengths = [t.num_rows for t in tables]
         problems: list[Problem] = []
@@ -424,13 +450,16 @@ class RunTable:
         rollout = pc.fill_null(keys["rollout"], 0).to_numpy(zero_copy_only=False).astype(np.int64)
         key = np.where(ok, (seg << 50) | (gid << 16) | rollout, -1 - np.arange(len(ok)))  # a row left out: its own key
         _, first, count = np.unique(key, return_index=True, return_counts=True)
+        last = len(key) - 1 - np.unique(key[::-1], return_index=True)[1]  # each key's last copy, in `_`'s order
         stands = np.zeros(len(key), dtype=bool)
         stands[first[key[first] >= 0]] = True
         twice = first[(count > 1) & (key[first] >= 0)]
-        for i in twice[:MAX_PROBLEMS]:
-            problems.append(Problem(f"{ROLLOUTS_DIR}/", "a rollout is recorded once; the first one stands",
+        for i in twice[:MAX_PROBLEMS]:  # named in the shard of its last copy
+            at = np.searchsorted(_, key[i])
+            problems.append(Problem(f"{ROLLOUTS_DIR}/{self.shards[int(shard_of[last[at]])].name}",
+                                    "a rollout is recorded once; the first one stands",
                                     field=f"segment {names[int(seg[i])]} group {int(gid[i])} rollout {int(rollout[i])}",
-                                    found=f"{int(count[np.searchsorted(_, key[i])])} times"))
+                                    expected="once", found=f"{int(count[at])} times"))
         if len(twice) > MAX_PROBLEMS:
             problems.append(Problem(f"{ROLLOUTS_DIR}/", f"{len(twice) - MAX_PROBLEMS:,} more rollouts are recorded "
                                     "more than once (`viewer check` counts them)"))
@@ -501,9 +530,14 @@ class RunTable:
                            ROLLOUTS, [c for c in want if c not in ARTIFACT_FILES])
                 chunks: dict[str, list] = {c: [] for c in want}
                 for s, keep, size in zip(self.shards, self._keep, self._lengths, strict=True):
+                    if not len(keep):  # no row of it stands (a shard left out is not read, nor named, again)
+                        continue
                     got = self._read(ROLLOUTS_DIR, s, ROLLOUTS, want)
                     for c in want:
-                        col = got[c] if got.num_rows == size else pa.chunked_array([pa.nulls(size, ROLLOUTS.field(c).type)])
+                        if got.num_rows == size or (not s.sealed and got.num_rows > size):  # a tail grew since
+                            col = got[c].slice(0, size)
+                        else:
+                            col = pa.chunked_array([pa.nulls(size, ROLLOUTS.field(c).type)])
                         if len(keep) != size:
                             col = col.take(pa.array(keep))
                         chunks[c].extend(_as_read(c, x) for x in col.chunks)
@@ -558,7 +592,7 @@ class RunTable:
     def shard_columns(self, k: int, columns: Sequence[str]) -> pa.Table:
         """Every row of shard `k` (standing or not: `positions` picks) of `columns`, read for this call and not
         kept: what a search reads shard by shard (the text of a whole run is larger than memory should hold)."""
-        s = self.shards[k]
+        s = self._live(ROLLOUTS_DIR, self.shards[k])
         got = read_columns(self.store.open, f"{ROLLOUTS_DIR}/{s.name}", s, ROLLOUTS, tuple(columns))
         return _utf8(got.table, s.name, [])
 
@@ -575,6 +609,7 @@ class RunTable:
     def _rows_in(self, s: Shard, positions: Sequence[int], columns: Sequence[str]) -> pa.Table:
         """Rows `positions` of shard `s`, `columns` from whichever of its files holds each (files/ for a sealed
         shard's artifact files), the row groups that hold them only."""
+        s = self._live(ROLLOUTS_DIR, s)
         by: dict[str, list[str]] = {}
         for c in columns:
             by.setdefault(self._file(s, c), []).append(c)
@@ -796,7 +831,8 @@ class RunTable:
         """The columns `where` and `names` name (found in the expression's text), each row's number, filtered."""
         text = str(where) if where is not None else ""
         keep = [c for c in [*INDEX_COLUMNS, *FATE_COLUMNS] if c in names or re.search(rf"\b{re.escape(c)}\b", text)]
-        t = pa.table({c: self.column(c) for c in keep}).append_column("__row", self._rows())
+        # the row numbers first: a table of no column has no rows to append them to
+        t = pa.table({"__row": self._rows(), **{c: self.column(c) for c in keep}})
         if where is None:
             return t
         try:
