@@ -135,7 +135,7 @@ def test_run_is_checked_listed_and_read_by_datasets(runs, capsys):
     assert not list((runs["run"] / "rollouts").glob("*.arrows")) and not list((runs["run"] / "consumed").glob("*.arrows"))
     table = load_dataset("parquet", data_files=str(runs["run"] / "rollouts" / "*.parquet"), split="train")
     assert set(table.column_names) >= {"segment", "policy_version", "group_id", "rollout_id", "advantage", "row_ordinal",
-                                       "path", "file_summary"}
+                                       "status", "reward"}
     run = open_run(str(runs["run"]))
     assert sorted(table["rollout_id"]) == sorted(r.rollout_id for r in run.rows)  # a failed rollout's row too
     assert {r["path"] for r in rollouts if r["path"]} <= set(table["path"])  # ls names a failed one ""
@@ -252,12 +252,15 @@ def test_sigkill_mid_write_loses_only_the_group_in_flight(tmp_path):
     for i, groups in enumerate((2, 5)):  # the moments: once that many groups are recorded (the writer goes on)
         child = subprocess.Popen([sys.executable, record_writer_child.__file__, str(run_dir), f"kill-{i}", "100000",
                                   "8"], stdout=subprocess.PIPE, text=True)
-        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-        deadline = time.monotonic() + 120  # a bound for a stuck writer, not a timing claim
-        while _rows_on_disk(run_dir, f"kill-{i}") < 4 * groups and time.monotonic() < deadline:
-            time.sleep(0.01)
-        child.kill()
-        child.wait(30)
+        try:
+            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+            deadline = time.monotonic() + 120  # a bound for a stuck writer, not a timing claim
+            while _rows_on_disk(run_dir, f"kill-{i}") < 4 * groups and time.monotonic() < deadline:
+                time.sleep(0.01)
+        finally:  # killed whatever happened: a failed wait never leaves it writing
+            child.kill()
+            child.wait(30)
+            child.stdout.close()
         run = open_run(str(run_dir))
         mine = [r for r in run.rows if r.segment == f"kill-{i}"]
         assert run.problems == [] and len(mine) >= 4 * groups, run.problems
