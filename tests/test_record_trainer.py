@@ -199,6 +199,13 @@ def test_resume_from_the_checkpoint_records_a_new_segment(runs):
     assert run.problems == []
     run.close()
     assert main(["check", str(runs["run"])]) == 0
+    # both segments ended: each table of each segment is sealed Parquet, a few files whatever the rollouts
+    segments = [s.start.segment for s in run.segments]
+    tables = {}
+    for folder in ("rollouts", "files", "consumed"):
+        tables[folder] = sorted(p.name for p in (runs["run"] / folder).iterdir() if not p.name.endswith(".end.json"))
+        assert tables[folder] == [f"{s}-00000.parquet" for s in segments], folder
+    assert len(run.rows) > sum(len(v) for v in tables.values())
 
 
 def test_the_cpu_attention_stand_in_is_causal_attention():
