@@ -163,6 +163,87 @@ def test_ls_lists_at_most_a_screen_of_problems(hostile_run, capsys, monkeypatch)
     assert err.count("problem: ") == 2 and "... and 2 more (`viewer check` names every one)" in err, err
 
 
+def _shard_run(tmp_path: Path, case: str) -> tuple[Path, str]:
+    """The example run with one more shard of its rollouts table, hostile as `case` says; returns the run and the
+    shard's name. Each hostile group is the run's first group placed at group 900 (a place of its own)."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    from rollout_trace.artifact.run_format import group_path
+    from rollout_trace.artifact.run_schema import ROLLOUTS
+    from support.run_tables import bundled_rows, changed, groups
+
+    run = tmp_path / "run"
+    shutil.copytree(EXAMPLE.parent / "trl-run", run)
+    g = groups(bundled_rows())[0]
+    segment, version = g["segment"][0].as_py(), g["policy_version"][0].as_py()
+    name = group_path(segment, version, 900)
+    moved = changed(g, group_id=[900] * g.num_rows, group=[name] * g.num_rows,
+                    path=[f"{name}/rollout-{i:02d}" for i in range(g.num_rows)])
+    if case == "not parquet":
+        shard = f"{segment}-00001.parquet"
+        (run / "rollouts" / shard).write_bytes(b"PAR1" + b"not a table, whatever its name says" * 100)
+        return run, shard
+    if case == "wrong type":  # a policy version no int64 holds, as text
+        at = moved.schema.get_field_index("policy_version")
+        moved = moved.set_column(at, pa.field("policy_version", pa.string()), pa.array([str(10**30)] * g.num_rows))
+    elif case == "float limits":
+        moved = changed(moved, reward=[1.7976931348623157e308, 1.7976931348623157e308, float("inf"), float("nan")],
+                        advantage=[1e308, -1e308, float("nan"), 0.0])
+    elif case == "not utf-8":
+        at = moved.schema.get_field_index("title")
+        bad = pa.array([b"ok", b"\xff\xfe<b>x</b>", b"x", b"y"], pa.binary()).view(pa.string())  # unchecked bytes
+        moved = moved.set_column(at, moved.schema.field("title"), bad)
+    elif case == "recorded twice":
+        moved = g
+    shard = f"{segment}-00001.arrows"
+    with ipc.new_stream(str(run / "rollouts" / shard), moved.schema if case == "wrong type" else ROLLOUTS) as w:
+        w.write_table(moved)
+    return run, shard
+
+
+@pytest.mark.parametrize("case, said", [
+    ("not parquet", "cannot be read as a Parquet file"),
+    ("wrong type", "field `policy_version`: a column's values do not fit the run table's type"),
+    ("float limits", None),
+    ("not utf-8", "field `title`: text that is not UTF-8, shown with replacement characters"),
+    ("recorded twice", "a rollout is recorded once; the first one stands"),
+])
+def test_a_hostile_shard_costs_only_its_rows_and_is_named(tmp_path, capsys, case, said):
+    """A shard is data: one that is not Parquet, holds a column of another type, numbers at the float limits,
+    bytes that are not UTF-8 or rollouts recorded already is named (file, field, expected, found) and the rest of the
+    run lists as before, in `viewer ls --json` as strict JSON (no NaN or Infinity), never a traceback."""
+    import json
+
+    from support.run_tables import bundled_rows
+
+    run, shard = _shard_run(tmp_path, case)
+    assert main(["ls", str(run), "--json"]) == 0
+    out, err = capsys.readouterr()
+    doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in ls --json"))
+    listed = {r["path"] for r in doc["records"] if r["kind"] == "artifact" and r["path"]}
+    assert {p for p in bundled_rows()["path"].to_pylist() if p} <= listed  # the run's own rollouts, every one
+    hostile = [r for r in doc["records"] if r.get("group_id") == 900]
+    if said is None:
+        assert doc["problems"] == [] and len([r for r in hostile if r["kind"] == "artifact"]) == 4
+        group = next(r for r in hostile if r["kind"] == "group")
+        assert group["reward"] == group["reward_max"] == 1.7976931348623157e308  # a mean at the limit, not inf
+        assert [r["reward"] for r in hostile if r["kind"] == "artifact"][2:] == [None, None]  # inf and NaN: none
+    else:
+        assert any(p.startswith(f"rollouts/{shard if case != 'recorded twice' else ''}") and said in p
+                   for p in doc["problems"]), doc["problems"]
+        if case == "not utf-8":
+            titles = [r["title"] for r in hostile if r["kind"] == "artifact"]
+            assert "\ufffd\ufffd<b>x</b>" in titles  # replaced, and the row kept
+        else:
+            assert not [r for r in hostile if r["kind"] == "artifact"]  # its rows left out
+    assert "Traceback" not in err and "internal error" not in err
+    assert main(["check", str(run)]) in (0, 1)  # check names the same, and exits as documented
+    assert "Traceback" not in capsys.readouterr().out
+
+
 # -- names the system refuses: a message, not "a bug" ------------------------------------------------------------
 
 
