@@ -36,8 +36,8 @@ def run():
     r.close()
 
 
-def run_summary(pick: RunRow) -> bytes:
-    return (ROOT / "examples" / RUN / pick.path / "summary.json").read_bytes()
+def run_summary(run, pick: RunRow) -> bytes:
+    return run.files(pick.path)["summary.json"]
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +129,7 @@ def _opened(tab: ViewTab, pick: RunRow, mode: str = "mask") -> tuple[Outline, di
 
 
 @pytest.mark.parametrize("kind", ["trained", "partly", "read-ahead", "in-queue", "unscorable"])
-def test_the_token_view_says_trained_at_step_or_never_and_where_it_sits(tab, picks, kind):
+def test_the_token_view_says_trained_at_step_or_never_and_where_it_sits(tab, run, picks, kind):
     pick = picks[kind]
     o, page = _opened(tab, pick)
     assert o.run is not None and o.run.version == pick.policy_version and o.run.group_id == pick.group_id
@@ -153,7 +153,7 @@ def test_the_token_view_says_trained_at_step_or_never_and_where_it_sits(tab, pic
     # what the verifier reported, not "files are missing"
     assert "data-testid='verifier'" in o.tests_html and "is not in this artifact" not in o.header_html
     # and what it reported beside its reward (OpenEnv's VerifyResult, as the bundled run's summary.json keeps it)
-    verify = msgspec.json.decode(run_summary(pick), type=Summary).run.verify
+    verify = msgspec.json.decode(run_summary(run, pick), type=Summary).run.verify
     assert verify is not None and verify.metrics and "data-testid='verify-none'" not in o.tests_html
     for name, value in verify.metrics.items():
         shown = f"{value:,}" if isinstance(value, int) else value  # the replayed sessions': counts and text
@@ -166,22 +166,35 @@ def test_the_token_view_says_trained_at_step_or_never_and_where_it_sits(tab, pic
     assert "groups/" not in page["row_html"]
 
 
-def _row_turns_and_fates(pick: RunRow) -> dict[int, tuple[str, int | None]]:
-    """Each turn of `pick` with its row's fate, found apart from the viewer: the turns each recorded row trains from
-    its arrays (trl/rows.safetensors, TRL's own rows, against turns.json) and each row's fate straight from the
-    consumption log's lines."""
-    from safetensors.numpy import load_file
+def _consumption_log(segment: str) -> dict[int, tuple[str, int | None]]:
+    """The bundled run's consumption table for `segment` read straight from its shards with pyarrow (the later row
+    of an ordinal logged twice stands, as for the reader): ordinal -> (fate, step)."""
+    import pyarrow.parquet as pq
 
-    from rollout_trace.artifact import load_artifact
+    from rollout_trace.artifact.run_shards import read_tail_file
 
-    folder = ROOT / "examples" / RUN / pick.path
-    a = load_artifact(folder)
-    rows = load_file(str(folder / "trl" / "rows.safetensors"))
-    sample = json.loads((folder / "trl" / "sample.json").read_text())
     logged = {}
-    for line in (ROOT / "examples" / RUN / "consumed" / f"{pick.segment}.jsonl").read_text().splitlines():
-        c = json.loads(line)
-        logged[c["ordinal"]] = (c["fate"], c["step"])
+    for shard in sorted((ROOT / "examples" / RUN / "consumed").glob(f"{segment}-*.*")):
+        if shard.suffix == ".arrows" and shard.with_suffix(".parquet").exists():
+            continue  # sealed: the tail was the seal's input
+        table = pq.read_table(shard) if shard.suffix == ".parquet" else read_tail_file(shard)[0]
+        for c in table.select(["ordinal", "fate", "step"]).to_pylist():
+            logged[c["ordinal"]] = (c["fate"], c["step"])
+    assert logged, f"no consumption shard for segment {segment}"
+    return logged
+
+
+def _row_turns_and_fates(run, pick: RunRow) -> dict[int, tuple[str, int | None]]:
+    """Each turn of `pick` with its row's fate, found apart from the viewer: the turns each recorded row trains from
+    its arrays (trl/rows.safetensors, TRL's own rows, against turns.json, as the run holds the rollout's files) and
+    each row's fate straight from the consumption table's shards."""
+    from safetensors.numpy import load as load_arrays
+
+    files = run.files(pick.path)
+    a = run.open(pick.path)  # the artifact reader over the same files
+    rows = load_arrays(files["trl/rows.safetensors"])
+    sample = json.loads(files["trl/sample.json"])
+    logged = _consumption_log(pick.segment)
     out = {}
     for i, ref in enumerate(sample["rows"]):
         lo, hi = int(rows["offsets"][i]), int(rows["offsets"][i + 1])
@@ -198,14 +211,14 @@ def _said(fate) -> tuple[str, int | None]:
     return ("trained", fate.steps[0]) if fate.trained else (fate.cause, None)
 
 
-def test_a_rollout_a_drift_fork_split_reads_each_turns_row_fate_everywhere(tab, picks):
+def test_a_rollout_a_drift_fork_split_reads_each_turns_row_fate_everywhere(tab, run, picks):
     """The bundled run (TRL's real worker and trainer) holds a rollout that a drift fork split into two rows, the
     first trained and the second collated ahead when training stopped: every place that shows it gives each turn
     its own row's fate, and the rollout says both."""
     from viewer.ui.mcp_tools import McpTools
 
     pick = picks["partly"]
-    truth = _row_turns_and_fates(pick)
+    truth = _row_turns_and_fates(run, pick)
     assert len({f for f, _ in truth.values()}) == 2 and "trained" in {f for f, _ in truth.values()}
     assert all(q.turns is not None for q in pick.queued)  # the recorder wrote the turns each row trains
     assert {t: (q.fate, q.step) for q in pick.queued for t in q.turns or ()} == truth
@@ -273,7 +286,7 @@ def test_no_page_calls_a_turn_trained_whose_row_was_never_trained(tab, run):
     for pick in run.rows:
         if pick.path is None:
             continue
-        truth = _row_turns_and_fates(pick)
+        truth = _row_turns_and_fates(run, pick)
         o, _ = _opened(tab, pick)
         assert o.run is not None
         for t, f in zip(o.turns, o.run.turns, strict=True):
@@ -352,6 +365,7 @@ def test_a_run_in_a_collection_is_one_row_that_opens_the_run_page(tmp_path):
     from rollout_trace.artifact.collection import open_collection
     from rollout_trace.artifact.filters import apply, from_query
     from rollout_trace.artifact.sources import EXAMPLES_DIR
+    from support.run_tables import bundled_rows
 
     coll = tmp_path / "coll"
     shutil.copytree(EXAMPLES_DIR / RUN, coll / "runs" / "mine")
@@ -359,7 +373,7 @@ def test_a_run_in_a_collection_is_one_row_that_opens_the_run_page(tmp_path):
     c = open_collection(str(coll))
     assert [(r.kind, r.path) for r in c.records] == [("artifact", "one"), ("run", "runs/mine")]
     run_row = c.records[1]
-    groups = len(list((coll / "runs" / "mine" / "groups").iterdir()))
+    groups = len(set(bundled_rows()["group"].to_pylist()))  # the run's groups, counted from its shards
     assert run_row.k == groups and f"{groups} groups" in run_row.title and run_row.model
     assert [r.path for r in apply(c.records, from_query({"kind": "run"})[0])] == ["runs/mine"]
     _, _, index = Service(RUN, public=False).rows.open_row(str(coll), "runs/mine", {}, Initial())
@@ -373,22 +387,23 @@ def test_a_run_in_a_collection_is_one_row_that_opens_the_run_page(tmp_path):
 
 
 def test_trainer_mismatch_per_version_from_rollouts_rescored_in_the_run(tmp_path, picks):
+    """Rescore parts placed in the run (rescored/ and its log, support/run_rescore.py): the run page's trainer
+    mismatch per version reads the log, the latest part of a rollout counting; the rollout opens with its parts."""
     import shutil
 
-    from rollout_trace.artifact import load_artifact
     from rollout_trace.artifact.sources import EXAMPLES_DIR
-    from viewer.rescore_cli import note_in_run
+    from support.rescore_fakes import fake_arrays, fake_meta
+    from support.run_rescore import rescore_in_run
 
     copy = tmp_path / "run"
     shutil.copytree(EXAMPLES_DIR / RUN, copy)
     a, b = picks["trained"], picks["read-ahead"]
     for pick, worst, outside in ((a, 0.02, 3), (b, 0.5, 7), (b, 0.3, 1)):  # b re-scored twice: its latest counts
-        art = load_artifact(copy / pick.path)
-        assert note_in_run(art, "p", {"tokens": 100, "with_engine_logprob": 100, "max_abs_log_ratio": worst,
-                                       "outside_clip": outside}) == copy / "rescored" / f"{pick.segment}.jsonl"
-    elsewhere = tmp_path / "alone"
-    shutil.copytree(copy / a.path, elsewhere)  # a copy outside its run: nothing to note
-    assert note_in_run(load_artifact(elsewhere), "p", {}) is None
+        art = rescore_in_run(copy, pick.path, "p", fake_meta, fake_arrays,
+                             {"tokens": 100, "with_engine": 100, "max_abs_log_ratio": worst, "outside_clip": outside})
+        assert list(art.rescores) == ["p"]  # the run's rollout opens with the part placed in its run
+    assert sorted(p.name for p in (copy / "rescored").glob("*.jsonl")) == sorted({f"{a.segment}.jsonl",
+                                                                                   f"{b.segment}.jsonl"})
     run = open_run(str(copy))
     stats = {s.version: s for s in run_page.version_stats(run)}
     if a.policy_version == b.policy_version:
@@ -403,11 +418,16 @@ def test_trainer_mismatch_per_version_from_rollouts_rescored_in_the_run(tmp_path
     run.close()
 
 
-def test_check_of_a_run_rollout_names_no_capture_script(picks, capsys):
-    """`viewer check` counts the capture script's rule only where that script's files are what it reads."""
+def test_check_of_a_run_rollout_names_no_capture_script(run, picks, tmp_path, capsys):
+    """`viewer check` counts the capture script's rule only where that script's files are what it reads: a run's
+    rollout (its files as the run holds them, laid out in a folder) names none."""
     from viewer.cli import main
 
-    assert main(["check", str(ROOT / "examples" / RUN / picks["trained"].path)]) == 0
+    folder = tmp_path / "rollout"
+    for name, data in run.files(picks["trained"].path).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    assert main(["check", str(folder)]) == 0
     out = capsys.readouterr().out
     assert " agent turns, " in out and "capture script" not in out
     assert main(["check", str(ROOT / "examples" / "scripted-smollm2")]) == 0

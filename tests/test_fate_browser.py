@@ -12,14 +12,13 @@ import shutil
 
 import pytest
 
-from rollout_trace.artifact import load_artifact
-from rollout_trace.artifact.rescore import write_part
 from rollout_trace.artifact.run import RunRow, open_run
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support import pages
 from support.pages import url_of
 from support.rescore_fakes import fake_arrays, fake_meta
 from support.run_picks import RUN, pick_each
+from support.run_rescore import rescore_in_run
 from viewer.fate import rollout_fate, turn_fate
 
 pytestmark = pytest.mark.browser
@@ -40,19 +39,16 @@ def picks(run) -> dict[str, RunRow]:
 
 @pytest.fixture(scope="module")
 def rescored(tmp_path_factory, picks) -> str:
-    """A copy of the run whose picked rollouts carry a rescore part (made-up scores), noted in its rescored/ log:
-    the token view offers the trainer's modes (mismatch, entropy, loss) and the run page its mismatch column."""
-    from viewer.rescore_cli import note_in_run
-
+    """A copy of the run whose picked rollouts carry a rescore part (made-up scores) placed in its rescored/ folder
+    and noted in its log (support/run_rescore.py): the token view offers the trainer's modes (mismatch, entropy,
+    loss) and the run page its mismatch column."""
     copy = tmp_path_factory.mktemp("fate") / "run"
     shutil.copytree(EXAMPLES_DIR / RUN, copy)
     for p in picks.values():
         if p.path is None:
             continue
-        a = load_artifact(copy / p.path)
-        write_part(copy / p.path, "fake.float32", fake_meta(a), fake_arrays(a), a.turns)
-        note_in_run(a, "fake.float32", {"tokens": 100, "with_engine_logprob": 100, "max_abs_log_ratio": 0.05,
-                                        "outside_clip": 2})
+        rescore_in_run(copy, p.path, "fake.float32", fake_meta, fake_arrays,
+                       {"tokens": 100, "with_engine": 100, "max_abs_log_ratio": 0.05, "outside_clip": 2})
     return str(copy)
 
 

@@ -220,8 +220,42 @@ def test_the_cache_reads_a_source_once_and_a_grown_run_only_for_its_new_rollouts
         c.close()
 
 
+def test_a_grown_run_is_searched_in_its_next_snapshot_and_the_last_keeps_its_answer(tmp_path):
+    """A run's search reads its text columns (viewer/find/columns.py), once per snapshot: a group the recorder
+    appends to the open tail is found by the next snapshot's search, while a page holding the last snapshot keeps
+    its answer (a snapshot never changes)."""
+    from rollout_trace.artifact.run_format import group_path
+    from rollout_trace.artifact.run_table import run_table
+    from support.run_tables import append_group, bundled_rows, changed, groups, write_run
+    from viewer.find.columns import searched
+
+    rows = bundled_rows()
+    run = write_run(tmp_path / "run", rows)
+    q = parse_query("Wrote file")
+    before = run_table(run)
+    first = searched(before).search(q)
+    def matching(table) -> int:  # rollouts whose recorded text holds the pattern, read apart from the search
+        return sum(any("wrote file" in t.lower() for t in texts) for texts in table["text"].to_pylist())
+
+    assert first.rollouts == matching(rows)
+    g = next(x for x in groups(rows) if matching(x))
+    segment, version = g["segment"][0].as_py(), g["policy_version"][0].as_py()
+    name = group_path(segment, version, 999)
+    grown = changed(g, group_id=[999] * g.num_rows, group=[name] * g.num_rows,
+                    path=[None if p is None else f"{name}/{p.rsplit('/', 1)[1]}" for p in g["path"].to_pylist()],
+                    rollout_id=[f"grown-{i}" for i in range(g.num_rows)])
+    append_group(run, grown, tail=True)
+    after = run_table(run)
+    assert after is not before and len(after) == len(before) + g.num_rows
+    again = searched(after).search(q)
+    assert again.rollouts == first.rollouts + matching(g)
+    assert again.per_version[version] == first.per_version[version] + matching(g)
+    assert searched(before).search(q).rollouts == first.rollouts  # the last snapshot keeps its answer
+
+
 def test_the_panel_indexes_a_hub_source_only_when_asked():
-    """Opening a Hub run's page costs no download of its rollouts: the panel says how many it would read."""
+    """Opening a Hub collection's page costs no download of its rollouts: the panel says how many it would read (a
+    run's search reads its columns instead)."""
 
     from viewer.ui.find_panel import FindPanel
     from viewer.ui.service import Service
@@ -237,6 +271,7 @@ def test_the_panel_indexes_a_hub_source_only_when_asked():
 
     service = Service("", public=True)
     service.collections, service.is_collection, service.allow_local = Cache(), lambda s: True, lambda s: False  # type: ignore[method-assign,assignment]
+    service.is_run = lambda s: False  # type: ignore[method-assign]  # a collection: a run's search reads its columns
     panel = FindPanel(service)
     try:
         assert panel.summary({"src": "org/runs"}) == {"pending": True, "rollouts": 4}

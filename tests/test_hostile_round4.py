@@ -120,30 +120,38 @@ def test_an_atomic_folder_replaces_the_old_one_only_when_complete(tmp_path):
 
 @pytest.fixture
 def hostile_run(tmp_path) -> Path:
-    """The example run with two index lines naming `../../etc` and an index file that is a symlink to /etc/passwd."""
-    import json
+    """The example run with an open tail holding two rows whose place is `../../etc` and one whose path column
+    names `../../etc`, and a shard that is a symlink to /etc/passwd."""
     import shutil
+
+    import pyarrow.ipc as ipc
+
+    from rollout_trace.artifact.run_schema import ROLLOUTS
+    from support.run_tables import bundled_rows, changed
 
     run = tmp_path / "run"
     shutil.copytree(EXAMPLE.parent / "trl-run", run)
-    index = sorted((run / "index").glob("*.jsonl"))[0]
-    lines = index.read_text().splitlines()
-    for i in range(2):
-        entry = json.loads(lines[i])
-        entry["path"] = entry["group_path"] = "../../etc"
-        lines[i] = json.dumps(entry)
-    index.write_text("\n".join(lines) + "\n")
-    (run / "index" / "evil.jsonl").symlink_to("/etc/passwd")
+    rows = bundled_rows().slice(0, 3)
+    segment = rows["segment"][0].as_py()
+    rows = changed(rows, segment=["../../etc", "../../etc", segment], group_id=[0, 0, 99],
+                   path=[None, None, "../../etc"], group=["../../etc"] * 3)
+    with ipc.new_stream(str(run / "rollouts" / f"{segment}-00001.arrows"), ROLLOUTS) as w:
+        w.write_table(rows)
+    (run / "rollouts" / "evil-00000.parquet").symlink_to("/etc/passwd")
     return run
 
 
 def test_ls_says_what_the_run_reader_skipped(hostile_run, capsys):
     assert main(["ls", str(hostile_run)]) == 0
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert "3 problem(s), what they name is skipped" in err, err
-    assert "index/evil.jsonl: cannot be read (a symbolic link, not followed)" in err
-    assert err.count("a rollout's folder lies outside the run's groups") == 2
-    assert "root:" not in err  # nothing of the file the link points at
+    assert "rollouts/evil-00000.parquet: cannot be read as a Parquet file: [Errno 40] a symbolic link, not followed" \
+        in err
+    assert err.count("a rollout's place in the run is not one the recorder writes; left out") == 2
+    assert err.count("../../etc") == 2  # each row named once, never as a segment to look for
+    assert "root:" not in err + out  # nothing of the file the link points at
+    # the row whose path column names ../../etc stands under the name its place gives it
+    assert "../../etc" not in out and "-g000099/rollout-02" in out
 
 
 def test_ls_lists_at_most_a_screen_of_problems(hostile_run, capsys, monkeypatch):
@@ -152,7 +160,88 @@ def test_ls_lists_at_most_a_screen_of_problems(hostile_run, capsys, monkeypatch)
     monkeypatch.setattr(cli, "MAX_PROBLEM_LINES", 1)
     assert main(["ls", str(hostile_run)]) == 0
     err = capsys.readouterr().err
-    assert err.count("problem: ") == 2 and "... and 2 more (`viewer check` names every one)" in err
+    assert err.count("problem: ") == 2 and "... and 2 more (`viewer check` names every one)" in err, err
+
+
+def _shard_run(tmp_path: Path, case: str) -> tuple[Path, str]:
+    """The example run with one more shard of its rollouts table, hostile as `case` says; returns the run and the
+    shard's name. Each hostile group is the run's first group placed at group 900 (a place of its own)."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    from rollout_trace.artifact.run_format import group_path
+    from rollout_trace.artifact.run_schema import ROLLOUTS
+    from support.run_tables import bundled_rows, changed, groups
+
+    run = tmp_path / "run"
+    shutil.copytree(EXAMPLE.parent / "trl-run", run)
+    g = groups(bundled_rows())[0]
+    segment, version = g["segment"][0].as_py(), g["policy_version"][0].as_py()
+    name = group_path(segment, version, 900)
+    moved = changed(g, group_id=[900] * g.num_rows, group=[name] * g.num_rows,
+                    path=[f"{name}/rollout-{i:02d}" for i in range(g.num_rows)])
+    if case == "not parquet":
+        shard = f"{segment}-00001.parquet"
+        (run / "rollouts" / shard).write_bytes(b"PAR1" + b"not a table, whatever its name says" * 100)
+        return run, shard
+    if case == "wrong type":  # a policy version no int64 holds, as text
+        at = moved.schema.get_field_index("policy_version")
+        moved = moved.set_column(at, pa.field("policy_version", pa.string()), pa.array([str(10**30)] * g.num_rows))
+    elif case == "float limits":
+        moved = changed(moved, reward=[1.7976931348623157e308, 1.7976931348623157e308, float("inf"), float("nan")],
+                        advantage=[1e308, -1e308, float("nan"), 0.0])
+    elif case == "not utf-8":
+        at = moved.schema.get_field_index("title")
+        bad = pa.array([b"ok", b"\xff\xfe<b>x</b>", b"x", b"y"], pa.binary()).view(pa.string())  # unchecked bytes
+        moved = moved.set_column(at, moved.schema.field("title"), bad)
+    elif case == "recorded twice":
+        moved = g
+    shard = f"{segment}-00001.arrows"
+    with ipc.new_stream(str(run / "rollouts" / shard), moved.schema if case == "wrong type" else ROLLOUTS) as w:
+        w.write_table(moved)
+    return run, shard
+
+
+@pytest.mark.parametrize("case, said", [
+    ("not parquet", "cannot be read as a Parquet file"),
+    ("wrong type", "field `policy_version`: a column's values do not fit the run table's type"),
+    ("float limits", None),
+    ("not utf-8", "field `title`: text that is not UTF-8, shown with replacement characters"),
+    ("recorded twice", "a rollout is recorded once; the first one stands"),
+])
+def test_a_hostile_shard_costs_only_its_rows_and_is_named(tmp_path, capsys, case, said):
+    """A shard is data: one that is not Parquet, holds a column of another type, numbers at the float limits,
+    bytes that are not UTF-8 or rollouts recorded already is named (file, field, expected, found) and the rest of the
+    run lists as before, in `viewer ls --json` as strict JSON (no NaN or Infinity), never a traceback."""
+    import json
+
+    from support.run_tables import bundled_rows
+
+    run, shard = _shard_run(tmp_path, case)
+    assert main(["ls", str(run), "--json"]) == 0
+    out, err = capsys.readouterr()
+    doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in ls --json"))
+    listed = {r["path"] for r in doc["records"] if r["kind"] == "artifact" and r["path"]}
+    assert {p for p in bundled_rows()["path"].to_pylist() if p} <= listed  # the run's own rollouts, every one
+    hostile = [r for r in doc["records"] if r.get("group_id") == 900]
+    if said is None:
+        assert doc["problems"] == [] and len([r for r in hostile if r["kind"] == "artifact"]) == 4
+        group = next(r for r in hostile if r["kind"] == "group")
+        assert group["reward"] == group["reward_max"] == 1.7976931348623157e308  # a mean at the limit, not inf
+        assert [r["reward"] for r in hostile if r["kind"] == "artifact"][2:] == [None, None]  # inf and NaN: none
+    else:
+        assert any(p.startswith(f"rollouts/{shard if case != 'recorded twice' else ''}") and said in p
+                   for p in doc["problems"]), doc["problems"]
+        if case == "not utf-8":
+            titles = [r["title"] for r in hostile if r["kind"] == "artifact"]
+            assert "\ufffd\ufffd<b>x</b>" in titles  # replaced, and the row kept
+        else:
+            assert not [r for r in hostile if r["kind"] == "artifact"]  # its rows left out
+    assert "Traceback" not in err and "internal error" not in err
+    assert main(["check", str(run)]) in (0, 1)  # check names the same, and exits as documented
+    assert "Traceback" not in capsys.readouterr().out
 
 
 # -- names the system refuses: a message, not "a bug" ------------------------------------------------------------
@@ -181,16 +270,18 @@ def test_ls_skips_what_it_may_not_read_and_says_so(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def run_bomb(tmp_path_factory) -> Path:
-    """The example run zipped with one more index file: 64 MB of blank lines, packed into about 64 kB."""
+    """The example run zipped with one more shard of its rollouts table: 64 MB of blank lines, packed into about
+    64 kB."""
     import zipfile
 
     dest = tmp_path_factory.mktemp("bomb") / "run.zip"
     run = EXAMPLE.parent / "trl-run"
+    segment = sorted(p.name for p in (run / "segments").glob("*.end.json"))[0].removesuffix(".end.json")
     with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as zf:
         for f in run.rglob("*"):
             if f.is_file():
                 zf.write(f, Path("run") / f.relative_to(run))
-        with zf.open("run/index/bomb.jsonl", "w", force_zip64=True) as out:
+        with zf.open(f"run/rollouts/{segment}-00001.arrows", "w", force_zip64=True) as out:
             block = b"\n" * (1 << 20)
             for _ in range(64):
                 out.write(block)
@@ -206,9 +297,10 @@ def test_ls_of_a_zipped_run_bomb_refuses_the_member_unread(run_bomb, capsys, mon
     monkeypatch.setattr(zipfile.ZipFile, "open", lambda self, name, *a, **kw: (
         opened.append(getattr(name, "filename", name)), real_open(self, name, *a, **kw))[1])
     assert main(["ls", str(run_bomb)]) == 0
-    err = capsys.readouterr().err
-    assert "index/bomb.jsonl" in err and "a zip bomb, not read" in err, err
-    assert not any(n.endswith("bomb.jsonl") for n in opened)  # refused from the central directory alone
+    out, err = capsys.readouterr()
+    assert "-00001.arrows" in err and "a zip bomb, not read" in err and "its rows are left out" in err, err
+    assert not any(n.endswith("-00001.arrows") for n in opened)  # refused from the central directory alone
+    assert "/rollout-" in out  # the run's other shards are listed
 
 
 def test_unpacking_a_zip_bomb_is_refused_before_it_is_written(run_bomb, tmp_path):
@@ -217,7 +309,7 @@ def test_unpacking_a_zip_bomb_is_refused_before_it_is_written(run_bomb, tmp_path
 
     with pytest.raises(ArtifactError, match="a zip bomb, not read"):
         extract_zip(run_bomb, tmp_path)
-    assert not list(tmp_path.rglob("bomb.jsonl"))
+    assert not list(tmp_path.rglob("*-00001.arrows"))
 
 
 # -- bad run deep links say what was not found -------------------------------------------------------------------

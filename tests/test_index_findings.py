@@ -1,11 +1,13 @@
 """Findings in the collection index (viewer/index/page.py, viewer/index/render.py, viewer/ui/collection_view.py):
-a findings column and a `finding=` filter from the search panel's index once it is built, on the bundled group
-(cut-at-limit on rollout 2) and the bundled run (drift-fork on its multi-turn rollouts); before that the column
-says it is not computed and the filter waits, saying so."""
+a findings column and a `finding=` filter. On the bundled group (cut-at-limit on rollout 2) they come from the
+search panel's index once it is built, and before that the column says it is not computed and the filter waits,
+saying so; on the bundled run (drift-fork on its multi-turn rollouts) from the run's findings column, recorded
+with each rollout, at once."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -53,12 +55,26 @@ def test_the_filter_keeps_the_rows_with_a_rule_and_lives_in_the_query(group):
     assert FINDING_KEY in only.query_keys
 
 
-def test_the_app_shows_them_once_the_search_panel_built_the_index():
+def test_a_runs_findings_are_known_from_its_findings_column_at_once():
+    """A recorded run's findings were computed when each rollout was recorded (its findings column): the index
+    filters by rule from the first page, before any search panel ran, and agrees with the panel's summary."""
+    from rollout_trace.artifact.run import open_run
+
+    run = open_run("trl-run")
+    try:
+        forked = {p for p, f in zip(run.table.column("path").to_pylist(), run.table.column("findings").to_pylist(),
+                                    strict=True) if p and any(x["rule"] == "drift-fork" for x in f or ())}
+    finally:
+        run.close()
+    assert forked  # the bundled run's multi-turn rollouts fork
     service = Service("trl-run", public=False)
-    before = json.loads(service.rows.index_value("trl-run", {FINDING_KEY: "drift-fork"}))
-    assert not before["findings_known"]
-    assert FindPanel(service).summary({"src": "trl-run"})["rules"]  # what the panel asks when the page opens
-    after = json.loads(service.rows.index_value("trl-run", {FINDING_KEY: "drift-fork"}))
-    assert after["findings_known"] and "drift-fork" in after["finding_rules"]
-    assert after["matched"] > 0 and after["matched"] < after["total"]
-    assert after["table_html"].count("data-rule='drift-fork'") == after["shown"]
+    first = json.loads(service.rows.index_value("trl-run", {FINDING_KEY: "drift-fork"}))
+    assert first["findings_known"] and "drift-fork" in first["finding_rules"]
+    assert 0 < first["matched"] < first["total"]
+    assert first["table_html"].count("data-rule='drift-fork'") == first["shown"]
+    shown = set(re.findall(r"<tr class='ci-row rollout' data-path='([^']*)'", first["table_html"]))
+    assert shown and shown <= forked  # the rollouts listed are the ones whose column names the rule
+    said = {r["rule"]: r["total"] for r in FindPanel(service).summary({"src": "trl-run"})["rules"]}
+    assert said["drift-fork"] == len(forked)  # the panel counts the same rollouts
+    again = json.loads(service.rows.index_value("trl-run", {FINDING_KEY: "drift-fork"}))
+    assert (again["matched"], again["finding_rules"]) == (first["matched"], first["finding_rules"])

@@ -15,7 +15,7 @@ import time
 import httpx
 import pytest
 
-from bench.bench_run_page import make_run
+from bench.make_run import make as make_run
 from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.budget import Abandoned, Budget, Refused, bounded
 from rollout_trace.artifact.collection import open_collection
@@ -32,9 +32,10 @@ def _budget(**kw) -> Budget:
 
 @pytest.fixture
 def hub_run(tmp_path, monkeypatch):
-    """A synthetic ended run (20 versions x 2 groups x 4 rollouts) served as the Hub dataset org/run."""
+    """A synthetic ended run (20 versions x 2 groups x 4 rollouts, its rollouts table in 4 shards of 40 rows)
+    served as the Hub dataset org/run."""
     repo = tmp_path / "repo"
-    make_run(repo, versions=20, groups=2, k=4)
+    make_run(repo, versions=20, groups=2, k=4, rare_every=0, seal_rows=40)
     with HubStandIn({"org/run": repo}) as hub:
         hub.patch(monkeypatch, tmp_path / "cache")
         yield hub, repo
@@ -45,17 +46,19 @@ def _one(e: ArtifactError):
     return e.problems[0]
 
 
-def test_a_huge_index_is_refused_before_it_is_downloaded(hub_run):
+def test_a_run_too_large_to_read_is_refused_while_its_shards_are_read(hub_run):
+    """A run's shards are read in place with range reads, every byte counted: past the bound the read stops,
+    naming the shard; the rollouts' artifact files (files/) are never fetched to open the run."""
     hub, repo = hub_run
-    index = next((repo / "index").iterdir())
-    size = index.stat().st_size
+    shards = sorted((repo / "rollouts").iterdir())
+    size = shards[0].stat().st_size
     with bounded(_budget(max_bytes=size // 2)), pytest.raises(Refused) as got:
         open_collection("org/run")
     p = _one(got.value)
-    assert p.file.startswith(f"index/{index.name}") and "too much to read" in p.message
+    assert p.file in {f"rollouts/{x.name}" for x in shards} and "too much to read" in p.message
     assert p.expected == f"at most {size // 2:,} bytes read per request" and p.found.endswith(" bytes")
-    assert int(p.found.removesuffix(" bytes").replace(",", "")) >= size  # the listed sizes, not what was read
-    assert not [x for x in hub.paths("GET") if x.endswith(f"/index/{index.name}")]  # never fetched
+    assert int(p.found.removesuffix(" bytes").replace(",", "")) > size // 2
+    assert not [x for x in hub.paths("GET") if "/files/" in x]  # never fetched
     assert open_collection("org/run").run is not None  # unbounded (a local server): the same run opens
 
 
@@ -64,13 +67,13 @@ def test_a_run_with_too_many_files_or_rows_is_refused_naming_them(hub_run):
     with bounded(_budget(max_rows=100)), pytest.raises(Refused) as got:
         open_collection("org/run")
     p = _one(got.value)
-    assert p.file.startswith("index/") and (p.expected, p.found) == ("at most 100 rows", "160 rows")
-    for n in range(5):
-        (repo / "index" / f"extra{n}.jsonl").write_bytes(b"")
-    with bounded(_budget(max_files=4)), pytest.raises(Refused) as got:
+    assert p.file == "rollouts/" and (p.expected, p.found) == ("at most 100 rows", "160 rows")
+    hub.requests.clear()
+    with bounded(_budget(max_files=4)), pytest.raises(Refused) as got:  # 4 shards of rollouts, 1 of consumption
         open_collection("org/run")
     p = _one(got.value)
-    assert "segments/, index/" in p.file and p.expected == "at most 4 files" and p.found.endswith(" files")
+    assert "rollouts/ and consumed/" in p.file and (p.expected, p.found) == ("at most 4 files", "5 files")
+    assert not [x for x in hub.paths("GET") if "/rollouts/" in x]  # refused from the listing, nothing read
 
 
 def test_a_collection_listing_and_its_small_files_are_bounded(tmp_path, monkeypatch):

@@ -14,6 +14,7 @@ from collections import defaultdict
 from types import SimpleNamespace
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 from rollout_trace.artifact.trl_part import fingerprint
@@ -44,6 +45,7 @@ def fed(tmp_path):
         TokenBudgetBatcher,
     )
 
+    from rollout_trace.artifact.run_schema import CONSUMED
     from rollout_trace.record import ConsumptionLog
 
     q: queue.Queue = queue.Queue()
@@ -70,7 +72,11 @@ def fed(tmp_path):
         state.global_step += 1
         log.on_step_end(args, state, None)
     log.on_train_end(args, state, None)
-    lines = [json.loads(x) for x in (tmp_path / "consumed" / "seg-a.jsonl").read_text().splitlines()]
+    # the segment's consumption table, sealed at train end: one Parquet shard, no open tail left
+    assert sorted(p.name for p in (tmp_path / "consumed").iterdir()) == ["seg-a-00000.parquet", "seg-a.end.json"]
+    table = pq.read_table(tmp_path / "consumed" / "seg-a-00000.parquet")
+    assert table.schema.equals(CONSUMED)
+    lines = table.to_pylist()
     end = json.loads((tmp_path / "consumed" / "seg-a.end.json").read_text())
     return samples, lines, end, sink
 
@@ -87,7 +93,7 @@ def test_every_fate_is_trls_decision(fed):
     assert end["taken"] == 12 and len(lines) == 12  # rows 12 and 13 were never taken: "in-queue" to the reader
 
 
-def test_lines_carry_the_rows_they_name(fed):
+def test_rows_carry_the_training_rows_they_name(fed):
     samples, lines, _, _ = fed
     for x in lines:
         s = samples[x["ordinal"]]

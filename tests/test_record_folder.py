@@ -52,11 +52,27 @@ def test_a_folder_that_cannot_hold_a_run_is_refused_before_a_segment_begins(tmp_
 
     run = tmp_path / "run"
     run.mkdir()
-    (run / "index").write_text("a file where the index folder goes")
-    with pytest.raises(RunFolderError, match=r"run folder .*run cannot be recorded into: .*index"):
+    (run / "rollouts").write_text("a file where the rollouts table's folder goes")
+    with pytest.raises(RunFolderError, match=r"run folder .*run cannot be recorded into: .*rollouts"):
         _worker(tok, run).start()
     assert not list((run / "segments").glob("*.json"))  # no segment began, none says "recording"
     RunLock(run).release()  # the refused worker let go of the lock
+
+
+def test_a_folder_holding_a_run_of_the_folder_format_is_refused_naming_convert(tmp_path, tok, no_child):
+    """A run recorded in format 1 (index/ and groups/) cannot be resumed in place: the recorder would write format
+    2 beside it and neither reader could read the folder whole."""
+    from rollout_trace.record.manifest import RunFolderError, RunLock
+
+    run = tmp_path / "run"
+    (run / "index").mkdir(parents=True)
+    (run / "index" / "seg.jsonl").write_text("{}\n")
+    with pytest.raises(RunFolderError, match=r"run folder .*run holds a run recorded in the folder format \(format "
+                                             r"1\).*python -m viewer convert OLD NEW"):
+        _worker(tok, run).start()
+    assert not (run / "segments").is_dir() or not list((run / "segments").glob("*.json"))
+    assert not (run / "rollouts").exists()  # nothing of format 2 written beside it
+    RunLock(run).release()
 
 
 def test_the_recorder_s_cause_is_the_trainer_s_error_and_the_segment_ends(tmp_path, tok, no_child):
@@ -68,7 +84,7 @@ def test_the_recorder_s_cause_is_the_trainer_s_error_and_the_segment_ends(tmp_pa
     w = _worker(tok, run)
     # what the recording loop does in TRL's child when its writer cannot start, before the child exits
     no_child["fail"] = lambda self: end_with_start_error(run, self.segment, "the recorder's writer could not "
-                                                         "start: PermissionError: [Errno 13] index/x.jsonl")
+                                                         "start: PermissionError: [Errno 13] rollouts/x.arrows")
     with pytest.raises(RuntimeError, match=r"rollout_trace: the recorder's writer could not start: PermissionError"
                                            r".*run folder .*segment .*training did not start"):
         w.start()

@@ -51,6 +51,17 @@ def runs(tmp_path_factory):
             "run": tmp / "run"}
 
 
+def _training_rows(run) -> dict[tuple[str, int], dict]:
+    """Every training row the recorder wrote, by (segment, ordinal): its `row_*` columns, read from the run table."""
+    cols = ["segment", "row_ordinal", "row_fingerprint", "row_trained_tokens"]
+    out: dict[tuple[str, int], dict] = {}
+    for r in run.table.table.select(cols).to_pylist():
+        for k, o in enumerate(r["row_ordinal"]):
+            assert (r["segment"], o) not in out, "a training row recorded twice"
+            out[(r["segment"], o)] = {c: r[c][k] for c in cols[1:]}
+    return out
+
+
 def test_same_step_metrics_with_and_without_the_recorder(runs):
     a, b = trl_runs.step_metrics(runs["plain_logs"]), trl_runs.step_metrics(runs["logs"])
     assert len(a) == len(b) == STEPS and a == b
@@ -63,7 +74,7 @@ def test_every_trained_row_is_one_recorded_row(runs):
     run = open_run(str(runs["run"]))
     assert run.problems == [] and not run.live
     recorded = {(r.segment, o): r for r in run.rows for o in r.ordinals}
-    fingerprints = {(e.segment, x.ordinal): x.fingerprint for e in run.entries.values() for x in e.rows}
+    fingerprints = {k: x["row_fingerprint"] for k, x in _training_rows(run).items()}  # what the recorder hashed
     seen = set()
     for c in run.consumed:  # the consumption log hashed each row as the trainer took it from TRL's queue
         key = (c.segment, c.ordinal)
@@ -101,7 +112,7 @@ def test_trained_steps_are_the_rows_trl_trained(runs):
 
     run = open_run(str(runs["run"]))
     tokens, samples = defaultdict(int), defaultdict(int)
-    trained_tokens = {(e.segment, x.ordinal): x.trained_tokens for e in run.entries.values() for x in e.rows}
+    trained_tokens = {k: x["row_trained_tokens"] for k, x in _training_rows(run).items()}
     for c in run.consumed:
         if c.fate == "trained":
             tokens[c.step] += trained_tokens[(c.segment, c.ordinal)]
@@ -188,6 +199,13 @@ def test_resume_from_the_checkpoint_records_a_new_segment(runs):
     assert run.problems == []
     run.close()
     assert main(["check", str(runs["run"])]) == 0
+    # both segments ended: each table of each segment is sealed Parquet, a few files whatever the rollouts
+    segments = [s.start.segment for s in run.segments]
+    tables = {}
+    for folder in ("rollouts", "files", "consumed"):
+        tables[folder] = sorted(p.name for p in (runs["run"] / folder).iterdir() if not p.name.endswith(".end.json"))
+        assert tables[folder] == [f"{s}-00000.parquet" for s in segments], folder
+    assert len(run.rows) > sum(len(v) for v in tables.values())
 
 
 def test_the_cpu_attention_stand_in_is_causal_attention():

@@ -94,7 +94,6 @@ def test_every_sample_is_one_recorded_row(runs):
 
 
 def test_failed_unscorable_and_timed_out_rollouts_say_why(runs):
-    from rollout_trace.artifact.group import load_group
     from rollout_trace.artifact.run import open_run
 
     run = open_run(str(runs["run"]))
@@ -102,8 +101,9 @@ def test_failed_unscorable_and_timed_out_rollouts_say_why(runs):
     failed = [r for r in run.rows if r.group_id == 1 and r.status == "failed"]
     assert len(failed) == 1 and "failed to start" in failed[0].cause and failed[0].path is None
     assert failed[0].rows == 0 and failed[0].dropped == "failed"
-    group = load_group(run.folder(failed[0].group))  # our group.json: TRL's advantages, the failure kept
-    assert [g.status for g in group.rollouts].count("failed") == 1 and group.run.group_id == 1
+    group = run.group(failed[0].group)  # its group: TRL's advantages, the failure kept
+    assert group is not None and group.statuses.count("failed") == 1 and group.group_id == 1 and group.k == 4
+    assert group.advantages[failed[0].rollout] == 0.0  # no user reward function: TRL's NaN reward, no signal
     unscorable = [r for r in run.rows if r.group_id == 2 and r.status == "unscorable"]
     assert len(unscorable) == 1 and unscorable[0].reward is None and unscorable[0].advantage == 0.0
     assert unscorable[0].rows > 0  # TRL trains it all the same, with no gradient
@@ -116,6 +116,7 @@ def test_failed_unscorable_and_timed_out_rollouts_say_why(runs):
 def test_run_is_checked_listed_and_read_by_datasets(runs, capsys):
     from datasets import load_dataset
 
+    from rollout_trace.artifact.run import open_run
     from viewer.cli import main
 
     assert main(["check", str(runs["run"])]) == 0
@@ -130,9 +131,15 @@ def test_run_is_checked_listed_and_read_by_datasets(runs, capsys):
     # no trainer, no consumption log: nothing is known, except that a failed rollout has no row to train
     assert {r["dropped"] for r in rollouts if r["status"] != "failed"} == {"unknown"}
     assert {r["dropped"] for r in rollouts if r["status"] == "failed"} <= {"failed"}
-    index = load_dataset("json", data_files=str(runs["run"] / "index" / "*.jsonl"), split="train")
-    assert len(index) == sum(1 for _ in open(next((runs["run"] / "index").glob("*.jsonl"))))
-    assert set(index.column_names) >= {"segment", "policy_version", "group_id", "rollout_id", "advantage", "rows"}
+    # an ended segment is Parquet only, and `datasets` reads the rollouts table as one table, row for row
+    assert not list((runs["run"] / "rollouts").glob("*.arrows")) and not list((runs["run"] / "consumed").glob("*.arrows"))
+    table = load_dataset("parquet", data_files=str(runs["run"] / "rollouts" / "*.parquet"), split="train")
+    assert set(table.column_names) >= {"segment", "policy_version", "group_id", "rollout_id", "advantage", "row_ordinal",
+                                       "status", "reward"}
+    run = open_run(str(runs["run"]))
+    assert sorted(table["rollout_id"]) == sorted(r.rollout_id for r in run.rows)  # a failed rollout's row too
+    assert {r["path"] for r in rollouts if r["path"]} <= set(table["path"])  # ls names a failed one ""
+    run.close()
 
 
 def test_run_was_pushed_to_the_hub_and_reads_the_same(runs):
@@ -175,11 +182,36 @@ def test_resume_starts_a_new_segment(runs, tok):
     run.close()
 
 
+def _rows_on_disk(run_dir, segment: str | None = None) -> int:
+    """The rollout rows a reader would find in the run folder now (sealed shards and the tails' whole batches),
+    counted from the files, as a recorder goes on writing them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rollout_trace.artifact.run_shards import read_tail_file, shards
+
+    folder = run_dir / "rollouts"
+    listing = {}
+    for p in folder.iterdir() if folder.is_dir() else ():
+        try:
+            listing[p.name] = p.stat().st_size
+        except FileNotFoundError:  # a tail removed once sealed
+            pass
+    n = 0
+    for s in shards(listing)[0]:
+        if segment is None or s.segment == segment:
+            try:
+                n += pq.ParquetFile(folder / s.name).metadata.num_rows if s.sealed else \
+                    read_tail_file(folder / s.name)[0].num_rows
+            except (OSError, pa.ArrowInvalid):  # sealed and removed since it was listed: counted next time
+                pass
+    return n
+
+
 def test_sigterm_while_recording_leaves_only_whole_groups(tmp_path, tok):
-    """TRL's stop() ends a child that does not exit in 15 s with SIGTERM; kill one while it records."""
-    from rollout_trace.artifact.group import load_group
+    """TRL's stop() ends a child that does not exit in 15 s with SIGTERM; kill one while it records: the open
+    tail it leaves reads back as whole groups, every recorded rollout whole and valid."""
     from rollout_trace.artifact.run import open_run
-    from rollout_trace.artifact.write import load_artifact
 
     run_dir = tmp_path / "run"
     with pytest.warns(UserWarning, match="queue_maxsize=0.*unbounded"):  # the recorder says what that costs
@@ -187,7 +219,7 @@ def test_sigterm_while_recording_leaves_only_whole_groups(tmp_path, tok):
     w.start()
     done = trl_runs.drain(w)  # the queue never fills: the child scores and records as fast as it can
     deadline = time.monotonic() + 120
-    while len(list((run_dir / "groups").glob("*"))) < 6 and time.monotonic() < deadline:
+    while _rows_on_disk(run_dir) < 6 * 4 and time.monotonic() < deadline:
         time.sleep(0.05)
     os.kill(w._process.pid, signal.SIGTERM)
     w._process.join(30)
@@ -195,51 +227,50 @@ def test_sigterm_while_recording_leaves_only_whole_groups(tmp_path, tok):
     assert w._process.exitcode == -signal.SIGTERM
     # no w.stop(): a child killed from outside leaves TRL's stop event with a dead waiter, and stop() would
     # hang in multiprocessing's Condition.notify (TRL's own behaviour, recorder or not)
+    assert list((run_dir / "rollouts").glob("*.arrows"))  # killed: its tail was never sealed, and is read as it is
     run = open_run(str(run_dir))
-    assert run.problems == [] and len(run.rows) >= 8
-    folders = [p for p in (run_dir / "groups").iterdir() if not p.name.startswith(".")]
-    for folder in folders:  # every visible group folder is complete, whether or not its lines made it
-        g = load_group(folder)
-        for r in g.rollouts:
-            if r.folder:
-                load_artifact(folder / r.folder)
-    indexed = {r.group for r in run.rows}
-    assert indexed <= {f"groups/{f.name}" for f in folders}
-    assert len(folders) - len(indexed) <= 1  # at most the group between its rename and its index lines
+    assert run.problems == [] and len(run.rows) >= 6 * 4
+    assert len([n for n in run.notes if "cut short" in n]) <= 1  # at most the group being appended
+    assert run.groups and all(g.k == 4 for g in run.groups)  # a group is one batch: whole, or not there
+    for r in run.rows:  # every rollout recorded reads back whole and valid
+        if r.path is not None:
+            assert run.open(r.path).summary.run.rollout_id == r.rollout_id
     assert run.segments[0].end is None  # killed: it never said it ended
     run.close()
 
 
 def test_sigkill_mid_write_loses_only_the_group_in_flight(tmp_path):
-    """SIGKILL a process that only records, at several moments: what it wrote reads back whole, every time."""
+    """SIGKILL a process that only records, at several moments: what it wrote reads back whole, every time. Its
+    tail is sealed every two groups, so a kill lands in an append or in a seal."""
     import subprocess
     import sys
 
-    from rollout_trace.artifact.group import load_group
     from rollout_trace.artifact.run import open_run
-    from rollout_trace.artifact.write import load_artifact
     from support import record_writer_child
 
     run_dir = tmp_path / "run"
-    for i, groups in enumerate((2, 5)):  # the moments: once that many groups are indexed (the writer goes on)
-        child = subprocess.Popen([sys.executable, record_writer_child.__file__, str(run_dir), f"kill-{i}", "100000"],
-                                 stdout=subprocess.PIPE, text=True)
-        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-        index = run_dir / "index" / f"kill-{i}.jsonl"
-        deadline = time.monotonic() + 120  # a bound for a stuck writer, not a timing claim
-        while index.read_bytes().count(b"\n") < 4 * groups and time.monotonic() < deadline:
-            time.sleep(0.01)
-        child.kill()
-        child.wait(30)
+    for i, groups in enumerate((2, 5)):  # the moments: once that many groups are recorded (the writer goes on)
+        child = subprocess.Popen([sys.executable, record_writer_child.__file__, str(run_dir), f"kill-{i}", "100000",
+                                  "8"], stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+            deadline = time.monotonic() + 120  # a bound for a stuck writer, not a timing claim
+            while _rows_on_disk(run_dir, f"kill-{i}") < 4 * groups and time.monotonic() < deadline:
+                time.sleep(0.01)
+        finally:  # killed whatever happened: a failed wait never leaves it writing
+            child.kill()
+            child.wait(30)
+            child.stdout.close()
         run = open_run(str(run_dir))
         mine = [r for r in run.rows if r.segment == f"kill-{i}"]
         assert run.problems == [] and len(mine) >= 4 * groups, run.problems
-        assert len(mine) % 4 == 0  # a group's lines are appended together, after its folder is in place
-        for group in {r.group for r in mine}:
-            g = load_group(run.folder(group))
-            assert g.run.segment == f"kill-{i}"
-            for r in g.rollouts:
-                load_artifact(run.folder(f"{group}/{r.folder}"))
+        assert len(mine) % 4 == 0  # a group's rows are appended together, as one batch
+        for path in {r.group for r in mine}:
+            g = run.group(path)
+            assert g is not None and g.segment == f"kill-{i}" and g.k == 4
+        for r in mine:
+            assert run.open(r.path).summary.run.segment == f"kill-{i}"
+        assert len([n for n in run.notes if "cut short" in n]) <= 1
         run.close()
-    hidden = [p.name for p in (run_dir / "groups").iterdir() if p.name.startswith(".")]
-    assert len(hidden) <= 2  # at most one half-built group per kill, hidden from every reader
+    hidden = [p.name for p in (run_dir / "rollouts").iterdir() if p.name.startswith(".")]
+    assert len(hidden) <= 2  # at most one half-written seal per kill, hidden from every reader

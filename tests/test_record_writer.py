@@ -1,6 +1,6 @@
 """The recorder's writer on groups TRL's own code scored (support/record_groups.py), in-process and fast.
 
-A failed rollout that a user reward function scored keeps TRL's reward and advantage and has no folder; a
+A failed rollout that a user reward function scored keeps TRL's reward and advantage and has no files; a
 rollout whose artifact cannot be built is recorded without it, its problem named, and its group written; a
 failure of the recorder's own code, a TRL name it calls broken after the worker's pin check included, is
 loud at the first group: an ERROR with its traceback, the marker the main process reads, the end file's
@@ -32,8 +32,8 @@ def _write(tmp_path, groups, segment="seg"):
 
 
 def test_a_failed_rollout_keeps_the_reward_and_advantage_trl_computed(tmp_path, capsys):
-    from rollout_trace.artifact.group import load_group
     from rollout_trace.artifact.run import open_run
+    from rollout_trace.artifact.run_schema import ARTIFACT_FILES
     from support.record_groups import scored_group
     from support.trl_replay import brevity_reward
     from viewer.cli import main
@@ -52,8 +52,13 @@ def test_a_failed_rollout_keeps_the_reward_and_advantage_trl_computed(tmp_path, 
         assert rows[i].advantage == by_rollout[rows[i].reward]
     # the failed one's is what TRL's _score_group computed for it: it counts in the baseline, trains nothing
     assert failed.advantage is not None and failed.advantage != 0.0
-    g = load_group(run.folder(failed.group))
-    assert g.rollouts[2].folder is None and g.rollouts[2].reward == 0.1 and g.rollouts[2].advantage == failed.advantage
+    g = run.group(failed.group)  # its group keeps it: TRL's reward and advantage, no files
+    assert g is not None and g.k == 4 and g.statuses[2] == "failed"
+    assert g.rewards[2] == 0.1 and g.advantages[2] == failed.advantage
+    at = run.table.column("rollout").to_pylist()
+    files = run.table.rollout_files(at.index(2), list(ARTIFACT_FILES))
+    assert all(v is None for v in files.values())  # its row holds no artifact file
+    assert run.table.rollout_files(at.index(0), ["file_summary"])["file_summary"] is not None
     run.close()
     assert main(["check", str(tmp_path)]) == 0, capsys.readouterr().out
 
@@ -138,7 +143,9 @@ def test_write_errors_and_lost_trained_rows_are_on_the_page_and_in_check(tmp_pat
     import msgspec
 
     from rollout_trace.artifact.run import open_run
-    from rollout_trace.artifact.run_format import Consumed, SegmentEnd, encode_file, encode_line
+    from rollout_trace.artifact.run_format import SegmentEnd, encode_file
+    from rollout_trace.artifact.run_schema import CONSUMED, ConsumedRecord, to_table
+    from rollout_trace.artifact.run_shards import ShardWriter
     from viewer import run_page
     from viewer.cli import main
 
@@ -148,9 +155,11 @@ def test_write_errors_and_lost_trained_rows_are_on_the_page_and_in_check(tmp_pat
     end_file = run_dir / "segments" / f"{seg}.end.json"
     end = msgspec.json.decode(end_file.read_bytes(), type=SegmentEnd)
     end_file.write_bytes(encode_file(msgspec.structs.replace(end, write_errors=2, first_error="boom: KeyError: 'x'")))
-    with open(run_dir / "consumed" / f"{seg}.jsonl", "ab") as f:
-        f.write(encode_line(Consumed(segment=seg, ordinal=99999, fingerprint="0" * 16, fate="trained", step=2,
-                                     group_id=41, model_version=3, trainer_version=3, taken_at="2026-01-01T00:00:00Z")))
+    w = ShardWriter(run_dir / "consumed", seg, CONSUMED)  # a further shard of the segment's consumption table
+    w.append(to_table([ConsumedRecord(segment=seg, ordinal=99999, fingerprint="0" * 16, fate="trained", step=2,
+                                      group_id=41, model_version=3, trainer_version=3,
+                                      taken_at="2026-01-01T00:00:00Z")], CONSUMED))
+    w.close()
     run = open_run(str(run_dir))
     notes = run_page.recorder_notes(run)
     assert "could not write 2 scored group(s)" in notes[0] and "boom" in notes[0]
@@ -171,7 +180,6 @@ def test_the_verify_result_is_kept_beside_its_reward_and_shown_where_tests_would
     import numpy as np
     from openenv.core.harness.rollout import VerifyResult
 
-    from rollout_trace.artifact import load_artifact
     from rollout_trace.artifact.run import open_run
     from rollout_trace.record.build import MAX_METRIC_TEXT, MAX_METRICS
     from support.record_groups import scored_group
@@ -187,7 +195,7 @@ def test_the_verify_result_is_kept_beside_its_reward_and_shown_where_tests_would
     _write(tmp_path, [group])
     run = open_run(str(tmp_path))
     rows = {r.rollout: r for r in run.rows}
-    a = load_artifact(tmp_path / rows[0].path)
+    a = run.open(rows[0].path)
     v = a.summary.run.verify
     assert v is not None and v.done is True and len(v.metrics) == MAX_METRICS
     assert v.metrics["tests_passed"] == 3 and type(v.metrics["tests_passed"]) is int
@@ -196,7 +204,7 @@ def test_the_verify_result_is_kept_beside_its_reward_and_shown_where_tests_would
     html = panels.tests(a)
     assert "data-testid='verifier'" in html and "tests_passed" in html and ">3</td>" in html and ">0.75</td>" in html
     assert "<script>" not in html and "&lt;b&gt;name&lt;/b&gt;" in html  # a verifier's names and values are escaped
-    b = load_artifact(tmp_path / rows[1].path)
+    b = run.open(rows[1].path)
     assert b.summary.run.verify.done is False and b.summary.run.verify.metrics == {}
     run.close()
     assert main(["check", str(tmp_path)]) == 0, capsys.readouterr().out

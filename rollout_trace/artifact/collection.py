@@ -315,10 +315,27 @@ def run_folders(listing: Listing) -> list[str]:
     return sorted(d for d in dirs if d and any(p.startswith(f"{d}/segments/") for p in listing.files))
 
 
-def _run_record(path: str, listing: Listing, data: bytes | str | None) -> Record:
+def _segment_ends(path: str, listing: Listing) -> list[str]:
+    """The run's segment end files (segments/<seg>.end.json): each says how many groups its segment wrote."""
+    return sorted(p for p in listing.files if p.startswith(f"{path}/segments/") and p.endswith(".end.json")
+                  and "/" not in p[len(f"{path}/segments/"):] and listing.files[p] <= MAX_SMALL_BYTES)
+
+
+def _groups_written(path: str, listing: Listing, data: dict[str, bytes | str]) -> int:
+    """The groups the run's ended segments wrote, as their end files say (its tables are not read for a row)."""
+    total = 0
+    for end in _segment_ends(path, listing):
+        got = data.get(end)
+        try:
+            n = msgspec.json.decode(got).get("groups_written") if isinstance(got, bytes) else None
+        except (msgspec.DecodeError, AttributeError):
+            n = None
+        total += n if isinstance(n, int) and n >= 0 else 0
+    return total
+
+
+def _run_record(path: str, data: bytes | str | None, groups: int) -> Record:
     """A recorded run as one row: it opens the run page (its groups and rollouts are the run's rows there)."""
-    groups = {p.split("/")[2 + path.count("/")] for p in listing.files
-              if p.startswith(f"{path}/groups/") and p.endswith("/group.json")}
     about: dict[str, Any] = {}
     if isinstance(data, bytes):
         try:
@@ -329,8 +346,8 @@ def _run_record(path: str, listing: Listing, data: bytes | str | None) -> Record
     model = about.get("model") if isinstance(about.get("model"), str) else None
     started = about.get("started_at") if isinstance(about.get("started_at"), str) else None
     trl = about.get("versions", {}).get("trl") if isinstance(about.get("versions"), dict) else None
-    title = f"recorded TRL {trl or '?'} run · {len(groups):,} groups" + (f" · started {started[:16]}" if started else "")
-    return Record(kind="run", path=path, valid=True, model=model, title=title[:TITLE_CHARS], k=len(groups),
+    title = f"recorded TRL {trl or '?'} run · {groups:,} groups" + (f" · started {started[:16]}" if started else "")
+    return Record(kind="run", path=path, valid=True, model=model, title=title[:TITLE_CHARS], k=groups,
                   captured=started)
 
 
@@ -351,7 +368,7 @@ def index(listing: Listing, read, title_of: TitleOf = first_line) -> tuple[list[
     wanted = [_join(d, n) for d in artifacts for n in ("summary.json", "task.json")]
     wanted += [_join(d, n) for d in groups for n in (GROUP_FILE, "task.json")]
     wanted = [p for p in wanted if p in listing.files and listing.files[p] <= MAX_SMALL_BYTES]
-    wanted += [f"{d}/{RUN_MANIFEST}" for d in runs]
+    wanted += [f"{d}/{RUN_MANIFEST}" for d in runs] + [e for d in runs for e in _segment_ends(d, whole)]
     data = read(wanted)
     builder = _Builder(listing, data, title_of)
     by_path = {d: builder.artifact(d) for d in artifacts}
@@ -367,7 +384,8 @@ def index(listing: Listing, read, title_of: TitleOf = first_line) -> tuple[list[
         records.extend(rows)
         in_group.update(members)
     records.extend(r for d, r in by_path.items() if d not in in_group)
-    records.extend(_run_record(d, whole, data.get(f"{d}/{RUN_MANIFEST}")) for d in runs)
+    records.extend(_run_record(d, data.get(f"{d}/{RUN_MANIFEST}"), _groups_written(d, whole, data))
+                   for d in runs)
     records.sort(key=lambda r: r.path)
     return records, builder.problems, notes
 

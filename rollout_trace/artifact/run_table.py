@@ -467,8 +467,10 @@ class RunTable:
         self._keep = [p[st] for p, st in zip(np.split(pos, cuts), np.split(stands, cuts), strict=True)] \
             if self.shards else []
         self._starts = np.concatenate([[0], np.cumsum([len(x) for x in self._keep])]).astype(np.int64)
+        budget.rows(f"{ROLLOUTS_DIR}/", int(self._starts[-1]))  # a public request's cost grows with the rows
         started = {x.start.segment for x in self.run_files.segments}
-        for name in sorted(set(names) - started):
+        standing = {names[k] for k in np.unique(seg[stands]).tolist()}  # a row left out is named already
+        for name in sorted(standing - started):
             problems.append(Problem(f"{ROLLOUTS_DIR}/", "a segment without its start file", field=f"segment {name}",
                                     expected=f"{SEGMENTS_DIR}/{name}.json", found="none"))
         self._said(problems, [])
