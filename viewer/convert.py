@@ -33,7 +33,6 @@ from rollout_trace.artifact.run_format import (
     CONSUMED_DIR,
     MANIFEST,
     RESCORED_DIR,
-    ROLLOUTS_DIR,
     RUN_FORMAT_VERSION,
     SEGMENTS_DIR,
     RunManifest,
@@ -50,7 +49,7 @@ from rollout_trace.artifact.run_schema import (
     row_columns,
     to_table,
 )
-from rollout_trace.artifact.run_shards import ShardWriter, rollout_parts
+from rollout_trace.artifact.run_shards import RolloutWriter, ShardWriter
 from rollout_trace.artifact.schema import TOKENIZER_DIR
 from rollout_trace.artifact.stores import MAX_SMALL_BYTES, store_for
 
@@ -213,7 +212,7 @@ def _write(store, full, manifest: RunManifest, tmp: Path, out: TextIO) -> int:
         for e in entries:
             by_group[e.group_path].append(e)
         segment = name[: -len(".jsonl")]
-        shards = ShardWriter(tmp / ROLLOUTS_DIR, segment, ROLLOUTS, parts=rollout_parts(tmp))
+        shards = RolloutWriter(tmp, segment)
         for gpath, members in by_group.items():
             folder = store.folder(full(gpath))
             rows = []

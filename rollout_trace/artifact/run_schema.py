@@ -95,7 +95,12 @@ class RolloutRecord(msgspec.Struct, kw_only=True, frozen=True):
     text_start: list[int] = []
     text_offsets: list[bytes] = []
     text: list[str] = []
-    # its artifact's files as written (rollout_trace/artifact/schema.py); None where it has none
+    # where its files sit in the run's files table: the number of its segment's files shard and the row in it
+    # (the recorder writes them; None where it has none)
+    files_shard: int | None = None
+    files_row: int | None = None
+    # its artifact's files as written (rollout_trace/artifact/schema.py); None where it has none: kept in the files
+    # table (files/), not in the rollouts table a page scans
     file_summary: bytes | None = None
     file_task: bytes | None = None
     file_turns: bytes | None = None
@@ -160,16 +165,16 @@ def schema_of(record: type[msgspec.Struct]) -> pa.Schema:
     return pa.schema([(name, _arrow(hints[name])) for name in record.__struct_fields__])
 
 
-ROLLOUTS = schema_of(RolloutRecord)  # a record, every column: what the recorder appends (the open tail)
+ROLLOUTS = schema_of(RolloutRecord)  # a record, every column: what the recorder builds for one rollout
 CONSUMED = schema_of(ConsumedRecord)
-# What a page lists without opening a rollout: the rollouts table less its text and files
-INDEX_COLUMNS: tuple[str, ...] = tuple(n for n in ROLLOUTS.names if n not in TEXT_COLUMNS and n not in ARTIFACT_FILES)
 FILE_KEYS = ("segment", "group_id", "rollout")
-# A sealed shard's two files: the rollouts table's (every column but the files) and the files table's (the files
-# with their rollout's keys), by folder (rollout_trace/artifact/run_format.py)
-SEALED_COLUMNS: dict[str, tuple[str, ...]] = {
-    "rollouts": tuple(n for n in ROLLOUTS.names if n not in ARTIFACT_FILES),
-    "files": (*FILE_KEYS, *ARTIFACT_FILES)}
+FILE_PLACE = ("files_shard", "files_row")
+# The two tables a rollout's record is written into (rollout_trace/artifact/run_format.py): the rollouts table (every
+# column but the artifact files: what pages scan) and the files table (the files, with their rollout's keys)
+ROLLOUTS_TABLE = pa.schema([f for f in ROLLOUTS if f.name not in ARTIFACT_FILES])
+FILES = pa.schema([ROLLOUTS.field(c) for c in (*FILE_KEYS, *ARTIFACT_FILES)])
+# What a page lists without opening a rollout: the rollouts table less its text and where its files sit
+INDEX_COLUMNS: tuple[str, ...] = tuple(n for n in ROLLOUTS_TABLE.names if n not in TEXT_COLUMNS and n not in FILE_PLACE)
 
 
 def to_table(records: list[Any], schema: pa.Schema) -> pa.Table:
