@@ -27,6 +27,7 @@ from rollout_trace.analysis.searchable import RunVocab, searchable
 from rollout_trace.analysis.training import queued_rows_train
 from rollout_trace.artifact import ArtifactError, load_artifact
 from rollout_trace.artifact.atomic import publish_folder, staging_folder
+from rollout_trace.artifact.errors import RolloutTraceError
 from rollout_trace.artifact.problems import Problem
 from rollout_trace.artifact.run import find_run, rescore_folder
 from rollout_trace.artifact.run_format import (
@@ -100,7 +101,7 @@ class V1Entry(msgspec.Struct):
     problem: str | None = None
 
 
-class ConvertError(ValueError):
+class ConvertError(RolloutTraceError, ValueError):
     """What stops a conversion, with the file and what was wrong."""
 
 

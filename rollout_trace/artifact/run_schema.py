@@ -52,39 +52,42 @@ class FindingRecord(msgspec.Struct, frozen=True):
 class RolloutRecord(msgspec.Struct, kw_only=True, frozen=True):
     """One recorded rollout: a row of the rollouts table."""
 
+    # in the order a page reads them: a sealed shard stores its columns in this order, so the columns a run
+    # page reads (place, outcome, training rows) sit together at the start of each row group, and a Hub
+    # reader's range reads of them coalesce
     segment: str
     policy_version: int
     group_id: int
     rollout: int  # its index in the group
-    rollout_id: str | None  # TRL's uuid4 (OpenEnv's episode_id)
-    group: str  # run_format.group_path: "groups/<segment>-v<version>-g<group>"
-    path: str | None  # "<group>/rollout-NN"; None when the session failed before producing an artifact
+    agent_turns: int | None
     status: RunStatus
-    cause: str | None
     reward: float | None  # TRL's summed reward; None = unscorable (NaN)
     env_reward: float | None  # the session's verify() reward
     advantage: float | None  # TRL's; None only when the recorder could not recover it (`problem`)
+    timed_out: bool
     # its training rows (RowRef), one entry per row in queue order, a column per field: a reader of the index
     # reads the ordinals without the fingerprints
     row_ordinal: list[int]
-    row_fingerprint: list[str]
-    row_tokens: list[int]
     row_trained_tokens: list[int]
-    row_turns: list[list[int] | None]
     trained_tokens: int  # over TRL's rows: what its mask WOULD train
-    task_id: str | None
-    title: str
-    dataset_index: int | None
-    agent_turns: int | None
     trained_turns: int | None  # agent turns TRL's mask trains a token of
     seed_trained_turns: int | None  # the original capture script's rule (turns with a tool call)
     tokens: int | None  # prompt + output tokens over the agent turns
+    tool_calls: int
     drift: Literal["none", "drift", "unknown"]
     drifting_boundaries: int | None
-    timed_out: bool
+    dataset_index: int | None
+    cause: str | None
+    task_id: str | None
+    title: str
     tools: list[str]  # tool names used, sorted
-    tool_calls: int
+    row_tokens: list[int]
+    row_turns: list[list[int] | None]
+    row_fingerprint: list[str]
+    rollout_id: str | None  # TRL's uuid4 (OpenEnv's episode_id)
     recorded_at: str  # ISO 8601 UTC, when its group was written
+    group: str  # run_format.group_path: "groups/<segment>-v<version>-g<group>"
+    path: str | None  # "<group>/rollout-NN"; None when the session failed before producing an artifact
     problem: str | None = None  # what of it the recorder could not record, and why
     findings: list[FindingRecord] | None = None  # None: not computed (no artifact, or the text could not be read)
     # its searchable text, one entry per piece (rollout_trace/analysis/texts.py `Piece`): the turn, the field

@@ -233,10 +233,11 @@ class ReadShard:
     table: pa.Table
     problems: list[Problem]
     notes: list[str]
+    metadata: Any = None  # a Parquet file's footer as read (what the next read of the same file passes back)
 
 
 def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schema: pa.Schema,
-                 columns: Sequence[str], check: pa.Schema | None = None) -> ReadShard:
+                 columns: Sequence[str], check: pa.Schema | None = None, metadata: Any = None) -> ReadShard:
     """`columns` of one shard file (at `path`, opened through `open_file`), each of the type `schema` gives it.
     With `check`, the file's whole schema must fit it (every column there, of its type or one that converts
     safely): a file that does not is named and gives no rows, so every view counts the same rows. Without it, a
@@ -246,7 +247,10 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
     try:
         with open_file(path) as f:
             if shard.sealed:
-                pf = pq.ParquetFile(f)
+                # the footer read once per file (`metadata`), the column chunks asked for at once (coalesced
+                # range reads on the Hub)
+                pf = pq.ParquetFile(f, metadata=metadata, pre_buffer=True)
+                metadata = pf.metadata
                 have = pf.schema_arrow
                 table = pf.read(columns=[c for c in columns if c in have.names])
             else:
@@ -274,7 +278,8 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
                                         field=name, expected=str(want), found=str(table[name].type)))
                 col = None
         out[name] = col if col is not None else pa.chunked_array([pa.nulls(table.num_rows, want)])
-    return ReadShard(pa.table(out, schema=pa.schema([schema.field(c) for c in columns])), problems, notes)
+    return ReadShard(pa.table(out, schema=pa.schema([schema.field(c) for c in columns])), problems, notes,
+                     metadata if shard.sealed else None)
 
 
 def schema_problems(have: pa.Schema, want: pa.Schema, path: str) -> list[Problem]:

@@ -191,15 +191,15 @@ class ShardCache:
     every snapshot of the run shares them; a tail is read afresh by each snapshot."""
 
     def __init__(self) -> None:
-        self._got: dict[tuple, pa.ChunkedArray] = {}
+        self._got: dict[tuple, Any] = {}  # columns, and a shard's footer or fragment
         self._lock = threading.Lock()
         self.reads = 0  # shard files read (tests and benchmarks count them)
 
-    def peek(self, key: tuple) -> pa.ChunkedArray | None:
+    def peek(self, key: tuple) -> Any:
         with self._lock:
             return self._got.get(key)
 
-    def put(self, key: tuple, value: pa.ChunkedArray) -> None:
+    def put(self, key: tuple, value: Any) -> None:
         with self._lock:
             self._got[key] = value
 
@@ -271,14 +271,12 @@ class RunTable:
     """One state of a recorded run (see the module docstring). Made by `open_table` or `follow`."""
 
     def __init__(self, store: Any, label: str, kind: str, files: RunFiles, rollouts: list[Shard],
-                 consumed_shards: list[Shard], cache: ShardCache, root: Path | None = None, changes: int = 0,
-                 file_shards: Sequence[Shard] = ()):
+                 consumed_shards: list[Shard], cache: ShardCache, root: Path | None = None, changes: int = 0):
         self.store, self.label, self.kind, self.run_files = store, label, kind, files
         self.root = root  # the local folder (followed), None for a zip or a Hub run
         self.prefix = getattr(store, "prefix", "")
         self.shards, self.consumed_shards, self._cache = rollouts, consumed_shards, cache
-        # the files table's shards by (segment, number): where a rollout's `files_shard` points
-        self.file_shards = {(f.segment, f.number): f for f in file_shards}
+        self._file_shards: dict[tuple[str, int], Shard] | None = None
         self.changes = changes
         self._memo: dict[str, Any] = {}
         self._making: dict[str, threading.Lock] = {}
@@ -317,7 +315,11 @@ class RunTable:
                 missing.setdefault(self._path(folder, live), []).append(name)
         for path, names in missing.items():
             budget.check(s.name)  # the visitor left, or the request ran out of time: stop here
-            got = read_columns(self.store.open, path, live, schema, tuple(names), check)
+            meta_key = (self.label, self.prefix, folder, live.name, live.size, "__footer")
+            got = read_columns(self.store.open, path, live, schema, tuple(names), check,
+                               metadata=self._cache.peek(meta_key) if live.sealed else None)
+            if got.metadata is not None and not got.problems:
+                self._cache.put(meta_key, got.metadata)
             self._cache.reads += 1
             problems = list(got.problems)
             table = _utf8(got.table, path, problems)
@@ -636,6 +638,15 @@ class RunTable:
             out |= self._files_of(s, got, files)
         return pa.table({c: out[c] for c in columns})
 
+    @property
+    def file_shards(self) -> dict[tuple[str, int], Shard]:
+        """The files table's shards by (segment, number): where a rollout's `files_shard` points (listed when a
+        rollout's files are first read: a page of numbers never lists them)."""
+        with self._lock:
+            if self._file_shards is None:
+                self._file_shards = {(f.segment, f.number): f for f in shards(self.store.list_dir(FILES_DIR))[0]}
+            return self._file_shards
+
     def _files_of(self, s: Shard, rows: pa.Table, columns: Sequence[str]) -> dict[str, pa.Array]:
         """The artifact files `columns` of `rows` (rollouts rows with their keys and FILE_PLACE), from the files
         table, one read per files shard; a row whose files cannot be found gets nulls and a named problem."""
@@ -732,6 +743,14 @@ class RunTable:
             gid = pc.fill_null(self.column("group_id"), 0).to_numpy(zero_copy_only=False).astype(np.int64)
             return self._segment_codes().astype(np.int64) * 2**40 + gid
         return self.memo("__group_keys", make)
+
+    def index_rows(self) -> int:
+        """How many rows the run's collection index has: its groups and its rollouts with an artifact."""
+        def make() -> int:
+            if not len(self):
+                return 0
+            return len(np.unique(self.group_keys())) + len(self) - self.column("agent_turns").null_count
+        return self.memo("__index_rows", make)
 
     def segment_names(self) -> list[str]:
         """The segments the rollouts name, in order: what `ordinals()`' segment numbers index."""
@@ -856,6 +875,12 @@ class RunTable:
         them)."""
         names = list(columns) if columns is not None else [*INDEX_COLUMNS, *FATE_COLUMNS]
         rows = np.asarray(rows, dtype=np.int64)
+        with self._lock:
+            unread = [n for n in names if n in ROLLOUTS_TABLE.names and n not in ("group", "path")
+                      and f"col:{n}" not in self._memo]
+        if unread and len(rows) * 8 < len(self):  # a few rows (a group, a page): from the row groups holding them
+            part = self.rows_of(rows, unread)
+            return pa.table({n: part[n] if n in unread else _take(self.column(n), rows) for n in names})
         self.columns(names)
         return pa.table({n: _take(self.column(n), rows) for n in names})
 
@@ -899,7 +924,10 @@ class RunTable:
 
     def follow(self) -> RunTable | None:
         """A new snapshot when the recorder wrote more (a shard sealed, a tail grew, a small file changed); None
-        when nothing changed. Sealed shards' columns are shared with it."""
+        when nothing changed. Sealed shards' columns are shared with it. A zip or a Hub run never changes here
+        (a Hub run is read again at its next commit: viewer/ui/follower.py)."""
+        if self.root is None:
+            return None
         listing = _listing(self.store)
         if listing == self._listing_at:
             return None
@@ -1098,10 +1126,10 @@ def _listing(store: Any) -> tuple:
 def open_table(store: Any, label: str, kind: str, cache: ShardCache | None = None, root: Path | None = None,
                changes: int = 0, listing: tuple | None = None) -> RunTable:
     """The run in `store` (a RunStore) as a snapshot; raises RunTableError when it has no run.json to read."""
-    listing = listing if listing is not None else _listing(store)
+    # what says a local run changed (a Hub run is followed by its commit, rollout_trace/artifact/run.py)
+    listing = listing if listing is not None else _listing(store) if root is not None else ()
     rollouts, others = shards(store.list_dir(ROLLOUTS_DIR))
     consumed, _ = shards(store.list_dir(CONSUMED_DIR))
-    files_of, _ = shards(store.list_dir(FILES_DIR))
     budget.files(f"{label}: {ROLLOUTS_DIR}/ and {CONSUMED_DIR}/", len(rollouts) + len(consumed))
     files = read_files(store)
     if files.manifest is None:
@@ -1110,8 +1138,7 @@ def open_table(store: Any, label: str, kind: str, cache: ShardCache | None = Non
     if others:
         files.notes.append(f"{ROLLOUTS_DIR}/ holds {len(others)} file(s) that are not shards of the run; left out "
                            f"({', '.join(posixpath.basename(o) for o in others[:3])}{', …' if len(others) > 3 else ''})")
-    t = RunTable(store, label, kind, files, rollouts, consumed, cache or ShardCache(), root=root, changes=changes,
-                 file_shards=files_of)
+    t = RunTable(store, label, kind, files, rollouts, consumed, cache or ShardCache(), root=root, changes=changes)
     t._listing_at = listing
     return t
 

@@ -67,8 +67,8 @@ def shard_reads(monkeypatch) -> list[str]:
 
     seen: list[str] = []
     real = run_table.read_columns
-    monkeypatch.setattr(run_table, "read_columns", lambda open_file, path, shard, *args: (
-        seen.append(shard.name), real(open_file, path, shard, *args))[1])
+    monkeypatch.setattr(run_table, "read_columns", lambda open_file, path, shard, *args, **kw: (
+        seen.append(shard.name), real(open_file, path, shard, *args, **kw))[1])
     return seen
 
 
