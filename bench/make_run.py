@@ -50,7 +50,7 @@ def advantages(rewards: np.ndarray) -> np.ndarray:
     return np.array([grpo_advantages(list(map(float, g))) for g in rewards], dtype=np.float64)
 
 
-def make(out: Path, versions: int, groups: int, k: int, rare_every: int, seed: int = 0, seal_rows: int = 2048) -> dict:
+def make(out: Path, versions: int, groups: int, k: int, rare_every: int, seed: int = 0, seal_rows: int | None = None) -> dict:
     from rollout_trace.artifact.run_format import (
         CONSUMED_DIR,
         MANIFEST,
@@ -62,7 +62,7 @@ def make(out: Path, versions: int, groups: int, k: int, rare_every: int, seed: i
         encode_file,
     )
     from rollout_trace.artifact.run_schema import CONSUMED, ROLLOUTS
-    from rollout_trace.artifact.run_shards import ShardWriter, rollout_parts
+    from rollout_trace.artifact.run_shards import SEAL_ROWS, RolloutWriter, ShardWriter
 
     rng = np.random.default_rng(seed)
     base = templates()
@@ -83,8 +83,8 @@ def make(out: Path, versions: int, groups: int, k: int, rare_every: int, seed: i
     (out / SEGMENTS_DIR / f"{SEGMENT}.json").write_bytes(encode_file(SegmentStart(
         segment=SEGMENT, started_at="2027-01-01T00:00:00.000Z", dataset_start_index=0, model_version=1,
         num_generations=k)))
-    rollouts = ShardWriter(out / ROLLOUTS_DIR, SEGMENT, ROLLOUTS, seal_rows=seal_rows, parts=rollout_parts(out))
-    consumed = ShardWriter(out / CONSUMED_DIR, SEGMENT, CONSUMED, seal_rows=65_536)
+    rollouts = RolloutWriter(out, SEGMENT, **({"seal_rows": seal_rows} if seal_rows else {}))
+    consumed = ShardWriter(out / CONSUMED_DIR, SEGMENT, CONSUMED, seal_rows=SEAL_ROWS)
     trained_until = int(versions * 0.9)  # the newest versions' rows: read ahead, or never taken
     ordinal, step, taken, t0 = 0, 0, 0, time.perf_counter()
     means = 0.3 + 0.3 * np.sin(np.linspace(0, 6, versions))

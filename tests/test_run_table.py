@@ -20,8 +20,8 @@ from test_run_page import add_version
 from rollout_trace.artifact import run_table as rt
 from rollout_trace.artifact.run import open_run
 from rollout_trace.artifact.run_format import FILES_DIR
-from rollout_trace.artifact.run_schema import ROLLOUTS
-from rollout_trace.artifact.run_shards import ShardWriter, rollout_parts
+from rollout_trace.artifact.run_schema import FILE_PLACE, ROLLOUTS, ROLLOUTS_TABLE
+from rollout_trace.artifact.run_shards import RolloutWriter, ShardWriter
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support.run_places import batch_bytes, placed, shard_reads, write_shard
 from support.run_tables import append_group, bundled_rows, changed, groups, shard_files, write_run
@@ -93,9 +93,9 @@ def test_a_held_snapshot_stays_while_the_recorder_appends_and_seals(tmp_path, mo
     segment = sixth["segment"][0].as_py()
     root = write_run(tmp_path / "run", pa.concat_tables(earlier), seal_rows=8)
     sealed = {p.name for p in shard_files(root)}
-    recorder = ShardWriter(root / "rollouts", segment, ROLLOUTS, seal_rows=8, parts=rollout_parts(root))
+    recorder = RolloutWriter(root, segment, seal_rows=8, files_seal_rows=8)
     recorder.append(fifth)  # the segment's writer goes on: into its open tail
-    tail = recorder.tail
+    tail = recorder.rollouts.tail
     assert tail.exists() and tail.name not in sealed
 
     held = rt.run_table(root)
@@ -231,9 +231,8 @@ def test_shards_and_row_groups_cut_anywhere_read_the_same_rows(tmp_path, seal_ro
     run's."""
     whole = rt.run_table(EXAMPLES_DIR / "trl-run")
     root = write_run(tmp_path / "run", bundled_rows(), seal_rows=seal_rows)
-    for shard in shard_files(root):  # both files of each sealed shard
-        for part in (shard, root / FILES_DIR / shard.name):
-            pq.write_table(pq.read_table(part), part, row_group_size=3)
+    for part in shard_files(root) + shard_files(root, FILES_DIR):  # both tables' sealed shards
+        pq.write_table(pq.read_table(part), part, row_group_size=3)
     assert len(shard_files(root)) > 2
     small = rt.run_table(root)
     every = np.arange(len(whole))
@@ -241,8 +240,8 @@ def test_shards_and_row_groups_cut_anywhere_read_the_same_rows(tmp_path, seal_ro
     assert small.take(every).to_pylist() == whole.take(every).to_pylist()  # index and fate columns
     assert small.ordinals().to_pylist() == whole.ordinals().to_pylist()
     assert small.consumed.to_pylist() == whole.consumed.to_pylist() and small.consumed.num_rows
-    assert small.rows_of(every[::-1], list(ROLLOUTS.names)).to_pylist() == \
-        whole.rows_of(every[::-1], list(ROLLOUTS.names)).to_pylist()
+    columns = [c for c in ROLLOUTS.names if c not in FILE_PLACE]  # where the files sit differs, not what they are
+    assert small.rows_of(every[::-1], columns).to_pylist() == whole.rows_of(every[::-1], columns).to_pylist()
     assert small.rollout_files(37, ["file_trace"]) == whole.rollout_files(37, ["file_trace"])
 
 
@@ -288,9 +287,9 @@ def test_hostile_shards_are_named_the_same_in_every_view(tmp_path, capsys):
     write_shard(root, f"{seg_a}-00003.parquet", text)
     # (d) segment b's tail: one whole group, and the next one's batch cut short
     tail = shards / f"{seg_b}-00001.arrows"
-    writer = ShardWriter(shards, seg_b, ROLLOUTS, parts=rollout_parts(root))
+    writer = ShardWriter(shards, seg_b, ROLLOUTS_TABLE)
     assert writer.tail == tail
-    writer.append(placed(gs[-1], group_id=902))
+    writer.append(placed(gs[-1], group_id=902).select(ROLLOUTS_TABLE.names))
     writer._file.close()  # type: ignore[union-attr]  # killed: no end of stream
     batch = batch_bytes(placed(gs[-1], group_id=903))
     with tail.open("ab") as f:

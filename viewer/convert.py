@@ -27,13 +27,13 @@ from rollout_trace.analysis.searchable import RunVocab, searchable
 from rollout_trace.analysis.training import queued_rows_train
 from rollout_trace.artifact import ArtifactError, load_artifact
 from rollout_trace.artifact.atomic import publish_folder, staging_folder
+from rollout_trace.artifact.errors import RolloutTraceError
 from rollout_trace.artifact.problems import Problem
 from rollout_trace.artifact.run import find_run, rescore_folder
 from rollout_trace.artifact.run_format import (
     CONSUMED_DIR,
     MANIFEST,
     RESCORED_DIR,
-    ROLLOUTS_DIR,
     RUN_FORMAT_VERSION,
     SEGMENTS_DIR,
     RunManifest,
@@ -50,7 +50,7 @@ from rollout_trace.artifact.run_schema import (
     row_columns,
     to_table,
 )
-from rollout_trace.artifact.run_shards import ShardWriter, rollout_parts
+from rollout_trace.artifact.run_shards import RolloutWriter, ShardWriter
 from rollout_trace.artifact.schema import TOKENIZER_DIR
 from rollout_trace.artifact.stores import MAX_SMALL_BYTES, store_for
 
@@ -101,7 +101,7 @@ class V1Entry(msgspec.Struct):
     problem: str | None = None
 
 
-class ConvertError(ValueError):
+class ConvertError(RolloutTraceError, ValueError):
     """What stops a conversion, with the file and what was wrong."""
 
 
@@ -213,7 +213,7 @@ def _write(store, full, manifest: RunManifest, tmp: Path, out: TextIO) -> int:
         for e in entries:
             by_group[e.group_path].append(e)
         segment = name[: -len(".jsonl")]
-        shards = ShardWriter(tmp / ROLLOUTS_DIR, segment, ROLLOUTS, parts=rollout_parts(tmp))
+        shards = RolloutWriter(tmp, segment)
         for gpath, members in by_group.items():
             folder = store.folder(full(gpath))
             rows = []

@@ -17,10 +17,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import msgspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from rollout_trace.artifact.run import Run
 
-from .run_page import TaskTrack, VersionStats, pass_rate, task_track
+from .run_page import TaskTrack, VersionStats, task_track
 
 MAX_SHARED = 200  # tasks listed in the picker
 
@@ -76,17 +79,31 @@ def by_version(c: RunCompare) -> list[VersionPair]:
 
 
 def side(src: str, run: Run, stats: Sequence[VersionStats]) -> RunSide:
-    scored = [r.reward for r in run.rows if r.reward is not None and math.isfinite(r.reward)]
-    return RunSide(src=src, model=run.manifest.model, versions=list(stats), groups=len(run.groups),
-                   rollouts=len(run.rows), pass_rate=pass_rate(run.rows),
-                   reward_mean=sum(scored) / len(scored) if scored else None)
+    """One run's side, from its columns (a run of any size: no Python row per rollout)."""
+    t = run.table
+    reward = pc.fill_null(t.column("reward"), math.nan).to_numpy(zero_copy_only=False).astype(np.float64)
+    scored = reward[np.isfinite(reward)]
+    env = t.column("env_reward")
+    verified = len(env) - env.null_count
+    passed = pc.sum(pc.fill_null(pc.greater_equal(env, 1.0), False).cast(pa.int64())).as_py() or 0
+    return RunSide(src=src, model=run.manifest.model, versions=list(stats), groups=len(np.unique(t.group_keys())),
+                   rollouts=len(t), pass_rate=passed / verified if verified else None,
+                   reward_mean=float(scored.mean()) if len(scored) else None)
 
 
 def _tasks(run: Run) -> dict[str, tuple[str, set[int]]]:
-    out: dict[str, tuple[str, set[int]]] = {}
-    for g in run.groups:
-        if g.task_id is not None:
-            out.setdefault(g.task_id, (g.title, set()))[1].add(g.policy_version)
+    """Each task of the run: its title (its first group's) and the versions it was scored at."""
+    t = run.table
+    if not len(t):
+        return {}
+    got = pa.table({"task": pc.cast(t.column("task_id"), pa.string()), "title": pc.cast(t.column("title"), pa.string()),
+                    "version": t.column("policy_version")}).filter(pc.is_valid(t.column("task_id")))
+    versions = got.group_by(["task", "version"], use_threads=False).aggregate([])
+    first = got.group_by("task", use_threads=False).aggregate([("title", "first")])
+    out: dict[str, tuple[str, set[int]]] = {k: (title, set()) for k, title in
+                                            zip(first["task"].to_pylist(), first["title_first"].to_pylist(), strict=True)}
+    for k, v in zip(versions["task"].to_pylist(), versions["version"].to_pylist(), strict=True):
+        out[k][1].add(v)
     return out
 
 

@@ -312,7 +312,7 @@ def _version_stats(t: RunTable) -> list[VersionStats]:
                                             ("passed", n_pass), ("verified", n_verified), *sums.items())}
     for i, version in enumerate(versions.tolist()):
         a, b = col["start"][i], col["end"][i]
-        summary = finite_summary(reward[a:b].tolist())
+        summary = finite_summary(reward[a:b])
         got = rescored.get(version, (0, None, None))
         out.append(VersionStats(
             version=version, groups=col["groups"][i], rollouts=b - a, scored=summary.n,

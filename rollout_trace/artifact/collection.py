@@ -445,16 +445,19 @@ def run_records(run: Any) -> list[Record]:
 def run_collection(run: Any) -> Collection:
     """A recorded run (artifact.run.Run, read from its store) as a collection: its rows from the index alone."""
     store, prefix = run.store.store, run.store.prefix
-    records = run_records(run)
     notes = list(run.notes)
-    if len(records) > MAX_RECORDS:
-        notes.append(f"{len(records):,} rows; the index shows the first {MAX_RECORDS:,}")
-        records = records[:MAX_RECORDS]
+    if run.at is None and len(run) > MAX_RECORDS:  # never a Python row per rollout of a large run
+        whole = run.table.index_rows()
+        notes.append(f"{len(run):,} rollouts: the run's page and index read them from its columns, a group at a time")
+        records: list[Record] = []
+    else:
+        records = run_records(run)
+        whole = len(records)
     if prefix:
         records = [msgspec.structs.replace(r, path=f"{prefix}/{r.path}", group=f"{prefix}/{r.group}" if r.group
                                            else None) for r in records]
     return Collection(source=store.label, kind=store.kind, records=records, problems=run.problems,
-                      notes=notes, store=store, run=run)
+                      notes=notes, store=store, run=run, part_of=whole if whole > len(records) else None)
 
 
 def open_collection(source: str, token: str | None = None, allow_local: bool = True,

@@ -12,6 +12,8 @@ import math
 from collections.abc import Iterable
 from typing import NamedTuple
 
+import numpy as np
+
 
 class Summary(NamedTuple):
     n: int  # finite values summarised
@@ -24,18 +26,27 @@ class Summary(NamedTuple):
 EMPTY = Summary(0, None, None, None, None)
 
 
-def finite_summary(values: Iterable[float | None]) -> Summary:
-    """Mean, population sd, min and max of the finite values (None, NaN and ±inf left out)."""
-    xs = [float(x) for x in values if x is not None and math.isfinite(x)]
-    if not xs:
-        return EMPTY
-    lo, hi = min(xs), max(xs)
+def finite_summary(values: Iterable[float | None] | np.ndarray) -> Summary:
+    """Mean, population sd, min and max of the finite values (None, NaN and ±inf left out). A float array is
+    summarised without a Python float per value (a run's column: the same numbers, faster)."""
+    if isinstance(values, np.ndarray):
+        arr = values.astype(np.float64, copy=False)
+        arr = arr[np.isfinite(arr)]
+        if not len(arr):
+            return EMPTY
+        lo, hi = float(arr.min()), float(arr.max())
+    else:
+        xs = [float(x) for x in values if x is not None and math.isfinite(x)]
+        if not xs:
+            return EMPTY
+        arr = np.array(xs, dtype=np.float64)
+        lo, hi = min(xs), max(xs)
     scale = max(abs(lo), abs(hi))
     if scale == 0.0:
-        return Summary(len(xs), 0.0, 0.0, lo, hi)
-    ys = [x / scale for x in xs]  # each in [-1, 1]: no sum below overflows
-    m = math.fsum(ys) / len(ys)
-    var = math.fsum((y - m) ** 2 for y in ys) / len(ys)
+        return Summary(len(arr), 0.0, 0.0, lo, hi)
+    ys = arr / scale  # each in [-1, 1]: no sum below overflows
+    m = math.fsum(ys.tolist()) / len(ys)  # exact (correctly rounded) sums, as the values' own
+    var = math.fsum(((ys - m) ** 2).tolist()) / len(ys)
     # |m| <= 1 and the sd of values in [-1, 1] is at most 1, so scaling back stays finite
     mean = min(max(m * scale, lo), hi)  # rounding never puts the mean outside the values
-    return Summary(len(xs), mean, math.sqrt(var) * scale, lo, hi)
+    return Summary(len(arr), mean, math.sqrt(var) * scale, lo, hi)

@@ -230,6 +230,7 @@ class Run:
 
     table: RunTable
     _tokenizer: Path | None = field(default=None, repr=False)
+    at: np.ndarray | None = field(default=None, repr=False)  # the snapshot's rows this view holds (a part); None: all
 
     @property
     def source(self) -> str:
@@ -271,7 +272,10 @@ class Run:
 
     @cached_property
     def rows(self) -> list[RunRow]:
-        return rows_of(self.table)
+        return rows_of(self.table, self.at)
+
+    def __len__(self) -> int:
+        return len(self.table) if self.at is None else len(self.at)
 
     @cached_property
     def groups(self) -> list[RunGroup]:
@@ -283,6 +287,8 @@ class Run:
         return [msgspec.convert(x, ConsumedRecord) for x in self.table.consumed_all().to_pylist()]
 
     def versions(self) -> list[int]:
+        if self.at is None:  # from the column, not from a Python row per rollout
+            return sorted(x for x in pc.unique(self.table.column("policy_version")).to_pylist() if x is not None)
         return sorted({g.policy_version for g in self.groups})
 
     def group(self, path: str) -> RunGroup | None:

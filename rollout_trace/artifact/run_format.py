@@ -11,15 +11,17 @@ async GRPO trains, and rollout_trace/artifact/run.py reads. docs/runs.md tells t
                                 segment: TRL's group ids restart at 0 in every child)
     segments/<seg>.end.json     SegmentEnd: what the child wrote before it exited, and what it lost
     rollouts/<seg>-<NNNNN>.parquet   a sealed shard of the rollouts table (rollout_trace/artifact/run_schema.py
-                                `ROLLOUTS` less the artifact files): one row per rollout, whole groups in the
-                                order they were scored, in a few large row groups (what a page scans); written
-                                once, never rewritten
-    files/<seg>-<NNNNN>.parquet      the same rows' artifact files (`FILES`: their keys and the file columns), in
-                                small row groups: opening one rollout reads a few of its neighbours' files, not
-                                the shard's (written before its rollouts shard when sealing)
-    rollouts/<seg>-<NNNNN>.arrows    the segment's open tail, every column: an Arrow IPC stream with one record
-                                batch per group, appended and flushed a group at a time; sealed into the two
-                                .parquet files of the same number when it is large enough or the segment ends
+                                `ROLLOUTS_TABLE`): one row per rollout, whole groups in the order they were
+                                scored, up to 16,384 rows in one row group (what a page scans); written once,
+                                never rewritten
+    files/<seg>-<NNNNN>.parquet      a sealed shard of the files table (`FILES`): the artifact files of the rollouts
+                                that have any, with their keys, 2,048 rollouts a shard in row groups of 32 (opening
+                                one rollout reads its row group); a rollout's row says where its files sit
+                                (`files_shard`, the number of its segment's files shard, and `files_row`)
+    rollouts/<seg>-<NNNNN>.arrows    a table's open tail (files/ has its own), its columns as an Arrow IPC stream
+    files/<seg>-<NNNNN>.arrows       of one record batch per group, appended and flushed a group at a time (a
+                                group's files before its rows); sealed into the .parquet of the same number when
+                                it is large enough or the segment ends
     consumed/<seg>-<NNNNN>.parquet   the consumption table (`CONSUMED`): one row per training row whose fate
     consumed/<seg>-<NNNNN>.arrows    the trainer decided, sealed and open tail as above
     consumed/<seg>.end.json     ConsumptionEnd: training stopped; rows never taken are "in-queue"
@@ -28,8 +30,8 @@ async GRPO trains, and rollout_trace/artifact/run.py reads. docs/runs.md tells t
 
 A reader reads every sealed shard and every tail up to its last whole batch (a write cut short by SIGKILL
 leaves at most a partial batch, which is skipped with a note), and a tail whose shard is already sealed (a seal
-cut short before it removed the tail) not at all. A run of a million rollouts is about 500 shards: within the
-Hub's advice (fewer than 10k files a folder, 100k a repository). DuckDB, polars, Spark and `datasets` read
+cut short before it removed the tail) not at all. A run of a million rollouts is about 60 rollouts shards and
+500 files shards: within the Hub's advice (fewer than 10k files a folder, 100k a repository). DuckDB, polars, Spark and `datasets` read
 `rollouts/*.parquet` as one table (docs/runs.md has a query).
 
 Keys: a training row (RolloutSample) is (segment, ordinal), its position in the worker's queue within the

@@ -26,8 +26,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from .run_format import CONSUMED_DIR, FILES_DIR, MANIFEST, RESCORED_DIR, ROLLOUTS_DIR, SEGMENTS_DIR, TAIL
-from .run_schema import SEALED_COLUMNS
-from .run_shards import COMPRESSION, FILES_ROW_GROUP, ROW_GROUP, read_tail_file, shards
+from .run_shards import COMPRESSION, FILES_ROW_GROUP, SEAL_ROWS, read_tail_file, shards
 from .schema import TOKENIZER_DIR
 
 MAX_COMMIT_FILES = 50  # the Hub's advice is fewer than 100 files a commit
@@ -86,12 +85,11 @@ Open it token by token in the rollout trace viewer: `?src={repo_id}`.
 """
 
 
-def _sealed(path: Path, columns: tuple[str, ...] | None, row_group: int) -> bytes:
+def _sealed(path: Path, row_group: int) -> bytes:
     """An open tail as the Parquet file its shard would be sealed as (its whole batches)."""
     table = read_tail_file(path)[0]
     buf = io.BytesIO()
-    pq.write_table(table if columns is None else table.select(list(columns)), buf, row_group_size=row_group,
-                   compression=COMPRESSION)
+    pq.write_table(table, buf, row_group_size=row_group, compression=COMPRESSION)
     return buf.getvalue()
 
 
@@ -103,17 +101,13 @@ def run_files(run: Path) -> Iterator[tuple[str, Path | bytes]]:
         for p in sorted((run / folder).rglob("*")) if (run / folder).is_dir() else []:
             if p.is_file() and not p.name.startswith("."):
                 yield p.relative_to(run).as_posix(), p
-    for folder, parts in ((ROLLOUTS_DIR, ((FILES_DIR, SEALED_COLUMNS[FILES_DIR], FILES_ROW_GROUP),
-                                          (ROLLOUTS_DIR, SEALED_COLUMNS[ROLLOUTS_DIR], ROW_GROUP))),
-                          (CONSUMED_DIR, ((CONSUMED_DIR, None, ROW_GROUP),))):
+    for folder, row_group in ((ROLLOUTS_DIR, SEAL_ROWS), (FILES_DIR, FILES_ROW_GROUP), (CONSUMED_DIR, SEAL_ROWS)):
         listing = {p.name: p.stat().st_size for p in (run / folder).iterdir()} if (run / folder).is_dir() else {}
         for s in shards(listing)[0]:
             if s.sealed:
-                for dest, _, _ in parts:
-                    yield f"{dest}/{s.name}", run / dest / s.name
+                yield f"{folder}/{s.name}", run / folder / s.name
             else:
-                for dest, columns, row_group in parts:
-                    yield f"{dest}/{s.name[: -len(TAIL)]}.parquet", _sealed(run / folder / s.name, columns, row_group)
+                yield f"{folder}/{s.name[: -len(TAIL)]}.parquet", _sealed(run / folder / s.name, row_group)
         for end in sorted((run / folder).glob("*.end.json")) if folder == CONSUMED_DIR else []:
             yield f"{CONSUMED_DIR}/{end.name}", end
     for p in sorted((run / RESCORED_DIR).rglob("*")) if (run / RESCORED_DIR).is_dir() else []:

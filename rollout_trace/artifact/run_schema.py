@@ -52,39 +52,42 @@ class FindingRecord(msgspec.Struct, frozen=True):
 class RolloutRecord(msgspec.Struct, kw_only=True, frozen=True):
     """One recorded rollout: a row of the rollouts table."""
 
+    # in the order a page reads them: a sealed shard stores its columns in this order, so the columns a run
+    # page reads (place, outcome, training rows) sit together at the start of each row group, and a Hub
+    # reader's range reads of them coalesce
     segment: str
     policy_version: int
     group_id: int
     rollout: int  # its index in the group
-    rollout_id: str | None  # TRL's uuid4 (OpenEnv's episode_id)
-    group: str  # run_format.group_path: "groups/<segment>-v<version>-g<group>"
-    path: str | None  # "<group>/rollout-NN"; None when the session failed before producing an artifact
+    agent_turns: int | None
     status: RunStatus
-    cause: str | None
     reward: float | None  # TRL's summed reward; None = unscorable (NaN)
     env_reward: float | None  # the session's verify() reward
     advantage: float | None  # TRL's; None only when the recorder could not recover it (`problem`)
+    timed_out: bool
     # its training rows (RowRef), one entry per row in queue order, a column per field: a reader of the index
     # reads the ordinals without the fingerprints
     row_ordinal: list[int]
-    row_fingerprint: list[str]
-    row_tokens: list[int]
     row_trained_tokens: list[int]
-    row_turns: list[list[int] | None]
     trained_tokens: int  # over TRL's rows: what its mask WOULD train
-    task_id: str | None
-    title: str
-    dataset_index: int | None
-    agent_turns: int | None
     trained_turns: int | None  # agent turns TRL's mask trains a token of
     seed_trained_turns: int | None  # the original capture script's rule (turns with a tool call)
     tokens: int | None  # prompt + output tokens over the agent turns
+    tool_calls: int
     drift: Literal["none", "drift", "unknown"]
     drifting_boundaries: int | None
-    timed_out: bool
+    dataset_index: int | None
+    cause: str | None
+    task_id: str | None
+    title: str
     tools: list[str]  # tool names used, sorted
-    tool_calls: int
+    row_tokens: list[int]
+    row_turns: list[list[int] | None]
+    row_fingerprint: list[str]
+    rollout_id: str | None  # TRL's uuid4 (OpenEnv's episode_id)
     recorded_at: str  # ISO 8601 UTC, when its group was written
+    group: str  # run_format.group_path: "groups/<segment>-v<version>-g<group>"
+    path: str | None  # "<group>/rollout-NN"; None when the session failed before producing an artifact
     problem: str | None = None  # what of it the recorder could not record, and why
     findings: list[FindingRecord] | None = None  # None: not computed (no artifact, or the text could not be read)
     # its searchable text, one entry per piece (rollout_trace/analysis/texts.py `Piece`): the turn, the field
@@ -95,7 +98,12 @@ class RolloutRecord(msgspec.Struct, kw_only=True, frozen=True):
     text_start: list[int] = []
     text_offsets: list[bytes] = []
     text: list[str] = []
-    # its artifact's files as written (rollout_trace/artifact/schema.py); None where it has none
+    # where its files sit in the run's files table: the number of its segment's files shard and the row in it
+    # (the recorder writes them; None where it has none)
+    files_shard: int | None = None
+    files_row: int | None = None
+    # its artifact's files as written (rollout_trace/artifact/schema.py); None where it has none: kept in the files
+    # table (files/), not in the rollouts table a page scans
     file_summary: bytes | None = None
     file_task: bytes | None = None
     file_turns: bytes | None = None
@@ -160,16 +168,16 @@ def schema_of(record: type[msgspec.Struct]) -> pa.Schema:
     return pa.schema([(name, _arrow(hints[name])) for name in record.__struct_fields__])
 
 
-ROLLOUTS = schema_of(RolloutRecord)  # a record, every column: what the recorder appends (the open tail)
+ROLLOUTS = schema_of(RolloutRecord)  # a record, every column: what the recorder builds for one rollout
 CONSUMED = schema_of(ConsumedRecord)
-# What a page lists without opening a rollout: the rollouts table less its text and files
-INDEX_COLUMNS: tuple[str, ...] = tuple(n for n in ROLLOUTS.names if n not in TEXT_COLUMNS and n not in ARTIFACT_FILES)
 FILE_KEYS = ("segment", "group_id", "rollout")
-# A sealed shard's two files: the rollouts table's (every column but the files) and the files table's (the files
-# with their rollout's keys), by folder (rollout_trace/artifact/run_format.py)
-SEALED_COLUMNS: dict[str, tuple[str, ...]] = {
-    "rollouts": tuple(n for n in ROLLOUTS.names if n not in ARTIFACT_FILES),
-    "files": (*FILE_KEYS, *ARTIFACT_FILES)}
+FILE_PLACE = ("files_shard", "files_row")
+# The two tables a rollout's record is written into (rollout_trace/artifact/run_format.py): the rollouts table (every
+# column but the artifact files: what pages scan) and the files table (the files, with their rollout's keys)
+ROLLOUTS_TABLE = pa.schema([f for f in ROLLOUTS if f.name not in ARTIFACT_FILES])
+FILES = pa.schema([ROLLOUTS.field(c) for c in (*FILE_KEYS, *ARTIFACT_FILES)])
+# What a page lists without opening a rollout: the rollouts table less its text and where its files sit
+INDEX_COLUMNS: tuple[str, ...] = tuple(n for n in ROLLOUTS_TABLE.names if n not in TEXT_COLUMNS and n not in FILE_PLACE)
 
 
 def to_table(records: list[Any], schema: pa.Schema) -> pa.Table:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
@@ -30,20 +31,17 @@ from .atomic import _sync
 from .problems import Problem
 from .run_format import SEALED, SHARD_NAME, TAIL, shard_name
 
-SEAL_ROWS = 2048  # rollouts in a sealed shard: a million rollouts are about 500 shards
-SEAL_BYTES = 256 * 2**20  # ... or this much in its tail first (long rollouts)
-ROW_GROUP = 1024  # rows per Parquet row group of a table a page scans: few, so each shard's footer is small
-FILES_ROW_GROUP = 32  # rollouts per row group of the artifact files: what opening one rollout reads
+# A table a page scans (rollouts, consumed) is sealed in shards of one large row group: reading a column costs
+# a fixed amount per row group and per file (its footer), so a million rollouts are about 60 shards of one row
+# group each (measured: 4 columns of 1M rows from 1,024-row groups cost 8x what they cost from 65,536-row groups).
+SEAL_ROWS = 16384
+SEAL_BYTES = 64 * 2**20  # ... or this much in its tail first (long texts): a follower reads a tail whole
+# The artifact files are sealed in smaller shards of small row groups: opening one rollout reads its row group
+# (32 rollouts' files), and a tail of files (read whole by a follower who opens one of its rollouts) stays small.
+FILES_SEAL_ROWS = 2048
+FILES_SEAL_BYTES = 256 * 2**20
+FILES_ROW_GROUP = 32
 COMPRESSION = "zstd"
-
-
-@dataclass(frozen=True)
-class Part:
-    """One Parquet file a sealed shard is written as: its folder, its columns (None: all), its row group size."""
-
-    folder: Path
-    columns: tuple[str, ...] | None = None
-    row_group: int = ROW_GROUP
 
 
 @dataclass(frozen=True)
@@ -88,14 +86,12 @@ class ShardWriter:
     """Appends batches of `schema` rows to a segment's tail in `folder` and seals it; one thread uses it."""
 
     def __init__(self, folder: Path, segment: str, schema: pa.Schema, seal_rows: int = SEAL_ROWS,
-                 seal_bytes: int = SEAL_BYTES, parts: Sequence[Part] | None = None):
-        """`parts`: the Parquet files a sealed shard is written as, in order, the last in `folder` beside the
-        tail (whose existence says the shard is sealed); default one file of every column in `folder`."""
+                 seal_bytes: int = SEAL_BYTES, row_group: int | None = None):
+        """`row_group`: rows per Parquet row group of a sealed shard (default: the whole shard in one)."""
         self.folder, self.segment, self.schema = Path(folder), segment, schema
         self.seal_rows, self.seal_bytes = seal_rows, seal_bytes
-        self.parts = list(parts) if parts is not None else [Part(self.folder)]
-        for part in self.parts:
-            part.folder.mkdir(parents=True, exist_ok=True)
+        self.row_group = row_group or seal_rows
+        self.folder.mkdir(parents=True, exist_ok=True)
         self.number = next_number(self.folder, segment)
         self._file: IO[bytes] | None = None
         self._stream: Any = None
@@ -106,10 +102,12 @@ class ShardWriter:
     def tail(self) -> Path:
         return self.folder / shard_name(self.segment, self.number, TAIL)
 
-    def append(self, table: pa.Table) -> None:
-        """One group's rows, appended to the tail whole and flushed; the tail sealed once it is large enough."""
+    def append(self, table: pa.Table) -> tuple[int, int]:
+        """One group's rows, appended to the tail whole and flushed; the tail sealed once it is large enough.
+        Where they landed: the shard's number and the position of the first of them in it."""
+        at = (self.number, self.rows)
         if table.num_rows == 0:
-            return
+            return at
         if self._stream is None:
             self._file = open(self.tail, "xb")  # noqa: SIM115 - held open between appends, closed by seal()
             self._stream = ipc.new_stream(self._file, self.schema)
@@ -119,6 +117,7 @@ class ShardWriter:
         self.rows += table.num_rows
         if self.rows >= self.seal_rows or self._file.tell() >= self.seal_bytes:
             self.seal()
+        return at
 
     def seal(self) -> str | None:
         """Write the tail as the sealed shard of its number and start the next; the shard's name (None: empty)."""
@@ -130,9 +129,7 @@ class ShardWriter:
         self._stream = self._file = None
         table = read_tail_file(self.tail)[0]
         name = shard_name(self.segment, self.number, SEALED)
-        for part in self.parts:  # the shard's own folder last: its file says the shard is sealed
-            write_parquet(table if part.columns is None else table.select(list(part.columns)), part.folder / name,
-                          part.row_group)
+        write_parquet(table, self.folder / name, self.row_group)
         self.tail.unlink()
         self.sealed.append(name)
         self.number += 1
@@ -144,17 +141,52 @@ class ShardWriter:
         self.seal()
 
 
-def rollout_parts(run: Path) -> list[Part]:
-    """How the rollouts table's shards of the run at `run` are sealed: the artifact files first (files/, small
-    row groups), then the rest (rollouts/, the shard's own folder)."""
-    from .run_format import FILES_DIR, ROLLOUTS_DIR
-    from .run_schema import SEALED_COLUMNS
+class RolloutWriter:
+    """Writes a segment's rollouts, a group at a time, into the run's two tables (rollout_trace/artifact/run_format.py):
+    each rollout's artifact files into the files table first, then its row, which says where its files sit
+    (`files_shard`, `files_row`), into the rollouts table; each table's tail appended whole and flushed, and
+    sealed on its own (the recorder's, `viewer convert`'s and the benchmarks' one writer)."""
 
-    return [Part(Path(run) / FILES_DIR, SEALED_COLUMNS[FILES_DIR], FILES_ROW_GROUP),
-            Part(Path(run) / ROLLOUTS_DIR, SEALED_COLUMNS[ROLLOUTS_DIR], ROW_GROUP)]
+    def __init__(self, run: Path, segment: str, seal_rows: int = SEAL_ROWS, files_seal_rows: int = FILES_SEAL_ROWS):
+        from .run_format import FILES_DIR, ROLLOUTS_DIR
+        from .run_schema import FILES, ROLLOUTS_TABLE
+
+        self.files = ShardWriter(Path(run) / FILES_DIR, segment, FILES, seal_rows=files_seal_rows,
+                                 seal_bytes=FILES_SEAL_BYTES, row_group=FILES_ROW_GROUP)
+        self.rollouts = ShardWriter(Path(run) / ROLLOUTS_DIR, segment, ROLLOUTS_TABLE, seal_rows=seal_rows)
+
+    def append(self, table: pa.Table) -> None:
+        """One group's records (rollout_trace/artifact/run_schema.py `ROLLOUTS`, every column) written: the files of
+        those that have any, then every row. A SIGKILL between the two leaves files no row points at (never read)."""
+        import pyarrow.compute as pc
+
+        from .run_schema import ARTIFACT_FILES, FILES, ROLLOUTS_TABLE
+
+        has = pc.is_valid(table["file_summary"])
+        for name in ARTIFACT_FILES:
+            has = pc.or_(has, pc.is_valid(table[name]))
+        has = pc.fill_null(has, False)
+        files = table.filter(has).select(list(FILES.names))
+        shard, first = self.files.append(files)
+        rows = has.to_numpy(zero_copy_only=False)
+        at = np.cumsum(rows) - 1 + first
+        table = table.set_column(table.schema.get_field_index("files_shard"), "files_shard",
+                                 pa.array(np.full(len(rows), shard), pa.int64(), mask=~rows))
+        table = table.set_column(table.schema.get_field_index("files_row"), "files_row",
+                                 pa.array(at, pa.int64(), mask=~rows))
+        self.rollouts.append(table.select(ROLLOUTS_TABLE.names))
+
+    @property
+    def sealed(self) -> list[str]:
+        return self.rollouts.sealed
+
+    def close(self) -> None:
+        """Seal both tails (the segment ended): the files first, so a sealed rollouts shard's files are sealed."""
+        self.files.close()
+        self.rollouts.close()
 
 
-def write_parquet(table: pa.Table, dest: Path, row_group: int = ROW_GROUP) -> None:
+def write_parquet(table: pa.Table, dest: Path, row_group: int = SEAL_ROWS) -> None:
     """`table` as a Parquet file at `dest`, atomically: built under a hidden name beside it, synced, renamed."""
     tmp = dest.with_name(f".{dest.name}.{secrets.token_hex(4)}.partial")
     try:
@@ -201,10 +233,11 @@ class ReadShard:
     table: pa.Table
     problems: list[Problem]
     notes: list[str]
+    metadata: Any = None  # a Parquet file's footer as read (what the next read of the same file passes back)
 
 
 def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schema: pa.Schema,
-                 columns: Sequence[str], check: pa.Schema | None = None) -> ReadShard:
+                 columns: Sequence[str], check: pa.Schema | None = None, metadata: Any = None) -> ReadShard:
     """`columns` of one shard file (at `path`, opened through `open_file`), each of the type `schema` gives it.
     With `check`, the file's whole schema must fit it (every column there, of its type or one that converts
     safely): a file that does not is named and gives no rows, so every view counts the same rows. Without it, a
@@ -214,7 +247,10 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
     try:
         with open_file(path) as f:
             if shard.sealed:
-                pf = pq.ParquetFile(f)
+                # the footer read once per file (`metadata`), the column chunks asked for at once (coalesced
+                # range reads on the Hub)
+                pf = pq.ParquetFile(f, metadata=metadata, pre_buffer=True)
+                metadata = pf.metadata
                 have = pf.schema_arrow
                 table = pf.read(columns=[c for c in columns if c in have.names])
             else:
@@ -242,7 +278,8 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
                                         field=name, expected=str(want), found=str(table[name].type)))
                 col = None
         out[name] = col if col is not None else pa.chunked_array([pa.nulls(table.num_rows, want)])
-    return ReadShard(pa.table(out, schema=pa.schema([schema.field(c) for c in columns])), problems, notes)
+    return ReadShard(pa.table(out, schema=pa.schema([schema.field(c) for c in columns])), problems, notes,
+                     metadata if shard.sealed else None)
 
 
 def schema_problems(have: pa.Schema, want: pa.Schema, path: str) -> list[Problem]:

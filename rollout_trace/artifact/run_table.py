@@ -58,7 +58,7 @@ from .run_format import (
     SegmentStart,
     shard_name,
 )
-from .run_schema import ARTIFACT_FILES, CONSUMED, INDEX_COLUMNS, ROLLOUTS, SEALED_COLUMNS
+from .run_schema import ARTIFACT_FILES, CONSUMED, FILE_KEYS, FILE_PLACE, FILES, INDEX_COLUMNS, ROLLOUTS, ROLLOUTS_TABLE
 from .run_shards import Shard, read_columns, read_rows, schema_problems, shards
 
 AGGREGATES = ("count", "sum", "min", "max", "mean")
@@ -73,7 +73,6 @@ MAX_ROLLOUT = 2**16  # a rollout's index in its group: TRL's num_generations is 
 # trained rows' tokens, and why none of its rows was trained (None: one was)
 FATE_COLUMNS: dict[str, pa.DataType] = {"trained_step": pa.int64(), "trainer_tokens": pa.int64(),
                                         "dropped": pa.dictionary(pa.int8(), pa.string())}
-SEALED_SCHEMA = pa.schema([ROLLOUTS.field(c) for c in SEALED_COLUMNS[ROLLOUTS_DIR]])  # a sealed rollouts shard's
 # Text columns with few distinct values, read dictionary-encoded (as Parquet stores them): a million rollouts'
 # segment names are a few integers and one string each, not a million strings
 DICTIONARY = ("segment", "status", "cause", "drift", "task_id", "title", "problem", "fate")
@@ -192,15 +191,15 @@ class ShardCache:
     every snapshot of the run shares them; a tail is read afresh by each snapshot."""
 
     def __init__(self) -> None:
-        self._got: dict[tuple, pa.ChunkedArray] = {}
+        self._got: dict[tuple, Any] = {}  # columns, and a shard's footer or fragment
         self._lock = threading.Lock()
         self.reads = 0  # shard files read (tests and benchmarks count them)
 
-    def peek(self, key: tuple) -> pa.ChunkedArray | None:
+    def peek(self, key: tuple) -> Any:
         with self._lock:
             return self._got.get(key)
 
-    def put(self, key: tuple, value: pa.ChunkedArray) -> None:
+    def put(self, key: tuple, value: Any) -> None:
         with self._lock:
             self._got[key] = value
 
@@ -277,6 +276,7 @@ class RunTable:
         self.root = root  # the local folder (followed), None for a zip or a Hub run
         self.prefix = getattr(store, "prefix", "")
         self.shards, self.consumed_shards, self._cache = rollouts, consumed_shards, cache
+        self._file_shards: dict[tuple[str, int], Shard] | None = None
         self.changes = changes
         self._memo: dict[str, Any] = {}
         self._making: dict[str, threading.Lock] = {}
@@ -298,11 +298,6 @@ class RunTable:
     def _path(self, folder: str, s: Shard) -> str:
         return f"{folder}/{s.name}"
 
-    def _file(self, s: Shard, name: str) -> str:
-        """The file holding column `name` of rollouts shard `s`: a sealed shard's files/ part holds the artifact
-        files, its rollouts/ part the rest; a tail holds every column."""
-        return self._path(FILES_DIR if s.sealed and name in ARTIFACT_FILES else ROLLOUTS_DIR, s)
-
     def _read(self, folder: str, s: Shard, schema: pa.Schema, columns: Sequence[str],
               check: pa.Schema | None = None) -> pa.Table:
         """Every row of shard `s` of `columns`, typed as `schema` says (a sealed shard's columns from the cache,
@@ -317,11 +312,14 @@ class RunTable:
             if hit is not None:
                 out[name] = hit
             else:
-                missing.setdefault(self._file(live, name) if folder == ROLLOUTS_DIR else self._path(folder, live),
-                                   []).append(name)
+                missing.setdefault(self._path(folder, live), []).append(name)
         for path, names in missing.items():
             budget.check(s.name)  # the visitor left, or the request ran out of time: stop here
-            got = read_columns(self.store.open, path, live, schema, tuple(names), check)
+            meta_key = (self.label, self.prefix, folder, live.name, live.size, "__footer")
+            got = read_columns(self.store.open, path, live, schema, tuple(names), check,
+                               metadata=self._cache.peek(meta_key) if live.sealed else None)
+            if got.metadata is not None and not got.problems:
+                self._cache.put(meta_key, got.metadata)
             self._cache.reads += 1
             problems = list(got.problems)
             table = _utf8(got.table, path, problems)
@@ -333,8 +331,11 @@ class RunTable:
                 elif not s.sealed and live is s:
                     self._tails[(folder, s.name, name)] = table[name]
         n = max((len(c) for c in out.values()), default=0)
-        return pa.table({c: out[c] if len(out[c]) == n else pa.nulls(n, schema.field(c).type) for c in columns},
-                        schema=pa.schema([schema.field(c) for c in columns]))
+        # each column as it was read (a DICTIONARY column from a scan stays dictionary-encoded: decoding a million
+        # strings here only to encode them again costs seconds at a million rollouts)
+        cols = {c: out[c] if len(out[c]) == n else pa.chunked_array([pa.nulls(n, schema.field(c).type)])
+                for c in columns}
+        return pa.table(cols)
 
     def _live(self, folder: str, s: Shard) -> Shard:
         """The file that holds shard `s`'s rows now: a local tail the recorder has sealed since (it writes the
@@ -395,7 +396,7 @@ class RunTable:
         budget.check(folder)
         try:
             table = ds.FileSystemDataset([f for _, f in frags], want, _FORMAT, _LOCAL_FS).to_table(
-                columns=list(names), use_threads=True)
+                columns=list(names), use_threads=False)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
             return  # a value that does not convert: each file read on its own names where
         self._cache.reads += len(frags)
@@ -424,44 +425,53 @@ class RunTable:
         """Which rows stand: each shard's keys read (and its whole schema checked: a shard with a column of
         another type, or without one, is left out, named), rows whose place does not fit the format left out
         (named), and a rollout recorded twice kept once (the first)."""
-        self._bulk(ROLLOUTS_DIR, self.shards, ROLLOUTS, KEYS, check=SEALED_SCHEMA)
+        self._bulk(ROLLOUTS_DIR, self.shards, ROLLOUTS, KEYS, check=ROLLOUTS_TABLE)
         # a tail's index columns are read now, whole: what this snapshot counts of it
-        tables = [self._read(ROLLOUTS_DIR, s, ROLLOUTS, KEYS, check=SEALED_SCHEMA) if s.sealed else
-                  self._read(ROLLOUTS_DIR, s, ROLLOUTS, INDEX_COLUMNS, check=ROLLOUTS).select(list(KEYS))
+        tables = [_uniform(self._read(ROLLOUTS_DIR, s, ROLLOUTS, KEYS, check=ROLLOUTS_TABLE) if s.sealed else
+                           self._read(ROLLOUTS_DIR, s, ROLLOUTS, INDEX_COLUMNS, check=ROLLOUTS_TABLE).select(list(KEYS)))
                   for s in self.shards]
         self._lengths = [t.num_rows for t in tables]
         problems: list[Problem] = []
         keys = pa.concat_tables(tables) if tables else pa.table({k: pa.array([], ROLLOUTS.field(k).type) for k in KEYS})
         shard_of = np.repeat(np.arange(len(tables), dtype=np.int64), self._lengths) if tables else np.zeros(0, np.int64)
         pos = np.concatenate([np.arange(n, dtype=np.int64) for n in self._lengths]) if tables else np.zeros(0, np.int64)
-        ok = _fits(keys)
+        names = _segment_values(keys["segment"])
+        seg = _codes(keys["segment"], names)
+        ok = _fits(keys, seg, names)
         for i in np.flatnonzero(~ok)[:MAX_PROBLEMS]:
             x = keys.slice(int(i), 1).to_pylist()[0]
             problems.append(Problem(f"{ROLLOUTS_DIR}/{self.shards[int(shard_of[i])].name}", "a rollout's place in the "
                                     "run is not one the recorder writes; left out", field=f"row {int(pos[i])}",
-                                    expected=f"a segment name, and a version, group and index from 0 (a version up to 2**53, "
-                                             f"an index below {MAX_ROLLOUT:,})",
+                                    expected=f"a segment name, and a version, group and index from 0 (a version up to "
+                                             f"2**53, an index below {MAX_ROLLOUT:,})",
                                     found=f"segment {str(x['segment'])[:40]!r}, version {x['policy_version']}, "
                                           f"group {x['group_id']}, rollout {x['rollout']}"))
-        names = sorted(x for x in pc.unique(pc.cast(keys["segment"], pa.string())).to_pylist() if x is not None)
-        seg = pc.fill_null(pc.index_in(pc.cast(keys["segment"], pa.string()), value_set=pa.array(names, pa.string())),
-                           0).to_numpy(zero_copy_only=False).astype(np.int64)
-        gid = pc.fill_null(keys["group_id"], 0).to_numpy(zero_copy_only=False).astype(np.int64)
-        rollout = pc.fill_null(keys["rollout"], 0).to_numpy(zero_copy_only=False).astype(np.int64)
-        key = np.where(ok, (seg << 50) | (gid << 16) | rollout, -1 - np.arange(len(ok)))  # a row left out: its own key
-        _, first, count = np.unique(key, return_index=True, return_counts=True)
-        last = len(key) - 1 - np.unique(key[::-1], return_index=True)[1]  # each key's last copy, in `_`'s order
+        gid = pc.fill_null(keys["group_id"], 0).to_numpy(zero_copy_only=False)
+        rollout = pc.fill_null(keys["rollout"], 0).to_numpy(zero_copy_only=False)
+        # one integer per rollout (segment, group, index), -1 - row for a row left out: its own key
+        key = np.where(ok, (np.maximum(seg, 0) << 50) | (gid.astype(np.int64) << 16) | rollout.astype(np.int64),
+                       -1 - np.arange(len(ok)))
+        del gid, rollout
+        order = np.argsort(key, kind="stable")  # equal keys in row order: the first copy first
+        sorted_key = key[order]
+        starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]]) if len(key) else np.zeros(0, np.int64)
+        count = np.diff(np.r_[starts, len(key)])
+        first = order[starts]
+        last = order[starts + count - 1]
+        del order, sorted_key
         stands = np.zeros(len(key), dtype=bool)
         stands[first[key[first] >= 0]] = True
-        twice = first[(count > 1) & (key[first] >= 0)]
-        for i in twice[:MAX_PROBLEMS]:  # named in the shard of its last copy
-            at = np.searchsorted(_, key[i])
-            problems.append(Problem(f"{ROLLOUTS_DIR}/{self.shards[int(shard_of[last[at]])].name}",
+        dup = (count > 1) & (key[first] >= 0)
+        for i, j, c in zip(first[dup][:MAX_PROBLEMS].tolist(), last[dup][:MAX_PROBLEMS].tolist(),
+                           count[dup][:MAX_PROBLEMS].tolist(), strict=True):  # named in the shard of its last copy
+            x = keys.slice(i, 1).to_pylist()[0]
+            problems.append(Problem(f"{ROLLOUTS_DIR}/{self.shards[int(shard_of[j])].name}",
                                     "a rollout is recorded once; the first one stands",
-                                    field=f"segment {names[int(seg[i])]} group {int(gid[i])} rollout {int(rollout[i])}",
-                                    expected="once", found=f"{int(count[at])} times"))
-        if len(twice) > MAX_PROBLEMS:
-            problems.append(Problem(f"{ROLLOUTS_DIR}/", f"{len(twice) - MAX_PROBLEMS:,} more rollouts are recorded "
+                                    field=f"segment {names[int(seg[i])]} group {x['group_id']} rollout {x['rollout']}",
+                                    expected="once", found=f"{c} times"))
+        twice = int(dup.sum())
+        if twice > MAX_PROBLEMS:
+            problems.append(Problem(f"{ROLLOUTS_DIR}/", f"{twice - MAX_PROBLEMS:,} more rollouts are recorded "
                                     "more than once (`viewer check` counts them)"))
         cuts: Any = np.cumsum(self._lengths)[:-1] if self._lengths else []
         self._keep = [p[st] for p, st in zip(np.split(pos, cuts), np.split(stands, cuts), strict=True)] \
@@ -478,13 +488,14 @@ class RunTable:
     def _consumed(self) -> pa.Table:
         """The consumption table's columns the fates are joined on (its fingerprints are read by `consumed_all`)."""
         self._bulk(CONSUMED_DIR, self.consumed_shards, CONSUMED, FATE_KEYS, check=CONSUMED)
-        parts = [self._read(CONSUMED_DIR, s, CONSUMED, FATE_KEYS, check=CONSUMED) for s in self.consumed_shards]
-        return pa.concat_tables(parts) if parts else pa.schema([CONSUMED.field(c) for c in FATE_KEYS]).empty_table()
+        parts = [_uniform(self._read(CONSUMED_DIR, s, CONSUMED, FATE_KEYS, check=CONSUMED)) for s in self.consumed_shards]
+        return pa.concat_tables(parts) if parts else \
+            pa.schema([_dictionary(CONSUMED.field(c)) for c in FATE_KEYS]).empty_table()
 
     def consumed_all(self) -> pa.Table:
         """Every column of the consumption table (`viewer check` compares fingerprints)."""
-        parts = [self._read(CONSUMED_DIR, s, CONSUMED, CONSUMED.names) for s in self.consumed_shards]
-        return pa.concat_tables(parts) if parts else CONSUMED.empty_table()
+        parts = [_uniform(self._read(CONSUMED_DIR, s, CONSUMED, CONSUMED.names)) for s in self.consumed_shards]
+        return pa.concat_tables(parts) if parts else pa.schema([_dictionary(f) for f in CONSUMED]).empty_table()
 
     def __len__(self) -> int:
         return int(self._starts[-1])
@@ -513,9 +524,9 @@ class RunTable:
             return pa.chunked_array([pc.is_null(self.fates()["dropped"].combine_chunks())])
         if name in FATE_COLUMNS:
             return self.fates()[name]
-        if name not in ROLLOUTS.names:
+        if name not in ROLLOUTS_TABLE.names:
             raise RunTableError(f"no column {name!r}: expected one of {', '.join(INDEX_COLUMNS)}, "
-                                f"{', '.join(FATE_COLUMNS)}, trained")
+                                f"{', '.join(FATE_COLUMNS)}, trained (a rollout's files: `rollout_files`)")
 
         if name in ("group", "path"):
             return self._names()[name]
@@ -523,13 +534,17 @@ class RunTable:
 
     def columns(self, names: Sequence[str]) -> dict[str, pa.ChunkedArray]:
         """Several columns at once: each shard's file read once for all of those not read yet."""
+        bad = [n for n in names if n not in ROLLOUTS_TABLE.names and n not in FATE_COLUMNS
+               and n not in ("group", "path", "trained")]
+        if bad:
+            self.column(bad[0])  # names what it holds
         with self._lock:
             have = {n: self._memo[f"col:{n}"] for n in names if f"col:{n}" in self._memo}
         want = [n for n in names if n not in have and n not in FATE_COLUMNS and n not in ("group", "path", "trained")]
         if want:
             with self._reading:
                 self._bulk(ROLLOUTS_DIR, [s for s, keep in zip(self.shards, self._keep, strict=True) if len(keep)],
-                           ROLLOUTS, [c for c in want if c not in ARTIFACT_FILES])
+                           ROLLOUTS, want)
                 chunks: dict[str, list] = {c: [] for c in want}
                 for s, keep, size in zip(self.shards, self._keep, self._lengths, strict=True):
                     if not len(keep):  # no row of it stands (a shard left out is not read, nor named, again)
@@ -609,18 +624,69 @@ class RunTable:
         return self._rows_in(s, [pos], columns).to_pylist()[0]
 
     def _rows_in(self, s: Shard, positions: Sequence[int], columns: Sequence[str]) -> pa.Table:
-        """Rows `positions` of shard `s`, `columns` from whichever of its files holds each (files/ for a sealed
-        shard's artifact files), the row groups that hold them only."""
+        """Rows `positions` of rollouts shard `s`, of `columns`: the rollouts table's from the row group holding
+        them, the artifact files from the files table's row groups their `files_shard` and `files_row` point at
+        (checked: the files row must name the same rollout, or they are read as missing, named)."""
         s = self._live(ROLLOUTS_DIR, s)
-        by: dict[str, list[str]] = {}
-        for c in columns:
-            by.setdefault(self._file(s, c), []).append(c)
-        out: dict[str, Any] = {}
-        for path, names in by.items():
-            budget.check(s.name)
-            got = read_rows(self.store.open, path, s, positions, names)
-            out |= {c: got[c] for c in names}
+        files = [c for c in columns if c in ARTIFACT_FILES]
+        plain = [c for c in columns if c not in ARTIFACT_FILES]
+        budget.check(s.name)
+        got = read_rows(self.store.open, self._path(ROLLOUTS_DIR, s), s, positions,
+                        list(dict.fromkeys([*plain, *((*FILE_PLACE, *FILE_KEYS) if files else ())])))
+        out = {c: got[c] for c in plain}
+        if files:
+            out |= self._files_of(s, got, files)
         return pa.table({c: out[c] for c in columns})
+
+    @property
+    def file_shards(self) -> dict[tuple[str, int], Shard]:
+        """The files table's shards by (segment, number): where a rollout's `files_shard` points (listed when a
+        rollout's files are first read: a page of numbers never lists them)."""
+        with self._lock:
+            if self._file_shards is None:
+                self._file_shards = {(f.segment, f.number): f for f in shards(self.store.list_dir(FILES_DIR))[0]}
+            return self._file_shards
+
+    def _files_of(self, s: Shard, rows: pa.Table, columns: Sequence[str]) -> dict[str, pa.Array]:
+        """The artifact files `columns` of `rows` (rollouts rows with their keys and FILE_PLACE), from the files
+        table, one read per files shard; a row whose files cannot be found gets nulls and a named problem."""
+        n = rows.num_rows
+        found: dict[str, list[Any]] = {c: [None] * n for c in columns}
+        where: dict[int, list[int]] = {}
+        shard_col = rows["files_shard"].to_pylist()
+        for i, k in enumerate(shard_col):
+            if k is not None:
+                where.setdefault(int(k), []).append(i)
+        segments = rows["segment"].to_pylist()
+        places = rows["files_row"].to_pylist()
+        problems: list[Problem] = []
+        for k, mine in where.items():
+            fs = self.file_shards.get((str(segments[mine[0]]), k))
+            if fs is None or any(places[i] is None or places[i] < 0 for i in mine):
+                problems.append(Problem(f"{ROLLOUTS_DIR}/{s.name}", "a rollout's files are not in the run",
+                                        field="files_shard", expected=f"a shard of {FILES_DIR}/", found=str(k)))
+                continue
+            fs = self._live(FILES_DIR, fs)
+            try:
+                budget.check(fs.name)
+                part = read_rows(self.store.open, self._path(FILES_DIR, fs), fs, [places[i] for i in mine],
+                                 [*FILE_KEYS, *columns])
+            except (IndexError, pa.ArrowInvalid, OSError, EOFError, ValueError) as e:
+                problems.append(Problem(f"{FILES_DIR}/{fs.name}", f"a rollout's files cannot be read: {e}",
+                                        field="files_row"))
+                continue
+            keys = part.select(list(FILE_KEYS)).to_pylist()
+            for j, i in enumerate(mine):
+                want = {c: rows[c][i].as_py() for c in FILE_KEYS}
+                if keys[j] != want:
+                    problems.append(Problem(f"{FILES_DIR}/{fs.name}", "a rollout's files row names another rollout; "
+                                            "read as missing", field=f"row {places[i]}", expected=str(want),
+                                            found=str(keys[j])))
+                    continue
+                for c in columns:
+                    found[c][i] = part[c][j].as_py()
+        self._said(problems, [])
+        return {c: pa.array(found[c], FILES.field(c).type) for c in columns}
 
     def rows_of(self, rows: np.ndarray, columns: Sequence[str]) -> pa.Table:
         """Standing rows `rows` of `columns` (any, text and files too), in that order, each shard read once."""
@@ -678,12 +744,18 @@ class RunTable:
             return self._segment_codes().astype(np.int64) * 2**40 + gid
         return self.memo("__group_keys", make)
 
+    def index_rows(self) -> int:
+        """How many rows the run's collection index has: its groups and its rollouts with an artifact."""
+        def make() -> int:
+            if not len(self):
+                return 0
+            return len(np.unique(self.group_keys())) + len(self) - self.column("agent_turns").null_count
+        return self.memo("__index_rows", make)
+
     def segment_names(self) -> list[str]:
         """The segments the rollouts name, in order: what `ordinals()`' segment numbers index."""
         def make() -> list[str]:
-            col = self.column("segment")
-            values = [c.dictionary for c in col.chunks] if pa.types.is_dictionary(col.type) else [pc.unique(col)]
-            return sorted({x for v in values for x in pc.cast(v, pa.string()).to_pylist() if x is not None})
+            return _segment_values(self.column("segment"))
         return self.memo("__segment_names", make)
 
     def _segment_codes(self) -> np.ndarray:
@@ -803,6 +875,12 @@ class RunTable:
         them)."""
         names = list(columns) if columns is not None else [*INDEX_COLUMNS, *FATE_COLUMNS]
         rows = np.asarray(rows, dtype=np.int64)
+        with self._lock:
+            unread = [n for n in names if n in ROLLOUTS_TABLE.names and n not in ("group", "path")
+                      and f"col:{n}" not in self._memo]
+        if unread and len(rows) * 8 < len(self):  # a few rows (a group, a page): from the row groups holding them
+            part = self.rows_of(rows, unread)
+            return pa.table({n: part[n] if n in unread else _take(self.column(n), rows) for n in names})
         self.columns(names)
         return pa.table({n: _take(self.column(n), rows) for n in names})
 
@@ -846,7 +924,10 @@ class RunTable:
 
     def follow(self) -> RunTable | None:
         """A new snapshot when the recorder wrote more (a shard sealed, a tail grew, a small file changed); None
-        when nothing changed. Sealed shards' columns are shared with it."""
+        when nothing changed. Sealed shards' columns are shared with it. A zip or a Hub run never changes here
+        (a Hub run is read again at its next commit: viewer/ui/follower.py)."""
+        if self.root is None:
+            return None
         listing = _listing(self.store)
         if listing == self._listing_at:
             return None
@@ -908,28 +989,45 @@ def _as_read(name: str, chunk: pa.Array) -> pa.Array:
     return chunk
 
 
+def _uniform(table: pa.Table) -> pa.Table:
+    """`table` with its DICTIONARY columns dictionary-encoded whichever way they were read (a scan, a file, a tail),
+    so the tables of a run's shards concatenate."""
+    for i, name in enumerate(table.column_names):
+        if name in DICTIONARY and not pa.types.is_dictionary(table.schema.field(i).type):
+            col = table.column(i)
+            table = table.set_column(i, name, pa.chunked_array([_as_read(name, c) for c in col.chunks],
+                                                               pa.dictionary(pa.int32(), pa.string())))
+    return table
+
+
 def _plain(col: Any) -> Any:
     """A dictionary-encoded column as its plain values (what a few readers of single values want)."""
     return pc.cast(col, col.type.value_type) if pa.types.is_dictionary(col.type) else col
 
 
-def _fits(t: pa.Table) -> np.ndarray:
+def _segment_values(col: Any) -> list[str]:
+    """The distinct segment names of a column, through its dictionaries when it is dictionary-encoded."""
+    values = [c.dictionary for c in col.chunks] if pa.types.is_dictionary(col.type) else [pc.unique(col)]
+    return sorted({x for v in values for x in pc.cast(v, pa.string()).to_pylist() if x is not None})
+
+
+def _fits(t: pa.Table, seg: np.ndarray, names: list[str]) -> np.ndarray:
     """Which rows have a place the recorder writes: a segment name (letters, digits, `_.-`), a version, a group id
-    and an index of 0 or more (their names, `group` and `path`, are made from these)."""
+    and an index of 0 or more (their names, `group` and `path`, are made from these). `seg`: each row's segment as
+    its number in `names` (-1: none)."""
     if not t.num_rows:
         return np.zeros(0, dtype=bool)
-    seg = pc.cast(t["segment"], pa.string())
-    names = pc.unique(seg)
-    good = pc.fill_null(pc.match_substring_regex(names, r"^[A-Za-z0-9_.-]{1,100}$"), False)
-    segment_ok = pc.fill_null(pc.is_in(seg, value_set=pc.filter(names, good)), False)
+    good = np.array([bool(re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", n)) for n in names] + [False])
+    segment_ok = good[seg]  # -1 (no segment) reads the last, False
     placed = pc.and_(pc.and_(pc.is_valid(t["policy_version"]), pc.is_valid(t["group_id"])), pc.is_valid(t["rollout"]))
     version = pc.fill_null(t["policy_version"], -1)
     gid = pc.fill_null(t["group_id"], -1)
     rollout = pc.fill_null(t["rollout"], -1)
-    in_range = pc.and_(pc.and_(pc.and_(pc.greater_equal(version, 0), pc.less_equal(version, MAX_WHOLE)), pc.and_(pc.greater_equal(gid, 0), pc.less(gid, 2**34))),
+    in_range = pc.and_(pc.and_(pc.and_(pc.greater_equal(version, 0), pc.less_equal(version, MAX_WHOLE)),
+                               pc.and_(pc.greater_equal(gid, 0), pc.less(gid, 2**34))),
                        pc.and_(pc.greater_equal(rollout, 0), pc.less(rollout, MAX_ROLLOUT)))
-    ok = pc.and_(pc.and_(placed, in_range), segment_ok)
-    return pc.fill_null(ok, False).to_numpy(zero_copy_only=False).astype(bool)
+    ok = pc.fill_null(pc.and_(placed, in_range), False).to_numpy(zero_copy_only=False).astype(bool)
+    return ok & segment_ok
 
 
 FATES = ("trained", "stale", "oversize", "resume-skip", "read-ahead", "in-batcher", "in-queue", "unknown")
@@ -1016,7 +1114,7 @@ def _listing(store: Any) -> tuple:
     """What says the run changed: its table folders' and small files' names and sizes (and a local file's
     modification time)."""
     out = []
-    for folder in (ROLLOUTS_DIR, CONSUMED_DIR, SEGMENTS_DIR, RESCORED_DIR):
+    for folder in (ROLLOUTS_DIR, FILES_DIR, CONSUMED_DIR, SEGMENTS_DIR, RESCORED_DIR):
         listed = store.list_dir(folder)
         out += [(folder, n, size, store.stamp(f"{folder}/{n}", size)) for n, size in sorted(listed.items())]
     top = store.list_dir("")
@@ -1028,7 +1126,8 @@ def _listing(store: Any) -> tuple:
 def open_table(store: Any, label: str, kind: str, cache: ShardCache | None = None, root: Path | None = None,
                changes: int = 0, listing: tuple | None = None) -> RunTable:
     """The run in `store` (a RunStore) as a snapshot; raises RunTableError when it has no run.json to read."""
-    listing = listing if listing is not None else _listing(store)
+    # what says a local run changed (a Hub run is followed by its commit, rollout_trace/artifact/run.py)
+    listing = listing if listing is not None else _listing(store) if root is not None else ()
     rollouts, others = shards(store.list_dir(ROLLOUTS_DIR))
     consumed, _ = shards(store.list_dir(CONSUMED_DIR))
     budget.files(f"{label}: {ROLLOUTS_DIR}/ and {CONSUMED_DIR}/", len(rollouts) + len(consumed))

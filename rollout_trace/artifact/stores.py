@@ -50,7 +50,7 @@ from .unpack import expansion_problem, remove_folder, temporary_folder
 MAX_ENTRIES = 200_000  # files listed before we stop walking or paging
 MAX_SMALL_BYTES = 1024 * 1024  # a summary/task/group file is a few kB; anything past this is not one
 HUB_WORKERS = 8  # parallel small-file downloads: enough to hide latency, polite to the Hub
-HUB_BLOCK = 2**20  # a range read on the Hub: a Parquet footer or a column chunk of a row group
+HUB_BLOCK = 2**16  # the least a range read on the Hub asks for: a Parquet reader asks for each column chunk it needs
 MARKERS = ("turns.json", "summary.json", "group.json")  # a folder holding one of these is a row
 _SKIP_DIRS = ("node_modules", "__pycache__")
 
@@ -448,7 +448,9 @@ class HubStore:
         budget.check(path)
         fs = HfFileSystem(token=self.token)
         with hub_errors(self.where, self.ref.revision):
-            f = fs.open(f"datasets/{self.ref.repo_id}@{self.commit}/{full}", "rb", block_size=HUB_BLOCK)
+            # no read-ahead: a Parquet reader asks for exactly the byte ranges it needs (its footer, then the
+            # column chunks, coalesced), and every byte read counts in a visitor's budget
+            f = fs.open(f"datasets/{self.ref.repo_id}@{self.commit}/{full}", "rb", block_size=HUB_BLOCK, cache_type="none")
         return pa.PythonFile(_Counted(f, path), mode="r")
 
     def folder(self, path: str) -> Path:
@@ -469,14 +471,17 @@ class HubStore:
 
 
 class _Counted:
-    """A file whose reads count in the request's budget (a public visitor reads a bounded number of bytes)."""
+    """A file whose reads count in the budget of the request that opened it (a public visitor reads a bounded
+    number of bytes). The budget is taken when the file is opened: a Parquet reader reads on Arrow's I/O threads,
+    which do not carry the request's context."""
 
     def __init__(self, f: Any, name: str):
-        self.f, self.name = f, name
+        self.f, self.name, self.budget = f, name, budget.current()
 
     def read(self, n: int = -1) -> bytes:
         got = self.f.read(n)
-        budget.read(self.name, len(got))
+        if self.budget is not None:
+            self.budget.read(self.name, len(got))
         return got
 
     def __getattr__(self, attr: str) -> Any:

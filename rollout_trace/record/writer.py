@@ -24,9 +24,9 @@ from pathlib import Path
 
 from rollout_trace.analysis.searchable import RunVocab, searchable
 from rollout_trace.artifact.atomic import write_bytes as atomic_write
-from rollout_trace.artifact.run_format import ROLLOUTS_DIR, SEGMENTS_DIR, SegmentEnd, encode_file
+from rollout_trace.artifact.run_format import SEGMENTS_DIR, SegmentEnd, encode_file
 from rollout_trace.artifact.run_schema import ROLLOUTS, RolloutRecord, to_table
-from rollout_trace.artifact.run_shards import ShardWriter, rollout_parts
+from rollout_trace.artifact.run_shards import RolloutWriter
 from rollout_trace.artifact.schema import TOKENIZER_DIR
 
 from .build import BuiltRollout, ScoredGroup, build_rollout, iso, misfit, rollout_record
@@ -62,8 +62,8 @@ class GroupWriter:
         self.root, self.segment = Path(root), segment
         (self.root / SEGMENTS_DIR).mkdir(parents=True, exist_ok=True)
         # here, so a folder that cannot hold the table stops the start
-        self._shards = ShardWriter(self.root / ROLLOUTS_DIR, segment, ROLLOUTS, parts=rollout_parts(self.root),
-                                   **({"seal_rows": seal_rows} if seal_rows else {}))
+        self._shards = RolloutWriter(self.root, segment, **({"seal_rows": seal_rows, "files_seal_rows": seal_rows}
+                                                            if seal_rows else {}))
         self._vocab = RunVocab(self.root / TOKENIZER_DIR, model)
         self._q: queue.Queue[ScoredGroup | None] = queue.Queue()
         self.written = self.errors = self.problems = 0

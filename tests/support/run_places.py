@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from rollout_trace.artifact.run_format import FILES_DIR, ROLLOUTS_DIR, group_path
-from rollout_trace.artifact.run_schema import ROLLOUTS, SEALED_COLUMNS
+from rollout_trace.artifact.run_format import FILES_DIR, ROLLOUTS_DIR, SHARD_NAME, group_path
+from rollout_trace.artifact.run_schema import FILES, ROLLOUTS, ROLLOUTS_TABLE
 
 EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"  # Arrow IPC's end of stream, written when a stream writer closes
 
@@ -67,15 +67,22 @@ def shard_reads(monkeypatch) -> list[str]:
 
     seen: list[str] = []
     real = run_table.read_columns
-    monkeypatch.setattr(run_table, "read_columns", lambda open_file, path, shard, *args: (
-        seen.append(shard.name), real(open_file, path, shard, *args))[1])
+    monkeypatch.setattr(run_table, "read_columns", lambda open_file, path, shard, *args, **kw: (
+        seen.append(shard.name), real(open_file, path, shard, *args, **kw))[1])
     return seen
 
 
 def write_shard(run: Path, name: str, rows: pa.Table) -> None:
     """A sealed shard `name` of the run's rollouts table written with pyarrow directly, as a writer that checks
-    nothing would: its columns split as the recorder splits them (rollouts/ and files/), of the types `rows` has."""
-    for folder in (FILES_DIR, ROLLOUTS_DIR):  # the shard's own folder last, as the recorder seals
+    nothing would, of the types `rows` has: its artifact files into the files shard of the same name, every row's
+    `files_shard` and `files_row` pointing there (what the recorder's RolloutWriter writes)."""
+    m = SHARD_NAME.match(name)
+    assert m is not None
+    n = rows.num_rows
+    for c, values in (("files_shard", [int(m["number"])] * n), ("files_row", list(range(n)))):
+        if c in rows.column_names:
+            rows = rows.set_column(rows.schema.get_field_index(c), c, pa.array(values, pa.int64()))
+    for folder, schema in ((FILES_DIR, FILES), (ROLLOUTS_DIR, ROLLOUTS_TABLE)):
         (Path(run) / folder).mkdir(parents=True, exist_ok=True)
-        pq.write_table(rows.select(list(SEALED_COLUMNS[folder])), Path(run) / folder / name)
+        pq.write_table(rows.select([c for c in schema.names if c in rows.column_names]), Path(run) / folder / name)
 

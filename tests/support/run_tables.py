@@ -29,31 +29,36 @@ from rollout_trace.artifact.run_format import (
     SEGMENTS_DIR,
     SHARD_NAME,
 )
-from rollout_trace.artifact.run_schema import CONSUMED, FILE_KEYS, ROLLOUTS
-from rollout_trace.artifact.run_shards import ShardWriter, rollout_parts, shards
+from rollout_trace.artifact.run_schema import ARTIFACT_FILES, CONSUMED, FILES, ROLLOUTS, ROLLOUTS_TABLE
+from rollout_trace.artifact.run_shards import RolloutWriter, ShardWriter, shards
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 
 BUNDLED = EXAMPLES_DIR / "trl-run"
 
 
-def _read(folder: Path, sub: str, schema: pa.Schema) -> pa.Table:
+def _table(folder: Path, sub: str) -> dict[tuple[str, int], pa.Table]:
+    """Each shard of one table folder (sealed, or an open tail's whole batches) by (segment, number)."""
     import pyarrow.parquet as pq
 
     from rollout_trace.artifact.run_shards import read_tail_file
 
-    parts = []
-    for s in shards({p.name: p.stat().st_size for p in (folder / sub).iterdir()})[0]:
-        path = folder / sub / s.name
-        if not s.sealed:
-            parts.append(read_tail_file(path)[0])
-        elif sub == ROLLOUTS_DIR:  # a sealed shard's files are in files/ beside it, row for row
-            got = pq.read_table(path)
-            files = pq.read_table(folder / FILES_DIR / s.name)
-            for name in files.column_names[len(FILE_KEYS):]:
-                got = got.append_column(name, files[name])
-            parts.append(got.select(schema.names))
-        else:
-            parts.append(pq.read_table(path))
+    if not (folder / sub).is_dir():
+        return {}
+    return {(s.segment, s.number): pq.read_table(folder / sub / s.name) if s.sealed else
+            read_tail_file(folder / sub / s.name)[0]
+            for s in shards({p.name: p.stat().st_size for p in (folder / sub).iterdir()})[0]}
+
+
+def _read(folder: Path, sub: str, schema: pa.Schema) -> pa.Table:
+    parts = list(_table(folder, sub).values())
+    if sub == ROLLOUTS_DIR and parts:  # each row's artifact files from where its files_shard and files_row point
+        files = _table(folder, FILES_DIR)
+        got = pa.concat_tables(parts)
+        seg, k, at = (got[c].to_pylist() for c in ("segment", "files_shard", "files_row"))
+        for name in ARTIFACT_FILES:
+            values = [None if k[i] is None else files[(seg[i], k[i])][name][at[i]].as_py() for i in range(len(seg))]
+            got = got.append_column(name, pa.array(values, pa.large_binary()))
+        parts = [got.select(schema.names)]
     return pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
 
 
@@ -84,7 +89,7 @@ def groups(rows: pa.Table) -> list[pa.Table]:
 
 
 def write_run(out: Path, rows: pa.Table | None = None, consumed: pa.Table | None = None, *, tail: bool = False,
-              seal_rows: int = 2048, small_files: bool = True) -> Path:
+              seal_rows: int | None = None, small_files: bool = True) -> Path:
     """A run at `out`: the bundled run's small files and tokenizer (when `small_files`), then `rows` (default: the
     bundled rows) appended a group at a time to each segment's table, sealed unless `tail`, and `consumed`
     (default: the bundled consumption table)."""
@@ -104,13 +109,14 @@ def write_run(out: Path, rows: pa.Table | None = None, consumed: pa.Table | None
     consumed = bundled_consumed() if consumed is None else consumed
     for segment in dict.fromkeys(rows["segment"].to_pylist()):
         mine = rows.filter(pc.equal(rows["segment"], segment))
-        w = ShardWriter(out / ROLLOUTS_DIR, segment, ROLLOUTS, seal_rows=seal_rows, parts=rollout_parts(out))
+        w = RolloutWriter(out, segment, **({"seal_rows": seal_rows, "files_seal_rows": seal_rows} if seal_rows else {}))
         for g in groups(mine):
             w.append(g)
         if not tail:
             w.close()
         else:
-            _leave_open(w)
+            _leave_open(w.files)
+            _leave_open(w.rollouts)
     for segment in dict.fromkeys(consumed["segment"].to_pylist()):
         w = ShardWriter(out / CONSUMED_DIR, segment, CONSUMED, seal_rows=2**31)
         w.append(consumed.filter(pc.equal(consumed["segment"], segment)))
@@ -131,24 +137,26 @@ def _leave_open(w: ShardWriter) -> None:
 
 
 def append_group(run: Path, group: pa.Table, tail: bool = True) -> None:
-    """One more group appended to its segment's open tail (a new tail after the last shard), as the recorder
+    """One more group appended to its segment's open tails (new tails after the last shards), as the recorder
     appends while training; sealed when not `tail`."""
-    segment = group["segment"][0].as_py()
-    w = ShardWriter(Path(run) / ROLLOUTS_DIR, segment, ROLLOUTS, parts=rollout_parts(Path(run)))
-    tail_path = next((p for p in sorted((Path(run) / ROLLOUTS_DIR).glob(f"{segment}-*.arrows"))), None)
-    if tail_path is not None:  # go on writing the open tail: read it back and write it again with the group
-        from rollout_trace.artifact.run_shards import read_tail_file
+    from rollout_trace.artifact.run_shards import read_tail_file
 
-        old, _ = read_tail_file(tail_path)
-        m = SHARD_NAME.match(tail_path.name)
-        assert m is not None
-        tail_path.unlink()
-        w.number = int(m["number"])
-        if old.num_rows:
-            w.append(old)
+    segment = group["segment"][0].as_py()
+    w = RolloutWriter(Path(run), segment)
+    for inner, schema in ((w.files, FILES), (w.rollouts, ROLLOUTS_TABLE)):
+        tail_path = next((p for p in sorted(inner.folder.glob(f"{segment}-*.arrows"))), None)
+        if tail_path is not None:  # go on writing the open tail: read it back and write it again, as it was
+            old, _ = read_tail_file(tail_path)
+            m = SHARD_NAME.match(tail_path.name)
+            assert m is not None
+            tail_path.unlink()
+            inner.number = int(m["number"])
+            if old.num_rows:
+                inner.append(old.cast(schema))
     w.append(group)
     if tail:
-        _leave_open(w)
+        _leave_open(w.files)
+        _leave_open(w.rollouts)
     else:
         w.close()
 

@@ -21,7 +21,6 @@ import pyarrow.compute as pc
 
 from rollout_trace.artifact.run_format import (
     MANIFEST,
-    ROLLOUTS_DIR,
     SEGMENTS_DIR,
     SegmentEnd,
     SegmentStart,
@@ -29,7 +28,7 @@ from rollout_trace.artifact.run_format import (
     group_path,
 )
 from rollout_trace.artifact.run_schema import ARTIFACT_FILES, ROLLOUTS
-from rollout_trace.artifact.run_shards import ShardWriter, rollout_parts
+from rollout_trace.artifact.run_shards import RolloutWriter
 from support.run_tables import BUNDLED, bundled_rows
 
 SEGMENT = "20270101T000000Z-bench0"
@@ -73,7 +72,7 @@ def make_run(root: Path, versions: int = 200, groups: int = 8, k: int = 8) -> in
     table = template.take(pa.array(np.zeros(n, dtype=np.int64)))
     for name, col in values.items():
         table = table.set_column(table.schema.get_field_index(name), ROLLOUTS.field(name), col.cast(ROLLOUTS.field(name).type))
-    writer = ShardWriter(root / ROLLOUTS_DIR, SEGMENT, ROLLOUTS, parts=rollout_parts(root))
+    writer = RolloutWriter(root, SEGMENT)
     for start in range(0, n, k):  # a group at a time, as the recorder appends
         writer.append(table.slice(start, k))
     writer.close()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from rollout_trace.artifact.bounded import Bounded
 from rollout_trace.artifact.collection import Collection
+from rollout_trace.artifact.errors import RolloutTraceError
 from rollout_trace.artifact.unpack import remove_folder, temporary_folder
 
 from ..index.cache import collection_identity
@@ -28,7 +29,7 @@ MAX_INDEXES = 4
 MAX_ROLLOUTS_PUBLIC = 5_000  # what one public visitor's search may make the server read from one source
 
 
-class Building(Exception):
+class Building(RolloutTraceError, RuntimeError):
     """The source's index is being built by another request: `read` of `total` rollouts so far."""
 
     def __init__(self, read: int, total: int):

@@ -369,16 +369,16 @@ class McpTools:
             return json.dumps({"error": str(e)})
         runs = []
         for which, name in (("a", a), ("b", b)):
-            if (why := self.service.too_large((name or "").strip())) is not None:
-                return json.dumps({"error": f"run {which}: {why}"})
-            try:
-                src, c = self._collection(name)
-            except ValueError as e:
-                return json.dumps({"error": f"run {which}: {e}"})
-            if c.run is None:
+            src = (name or "").strip()
+            if not src or len(src) > MAX_SRC_CHARS:
+                return json.dumps({"error": f"run {which}: name a recorded run: a bundled example or a Hub dataset id"})
+            run, why = self.service.run_snapshot(src)
+            if run is None and self.service.is_collection(src):
                 return json.dumps({"error": f"run {which} is a collection, not a recorded run"})
-            t = self.service.run_table(src)
-            runs.append((src, c.run, self.service.follower.stats(t) if t is not None else run_page.version_stats(c.run)))
+            if run is None:  # the source's name is not said back: a public app never echoes a server path
+                return json.dumps({"error": f"run {which} cannot be compared: {why}"})
+            self._opened_by_client(src, "run")
+            runs.append((src, run, self.service.follower.stats(run.table)))
         (sa, ra, va), (sb, rb, vb) = runs
         got = run_compare.compare(sa, ra, va, sb, rb, vb, (task or "").strip()[:64] or None)
         doc = msgspec.to_builtins(got)

@@ -110,8 +110,8 @@ class Rows:
 
 
     def index_page(self, src: str, params: Mapping[str, object]) -> IndexPage:
-        t = self.service.local_table(src)
-        if t is not None:  # a local run: its index from its columns (its findings a column), the page's rows only
+        t = self.service.run_table(src)
+        if t is not None:  # a run (local, zip or Hub): its index from its columns (its findings a column), the page's rows only
             return build_run_page(t, src, params, next(_serial), find=searched(t))
         index = self.service.findings_ready(src)  # a collection's, once its text index is built
         findings = index.rules_by_path() if index is not None else None

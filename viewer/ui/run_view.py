@@ -204,23 +204,20 @@ class RunView:
             return {"error": "a request is {src, vs, task}"}
         asked = run_page.run_request(req)
         other = run_page.run_request({"src": req.get("vs")}).src
-        for name in (asked.src, other):
-            if name and (why := self.service.too_large(name)) is not None:
-                return {"error": why}
-        a = self.service.run(asked.src)
-        b, why = self.service.run_or_why(other) if other else (None, "no other run was named")
+        a, _ = self.service.run_snapshot(asked.src)
+        b, why = self.service.run_snapshot(other) if other else (None, "no other run was named")
         if a is None:
             return {"error": "no such run"}
         if b is None:
             return {"error": f"the other run cannot be compared: {why}" +
                     (" (a public app opens bundled runs and Hub dataset ids)" if self.service.public
                      and why == "it is not a recorded run" else "")}
-        sa, sb = self._stats(asked.src, a.run), self._stats(other, b.run)
+        sa, sb = self._stats(asked.src, a), self._stats(other, b)
         if self._bounded(sa):
             sa = sa[-MAX_PUBLIC_VERSIONS:]
         if self._bounded(sb):
             sb = sb[-MAX_PUBLIC_VERSIONS:]
-        got = run_compare.compare(asked.src, a.run, sa, other, b.run, sb, asked.task, serial=next(_serial))
+        got = run_compare.compare(asked.src, a, sa, other, b, sb, asked.task, serial=next(_serial))
         return {"compare": msgspec.to_builtins(got)}
 
     # -- layout ----------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from rollout_trace.artifact import ArtifactError, Problem, bundled_examples, loa
 from rollout_trace.artifact.bounded import Bounded
 from rollout_trace.artifact.collection import Collection
 from rollout_trace.artifact.kinds import Kind, classify
+from rollout_trace.artifact.run import Run
 from rollout_trace.artifact.run_format import MANIFEST
 from rollout_trace.artifact.run_table import RunTable, RunTableError, run_table
 from rollout_trace.artifact.sources import EXAMPLES_DIR, bundled_runs, identify
@@ -40,7 +41,6 @@ from .store import RolloutStore
 from .token_values import TokenValues
 from .visitor import open_bounded
 
-MAX_WHOLE_ROLLOUTS = 200_000  # a local run read whole into Python rows: about 2.7 GB and 40 s CPU at 10^6
 MAX_PARTS = 32  # groups of local runs kept (a visitor goes back and forth between a few)
 MAX_KINDS = 256  # sources whose kind is remembered (by identity, for the collection cache's age)
 
@@ -145,14 +145,14 @@ class Service:
         return run_page.table_of(c.run) if c is not None else None
 
     def row_collection(self, src: str, path: str) -> Collection:
-        """What opening the row `path` of `src` reads: of a local run, only the group the row is in (or is), from
-        the run's columns (rollout_trace/artifact/run_part.py: one group's rows, never the whole run's); of
-        anything else, its shared collection. Raises ArtifactError as `collection` does."""
-        t = self.local_table(src)
-        if t is None or t.root is None:
+        """What opening the row `path` of `src` reads: of a run (local, zip or Hub), only the group the row is in
+        (or is), from the run's columns (rollout_trace/artifact/run_part.py: one group's rows, never the whole
+        run's); of anything else, its shared collection. Raises ArtifactError as `collection` does."""
+        t = self.run_table(src)
+        if t is None:
             return self.collection(src)
         group = run_part.group_of(path)
-        key = (t.root, t.state, group)
+        key = (t.label, t.prefix, t.state, group)
         hit = self._parts.get(key)
         if hit is not None:
             return hit
@@ -161,14 +161,14 @@ class Service:
         self._parts.put(key, c)
         return c
 
-    def too_large(self, src: str) -> str | None:
-        """Why a reader of the whole run (`run`: every rollout as Python rows, as comparing two runs needs) is
-        refused for `src`, a local run past MAX_WHOLE_ROLLOUTS; None when it may read it."""
+    def run_snapshot(self, src: str) -> tuple[Run | None, str | None]:
+        """The recorded run `src` names as a Run over its shared snapshot (what comparing runs reads: columns, never
+        a Python row per rollout), or None and why it cannot be had."""
+        if self.local_run(src) is None:
+            c, why = self.run_or_why(src)
+            return (c.run if c is not None else None), why
         t = self.local_table(src)
-        if t is None or len(t) <= MAX_WHOLE_ROLLOUTS:
-            return None
-        return (f"this run has {len(t):,} rollouts: comparing runs reads every rollout of both into memory, which "
-                f"this app does for runs of at most {MAX_WHOLE_ROLLOUTS:,} (its own page and index read its columns)")
+        return (Run(t), None) if t is not None else (None, "it cannot be read as a recorded run")
 
     def run(self, src: str) -> Collection | None:
         """The shared collection of the recorded run `src` names; None when it is not a run or cannot be read."""

@@ -25,8 +25,12 @@ from rollout_trace.artifact.collection import Collection
 from viewer.index import open_index
 
 MAX_FILES = 20_000  # files listed in one source (a collection's rows; a run's segment, index and log files)
-MAX_BYTES = 24 * 2**20  # read per request: a run's index and logs of about 20,000 rollouts
-MAX_ROWS = 20_000  # index lines (rollouts) of one run: about 0.6 s and 50 MB to open and summarise
+# read per request: what a run page's first visit reads of a run of a million rollouts from the Hub (its place,
+# reward and training-row columns and its consumption table, ~21 MiB; later requests read what they add)
+MAX_BYTES = 24 * 2**20
+# rollouts of one run: a million rollouts' snapshot (shared by every visitor of the run) costs ~2 s of CPU and
+# ~600 MB while it is made; the bound keeps columns that decompress far beyond their bytes from costing more
+MAX_ROWS = 1_100_000
 MAX_SECONDS = 30.0  # wall time of one request's opening (Hub downloads included)
 
 
