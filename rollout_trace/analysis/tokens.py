@@ -13,6 +13,7 @@ local Hugging Face cache, then a path the user gives. Without one, ids are shown
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from collections.abc import Callable
@@ -21,6 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from rollout_trace.artifact.bounded import Bounded
 
 # Token kinds, as stored per token.
 NORMAL, SPECIAL, JOINED, UNKNOWN = 0, 1, 2, 3
@@ -160,6 +163,26 @@ def _load_tokenizer(path: Path):
     return AutoTokenizer.from_pretrained(str(path), local_files_only=True, trust_remote_code=False).backend_tokenizer
 
 
+# A run's rollouts share one tokenizer, and its display table takes ~0.5 s to build: built once per content
+_VOCABS: Bounded[tuple[str, str], Vocab] = Bounded(4)
+
+
+def _content_key(origin: str, tokenizer_dir: Path | None, tokenizer_json: bytes | None) -> tuple[str, str] | None:
+    """What identifies the artifact's own tokenizer by content (None: not the artifact's, or not one file)."""
+    if not origin.startswith("the artifact's"):
+        return None
+    if tokenizer_dir is not None:
+        f = _tokenizer_file(tokenizer_dir)
+        if f is None:
+            return None
+        data = f.read_bytes()
+    elif tokenizer_json is not None:
+        data = tokenizer_json
+    else:
+        return None
+    return origin, hashlib.sha256(data).hexdigest()
+
+
 def resolve_vocab(tokenizer_dir: Path | None, model: str | None, user_path: str | None = None,
                   tokenizer_json: bytes | None = None) -> tuple[Vocab | None, list[str]]:
     """The first tokenizer found (artifact files or the artifact's tokenizer.json held in memory, local
@@ -189,7 +212,13 @@ def resolve_vocab(tokenizer_dir: Path | None, model: str | None, user_path: str 
         candidates.append((user_path, lambda: _load_tokenizer(Path(user_path).expanduser())))
     for origin, load in candidates:
         try:
-            return vocab_from_tokenizer(load(), origin), why
+            key = _content_key(origin, tokenizer_dir, tokenizer_json)
+            hit = _VOCABS.get(key) if key is not None else None
+            if hit is None:
+                hit = vocab_from_tokenizer(load(), origin)
+                if key is not None:
+                    _VOCABS.put(key, hit)
+            return hit, why
         except Exception as e:  # a tokenizer problem must never stop the view: fall through, say why
             why.append(f"{origin}: {type(e).__name__}: {str(e)[:200]}")
     why.append("showing token ids instead of text")

@@ -49,7 +49,10 @@ class Budget:
     seconds: float
     abandoned: Callable[[], bool] = lambda: False
     where: str = "a public Space"  # who sets the bounds, as the messages say
+    # bytes the Parquet data read decompresses to (a value of one letter repeated 100 MB is a few KB on disk)
+    max_decoded: int = 1 << 62
     used: int = 0  # bytes read so far
+    decoded_used: int = 0
     started: float = field(default_factory=time.monotonic)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -87,6 +90,18 @@ class Budget:
         if used > self.max_bytes:
             raise Refused([Problem(what, f"too much to read for one request on {self.where}",
                                    expected=f"at most {_mib(self.max_bytes)} read per request", found=_mib(used))])
+
+    def decoded(self, what: str, nbytes: int) -> None:
+        """Data read from `what` decompresses to `nbytes` (a Parquet footer says so before it is read): refused
+        before it is decompressed when the request's total would cross the bound."""
+        with self._lock:
+            self.decoded_used += nbytes
+            used = self.decoded_used
+        self.check(what)
+        if used > self.max_decoded:
+            raise Refused([Problem(what, f"decompresses to more than {self.where} reads per request",
+                                   expected=f"at most {_mib(self.max_decoded)} decompressed per request",
+                                   found=_mib(used))])
 
     def rows(self, what: str, count: int) -> None:
         """`what` holds `count` index rows (lines)."""
@@ -132,6 +147,11 @@ def expect(what: str, nbytes: int) -> None:
 def read(what: str, nbytes: int) -> None:
     if (b := _current.get()) is not None:
         b.read(what, nbytes)
+
+
+def decoded(what: str, nbytes: int) -> None:
+    if (b := _current.get()) is not None:
+        b.decoded(what, nbytes)
 
 
 def rows(what: str, count: int) -> None:

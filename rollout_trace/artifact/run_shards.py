@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
+from . import budget
 from .atomic import _sync
 from .problems import Problem
 from .run_format import SEALED, SHARD_NAME, TAIL, shard_name
@@ -42,6 +43,7 @@ FILES_SEAL_ROWS = 2048
 FILES_SEAL_BYTES = 256 * 2**20
 FILES_ROW_GROUP = 32
 COMPRESSION = "zstd"
+MAX_ROW_BYTES = 4096  # what a row's numbers and names (not its text) decompress to, at most, on average
 
 
 @dataclass(frozen=True)
@@ -237,11 +239,14 @@ class ReadShard:
 
 
 def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schema: pa.Schema,
-                 columns: Sequence[str], check: pa.Schema | None = None, metadata: Any = None) -> ReadShard:
+                 columns: Sequence[str], check: pa.Schema | None = None, metadata: Any = None,
+                 small: Collection[str] = ()) -> ReadShard:
     """`columns` of one shard file (at `path`, opened through `open_file`), each of the type `schema` gives it.
     With `check`, the file's whole schema must fit it (every column there, of its type or one that converts
     safely): a file that does not is named and gives no rows, so every view counts the same rows. Without it, a
-    column that does not convert is named and read as nulls (its rows stay)."""
+    column that does not convert is named and read as nulls (its rows stay). A column of `small` (a page's
+    numbers and names, not text) that would decompress to more than MAX_ROW_BYTES a row is named and read as
+    nulls, never decompressed (a 100 MB title of one letter is a few KB on disk)."""
     problems: list[Problem] = []
     notes: list[str] = []
     try:
@@ -252,7 +257,17 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
                 pf = pq.ParquetFile(f, metadata=metadata, pre_buffer=True)
                 metadata = pf.metadata
                 have = pf.schema_arrow
-                table = pf.read(columns=[c for c in columns if c in have.names])
+                wanted = [c for c in columns if c in have.names]
+                for c in [c for c in wanted if c in small]:
+                    size = _decoded_size(metadata, [c])
+                    if size > MAX_ROW_BYTES * metadata.num_rows + 2**20:
+                        problems.append(Problem(path, "a column's values are far larger than the run table's "
+                                                "(a value this size is not one the recorder writes); read as missing",
+                                                field=c, expected=f"at most {MAX_ROW_BYTES:,} bytes a row",
+                                                found=f"{size:,} bytes for {metadata.num_rows:,} rows"))
+                        wanted.remove(c)
+                budget.decoded(path, _decoded_size(metadata, wanted))
+                table = pf.read(columns=wanted)
             else:
                 table, note = read_tail(_in_memory(f), path, None)
                 notes += [note] if note else []
@@ -280,6 +295,19 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
         out[name] = col if col is not None else pa.chunked_array([pa.nulls(table.num_rows, want)])
     return ReadShard(pa.table(out, schema=pa.schema([schema.field(c) for c in columns])), problems, notes,
                      metadata if shard.sealed else None)
+
+
+def _decoded_size(metadata: Any, columns: Sequence[str]) -> int:
+    """What the column chunks of `columns` decompress to, as the file's footer says (every row group)."""
+    top = set(columns)
+    total = 0
+    for g in range(metadata.num_row_groups):
+        rg = metadata.row_group(g)
+        for i in range(rg.num_columns):
+            c = rg.column(i)
+            if c.path_in_schema.split(".")[0] in top:
+                total += c.total_uncompressed_size
+    return total
 
 
 def schema_problems(have: pa.Schema, want: pa.Schema, path: str) -> list[Problem]:

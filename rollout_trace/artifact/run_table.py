@@ -317,7 +317,8 @@ class RunTable:
             budget.check(s.name)  # the visitor left, or the request ran out of time: stop here
             meta_key = (self.label, self.prefix, folder, live.name, live.size, "__footer")
             got = read_columns(self.store.open, path, live, schema, tuple(names), check,
-                               metadata=self._cache.peek(meta_key) if live.sealed else None)
+                               metadata=self._cache.peek(meta_key) if live.sealed else None,
+                               small=INDEX_COLUMNS if folder == ROLLOUTS_DIR else CONSUMED.names)
             if got.metadata is not None and not got.problems:
                 self._cache.put(meta_key, got.metadata)
             self._cache.reads += 1

@@ -84,5 +84,6 @@ def write_shard(run: Path, name: str, rows: pa.Table) -> None:
             rows = rows.set_column(rows.schema.get_field_index(c), c, pa.array(values, pa.int64()))
     for folder, schema in ((FILES_DIR, FILES), (ROLLOUTS_DIR, ROLLOUTS_TABLE)):
         (Path(run) / folder).mkdir(parents=True, exist_ok=True)
-        pq.write_table(rows.select([c for c in schema.names if c in rows.column_names]), Path(run) / folder / name)
+        pq.write_table(rows.select([c for c in schema.names if c in rows.column_names]), Path(run) / folder / name,
+                       compression="zstd")
 

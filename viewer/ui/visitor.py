@@ -32,6 +32,9 @@ MAX_BYTES = 24 * 2**20
 # ~600 MB while it is made; the bound keeps columns that decompress far beyond their bytes from costing more
 MAX_ROWS = 1_100_000
 MAX_SECONDS = 30.0  # wall time of one request's opening (Hub downloads included)
+# what the Parquet data a request reads may decompress to: a million rollouts' run page needs ~150 MiB; a value
+# of one letter repeated 100 MB (a few KB on disk) is refused before it is decompressed
+MAX_DECODED = 512 * 2**20
 
 
 def abandoned_check() -> Callable[[], bool]:
@@ -54,7 +57,7 @@ def abandoned_check() -> Callable[[], bool]:
 
 
 def public_budget() -> Budget:
-    return Budget(max_bytes=MAX_BYTES, max_files=MAX_FILES, max_rows=MAX_ROWS, seconds=MAX_SECONDS,
+    return Budget(max_bytes=MAX_BYTES, max_files=MAX_FILES, max_rows=MAX_ROWS, seconds=MAX_SECONDS, max_decoded=MAX_DECODED,
                   abandoned=abandoned_check())
 
 

@@ -1,0 +1,67 @@
+"""A shard whose values decompress far beyond their bytes (a title of one letter repeated 64 MB is a few KB of zstd)
+costs a reader only the footer that says so: the column is named and read as missing, never decompressed
+(rollout_trace/artifact/run_shards.py `read_columns`), and a public request's budget bounds what the data it reads
+decompresses to (rollout_trace/artifact/budget.py `max_decoded`), however small it is on disk."""
+
+from __future__ import annotations
+
+import shutil
+import zipfile
+
+import pyarrow as pa
+import pytest
+
+from rollout_trace.artifact.budget import Budget, Refused, bounded
+from rollout_trace.artifact.run import open_run
+from support.run_places import placed, write_shard
+from support.run_tables import bundled_rows, groups, write_run
+from viewer.run_page import version_stats
+
+HUGE = 64 * 2**20
+
+
+def _zipped(root, dest):
+    with zipfile.ZipFile(dest, "w", zipfile.ZIP_STORED) as z:
+        for p in sorted(root.rglob("*")):
+            if p.is_file():
+                z.write(p, p.relative_to(root.parent).as_posix())
+    return dest
+
+
+@pytest.fixture(scope="module")
+def bomb(tmp_path_factory):
+    """The bundled run zipped (read shard by shard, as a Hub run is) with one more shard: a group whose first
+    rollout's title is one letter repeated 64 MB."""
+    tmp = tmp_path_factory.mktemp("bomb")
+    root = write_run(tmp / "run")
+    g = placed(groups(bundled_rows())[0], group_id=900)
+    titles = g["title"].to_pylist()
+    titles[0] = "a" * HUGE
+    g = g.set_column(g.schema.get_field_index("title"), "title", pa.array(titles, pa.string()))
+    seg = g["segment"][0].as_py()
+    write_shard(root, f"{seg}-00099.parquet", g)
+    assert (root / "rollouts" / f"{seg}-00099.parquet").stat().st_size < 2**20  # small on disk
+    path = _zipped(root, tmp / "run.zip")
+    shutil.rmtree(root)
+    return path
+
+
+def test_the_column_is_named_and_read_as_missing(bomb):
+    run = open_run(str(bomb))
+    titles = run.table.column("title").to_pylist()
+    said = [p for p in run.problems if p.field == "title"]
+    assert len(said) == 1 and "-00099.parquet" in said[0].file and "read as missing" in said[0].message
+    assert f"{HUGE:,}" in said[0].found or "bytes" in said[0].found
+    assert len(titles) == bundled_rows().num_rows + 4 and max(len(t or "") for t in titles) < 1000
+    assert sum(s.rollouts for s in version_stats(run)) == len(titles)  # its rows still count
+
+
+def test_a_public_request_is_bounded_by_what_its_data_decompresses_to(bomb):
+    """A request that may decompress only 1 KiB is refused at the first shard whose columns would pass it, before
+    they are decompressed, naming the file and the bound."""
+    with pytest.raises(Refused) as e, bounded(Budget(max_bytes=2**30, max_files=10**6, max_rows=10**9, seconds=600,
+                                                  max_decoded=1024)):
+        version_stats(open_run(str(bomb)))
+    [p] = e.value.problems
+    assert "decompresses to more than" in p.message and p.file.startswith("rollouts/") and p.expected == \
+        "at most 1,024 bytes decompressed per request"
