@@ -41,17 +41,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import httpx  # noqa: E402
 
-from bench.bench_public_attacks import App, _run_for, index_page, open_source  # noqa: E402
+from bench.bench_public_attacks import App, _run_for, index_page, open_source, visitor_client  # noqa: E402
 
 HOSTILE = "attack/hostile"
 VISITORS = ("198.51.100.1", "198.51.100.2", "198.51.100.3")
 ATTACKER = "203.0.113.66"
 PATTERN = "/x.{0,3}y/"  # no 3-character literal: every piece of every rollout is read
 GOAL = {"p95_ratio": 3.0, "budget_slack_s": 1.0}
-
-
-def visitor_client(app: App, address: str) -> httpx.Client:
-    return httpx.Client(base_url=app.url, timeout=600, headers={"X-Forwarded-For": address})
 
 
 def find_panel_component(app: App) -> int:
