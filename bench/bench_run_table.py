@@ -70,7 +70,14 @@ SINGLE = "scripted-smollm2"  # the single rollout a page load opens by default (
 
 
 def _mb() -> float:
+    """The process's peak resident memory so far (MB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _now_mb() -> float:
+    """The process's resident memory now (MB): what a part's peak is counted above (the imports' own peak may
+    have been higher than what they keep)."""
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 class _Clock:
@@ -89,7 +96,7 @@ def child_stats(folder: str) -> dict:
     from rollout_trace.artifact.run_table import run_table
     from viewer.run_page import version_stats
 
-    base = _mb()
+    base = _now_mb()
     with _Clock() as c:
         stats = version_stats(run_table(folder))
     return {"stats_s": c.wall, "stats_cpu_s": c.cpu, "stats_mb": _mb() - base, "rss_mb": _mb(), "imports_mb": base,
@@ -126,7 +133,7 @@ def _app(public: bool) -> tuple[Any, Any]:
 def child_page(folder: str, rounds: int) -> dict:
     """(b) The run page's handlers for a first visitor and later ones, alternating with a single rollout's."""
     service, rv = _app(public=False)
-    base = _mb()
+    base = _now_mb()
     one_first = _page_load(rv, service, SINGLE)
     run_first = _page_load(rv, service, folder)
     runs, ones = [], []
@@ -150,7 +157,7 @@ def child_search(folder: str, word: str) -> dict:
     from viewer.find.columns import searched
     from viewer.find.query import parse_query
 
-    base = _mb()
+    base = _now_mb()
     with _Clock() as opened:
         t = run_table(folder)
         find = searched(t)
@@ -198,7 +205,7 @@ def child_public(src: str) -> dict:
 
     visitor.public_budget = recorded  # what open_bounded calls for each opening
     service, rv = _app(public=True)
-    base = _mb()
+    base = _now_mb()
     with _Clock() as c:
         shown = rv.on_page_load({"src": src})
         linked = service.rows.page_link({"src": src})
@@ -217,7 +224,7 @@ def child_table(folder: str) -> dict:
 
     from rollout_trace.artifact.run_table import run_table
 
-    base = _mb()
+    base = _now_mb()
     out: dict = {}
     columns = ("reward", "trained_tokens", "timed_out", "trained")
     with _Clock() as c:
@@ -279,7 +286,7 @@ def child_drill(folder: str) -> dict:
     from viewer.index.contract import IndexPage
 
     service, rv = _app(public=False)
-    base = _mb()
+    base = _now_mb()
     out: dict = {"index": {}, "drill": {}}
     with _Clock() as c:
         rv.on_page_load({"src": folder})
@@ -487,7 +494,10 @@ def report(s: dict) -> None:
               f"imports {_vs('public_mb', r['public_mb'], 'MB')}; the Hub served {r['hub_bytes'] / 2**20:.1f} MiB in "
               f"{r['hub_requests']} requests ({r['hub_shards_read']} rollouts shards read; range reads "
               f"{r['hub_range_reads']})")
-        print(f"    opened: {r['opened']}; budgets charged: {r['budgets']}; told: {r['why']}")
+        used = ", ".join(f"{b['used'] / 2**20:.1f} of {b['max_bytes'] / 2**20:.0f} MiB in {b['seconds']:g} s"
+                         for b in r["budgets"])
+        print(f"    {'opened' if r['opened'] else 'not opened'}; {len(r['budgets'])} openings, each under its own budget "
+              f"(read: {used}); the visitor is told: {r['why'] or '(nothing)'}")
     if "table" in s:
         r = s["table"]
         print(f"snapshot: first open {r['first_open_s']:.2f} s ({r['first_open_cpu_s']:.2f} s CPU) "
@@ -523,7 +533,7 @@ def main() -> None:
     ap.add_argument("--groups", type=int, default=8)
     ap.add_argument("--k", type=int, default=64)
     ap.add_argument("--rare-every", type=int, default=100_000)
-    ap.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    ap.add_argument("--parts", nargs="*", choices=PARTS, default=list(PARTS), help="none: the baseline only")
     ap.add_argument("--rounds", type=int, default=3, help="cold processes of stats (and of each baseline part)")
     ap.add_argument("--baseline-ref", help="measure stats and page with this commit's code too (26d0a46: main "
                                            "before format 2)")
