@@ -477,6 +477,8 @@ def report(s: dict) -> None:
     if "search" in s:
         r = s["search"]
         print(f"(c) search for {r['word']!r} (opening the run's columns first: {r['open_s']:.2f} s):")
+        if r["search"]["rollouts"] > r["rollouts_in_run"] // 100:
+            print("    (not rare in this run: it was written before bench/make_run.py drew the text holding it rarely)")
         for name in ("search", "unbounded"):
             if name in r:
                 x = r[name]
