@@ -1,8 +1,11 @@
 """Can one visitor freeze or starve a public Space? The app runs as its own process in public mode (SPACE_ID, the
 MCP tools on), its Hub a loopback stand-in (tests/support/hub_standin.py) serving the heaviest source we know: the
-bundled run whose every rollout carries the hostile commands of tests/support/hostile_rollouts.py (20 KB each,
-what made the findings rules quadratic). Visitors are told apart as the Space tells them: each simulated visitor
-sends its own X-Forwarded-For address (documentation addresses; every request goes to 127.0.0.1).
+bundled run whose every rollout's first agent reply also makes the hostile tool calls of
+tests/support/hostile_rollouts.py (20 KB each, what made the findings rules quadratic): `hostile_run` changes each
+rollout's trace.json in the run's files table and computes its text pieces and findings again from the changed
+rollout as the recorder does (rollout_trace/analysis/searchable.py), so the run's search reads the hostile text.
+Visitors are told apart as the Space tells them: each simulated visitor sends its own X-Forwarded-For address
+(documentation addresses; every request goes to 127.0.0.1).
 
 Phases, in one run, each `--load-s` seconds:
 
@@ -16,8 +19,9 @@ Phases, in one run, each `--load-s` seconds:
 
 Reported: the light visitors' p95 under each attack against quiet (goal: at most 3x), how many of the attacker's
 requests were answered and refused (429), and the budget phase's slowest answer (goal: within the budget plus a
-second). Before the first phase the hostile run's index is built once (what indexing it costs, and whether the
-build holds the server: the light visitors' p95 during it is reported too).
+second). Before the first phase the findings panel's summary of the hostile run is asked for once with `build`
+(a collection's text index is built then; a run's findings are read from its columns): what it costs, and whether
+it holds the server (the light visitors' p95 during it is reported too).
 
     .venv/bin/python bench/bench_fairness.py [--load-s 20] [--attackers 45]
 """
@@ -41,7 +45,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import httpx  # noqa: E402
 
-from bench.bench_public_attacks import App, _run_for, index_page, open_source  # noqa: E402
+from bench.bench_public_attacks import App, _run_for, index_page, open_source, visitor_client  # noqa: E402
 
 HOSTILE = "attack/hostile"
 VISITORS = ("198.51.100.1", "198.51.100.2", "198.51.100.3")
@@ -50,8 +54,62 @@ PATTERN = "/x.{0,3}y/"  # no 3-character literal: every piece of every rollout i
 GOAL = {"p95_ratio": 3.0, "budget_slack_s": 1.0}
 
 
-def visitor_client(app: App, address: str) -> httpx.Client:
-    return httpx.Client(base_url=app.url, timeout=600, headers={"X-Forwarded-For": address})
+def hostile_run(dest: Path, n: int) -> Path:
+    """The bundled TRL run copied to `dest`, every rollout's first agent reply making every hostile generator's call
+    too (at size n): its trace.json changed in the files table, its `text_*` columns and findings computed again
+    from the changed rollout (read back through the run's own reader), each shard rewritten in place."""
+    import shutil
+
+    import msgspec
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rollout_trace.analysis.searchable import RunVocab, searchable
+    from rollout_trace.artifact.run import open_run
+    from rollout_trace.artifact.run_format import FILES_DIR, ROLLOUTS_DIR, group_path
+    from rollout_trace.artifact.run_schema import TEXT_COLUMNS
+    from rollout_trace.artifact.run_shards import FILES_ROW_GROUP, ROW_GROUP, write_parquet
+    from rollout_trace.artifact.sources import EXAMPLES_DIR
+    from support.hostile_rollouts import GENERATORS
+
+    shutil.copytree(EXAMPLES_DIR / "trl-run", dest)
+    calls = [{"id": f"call_{k}", "type": "function",
+              "function": {"name": g(n)["name"], "arguments": json.dumps(g(n)["arguments"])}}
+             for k, g in enumerate(GENERATORS.values())]
+    shards = sorted((dest / ROLLOUTS_DIR).glob("*.parquet"))
+    for shard in shards:
+        files = pq.read_table(dest / FILES_DIR / shard.name)
+        traces = files["file_trace"].to_pylist()
+        for i, trace in enumerate(traces):
+            if trace is None:
+                continue
+            doc = json.loads(trace)
+            replies = [t["response"]["choices"][0]["message"] for t in doc["turns"] if t.get("response", {}).get("choices")]
+            agent = next((m for m in replies if m.get("tool_calls")), None)  # the first agent turn (not the title call)
+            if agent is not None:
+                agent["tool_calls"] = agent["tool_calls"] + calls
+                traces[i] = json.dumps(doc).encode()
+        at = files.schema.get_field_index("file_trace")
+        write_parquet(files.set_column(at, files.schema.field(at), pa.array(traces, files.schema.field(at).type)),
+                      dest / FILES_DIR / shard.name, FILES_ROW_GROUP)
+    run = open_run(str(dest))
+    vocab = RunVocab(run.tokenizer_dir(), run.manifest.model).get()
+    for shard in shards:
+        rows = pq.read_table(shard)
+        names = (*TEXT_COLUMNS, "findings")
+        cols: dict[str, list] = {c: rows[c].to_pylist() for c in names}
+        places = rows.select(["segment", "policy_version", "group_id", "rollout"]).to_pylist()
+        for i, x in enumerate(places):
+            if cols["text"][i]:  # a rollout with an artifact
+                path = f"{group_path(x['segment'], x['policy_version'], x['group_id'])}/rollout-{x['rollout']:02d}"
+                for c, v in searchable(run.open(path), vocab).items():
+                    cols[c][i] = msgspec.to_builtins(v, builtin_types=(bytes,))
+        for c in names:
+            k = rows.schema.get_field_index(c)
+            rows = rows.set_column(k, rows.schema.field(k), pa.array(cols[c], rows.schema.field(k).type))
+        write_parquet(rows, shard, ROW_GROUP)
+    run.close()
+    return dest
 
 
 def find_panel_component(app: App) -> int:
@@ -144,7 +202,6 @@ def main() -> None:
     ap.add_argument("--attackers", type=int, default=45, help="the attacker's threads")
     ap.add_argument("--hostile-n", type=int, default=10_000, help="size unit of the hostile commands (2 bytes each)")
     args = ap.parse_args()
-    from support.hostile_rollouts import hostile_run
     from support.hub_standin import HubStandIn
 
     os.environ["GRADIO_MCP_SERVER"] = "True"  # the App copies this process's environment

@@ -1,12 +1,17 @@
-"""What an attacker costs a public Space: three hostile Hub runs, opened as a visitor opens them, against the app
+"""What an attacker costs a public Space: hostile Hub runs, opened as a visitor opens them, against the app
 running as its own process in public mode (SPACE_ID set), the Hub a loopback stand-in (tests/support/hub_standin.py).
 
-    (a) a run whose index holds one 100 MB line
-    (b) a run of 100,000 versions (one group of one rollout each: 100,000 index lines)
+    (a) a run whose rollouts table holds a shard with a 100 MB title: of 100 MB of one letter (a shard of a few
+        KB that decompresses to 100 MB), and of 100 MB of base64 noise (a shard of about 75 MB)
+    (b) a run of 100,000 versions (one group of one rollout each: 100,000 rows)
     (c) ten followers of one Hub run that has not ended
 
 and, for scale, the largest run a public visitor may open (19,200 rollouts, just inside viewer/ui/visitor.py's
 MAX_ROWS): what a visitor who is let in costs.
+
+The runs are bench/make_run.py's (format 2: real bundled rollouts written through the recorder's shard writer);
+the hostile shard of (a) is one more shard of the same segment, written by the same writer: a copy of the run's
+first rollout at a new version and group, its title replaced.
 
 For (a) and (b) a visitor presses Load with the run's id (every event the Load button fires: the collection
 index, the run page, the search panel, through Gradio's queue as the page sends them), one at a time: the
@@ -15,12 +20,14 @@ visitor's cost; the reply's bytes are summed. Then the attack repeats on two att
 other visitors open the bundled run and page its index: their request latencies' p95 against the same
 visitors' p95 with no attacker (quiet), measured in the same run. For (c) ten sessions open the live run and
 their timers tick (every POLL_S, as the page's gr.Timer does) for `--follow-s` seconds; the stand-in counts
-the Hub requests for that run.
+the Hub requests for that run. Visitors are told apart as the Space tells them (viewer/ui/in_flight.py): each
+sends its own X-Forwarded-For address (documentation addresses; every request goes to 127.0.0.1), and an event
+the app refuses to queue for its visitor (429: too many of theirs in flight) is counted, not timed.
 
 Targets: (a), (b) at most 2 s of server CPU and 100 MB of server memory per visitor; others' p95 at most 1.5x
 quiet while the attack runs; (c) at most one Hub request per 5 s per run.
 
-    .venv/bin/python bench/bench_public_attacks.py [--rounds 3] [--follow-s 30]
+    .venv/bin/python bench/bench_public_attacks.py [--rounds 3] [--follow-s 30] [--versions 100000] [--title-mb 100]
 """
 
 from __future__ import annotations
@@ -47,37 +54,63 @@ import psutil  # noqa: E402
 
 from processes import free_port  # noqa: E402
 
-LINE_BYTES = 100 * 10**6
+TITLE_BYTES = 100 * 10**6
 VERSIONS = 100_000
 FOLLOWERS = 10
+VISITORS = ("198.51.100.1", "198.51.100.2", "198.51.100.3")
+ATTACKERS = ("203.0.113.66", "203.0.113.67")
 TARGETS = {"cpu_s": 2.0, "memory_mb": 100.0, "p95_ratio": 1.5, "hub_s_per_request": 5.0}
 
 
-def make_repos(tmp: Path) -> dict[str, Path]:
-    """The three hostile runs (and nothing else) as Hub dataset folders."""
+def hostile_title(root: Path, title: str) -> None:
+    """One more shard in the run at `root`: a copy of its first rollout at a new version and group whose title is
+    `title`, appended and sealed by the recorder's shard writer."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from bench.make_run import SEGMENT
+    from rollout_trace.artifact.run_format import FILES_DIR, ROLLOUTS_DIR, group_path
+    from rollout_trace.artifact.run_schema import ROLLOUTS
+    from rollout_trace.artifact.run_shards import ShardWriter, rollout_parts
+
+    shards = sorted((root / ROLLOUTS_DIR).glob("*.parquet"))
+    parts = [pq.read_table(root / folder / shards[0].name).slice(0, 1) for folder in (ROLLOUTS_DIR, FILES_DIR)]
+    row = {n: next(p[n] for p in parts if n in p.column_names) for n in ROLLOUTS.names}
+    keys = pa.concat_tables(pq.read_table(s, columns=["policy_version", "group_id"]) for s in shards)
+    version = pc.max(keys["policy_version"]).as_py() + 1
+    gid = pc.max(keys["group_id"]).as_py() + 1
+    group = group_path(SEGMENT, version, gid)
+    row.update({"policy_version": pa.array([version], pa.int64()), "group_id": pa.array([gid], pa.int64()),
+                "rollout": pa.array([0], pa.int64()), "group": pa.array([group]),
+                "path": pa.array([f"{group}/rollout-00"]), "title": pa.array([title])})
+    writer = ShardWriter(root / ROLLOUTS_DIR, SEGMENT, ROLLOUTS, parts=rollout_parts(root))
+    writer.append(pa.table(row, schema=ROLLOUTS))
+    writer.close()
+
+
+def make_repos(tmp: Path, versions: int = VERSIONS, title_bytes: int = TITLE_BYTES) -> dict[str, Path]:
+    """The hostile runs (and nothing else) as Hub dataset folders."""
+    import base64
+
     from bench.bench_run_page import make_run
     from rollout_trace.artifact.sources import EXAMPLES_DIR
 
-    line = tmp / "line"
-    make_run(line, versions=2, groups=1, k=2)
-    index = next((line / "index").iterdir())
-    with open(index, "ab") as f:  # one line of 100 MB: a JSON object whose title is the whole line
-        f.write(b'{"title":"')
-        chunk = b"a" * 2**20
-        left = LINE_BYTES - 12
-        while left > 0:
-            f.write(chunk[:left])
-            left -= len(chunk)
-        f.write(b'"}\n')
-    versions = tmp / "versions"
-    make_run(versions, versions=VERSIONS, groups=1, k=1)
+    title, noise = tmp / "title", tmp / "noise"
+    for root, text in ((title, "a" * title_bytes),
+                       (noise, base64.b64encode(os.urandom(title_bytes * 3 // 4)).decode())):
+        make_run(root, versions=2, groups=1, k=2)
+        hostile_title(root, text)
+    many = tmp / "versions"
+    make_run(many, versions=versions, groups=1, k=1)
     inside = tmp / "inside"  # the largest a public visitor may open: just inside MAX_ROWS
     make_run(inside, versions=2_400, groups=1, k=8)
     live = tmp / "live"
     shutil.copytree(EXAMPLES_DIR / "trl-run", live)
     for end in (live / "segments").glob("*.end.json"):
         end.unlink()  # a segment that has not ended: the page follows it
-    return {"attack/line": line, "attack/versions": versions, "attack/inside": inside, "attack/live": live}
+    return {"attack/title": title, "attack/noise": noise, "attack/versions": many, "attack/inside": inside,
+            "attack/live": live}
 
 
 class App:
@@ -126,6 +159,16 @@ class App:
             self.proc.kill()
 
 
+def visitor_client(app: App, address: str) -> httpx.Client:
+    """A visitor's connection: the Space's proxy names them by the address it appends to X-Forwarded-For."""
+    return httpx.Client(base_url=app.url, timeout=600, headers={"X-Forwarded-For": address})
+
+
+def refused(e: httpx.HTTPStatusError) -> bool:
+    """The app declined to queue the event: too many of this visitor's in flight (viewer/ui/in_flight.py)."""
+    return e.response.status_code == 429
+
+
 def call(client: httpx.Client, fns: list[int], data: list, session: str) -> tuple[float, int, str]:
     """Events through Gradio's queue as the page sends them (joined at once, one event stream for the session):
     (seconds until the last completed, reply bytes, the completed messages' text)."""
@@ -167,7 +210,7 @@ def index_page(client: httpx.Client, app: App, src: str) -> float:
 def attack_alone(app: App, src: str, rounds: int) -> dict:
     """One attacker visitor at a time: server CPU, peak memory above the start, reply bytes, the message."""
     out = []
-    with httpx.Client(base_url=app.url, timeout=600) as client:
+    with visitor_client(app, ATTACKERS[0]) as client:
         for _ in range(rounds):
             before_cpu, before_rss = app.cpu_s(), app.rss_mb()
             peak = [before_rss]
@@ -193,29 +236,45 @@ def attack_alone(app: App, src: str, rounds: int) -> dict:
     return {"rounds": out, "message": snippet}
 
 
-def others_p95(app: App, seconds: float, attacker: str | None) -> tuple[float, int]:
+def others_p95(app: App, seconds: float, attacker: str | None) -> tuple[float, int, dict[str, int]]:
     """Three visitors opening the bundled run and paging its index for `seconds`, while two attackers (when
-    `attacker` names a source) open it again and again: the visitors' p95 latency and request count."""
+    `attacker` names a source) open it again and again: the visitors' p95 latency and request count, and the
+    events the app refused to queue (429), the visitors' and the attackers'."""
     stop = threading.Event()
     lat: list[float] = []
+    said_no = {"visitors": 0, "attackers": 0}
     lock = threading.Lock()
 
-    def visitor() -> None:
-        with httpx.Client(base_url=app.url, timeout=600) as c:
+    def visitor(address: str) -> None:
+        with visitor_client(app, address) as c:
             while not stop.is_set():
-                got = [open_source(c, app, "trl-run")[0], index_page(c, app, "trl-run")]
+                try:
+                    got = [open_source(c, app, "trl-run")[0], index_page(c, app, "trl-run")]
+                except httpx.HTTPStatusError as e:
+                    if not refused(e):
+                        raise
+                    with lock:
+                        said_no["visitors"] += 1
+                    continue
                 with lock:
                     lat.extend(got)
 
-    def attack() -> None:
-        with httpx.Client(base_url=app.url, timeout=600) as c:
+    def attack(address: str) -> None:
+        with visitor_client(app, address) as c:
             while not stop.is_set():
-                open_source(c, app, attacker)  # type: ignore[arg-type]
+                try:
+                    open_source(c, app, attacker)  # type: ignore[arg-type]
+                except httpx.HTTPStatusError as e:
+                    if not refused(e):
+                        raise
+                    with lock:
+                        said_no["attackers"] += 1
 
-    threads = [threading.Thread(target=visitor) for _ in range(3)]
-    threads += [threading.Thread(target=attack) for _ in range(2 if attacker else 0)]
+    threads = [threading.Thread(target=visitor, args=(a,)) for a in VISITORS]
+    threads += [threading.Thread(target=attack, args=(a,)) for a in (ATTACKERS if attacker else ())]
     _run_for(threads, stop, seconds)
-    return statistics.quantiles(lat, n=20)[18], len(lat)
+    p95 = statistics.quantiles(lat, n=20)[18] if len(lat) > 1 else (lat[0] if lat else float("nan"))
+    return p95, len(lat), said_no
 
 
 def _run_for(threads: list[threading.Thread], stop: threading.Event, seconds: float) -> None:
@@ -233,22 +292,22 @@ def follow(app: App, hub, src: str, seconds: float) -> dict:
     from viewer.ui.run_view import POLL_S
 
     sessions = [uuid.uuid4().hex[:12] for _ in range(FOLLOWERS)]
-    with httpx.Client(base_url=app.url, timeout=600) as client:
-        for s in sessions:
+    for k, s in enumerate(sessions):  # ten visitors, each of an address of their own
+        with visitor_client(app, f"192.0.2.{k + 1}") as client:
             open_source(client, app, src, session=s)
     repo = src.split("/", 1)
     before = len([p for p in hub.paths() if f"/{repo[0]}/{repo[1]}" in p])
     stop = threading.Event()
     ticks = [0]
 
-    def ticker(session: str) -> None:
-        with httpx.Client(base_url=app.url, timeout=600) as c:
+    def ticker(session: str, address: str) -> None:
+        with visitor_client(app, address) as c:
             while not stop.is_set():
                 call(c, app.tick_fns, [None], session)
                 ticks[0] += 1
                 stop.wait(POLL_S)
 
-    threads = [threading.Thread(target=ticker, args=(s,)) for s in sessions]
+    threads = [threading.Thread(target=ticker, args=(s, f"192.0.2.{k + 1}")) for k, s in enumerate(sessions)]
     t = time.perf_counter()
     _run_for(threads, stop, seconds)
     span = time.perf_counter() - t
@@ -262,23 +321,26 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--load-s", type=float, default=20.0, help="seconds of each latency phase")
     ap.add_argument("--follow-s", type=float, default=30.0)
+    ap.add_argument("--versions", type=int, default=VERSIONS, help="versions of the run of (b)")
+    ap.add_argument("--title-mb", type=float, default=TITLE_BYTES / 1e6, help="the title of (a), in MB")
     args = ap.parse_args()
     from support.hub_standin import HubStandIn
 
     with tempfile.TemporaryDirectory(prefix="bench-attacks-") as tmp:
         t = time.perf_counter()
-        repos = make_repos(Path(tmp))
+        repos = make_repos(Path(tmp), args.versions, int(args.title_mb * 1e6))
         print(f"hostile runs written in {time.perf_counter() - t:.1f} s: " + ", ".join(
             f"{k} {sum(f.stat().st_size for f in v.rglob('*') if f.is_file()) / 1e6:.0f} MB" for k, v in repos.items()))
         with HubStandIn(repos) as hub:
             app = App(hub.url, Path(tmp) / "cache")
             try:
-                with httpx.Client(base_url=app.url, timeout=600) as c:  # warm: the bundled run, once
+                with visitor_client(app, VISITORS[0]) as c:  # warm: the bundled run, once
                     open_source(c, app, "trl-run")
                 print(f"app up (pid {app.proc.pid}), rss {app.rss_mb():.0f} MB; Load fires {len(app.load_fns)} events")
                 results = {}
-                for name, src in (("a: one 100 MB index line", "attack/line"),
-                                  (f"b: {VERSIONS:,} versions", "attack/versions"),
+                for name, src in ((f"a: a shard holding a {args.title_mb:g} MB title of one letter", "attack/title"),
+                                  (f"a: a shard holding a {args.title_mb:g} MB title of noise", "attack/noise"),
+                                  (f"b: {args.versions:,} versions", "attack/versions"),
                                   ("inside the bounds: 2,400 versions x 8 rollouts", "attack/inside")):
                     got = attack_alone(app, src, args.rounds)
                     cpu = max(r["cpu_s"] for r in got["rounds"])
@@ -288,16 +350,18 @@ def main() -> None:
                           + " MB; replies " + ", ".join(f"{r['reply_bytes'] / 1e3:.1f} kB" for r in got["rounds"])
                           + f"; wall {statistics.median(r['wall_s'] for r in got['rounds']):.2f} s; server rss after "
                           f"{got['rounds'][-1]['rss_mb']:.0f} MB")
-                    print(f"    the visitor is told: …{got['message'][-300:]}")
+                    print(f"    the visitor is told: …{got['message'][-300:]}" if got["message"] else
+                          "    the visitor is told no bound: the run opened")
                     results[name] = (cpu, mem)
-                quiet, n_quiet = others_p95(app, args.load_s, None)
-                print(f"others, quiet: p95 {quiet * 1000:.0f} ms over {n_quiet} requests")
+                quiet, n_quiet, no = others_p95(app, args.load_s, None)
+                print(f"others, quiet: p95 {quiet * 1000:.0f} ms over {n_quiet} requests ({no['visitors']} refused)")
                 ratios = {}
-                for name, src in (("a", "attack/line"), ("b", "attack/versions")):
-                    loud, n_loud = others_p95(app, args.load_s, src)
+                for name, src in (("a", "attack/title"), ("b", "attack/versions")):
+                    loud, n_loud, no = others_p95(app, args.load_s, src)
                     ratios[name] = loud / quiet
                     print(f"others, under attack ({name}, two attackers): p95 {loud * 1000:.0f} ms over {n_loud} "
-                          f"requests: {loud / quiet:.2f}x quiet (target <= {TARGETS['p95_ratio']}x)")
+                          f"requests: {loud / quiet:.2f}x quiet (target <= {TARGETS['p95_ratio']}x); refused (429): "
+                          f"{no['visitors']} of the visitors' loads, {no['attackers']} of the attackers'")
                 f = follow(app, hub, "attack/live", args.follow_s)
                 print(f"(c) {f['followers']} followers, {f['ticks']} timer ticks in {f['seconds']:.0f} s: "
                       f"{f['hub_requests']} Hub requests for the run, one per {f['s_per_request']:.1f} s "

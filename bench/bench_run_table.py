@@ -1,76 +1,271 @@
-"""The run index as Arrow columns (rollout_trace/artifact/run_table.py) at a million rollouts: first open,
-cached reopen, filters and sorts, memory, and ten visitors of one run; then the run page's server handlers
-(viewer/ui/run_view.py `show` and the run's collection index, viewer/ui/rows.py `index_page`) on it,
-a first visitor and a second; then the drill-down (a group's map, a rollout, Back, the text search's rows),
-which reads one group's rows from the columns, never the whole run (counted).
+"""A recorded run of a million rollouts (format 2: Parquet shards, rollout_trace/artifact/run_format.py) as the
+viewer reads it, each part in a child process of its own so its peak memory (ru_maxrss) and CPU seconds (all
+threads, beside the wall time: on a machine other work loads, the wall time grows and the CPU time is what the
+part itself costs) are its own:
 
-The synthetic run is bench/bench_run_page.py's (the run format's own records and encoders), at 15,625
-versions x 8 groups x 8 rollouts = 1,000,000 rollouts, written once into --dir and reused. Each part runs in
-a child process of its own so its peak memory (ru_maxrss) is the engine's alone. Beside each wall time the
-CPU seconds it took (all threads): on a machine other work loads, the wall time grows and the CPU time is
-what the open itself costs.
+    stats   the per-version numbers (viewer/run_page.py `version_stats` of rollout_trace/artifact/run_table.py
+            `run_table(folder)`) from a cold process: target <= 1 s, <= 400 MB above the process's imports
+    page    the run page's server handlers as a page load calls them (viewer/ui/run_view.py `on_page_load`, then
+            viewer/ui/rows.py `page_link`: the run's index page) for a first visitor and later ones, against a
+            single rollout's page load (the bundled default example, `?src=scripted-smollm2`) through the same
+            handlers in the same process, alternately: targets a first visit <= 5 s, a later visit <= 1.3x a
+            rollout's (a fresh visitor's: the server has the rollout already, as the run's snapshot). The
+            rollout's handlers answer from the shared store in milliseconds, so this is the server's side only;
+            in a browser both pages' first paint is mostly the page's own start-up (bench/bench_run_page.py)
+    search  a rare word over every rollout (viewer/find/columns.py `searched(t).search(parse_query(word))`): the
+            word bench/make_run.py's `rare_word` holds about once per `--rare-every` rollouts. The search answers
+            once, after every shard (or its time budget); the moment its first hit was located inside it is
+            timed too (not something a caller receives). Targets: first page of hits <= 1 s, the full count <= 5 s
+    public  a public visitor opening the run served as a Hub dataset by the loopback stand-in
+            (tests/support/hub_standin.py, in this process; the visitor in a child): the run page's handlers of a
+            public Service (its opening under viewer/ui/visitor.py's budget): CPU seconds, peak memory, the bytes
+            the Hub served and the budget counted, and what the visitor is told: target <= 2 s CPU, <= 100 MB
+    table   the snapshot itself: first open, a cached reopen, filters and sorts, ten visitors' memory
+    drill   the index's queries and the drill-down from the run page (a group's map, a rollout, Back, another
+            group), which read one group's rows, never the whole run into Python rows (counted)
 
-    .venv/bin/python bench/bench_run_table.py [--dir /tmp/bench-run-1m] [--versions 15625]
+The run is `--run` (default /work/bench-runs/run-1m); when it has no run.json one is written there by
+bench/make_run.py (`--versions 2000 --groups 8 --k 64`: 1,024,000 real rollouts, a few minutes, about 1 GB).
+
+`--baseline-ref REF` measures `stats` and `page` with another commit's code too (main before format 2: 26d0a46),
+alternately with this checkout's, on runs of one shape (`--baseline-shape`, default 2000x8x8 = 128,000 rollouts):
+REF is checked out into a temporary git worktree (removed at the end), its own bench/bench_run_page.py `make_run`
+writes its run (a format-1 JSONL index, run as a subprocess with that checkout on sys.path), bench/make_run.py
+writes this checkout's, and each child imports the code of the checkout it measures. Ratios are this checkout's
+median over the baseline's. (That make_run picks its 8 rewards by `(r + v + g) % k`: k above 8 fails there.)
+
+Prints a short table and a JSON summary (`--json FILE` writes it too).
+
+Measured on the shared 2-core machine (load 1.5-2.3; a 1,024,000-rollout run of bench/make_run.py): stats 4.2 s
+(4.1 s CPU), 679 MB; the run page's first visitor 12.3 s (12.1 s CPU), later ones 80 ms (938 kB) against a
+rollout's 2 ms, 1.3 GB; the rare word (15 rollouts) counted in 3.4 s, its first hit located at 0.2 s but returned
+with the count; the public visitor refused at 24 MiB read (the 384th of 500 shards' keys), 4.5 s CPU for the page
+load's two openings, 80 MB, the Hub serving 2.5x what the budget counted. Against 26d0a46 at 128,000 rollouts
+(load 0.8-1.9, medians of 7): stats 0.44x, first visit 1.09x, later visits 1.32x, page memory 0.96x.
+
+    .venv/bin/python bench/bench_run_table.py [--run /work/bench-runs/run-1m] [--parts stats page search public]
+        [--rounds 3] [--baseline-ref 26d0a46 --baseline-shape 2000x8x8]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-TARGETS = {"first_open_s": 10.0, "reopen_s": 1.0, "query_s": 0.3, "peak_mb": 1024.0}
-SEGMENT = "20270101T000000Z-bench0"  # bench/bench_run_page.py make_run's segment
+TARGETS = {"stats_s": 1.0, "stats_mb": 400.0, "first_visit_s": 5.0, "later_visit_ratio": 1.3, "first_hits_s": 1.0,
+           "search_count_s": 5.0, "public_cpu_s": 2.0, "public_mb": 100.0, "first_open_s": 10.0, "reopen_s": 1.0,
+           "query_s": 0.3, "peak_mb": 1024.0}
+PARTS = ("stats", "page", "search", "public", "table", "drill")
+DEFAULT_RUN = "/work/bench-runs/run-1m"
+HUB_REPO = "bench/run"
+SINGLE = "scripted-smollm2"  # the single rollout a page load opens by default (a bundled example)
 
 
-def measure(folder: str) -> dict:
+# -- measuring, in a child process ---------------------------------------------------------------------------
+
+
+def _mb() -> float:
+    """The process's peak resident memory so far (MB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _now_mb() -> float:
+    """The process's resident memory now (MB): what a part's peak is counted above (the imports' own peak may
+    have been higher than what they keep)."""
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class _Clock:
+    """Wall and CPU seconds (every thread of the process) of a block."""
+
+    def __enter__(self) -> _Clock:
+        self.t, self.c = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall, self.cpu = time.perf_counter() - self.t, time.process_time() - self.c
+
+
+def child_stats(folder: str) -> dict:
+    """(a) The per-version numbers of the run from a cold process."""
+    from rollout_trace.artifact.run_table import run_table
+    from viewer.run_page import version_stats
+
+    base = _now_mb()
+    with _Clock() as c:
+        stats = version_stats(run_table(folder))
+    return {"stats_s": c.wall, "stats_cpu_s": c.cpu, "stats_mb": _mb() - base, "rss_mb": _mb(), "imports_mb": base,
+            "versions": len(stats), "rollouts": sum(s.rollouts for s in stats)}
+
+
+def _page_load(rv: Any, service: Any, src: str) -> dict:
+    """What a page load of `?src=SRC` runs on the server (viewer/ui/app.py `ViewPage.load`): the run page's
+    handler, then the token view's and index's; their wall and CPU seconds and the bytes of what they answer."""
+    params = {"src": src}
+    with _Clock() as c:
+        shown = rv.on_page_load(params)
+        linked = service.rows.page_link(params)
+    size = sum(len(v) for v in (*shown.values(), *linked) if isinstance(v, str))
+    return {"s": c.wall, "cpu_s": c.cpu, "bytes": size, "run_shown": bool(shown.get(rv.column, {}).get("visible"))}
+
+
+def _app(public: bool) -> tuple[Any, Any]:
+    """A Service and RunView as the app makes them (TRL imported first, as the app does at start-up)."""
+    import gradio as gr
+
+    from rollout_trace.analysis.training import import_trl
+    from viewer.ui.run_view import RunView
+    from viewer.ui.service import Service
+
+    import_trl()  # seconds, once, whatever the run
+    service = Service(SINGLE, public=public)
+    rv = RunView(service)
+    with gr.Blocks():
+        rv.render()
+    return service, rv
+
+
+def child_page(folder: str, rounds: int) -> dict:
+    """(b) The run page's handlers for a first visitor and later ones, alternating with a single rollout's."""
+    service, rv = _app(public=False)
+    base = _now_mb()
+    one_first = _page_load(rv, service, SINGLE)
+    run_first = _page_load(rv, service, folder)
+    runs, ones = [], []
+    for _ in range(rounds):
+        runs.append(_page_load(rv, service, folder))
+        ones.append(_page_load(rv, service, SINGLE))
+    med = statistics.median
+    return {"first_visit_s": run_first["s"], "first_visit_cpu_s": run_first["cpu_s"], "run_shown": run_first["run_shown"],
+            "first_visit_bytes": run_first["bytes"], "later_visit_s": med(r["s"] for r in runs),
+            "later_visit_cpu_s": med(r["cpu_s"] for r in runs), "later_visit_bytes": runs[-1]["bytes"],
+            "rollout_first_s": one_first["s"], "rollout_later_s": med(r["s"] for r in ones),
+            "rollout_later_cpu_s": med(r["cpu_s"] for r in ones), "rollout_bytes": ones[-1]["bytes"],
+            "later_visits": [r["s"] for r in runs], "rollout_visits": [r["s"] for r in ones],
+            "page_mb": _mb() - base, "rss_mb": _mb()}
+
+
+def child_search(folder: str, word: str) -> dict:
+    """(c) A rare word over every rollout: open, the search as the panel runs it (its time budget), and when that
+    was cut short, the same search without a budget for the full count."""
+    from rollout_trace.artifact.run_table import run_table
+    from viewer.find.columns import searched
+    from viewer.find.query import parse_query
+
+    base = _now_mb()
+    with _Clock() as opened:
+        t = run_table(folder)
+        find = searched(t)
+        find._allowed(parse_query(word))  # the columns every search reads first (path, version, status)
+    out: dict = {"open_s": opened.wall, "open_cpu_s": opened.cpu, "word": word, "rollouts_in_run": len(t)}
+    located: list[tuple[float, int]] = []  # (seconds since the search began, hits located so far)
+    real = find._locate
+
+    def timed(*a: Any, **k: Any) -> Any:
+        got = real(*a, **k)
+        if got:
+            located.append((time.perf_counter() - began, (located[-1][1] if located else 0) + len(got)))
+        return got
+
+    find._locate = timed  # type: ignore[method-assign]
+    for name, deadline in (("search", None), ("unbounded", 1e18)):
+        q = parse_query(word)
+        located.clear()
+        began = time.perf_counter()
+        with _Clock() as c:
+            res = find.search(q, deadline=None if deadline is None else time.monotonic() + deadline)
+        out[name] = {"s": c.wall, "cpu_s": c.cpu, "rollouts": res.rollouts, "pieces": res.pieces,
+                     "hits_listed": len(res.hits), "partial": res.partial, "budget_s": q.budget_s,
+                     "first_hit_located_s": located[0][0] if located else None,
+                     "page_located_s": located[-1][0] if located else None, "notes": res.notes}
+        if not res.partial:
+            break
+    out["search_mb"] = _mb() - base
+    out["rss_mb"] = _mb()
+    return out
+
+
+def child_public(src: str) -> dict:
+    """(d) A public visitor's page load of the Hub run `src`: the run page's and index's handlers of a public
+    Service, each opening under the visitor's budget (viewer/ui/visitor.py), whose bytes are kept to report."""
+    from viewer.ui import visitor
+
+    budgets: list = []
+    real = visitor.public_budget
+
+    def recorded() -> Any:
+        b = real()
+        budgets.append(b)
+        return b
+
+    visitor.public_budget = recorded  # what open_bounded calls for each opening
+    service, rv = _app(public=True)
+    base = _now_mb()
+    with _Clock() as c:
+        shown = rv.on_page_load({"src": src})
+        linked = service.rows.page_link({"src": src})
+    run, why = service.run_or_why(src)  # the shared collection's answer: from the cache, or opened again
+    page = str(linked.page or "")
+    told = page[page.find("error_html"):][:600] if "error_html" in page else ""
+    return {"public_s": c.wall, "public_cpu_s": c.cpu, "public_mb": _mb() - base, "rss_mb": _mb(),
+            "run_shown": bool(shown.get(rv.column, {}).get("visible")), "opened": run is not None, "why": why,
+            "index_told": told, "budgets": [{"used": b.used, "max_bytes": b.max_bytes, "max_rows": b.max_rows,
+                                             "seconds": round(time.monotonic() - b.started, 1)} for b in budgets]}
+
+
+def child_table(folder: str) -> dict:
+    """The snapshot: first open, a cached reopen, filters and sorts, ten visitors' memory."""
     import pyarrow.compute as pc
 
     from rollout_trace.artifact.run_table import run_table
 
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    base = _now_mb()
     out: dict = {}
-    t, cpu = time.perf_counter(), time.process_time()
-    table = run_table(folder)
-    for col in ("reward", "trained_tokens", "timed_out", "trained"):
-        table.per_version(col)
-    out["first_open_s"] = time.perf_counter() - t
-    out["first_open_cpu_s"] = time.process_time() - cpu
-    out["rollouts"] = len(table)
-    out["versions"] = table.per_version("reward").num_rows
-    t = time.perf_counter()
-    again = run_table(folder)
-    for col in ("reward", "trained_tokens", "timed_out", "trained"):
-        again.per_version(col)
-    out["reopen_s"] = time.perf_counter() - t
+    columns = ("reward", "trained_tokens", "timed_out", "trained")
+    with _Clock() as c:
+        table = run_table(folder)
+        for col in columns:
+            table.per_version(col)
+    out.update(first_open_s=c.wall, first_open_cpu_s=c.cpu, rollouts=len(table),
+               versions=table.per_version("reward").num_rows)
+    with _Clock() as c:
+        again = run_table(folder)
+        for col in columns:
+            again.per_version(col)
+    out["reopen_s"] = c.wall
+    top = out["versions"]
+    task = pc.unique(pc.cast(again.column("task_id"), "string"))[0].as_py()
     queries = {
         "filter reward>0.5, first page": dict(where=pc.field("reward") > 0.5),
         "sort by reward desc, page 3": dict(sort=[("reward", "descending")], offset=100),
-        "filter version range + sort by tokens": dict(where=(pc.field("policy_version") >= 5000) &
-                                                      (pc.field("policy_version") < 6000),
-                                                      sort=[("trained_tokens", "descending")]),
-        "filter task + sort by version": dict(where=pc.field("task_id") == f"{5:040x}",
-                                              sort=[("policy_version", "ascending")]),
+        "filter a tenth of the versions + sort by tokens": dict(
+            where=(pc.field("policy_version") >= top // 4) & (pc.field("policy_version") < top // 4 + top // 10),
+            sort=[("trained_tokens", "descending")]),
+        "filter task + sort by version": dict(where=pc.field("task_id") == task, sort=[("policy_version", "ascending")]),
     }
     out["queries"] = {}
     for name, q in queries.items():
         t = time.perf_counter()
-        total, rows = again.page(limit=50, **q)
+        total, _ = again.page(limit=50, **q)
         out["queries"][name] = (time.perf_counter() - t, total)
     again.page(sort=[("reward", "descending")], offset=200)  # the order is kept: a later page is a slice
     t = time.perf_counter()
     total, _ = again.page(sort=[("reward", "descending")], offset=400)
     out["queries"]["sort by reward desc, a later page"] = (time.perf_counter() - t, total)
     out["query_s"] = max(v[0] for v in out["queries"].values())
-    one = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    one = _mb()
     threads = [threading.Thread(target=lambda: (run_table(folder).per_version("reward"),
                                                 run_table(folder).page(sort=[("reward", "ascending")])))
                for _ in range(10)]
@@ -78,156 +273,328 @@ def measure(folder: str) -> dict:
         th.start()
     for th in threads:
         th.join()
-    ten = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["peak_mb"] = one - base
-    out["ten_visitors_ratio"] = (ten - base) / max(1.0, one - base)
+    out["ten_visitors_ratio"] = (_mb() - base) / max(1.0, one - base)
     return out
 
 
-def measure_page(folder: str) -> dict:
-    """The run page's handlers as a visitor's page load calls them (head and body, then the run's index)."""
+def child_drill(folder: str) -> dict:
+    """The index's queries, following a task, and the drill-down from the run page; how many times the whole run
+    was read into Python rows (rollout_trace/artifact/run.py `rows_of` of every row)."""
     from types import SimpleNamespace
 
-    import gradio as gr
-
-    from viewer.ui.run_view import RunView
-    from viewer.ui.service import Service
-
-    service = Service(folder, public=False)
-    rv = RunView(service)
-    with gr.Blocks():
-        rv.render()
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    out: dict = {}
-    for who in ("first", "second"):
-        t, cpu = time.perf_counter(), time.process_time()
-        rv.show(folder, {})
-        service.rows.index_page(folder, {})
-        out[f"page_{who}_s"] = time.perf_counter() - t
-        out[f"page_{who}_cpu_s"] = time.process_time() - cpu
-    out["index"] = {}
-    for query in ({"sort": "-reward"}, {"kind": "group", "sort": "-policy_version", "page": "3"},
-                  {"task": f"{5:040x}"[:12]}, {"q": "task 5]", "sort": "tokens"}, {"timed_out": "no", "tool": "bash"}):
-        t = time.perf_counter()
-        got = service.rows.index_page(folder, query)
-        out["index"]["&".join(f"{k}={v}" for k, v in query.items())] = (time.perf_counter() - t, got.matched)
-    t = time.perf_counter()
-    rv.on_task(SimpleNamespace(_data={"action": "task", "src": folder, "task": f"{5:040x}", "version": "7"}))
-    out["index"]["follow a task (body with its track)"] = (time.perf_counter() - t, 0)
-    out["page_query_s"] = max(v[0] for v in out["index"].values())
-    out["page_peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - base
-    out.update(measure_drill(service, folder))
-    return out
-
-
-def _bench_group(folder: str, version: int) -> str:
-    """The first group of `version` in the synthetic run, with the bundled run's first group's rollout folders
-    copied in (the synthetic run writes no folders): a rollout of it opens as a real one."""
-    import shutil
-
-    from rollout_trace.artifact.sources import EXAMPLES_DIR
-
-    group = f"groups/{SEGMENT}-v{version:06d}-g{(version - 1) * 8:06d}"
-    target = Path(folder) / group
-    if not target.exists():
-        source = next((EXAMPLES_DIR / "trl-run" / "groups").iterdir())
-        shutil.copytree(source, target)
-    return group
-
-
-def measure_drill(service, folder: str) -> dict:
-    """Drill-down from the run page: a group's map, a rollout of it, Back to the run's index, another group,
-    and the rows the text search reads; and how many times the whole run was read into Python rows."""
     import msgspec
+    import pyarrow.compute as pc
 
     import rollout_trace.artifact.run as run_module
-    from rollout_trace.analysis.training import import_trl
+    import rollout_trace.artifact.run_part as part_module
+    from rollout_trace.artifact.run_table import run_table
     from viewer.contract import Initial
     from viewer.index.contract import IndexPage
 
-    import_trl()  # as the app does at start-up: seconds, once, whatever the run
+    service, rv = _app(public=False)
+    base = _now_mb()
+    out: dict = {"index": {}, "drill": {}}
+    with _Clock() as c:
+        rv.on_page_load({"src": folder})
+        service.rows.page_link({"src": folder})
+    out["page_s"] = c.wall
+    t = run_table(folder)
+    task = pc.unique(pc.cast(t.column("task_id"), "string"))[0].as_py()
+    for query in ({"sort": "-reward"}, {"kind": "group", "sort": "-policy_version", "page": "3"},
+                  {"task": task[:12]}, {"q": "task 1]", "sort": "tokens"}, {"timed_out": "no", "tool": "bash"}):
+        with _Clock() as c:
+            got = service.rows.index_page(folder, query)
+        out["index"]["&".join(f"{k}={v}" for k, v in query.items())] = (c.wall, got.matched)
+    with _Clock() as c:
+        rv.on_task(SimpleNamespace(_data={"action": "task", "src": folder, "task": task, "version": "7"}))
+    out["index"]["follow a task (body with its track)"] = (c.wall, 0)
+    out["page_query_s"] = max(v[0] for v in out["index"].values())
 
-    reads: list[int] = []
-    real = run_module.read_run
+    whole: list[int] = []
+    real = run_module.rows_of
 
-    def counted(*a, **k):
-        reads.append(1)
-        return real(*a, **k)
+    def counted(table: Any, at: Any = None) -> Any:
+        if at is None:
+            whole.append(1)
+        return real(table, at)
 
-    run_module.read_run = counted
-    from rollout_trace.artifact.run_table import run_table
-
-    versions = run_table(folder).per_version("reward")["version"].to_pylist()
-    group, other = (_bench_group(folder, versions[len(versions) * k // 16]) for k in (7, 12))
+    run_module.rows_of = part_module.rows_of = counted  # type: ignore[assignment]
+    versions = t.per_version("reward")["version"].to_pylist()
+    group, other = (t.page(pc.field("policy_version") == versions[len(versions) * k // 16], limit=1,
+                           columns=["group"])[1][0]["group"] for k in (7, 12))
     steps = {
-        "open a group (its map, 8 rollouts)": lambda: service.rows.open_row(folder, group, {}, Initial()),
+        "open a group (its map)": lambda: service.rows.open_row(folder, group, {}, Initial()),
         "open a rollout of it (token view)": lambda: service.rows.open_row(folder, group, {}, Initial(), 1),
         "back to the run's index": lambda: service.rows.index_page(folder, {}),
         "open another group": lambda: service.rows.open_row(folder, other, {}, Initial()),
         "the same group again": lambda: service.rows.open_row(folder, other, {}, Initial()),
-        "the text search's rows (first 20,000)": lambda: service.find_source(folder),
     }
-    out: dict = {"drill": {}}
     for name, step in steps.items():
-        t, cpu = time.perf_counter(), time.process_time()
-        got = step()
+        with _Clock() as c:
+            got = step()
         view, page = getattr(got, "view", None), getattr(got, "page", None)
         ok = not (page and msgspec.json.decode(page, type=IndexPage).error_html) and \
             not (isinstance(view, str) and '"error_html"' in view[:200] and "tv-cleared" not in view[:200])
-        out["drill"][name] = (time.perf_counter() - t, time.process_time() - cpu, ok)
-    out["drill_whole_reads"] = len(reads)
-    run_module.read_run = real
+        out["drill"][name] = (c.wall, c.cpu, ok)
+    out["drill_whole_reads"] = len(whole)
+    out["drill_mb"] = _mb() - base
     return out
+
+
+def child(part: str, folder: str, rounds: int, word: str) -> dict:
+    if part == "stats":
+        return child_stats(folder)
+    if part == "page":
+        return child_page(folder, rounds)
+    if part == "search":
+        return child_search(folder, word)
+    if part == "public":
+        return child_public(folder)
+    if part == "table":
+        return child_table(folder)
+    return child_drill(folder)
+
+
+# -- the parent: runs, children, baseline, report ----------------------------------------------------------
+
+
+def run_child(part: str, folder: str, code: Path = ROOT, rounds: int = 5, word: str = "",
+              env: dict[str, str] | None = None) -> dict:
+    """`part` measured in a child process importing the code of the checkout at `code`; its usage beside."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        out = Path(f.name)
+    try:
+        cmd = [sys.executable, __file__, "--child", part, "--code", str(code), "--run", folder, "--rounds", str(rounds),
+               "--word", word, "--out", str(out)]
+        t = time.perf_counter()
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if done.returncode:
+            raise SystemExit(f"{part} ({code}) failed:\n{done.stderr[-3000:]}")
+        got = json.loads(out.read_text())
+        got["process_s"] = time.perf_counter() - t
+        return got
+    finally:
+        out.unlink(missing_ok=True)
+
+
+def ensure_run(folder: Path, versions: int, groups: int, k: int, rare_every: int) -> None:
+    if (folder / "run.json").exists():
+        return
+    sys.path.insert(0, str(ROOT))
+    from bench.make_run import make
+
+    print(f"writing {versions} x {groups} x {k} rollouts into {folder} (bench/make_run.py)", flush=True)
+    print(json.dumps(make(folder, versions, groups, k, rare_every)), flush=True)
+
+
+def the_rare_word() -> str:
+    sys.path.insert(0, str(ROOT))
+    from bench.make_run import rare_word, templates
+
+    return rare_word(templates())[0]
+
+
+def hub_env(url: str, cache: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_TOKEN")}
+    return {**env, "HF_ENDPOINT": url, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "0",
+            "HF_HUB_DISABLE_PROGRESS_BARS": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "TRL_EXPERIMENTAL_SILENCE": "1"}
+
+
+def measure_public(folder: Path) -> dict:
+    """(d): the run served as a Hub dataset by the stand-in in this process, the visitor in a child."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from support.hub_standin import HubStandIn
+
+    with tempfile.TemporaryDirectory(prefix="bench-hub-") as tmp, HubStandIn({HUB_REPO: folder}) as hub:
+        got = run_child("public", HUB_REPO, env=hub_env(hub.url, Path(tmp) / "cache"))
+        paths = hub.paths("GET")
+        got["hub_bytes"] = sum(hub.served.values())
+        got["hub_requests"] = len(hub.requests)
+        got["hub_range_reads"] = {d: len([p for p in paths if f"/{d}/" in p]) for d in ("rollouts", "files", "consumed")}
+        got["hub_shards_read"] = len({p for p in hub.served if p.startswith("rollouts/")})
+    return got
+
+
+def baseline(ref: str, shape: tuple[int, int, int], rounds: int) -> dict:
+    """`stats` and `page` with REF's code on its own format-1 run and with this checkout's on a format-2 run of
+    the same shape, alternately; medians and ratios (this checkout / REF)."""
+    v, g, k = shape
+    with tempfile.TemporaryDirectory(prefix="bench-baseline-") as tmp:
+        tree, old_run, new_run = Path(tmp) / "tree", Path(tmp) / "run-format1", Path(tmp) / "run-format2"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref], check=True,
+                       capture_output=True)
+        try:
+            t = time.perf_counter()
+            made = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; sys.path.insert(0, "
+                                   "sys.argv[1]); from bench.bench_run_page import make_run; "
+                                   "print(make_run(Path(sys.argv[2]), *map(int, sys.argv[3:])))",
+                                   str(tree), str(old_run), str(v), str(g), str(k)],
+                                  cwd=tree, check=True, capture_output=True, text=True)
+            old_s = time.perf_counter() - t
+            ensure_run(new_run, v, g, k, 0)
+            print(f"baseline {ref}: {int(made.stdout.split()[-1]):,} rollouts written by its own make_run in "
+                  f"{old_s:.0f} s; this checkout's run of the same shape by bench/make_run.py", flush=True)
+            got: dict[str, dict[str, list[dict]]] = {"baseline": {"stats": [], "page": []}, "new": {"stats": [], "page": []}}
+            for _ in range(rounds):  # alternately: REF, this checkout, REF, ...
+                for side, code, run in (("baseline", tree, old_run), ("new", ROOT, new_run)):
+                    for part in ("stats", "page"):
+                        got[side][part].append(run_child(part, str(run), code))
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "prune"], capture_output=True)
+    med = statistics.median
+    out: dict = {"ref": ref, "shape": f"{v}x{g}x{k}", "rollouts": v * g * k, "rounds": rounds}
+    keys = {"stats": ("stats_s", "stats_cpu_s", "stats_mb"),
+            "page": ("first_visit_s", "first_visit_cpu_s", "later_visit_s", "later_visit_cpu_s", "rollout_later_s",
+                     "page_mb")}
+    for part, names in keys.items():
+        for name in names:
+            old, new = (med(x[name] for x in got[side][part]) for side in ("baseline", "new"))
+            out[name] = {"baseline": old, "new": new, "ratio": new / old if old else None}
+    return out
+
+
+def _pass(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def _vs(key: str, value: float, unit: str = "s", ok: bool = True) -> str:
+    """`value` against its target: "[<= 1 s PASS]"."""
+    return f"[<= {TARGETS[key]:g}{'x' if unit == 'x' else ' ' + unit} {_pass(ok and value <= TARGETS[key])}]"
+
+
+def report(s: dict) -> None:
+    """The short table."""
+    print(f"\nrun {s['run']}" + (f": {s['rollouts']:,} rollouts" if "rollouts" in s else "")
+          + f"; load average while measuring {s['load']}")
+    if "stats" in s:
+        r = s["stats"]
+        print(f"(a) per-version numbers, cold process (median of {len(r['all'])}): {r['stats_s']:.2f} s wall "
+              f"{_vs('stats_s', r['stats_s'])}, {r['stats_cpu_s']:.2f} s CPU, {r['stats_mb']:.0f} MB above imports "
+              f"{_vs('stats_mb', r['stats_mb'], 'MB')} ({r['rss_mb']:.0f} MB peak resident), {r['versions']:,} versions")
+    if "page" in s:
+        r = s["page"]
+        ratio = r["later_visit_s"] / r["rollout_later_s"]
+        print(f"(b) run page handlers: first visitor {r['first_visit_s']:.2f} s ({r['first_visit_cpu_s']:.2f} s CPU) "
+              f"{_vs('first_visit_s', r['first_visit_s'])}; later {r['later_visit_s'] * 1000:.0f} ms "
+              f"({r['later_visit_cpu_s'] * 1000:.0f} ms CPU, {r['later_visit_bytes'] / 1e3:.0f} kB) against a rollout's "
+              f"{r['rollout_later_s'] * 1000:.0f} ms (its first {r['rollout_first_s']:.2f} s): {ratio:.2f}x "
+              f"{_vs('later_visit_ratio', ratio, 'x')}; {r['page_mb']:.0f} MB above imports")
+    if "search" in s:
+        r = s["search"]
+        print(f"(c) search for {r['word']!r} (opening the run's columns first: {r['open_s']:.2f} s):")
+        if r["search"]["rollouts"] > r["rollouts_in_run"] // 100:
+            print("    (not rare in this run: it was written before bench/make_run.py drew the text holding it rarely)")
+        for name in ("search", "unbounded"):
+            if name in r:
+                x = r[name]
+                first = x["first_hit_located_s"]
+                cut = f" (cut short by its {x['budget_s']:g} s budget)" if x["partial"] else ""
+                print(f"    {'as the panel runs it' if name == 'search' else 'without a time budget':<22} "
+                      f"{x['s']:.2f} s ({x['cpu_s']:.2f} s CPU): {x['rollouts']:,} rollouts{cut}; first hit located "
+                      f"inside it at {'-' if first is None else format(first, '.2f') + ' s'}, returned at the end: "
+                      f"first hits {_vs('first_hits_s', x['s'])} (the search returns once), full count "
+                      f"{_vs('search_count_s', x['s'], ok=not x['partial'])}")
+    if "public" in s:
+        r = s["public"]
+        print(f"(d) public visitor of the run on the Hub stand-in: {r['public_cpu_s']:.2f} s CPU "
+              f"{_vs('public_cpu_s', r['public_cpu_s'])}, {r['public_s']:.1f} s wall, {r['public_mb']:.0f} MB above "
+              f"imports {_vs('public_mb', r['public_mb'], 'MB')}; the Hub served {r['hub_bytes'] / 2**20:.1f} MiB in "
+              f"{r['hub_requests']} requests ({r['hub_shards_read']} rollouts shards read; range reads "
+              f"{r['hub_range_reads']})")
+        used = ", ".join(f"{b['used'] / 2**20:.1f} of {b['max_bytes'] / 2**20:.0f} MiB in {b['seconds']:g} s"
+                         for b in r["budgets"])
+        print(f"    {'opened' if r['opened'] else 'not opened'}; {len(r['budgets'])} openings, each under its own budget "
+              f"(read: {used}); the visitor is told: {r['why'] or '(nothing)'}")
+    if "table" in s:
+        r = s["table"]
+        print(f"snapshot: first open {r['first_open_s']:.2f} s ({r['first_open_cpu_s']:.2f} s CPU) "
+              f"{_vs('first_open_s', r['first_open_s'])}, reopen {r['reopen_s']:.3f} s {_vs('reopen_s', r['reopen_s'])}, "
+              f"slowest query {r['query_s']:.3f} s {_vs('query_s', r['query_s'])}, {r['peak_mb']:.0f} MB "
+              f"{_vs('peak_mb', r['peak_mb'], 'MB')}, ten visitors' memory {r['ten_visitors_ratio']:.2f}x one's")
+        for name, (sec, total) in r["queries"].items():
+            print(f"    {name:<48} {sec * 1000:7.1f} ms  ({total:,} rows match)")
+    if "drill" in s:
+        r = s["drill"]
+        print(f"index queries and drill-down (after a page load of {r['page_s']:.2f} s; {r['drill_mb']:.0f} MB):")
+        for name, (sec, total) in r["index"].items():
+            print(f"    {name:<48} {sec * 1000:7.1f} ms  ({total:,} rows match)")
+        for name, (sec, cpu, ok) in r["drill"].items():
+            print(f"    {name:<48} {sec * 1000:7.1f} ms  [{cpu:.2f} s CPU]{'' if ok else '  (an error value)'}")
+        print(f"    the whole run read into Python rows: {r['drill_whole_reads']} times (target 0) "
+              f"{_pass(r['drill_whole_reads'] == 0)}")
+    if "baseline" in s:
+        b = s["baseline"]
+        print(f"against {b['ref']} at {b['shape']} ({b['rollouts']:,} rollouts), medians of {b['rounds']} "
+              "alternating cold processes each (this checkout / baseline):")
+        for name, x in b.items():
+            if isinstance(x, dict):
+                unit, k = ("MB", 1) if name.endswith("_mb") else ("ms", 1000)
+                ratio = "-" if x["ratio"] is None else f"{x['ratio']:.2f}x"
+                print(f"    {name:<20} {x['baseline'] * k:9.0f} {unit} -> {x['new'] * k:9.0f} {unit}  {ratio}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dir", default="/tmp/bench-run-1m")
-    ap.add_argument("--versions", type=int, default=15625)
-    ap.add_argument("--child", choices=("table", "page"), help=argparse.SUPPRESS)
+    ap.add_argument("--run", default=DEFAULT_RUN)
+    ap.add_argument("--versions", type=int, default=2000, help="of the run written when --run holds none")
+    ap.add_argument("--groups", type=int, default=8)
+    ap.add_argument("--k", type=int, default=64)
+    ap.add_argument("--rare-every", type=int, default=100_000)
+    ap.add_argument("--parts", nargs="*", choices=PARTS, default=list(PARTS), help="none: the baseline only")
+    ap.add_argument("--rounds", type=int, default=3, help="cold processes of stats (and of each baseline part)")
+    ap.add_argument("--baseline-ref", help="measure stats and page with this commit's code too (26d0a46: main "
+                                           "before format 2)")
+    ap.add_argument("--baseline-shape", default="2000x8x8", help="VERSIONSxGROUPSxK of the baseline's runs")
+    ap.add_argument("--json", type=Path, help="write the summary here too")
+    ap.add_argument("--child", choices=PARTS, help=argparse.SUPPRESS)
+    ap.add_argument("--code", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--word", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        sys.stdout.write(json.dumps((measure if args.child == "table" else measure_page)(args.dir)))
+        sys.path.insert(0, str(args.code))  # the checkout whose code this child measures
+        args.out.write_text(json.dumps(child(args.child, args.run, args.rounds, args.word)))
         return
-    folder = Path(args.dir)
-    if not (folder / "run.json").exists():
-        from bench.bench_run_page import make_run
+    folder = Path(args.run)
+    ensure_run(folder, args.versions, args.groups, args.k, args.rare_every)
+    summary: dict = {"run": str(folder), "targets": TARGETS}
+    loads: list[float] = []
 
-        t = time.perf_counter()
-        n = make_run(folder, versions=args.versions)
-        print(f"wrote {n:,} rollouts into {folder} in {time.perf_counter() - t:.0f} s")
-    size = sum(p.stat().st_size for p in (folder / "index").iterdir()) / 1e6
-    def child(part: str) -> dict:
-        return json.loads(subprocess.run([sys.executable, __file__, "--child", part, "--dir", str(folder)],
-                                         check=True, capture_output=True, text=True).stdout)
+    def load() -> None:
+        loads.append(os.getloadavg()[0])
 
-    got = child("table")
-    print(f"run: {got['rollouts']:,} rollouts, {got['versions']:,} versions, index {size:.0f} MB")
-    for key, target in TARGETS.items():
-        unit = "MB" if key.endswith("mb") else "s"
-        cpu_key = key.removesuffix("_s") + "_cpu_s"
-        cpu = f"  [{got[cpu_key]:.1f} s CPU]" if cpu_key in got else ""
-        print(f"  {key:<14} {got[key]:8.3f} {unit}  (target <= {target:g} {unit}) "
-              f"{'PASS' if got[key] <= target else 'MISS'}{cpu}")
-    for name, (s, total) in got["queries"].items():
-        print(f"    {name:<40} {s * 1000:7.1f} ms  ({total:,} rows match)")
-    r = got["ten_visitors_ratio"]
-    print(f"  ten visitors' memory / one's  {r:.2f}x  (target <= 1.2x) {'PASS' if r <= 1.2 else 'MISS'}")
-    page = child("page")
-    print("run page handlers (RunView.show + the run's collection index page):")
-    for who in ("first", "second"):
-        print(f"  {who} visitor  {page[f'page_{who}_s']:8.3f} s  [{page[f'page_{who}_cpu_s']:.1f} s CPU]")
-    for name, (s, total) in page["index"].items():
-        print(f"    {name:<40} {s * 1000:7.1f} ms  ({total:,} rows match)")
-    print(f"  slowest page query {page['page_query_s'] * 1000:.0f} ms (target <= 300 ms) "
-          f"{'PASS' if page['page_query_s'] <= 0.3 else 'MISS'}; server memory {page['page_peak_mb']:.0f} MB "
-          f"(target <= 1024 MB) {'PASS' if page['page_peak_mb'] <= 1024 else 'MISS'}")
-    print(f"drill-down from the run page (beside the first open's {got['first_open_s']:.2f} s):")
-    for name, (s, cpu, ok) in page["drill"].items():
-        print(f"    {name:<40} {s * 1000:7.1f} ms  [{cpu:.2f} s CPU]  {s / got['first_open_s']:6.1%} of the first open"
-              f"{'' if ok else '  (an error value)'}")
-    print(f"  the whole run read into Python rows (read_run): {page['drill_whole_reads']} times (target 0) "
-          f"{'PASS' if page['drill_whole_reads'] == 0 else 'MISS'}")
+    load()
+    if "stats" in args.parts:
+        runs = [run_child("stats", str(folder)) for _ in range(args.rounds)]
+        load()
+        mid = sorted(runs, key=lambda r: r["stats_s"])[len(runs) // 2]
+        summary["stats"] = {**mid, "all": [r["stats_s"] for r in runs]}
+        summary["rollouts"] = mid["rollouts"]
+    if "page" in args.parts:
+        summary["page"] = run_child("page", str(folder))
+        load()
+    if "search" in args.parts:
+        summary["search"] = run_child("search", str(folder), word=the_rare_word())
+        summary["rollouts"] = summary["search"]["rollouts_in_run"]
+        load()
+    if "public" in args.parts:
+        summary["public"] = measure_public(folder)
+        load()
+    for part in ("table", "drill"):
+        if part in args.parts:
+            summary[part] = run_child(part, str(folder))
+            load()
+    if args.baseline_ref:
+        v, g, k = (int(x) for x in args.baseline_shape.lower().split("x"))
+        summary["baseline"] = baseline(args.baseline_ref, (v, g, k), args.rounds)
+        load()
+    summary["load"] = f"{min(loads):.1f}-{max(loads):.1f} (1-minute, {os.cpu_count()} cores)"
+    report(summary)
+    print(json.dumps(summary, default=str))
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2, default=str))
 
 
 if __name__ == "__main__":

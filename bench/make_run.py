@@ -8,15 +8,17 @@ renumbered, its reward drawn around a per-version mean that rises and falls so c
 TRL's z-score within its group; its files still name the bundled rollout's place, so `viewer check` of a synthetic
 run names each rollout's files as another's), written a group at a time by rollout_trace/artifact/run_shards.py's ShardWriter
 into the segment's tail and sealed into Parquet shards, as the recorder writes. The consumption table gives each
-row a fate: trained at a step for most versions, the newest versions' rows read ahead or still in the queue. One
-bundled rollout (the rarest template) is drawn about once per `--rare-every` rollouts, so a word only it holds is
-rare in the run (what a search benchmark looks for).
+row a fate: trained at a step for most versions, the newest versions' rows read ahead or still in the queue. The
+bundled rollouts whose text holds a word no other bundled rollout's text holds (`rare_word`: "expected", in the
+answers that finish the task) are drawn about once per `--rare-every` rollouts (0: never), so that word is rare in
+the run (what a search benchmark looks for); every other rollout is one of the rest.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 import time
@@ -43,6 +45,23 @@ def templates() -> pa.Table:
     return t.rows_of(rows, ROLLOUTS.names)
 
 
+def rare_word(base: pa.Table) -> tuple[str, np.ndarray]:
+    """A word (4+ letters) the text of some bundled rollouts holds and no other's holds, even inside a longer word
+    (a search matches a substring, in any case), and which rollouts hold it: the fewest that have such a word.
+    Many bundled rollouts share one text (a replay), so the rare part of the run is a text, never a single row."""
+    texts = ["\n".join(x or ()).lower() for x in base["text"].to_pylist()]
+    best: tuple[str, np.ndarray] | None = None
+    for text in sorted(set(texts)):
+        others = [o for o in set(texts) if o != text]
+        words = sorted(w for w in set(re.findall(r"[a-z]{4,}", text)) if not any(w in o for o in others))
+        rows = np.array([i for i, x in enumerate(texts) if x == text])
+        if words and (best is None or len(rows) < len(best[1])):
+            best = (max(words, key=len), rows)
+    if best is None:
+        raise SystemExit("no bundled rollout's text holds a word the others do not: nothing to make rare")
+    return best
+
+
 def advantages(rewards: np.ndarray) -> np.ndarray:
     """TRL's GRPO advantage per group (rows of `rewards`): (r - mean) / (std + 1e-4), as rollout_trace/artifact/group.py."""
     from rollout_trace.artifact.group import grpo_advantages
@@ -67,7 +86,7 @@ def make(out: Path, versions: int, groups: int, k: int, rare_every: int, seed: i
     rng = np.random.default_rng(seed)
     base = templates()
     n_t = base.num_rows
-    rare = int(np.argmin([len(x or b"") for x in base["file_trace"].to_pylist()]))  # one template made rare
+    word, rare = rare_word(base)
     weights = np.ones(n_t)
     weights[rare] = 0.0
     weights /= weights.sum()
@@ -94,7 +113,7 @@ def make(out: Path, versions: int, groups: int, k: int, rare_every: int, seed: i
         for _ in range(groups):
             pick = rng.choice(n_t, size=k, p=weights)
             if rare_every and rng.random() < k / rare_every:
-                pick[0] = rare
+                pick[0] = rare[0]
             g = base.take(pa.array(pick))
             rewards = np.clip(rng.normal(means[v - 1], 0.4, size=k), -0.1, 1.1).round(3)
             adv = advantages(rewards[None, :])[0]
@@ -138,7 +157,7 @@ def make(out: Path, versions: int, groups: int, k: int, rare_every: int, seed: i
     (out / SEGMENTS_DIR / f"{SEGMENT}.end.json").write_bytes(encode_file(SegmentEnd(
         segment=SEGMENT, ended_at="2027-01-02T00:00:00.000Z", groups_written=gid, groups_lost=0, write_errors=0,
         rollouts_never_scored=0, writer_busy_s=0.0, handoff_s=0.0, max_queued_samples=0)))
-    return {"rollouts": versions * groups * k, "groups": gid, "shards": len(rollouts.sealed),
+    return {"rollouts": versions * groups * k, "groups": gid, "shards": len(rollouts.sealed), "rare_word": word,
             "seconds": round(time.perf_counter() - t0, 1),
             "mb": round(sum(f.stat().st_size for f in out.rglob("*") if f.is_file()) / 2**20, 1)}
 
@@ -149,7 +168,7 @@ if __name__ == "__main__":
     ap.add_argument("--versions", type=int, default=2000)
     ap.add_argument("--groups", type=int, default=8)
     ap.add_argument("--k", type=int, default=64)
-    ap.add_argument("--rare-every", type=int, default=100_000, help="the rare template about once per this many rollouts")
+    ap.add_argument("--rare-every", type=int, default=100_000, help="the rare text about once per this many rollouts")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     print(json.dumps(make(a.out, a.versions, a.groups, a.k, a.rare_every, a.seed)))
