@@ -6,7 +6,7 @@ Every rollout is a real one: a row of examples/trl-run (its files, token ids, lo
 findings as recorded), placed at its synthetic version, group and index (its names and TRL's row ordinals
 renumbered, its reward drawn around a per-version mean that rises and falls so curves have a shape, its advantage
 TRL's z-score within its group; its files still name the bundled rollout's place, so `viewer check` of a synthetic
-run names each rollout's files as another's), written a group at a time by rollout_trace/artifact/run_shards.py's ShardWriter
+run names each rollout's files as another's), written a group at a time by rollout_trace/artifact/run_shards.py's RolloutWriter
 into the segment's tail and sealed into Parquet shards, as the recorder writes. The consumption table gives each
 row a fate: trained at a step for most versions, the newest versions' rows read ahead or still in the queue. The
 bundled rollouts whose text holds a word no other bundled rollout's text holds (`rare_word`: "expected", in the
