@@ -469,21 +469,40 @@ def task_choices(run: RunLike, limit: int = 200) -> list[TaskChoice]:
     return t.memo(f"task_choices:{limit}", lambda: _task_choices(t, limit))
 
 
+def _codes_of(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """A text column as (each row's number in its distinct values, -1 for null; those values), through its
+    dictionaries when it is dictionary-encoded (never a Python string per row)."""
+    encoded = col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
+    encoded = encoded.unify_dictionaries() if isinstance(encoded, pa.ChunkedArray) else pa.chunked_array([encoded])
+    values = encoded.chunk(0).dictionary if encoded.num_chunks else pa.array([], pa.string())
+    codes = np.concatenate([pc.fill_null(c.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+                            for c in encoded.chunks]) if encoded.num_chunks else np.zeros(0, np.int64)
+    return codes, values
+
+
 def _task_choices(t: RunTable, limit: int) -> list[TaskChoice]:
     if not len(t):
         return []
-    text = lambda name: pc.cast(t.table[name], pa.string())  # noqa: E731
-    keys = pa.table({"s": text("segment"), "v": t.table["policy_version"], "g": t.table["group_id"]})
-    order = pc.sort_indices(keys, sort_keys=[("s", "ascending"), ("v", "ascending"), ("g", "ascending")])
-    tasks = pa.table({"task": pc.take(text("task_id"), order), "title": pc.take(text("title"), order),
-                      "version": pc.take(t.table["policy_version"], order),
-                      "at": pa.array(np.arange(len(t), dtype=np.int64))}).filter(
-        pc.is_valid(pc.take(t.table["task_id"], order)))
-    agg = tasks.group_by("task", use_threads=False).aggregate([("version", "count_distinct"), ("at", "min")])
-    titles = pc.take(tasks["title"], pc.index_in(agg["at_min"], tasks["at"]))
-    seen = sorted(zip(agg["task"].to_pylist(), titles.to_pylist(), agg["version_count_distinct"].to_pylist(),
-                      agg["at_min"].to_pylist(), strict=True), key=lambda x: (-(x[2] > 1), x[3]))
-    return [TaskChoice(tid, title, n) for tid, title, n, _ in seen[:limit]]
+    task, tasks = _codes_of(t.column("task_id"))
+    title, titles = _codes_of(t.column("title"))
+    version = pc.fill_null(t.column("policy_version"), -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    # the run's order (segment, version, group), as `open_run` lists it: a task's first row in it gives its title
+    order = np.lexsort((t.group_keys() & (2**40 - 1), version, t.group_keys() >> 40))
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    has = task >= 0
+    first = np.full(len(tasks), len(order), np.int64)
+    np.minimum.at(first, task[has], rank[has])
+    pairs = np.unique(task[has] * 2**40 + version[has])
+    versions = np.bincount(pairs >> 40, minlength=len(tasks))
+    seen = [k for k in range(len(tasks)) if first[k] < len(order)]
+    seen.sort(key=lambda k: (versions[k] <= 1, first[k]))
+    task_text, title_text = tasks.to_pylist(), titles.to_pylist()
+    out = []
+    for k in seen[:limit]:
+        at = order[first[k]]
+        out.append(TaskChoice(task_text[k], title_text[title[at]] if title[at] >= 0 else "", int(versions[k])))
+    return out
 
 
 def task_track(run: RunLike, task_id: str) -> TaskTrack | None:
