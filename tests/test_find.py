@@ -282,3 +282,44 @@ def test_the_panel_indexes_a_hub_source_only_when_asked():
     finally:
         panel.cache.close()
         local.close()
+
+
+def test_a_runs_first_hits_come_at_once_and_the_rest_adds_up_to_the_whole_search(tmp_path, monkeypatch):
+    """The panel asks a run for its first hits (`first`: the search stops between shards once it has some) and then
+    for the rest from where it stopped (`after`); the two answers' counts add up to one whole search's, the hits
+    concatenate to its hits, and a collection's index answers whole (no `resume`)."""
+    import dataclasses
+
+    from rollout_trace.artifact.run_table import run_table
+    from support.run_tables import write_run
+    from viewer.find import answers, columns
+    from viewer.find.columns import searched
+
+    t = run_table(write_run(tmp_path / "run", seal_rows=8))  # the bundled run in shards of 8 rollouts
+    assert len(t.shards) >= 4
+    index = searched(t)
+    req = {"pattern": "Wrote file", "limit": 5}
+    whole = answers.search(index, req, public=False)
+    assert whole.resume is None and whole.rollouts > 5
+    monkeypatch.setattr(columns, "FIRST_S", 0.0)  # a slow machine: the first answer returns after its first hit
+    first = answers.search(index, {**req, "first": True}, public=False)
+    assert first.resume is not None and 0 < first.rollouts < whole.rollouts and first.hits
+    rest = answers.search(index, {**req, "after": first.resume}, public=False)
+    assert rest.resume is None and first.rollouts + rest.rollouts == whole.rollouts
+    per = dict(first.per_version)
+    for v, n in rest.per_version.items():
+        per[v] = per.get(v, 0) + n
+    assert per == whole.per_version
+    assert (first.hits + rest.hits)[:5] == whole.hits
+    assert all(f"-g{h.group:06d}/" in h.path for h in whole.hits if h.group is not None) and whole.hits[0].group is not None
+    monkeypatch.setattr(columns, "FIRST_S", 3600.0)  # a fast machine: the first answer waits for `limit` hits
+    quick = index.search(dataclasses.replace(parse_query("Wrote file", limit=5), first=True))
+    assert len(quick.hits) == 5 and quick.resume is not None
+
+
+def test_a_collections_search_answers_whole_when_asked_for_its_first_hits(run_index):
+    from viewer.find import answers
+
+    _, index = run_index
+    first = answers.search(index, {"pattern": "Wrote file", "first": True}, public=False)
+    assert first.resume is None and first.rollouts == answers.search(index, {"pattern": "Wrote file"}, public=False).rollouts

@@ -71,6 +71,33 @@ def test_search_on_the_run_page_opens_the_hit_at_its_tokens(app_url, page):
     assert not page.errors and not page.outside_requests
 
 
+def test_a_runs_first_hits_are_listed_and_then_every_rollout_is_counted(app_url, page, monkeypatch):
+    """The panel lists a run's first hits from the shards read so far, then counts the rest: the status it ends
+    with is the whole search's (each hit naming its version, group and rollout)."""
+    from rollout_trace.artifact.collection import open_collection
+    from viewer.find import answers, columns
+    from viewer.find.build import index_collection
+
+    monkeypatch.setattr(columns, "FIRST_S", 0.0)  # the first answer returns after the first shard with a hit
+    asked: list[dict] = []
+    search = answers.search
+    def spy(index, req, *args, **kw):
+        asked.append(dict(req))
+        return search(index, req, *args, **kw)
+    monkeypatch.setattr(answers, "search", spy)
+    page.goto(url_of(app_url, "trl-run"))
+    _ready(page)
+    _search(page, "Wrote file")
+    c = open_collection("trl-run")
+    whole = search(index_collection(c), {"pattern": "Wrote file"}, public=False)
+    status = page.inner_text("[data-testid=find-status]")
+    assert status.startswith(f"{whole.rollouts} rollouts match"), (status, whole.rollouts)
+    assert "counting" not in status and [r.get("first") for r in asked] == [True, None] and asked[1]["after"] > 0
+    hits = page.locator("[data-testid=find-hit] .fp-where").all_inner_texts()
+    assert len(hits) == len(whole.hits[:100]) and all(" · group " in w and " · rollout " in w for w in hits), hits
+    assert not page.errors
+
+
 def test_a_bar_of_the_findings_chart_lists_its_rollouts(app_url, page):
     """A click on a version's bar, on its bottom part: the rollouts of that version with that part's finding."""
     page.goto(url_of(app_url, "trl-run"))

@@ -68,6 +68,7 @@ interface HitRow {
   token_end: number;
   excerpt: string;
   mark: [number, number];
+  group: number | null;
 }
 
 /** What the index shows: one page of the filtered, sorted rows, the filter state and the counts. */
@@ -287,6 +288,7 @@ interface SearchAnswer {
   partial: boolean;
   notes: string[];
   error: string | null;
+  resume: number | null;
 }
 
 /** A task both runs scored: its id in each (equal unless matched by title) and at how many versions. */

@@ -9,6 +9,7 @@ const FindPanel = (() => {
 
   /** An answer that says why there is none. @param {{error?: string | null}} a @returns {a is {error: string}} */
   const failed = (a) => !!a.error;
+  const MAX_LISTED = 100;  // hits a search lists (viewer/find/answers.py's default limit)
 
   /** Where the chart puts things, shared by the drawing and by a click on it.
    *  @typedef {{w: number, h: number, left: number, top: number, pw: number, ph: number, max: number, bw: number,
@@ -190,22 +191,17 @@ const FindPanel = (() => {
     });
 
     let asked = 0;
-    async function run() {
-      const my = ++asked;
-      /** @type {FindRequest} */
-      const req = {src, pattern: input.value, fields: where.value ? [where.value] : [], versions: versions.value, rule: rule.value};
-      if (!req.pattern.trim() && !req.rule) { status.textContent = "type text or /regex/, or pick a finding"; return; }
-      status.textContent = "searching…";
-      const r = await api.search(req);
-      if (my !== asked) return;
-      if (failed(r)) { status.textContent = r.error; list.replaceChildren(); box.dataset.answered = String(my); return; }
+    /** @param {SearchAnswer} r @param {FindRequest} req @param {boolean} counting */
+    function showHits(r, req, counting) {
       hitsPer = req.rule ? null : r.per_version;
       redraw();
       const per = Object.entries(r.per_version).map(([v, n]) => `v${v}: ${n}`).join(", ");
-      status.textContent = `${r.rollouts} rollout${r.rollouts === 1 ? "" : "s"} match` + (per ? ` (per version ${per})` : "") +
-        `; ${r.hits.length} listed` + (r.partial ? " — partial: " : "") + (r.notes.length ? " · " + r.notes.join(" · ") : "");
+      status.textContent = (counting ? `${r.hits.length} listed so far; counting every rollout…` :
+        `${r.rollouts} rollout${r.rollouts === 1 ? "" : "s"} match` + (per ? ` (per version ${per})` : "") +
+        `; ${r.hits.length} listed` + (r.partial ? " — partial: " : "")) + (r.notes.length ? " · " + r.notes.join(" · ") : "");
       list.replaceChildren(...r.hits.map((h, i) => {
-        const where = (h.version !== null ? `v${h.version} · ` : "") + (h.rollout !== null ? `rollout ${h.rollout} · ` : "") +
+        const where = (h.version !== null ? `v${h.version} · ` : "") + (h.group !== null ? `group ${h.group} · ` : "") +
+          (h.rollout !== null ? `rollout ${h.rollout} · ` : "") +
           `turn ${h.turn} · ${h.field} · token ${h.token}`;
         const ex = el("span", {class: "fp-excerpt"});
         const [a, b] = h.mark;
@@ -230,6 +226,29 @@ const FindPanel = (() => {
         });
         return el("li", {}, open);
       }));
+    }
+
+    async function run() {
+      const my = ++asked;
+      /** @type {FindRequest} */
+      const req = {src, pattern: input.value, fields: where.value ? [where.value] : [], versions: versions.value, rule: rule.value};
+      if (!req.pattern.trim() && !req.rule) { status.textContent = "type text or /regex/, or pick a finding"; return; }
+      status.textContent = "searching…";
+      // a run answers its first hits at once and the counts of the rest in a second answer
+      const r = await api.search({...req, first: true});
+      if (my !== asked) return;
+      if (failed(r)) { status.textContent = r.error; list.replaceChildren(); box.dataset.answered = String(my); return; }
+      showHits(r, req, r.resume !== null);
+      if (r.resume !== null) {
+        const rest = await api.search({...req, after: r.resume});
+        if (my !== asked) return;
+        if (failed(rest)) { status.textContent = rest.error; box.dataset.answered = String(my); return; }
+        /** @type {Record<string, number>} */
+        const per = {...r.per_version};
+        for (const [v, n] of Object.entries(rest.per_version)) per[v] = (per[v] || 0) + n;
+        showHits({...rest, hits: r.hits.concat(rest.hits).slice(0, MAX_LISTED), rollouts: r.rollouts + rest.rollouts,
+              per_version: per}, req, false);
+      }
       box.dataset.answered = String(my);
     }
     go.addEventListener("click", run);

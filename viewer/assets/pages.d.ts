@@ -69,7 +69,11 @@ interface IndexServer {
  *  indexed yet how many rollouts indexing would download (it waits for the visitor to ask). */
 type FindSummaryAnswer = (FindSummary & {pending?: undefined}) | {pending: true; rollouts: number; error?: undefined} | Refused;
 /** A search the panel asks server.find_search for (viewer/find/answers.py `search` checks every value). */
-interface FindRequest { src: string; pattern: string; fields: string[]; versions: string; rule: string; }
+interface FindRequest {
+  src: string; pattern: string; fields: string[]; versions: string; rule: string;
+  first?: boolean;  // a run answers its first hits at once, with `resume` when there is more to count
+  after?: number;   // the rest of a first answer: its `resume`
+}
 
 /** What Gradio hands the search panel's js_on_load besides its element (viewer/ui/find_panel.py). */
 interface FindServer {

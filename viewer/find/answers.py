@@ -8,6 +8,7 @@ No Gradio here.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 import msgspec
@@ -30,6 +31,7 @@ class HitRow(msgspec.Struct, frozen=True):
     token_end: int
     excerpt: str
     mark: tuple[int, int]  # the match within the excerpt (0, 0 for a finding)
+    group: int | None = None  # a run's group number (a version's groups each have a rollout 0)
 
 
 class SearchAnswer(msgspec.Struct, frozen=True):
@@ -39,6 +41,8 @@ class SearchAnswer(msgspec.Struct, frozen=True):
     partial: bool = False
     notes: list[str] = []
     error: str | None = None
+    # a first answer (request `first`) stopped early: ask again with `after` = this for the rest's hits and counts
+    resume: int | None = None
 
 
 class RuleCount(msgspec.Struct, frozen=True):
@@ -77,8 +81,9 @@ def _text(req: Mapping, key: str, cap: int) -> str:
 
 
 def search(index: Search, req: Mapping, public: bool, deadline: float | None = None) -> SearchAnswer:
-    """{pattern, fields, versions, statuses, rule, limit} -> the hits, or the rollouts with finding `rule`; the
-    search stops at `deadline` (time.monotonic(); default: the query's budget from now)."""
+    """{pattern, fields, versions, statuses, rule, limit, first, after} -> the hits, or the rollouts with finding
+    `rule`; the search stops at `deadline` (time.monotonic(); default: the query's budget from now). With
+    `first` a run's search answers its first hits at once and `resume`; {..., after: resume} answers the rest."""
     rule = _text(req, "rule", 40)
     versions = _text(req, "versions", 40) or None
     raw_fields = req.get("fields")
@@ -96,11 +101,13 @@ def search(index: Search, req: Mapping, public: bool, deadline: float | None = N
         q = parse_query(pattern, fields, versions, statuses, public=public, limit=limit)
     except QueryError as e:
         return SearchAnswer(error=str(e))
-    r = index.search(q, deadline)
+    after = req.get("after")
+    start = after if isinstance(after, int) and not isinstance(after, bool) and after > 0 else 0
+    r = index.search(dataclasses.replace(q, first=req.get("first") is True, start=start), deadline)
     return SearchAnswer(hits=[HitRow(h.path, h.version, h.rollout, h.turn, h.field, h.token, h.token_end, h.excerpt,
-                                     h.mark) for h in r.hits], rollouts=r.rollouts,
+                                     h.mark, h.group_id) for h in r.hits], rollouts=r.rollouts,
                         per_version={str(v): n for v, n in sorted(r.per_version.items())}, partial=r.partial,
-                        notes=r.notes + ([index.covers] if index.covers else []))
+                        notes=r.notes + ([index.covers] if index.covers else []), resume=r.resume)
 
 
 def _with_rule(index: Search, rule: str, versions: str | None, pattern: str, deadline: float | None) -> SearchAnswer:

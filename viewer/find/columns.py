@@ -26,7 +26,7 @@ from rollout_trace.analysis.findings import RULES, Finding
 from rollout_trace.artifact.run_table import RunTable
 
 from .index import EXCERPT, Hit, SearchResult
-from .query import Query
+from .query import FIRST_S, Query
 
 TEXT = ("text", "text_field", "text_turn", "text_start", "text_offsets")
 
@@ -71,17 +71,26 @@ class RunFind:
         return pc.fill_null(keep, False).to_numpy(zero_copy_only=False).astype(bool)
 
     def search(self, q: Query, deadline: float | None = None) -> SearchResult:
-        """The hits of `q` over every rollout; by `deadline` (time.monotonic(); default: the query's budget from
-        now) the search stops between shards and answers with what it read, `partial`."""
+        """The hits of `q` over every rollout from shard `q.start`; by `deadline` (time.monotonic(); default: the
+        query's budget from now) the search stops between shards and answers with what it read, `partial`. A
+        `q.first` search stops between shards once it has listed `q.limit` hits, or has a hit and has read for
+        FIRST_S, and says where the rest begins (`resume`): the shards are disjoint, so the counts of a second
+        search from there add to the first's."""
         t = self.t
-        deadline = time.monotonic() + q.budget_s if deadline is None else deadline
+        began = time.monotonic()
+        deadline = began + q.budget_s if deadline is None else deadline
         allowed = self._allowed(q)
         version = t.column("policy_version").to_numpy()
         fields = pa.array(list(q.fields))
         hits: list[Hit] = []
         seen: dict[int, int] = {}  # row -> version of the rollouts with a match
-        pieces, partial = 0, False
+        pieces, partial, resume = 0, False, None
         for k, rows in t.shard_rows():
+            if k < q.start:
+                continue
+            if hits and q.first and (len(hits) >= q.limit or time.monotonic() - began >= FIRST_S):
+                resume = k
+                break
             if time.monotonic() > deadline:
                 partial = True
                 break
@@ -112,7 +121,7 @@ class RunFind:
             ["this pattern has no plain substring of 3+ characters: every piece was read"]
         if partial:
             notes.append(f"the search stopped after its time budget ({q.budget_s:g} s): counts are of what was read")
-        return SearchResult(hits[:q.limit], len(seen), pieces, dict(per), partial, notes)
+        return SearchResult(hits[:q.limit], len(seen), pieces, dict(per), partial, notes, resume)
 
     def _locate(self, cols: pa.Table, mine: np.ndarray, parent: np.ndarray, flat: pa.Array, matched: list[int],
                 q: Query, deadline: float) -> list[Hit]:
@@ -129,7 +138,8 @@ class RunFind:
             if len(out) >= q.limit:
                 break
             row = int(mine[parent[i]])
-            place = t.take(np.array([row]), ["path", "policy_version", "group", "rollout"]).to_pylist()[0]
+            place = t.take(np.array([row]), ["path", "policy_version", "group", "group_id",
+                                                   "rollout"]).to_pylist()[0]
             blob = offsets[i].as_py()
             text = flat[i].as_py()
             piece = Piece(fields[i].as_py(), turns[i].as_py(), text, starts[i].as_py(),
@@ -142,7 +152,8 @@ class RunFind:
                 a, b = piece.tokens_of(m.start(), m.end())
                 lo, hi = max(0, m.start() - EXCERPT), min(len(text), m.end() + EXCERPT)
                 out.append(Hit(place["path"], place["policy_version"], place["group"], place["rollout"],
-                               piece.turn, piece.field, a, b, text[lo:hi], (m.start() - lo, m.end() - lo)))
+                               piece.turn, piece.field, a, b, text[lo:hi], (m.start() - lo, m.end() - lo),
+                               place["group_id"]))
             if time.monotonic() > deadline:
                 break
         return out

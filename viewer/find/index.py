@@ -70,6 +70,7 @@ class Hit:
     token_end: int  # one past its last token
     excerpt: str
     mark: tuple[int, int]  # the match's characters within the excerpt
+    group_id: int | None = None  # a run's group number (the group's path is `group`)
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ class SearchResult:
     per_version: dict[int, int]  # rollouts with a match, per version (runs only)
     partial: bool = False  # the time budget ran out: counts are of what was read
     notes: list[str] = field(default_factory=list)
+    resume: int | None = None  # a first answer stopped early: its counts are of the shards before this one
 
 
 class Search(Protocol):

@@ -25,6 +25,7 @@ BUDGET_S = 10.0
 BUDGET_S_PUBLIC = 2.0
 MAX_MEM = 32 << 20  # bytes RE2 may use for one pattern (its compiled program and its DFA's cache)
 MAX_HITS = 200  # hits listed; counts cover every match
+FIRST_S = 0.3  # a first answer that has a hit returns after this long, the rest counted in a second one
 _REGEX = re.compile(r"^/(.*)/([ism]*)$", re.DOTALL)
 
 
@@ -44,6 +45,10 @@ class Query:
     limit: int = MAX_HITS
     budget_s: float = BUDGET_S
     notes: tuple[str, ...] = field(default=())
+    # a run's search in two answers: the first hits (`first`: it stops once it has some, after FIRST_S), then the
+    # counts of the rest from the shard it stopped before (`start`); a collection's index answers whole either way
+    first: bool = False
+    start: int = 0
 
 
 def _required_literal(pattern: str, flags: int) -> str | None:
