@@ -497,11 +497,11 @@ def _task_choices(t: RunTable, limit: int) -> list[TaskChoice]:
     versions = np.bincount(pairs >> 40, minlength=len(tasks))
     seen = [k for k in range(len(tasks)) if first[k] < len(order)]
     seen.sort(key=lambda k: (versions[k] <= 1, first[k]))
-    task_text, title_text = tasks.to_pylist(), titles.to_pylist()
+    task_text, title_text, counts = tasks.to_pylist(), titles.to_pylist(), versions.tolist()
     out = []
     for k in seen[:limit]:
         at = order[first[k]]
-        out.append(TaskChoice(task_text[k], title_text[title[at]] if title[at] >= 0 else "", int(versions[k])))
+        out.append(TaskChoice(task_text[k], title_text[title[at]] if title[at] >= 0 else "", counts[k]))
     return out
 
 
