@@ -573,20 +573,12 @@ class RunTable:
 
     def _names(self) -> dict[str, pa.ChunkedArray]:
         """Each rollout's `group` and `path` (run_format.group_path, `<group>/rollout-NN`; no path without an
-        artifact), made from its place: a name in a shard is never what a page or a link uses."""
+        artifact), made from its place: a name in a shard is never what a page or a link uses. A few rows' names
+        are made for those rows alone (`take`): the whole run's cost ~100 MB at a million rollouts."""
         def make() -> dict[str, pa.ChunkedArray]:
-            c = self.columns(["segment", "policy_version", "group_id", "rollout", "agent_turns"])
-            group = pc.binary_join_element_wise(
-                "groups/", pc.cast(c["segment"], pa.string()), "-v",
-                pc.utf8_lpad(pc.cast(c["policy_version"], pa.string()), 6, "0"), "-g",
-                pc.utf8_lpad(pc.cast(c["group_id"], pa.string()), 6, "0"), "")
-            path = pc.binary_join_element_wise(group, "/rollout-",
-                                               pc.utf8_lpad(pc.cast(c["rollout"], pa.string()), 2, "0"), "")
-            path = pc.if_else(pc.is_valid(c["agent_turns"]), path, pa.scalar(None, pa.string()))
-            return {"group": pa.chunked_array(group.chunks, pa.string()) if isinstance(group, pa.ChunkedArray)
-                    else pa.chunked_array([group]),
-                    "path": pa.chunked_array(path.chunks, pa.string()) if isinstance(path, pa.ChunkedArray)
-                    else pa.chunked_array([path])}
+            got = _name_columns(self.columns(list(NAME_PARTS)))
+            return {k: pa.chunked_array(v.chunks, pa.string()) if isinstance(v, pa.ChunkedArray)
+                    else pa.chunked_array([v]) for k, v in got.items()}
         return self.memo("__names", make)
 
     @property
@@ -876,14 +868,21 @@ class RunTable:
         them)."""
         names = list(columns) if columns is not None else [*INDEX_COLUMNS, *FATE_COLUMNS]
         rows = np.asarray(rows, dtype=np.int64)
+        named = {}
+        if {"group", "path"} & set(names):
+            with self._lock:
+                whole = "__names" in self._memo
+            if not whole:  # the names of these rows alone, from their place
+                named = _name_columns(self.take(rows, list(NAME_PARTS)))
         with self._lock:
             unread = [n for n in names if n in ROLLOUTS_TABLE.names and n not in ("group", "path")
                       and f"col:{n}" not in self._memo]
         if unread and len(rows) * 8 < len(self):  # a few rows (a group, a page): from the row groups holding them
             part = self.rows_of(rows, unread)
-            return pa.table({n: part[n] if n in unread else _take(self.column(n), rows) for n in names})
-        self.columns(names)
-        return pa.table({n: _take(self.column(n), rows) for n in names})
+            return pa.table({n: named[n] if n in named else part[n] if n in unread else _take(self.column(n), rows)
+                             for n in names})
+        self.columns([n for n in names if n not in named])
+        return pa.table({n: named[n] if n in named else _take(self.column(n), rows) for n in names})
 
     def select(self, where: pc.Expression | None = None, sort: Sequence[tuple[str, str]] = (), offset: int = 0,
                limit: int = 50) -> tuple[int, pa.Array]:
@@ -957,6 +956,19 @@ class _Columns:
 
     def select(self, names: Sequence[str]) -> pa.Table:
         return pa.table({n: self.t.column(n) for n in names})
+
+
+NAME_PARTS = ("segment", "policy_version", "group_id", "rollout", "agent_turns")  # what a group's and path's name is
+
+
+def _name_columns(c: Any) -> dict[str, Any]:
+    """`group` and `path` from NAME_PARTS' columns (arrays, chunked or not, or a table's columns)."""
+    group = pc.binary_join_element_wise(
+        "groups/", pc.cast(c["segment"], pa.string()), "-v",
+        pc.utf8_lpad(pc.cast(c["policy_version"], pa.string()), 6, "0"), "-g",
+        pc.utf8_lpad(pc.cast(c["group_id"], pa.string()), 6, "0"), "")
+    path = pc.binary_join_element_wise(group, "/rollout-", pc.utf8_lpad(pc.cast(c["rollout"], pa.string()), 2, "0"), "")
+    return {"group": group, "path": pc.if_else(pc.is_valid(c["agent_turns"]), path, pa.scalar(None, pa.string()))}
 
 
 def _dictionary(f: pa.Field) -> pa.Field:

@@ -173,15 +173,18 @@ class RunFind:
     def row_bits(self) -> np.ndarray:
         """Per row of the run, the rules it has a finding of as bits (bit i: RULES' i-th), once per snapshot."""
         def make() -> np.ndarray:
-            f = self._findings()
             bits = np.zeros(len(self.t), np.int64)
-            if f.num_rows:
-                order = {rule: i for i, rule in enumerate(RULES)}
-                rule = pc.fill_null(pc.index_in(f["rule"], value_set=pa.array(list(order))), -1).to_numpy(
-                    zero_copy_only=False)
-                rows = f["row"].to_numpy(zero_copy_only=False)
-                ok = rule >= 0
-                np.bitwise_or.at(bits, rows[ok], np.left_shift(1, rule[ok]).astype(np.int64))
+            rules = pa.array(list(RULES))
+            at = 0
+            for chunk in self.t.column("findings").chunks:  # chunk by chunk: no copy of the column's sentences
+                flat = pc.list_flatten(chunk)
+                if len(flat):
+                    rule = pc.fill_null(pc.index_in(pc.struct_field(flat, "rule"), value_set=rules), -1).to_numpy(
+                        zero_copy_only=False)
+                    rows = at + pc.list_parent_indices(chunk).to_numpy(zero_copy_only=False)
+                    ok = rule >= 0
+                    np.bitwise_or.at(bits, rows[ok], np.left_shift(1, rule[ok]).astype(np.int64))
+                at += len(chunk)
             return bits
         return self.t.memo("find:bits", make)
 

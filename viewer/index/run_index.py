@@ -65,7 +65,7 @@ def _groups(t: RunTable) -> pa.Table:
     and its id), `first` its first rollout's row number in the view, `key` its number."""
     t.columns(_GROUP_READS)  # one pass over the run's files for all of them
     v = t.view()
-    known = pc.is_valid(v["path"])
+    known = pc.is_valid(v["agent_turns"])  # a rollout with an artifact (the one with a path)
     drift = _plain(v["drift"])
     rows = pa.table({
         "g": t.group_keys(), "reward": pc.if_else(pc.is_finite(v["reward"]), v["reward"], None),
@@ -92,7 +92,7 @@ def _groups(t: RunTable) -> pa.Table:
     dropped = pc.if_else(pc.is_valid(agg["trained_step_min"]), pa.scalar(None, _TEXT),
                          _plain(pc.take(v["dropped"], at)))
     return pa.table({
-        "kind": pa.array(["group"] * agg.num_rows, _TEXT), "path": pc.take(v["group"], first), "first": first,
+        "kind": pa.array(["group"] * agg.num_rows, _TEXT), "path": t.take(first.to_numpy(), ["group"])["group"], "first": first,
         "key": agg["g"],
         "task_id": _plain(pc.take(v["task_id"], first)), "title": _plain(pc.take(v["title"], first)),
         "reward": agg["reward_mean"], "reward_min": agg["reward_min"], "reward_max": agg["reward_max"],
