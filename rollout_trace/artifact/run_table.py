@@ -1125,11 +1125,12 @@ def _fates(t: RunTable) -> pa.Table:
 
 def _listing(store: Any) -> tuple:
     """What says the run changed: its table folders' and small files' names and sizes (and a local file's
-    modification time)."""
+    modification time, but a sealed shard's: it is written once, under its name, and never rewritten)."""
     out = []
     for folder in (ROLLOUTS_DIR, FILES_DIR, CONSUMED_DIR, SEGMENTS_DIR, RESCORED_DIR):
         listed = store.list_dir(folder)
-        out += [(folder, n, size, store.stamp(f"{folder}/{n}", size)) for n, size in sorted(listed.items())]
+        out += [(folder, n, size, () if n.endswith(SEALED) else store.stamp(f"{folder}/{n}", size))
+                for n, size in sorted(listed.items())]
     top = store.list_dir("")
     if MANIFEST in top:
         out.append(("", MANIFEST, top[MANIFEST], store.stamp(MANIFEST, top[MANIFEST])))

@@ -368,7 +368,7 @@ def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: 
     mask = _mask(t, ix, filters, model)
     if mask is not None:
         order = order[mask[order]]
-    bits = _bits(ix, find) if find is not None else None
+    bits = t.memo("index_bits", lambda: _bits(ix, find)) if find is not None else None  # once per snapshot
     rules = find.present() if find is not None else []
     want, note = finding_filter(params.get(FINDING_KEY), {} if bits is not None else None, rules)
     notes = [*notes, note] if note else notes
