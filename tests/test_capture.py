@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -86,10 +88,17 @@ def test_unreachable_endpoint(tmp_path, task_file, tokenizer_dir):
         capture(config(tmp_path, task_file, tokenizer_dir, "http://127.0.0.1:9/v1"))
 
 
-def test_timeout_keeps_partial_work(tmp_path, task_file, tokenizer_dir, scripted_llm):
-    # the first agent call answers at once, the second hangs past the budget
-    llm = scripted_llm(delay_s=120.0, slow_after=1)
-    a = capture(config(tmp_path, task_file, tokenizer_dir, llm.url, timeout_s=30))
+def test_timeout_keeps_partial_work(tmp_path, task_file, tokenizer_dir, scripted_llm, monkeypatch):
+    # the first agent call answers at once, the second hangs past the budget. The capture's clock jumps past its
+    # budget once the hanging call has begun: however slow the machine is to start the agent, the timeout falls
+    # after the first turn
+    from capture import agent
+
+    llm = scripted_llm(delay_s=600.0, slow_after=1)
+    real = time.monotonic
+    monkeypatch.setattr(agent, "time", SimpleNamespace(
+        monotonic=lambda: real() + (10_000.0 if llm.slowed.is_set() else 0.0), sleep=time.sleep))
+    a = capture(config(tmp_path, task_file, tokenizer_dir, llm.url, timeout_s=3600))
     assert a.summary.timed_out and [t.tool_calls for t in a.turns] == [("write",)]
     assert a.solution is not None  # the file the agent wrote before the timeout is kept and verified
     assert a.summary.reward_after_penalties == reward(a.summary.env_reward, a.summary.tool_calls_by_name, True)

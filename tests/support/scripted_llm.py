@@ -53,11 +53,13 @@ class ScriptedLLM:
     def __init__(self, tokenizer, model: str = "scripted-model", steps: list[Any] | None = None,
                  token_ids: bool = True, delay_s: float = 0.0, slow_after: int = 0,
                  scripts: dict[int, Any] | None = None):
-        """`delay_s` slows each agent reply once the history holds `slow_after` tool results."""
+        """`delay_s` slows each agent reply once the history holds `slow_after` tool results; `slowed` is set when
+        the first slowed request arrives (a test's clock can start there, not at a guess of the machine's speed)."""
         self.tok, self.model, self.steps = tokenizer, model, steps or DEFAULT_STEPS
         self.scripts = scripts or {}
         self.token_ids, self.delay_s, self.slow_after = token_ids, delay_s, slow_after
         self.requests: list[dict] = []
+        self.slowed = threading.Event()
         self.port = free_port()
         self._server = None
         self._thread = None
@@ -152,6 +154,7 @@ class ScriptedLLM:
                                                "type": "invalid_request_error"}}, status_code=400)
             results = sum(1 for m in body.get("messages") or [] if m.get("role") == "tool")
             if self.delay_s and body.get("tools") and len(body["tools"]) > 1 and results >= self.slow_after:
+                self.slowed.set()
                 await asyncio.sleep(self.delay_s)
             resp = self.respond(body)
             if body.get("stream"):
