@@ -345,6 +345,11 @@ def child_drill(folder: str) -> dict:
 
 
 def child(part: str, folder: str, rounds: int, word: str) -> dict:
+    try:  # Arrow's pool as the app and the command line set it (a checkout from before it keeps Arrow's default)
+        from viewer.memory_pool import use_returning_pool
+        use_returning_pool()
+    except ImportError:
+        pass
     if part == "stats":
         return child_stats(folder)
     if part == "page":

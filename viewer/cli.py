@@ -35,6 +35,7 @@ from rollout_trace.analysis.training import TRL, TRL_VERSION, record, training
 from rollout_trace.artifact import Artifact, ArtifactError, open_artifact
 
 from .index.cli import add_ls_arguments, check_source, ls, shown
+from .memory_pool import use_returning_pool
 
 OK, INVALID, USAGE, INTERNAL, CANNOT_WRITE, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 3, 4, 130, 141
 EXIT_CODES = """exit status:
@@ -152,6 +153,7 @@ def publish(source: str, repo: str, private: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    use_returning_pool()
     parser = argparse.ArgumentParser(prog="python -m viewer", description="Rollout artifact tools.",
                                      epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)

@@ -18,6 +18,7 @@ from starlette.requests import ClientDisconnect
 
 from rollout_trace.analysis.training import import_trl
 from viewer import assets
+from viewer.memory_pool import use_returning_pool
 from viewer.settings import settings
 
 from .cache_folder import private_cache
@@ -105,6 +106,7 @@ def build_app(default_source: str | None = None, public: bool = False,
               capture_enabled: bool | None = None, mcp: bool | None = None) -> gr.Blocks:
     """The app. `mcp`: serve the read-only agent tools (viewer/ui/mcp_tools.py) through Gradio's MCP server;
     None follows Gradio's own switch, the GRADIO_MCP_SERVER environment variable, which `launch` reads too."""
+    use_returning_pool()
     default_source = configured_source(default_source)
     if mcp is None:
         mcp = settings().mcp_server

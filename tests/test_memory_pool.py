@@ -1,0 +1,32 @@
+"""The viewer's processes use jemalloc returning freed pages at once (viewer/memory_pool.py), unless the process
+names its own Arrow pool."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def _pool(code: str, **env: str) -> str:
+    import os
+
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, **env})
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_the_app_and_the_command_line_use_jemalloc_returning_at_once():
+    code = ("import pyarrow as pa; from viewer.ui.app import build_app; build_app(); "
+            "print(pa.default_memory_pool().backend_name)")
+    assert _pool(code) == "jemalloc"
+    cli = ("import pyarrow as pa; from viewer.cli import main; main(['ls', 'trl-run']); "
+           "print(pa.default_memory_pool().backend_name)")
+    assert _pool(cli) == "jemalloc"
+
+
+def test_a_pool_the_process_names_is_kept():
+    code = "import pyarrow as pa; from viewer.memory_pool import use_returning_pool; print(use_returning_pool())"
+    assert _pool(code, ARROW_DEFAULT_MEMORY_POOL="system") == "system"
