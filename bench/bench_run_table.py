@@ -37,12 +37,11 @@ median over the baseline's. (That make_run picks its 8 rewards by `(r + v + g) %
 
 Prints a short table and a JSON summary (`--json FILE` writes it too).
 
-Measured on the shared 2-core machine (load 1.5-2.3; a 1,024,000-rollout run of bench/make_run.py): stats 4.2 s
-(4.1 s CPU), 679 MB; the run page's first visitor 12.3 s (12.1 s CPU), later ones 80 ms (938 kB) against a
-rollout's 2 ms, 1.3 GB; the rare word (15 rollouts) counted in 3.4 s, its first hit located at 0.2 s but returned
-with the count; the public visitor refused at 24 MiB read (the 384th of 500 shards' keys), 4.5 s CPU for the page
-load's two openings, 80 MB, the Hub serving 2.5x what the budget counted. Against 26d0a46 at 128,000 rollouts
-(load 0.8-1.9, medians of 7): stats 0.44x, first visit 1.09x, later visits 1.32x, page memory 0.96x.
+Measured on the 2-core machine, quiet (load 0.7-1.3), at 1,024,000 rollouts (bench/make_run.py 2000x8x64): stats
+1.2 s (1.5 s CPU), 424 MB above imports; the run page's first visitor 2.5 s (3.2 s CPU), 700 MB, later ones 42 ms
+against a rollout's 2 ms; a word's first hits 0.25 s, its full count 3.0 s; the public visitor 7.6 s CPU, 1.1 GB,
+the stand-in serving 30 MiB in 808 requests. Against 26d0a46 at 128,000 rollouts (medians of 5): stats 0.18x
+(CPU 0.13x, memory 0.81x), first visit 0.41x, later visits 1.02x, page memory 0.77x.
 
     .venv/bin/python bench/bench_run_table.py [--run /work/bench-runs/run-1m] [--parts stats page search public]
         [--rounds 3] [--baseline-ref 26d0a46 --baseline-shape 2000x8x8]
