@@ -10,14 +10,14 @@ process that names its pool (ARROW_DEFAULT_MEMORY_POOL) keeps it; a pyarrow buil
 
 from __future__ import annotations
 
-import os
-
 import pyarrow as pa
+
+from .settings import named_arrow_pool
 
 
 def use_returning_pool() -> str:
     """Make jemalloc with immediate decay Arrow's default pool (once per process); the pool's name in use."""
-    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+    if named_arrow_pool():
         return pa.default_memory_pool().backend_name
     try:
         pool = pa.jemalloc_memory_pool()

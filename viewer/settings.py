@@ -69,3 +69,10 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
         capture_dir=Path(env[CAPTURE_DIR_ENV]) if env.get(CAPTURE_DIR_ENV) else None,
         mcp_server=env.get(MCP_ENV, "").strip().lower() in ("1", "true", "yes"),
     )
+
+
+def named_arrow_pool(environ: Mapping[str, str] | None = None) -> str:
+    """ARROW_DEFAULT_MEMORY_POOL, which Arrow reads itself: a process that names its pool keeps it
+    (viewer/memory_pool.py). Apart from `settings`, so the command line reads it without the server's checks."""
+    env = os.environ if environ is None else environ
+    return env.get("ARROW_DEFAULT_MEMORY_POOL", "").strip()
