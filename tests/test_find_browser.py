@@ -38,6 +38,8 @@ def test_search_on_the_run_page_opens_the_hit_at_its_tokens(app_url, page):
         for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; }""")
     assert drawn > 100  # the bars of drift-fork per version are painted
     assert "drift-fork" in page.inner_text("[data-testid=find-legend]")
+    # a run's every rollout is searched from its columns; one rule is one rule
+    assert page.inner_text("[data-testid=find-status]").startswith("50 rollouts searchable; findings of 1 rule (")
     _search(page, "Wrote file")
     assert "per version" in page.inner_text("[data-testid=find-status]")
     hits = page.locator("[data-testid=find-hit]")

@@ -214,6 +214,8 @@ def test_charts_draw_2000_versions_reduced_to_their_pixels(page, app_url, big_ru
         assert c["drawn"] == 2000 and c["painted"] > 100, c
         assert c["points"] <= 2 * c["width"], c  # lines: two points per bin at most one per pixel; bars fewer
     assert "versions summed" in page.locator("#run-tokens-plot").inner_text()
+    head = page.locator("[data-testid=run-head]").inner_text()
+    assert "2,000 policy versions" in head and "4,000 rollouts" in head, head  # counts with their separators
     if scheme == "light":  # the list shows its first versions; the rest on request
         assert page.locator("[data-testid=run-version]").count() == 100
         page.locator("[data-testid=run-show-all]").click()

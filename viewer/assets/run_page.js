@@ -36,7 +36,9 @@ const RunPage = (() => {
   // -- head --------------------------------------------------------------------------------------------
   /** @param {Element} box @param {RunHead} h */
   function renderHead(box, h) {
-    const facts = `${h.versions} policy versions · ${h.groups} groups · ${h.rollouts} rollouts · TRL ${h.trl}` +
+    /** @param {number} n */
+    const n = (n) => n.toLocaleString("en-US");  // 1,024,000 as the index writes it
+    const facts = `${n(h.versions)} policy versions · ${n(h.groups)} groups · ${n(h.rollouts)} rollouts · TRL ${h.trl}` +
       (h.started_at ? ` · started ${h.started_at.slice(0, 16).replace("T", " ")}` : "");
     const live = h.live ? el("span", {class: "rp-live", "data-testid": "run-live", title:
       "a segment of this run has not ended: new versions appear here as the recorder writes them"}, "● recording · following") : null;
