@@ -14,6 +14,7 @@ from collections.abc import Mapping
 import msgspec
 
 from rollout_trace.analysis.findings import RULES
+from viewer.untrusted import whole_or
 
 from .index import Search
 from .query import BUDGET_S, BUDGET_S_PUBLIC, QueryError, parse_query
@@ -101,9 +102,8 @@ def search(index: Search, req: Mapping, public: bool, deadline: float | None = N
         q = parse_query(pattern, fields, versions, statuses, public=public, limit=limit)
     except QueryError as e:
         return SearchAnswer(error=str(e))
-    after = req.get("after")
-    start = after if isinstance(after, int) and not isinstance(after, bool) and after > 0 else 0
-    r = index.search(dataclasses.replace(q, first=req.get("first") is True, start=start), deadline)
+    r = index.search(dataclasses.replace(q, first=req.get("first") is True, start=whole_or(req.get("after"), 0)),
+                     deadline)
     return SearchAnswer(hits=[HitRow(h.path, h.version, h.rollout, h.turn, h.field, h.token, h.token_end, h.excerpt,
                                      h.mark, h.group_id) for h in r.hits], rollouts=r.rollouts,
                         per_version={str(v): n for v, n in sorted(r.per_version.items())}, partial=r.partial,
