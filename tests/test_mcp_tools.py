@@ -87,6 +87,35 @@ def test_the_tools_answer_on_the_bundled_run(mcp_url):
     assert [g["version"] for g in task["a_task"]["groups"]] == [2, 3]
 
 
+def test_an_agents_four_questions_each_answer_in_one_call(mcp_url):
+    """What did rollout v3 g2 r1 generate at turn 1 (by the name the pages show), how much of the run did a search
+    read, a range of versions' numbers, and two rollouts compared by their short names: each answer whole, small."""
+    async def calls(s):
+        turn = await s.call_tool("rollout_turn", {"source": "trl-run", "path": "v3 g2 r1", "turn": 1})
+        found = await s.call_tool("find_rollouts", {"source": "trl-run", "pattern": "solution.py"})
+        summary = await s.call_tool("run_summary", {"source": "trl-run", "versions": "2:3"})
+        compared = await s.call_tool("compare_rollouts", {"source": "trl-run", "a": "v3 › group 2 › rollout 1",
+                                                         "b": "v3 g2 r0", "turn": 1})
+        ambiguous = await s.call_tool("rollout_turn", {"source": "trl-run", "path": "v7 g0 r0"})
+        return [r.content[0].text for r in (turn, found, summary, compared, ambiguous)]
+
+    texts = _session(mcp_url, calls)
+    assert all(len(t.encode()) <= 100_000 for t in texts)
+    turn, found, summary, compared, missing = (json.loads(t) for t in texts)
+    assert turn["path"] == "groups/20261203T090916Z-f44f09-v000003-g000002/rollout-01"
+    # the tokens start at the first generated one, and the generated text is theirs, whole
+    assert turn["start"] == turn["prompt_tokens"] and {t[1] for t in turn["tokens"]} == {1}
+    assert turn["generated"].startswith("".join(t[0] for t in turn["tokens"][:20]))
+    assert turn["generated"].startswith("<tool_call>") and "solution.py" in turn["generated"]
+    assert [c["name"] for c in turn["tool_calls"]] == ["bash"] and turn["tool_calls"][0]["result"] == "3\n"
+    assert turn["fate"]["version"] == 3 and turn["fate"]["group"] == 2 and turn["fate"]["rollout_index"] == 1
+    # coverage in the answer's fields: every rollout of the run was read
+    assert found["searched"] == found["of"] == 52 and found["partial"] is False and found["rollouts"] > 0
+    assert [v["version"] for v in summary["versions"]] == [2, 3]
+    assert compared["a"]["path"] == turn["path"] and compared["b"]["path"].endswith("g000002/rollout-00")
+    assert missing == {"error": "no rollout v7 g0 r0 in this run"}
+
+
 def hit_start(found: dict) -> int:
     return found["hits"][0]["token"]
 

@@ -289,6 +289,8 @@ interface SearchAnswer {
   notes: string[];
   error: string | null;
   resume: number | null;
+  searched: number | null;
+  of: number;
 }
 
 /** A task both runs scored: its id in each (equal unless matched by title) and at how many versions. */

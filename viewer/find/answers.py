@@ -44,6 +44,10 @@ class SearchAnswer(msgspec.Struct, frozen=True):
     error: str | None = None
     # a first answer (request `first`) stopped early: ask again with `after` = this for the rest's hits and counts
     resume: int | None = None
+    # what this answer covers: `searched` of the source's `of` rollouts (None: unknown, a search stopped by its
+    # time budget inside a collection's index); a first answer and its rest add up to `of`
+    searched: int | None = None
+    of: int = 0
 
 
 class RuleCount(msgspec.Struct, frozen=True):
@@ -107,7 +111,13 @@ def search(index: Search, req: Mapping, public: bool, deadline: float | None = N
     return SearchAnswer(hits=[HitRow(h.path, h.version, h.rollout, h.turn, h.field, h.token, h.token_end, h.excerpt,
                                      h.mark, h.group_id) for h in r.hits], rollouts=r.rollouts,
                         per_version={str(v): n for v, n in sorted(r.per_version.items())}, partial=r.partial,
-                        notes=r.notes + ([index.covers] if index.covers else []), resume=r.resume)
+                        notes=r.notes + ([index.covers] if index.covers else []), resume=r.resume,
+                        **_coverage(index, r.searched, r.partial))
+
+
+def _coverage(index: Search, searched: int | None, partial: bool) -> dict:
+    of = len(index)
+    return {"searched": searched if searched is not None else None if partial else of, "of": of}
 
 
 def _with_rule(index: Search, rule: str, versions: str | None, pattern: str, deadline: float | None) -> SearchAnswer:
@@ -138,4 +148,5 @@ def _with_rule(index: Search, rule: str, versions: str | None, pattern: str, dea
             if f.rule == rule and len(rows) < MAX_FINDING_ROWS:
                 rows.append(HitRow(path, version, rollout, f.turn, f"finding: {rule}", f.start, f.end, f.sentence,
                                    (0, 0)))
-    return SearchAnswer(hits=rows, rollouts=matched, per_version=per, notes=[index.covers] if index.covers else [])
+    return SearchAnswer(hits=rows, rollouts=matched, per_version=per, notes=[index.covers] if index.covers else [],
+                        **_coverage(index, None, False))

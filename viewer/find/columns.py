@@ -53,7 +53,8 @@ class RunFind:
         return path in self._paths()
 
     def __len__(self) -> int:
-        return len(self._paths())
+        """The run's rollouts (its standing rows: counted without making a million paths)."""
+        return len(self.t)
 
     # -- search -----------------------------------------------------------------------------------------
 
@@ -84,7 +85,7 @@ class RunFind:
         fields = pa.array(list(q.fields))
         hits: list[Hit] = []
         seen: dict[int, int] = {}  # row -> version of the rollouts with a match
-        pieces, partial, resume = 0, False, None
+        pieces, partial, resume, read = 0, False, None, 0
         for k, rows in t.shard_rows():
             if k < q.start:
                 continue
@@ -94,6 +95,7 @@ class RunFind:
             if time.monotonic() > deadline:
                 partial = True
                 break
+            read += len(rows)
             mine = rows[allowed[rows]]
             if not len(mine):
                 continue
@@ -121,7 +123,7 @@ class RunFind:
             ["this pattern has no plain substring of 3+ characters: every piece was read"]
         if partial:
             notes.append(f"the search stopped after its time budget ({q.budget_s:g} s): counts are of what was read")
-        return SearchResult(hits[:q.limit], len(seen), pieces, dict(per), partial, notes, resume)
+        return SearchResult(hits[:q.limit], len(seen), pieces, dict(per), partial, notes, resume, read)
 
     def _locate(self, cols: pa.Table, mine: np.ndarray, parent: np.ndarray, flat: pa.Array, matched: list[int],
                 q: Query, deadline: float) -> list[Hit]:

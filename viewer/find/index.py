@@ -82,6 +82,7 @@ class SearchResult:
     partial: bool = False  # the time budget ran out: counts are of what was read
     notes: list[str] = field(default_factory=list)
     resume: int | None = None  # a first answer stopped early: its counts are of the shards before this one
+    searched: int | None = None  # rollouts this search read, when it knows (a run's: the shards it read)
 
 
 class Search(Protocol):

@@ -21,10 +21,11 @@ from typing import Any
 import gradio as gr
 import msgspec
 
+from rollout_trace.analysis.tokens import decode
 from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.bounded import Bounded
 from rollout_trace.artifact.sources import bundled_groups, bundled_runs
-from viewer import run_compare, run_page
+from viewer import run_compare, run_page, short_ids
 from viewer.find import answers
 from viewer.find.cache import Building
 from viewer.find.query import QueryError, parse_versions
@@ -37,6 +38,9 @@ from .in_flight import visitor_of_request
 from .service import Service
 
 MAX_TURN_TOKENS = 2000  # tokens one rollout_turn answer carries
+MAX_GENERATED_CHARS = 40_000  # a turn's generated text in one rollout_turn answer
+MAX_TURN_CALLS = 12  # tool calls one rollout_turn answer lists
+MAX_RESULT_CHARS = 2_000  # of each tool call's result
 TOOLS = ("list_open", "run_summary", "find_rollouts", "rollout_turn", "compare_rollouts", "compare_runs")
 MAX_SHARED_TASKS = 50  # tasks a compare_runs answer lists
 MAX_ANSWER_BYTES = 100_000  # one answer's JSON (about 25k tokens of an agent's context)
@@ -118,6 +122,10 @@ def _next_versions(kept: list, total: int, version: Callable[[Any], int], hi: in
     ask = f"{start}:{'' if hi is None else hi}" if start is not None else "a narrower range"
     return {"cut": f"{len(kept):,} of {total:,} versions shown (the answer is at most {MAX_ANSWER_BYTES:,} bytes): "
                    f"ask again with versions={ask!r} for the next ones", "next_versions": ask}
+
+
+def _cut(text: str | None, most: int) -> str | None:
+    return text if text is None or len(text) <= most else text[:most] + f" … ({len(text) - most:,} more characters)"
 
 
 def _dump(value: object) -> str:
@@ -256,25 +264,25 @@ class McpTools:
         return _bounded(_fit(doc, "hits", lambda kept, total: {"cut": f"{len(kept)} of {total} hits shown"}
                              if len(kept) < total else {}))
 
-    def rollout_turn(self, source: str, path: str, turn: int = 0, start: int = 0, count: int = 500) -> str:
-        """One turn of one rollout as text, token by token: each token's text, mask (1 = generated, in TRL's mask;
-        0 = context) and the engine's logprob; in a recorded run, that turn's fate in training (the row that trains
-        it: trained at which global step, or why never), the rollout's, and its training rows (each with the turns
-        it trains and its fate); and its findings. At most 2000 tokens per call: page with start.
+    def rollout_turn(self, source: str, path: str, turn: int = 0, start: int = -1, count: int = 500) -> str:
+        """One turn of one rollout: what the model generated (its text and tool calls, each with its result) and
+        the turn token by token: each token's text, mask (1 = generated, in TRL's mask; 0 = context) and the
+        engine's logprob; in a recorded run, that turn's fate in training (the row that trains it: trained at which
+        global step, or why never), the rollout's, and its training rows (each with the turns it trains and its
+        fate); and its findings. The tokens start at the turn's first generated token unless `start` says where;
+        at most 2000 tokens per call: page with start.
 
         Args:
             source: the collection or run
-            path: the rollout's path in it (as find_rollouts names it)
+            path: the rollout: its path (as find_rollouts names it) or, in a run, its short id as the pages show
+                it ("v3 g2 r1"; with the segment in front when two segments share it)
             turn: the agent turn (0-based)
-            start: the first token (the turn's full sequence, prompt + output)
+            start: the first token of the turn's full sequence (prompt + output); -1 for the first generated one
             count: how many tokens (at most 2000)
-        Returns JSON: {turn, turns, prompt_tokens, output_tokens, start, tokens: [[text, mask, logprob]], fate,
-        findings} or {error}."""
+        Returns JSON: {path, turn, turns, prompt_tokens, output_tokens, generated, generated_tokens, tool_calls:
+        [{name, arguments, result, failed}], start, tokens: [[text, mask, logprob]], fate, findings} or {error}."""
         try:
-            src, c = self._collection(source, (path or "").strip("/")[:MAX_SRC_CHARS])
-            rec = c.record((path or "").strip("/")[:MAX_SRC_CHARS])
-            if rec is None or rec.kind != "artifact":
-                raise ValueError(f"no rollout at {str(path)[:100]!r} in this source")
+            src, c, rec = self._rollout_record(source, path)
             r = self.service.rollout(c, src, rec.path)
         except (ValueError, ArtifactError) as e:
             return json.dumps({"error": str(e)})
@@ -283,7 +291,8 @@ class McpTools:
             return json.dumps({"error": f"turn {turn}: this rollout has turns 0..{len(turns) - 1}"})
         t = turns[turn]
         total = t.n_prompt + t.n_output
-        lo = max(0, min(int(start) if isinstance(start, int) else 0, total))
+        first = int(start) if isinstance(start, int) and start >= 0 else t.n_prompt
+        lo = max(0, min(first, total))
         hi = min(total, lo + max(1, min(int(count) if isinstance(count, int) else 500, MAX_TURN_TOKENS)))
         tokens: list[list] = []
         for k_chunk in range(lo // CHUNK, (hi - 1) // CHUNK + 1 if hi > lo else lo // CHUNK):
@@ -291,11 +300,37 @@ class McpTools:
             for k, pos in enumerate(range(ch.start, ch.start + len(ch.ids))):
                 if lo <= pos < hi:
                     tokens.append([ch.text[k], int(ch.mask[k]), ch.logprob[k]])
+        generated = decode(r.vocab, t.output_ids)
+        calls = [{"name": x.name, "arguments": x.arguments, "result": _cut(x.result, MAX_RESULT_CHARS),
+                  "failed": x.failed} for x in r.tool_calls if x.turn == t.index]
         index = self.service.find_index(src)
         return _dump({"path": rec.path, "turn": turn, "turns": len(turns), "prompt_tokens": t.n_prompt,
-                      "output_tokens": t.n_output, "start": lo, "tokens": tokens,
-                      "fate": self._fate(c, src, rec, r, turn),
+                      "output_tokens": t.n_output, "generated": _cut(generated, MAX_GENERATED_CHARS),
+                      **({"generated_cut": f"the first {MAX_GENERATED_CHARS:,} of {len(generated):,} characters"}
+                         if len(generated) > MAX_GENERATED_CHARS else {}),
+                      "tool_calls": calls[:MAX_TURN_CALLS],
+                      **({"tool_calls_cut": f"{MAX_TURN_CALLS} of {len(calls)} calls"} if len(calls) > MAX_TURN_CALLS
+                         else {}),
+                      "start": lo, "tokens": tokens, "fate": self._fate(c, src, rec, r, turn),
                       "findings": index.findings_of(rec.path) if index is not None else []})
+
+    def _rollout_record(self, source: str, name: str):
+        """(source, collection, record) of the rollout `name` names in `source`: a path, or in a run its short id
+        (viewer/short_ids.py)."""
+        src = (source or "").strip()[:MAX_SRC_CHARS]
+        path = (name or "").strip().strip("/")[:MAX_SRC_CHARS]
+        short = short_ids.parse(path)
+        if short is not None:
+            t = self.service.run_table(src) if src else None
+            if t is None:
+                raise ValueError(f"{short} names a rollout of a run by version, group and rollout; {src[:100]!r} is "
+                                 "not a run this app can open: name the rollout by its path")
+            path = short_ids.path_of(t, short)
+        src, c = self._collection(src, path)
+        rec = c.record(path)
+        if rec is None or rec.kind != "artifact":
+            raise ValueError(f"no rollout at {path[:100]!r} in this source")
+        return src, c, rec
 
     def _fate(self, c, src: str, rec, r, turn: int) -> dict | None:
         """A run's rollout in training, turn `turn` first: that turn's fate (its row's: viewer/fate.py), the
@@ -321,15 +356,14 @@ class McpTools:
 
         Args:
             source: the collection or run
-            a: the first rollout's path
-            b: the second rollout's path
+            a: the first rollout: its path, or in a run its short id ("v3 g2 r1")
+            b: the second rollout, named the same way
             turn: the agent turn to compare (clamped to each rollout's turns)
         Returns JSON: {a: {...}, b: {...}, prompt_differs_at} or {error}."""
         try:
-            src, ca = self._collection(source, (a or "").strip("/")[:MAX_SRC_CHARS])
-            _, cb = self._collection(source, (b or "").strip("/")[:MAX_SRC_CHARS])
-            ra, rb = ca.record((a or "").strip("/")), cb.record((b or "").strip("/"))
-            if ra is None or rb is None or ra.kind != "artifact" or rb.kind != "artifact" or ra.path == rb.path:
+            src, ca, ra = self._rollout_record(source, a)
+            _, cb, rb = self._rollout_record(source, b)
+            if ra.path == rb.path:
                 raise ValueError("name two different rollouts of this source (their paths, as find_rollouts gives)")
             xa, xb = self.service.rollout(ca, src, ra.path), self.service.rollout(cb, src, rb.path)
             got = group_compare(xa, ra.rollout or 0, xb, rb.rollout or 0, max(0, turn if isinstance(turn, int) else 0))
@@ -406,7 +440,7 @@ class McpTools:
                           status: str = "") -> str:
             return self.find_rollouts(source, pattern, rule, where, versions, status)
 
-        def rollout_turn(source: str, path: str, turn: int = 0, start: int = 0, count: int = 500) -> str:
+        def rollout_turn(source: str, path: str, turn: int = 0, start: int = -1, count: int = 500) -> str:
             return bounded_turn(self.rollout_turn(source, path, turn, start, count))
 
         def compare_rollouts(source: str, a: str, b: str, turn: int = 0) -> str:
