@@ -30,3 +30,22 @@ def test_the_app_and_the_command_line_use_jemalloc_returning_at_once():
 def test_a_pool_the_process_names_is_kept():
     code = "import pyarrow as pa; from viewer.memory_pool import use_returning_pool; print(use_returning_pool())"
     assert _pool(code, ARROW_DEFAULT_MEMORY_POOL="system") == "system"
+
+
+def test_numpy_arrays_freed_after_a_large_one_leave_nothing_resident():
+    """The first large array freed would raise malloc's mmap threshold: the next ones would come from the heap
+    and stay resident when freed (small blocks that stay sit between them). Without the fixed threshold this process keeps ~8 arrays' worth (64 MB)."""
+    code = """
+import numpy as np
+from viewer.memory_pool import use_returning_pool
+use_returning_pool()
+rss = lambda: int(open('/proc/self/statm').read().split()[1]) * 4096 >> 20
+big = np.ones(4_000_000); del big          # 32 MB, freed: glibc would raise its threshold to it
+base = rss()
+kept, small = [], []
+for _ in range(8):                         # 8 MB each, written, each followed by a small block that stays
+    kept.append(np.ones(1_000_000)); small.append(np.ones(2_000))
+del kept
+print(rss() - base)
+"""
+    assert int(_pool(code)) < 16

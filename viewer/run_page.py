@@ -284,9 +284,12 @@ def _version_stats(t: RunTable) -> list[VersionStats]:
                "row_ordinal", "row_trained_tokens"])  # what this reads, in one pass over the run's files
     v = t.view()
     ver = v["policy_version"].to_numpy()
-    order = np.argsort(ver, kind="stable")
-    versions, starts = np.unique(ver[order], return_index=True)
-    ends = np.r_[starts[1:], len(order)]
+    # a run's rows are in version order as recorded: then every column is read in place, not copied sorted
+    order: Any = slice(None) if bool(np.all(ver[1:] >= ver[:-1])) else np.argsort(ver, kind="stable")
+    ordered = ver[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(ordered) else np.zeros(0, np.int64)
+    versions = ordered[starts]
+    ends = np.r_[starts[1:], len(ver)]
     reward = _np(v["reward"], math.nan)[order]
     env = v["env_reward"]
     verified = pc.is_valid(env).to_numpy(zero_copy_only=False)[order]

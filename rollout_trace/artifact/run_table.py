@@ -705,7 +705,8 @@ class RunTable:
         def make() -> pa.Table:
             cols = self.columns(["row_ordinal", "row_trained_tokens", "segment"])
             flat = cols["row_ordinal"].combine_chunks()
-            entry = pc.list_parent_indices(flat).to_numpy().astype(np.int64)
+            # a rollout's row number: 32 bits (a run's rows are far fewer than 2**31), half of what the memo holds
+            entry = pc.list_parent_indices(flat).to_numpy().astype(np.int32)
             codes = self._segment_codes()
             return pa.table({"entry": entry, "segment": codes[entry] if len(entry) else np.zeros(0, np.int32),
                              "ordinal": pc.list_flatten(flat),
@@ -1099,7 +1100,7 @@ def _fates(t: RunTable) -> pa.Table:
     n = len(t)
     o = t.ordinals()
     rf = t.row_fates()
-    entry = o["entry"].to_numpy() if o.num_rows else np.zeros(0, np.int64)
+    entry = o["entry"].to_numpy() if o.num_rows else np.zeros(0, np.int32)
     codes = rf["fate"].combine_chunks().indices.to_numpy(zero_copy_only=False) if o.num_rows else np.zeros(0, np.int8)
     tokens = pc.fill_null(o["trained_tokens"], 0).to_numpy() if o.num_rows else np.zeros(0, np.int64)
     steps = pc.fill_null(rf["step"], -1).to_numpy() if o.num_rows else np.zeros(0, np.int64)
@@ -1111,14 +1112,13 @@ def _fates(t: RunTable) -> pa.Table:
     stepped = took & (steps >= 0)
     np.minimum.at(first_step, entry[stepped], steps[stepped])
     trained_step = pa.array(first_step, mask=first_step == np.iinfo(np.int64).max)
-    head = np.full(n, -1, dtype=np.int64)  # each rollout's first row: its fate stands for all when none was trained
-    if len(entry):
-        firsts = np.flatnonzero(np.r_[True, entry[1:] != entry[:-1]])
-        head[entry[firsts]] = firsts
     failed = pc.fill_null(pc.equal(pc.cast(t.column("status"), pa.string()), "failed"), False).to_numpy(
         zero_copy_only=False) if n else np.zeros(0, bool)
-    why = np.where(head >= 0, codes[np.maximum(head, 0)] if len(codes) else 0,
-                   np.where(failed, DROPPED.index("failed"), DROPPED.index("no rows"))).astype(np.int8)
+    # one byte per rollout throughout: these are a million rollouts' worth each
+    why = np.where(failed, np.int8(DROPPED.index("failed")), np.int8(DROPPED.index("no rows")))
+    if len(entry):  # each rollout's first row: its fate stands for all when none was trained
+        firsts = np.flatnonzero(np.r_[True, entry[1:] != entry[:-1]])
+        why[entry[firsts]] = codes[firsts]
     dropped = pa.DictionaryArray.from_arrays(pa.array(why, pa.int8(), mask=trained), pa.array(DROPPED))
     return pa.table({"trained_step": trained_step, "trainer_tokens": pa.array(trainer_tokens), "dropped": dropped})
 
