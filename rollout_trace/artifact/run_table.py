@@ -450,7 +450,8 @@ class RunTable:
         gid = pc.fill_null(keys["group_id"], 0).to_numpy(zero_copy_only=False)
         rollout = pc.fill_null(keys["rollout"], 0).to_numpy(zero_copy_only=False)
         # one integer per rollout (segment, group, index), -1 - row for a row left out: its own key
-        key = np.where(ok, (np.maximum(seg, 0) << 50) | (gid.astype(np.int64) << 16) | rollout.astype(np.int64),
+        key = np.where(ok, (np.maximum(seg, 0).astype(np.int64) << 50) | (gid.astype(np.int64) << 16)
+                       | rollout.astype(np.int64),
                        -1 - np.arange(len(ok)))
         del gid, rollout
         order = np.argsort(key, kind="stable")  # equal keys in row order: the first copy first
@@ -755,7 +756,7 @@ class RunTable:
     def _segment_codes(self) -> np.ndarray:
         """Each rollout's segment as its number in `segment_names()`."""
         def make() -> np.ndarray:
-            return _codes(self.column("segment"), self.segment_names()).astype(np.int32)
+            return _codes(self.column("segment"), self.segment_names())
         return self.memo("__segment_codes", make)
 
     def row_fates(self) -> pa.Table:
@@ -978,22 +979,25 @@ def _dictionary(f: pa.Field) -> pa.Field:
 
 
 def _codes(col: Any, names: list[str]) -> np.ndarray:
-    """Each value of a text column as its position in `names` (-1: not there, or null), a dictionary-encoded
-    column through its few distinct values (never decoding a million strings)."""
+    """Each value of a text column as its position in `names` (-1: not there, or null), in 32 bits; a
+    dictionary-encoded column through its few distinct values (never decoding a million strings)."""
     want = pa.array(names, pa.string())
     parts = []
     for chunk in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
         if pa.types.is_dictionary(chunk.type):
             of_value = pc.fill_null(pc.index_in(pc.cast(chunk.dictionary, pa.string()), value_set=want), -1).to_numpy(
-                zero_copy_only=False).astype(np.int64)
-            idx = chunk.indices.to_numpy(zero_copy_only=False)
-            got = np.where(chunk.is_null().to_numpy(zero_copy_only=False), -1,
-                           of_value[np.nan_to_num(idx, nan=0).astype(np.int64)] if len(of_value) else -1)
+                zero_copy_only=False).astype(np.int32)
+            if not len(of_value):
+                parts.append(np.full(len(chunk), -1, np.int32))
+                continue
+            got = of_value[pc.fill_null(chunk.indices, 0).to_numpy()]
+            if chunk.null_count:
+                got[chunk.is_null().to_numpy(zero_copy_only=False)] = -1
         else:
             got = pc.fill_null(pc.index_in(pc.cast(chunk, pa.string()), value_set=want), -1).to_numpy(
-                zero_copy_only=False).astype(np.int64)
+                zero_copy_only=False).astype(np.int32)
         parts.append(got)
-    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    return np.concatenate(parts) if parts else np.zeros(0, np.int32)
 
 
 def _as_read(name: str, chunk: pa.Array) -> pa.Array:
@@ -1061,7 +1065,7 @@ def _row_fates(t: RunTable) -> pa.Table:
     code = np.full(len(ordinal), -1, np.int8)
     step = np.full(len(ordinal), -1, np.int32)
     c = t.consumed
-    c_seg = _codes(c["segment"], names).astype(np.int32)
+    c_seg = _codes(c["segment"], names)
     c_ord = np.clip(pc.fill_null(c["ordinal"], -1).to_numpy(zero_copy_only=False), -1, 2**31 - 1).astype(np.int32)
     c_fate = _codes(c["fate"], list(FATES)).astype(np.int8)
     c_step = np.clip(pc.fill_null(c["step"], -1).to_numpy(zero_copy_only=False), -1, 2**31 - 1).astype(np.int32)
