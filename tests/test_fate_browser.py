@@ -167,6 +167,10 @@ def test_the_split_rollout_from_its_group_map_a_search_hit_and_a_link(page, app_
     assert row.locator("[data-testid=group-fate]").inner_text() == label
     hatched = row.locator(".gm-cell").evaluate_all("cs => cs.map(c => c.classList.contains('never'))")
     assert hatched == [not turn_fate(t, True, r.queued, r.dropped).trained for t in range(len(hatched))]
+    assert "its row never trained" in page.inner_text("[data-testid=group-key]")  # the hatching's key
+    for width, height in ((1024, 768), (1280, 720)):  # every turn column in view, without a sideways scroll
+        page.set_viewport_size({"width": width, "height": height})
+        assert page.eval_on_selector(".gm-tablebox", "b => b.scrollWidth <= b.clientWidth + 1"), width
     pages.shots(page, "fate-split-group-map")
     row.locator(".gm-open.gm-name").click()
     page.wait_for_selector(".tv-tokens .t[data-mask]", timeout=TIMEOUT)

@@ -167,3 +167,39 @@ def test_no_panel_on_a_single_rollout(app_url, page):
     page.goto(url_of(app_url, "scripted-smollm2"))
     page.wait_for_selector("[data-testid=tokens] .t", timeout=60_000)
     assert page.locator(PANEL).count() == 0
+
+
+FOLDED = "() => { const p = document.querySelector('[data-testid=find-panel]'); return !!p && p.classList.contains('fp-folded'); }"
+OPEN = "() => { const p = document.querySelector('[data-testid=find-panel]'); return !!p && !p.classList.contains('fp-folded'); }"
+
+
+@pytest.mark.parametrize("size", [(1024, 768), (1280, 720)])
+def test_the_panel_folds_away_on_a_group_and_a_rollout(app_url, page, size):
+    """On the run page the chart and the hits show; on a group's map and a rollout only the search row does, so the
+    map's table and the token pane start within the first screen; the button, a search or Back unfold it."""
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(url_of(app_url, "trl-run"))
+    _ready(page)
+    assert page.evaluate(OPEN) and page.locator("[data-testid=find-chart]").is_visible()
+    page.locator(".rp-vrow").first.click()  # a version's groups, then its first group's map
+    page.locator("tr.rp-grow .rp-open, tr.rp-grow").first.click()
+    page.wait_for_function(FOLDED, timeout=60_000)
+    page.locator(".gm-table").first.wait_for(timeout=60_000)
+    assert not page.locator("[data-testid=find-chart]").is_visible()
+    panel = page.locator(PANEL).bounding_box()
+    assert panel and panel["height"] < 90  # the search row alone
+    top = page.locator(".gm-table").first.bounding_box()
+    assert top and top["y"] < size[1] * 0.85  # the map's table begins on the first screen
+    shots(page, f"find-folded-group-{size[0]}")
+    page.click("[data-testid=find-unfold]")
+    assert page.evaluate(OPEN) and page.locator("[data-testid=find-chart]").is_visible()
+    page.click("[data-testid=find-unfold]")
+    assert page.evaluate(FOLDED)
+    page.go_back()  # the run page again: unfolded
+    page.wait_for_function(OPEN, timeout=30_000)
+    page.goto(url_of(app_url, "trl-run", row="groups/20261203T090858Z-506fa9-v000001-g000003/rollout-03"))  # a deep link
+    page.locator(".tv-tokens").first.wait_for(timeout=60_000)
+    page.wait_for_function(FOLDED, timeout=30_000)
+    _search(page, "Wrote file")  # a search unfolds it, with its hits
+    assert page.evaluate(OPEN) and page.locator("[data-testid=find-hit]").count() > 0
+    assert not page.errors and not page.outside_requests

@@ -168,7 +168,7 @@ const CollectionIndex = (() => {
     function writeUrl(pg, push) {
       const u = new URL(window.location.href);
       for (const k of [...pg.query_keys, "page", "row", "rollout"]) u.searchParams.delete(k);
-      if (pg.mode === "none") { history.replaceState(history.state, "", u.toString()); return; }
+      if (pg.mode === "none") { goTo(u); return; }
       u.searchParams.set("src", pg.src);
       for (const [k, v] of new URLSearchParams(pg.query)) u.searchParams.set(k, v);
       if (pg.mode === "index") {
@@ -180,8 +180,7 @@ const CollectionIndex = (() => {
         if (pg.mode === "group") for (const k of pg.view_keys) u.searchParams.delete(k);
         if (pg.rollout !== null && pg.rollout !== undefined) u.searchParams.set("rollout", String(pg.rollout));
       }
-      if (push) history.pushState({ci: pg.mode}, "", u.toString());
-      else history.replaceState(history.state, "", u.toString());
+      goTo(u, push ? {ci: pg.mode} : null);
     }
 
     /** @param {IndexPage} pg @param {boolean} fromUrl */
@@ -261,7 +260,7 @@ const CollectionIndex = (() => {
       const pg = shown(), u = new URL(window.location.href);
       u.searchParams.set("row", path);
       for (const k of [...pg.view_keys, "rollout"]) u.searchParams.delete(k);
-      history.pushState({ci: "row"}, "", u.toString());
+      goTo(u, {ci: "row"});
       api.open({src: pg.src, row: path, query: pg.query});
     }
 
@@ -280,7 +279,8 @@ const CollectionIndex = (() => {
       if (history.state && history.state.ci === "row") { history.back(); return; }  // popstate comes back here
       const pg = shown(), u = new URL(window.location.href);
       for (const k of ["row", "rollout", ...pg.view_keys]) u.searchParams.delete(k);
-      history.replaceState(null, "", u.toString());
+      history.replaceState(null, "", u.toString());  // no entry to return to: this one forgets it came from a row
+      document.dispatchEvent(new Event("rtv-place"));
       api.back({src: pg.src, query: urlQuery()});
     }
 
@@ -359,7 +359,7 @@ const CollectionIndex = (() => {
         const u = new URL(window.location.href);
         u.searchParams.set("rollout", String(rollout));
         u.searchParams.set("turn", String(turn));
-        history.pushState({ci: "rollout"}, "", u.toString());
+        goTo(u, {ci: "rollout"});
         const pg = shown();
         api.open({src: pg.src, row: pg.row, query: pg.query, rollout, turn});
       },

@@ -139,9 +139,31 @@ const FindPanel = (() => {
       title: "click a bar to list its rollouts (a coloured part: those with that finding)"});
     const legend = el("div", {class: "fp-legend", "data-testid": "find-legend"});
     const list = el("ol", {class: "fp-hits", "data-testid": "find-hits"});
-    box.replaceChildren(el("section", {class: "fp", "data-testid": "find-panel", "aria-label": "search and findings"},
-      el("div", {class: "fp-bar"}, el("b", {text: "Find "}), input, where, versions, rule, go), status,
-      el("div", {class: "fp-chartbox"}, canvas, legend), list));
+    const more = el("div", {class: "fp-more", id: `fp-more-${value.serial}`}, status, el("div", {class: "fp-chartbox"}, canvas, legend), list);
+    const unfold = el("button", {type: "button", class: "fp-unfold", "data-testid": "find-unfold", "aria-controls": more.id,
+      "aria-expanded": "true", title: "show or hide the findings chart and the hits"}, "findings ▾");
+    const panel = el("section", {class: "fp", "data-testid": "find-panel", "aria-label": "search and findings"},
+      el("div", {class: "fp-bar"}, el("b", {text: "Find "}), input, where, versions, rule, go, unfold), more);
+    box.replaceChildren(panel);
+    // On a group's map or a rollout (a `row` in the URL) the panel keeps its search row and folds the rest away,
+    // so that the page asked for starts at the top of the window; the button, or a search, unfolds it.
+    /** @param {boolean} folded */
+    const fold = (folded) => {
+      panel.classList.toggle("fp-folded", folded);
+      unfold.setAttribute("aria-expanded", String(!folded));
+      unfold.textContent = folded ? "findings ▸" : "findings ▾";
+    };
+    const drilled = () => !!new URL(window.location.href).searchParams.get("row");
+    const onPlace = () => {
+      if (!document.body.contains(panel)) {  // a newer mount replaced this one
+        document.removeEventListener("rtv-place", onPlace); window.removeEventListener("popstate", onPlace); return;
+      }
+      fold(drilled());
+    };
+    document.addEventListener("rtv-place", onPlace);
+    window.addEventListener("popstate", onPlace);
+    unfold.addEventListener("click", () => fold(!panel.classList.contains("fp-folded")));
+    fold(drilled());
     /** @type {FindSummary | null} */
     let summary = null;
     /** @type {Record<string, number> | null} */
@@ -221,7 +243,7 @@ const FindPanel = (() => {
           u.searchParams.set("src", src); u.searchParams.set("row", h.path || "");
           u.searchParams.set("turn", String(h.turn)); u.searchParams.set("scope", "full");
           u.searchParams.set("found", `${h.token}-${h.token_end}`);
-          history.pushState({ci: "row"}, "", u.toString());
+          goTo(u, {ci: "row"});
           api.open({action: "open-hit", src, row: h.path, turn: h.turn, found: [h.token, h.token_end]});
           revealFound();
         });
@@ -234,6 +256,7 @@ const FindPanel = (() => {
       /** @type {FindRequest} */
       const req = {src, pattern: input.value, fields: where.value ? [where.value] : [], versions: versions.value, rule: rule.value};
       if (!req.pattern.trim() && !req.rule) { status.textContent = "type text or /regex/, or pick a finding"; return; }
+      fold(false);
       status.textContent = "searching…";
       // a run answers its first hits at once and the counts of the rest in a second answer
       const r = await api.search({...req, first: true});

@@ -30,7 +30,7 @@ const RunPage = (() => {
     for (const [k, v] of Object.entries(changes)) {
       if (v === null || v === undefined || v === "") u.searchParams.delete(k); else u.searchParams.set(k, String(v));
     }
-    if (push) history.pushState(push, "", u.toString()); else history.replaceState(history.state, "", u.toString());
+    goTo(u, push);
   }
 
   // -- head --------------------------------------------------------------------------------------------

@@ -116,6 +116,10 @@ def group_map(m: GroupMap) -> str:
             "<th scope='col'>drift</th>"
             f"{turns}</tr>")
     body = "".join(_row(r, m) for r in m.rows)
+    hatched = any(c.fate is not None and c.trained and not c.fate.trained for r in m.rows for c in r.cells)
+    key = ("<div class='gm-key gm-dim' data-testid='group-key'><span class='gm-swatch trained'></span> in TRL's mask, "
+           "its row trained · <span class='gm-swatch trained never'></span> in TRL's mask, its row never trained "
+           "(the trainer column says why)</div>") if hatched else ""
     same = len({r.advantage for r in m.rows if r.advantage is not None}) <= 1
     note = ("<div class='gm-note'>every rollout has the same advantage: GRPO learns nothing from this group "
             "(all rewards equal)</div>") if same and m.rows else ""
@@ -127,6 +131,7 @@ def group_map(m: GroupMap) -> str:
             "<div class='gm-help gm-dim'>Rows are sorted by advantage, best first. Click a rollout or a turn to open it; "
             "tick two rows and press compare to see a turn of both side by side; p presents the map.</div>"
             f"<div class='gm-tablebox'><table class='gm-table'><thead>{head}</thead><tbody>{body}</tbody></table></div>"
+            f"{key}"
             "<div class='gm-compare-bar'><label>turn <input type='number' class='gm-cturn' min='0' value='0' "
             "data-testid='compare-turn'></label><button type='button' class='gm-compare' disabled "
             "data-testid='compare'>compare the two ticked rollouts</button></div>"
