@@ -163,6 +163,7 @@ const RunCharts = (() => {
   }
   const pct = (/** @type {number | null | undefined} */ v) => (v === null || v === undefined || !Number.isFinite(v) ? "–" : Math.round(v * 100) + "%");
   const count = (/** @type {number} */ n) => n.toLocaleString("en-US");
+  const many = (/** @type {number} */ n, /** @type {string} */ what) => `${count(n)} ${what}${n === 1 ? "" : "s"}`;
 
   /** The index of the x in sorted `xs` nearest to `x`. @param {number[]} xs @param {number} x */
   function nearest(xs, x) {
@@ -306,7 +307,7 @@ const RunCharts = (() => {
     // smoothing: the raw curve stays, thin and faint, under its smoothed one
     const raw = (/** @type {object} */ s) => (smoothed ? {...s, width: 1, alpha: 0.3} : s);
     const hidden = {stroke: "transparent", width: 0, points: {show: false}};
-    const counts = (/** @type {VersionStats} */ s) => ({label: "counts", value: `${count(s.groups)} groups · ${count(s.rollouts)} rollouts`});
+    const counts = (/** @type {VersionStats} */ s) => ({label: "counts", value: `${many(s.groups, "group")} · ${many(s.rollouts, "rollout")}`});
 
     const mean = vs.map((s) => fin(s.reward_mean));
     const meanS = ema(mean, smooth);
@@ -344,7 +345,7 @@ const RunCharts = (() => {
     const shareLines = [line(pal.good, 2.5), line(pal.warn2, 2, [6, 4]), line(pal.none, 2, [2, 3]), line(pal.warn, 1.75),
                         line(pal.dim, 1.5, [8, 3, 2, 3])];
     const head = (/** @type {number} */ i) => `version ${xs[i]}`;
-    const withEma = (/** @type {string} */ v, /** @type {(number | null)[]} */ ys, /** @type {number} */ i, f = pct) => (smoothed ? `${v} · ${ew} ${f(ys[i])}` : v);
+    const withEma = (/** @type {string} */ v, /** @type {(number | null)[]} */ ys, /** @type {number} */ i, f = pct) => (smoothed ? `${v} (${ew}: ${f(ys[i])})` : v);
     return {
       "run-reward-plot": {
         title: "Reward per version", note: banded ? "" : "no band: at every version every rollout has the same reward",
@@ -360,7 +361,7 @@ const RunCharts = (() => {
           return [{label: "mean", value: withEma(val(s.reward_mean), meanS, i, val), color: pal.accent},
                   {label: "± 1 sd", value: `${val(sdEdge(s, -1))} … ${val(sdEdge(s, 1))} (sd ${val(s.reward_sd)})`, color: pal.band},
                   {label: "min … max", value: `${val(s.reward_min)} … ${val(s.reward_max)}`, color: pal.range},
-                  {label: "zero spread", value: `${s.zero_spread}/${s.groups} groups`}, counts(s)];
+                  {label: "zero spread", value: `${s.zero_spread}/${many(s.groups, "group")}`}, counts(s)];
         }},
       },
       "run-share-plot": {
@@ -371,7 +372,7 @@ const RunCharts = (() => {
         hover: {xs, y: (smoothed ? sharesS : shares)[0], head, rows: (i) => {
           const s = vs[i], u = untrained(s);
           return [{label: "passed every test", value: withEma(`${pct(s.pass_rate)} (${s.passed} passed)`, sharesS[0], i), color: pal.good},
-                  {label: "zero spread", value: withEma(`${s.zero_spread}/${s.groups} groups`, sharesS[1], i), color: pal.warn2},
+                  {label: "zero spread", value: withEma(`${s.zero_spread}/${many(s.groups, "group")}`, sharesS[1], i), color: pal.warn2},
                   {label: "unscorable", value: withEma(`${s.unscorable}/${s.rollouts}`, sharesS[2], i), color: pal.none},
                   {label: "timed out", value: withEma(`${s.timeouts}/${s.rollouts}`, sharesS[3], i), color: pal.warn},
                   {label: "never trained", value: withEma(`${u}/${s.rollouts}`, sharesS[4], i), color: pal.dim}, counts(s)];
@@ -425,8 +426,8 @@ const RunCharts = (() => {
             hover: {xs, y: smoothed ? ysS : ys, head: (i) => `version ${xs[i]}`, rows: (i) => {
               const g = groups.get(xs[i]);
               const verified = g ? g.rollouts.filter((x) => x.verified) : [];
-              return [{label: "pass rate", value: pct(ys[i]) + (smoothed ? ` · EMA ${pct(ysS[i])}` : ""), color: pal.good},
-                      ...(g ? [{label: "counts", value: `group g${g.group_id} · ${g.rollouts.length} rollouts · ${verified.filter((x) => x.passed).length}/${verified.length} passed`}] : [])];
+              return [{label: "pass rate", value: pct(ys[i]) + (smoothed ? ` (EMA ${+smooth.toFixed(2)}: ${pct(ysS[i])})` : ""), color: pal.good},
+                      ...(g ? [{label: "counts", value: `group g${g.group_id} · ${many(g.rollouts.length, "rollout")} · ${verified.filter((x) => x.passed).length}/${verified.length} passed`}] : [])];
             }}};
   }
 
@@ -519,7 +520,8 @@ const RunCharts = (() => {
       const columns = short ? 4 : width >= 900 ? 2 : 1;
       const cw = Math.floor(width / columns) - 12;
       const height = presenting ? Math.round(Math.max(170, Math.min(320, innerHeight * 0.3))) :
-        short ? Math.round(Math.max(110, Math.min(150, innerHeight * 0.18))) :
+        // (the smoothing bar above them takes a line of it: the table's first rows stay on the first screen)
+        short ? Math.round(Math.max(100, Math.min(150, innerHeight * 0.18) - 20)) :
         Math.round(Math.max(150, Math.min(260, pal.font * 13)));
       const {all, count} = build(cw, pal);
       grid.style.setProperty("--rp-columns", String(columns));
