@@ -6,6 +6,9 @@
 // Colours carry meaning and come from the page's palette (light and dark): good is green, a failure red,
 // what is only waiting (in the queue, read ahead) a quiet grey. Titles and legends are HTML (they grow
 // with the page's type in presentation), axes take the page's font size.
+// Pointing at a chart (or the arrow keys on a focused one) reads one version, not a reduced bin: a crosshair
+// and a readout of its numbers, built as elements over the canvas; a click (or Enter) opens it in the versions
+// table. The line charts can be smoothed (an EMA, as W&B's), their raw curves kept faint beneath.
 const RunCharts = (() => {
   /** @typedef {"line" | "lo" | "hi"} Keep */
 

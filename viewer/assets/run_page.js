@@ -8,6 +8,8 @@
 // cursor over versions and groups, Enter opens one, Escape leaves. The charts above the versions list are
 // drawn on canvas from the body's versions (viewer/assets/run_charts.js); below the list, another run can be
 // compared with this one (viewer/assets/run_versus.js).
+// The versions table sorts by any heading over every version the body holds (vsort= in the URL), and a chart's
+// click opens a version through the same path as its row.
 const RunPage = (() => {
   /** @typedef {{version(req: {src: string | null, version: number}): Promise<{groups?: RunGroupRow[], error?: string}>,
    *            compare(req: {src: string | null, a: string, b: string, turn: number}): Promise<{html?: string, error?: string}>,
