@@ -56,3 +56,29 @@ def test_the_value_axis_never_overflows_at_the_float_limit():
     assert all(abs(v) <= 1.7976931348623157e308 for v in got[0])
     assert got[1][0] < 0 and got[1][1] > 1  # no line on the frame
     assert got[2][0] < 2 < got[2][1]
+
+
+@needs_node
+def test_smoothing_is_the_debiased_ema_of_tensorboard_and_wandb_and_keeps_gaps():
+    got = _run("[RunCharts.ema([1, 1, 1], 0.9), RunCharts.ema([0, 10, null, 10], 0.5), RunCharts.ema([3, null, 5], 0)]")
+    assert all(abs(v - 1) < 1e-12 for v in got[0])  # debiased: a constant curve stays where it is
+    # last = 0.5·last + 0.5·y over the finite points only, divided by 1 − 0.5^n: 0, 5/0.75, gap, 7.5/0.875
+    assert got[1][0] == 0 and abs(got[1][1] - 5 / 0.75) < 1e-12 and got[1][2] is None and abs(got[1][3] - 7.5 / 0.875) < 1e-12
+    assert got[2] == [3, None, 5]  # weight 0: the raw curve
+
+
+@needs_node
+def test_a_band_without_width_is_not_filled_even_when_reduced():
+    """A version whose groups all have zero spread has lo = hi: no band there. Reduced to fewer bins than points,
+    the bins would otherwise be filled from their lowest to their highest mean: a band the data do not have."""
+    got = _run("""(() => {
+      const xs = Array.from({length: 300}, (_, i) => i + 1);
+      const mean = xs.map((x) => [1, 0, 0.5, -0.1][x % 4]);
+      const [lo, hi] = RunCharts.bandEdges(mean, mean);
+      const r = RunCharts.reduceLines(xs, [lo, mean, hi], ["lo", "line", "hi"], 20);
+      const [lo2, hi2] = RunCharts.bandEdges([0, 1, null], [0, 2, 3]);
+      return {lo: r.ys[0], hi: r.ys[2], line: r.ys[1], lo2, hi2};
+    })()""")
+    assert all(v is None for v in got["lo"] + got["hi"])  # nothing to fill
+    assert min(got["line"]) == -0.1 and max(got["line"]) == 1  # the line keeps every bin's extremes
+    assert got["lo2"] == [None, 1, None] and got["hi2"] == [None, 2, None]

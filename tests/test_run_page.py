@@ -272,3 +272,20 @@ def test_a_run_request_is_checked_once():
     for bad in ("1.5", "1e3", "99999999999", True, [3], "٣"):
         assert run_page.run_request({"version": bad}).version is None
     assert run_page.run_request(None) == run_page.run_request([1, 2]) == run_page.RunRequest()
+
+
+def test_a_links_sort_and_smoothing_are_checked_and_named_when_wrong():
+    """vsort= is a column of the versions table (-KEY reversed) and smooth= an EMA weight in [0, 0.99]; anything
+    else is run order and the raw curves, and the run page's first note says which value of the link was wrong."""
+    from viewer.router import run_link_problem
+
+    req = run_page.run_request({"vsort": "-reward_mean", "smooth": "0.9"})
+    assert req.sort == "-reward_mean" and req.smooth == 0.9
+    for bad in ("reward", "--version", "version;drop", 5, ["version"]):
+        assert run_page.run_request({"vsort": bad}).sort == ""
+    for bad in ("1", "-0.1", "nan", "inf", "0.9x", True):
+        assert run_page.run_request({"smooth": bad}).smooth == 0.0
+    run = open_run("trl-run")
+    assert run_link_problem(run, {"vsort": "pass_rate", "smooth": "0.5"}) is None
+    assert "vsort is not a column" in (run_link_problem(run, {"vsort": "nope"}) or "")
+    assert "smooth is not a smoothing weight" in (run_link_problem(run, {"smooth": "2"}) or "")

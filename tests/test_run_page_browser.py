@@ -258,3 +258,186 @@ def test_the_versions_table_starts_on_the_first_screen_of_a_short_window(page, a
     else:
         assert len(tops) == 2  # two rows of two
     assert page.errors == []
+
+
+# -- reading the charts: a crosshair and readout, a click that opens; the table sorted; smoothing; ticks --------
+
+FRAMES = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"  # a redraw waits one frame
+
+
+def settle(page):
+    """Until the charts' pending redraw (a resize or a scheme change schedules one for the next frame) ran."""
+    page.evaluate(FRAMES)
+    page.evaluate(FRAMES)
+
+
+def point_at(page, chart: str, fraction: float):
+    """The pointer over `chart`'s plotting area, `fraction` of its width from the left; the readout it shows."""
+    over = page.locator(f"#{chart} .u-over").bounding_box()
+    page.mouse.move(over["x"] + over["width"] * fraction, over["y"] + over["height"] / 2)
+    readout = page.locator(f"#{chart} [data-testid=chart-readout]")
+    readout.wait_for(state="visible", timeout=TIMEOUT)
+    return readout
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_chart_reads_the_version_under_the_pointer_and_a_click_opens_it(page, app_url, scheme):
+    open_run_page(page, url_of(app_url, "trl-run", **({"__theme": "dark"} if scheme == "dark" else {})))
+    for w, h in ((1440, 900), (1024, 768)):
+        page.set_viewport_size({"width": w, "height": h})
+        settle(page)
+        readout = point_at(page, "run-reward-plot", 0.98)  # the last version, 4
+        text = readout.inner_text()
+        assert "version 4" in text, text
+        # the readout says what the table's row says: the mean, the band's edges, the counts
+        row = page.locator("[data-testid=run-version][data-version='4'] td").all_inner_texts()
+        assert row[3].split(" ")[0].rstrip("0") in text and f"{row[1]} group" in text and f"{row[2]} rollout" in text, (row, text)
+        assert "± 1 sd" in text and "min … max" in text
+        assert page.locator("#run-reward-plot .rp-cross").is_visible()
+        for chart in PLOTS[1:]:  # every chart reads the version under the pointer
+            got = point_at(page, chart, 0.02).inner_text()
+            assert "version 1" in got and "rollouts" in got, (chart, got)
+        readout = point_at(page, "run-share-plot", 0.5)
+        page.screenshot(path=str(SHOTS / f"run-readout-{w}x{h}-{scheme}.png"))
+        box = readout.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= w, box  # on screen, beside the crosshair
+    # a click opens the version under the pointer, as its row in the table does (URL, row open, its groups)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    settle(page)
+    point_at(page, "run-reward-plot", 0.4)
+    version = page.locator("#run-reward-plot").get_attribute("data-hover")
+    page.locator("#run-reward-plot .u-over").click(position={"x": page.locator("#run-reward-plot .u-over").bounding_box()["width"] * 0.4, "y": 20})
+    page.wait_for_selector(f"[data-testid=run-version][data-version='{version}'][aria-expanded=true]", timeout=TIMEOUT)
+    page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
+    assert query(page)["version"] == version
+    # the keyboard: a focused chart reads the version before with ←, and Enter opens that one
+    page.locator("#run-tokens-plot").focus()
+    page.wait_for_function("document.querySelector('#run-tokens-plot').dataset.hover === '4'", timeout=TIMEOUT)
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("document.querySelector('#run-tokens-plot').dataset.hover === '2'", timeout=TIMEOUT)
+    page.keyboard.press("Enter")
+    page.wait_for_selector("[data-testid=run-version][data-version='2'][aria-expanded=true]", timeout=TIMEOUT)
+    assert query(page)["version"] == "2" and page.locator("tr.rp-cursor[data-version='2']").count() == 1
+    assert page.errors == []
+
+
+def test_the_versions_table_sorts_every_version_and_the_link_keeps_it(page, app_url, big_run):
+    """2,000 versions, 100 listed: a heading sorts all of them (the worst reward mean first, then reversed),
+    aria-sort says which way, the link keeps it and a reload restores it."""
+    open_run_page(page, url_of(app_url, str(big_run)))
+    first = "document.querySelector('[data-testid=run-version]').dataset.version"
+    page.locator(".rp-sort[data-sort=version]").click()  # run order already ascending: reversed
+    page.locator(".rp-sort[data-sort=version]").click()
+    page.wait_for_function(f"{first} === '2000'", timeout=TIMEOUT)  # not among the 100 listed before
+    assert query(page)["vsort"] == "-version"
+    page.locator(".rp-sort[data-sort=reward_mean]").click()
+    page.wait_for_function(f"{first} === '3'", timeout=TIMEOUT)  # the lowest mean (-0.05) first, ties in run order
+    th = page.locator("th[data-sort=reward_mean]")
+    assert th.get_attribute("aria-sort") == "ascending" and query(page)["vsort"] == "reward_mean"
+    means = page.locator("[data-testid=run-version] td:nth-child(4)").all_inner_texts()
+    assert len(means) == 100 and all(m.startswith("-0.050") for m in means), means[:5]
+    page.locator(".rp-sort[data-sort=reward_mean]").click()
+    page.wait_for_function(f"{first} === '5'", timeout=TIMEOUT)  # the highest (0.75) first
+    assert th.get_attribute("aria-sort") == "descending" and query(page)["vsort"] == "-reward_mean"
+    assert page.locator("th[data-sort=version]").get_attribute("aria-sort") == "none"
+    page.reload()
+    open_run_page(page, page.url)
+    page.wait_for_function(f"{first} === '5'", timeout=TIMEOUT)
+    assert page.locator("th[data-sort=reward_mean]").get_attribute("aria-sort") == "descending"
+    # a chart's click opens a version beyond the listed ones: it is listed after them, open
+    page.locator("#run-reward-plot").focus()
+    page.keyboard.press("Home")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("[data-testid=run-version][data-version='1'][aria-expanded=true]", timeout=TIMEOUT)
+    assert "the open version" in page.locator("tr.rp-gap").inner_text()
+    assert page.errors == []
+
+
+def test_smoothing_draws_the_ema_over_the_raw_curve_and_the_link_keeps_it(page, app_url, big_run):
+    open_run_page(page, url_of(app_url, str(big_run)))
+    assert "EMA" not in page.locator("#run-reward-plot .rp-legend").inner_text()
+    page.locator("[data-testid=run-smooth]").evaluate(
+        "el => { el.value = '0.9'; el.dispatchEvent(new Event('input', {bubbles: true})); el.dispatchEvent(new Event('change', {bubbles: true})); }")
+    page.wait_for_function("/EMA 0.9/.test(document.querySelector('#run-reward-plot .rp-legend').textContent)", timeout=TIMEOUT)
+    assert query(page)["smooth"] == "0.9"
+    legend = page.locator("#run-reward-plot .rp-legend").inner_text()
+    assert "mean (raw)" in legend and "mean, EMA 0.9" in legend  # the raw curve is kept
+    assert "EMA 0.9" in page.locator("#run-task-plot, #run-share-plot .rp-legend").first.inner_text()
+    text = point_at(page, "run-reward-plot", 0.5).inner_text()
+    assert "EMA 0.9" in text
+    shots_of = page.locator("[data-testid=run-charts]")
+    shots_of.screenshot(path=str(SHOTS / "run-smoothed-1400x1000-light.png"))
+    page.reload()
+    open_run_page(page, page.url)
+    page.wait_for_function("/EMA 0.9/.test(document.querySelector('#run-reward-plot .rp-legend').textContent)", timeout=TIMEOUT)
+    assert page.locator("[data-testid=run-smooth]").input_value() == "0.9"
+    assert page.errors == []
+
+
+def tick_overlaps(page) -> list:
+    """Per chart, its x labels as drawn and any two that overlap (with a 2 px gap)."""
+    return page.evaluate("""() => Array.from(document.querySelectorAll('[data-testid=run-chart]')).map((c) => {
+      const ts = JSON.parse(c.dataset.xticks || '[]').sort((a, b) => a.left - b.left);
+      return {id: c.id, n: ts.length, bad: ts.filter((t, i) => i > 0 && t.left < ts[i - 1].right + 2).map((t) => t.text)};
+    })""")
+
+
+def test_tick_labels_never_collide_at_2000_versions(page, app_url, big_run):
+    page.set_viewport_size({"width": 1024, "height": 768})
+    open_run_page(page, url_of(app_url, str(big_run)))
+    for present in (False, True):
+        if present:
+            page.locator("body").press("p")
+            page.wait_for_selector("#run-page.rp-present", timeout=TIMEOUT)
+            settle(page)
+        for c in tick_overlaps(page):
+            assert c["n"] >= 2 and c["bad"] == [], c
+    # presenting at 1024x768, two charts a row: each plot readable, larger than its legend
+    sizes = page.evaluate("""() => Array.from(document.querySelectorAll('[data-testid=run-chart]')).map((c) => {
+      const p = c.querySelector('.u-over').getBoundingClientRect(), l = c.querySelector('.rp-legend').getBoundingClientRect();
+      return {id: c.id, w: p.width, h: p.height, legend: l.height};
+    })""")
+    for s in sizes:
+        assert s["w"] >= 300 and s["h"] >= 120 and s["legend"] < s["h"], s
+    page.screenshot(path=str(SHOTS / "run-2000-ticks-present-1024x768-light.png"))
+    assert page.errors == []
+
+
+@pytest.fixture(scope="module")
+def flat_run(tmp_path_factory):
+    """300 versions of one group whose rollouts all have the same reward: every version's band has no width,
+    its mean changes from version to version (dense: more versions than the chart's pixels allow one each)."""
+    from support.scale_run import make_run
+
+    root = tmp_path_factory.mktemp("flat") / "run"
+    make_run(root, versions=300, groups=1, k=2, zero_spread=True)
+    return root
+
+
+BAND_PIXELS = """() => {  // the share of the plot's pixels a band's fill paints: one translucency, over a whole area
+  const cv = document.querySelector('#run-reward-plot canvas');
+  const d = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;
+  const counts = new Array(256).fill(0);  // a line's antialiased edges spread over many translucencies
+  for (let i = 3; i < d.length; i += 4) if (d[i] > 0 && d[i] < 255) counts[d[i]]++;
+  return Math.max(...counts) / (d.length / 4);
+}"""
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1024, 768)])
+def test_a_series_without_spread_draws_a_line_not_a_band(page, app_url, flat_run, big_run, size):
+    w, h = size
+    page.set_viewport_size({"width": w, "height": h})
+    open_run_page(page, url_of(app_url, str(flat_run)))
+    page.wait_for_function("document.querySelector('[data-testid=run-charts]').dataset.drawn === '300'", timeout=TIMEOUT)
+    chart = page.locator("#run-reward-plot")
+    assert chart.get_attribute("data-band") == "none"
+    assert "no band" in chart.inner_text() and "mean ± 1 sd" not in chart.inner_text()
+    flat = page.evaluate(BAND_PIXELS)
+    chart.screenshot(path=str(SHOTS / f"run-flat-band-{w}x{h}-light.png"))
+    open_run_page(page, url_of(app_url, str(big_run)))  # a run with spread: its band is filled
+    page.wait_for_function("document.querySelector('[data-testid=run-charts]').dataset.drawn === '2000'", timeout=TIMEOUT)
+    assert page.locator("#run-reward-plot").get_attribute("data-band") == "drawn"
+    banded = page.evaluate(BAND_PIXELS)
+    assert flat < 0.01 and banded > 0.05, (flat, banded)
+    assert page.errors == []

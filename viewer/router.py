@@ -23,8 +23,8 @@ from rollout_trace.artifact.kinds import Kind
 
 from .contract import Initial
 from .page_link import MAX_SRC_CHARS, PageQuery, parse_page_query
-from .run_page import RunLike, resolve_link, segments, version_stats
-from .untrusted import whole
+from .run_page import MAX_SMOOTH, SORT_KEYS, RunLike, resolve_link, segments, sort_key, version_stats
+from .untrusted import number, whole
 
 RouteKind = Literal["default", "rollout", "index", "row", "refused"]
 LINK_KEYS = ("src", "turn", "mode", "scope", "found")  # a link naming none of these is the default page
@@ -75,7 +75,13 @@ def run_link_problem(run: RunLike, params: Mapping[str, object]) -> str | None:
         return f"this run has no segment {str(segment)[:80]!r}; showing the whole run"
     if "group" in params:
         path, problem = resolve_link(run, params)
-        return None if path is not None else f"{problem}; showing the whole run"
+        if path is None:
+            return f"{problem}; showing the whole run"
+    if sort_key(params.get("vsort")) is None:
+        return f"the link's vsort is not a column of the versions table ({', '.join(SORT_KEYS)}, - first to " \
+               "reverse); listing versions in run order"
+    if params.get("smooth") not in (None, "") and number(params.get("smooth"), MAX_SMOOTH, 0.0) is None:
+        return f"the link's smooth is not a smoothing weight (0 to {MAX_SMOOTH}); the curves are drawn unsmoothed"
     return None
 
 

@@ -33,7 +33,7 @@ from rollout_trace.artifact.numbers import finite_summary
 from rollout_trace.artifact.run import Run
 from rollout_trace.artifact.run_table import RunTable
 
-from .untrusted import whole
+from .untrusted import number, whole
 
 ZERO_ADVANTAGE = 1e-9
 MAX_NOTES = 8
@@ -157,6 +157,10 @@ class RunBody(msgspec.Struct, frozen=True, kw_only=True):
     tasks: list[TaskChoice]  # tasks seen at more than one version first, then by first appearance
     task: TaskTrack | None = None
     refresh: bool = False  # sent while following a growing run: the page keeps its open version and task
+    # The link's view of the versions (kept in the URL as vsort= and smooth=, restored on load): the versions
+    # table sorted by one of SORT_KEYS ("-KEY" descending, "" run order) and the line charts' EMA weight.
+    sort: str = ""
+    smooth: float = 0.0
 
 
 RunLike = Run | RunTable
@@ -557,6 +561,23 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
     task: str | None = None
     version: int | None = None
     turn: int = 0
+    sort: str = ""  # vsort=: a key of SORT_KEYS, "-" first for descending; "" when absent or not a column
+    smooth: float = 0.0  # smooth=: the charts' EMA weight in [0, MAX_SMOOTH]
+
+
+# The versions table's columns a link may sort by (run_page.js sorts by them, over every version the page holds).
+SORT_KEYS = ("version", "groups", "rollouts", "reward_mean", "pass_rate", "zero_spread", "trained_tokens",
+             "dropped", "timeouts", "mismatch_max")
+MAX_SMOOTH = 0.99  # the weight 1 would freeze the curve at its first value
+
+
+def sort_key(value: object) -> str | None:
+    """`value` as a versions table sort (`KEY` or `-KEY`, KEY one of SORT_KEYS), "" for none, None when wrong."""
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str) or value.removeprefix("-") not in SORT_KEYS:
+        return None
+    return value
 
 
 def run_request(data: object) -> RunRequest:
@@ -570,7 +591,8 @@ def run_request(data: object) -> RunRequest:
 
     return RunRequest(action=text("action", 16), src=text("src"), row=text("row"), a=text("a"), b=text("b"),
                       task=text("task", MAX_TASK) or None, version=whole(data.get("version")),
-                      turn=whole(data.get("turn")) or 0)
+                      turn=whole(data.get("turn")) or 0, sort=sort_key(data.get("vsort")) or "",
+                      smooth=number(data.get("smooth"), MAX_SMOOTH, 0.0) or 0.0)
 
 
 def resolve_link(run: RunLike, params: Mapping[str, object]) -> tuple[str | None, str | None]:

@@ -35,8 +35,10 @@ SEGMENT = "20270101T000000Z-bench0"
 REWARDS = (1.0, 0.0, 0.5, -0.1, 0.0, 1.0, 0.5, 0.0)
 
 
-def make_run(root: Path, versions: int = 200, groups: int = 8, k: int = 8) -> int:
-    """Write the synthetic run at `root`; returns how many rollouts it holds."""
+def make_run(root: Path, versions: int = 200, groups: int = 8, k: int = 8, zero_spread: bool = False) -> int:
+    """Write the synthetic run at `root`; returns how many rollouts it holds. `zero_spread`: every rollout of a
+    group has the group's reward REWARDS[(v + g) % 8] (every group has zero spread, a version with one group
+    has min = mean = max), still changing from version to version."""
     rows = bundled_rows()
     template = rows.filter(pc.greater(pc.list_value_length(rows["row_ordinal"]), 0)).slice(0, 1)
     (root / SEGMENTS_DIR).mkdir(parents=True)
@@ -53,7 +55,7 @@ def make_run(root: Path, versions: int = 200, groups: int = 8, k: int = 8) -> in
     g = np.tile(np.repeat(np.arange(groups), k), versions)
     r = np.tile(np.arange(k), versions * groups)
     gid = (v - 1) * groups + g
-    reward = np.where(v % 50 == 0, 0.0, np.array(REWARDS)[(r + v + g) % len(REWARDS)])
+    reward = np.where(v % 50 == 0, 0.0, np.array(REWARDS)[((0 if zero_spread else r) + v + g) % len(REWARDS)])
     names = [group_path(SEGMENT, int(a), int(b)) for a, b in zip(v, gid, strict=True)]
     n = len(v)
     empty = pa.array([[]] * n, pa.list_(pa.int64()))

@@ -205,6 +205,8 @@ interface RunBody {
   tasks: TaskChoice[];
   task: TaskTrack | null;
   refresh: boolean;
+  sort: string;
+  smooth: number;
 }
 
 /** Two runs compared: A is the run whose page this is, B the one the visitor chose. */

@@ -8,6 +8,8 @@
 // cursor over versions and groups, Enter opens one, Escape leaves. The charts above the versions list are
 // drawn on canvas from the body's versions (viewer/assets/run_charts.js); below the list, another run can be
 // compared with this one (viewer/assets/run_versus.js).
+// The versions table sorts by any heading over every version the body holds (vsort= in the URL), and a chart's
+// click opens a version through the same path as its row.
 const RunPage = (() => {
   /** @typedef {{version(req: {src: string | null, version: number}): Promise<{groups?: RunGroupRow[], error?: string}>,
    *            compare(req: {src: string | null, a: string, b: string, turn: number}): Promise<{html?: string, error?: string}>,
@@ -15,8 +17,38 @@ const RunPage = (() => {
    *            open(req: object): void}} RunApi */
   /** @typedef {{src: string | null, body: RunBody | null, version: number | null, groups: RunGroupRow[] | null,
    *            task: string | null, cursor: number, body_task: TaskTrack | null, shown: number,
-   *            opened?: string | null}} BodyState */
+   *            opened?: string | null, sort: Sort}} BodyState */
+  /** @typedef {{key: string, desc: boolean}} Sort  key "": run order */
   const FIRST_VERSIONS = 100;  // versions listed before "show all"
+  /** @param {number | null | undefined} v */
+  const finite = (v) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+  const untrained = (/** @type {VersionStats} */ s) => Object.values(s.dropped).reduce((a, b) => a + b, 0);
+  // The versions table's columns: heading, the key a link sorts by (viewer/run_page.py SORT_KEYS) and the
+  // number it sorts by (null: no value, listed last either way).
+  /** @type {[string, string, (s: VersionStats) => number | null][]} */
+  const COLUMNS = [
+    ["version", "version", (s) => s.version], ["groups", "groups", (s) => s.groups], ["rollouts", "rollouts", (s) => s.rollouts],
+    ["reward mean (min … max)", "reward_mean", (s) => finite(s.reward_mean)], ["pass rate", "pass_rate", (s) => finite(s.pass_rate)],
+    ["zero spread", "zero_spread", (s) => (s.groups ? s.zero_spread / s.groups : null)],
+    ["trained tokens", "trained_tokens", (s) => s.trained_tokens], ["never trained", "dropped", untrained],
+    ["timed out", "timeouts", (s) => s.timeouts], ["trainer mismatch", "mismatch_max", (s) => (s.rescored ? finite(s.mismatch_max) : null)],
+  ];
+
+  /** A link's vsort= ("KEY" or "-KEY") as a Sort; anything else is run order. @param {string | null | undefined} v @returns {Sort} */
+  function parseSort(v) {
+    const key = (v || "").replace(/^-/, "");
+    return COLUMNS.some((c) => c[1] === key) ? {key, desc: (v || "").startsWith("-")} : {key: "", desc: false};
+  }
+
+  /** Every version in the sort's order (ties and run order by version as the run has them). @param {VersionStats[]} vs @param {Sort} sort */
+  function sortedVersions(vs, sort) {
+    const col = COLUMNS.find((c) => c[1] === sort.key);
+    if (!col) return vs;
+    const dir = sort.desc ? -1 : 1;
+    return vs.map((s, i) => ({s, i, v: col[2](s)}))
+      .sort((a, b) => (a.v === null ? (b.v === null ? a.i - b.i : 1) : b.v === null ? -1 : (a.v - b.v) * dir || a.i - b.i))
+      .map((x) => x.s);
+  }
 
   /** @typedef {number | null | undefined} Num */
   const num = (/** @type {Num} */ v, /** @type {number | undefined} */ d = undefined) => (v === null || v === undefined ? "–" : Number(v).toFixed(d === undefined ? 3 : d));
@@ -78,14 +110,17 @@ const RunPage = (() => {
 
   /** @param {RunBody} body @param {BodyState} state */
   function versionsTable(body, state) {
-    const head = el("tr", {}, ...["version", "groups", "rollouts", "reward mean (min … max)", "pass rate", "zero spread",
-      "trained tokens", "never trained", "timed out", "trainer mismatch"].map((t) => el("th", {text: t,
-        title: t === "trainer mismatch" ? "over the re-scored rollouts of the version (python -m viewer rescore): the largest |log ratio| trainer − engine, and the share of their tokens outside TRL's clip band [0.8, 1.2]" : ""})));
+    const head = el("tr", {}, ...COLUMNS.map(([t, key]) => {
+      const on = state.sort.key === key;
+      return el("th", {"aria-sort": on ? (state.sort.desc ? "descending" : "ascending") : "none", "data-sort": key,
+                       title: t === "trainer mismatch" ? "over the re-scored rollouts of the version (python -m viewer rescore): the largest |log ratio| trainer − engine, and the share of their tokens outside TRL's clip band [0.8, 1.2]" : ""},
+        el("button", {type: "button", class: "rp-sort" + (on ? " on" : ""), "data-sort": key,
+                      title: `sort every version by ${t}${on ? " (again: reverse)" : ""}`},
+          t, el("span", {class: "rp-sortdir", "aria-hidden": "true", text: on ? (state.sort.desc ? " ▼" : " ▲") : ""})));
+    }));
     const tb = el("tbody");
-    // A long run lists its first versions (and the open one); the rest on request: the charts show them all.
-    const at = body.versions.findIndex((s) => s.version === state.version);
-    const upto = Math.max(state.shown, at + 1);
-    for (const s of body.versions.slice(0, upto)) {
+    /** @param {VersionStats} s */
+    const row = (s) => {
       const open = state.version === s.version;
       const dropped = Object.entries(s.dropped).map(([c, n]) => `${c} ${n}`).join(", ");
       tb.append(el("tr", {class: "rp-vrow rp-cur" + (open ? " open" : ""), "data-version": String(s.version),
@@ -95,17 +130,29 @@ const RunPage = (() => {
         el("td", {class: "rp-num " + sign(s.reward_mean), text: `${num(s.reward_mean)} (${num(s.reward_min, 2)} … ${num(s.reward_max, 2)})`}),
         el("td", {class: "rp-num", text: pct(s.pass_rate)}), el("td", {class: "rp-num", text: `${s.zero_spread}/${s.groups}`}),
         el("td", {class: "rp-num", text: String(s.trained_tokens)}),
-        el("td", {class: "rp-num", text: String(Object.values(s.dropped).reduce((a, b) => a + b, 0)), title: dropped || "none"}),
+        el("td", {class: "rp-num", text: String(untrained(s)), title: dropped || "none"}),
         el("td", {class: "rp-num", text: String(s.timeouts)}),
         el("td", {class: "rp-num", "data-testid": "run-mismatch", text: s.rescored ? `${num(s.mismatch_max, 3)} · ${pct(s.outside_share)} outside (${s.rescored} re-scored)` : "-"})));
       if (open) tb.append(el("tr", {class: "rp-vgroups"}, el("td", {colspan: "10"},
         state.groups ? groupTable(state.groups) : el("span", {class: "rp-dim", text: "loading…"}))));
+    };
+    // A long run lists its first versions in the table's order; the rest on request (the charts show them all).
+    // The open version is listed even beyond them (a chart's click opens any one), after a line saying so.
+    const all = sortedVersions(body.versions, state.sort);
+    const listed = all.slice(0, state.shown);
+    listed.forEach(row);
+    const at = all.findIndex((s) => s.version === state.version);
+    if (at >= listed.length) {
+      tb.append(el("tr", {class: "rp-gap"}, el("td", {colspan: "10", class: "rp-dim",
+        text: `⋯ ${at - listed.length} versions not listed ⋯ the open version, ${at + 1} of ${all.length} in this order:`})));
+      row(all[at]);
     }
-    if (body.versions.length > upto) {
+    if (all.length > listed.length) {
       tb.append(el("tr", {class: "rp-more"}, el("td", {colspan: "10"}, el("button", {type: "button", class: "rp-showall",
-        "data-testid": "run-show-all"}, `show all ${body.versions.length} versions (${body.versions.length - upto} more)`))));
+        "data-testid": "run-show-all"}, `show all ${all.length} versions (${all.length - listed.length} more)`))));
     }
-    return el("table", {class: "rp-versions", "data-testid": "run-versions"}, el("thead", {}, head), tb);
+    return el("table", {class: "rp-versions", "data-testid": "run-versions", "data-sort": state.sort.key ? (state.sort.desc ? "-" : "") + state.sort.key : ""},
+      el("thead", {}, head), tb);
   }
 
   /** @param {RunBody} body */
@@ -141,14 +188,42 @@ const RunPage = (() => {
   /** @param {Element} box @param {RunApi} api */
   function mountBody(box, api) {
     /** @type {BodyState} */
-    const state = {src: null, body: null, version: null, groups: null, task: null, cursor: -1, body_task: null, shown: FIRST_VERSIONS};
+    const state = {src: null, body: null, version: null, groups: null, task: null, cursor: -1, body_task: null, shown: FIRST_VERSIONS,
+                   sort: {key: "", desc: false}};
     // The charts sit above the versions list and are drawn once per record; the list redraws on every click.
     const chartsBox = el("div", {class: "rp-charts", "data-testid": "run-charts"});
     const list = el("div", {class: "rp-list"});
     const versusBox = el("div", {class: "rp-vsmount"});  // another run beside this one (viewer/assets/run_versus.js)
-    const top = el("div", {class: "rp rp-body", "data-testid": "run-body"}, chartsBox, list, versusBox);
+    // Smoothing (an EMA weight, kept in the URL as smooth=) draws each line chart's smoothed curve over its raw one.
+    const smoothIn = /** @type {HTMLInputElement} */ (el("input", {type: "range", min: "0", max: "0.99", step: "0.01", value: "0",
+      class: "rp-smooth", "data-testid": "run-smooth", "aria-label": "smoothing of the line charts: EMA weight, 0 is raw"}));
+    const smoothOut = el("output", {class: "rp-smooth-v", text: "0"});
+    const chartBar = el("div", {class: "rp-chartbar"},
+      el("label", {title: "exponential moving average as W&B and TensorBoard draw it; the raw curve stays, faint"},
+        "smoothing (EMA) ", smoothIn, " ", smoothOut),
+      el("span", {class: "rp-hint", text: "point at a chart to read a version · click it (or Enter on a focused chart) to open it"}));
+    const top = el("div", {class: "rp rp-body", "data-testid": "run-body"}, chartBar, chartsBox, list, versusBox);
     box.replaceChildren(top);
-    const charts = RunCharts.mount(chartsBox);
+    // a chart opens a version as its row in the table does, and brings that row (and the cursor) to it
+    const charts = RunCharts.mount(chartsBox, (v) => {
+      if (state.version !== v) openVersion(v);
+      const rs = cursorRows();
+      const i = rs.findIndex((r) => r.classList.contains("rp-vrow") && r.dataset.version === String(v));
+      if (i < 0) return;
+      state.cursor = i;
+      rs.forEach((r, j) => r.classList.toggle("rp-cursor", j === i));
+      rs[i].scrollIntoView({block: "nearest"});
+    });
+    /** @param {number} w */
+    function smoothTo(w) {
+      const v = Math.max(0, Math.min(0.99, Number.isFinite(w) ? w : 0));
+      smoothIn.value = String(v);
+      smoothOut.textContent = v.toFixed(2);
+      charts.smooth(v);
+      return v;
+    }
+    smoothIn.addEventListener("input", () => smoothTo(Number(smoothIn.value)));
+    smoothIn.addEventListener("change", () => setUrl({smooth: smoothTo(Number(smoothIn.value)) || null}));
     const versus = RunVersus.mount(versusBox, {versus: (req) => api.versus(req), openRow: (src, row) => {
       setUrl({row, rollout: null, turn: null, group: null, segment: null}, {ci: "row"});
       api.open({action: "open", src, row});
@@ -197,6 +272,8 @@ const RunPage = (() => {
       }
       const vrow = near(ev, "tr.rp-vrow");
       if (vrow) { openVersion(Number(vrow.dataset.version)); return; }
+      const sortBy = near(ev, ".rp-sort");
+      if (sortBy) { sortOn(sortBy.dataset.sort || ""); return; }
       if (near(ev, ".rp-compare")) compare();
       if (near(ev, ".rp-showall")) { state.shown = Infinity; draw(); }
     });
@@ -210,6 +287,16 @@ const RunPage = (() => {
       const button = one(".rp-compare");
       if (button) button.disabled = ticks().length !== 2;
     });
+    /** The table sorted by `key` over every version (again: reversed), kept in the URL. @param {string} key */
+    function sortOn(key) {
+      state.sort = state.sort.key === key ? {key, desc: !state.sort.desc} : {key, desc: false};
+      setUrl({vsort: (state.sort.desc ? "-" : "") + key});
+      state.cursor = -1;
+      draw();
+      /** @type {HTMLElement | null} */ (box.querySelector(`.rp-sort[data-sort="${key}"]`))?.focus();
+      const vb = box.querySelector(".rp-vbox");
+      if (vb) vb.scrollTop = 0;
+    }
     /** @param {string | undefined} task */
     function followTask(task) {
       state.task = task || null;
@@ -273,7 +360,8 @@ const RunPage = (() => {
         const row = (k, what) => el("tr", {}, el("td", {}, el("kbd", {text: k})), el("td", {text: what}));
         h = el("div", {class: "rp rp-help", role: "dialog", "aria-label": "keyboard shortcuts", "data-testid": "run-help"},
           el("b", {text: "Keyboard"}), el("table", {}, row("j / k", "move the row cursor (versions, then a version's groups)"),
-            row("Enter", "open the cursor's version or group"), row("p", "presentation mode"), row("?", "this help"),
+            row("Enter", "open the cursor's version or group"), row("← →", "on a focused chart: read the version before or after"),
+            row("Enter", "on a focused chart: open the version it reads"), row("p", "presentation mode"), row("?", "this help"),
             row("Esc", "close help / leave presentation")));
         h.hidden = true;
         box.append(h);
@@ -289,6 +377,8 @@ const RunPage = (() => {
       const tag = (target && target.tagName) || "";
       if (/INPUT|TEXTAREA|SELECT/.test(tag) || (target && target.isContentEditable) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
       const on = presenting(), k = ev.key;
+      // a focused chart reads versions with the arrows and opens one with Enter (viewer/assets/run_charts.js)
+      if (target && target.closest(".rp-chart") && /^(Enter|ArrowLeft|ArrowRight|Home|End|PageUp|PageDown)$/.test(k)) return;
       const helpOpen = !!box.querySelector(".rp-help:not([hidden])");
       if (k === "p") present();
       else if (k === "?") help();
@@ -323,6 +413,7 @@ const RunPage = (() => {
           b.task = state.body_task;  // a refresh keeps the followed task as shown
         }
         state.body_task = b.task;
+        if (!same) { state.sort = parseSort(b.sort); smoothTo(b.smooth); }  // the link's, on a run's first record
         draw();
         if (!same) versus.start(b.src);
         charts.update(b.versions, b.task);

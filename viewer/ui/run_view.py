@@ -70,8 +70,8 @@ class RunView:
     def _bounded(self, stats: list[run_page.VersionStats]) -> bool:
         return self.service.public and len(stats) > MAX_PUBLIC_VERSIONS
 
-    def body(self, src: str, run: RunTable, version: int | None, task: str | None,
-             refresh: bool = False, stats: list[run_page.VersionStats] | None = None) -> run_page.RunBody:
+    def body(self, src: str, run: RunTable, version: int | None, task: str | None, refresh: bool = False,
+             stats: list[run_page.VersionStats] | None = None, sort: str = "", smooth: float = 0.0) -> run_page.RunBody:
         stats = self.service.follower.stats(run) if stats is None else stats
         if self._bounded(stats):
             stats = stats[-MAX_PUBLIC_VERSIONS:]
@@ -80,7 +80,7 @@ class RunView:
         track = run_page.task_track(run, task) if task else None
         return run_page.RunBody(serial=next(_serial), src=src, versions=stats, open_version=version,
                                 groups=run_page.group_rows(run, version) if version is not None else [],
-                                tasks=run_page.task_choices(run), task=track, refresh=refresh)
+                                tasks=run_page.task_choices(run), task=track, refresh=refresh, sort=sort, smooth=smooth)
 
     def _hidden(self) -> dict:
         return {self.column: gr.update(visible=False), self.timer: gr.Timer(active=False), self.src_state: ("", None)}
@@ -93,7 +93,7 @@ class RunView:
             return self._hidden()
         stats = self.service.follower.stats(run)
         link = run_page.run_request(params)
-        body = self.body(src, run, link.version, link.task, stats=stats)
+        body = self.body(src, run, link.version, link.task, stats=stats, sort=link.sort, smooth=link.smooth)
         head = self.head(src, run, stats)
         if (bad_link := run_link_problem(run, params)) is not None:  # said first, where the visitor looks
             head = msgspec.structs.replace(head, notes=[bad_link, *head.notes])
