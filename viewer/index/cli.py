@@ -20,7 +20,8 @@ from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.collection import Collection, Record, failed_records
 from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_query, to_query
 from rollout_trace.artifact.group import load_group
-from rollout_trace.artifact.run import QueuedRow, Run
+from rollout_trace.artifact.run import Run
+from rollout_trace.artifact.run_table import QueuedRow
 
 from ..fate import brief
 from . import open_index

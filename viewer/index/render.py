@@ -11,7 +11,7 @@ from typing import Literal
 from urllib.parse import parse_qsl
 
 from rollout_trace.artifact.collection import Record
-from rollout_trace.artifact.run import QueuedRow
+from rollout_trace.artifact.run_table import QueuedRow
 
 from ..fate import brief, kind, rollout_fate
 from ..render.safe import middle, short, text
