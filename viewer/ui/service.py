@@ -60,7 +60,7 @@ class Service:
         self.collections = CollectionCache(opener=lambda src, allow_local: open_bounded(src, allow_local, self.public))
         self.facts = RowFacts()  # tokens and drift of rows whose summary.json lacks them, by row identity
         self.find = FindCache(public=public)  # text indexes of collections and runs (viewer/find/cache.py)
-        self.follower = RunFollower(self)  # runs still being recorded
+        self.follower = RunFollower(self.collections, self.allow_local, self.local_run, self.local_table)  # runs still being recorded
         self.values = TokenValues(self.store, public)
         self.live = LiveRuns(self.store, lambda key, src, initial, live, advantage:
                              self.values.opened_value(key, src, initial, advantage=advantage, live=live))
