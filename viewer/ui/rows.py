@@ -41,6 +41,7 @@ from viewer.index.run_index import build_run_page
 from viewer.render import group_map as render_group
 from viewer.render import panels
 from viewer.render.outline import complete_run
+from viewer.render.safe import source_label
 from viewer.rollout import Rollout
 from viewer.router import Route, route_link, route_source, run_link_problem
 from viewer.untrusted import whole_or
@@ -75,10 +76,6 @@ class Linked(NamedTuple):
     src: str | None
     loaded: str | None
     page: str | None
-
-
-def _shown(text: str) -> str:
-    return text if len(text) <= 80 else text[:77] + "…"
 
 
 def _total(c: Collection) -> int:
@@ -130,7 +127,7 @@ class Rows:
 
     def error_value(self, src: str, problems: list) -> str:
         return encode(IndexPage(serial=next(_serial), mode="index", src=src,
-                                error_html=panels.problems(_shown(src), problems))).decode()
+                                error_html=panels.problems(source_label(src), problems))).decode()
 
 
     def index_page(self, src: str, params: Mapping[str, object]) -> IndexPage:
@@ -143,11 +140,11 @@ class Rows:
             c = self.service.collection(src)
         except ArtifactError as e:
             return IndexPage(serial=next(_serial), mode="index", src=src,
-                             error_html=panels.problems(_shown(src), e.problems))
+                             error_html=panels.problems(source_label(src), e.problems))
         except Exception as e:  # a message in the page, never a traceback
-            crash_log.unexpected(f"could not index {_shown(src)}")
+            crash_log.unexpected(f"could not index {source_label(src)}")
             return IndexPage(serial=next(_serial), mode="index", src=src,
-                             error_html=panels.problems(_shown(src), [f"could not index it: {type(e).__name__}"]))
+                             error_html=panels.problems(source_label(src), [f"could not index it: {type(e).__name__}"]))
         return build_page(c, src, params, next(_serial),
                           fill=lambda rows: self.service.facts.fill(c, rows, lambda path: self.service.identity(c, src, path)),
                           findings=findings)
@@ -158,7 +155,7 @@ class Rows:
     def _open_artifact(self, c: Collection, src: str, path: str, initial: Initial,
                        advantage: float | None = None, run: RunContext | None = None) -> str:
         """The token view's value for one artifact row, through the shared rollout store."""
-        label = _shown(f"{src}:{path}" if path else src)
+        label = source_label(f"{src}:{path}" if path else src)
         try:
             identity = self.service.identity(c, src, path)
         except ArtifactError as e:
@@ -259,7 +256,7 @@ class Rows:
         if m is None:
             page = self.group_page(c, src, group, params)
             return Shown(CLEARED, "", encode(msgspec.structs.replace(page, error_html=panels.problems(
-                _shown(f"{src}:{group.path}"), [Problem(group.path or "(root)", "this group has no readable rollout",
+                source_label(f"{src}:{group.path}"), [Problem(group.path or "(root)", "this group has no readable rollout",
                                                         found=str(rollout))]))).decode())
         adv = group.advantages[rollout] if rollout < len(group.advantages) else None
         run = self.run_context(c, src, group, m)

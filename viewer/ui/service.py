@@ -32,6 +32,7 @@ from viewer.find.columns import searched
 from viewer.find.index import Search
 from viewer.index.cache import CollectionCache, collection_identity
 from viewer.index.facts import RowFacts
+from viewer.render.safe import source_label
 from viewer.rollout import Rollout
 
 from .follower import RunFollower
@@ -43,10 +44,6 @@ from .visitor import open_bounded
 
 MAX_PARTS = 32  # groups of local runs kept (a visitor goes back and forth between a few)
 MAX_KINDS = 256  # sources whose kind is remembered (by identity, for the collection cache's age)
-
-
-def _shown(text: str) -> str:
-    return text if len(text) <= 80 else text[:77] + "…"
 
 
 class Service:
@@ -104,7 +101,7 @@ class Service:
     def collection(self, src: str) -> Collection:
         """The shared collection `src` names; raises ArtifactError (an empty name is not "." on the server)."""
         if not src.strip() or len(src) > MAX_SRC_CHARS:
-            raise ArtifactError([Problem(_shown(src) or "(empty)", "name a collection: a folder, a .zip or a Hub "
+            raise ArtifactError([Problem(source_label(src) or "(empty)", "name a collection: a folder, a .zip or a Hub "
                                                                     "dataset id")])
         return self.collections.get(src, self.allow_local(src))
 
