@@ -45,9 +45,7 @@ VENV_PYTHON = VENV / "bin" / "python"
 MODEL_NAME = "SmolLM2-135M-Instruct"  # the name vLLM serves it under (the `model` of every request)
 MAX_MODEL_LEN = 8192  # SmolLM2's context, prompt plus completion
 VLLM_VERSION = "0.32.0"
-GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MARKER = ".rollout-viewer-prepared"  # written last by the conversion: its presence means complete
-DEFAULT_PORT = 8000
 
 # Keep in step with `serve` in scripts/local_model.sh.
 SERVE_FLAGS: tuple[str, ...] = (

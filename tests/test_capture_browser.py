@@ -30,6 +30,17 @@ def assert_capture_off(page, timeout: int = TIMEOUT) -> None:
     assert page.locator("#cap-run").count() == 0
 
 
+# Resolves once the page has drawn two frames: an answer received before it is applied (Gradio updates its
+# components in the microtasks after the response) and painted by then.
+TWO_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
+def is_capture_tab_opening(response) -> bool:
+    """The answer to the Capture tab's select event (viewer/ui/deferred_tab.py's first_opening)."""
+    body = response.request.post_data or ""
+    return response.url.endswith("/gradio_api/run/predict") and '"value":"Capture"' in body
+
+
 def fill(page, elem_id: str, value: str) -> None:
     page.locator(f"#{elem_id} textarea, #{elem_id} input").first.fill(value)
 
@@ -191,9 +202,11 @@ def test_the_form_is_fetched_when_the_tab_is_first_opened(page, capture_app):
     page.locator("#cap-backend label:has-text('hf-sandbox')").click()
     expect(page.locator("#cap-local-note")).to_be_hidden()
     page.click("button[role=tab]:has-text('View')")
-    page.click("button[role=tab]:has-text('Capture')")
+    with page.expect_response(is_capture_tab_opening, timeout=TIMEOUT) as opening:
+        page.click("button[role=tab]:has-text('Capture')")
+    opening.value.finished()
+    page.evaluate(TWO_FRAMES)  # its answer is applied: what it would show again is on screen by now
     expect(page.locator("#cap-image")).to_be_visible(timeout=TIMEOUT)
-    page.wait_for_timeout(500)  # the opening's event has answered
     expect(page.locator("#cap-local-note")).to_be_hidden()  # the backend's choice stands
     assert page.eval_on_selector_all("button[role=tab]", tabs) == ["Capture", "View"]
     assert page.errors == []

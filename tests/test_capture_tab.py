@@ -260,6 +260,24 @@ def test_every_component_of_the_capture_tab_starts_hidden():
     assert any(isinstance(c, gr.HTML) for c in leaves(tab))  # the case the check is for is there
 
 
+def test_a_deferred_tab_shows_its_components_on_its_first_opening_only():
+    """A later opening answers with no change, so what the tab's own events hid since stays hidden. Checked here
+    and not in the browser: every component the Capture tab's events hide starts hidden (or sits in a row they
+    hide), so no page could see an opening show one again."""
+    from viewer.ui.deferred_tab import defer_until_opened
+
+    with gr.Blocks() as demo, gr.Tabs():
+        with gr.Tab("A") as tab:
+            shown = gr.Markdown("shown")
+            gr.Markdown("hidden", visible=False)
+        defer_until_opened(tab)
+    [opening] = [f for f in demo.fns.values() if f.fn is not None and f.fn.__name__ == "first_opening"]
+    assert shown.visible is False and [o._id for o in opening.outputs][0] == shown._id  # only what was shown
+    first, again = opening.fn(False), opening.fn(True)
+    assert first == [gr.update(visible=True), True]
+    assert again == [gr.skip(), True] and again[0] != first[0]
+
+
 def test_an_endpoint_that_lists_its_models_is_reachable_even_without_the_model_named(scripted_llm):
     """It answered with its model list: the preflight says reachable, names the model it lacks and those it
     serves (openenv's probe stops there and calls it unusable, not unanswered); the served model is ready."""

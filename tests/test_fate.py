@@ -16,7 +16,8 @@ import msgspec
 import pytest
 
 from conftest import ROOT
-from rollout_trace.artifact.run import QueuedRow, RunRow, open_run
+from rollout_trace.artifact.run import RunRow, open_run
+from rollout_trace.artifact.run_table import QueuedRow
 from rollout_trace.artifact.schema import Summary
 from rollout_trace.recipe.tasks import DIRECTIONS, title_of
 from support.run_picks import RUN, pick_each

@@ -29,10 +29,6 @@ def one(*turns: TurnText, **kw) -> RolloutText:
     return RolloutText(turns=tuple(turns), **kw)
 
 
-def rules_hit(r: RolloutText) -> set[str]:
-    return {f.rule for f in F.findings(r)}
-
-
 def test_tests_touched_flags_deleting_and_rewriting_tests_not_running_them():
     deleted = one(turn(0, "bash rm", [call("bash", command="rm -rf tests/")]))
     (f,) = F.tests_touched(deleted)

@@ -36,7 +36,7 @@ def private_tmp(tmp_path, monkeypatch) -> Path:
     return d
 
 
-# -- #6: each hostile input is a message and a documented exit code --------------------------------
+# -- each hostile input is a message and a documented exit code ------------------------------------------
 
 def deep_trace(folder: Path, levels: int) -> None:
     text = (folder / "trace.json").read_text()
@@ -139,7 +139,7 @@ def test_help_documents_exit_codes(tmp_path):
         assert all(f"  {c} " in out for c in ("0", "1", "2", "3", "4", "130", "141")), out
 
 
-# -- #3: nothing unpacked outlives the load; the cap counts real bytes ---------------------------
+# -- nothing unpacked outlives the load; the cap counts real bytes ---------------------------------------
 
 def test_valid_and_rejected_zips_leave_nothing(tmp_path, private_tmp):
     good = zip_folder(EXAMPLE, tmp_path / "good.zip")
@@ -210,3 +210,19 @@ def test_public_upload_cap_is_a_few_times_the_upload_limit():
     from rollout_trace.artifact import MAX_UNZIPPED_BYTES, UPLOAD_MAX_UNZIPPED_BYTES
 
     assert UPLOAD_MAX_UNZIPPED_BYTES <= 4 * 200 * 1024**2 < MAX_UNZIPPED_BYTES
+
+
+# -- rescore/*/meta.json has a size cap ----------------------------------------------------------------------
+
+def test_an_oversized_rescore_meta_is_refused_unread(example_copy):
+    from rollout_trace.artifact import ArtifactError, open_artifact
+    from rollout_trace.artifact.rescore import meta_cap
+
+    [part, *_] = sorted((example_copy / "rescore").iterdir())
+    meta = part / "meta.json"
+    text = meta.read_text()
+    meta.write_text(text.replace('"device": "cpu"', '"device": "' + "x" * 5_000_000 + '"'))
+    with pytest.raises(ArtifactError) as e:
+        open_artifact(example_copy)
+    cap = meta_cap(3)
+    assert f"rescore/{part.name}/meta.json: too large for this file (expected at most {cap:,} bytes for 3 turns" in str(e.value)

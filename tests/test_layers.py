@@ -15,11 +15,18 @@ them, imports them. A type-only import (`if TYPE_CHECKING:`) counts like any oth
 
 Every import counts, at module level or inside a function (a lazy import is still a dependency). Read
 from the source with `ast`, so the test needs nothing installed and names the file and line of each breach.
+
+No module of ours reaches itself through its imports, type-only ones included: a cycle that only type
+checking sees still ties two modules into one unit (neither can be read, tested or moved without the other),
+and one lazy or type-only import away from an import-time failure. A module depends on the module it names:
+`from pkg import sub` on the submodule `pkg.sub` when there is one, else on `pkg`. The parent packages that
+importing a module runs are not counted, since every module of a package "imports" its `__init__` that way.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 from conftest import ROOT
@@ -201,3 +208,135 @@ def test_the_checks_see_a_breach():
                                                                False), "probe")
     gradio = _imports_in("import gradio as gr\n", "viewer.render._probe", False)
     assert _ui_only_breaches("viewer/render/_probe.py", gradio)
+
+
+# -- cycles ---------------------------------------------------------------------------------------
+
+def _dependencies(source: str, module: str, is_package: bool, known: set[str],
+                  filename: str = "<probe>") -> list[tuple[int, str]]:
+    """(line, module of ours) for every import in the source, each resolved to the most specific module in
+    `known` it names: `from a import b` depends on `a.b` when that is a module, else on `a`."""
+    here = module.split(".")
+    package = here if is_package else here[:-1]
+
+    def resolve(name: str) -> str | None:
+        parts = name.split(".")
+        return next((m for m in (".".join(parts[:n]) for n in range(len(parts), 0, -1)) if m in known), None)
+
+    found = []
+    for node in ast.walk(ast.parse(source, filename=filename)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, resolve(a.name)) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                mod = ".".join([*base, node.module] if node.module else base)
+            else:
+                mod = node.module or ""
+            for a in node.names:
+                sub = f"{mod}.{a.name}"
+                found.append((node.lineno, sub if sub in known else resolve(mod)))
+    return [(line, m) for line, m in found if m is not None and m != module]
+
+
+def _tangles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The groups of modules that reach each other through imports (Tarjan's strongly connected components),
+    each sorted; a module importing itself is a group of one."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:  # recursion depth is bounded by the number of modules
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, {})):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1 or node in graph.get(node, {}):
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(groups)
+
+
+def _shortest_cycle(graph: dict[str, dict[str, int]], group: Iterable[str]) -> list[str]:
+    members = set(group)
+    start = min(members)
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        nxt_frontier = []
+        for node in frontier:
+            for nxt in sorted(graph.get(node, {})):
+                if nxt == start:
+                    return [*paths[node], start]
+                if nxt in members and nxt not in paths:
+                    paths[nxt] = [*paths[node], nxt]
+                    nxt_frontier.append(nxt)
+        frontier = nxt_frontier
+    raise AssertionError(f"no cycle through {start} in {sorted(members)}")
+
+
+def _import_graph() -> tuple[dict[str, dict[str, int]], dict[str, str]]:
+    """module -> {module it imports: first line}, and module -> its file, for every module of ours."""
+    files = {_module_of(p): p for p in [*_sources(), ROOT / "app.py"]}
+    known = set(files)
+    graph: dict[str, dict[str, int]] = {}
+    for module, path in files.items():
+        edges = graph.setdefault(module, {})
+        for line, target in _dependencies(path.read_text(), module, path.name == "__init__.py", known, str(path)):
+            edges.setdefault(target, line)
+    return graph, {m: p.relative_to(ROOT).as_posix() for m, p in files.items()}
+
+
+def _describe(group: list[str], graph: dict[str, dict[str, int]], files: dict[str, str]) -> str:
+    """The group's modules, then one shortest cycle through it, each step with the file and line of its import."""
+    cycle = _shortest_cycle(graph, group)
+    steps = [f"  {files.get(a, a)}:{graph[a][b]} imports {b}" for a, b in zip(cycle, cycle[1:], strict=False)]
+    return f"{len(group)} modules ({', '.join(group)}): " + " -> ".join(cycle) + "\n" + "\n".join(steps)
+
+
+def test_no_import_cycles():
+    graph, files = _import_graph()
+    tangles = _tangles(graph)
+    assert not tangles, "import cycles (type-only and lazy imports count):\n" + "\n".join(
+        _describe(t, graph, files) for t in tangles)
+
+
+def test_the_cycle_check_sees_a_cycle():
+    """A cycle closed only by a type-only import, or only by an import inside a function, is found and named;
+    importing a sibling through its package, and a package importing its own modules, are not cycles."""
+    known = {"viewer.ui", "viewer.ui.service", "viewer.ui.rows", "viewer.ui.follower"}
+    sources = {
+        "viewer.ui.service": "from . import follower, rows\n",
+        "viewer.ui.rows": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .service import Service\n",
+        "viewer.ui.follower": "def f():\n    from viewer.ui.service import Service\n",
+        "viewer.ui": "from .rows import Rows\n",
+    }
+    graph = {m: {t: line for line, t in _dependencies(src, m, m == "viewer.ui", known)} for m, src in sources.items()}
+    assert graph["viewer.ui.rows"] == {"viewer.ui.service": 3}
+    assert _tangles(graph) == [["viewer.ui.follower", "viewer.ui.rows", "viewer.ui.service"]]
+    assert _shortest_cycle(graph, _tangles(graph)[0]) == ["viewer.ui.follower", "viewer.ui.service",
+                                                          "viewer.ui.follower"]
+    ring = {"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}
+    assert _tangles(ring) == [["a", "b", "c"]]
+    assert _tangles({"a": {"a": 1}}) == [["a"]]
+    assert _tangles({"a": {"b": 1}, "b": {}}) == []
+    assert _describe(["a", "b"], {"a": {"b": 3}, "b": {"a": 7}}, {"a": "a.py"}) == (
+        "2 modules (a, b): a -> b -> a\n  a.py:3 imports b\n  b:7 imports a")

@@ -58,6 +58,21 @@ def filled_form(browser, url: str, llm, task_file, tokenizer_dir, size: tuple[in
         ctx.close()
 
 
+# Resolves after `n` of the live view's poll intervals (live.js LIVE_POLL_MS), counted by the page's own timers:
+# a poll timer armed before it would have fired first, however slowly the machine runs.
+POLL_INTERVALS = """(n) => new Promise((done) => {
+  const tick = () => (n-- > 0 ? setTimeout(tick, 500) : done());
+  tick();
+})"""
+
+
+def later_polls_answered(page, n: int = 2) -> None:
+    """Wait until the page has asked `n` more times about the watched run: each ask follows the answer before
+    it (live.js), so every answer up to then has been shown."""
+    polls = page.evaluate("window.__traceView.watching().polls")
+    page.wait_for_function(f"window.__traceView.watching().polls >= {polls + n}", timeout=10_000)
+
+
 def turns(page) -> int:
     return page.locator(NAV).count()
 
@@ -97,7 +112,7 @@ def test_live_view_follows_a_capture_and_becomes_the_artifact(browser, capture_a
         page.locator(NAV).nth(0).click()
         page.get_by_test_id("follow").wait_for(timeout=10_000)
         wait_turns(page, 3)
-        page.wait_for_timeout(1200)
+        later_polls_answered(page)  # the grown view has been followed, or not, by now
         assert page.evaluate(ACTIVE) == 0
         page.get_by_test_id("follow").click()  # resume: to the newest turn, and stay there as turns arrive
         page.wait_for_function(f"({ACTIVE})() === 2", timeout=10_000)
@@ -126,7 +141,7 @@ def test_live_view_follows_a_capture_and_becomes_the_artifact(browser, capture_a
         assert [r["turns"] for r in timeline if r["t"] <= done["t"] and r["turns"]][-1] == 4
         # once the run ended the page stops asking
         polls = page.evaluate("window.__traceView.watching().polls")
-        page.wait_for_timeout(2500)
+        page.evaluate(POLL_INTERVALS, 5)  # five of the page's own poll intervals: a poll would have gone out
         assert page.evaluate("window.__traceView.watching().polls") == polls
         page.screenshot(path=str(SHOTS / "live_done_1440_light.png"))
 

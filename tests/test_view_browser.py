@@ -363,7 +363,9 @@ def test_hostile_artifact_renders_as_text(page, app_url, tmp_path, hf_tokenizer)
     page.click("summary:has-text('instruction')")
     page.keyboard.press("j")
     page.wait_for_selector(".tv-navitem.active[data-turn='1']")
-    page.wait_for_timeout(500)
+    # a broken image of our own, added after the hostile ones: once its onerror ran, theirs would have
+    page.evaluate("document.body.insertAdjacentHTML('beforeend', '<img id=control src=x onerror=\"window.__control = 1\">')")
+    page.wait_for_function("window.__control === 1", timeout=TIMEOUT)
     assert page.evaluate("window.__pwned") is None
     body = page.locator(".tv").inner_text()
     assert "<script>window.__pwned = 1</script>" in body  # shown as text

@@ -16,6 +16,7 @@ from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.run import Run, open_run
 
 from .index.cli import shown, write_all
+from .numbers import number, percent
 from .run_compare import RunCompare, by_version, compare
 from .run_page import version_stats
 
@@ -37,23 +38,17 @@ def _open(source: str, err: TextIO) -> Run | None:
         return None
 
 
-def _num(v: float | None, pct: bool = False) -> str:
-    if v is None:
-        return "-"
-    return f"{round(100 * v)}%" if pct else f"{v:.3f}"
-
-
 def text(c: RunCompare) -> str:
     lines = [f"A: {c.a.src} ({c.a.model}): {len(c.a.versions)} versions, {c.a.rollouts} rollouts, reward mean "
-             f"{_num(c.a.reward_mean)}, pass rate {_num(c.a.pass_rate, True)}",
+             f"{number(c.a.reward_mean, '.3f')}, pass rate {percent(c.a.pass_rate)}",
              f"B: {c.b.src} ({c.b.model}): {len(c.b.versions)} versions, {c.b.rollouts} rollouts, reward mean "
-             f"{_num(c.b.reward_mean)}, pass rate {_num(c.b.pass_rate, True)}",
+             f"{number(c.b.reward_mean, '.3f')}, pass rate {percent(c.b.pass_rate)}",
              "version  rollouts A/B  reward mean A/B  pass rate A/B  zero-spread groups A/B  trained tokens A/B"]
     for p in by_version(c):
         a, b = p.a, p.b
         lines.append(f"v{p.version:<7} {a.rollouts if a else '-'}/{b.rollouts if b else '-'}  "
-                     f"{_num(a.reward_mean) if a else '-'}/{_num(b.reward_mean) if b else '-'}  "
-                     f"{_num(a.pass_rate, True) if a else '-'}/{_num(b.pass_rate, True) if b else '-'}  "
+                     f"{number(a.reward_mean, '.3f') if a else '-'}/{number(b.reward_mean, '.3f') if b else '-'}  "
+                     f"{percent(a.pass_rate) if a else '-'}/{percent(b.pass_rate) if b else '-'}  "
                      f"{a.zero_spread if a else '-'}/{b.zero_spread if b else '-'}  "
                      f"{a.trained_tokens if a else '-'}/{b.trained_tokens if b else '-'}")
     lines.append(f"{len(c.tasks)} task(s) in both runs" + (":" if c.tasks else ""))
@@ -64,7 +59,7 @@ def text(c: RunCompare) -> str:
             continue
         lines.append(f"task in {name}: {track.title[:80]}")
         for g in track.groups:
-            rs = ", ".join(f"r{r.rollout} {'-' if r.reward is None else f'{r.reward:+.3f}'} {r.status}"
+            rs = ", ".join(f"r{r.rollout} {number(r.reward)} {r.status}"
                            f"{' passed' if r.passed else ''}" for r in g.rollouts)
             lines.append(f"  v{g.version} g{g.group_id}: {rs}")
     lines += [f"note: {n}" for n in c.notes]

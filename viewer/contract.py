@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from rollout_trace.artifact.run import QueuedRow
+from rollout_trace.artifact.run_table import QueuedRow
 
 Mode = Literal["mask", "logprob", "drift", "advantage", "mismatch", "entropy", "loss"]
 Scope = Literal["new", "full", "row"]

@@ -54,7 +54,7 @@ from rollout_trace.artifact.run_shards import RolloutWriter, ShardWriter
 from rollout_trace.artifact.schema import TOKENIZER_DIR
 from rollout_trace.artifact.stores import MAX_SMALL_BYTES, store_for
 
-V1_INDEX, V1_GROUPS = "index", "groups"
+V1_INDEX = "index"
 MAX_V1_FILE = 2**31
 
 

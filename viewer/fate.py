@@ -23,7 +23,8 @@ import msgspec
 
 from rollout_trace.analysis.training import queued_rows_train
 from rollout_trace.artifact import Artifact
-from rollout_trace.artifact.run import QueuedRow, RunRow
+from rollout_trace.artifact.run import RunRow
+from rollout_trace.artifact.run_table import QueuedRow
 
 from .contract import Fate, RunContext
 

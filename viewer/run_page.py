@@ -33,6 +33,7 @@ from rollout_trace.artifact.numbers import finite_summary
 from rollout_trace.artifact.run import Run
 from rollout_trace.artifact.run_table import RunTable
 
+from .numbers import percent
 from .untrusted import number, whole
 
 ZERO_ADVANTAGE = 1e-9
@@ -336,10 +337,6 @@ def _version_stats(t: RunTable) -> list[VersionStats]:
 # -- health notes ------------------------------------------------------------------------------------
 
 
-def _pct(x: float) -> str:
-    return f"{round(100 * x)}%"
-
-
 def _num(x: float) -> str:
     return f"{x:g}" if x == round(x, 3) else f"{x:.3f}"
 
@@ -379,8 +376,8 @@ def _suffix_note(stats: Sequence[VersionStats], got: tuple[int, float] | None, w
         return None
     v, share = got
     if v == stats[0].version:
-        return f"{_pct(share)} of {what} at every version" if len(stats) > 1 else f"{_pct(share)} of {what}"
-    return f"{_pct(share)} of {what} since version {v}"
+        return f"{percent(share)} of {what} at every version" if len(stats) > 1 else f"{percent(share)} of {what}"
+    return f"{percent(share)} of {what} since version {v}"
 
 
 def recorder_notes(run: RunLike) -> list[str]:

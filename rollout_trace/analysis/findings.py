@@ -77,13 +77,6 @@ class Finding:
 Rule = Callable[[RolloutText], list[Finding]]
 
 
-def _args_text(c: ToolCall) -> str:
-    a = c.arguments
-    if isinstance(a, dict):
-        return "\n".join(str(v) for v in a.values())
-    return "" if a is None else str(a)
-
-
 def _arg(c: ToolCall, *names: str) -> str | None:
     if isinstance(c.arguments, dict):
         for n in names:

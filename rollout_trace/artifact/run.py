@@ -18,12 +18,11 @@ snapshot's columns, not these rows.
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -36,26 +35,11 @@ from .problems import ArtifactError, Problem
 from .read import load_artifact
 from .run_format import MANIFEST, RESCORED_DIR, RunManifest
 from .run_schema import ARTIFACT_FILES, INDEX_COLUMNS, ConsumedRecord
-from .run_table import FATE_COLUMNS, RunSegment, RunTable, RunTableError, open_table
+from .run_store import RunStore
+from .run_table import FATE_COLUMNS, QueuedRow, RowFate, RunSegment, RunTable, RunTableError, open_table
 from .schema import TOKENIZER_DIR, RunStatus
 from .stores import store_for
 from .unpack import remove_folder, temporary_folder
-
-# What became of a row, as the reader reports it: the trainer's Fate, or "in-queue" (recorded, not taken
-# when training stopped, or not yet while it runs), or "unknown" (no consumption log for its segment).
-RowFate = Literal["trained", "stale", "oversize", "resume-skip", "read-ahead", "in-batcher", "in-queue", "unknown"]
-
-
-class QueuedRow(msgspec.Struct, frozen=True, kw_only=True):
-    """One training row TRL queued for a rollout, joined with what the trainer did with it. A fate belongs to a
-    row, and a turn to the row that trains it (`turns`): viewer/fate.py reads a turn's fate from these."""
-
-    ordinal: int  # its position in the queue within the segment (the consumption table's key)
-    turns: tuple[int, ...] | None  # the agent turns whose generated tokens it trains; None: not recorded
-    tokens: int
-    trained_tokens: int  # in TRL's mask
-    fate: RowFate
-    step: int | None  # the global step it was trained at ("trained" only)
 
 
 class RunRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -117,45 +101,6 @@ class RunGroup(msgspec.Struct, frozen=True, kw_only=True):
     reward_max: float | None
     trained_steps: tuple[int, ...]
     dropped: tuple[str | None, ...]  # per rollout
-
-
-class RunStore:
-    """A run inside a store (rollout_trace/artifact/stores.py), at `prefix` (a zip of a run folder holds it in one folder)."""
-
-    def __init__(self, store: Any, prefix: str = ""):
-        self.store, self.prefix = store, prefix.strip("/")
-
-    def full(self, path: str) -> str:
-        return "/".join(p for p in (self.prefix, path) if p)
-
-    def list_dir(self, path: str) -> dict[str, int]:
-        return self.store.list_dir(self.full(path))
-
-    def read(self, paths: list[str], max_bytes: int) -> dict[str, bytes | str]:
-        got = self.store.read([self.full(p) for p in paths], max_bytes)
-        return {p: got[self.full(p)] for p in paths}
-
-    def open(self, path: str) -> Any:
-        """A seekable binary file of `path` (a shard), read in place: range reads on the Hub."""
-        return self.store.open(self.full(path))
-
-    def folder(self, path: str) -> Path:
-        return self.store.folder(self.full(path))
-
-    def source_of(self, path: str) -> str | None:
-        return self.store.source_of(self.full(path))
-
-    def stamp(self, path: str, size: int) -> tuple:
-        """What says a file changed: in a local folder its size, modification time and inode (a rewrite of
-        the same size is seen), elsewhere its size (a zip is reopened when it changes; a Hub store is pinned)."""
-        root = getattr(self.store, "root", None)
-        if self.store.kind == "folder" and root is not None:
-            try:
-                st = os.stat(Path(root) / self.full(path))
-            except OSError:
-                return (size,)
-            return (st.st_size, st.st_mtime_ns, st.st_ino)
-        return (size,)
 
 
 def rescore_folder(path: str, part: str) -> str:

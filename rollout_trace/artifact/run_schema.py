@@ -133,13 +133,6 @@ def row_columns(rows: list[RowRef]) -> dict[str, Any]:
             "row_turns": [r.turns for r in rows]}
 
 
-def row_refs(row: dict) -> list[RowRef]:
-    """A rollout's `row_*` columns (a row of the table, as a dict) as its RowRefs."""
-    return [RowRef(o, f, n, m, t) for o, f, n, m, t in zip(row["row_ordinal"], row["row_fingerprint"],
-                                                          row["row_tokens"], row["row_trained_tokens"],
-                                                          row["row_turns"], strict=True)]
-
-
 # Where each file column's bytes go in an artifact folder
 ARTIFACT_FILES: dict[str, str] = {"file_summary": "summary.json", "file_task": "task.json", "file_turns": "turns.json",
                                   "file_trace": "trace.json", "file_trl_sample": "trl/sample.json",

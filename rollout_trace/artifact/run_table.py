@@ -29,7 +29,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 import numpy as np
@@ -60,6 +60,7 @@ from .run_format import (
 )
 from .run_schema import ARTIFACT_FILES, CONSUMED, FILE_KEYS, FILE_PLACE, FILES, INDEX_COLUMNS, ROLLOUTS, ROLLOUTS_TABLE
 from .run_shards import Shard, read_columns, read_rows, schema_problems, shards
+from .run_store import RunStore
 
 AGGREGATES = ("count", "sum", "min", "max", "mean")
 MAX_TABLES = 4  # run snapshots kept (each holds the columns its pages read)
@@ -78,6 +79,23 @@ FATE_COLUMNS: dict[str, pa.DataType] = {"trained_step": pa.int64(), "trainer_tok
 DICTIONARY = ("segment", "status", "cause", "drift", "task_id", "title", "problem", "fate")
 _FORMAT = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=list(DICTIONARY)))
 _LOCAL_FS = pafs.LocalFileSystem()
+
+
+# What became of a row, as the reader reports it: the trainer's Fate, or "in-queue" (recorded, not taken
+# when training stopped, or not yet while it runs), or "unknown" (no consumption log for its segment).
+RowFate = Literal["trained", "stale", "oversize", "resume-skip", "read-ahead", "in-batcher", "in-queue", "unknown"]
+
+
+class QueuedRow(msgspec.Struct, frozen=True, kw_only=True):
+    """One training row TRL queued for a rollout, joined with what the trainer did with it. A fate belongs to a
+    row, and a turn to the row that trains it (`turns`): viewer/fate.py reads a turn's fate from these."""
+
+    ordinal: int  # its position in the queue within the segment (the consumption table's key)
+    turns: tuple[int, ...] | None  # the agent turns whose generated tokens it trains; None: not recorded
+    tokens: int
+    trained_tokens: int  # in TRL's mask
+    fate: RowFate
+    step: int | None  # the global step it was trained at ("trained" only)
 
 
 class RunTableError(RolloutTraceError, ValueError):
@@ -771,10 +789,8 @@ class RunTable:
         return self.memo("__fates", lambda: _fates(self))
 
     def queued(self, rows: Sequence[int]) -> dict[int, list[Any]]:
-        """The TRL rows of the rollouts at rows `rows`, with their fates (run.py's QueuedRow), by row number: their
+        """The TRL rows of the rollouts at rows `rows`, with their fates (`QueuedRow`), by row number: their
         row columns read for these rows only."""
-        from .run import QueuedRow  # run.py wraps this module: its record, imported when asked for
-
         rows = sorted(set(int(r) for r in rows))
         if not rows:
             return {}
@@ -1170,7 +1186,6 @@ def run_table(folder: str | Path) -> RunTable:
     """The local run at `folder` as a snapshot, shared: a second call while its files are unchanged is a
     lookup; when the recorder wrote more, a new snapshot (sharing the sealed shards' columns) takes its place.
     One reader per run at a time."""
-    from .run import RunStore  # run.py builds on this module
     from .stores import FolderStore
 
     root = Path(folder).expanduser().resolve()

@@ -17,7 +17,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -163,14 +162,6 @@ def append_group(run: Path, group: pa.Table, tail: bool = True) -> None:
 
 def shard_files(run: Path, sub: str = ROLLOUTS_DIR) -> list[Path]:
     return sorted(p for p in (Path(run) / sub).iterdir() if SHARD_NAME.match(p.name))
-
-
-def json_rows(rows: pa.Table, columns: list[str]) -> list[dict]:
-    return rows.select(columns).to_pylist()
-
-
-def version_rows(rows: pa.Table, version: int) -> np.ndarray:
-    return np.flatnonzero(pc.equal(rows["policy_version"], version).to_numpy(zero_copy_only=False))
 
 
 def manifest(run: Path) -> dict:

@@ -34,7 +34,6 @@ TEXT = ("text", "text_field", "text_turn", "text_start", "text_offsets")
 class RunFind:
     """The search and findings of one run snapshot."""
 
-    versions_known = True
     covers: str | None = None  # every rollout of the run is searched
 
     def __init__(self, t: RunTable):

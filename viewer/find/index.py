@@ -90,7 +90,6 @@ class Search(Protocol):
     (viewer/find/columns.py RunFind) alike."""
 
     covers: str | None
-    versions_known: bool
 
     def __len__(self) -> int: ...
     def __contains__(self, path: str) -> bool: ...
@@ -123,7 +122,6 @@ class FindIndex:
         self._lock = threading.Lock()
         self._paths: dict[str, int] = {}
         self._rules: tuple[int, dict[str, tuple[str, ...]]] | None = None  # rules_by_path at a number of rollouts
-        self.versions_known = False
         self.covers: str | None = None  # what part of its source the index reads, when not all of it
 
     def close(self) -> None:
@@ -149,7 +147,6 @@ class FindIndex:
                             (row.path, row.version, row.group, row.rollout, row.status, row.title))
                 rid = int(cur.lastrowid or 0)
                 self._paths[row.path] = rid
-                self.versions_known |= row.version is not None
                 for p in text.pieces() if text is not None else ():
                     offsets = b"" if p.offsets is None else np.asarray(p.offsets, dtype=np.int32).tobytes()
                     cur.execute("INSERT INTO pieces (rid, turn, field, start, offsets, text) VALUES (?,?,?,?,?,?)",

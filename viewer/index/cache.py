@@ -101,10 +101,6 @@ class CollectionCache:
     def max_entries(self) -> int:
         return self._entries.max_entries
 
-    def identities(self) -> list[str]:
-        """The identities of the collections kept, least recently used first."""
-        return self._entries.keys()
-
     def __len__(self) -> int:
         return len(self._entries)
 

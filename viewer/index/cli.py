@@ -20,9 +20,11 @@ from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.collection import Collection, Record, failed_records
 from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_query, to_query
 from rollout_trace.artifact.group import load_group
-from rollout_trace.artifact.run import QueuedRow, Run
+from rollout_trace.artifact.run import Run
+from rollout_trace.artifact.run_table import QueuedRow
 
 from ..fate import brief
+from ..numbers import count
 from . import open_index
 from .facts import RowFacts
 from .page import model_choices
@@ -92,7 +94,7 @@ def _row(r: Record) -> dict[str, str]:
         "reward": _fmt(r.reward, "") + (f" [{spread}] k={r.k}" if spread else ""),
         "env": _fmt(r.env_reward, ""),
         "turns": f"{_fmt(r.agent_turns, '')}/{_fmt(r.trained_turns, '')}",
-        "tokens": f"{r.tokens:,}" if r.tokens is not None else "-",
+        "tokens": count(r.tokens),
         "drift": r.drift,
         "timeout": _fmt(r.timed_out, ""),
         "tools": _fmt(r.tools, "tools"),
@@ -112,9 +114,9 @@ def _run_row(r: Record, rows: list[QueuedRow] | None = None) -> dict[str, str]:
         "status": r.status or ",".join(sorted(set(r.statuses))) or "-",
         "reward": _fmt(r.reward, "") + (f" [{_fmt(r.reward_min, '')}..{_fmt(r.reward_max, '')}]" if r.kind == "group" else ""),
         "advantage": _fmt(r.advantage, ""),
-        "tokens": f"{r.tokens:,}" if r.tokens is not None else "-",
-        "mask": f"{r.trained_tokens:,}" if r.trained_tokens is not None else "-",
-        "trained": f"{r.trainer_tokens:,}" if r.trainer_tokens is not None else "-",
+        "tokens": count(r.tokens),
+        "mask": count(r.trained_tokens),
+        "trained": count(r.trainer_tokens),
         "fate": "-" if rows is None else brief(rows, r.dropped),
         "tools": _fmt(r.tools, "tools"),
         "path": r.path or "(no folder: failed)",

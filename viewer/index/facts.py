@@ -38,7 +38,6 @@ from rollout_trace.artifact.read import decode_turn, load_index
 MAX_ROW_BYTES = 64 << 20  # a turns.json larger than this is not read for the index
 MAX_PAGE_BYTES = 256 << 20  # turns.json bytes one page build reads at most
 MAX_ENTRIES = 100_000  # rows remembered (a few dozen bytes each)
-SORTS = ("tokens", "drift", "drifting_boundaries")  # columns whose order needs every row's facts
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import msgspec
 from rollout_trace.analysis.findings import RULES
 from rollout_trace.artifact.collection import Collection, Record
 from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_query, to_query
-from rollout_trace.artifact.run import QueuedRow
+from rollout_trace.artifact.run_table import QueuedRow
 
 from . import render
 from .contract import FINDING_KEY, IndexPage, IndexRow

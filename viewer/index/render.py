@@ -7,13 +7,13 @@ and is untrusted: it goes through `safe.text`, in element bodies and attribute v
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 from urllib.parse import parse_qsl
 
 from rollout_trace.artifact.collection import Record
-from rollout_trace.artifact.run import QueuedRow
+from rollout_trace.artifact.run_table import QueuedRow
 
 from ..fate import brief, kind, rollout_fate
+from ..numbers import count, number, sign
 from ..render.safe import middle, short, text
 from .contract import IndexRow
 
@@ -65,28 +65,16 @@ RUN_HEADINGS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def _num(v: float | None) -> str:
-    return "-" if v is None else f"{v:+.3f}"
-
-
-def _count(v: int | None) -> str:
-    return "-" if v is None else f"{v:,}"
-
-
-def _sign(v: float | None) -> Literal["pos", "neg", "zero", "none"]:
-    return "none" if v is None else "pos" if v > 0 else "neg" if v < 0 else "zero"
-
-
 def index_row(r: Record, rows: Sequence[QueuedRow] | None = None) -> IndexRow:
     """The row as shown: formatted values, "-" where the small files do not tell. `rows`: a recorded run's row, its
     TRL rows with their fates (a group's: its rollouts')."""
-    spread = f"{_num(r.reward_min)}..{_num(r.reward_max)}" if r.kind == "group" and r.reward_min is not None else ""
+    spread = f"{number(r.reward_min)}..{number(r.reward_max)}" if r.kind == "group" and r.reward_min is not None else ""
     return IndexRow(
         path=r.path, kind=r.kind if r.kind in ("group", "run") else "rollout" if r.group is not None else "artifact",
         valid=r.valid, problem=r.problem, model=(r.model or "-").rsplit("/", 1)[-1], model_full=r.model or "",
-        task=(r.task_id or "-")[:8], title=r.title, reward=_num(r.reward), reward_sign=_sign(r.reward),
-        spread=spread, k=r.k, env_reward=_num(r.env_reward), agent_turns=_count(r.agent_turns),
-        trained_turns=_count(r.trained_turns), tokens=_count(r.tokens), drift=r.drift,
+        task=(r.task_id or "-")[:8], title=r.title, reward=number(r.reward), reward_sign=sign(r.reward),
+        spread=spread, k=r.k, env_reward=number(r.env_reward), agent_turns=count(r.agent_turns),
+        trained_turns=count(r.trained_turns), tokens=count(r.tokens), drift=r.drift,
         timed_out="-" if r.timed_out is None else "yes" if r.timed_out else "no",
         tools=", ".join(r.tools) if r.tools else "-", captured=(r.captured or "-")[:10], group=r.group,
         rollout=r.rollout, advantage="" if r.advantage is None else f"{r.advantage:+.3f}",

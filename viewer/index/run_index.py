@@ -22,8 +22,7 @@ from rollout_trace.analysis.findings import RULES
 from rollout_trace.artifact.collection import Record
 from rollout_trace.artifact.filters import QUERY_KEYS, Filters, from_query, to_query
 from rollout_trace.artifact.group import grpo_advantages, reward_spread
-from rollout_trace.artifact.run import QueuedRow
-from rollout_trace.artifact.run_table import RunTable
+from rollout_trace.artifact.run_table import QueuedRow, RunTable
 
 from ..find.columns import RunFind
 from . import render

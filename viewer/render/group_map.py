@@ -9,19 +9,8 @@ from __future__ import annotations
 
 from ..contract import Fate, RunContext
 from ..group import Compare, CompareSide, GroupMap, GroupRow, RunPlace
+from ..numbers import count, number, sign
 from .safe import short, text
-
-
-def _num(v: float | None, fmt: str = "+.3f") -> str:
-    return "-" if v is None else format(v, fmt)
-
-
-def _count(v: int | None) -> str:
-    return "-" if v is None else f"{v:,}"
-
-
-def _sign(v: float | None) -> str:
-    return "none" if v is None else "pos" if v > 0 else "neg" if v < 0 else "zero"
 
 
 def _bar(adv: float | None, scale: float) -> str:
@@ -31,8 +20,8 @@ def _bar(adv: float | None, scale: float) -> str:
     width = 0.0 if scale <= 0 else min(50.0, 50.0 * abs(adv) / scale)
     side = "left:50%" if adv >= 0 else f"left:{50 - width:.1f}%"
     return (f"<span class='gm-bar' title='advantage {adv:+.4f}'><span class='gm-bar-mid'></span>"
-            f"<span class='gm-bar-fill {_sign(adv)}' style='{side};width:{width:.1f}%'></span></span>"
-            f"<span class='gm-adv {_sign(adv)}'>{adv:+.3f}</span>")
+            f"<span class='gm-bar-fill {sign(adv)}' style='{side};width:{width:.1f}%'></span></span>"
+            f"<span class='gm-adv {sign(adv)}'>{adv:+.3f}</span>")
 
 
 def _cell(row: GroupRow, pos: int) -> str:
@@ -82,11 +71,11 @@ def _row(row: GroupRow, m: GroupMap) -> str:
     never = f" fate-{fate_kind(row.fate)}" if row.fate is not None and not row.fate.trained else ""
     return (f"<tr class='gm-row status-{text(row.status)}{'' if openable else ' closed'}{never}' data-rollout='{row.rollout}' "
             f"data-testid='group-row'><td class='gm-pickcell'>{pick}</td><td>{name}</td>"
-            f"<td class='gm-num'><span class='gm-reward {_sign(row.reward)}'>{_num(row.reward)}</span></td>"
+            f"<td class='gm-num'><span class='gm-reward {sign(row.reward)}'>{number(row.reward)}</span></td>"
             f"<td class='gm-advcell'>{_bar(row.advantage, m.max_abs_advantage)}</td>"
             f"<td class='gm-status' data-testid='group-status'>{status}</td>{fate_cell(row.fate) if m.place else ''}"
-            f"<td class='gm-num'>{_count(row.trained_turns)}</td>"
-            f"<td class='gm-num'>{_count(row.tokens)}</td>"
+            f"<td class='gm-num'>{count(row.trained_turns)}</td>"
+            f"<td class='gm-num'>{count(row.tokens)}</td>"
             f"<td class='gm-num'>{'-' if row.drifting is None else 'none' if not row.drifting else f'{row.drifting} ⚠'}</td>"
             f"{cells}{more}</tr>")
 
@@ -209,7 +198,7 @@ def compare(c: Compare) -> str:
 def opened_rollout(group_path: str, rollout: int, advantage: float | None, k: int) -> str:
     """What the back bar says over a rollout opened from its group map (`group_path`: where the group is, or the
     source's name when the source is the group)."""
-    adv = "" if advantage is None else f" · advantage <span class='gm-adv {_sign(advantage)}'>{advantage:+.3f}</span>"
+    adv = "" if advantage is None else f" · advantage <span class='gm-adv {sign(advantage)}'>{advantage:+.3f}</span>"
     return (f"<span class='ci-here'>rollout {rollout} of {k} in group <code>{text(short(group_path, 120))}"
             f"</code></span><span class='ci-dim'>{adv}</span>")
 
@@ -219,7 +208,7 @@ def opened_run_rollout(run: RunContext) -> str:
     failed rollout), and whether the trainer took it."""
     crumbs = " › ".join(f"<span class='ci-crumb'>{text(c)}</span>" for c in run.crumbs)
     adv = ("TRL gave it no advantage" if run.advantage is None else
-           f"advantage <span class='gm-adv {_sign(run.advantage)}'>{run.advantage:+.3f}</span>")
+           f"advantage <span class='gm-adv {sign(run.advantage)}'>{run.advantage:+.3f}</span>")
     fate = (f"<span class='gm-fate {fate_kind(run.fate)}' data-testid='crumb-fate' "
             f"title='{text(run.fate.why)}'>{text(run.fate.label)}</span>")
     return (f"<span class='ci-here' data-testid='crumbs'>{crumbs}</span><span class='ci-dim'> · {run.k} rollouts in the "

@@ -51,6 +51,12 @@ def short(value: str, limit: int) -> str:
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
+def source_label(source: str) -> str:
+    """A source's (or a row's) name as a message names it: a name may be up to a thousand characters, and a
+    message that repeats it whole is unreadable."""
+    return short(source, 80)
+
+
 def middle(value: str, limit: int) -> str:
     """At most `limit` characters, cut in the middle (a path's start and its last folder both stay)."""
     if len(value) <= limit:

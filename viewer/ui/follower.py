@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from pathlib import Path
 
 from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.bounded import Bounded
@@ -21,18 +22,20 @@ from rollout_trace.artifact.run import Run, follow
 from rollout_trace.artifact.run_table import RunTable
 from rollout_trace.artifact.sources import commit_of
 from viewer import run_page
-
-if TYPE_CHECKING:
-    from .service import Service
+from viewer.index.cache import CollectionCache
 
 HUB_CHECK_S = 10.0  # a Hub run is asked for its latest commit at most this often, however many visitors follow it
 MAX_STATS = 16  # run states whose per-version numbers are kept (one per run a visitor has open, and a few more)
 
 
 class RunFollower:
-    def __init__(self, service: Service):
-        self._service = service
-        self._collections, self._allow_local = service.collections, service.allow_local
+    """Follows runs through the app's shared collections; a local run (`local_run` names its folder) through its
+    shared snapshot (`local_table`), the app's service's own reads, so the follower and the pages read one state."""
+
+    def __init__(self, collections: CollectionCache, allow_local: Callable[[str], bool],
+                 local_run: Callable[[str], Path | None], local_table: Callable[[str], RunTable | None]):
+        self._collections, self._allow_local = collections, allow_local
+        self._local_run, self._local_table = local_run, local_table
         self._follow_locks: dict[str, threading.Lock] = {}  # one follower per run, shared by its visitors
         self._locks_lock = threading.Lock()
         self._hub_checked: dict[str, float] = {}  # src -> when its latest commit was last asked for
@@ -63,7 +66,7 @@ class RunFollower:
                 self._follow_locks.pop(old)
         with lock:  # one follower per run: its visitors share what it read; other runs' polls do not wait
             allow = self._allow_local(src)
-            local = self._service.local_run(src) is not None
+            local = self._local_run(src) is not None
             current = self._collections.peek(src, allow) if local else None
             if not local:
                 try:
@@ -79,7 +82,7 @@ class RunFollower:
             if current is not None and newer is not None and self._collections.replace(src, allow, current, newer):
                 current = newer
         if local:
-            return self._service.local_table(src)
+            return self._local_table(src)
         return run_page.table_of(current.run) if current is not None and current.run is not None else None
 
     def _hub_newer(self, src: str, run: Run, allow: bool) -> Collection | None:

@@ -1,10 +1,10 @@
 """The private Gradio names the viewer relies on, checked against the installed Gradio (as
 rollout_trace/record/pins.py does for TRL).
 
-One today: `EventData._data`, the payload of the page's custom events, read by viewer/ui/collection_view.py
-and viewer/ui/run_view.py as `getattr(evt, "_data", None) or {}`. Were it renamed, every click on the run
-page and the collection index would silently do nothing; tests/test_record_pins.py runs `check()`, so a
-Gradio upgrade that renames it fails there, by name.
+One today: `EventData._data`, the payload of the page's custom events, read as `getattr(evt, "_data", None)`
+by viewer/ui/collection_view.py, viewer/ui/run_view.py and viewer/ui/find_panel.py. Were it renamed, every
+click on the run page, the collection index and the search panel's hits would silently do nothing;
+tests/test_record_pins.py runs `check()`, so a Gradio upgrade that renames it fails there, by name.
 """
 
 from __future__ import annotations

@@ -34,7 +34,6 @@ STAGE_WORDS = {"task": "preparing the task", "preflight": "checking the endpoint
                "rescore": "re-scoring", "push": "pushing to the Hub", "done": "done", "failed": "failed",
                "cancelled": "cancelled", "cancelling": "cancelling: stopping the agent and the sandbox"}
 MAX_RUNS = 8  # runs remembered; a page still watching an older one is told it is gone
-POLL_MS = 500  # how often the page asks: with the proxy watched once a second, a call is painted within 2 s
 
 # (store key, src, initial, live record, advantage) -> the token view's value (TokenValues.opened_value)
 OpenedFn = Callable[[str, str | None, Initial, Live, float | None], str]

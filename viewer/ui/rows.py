@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import msgspec
 
@@ -22,28 +22,32 @@ import crash_log
 from rollout_trace.artifact import ArtifactError, Problem
 from rollout_trace.artifact.collection import Collection, Record
 from rollout_trace.artifact.filters import apply, from_query, to_query
+from rollout_trace.artifact.kinds import Kind
+from rollout_trace.artifact.run_table import RunTable
 from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bundled_runs
 from viewer import run_page
 from viewer.contract import Failed, Fate, Initial, Opened, RunContext, encode
 from viewer.fate import run_context
 from viewer.find.columns import searched
+from viewer.find.index import Search
 from viewer.group import Compare, RunPlace, group_row
 from viewer.group import compare as group_compare
 from viewer.group import group_map as build_group_map
 from viewer.index import render as render_index
 from viewer.index.contract import IndexPage
+from viewer.index.facts import RowFacts
 from viewer.index.page import build_page
 from viewer.index.run_index import build_run_page
 from viewer.render import group_map as render_group
 from viewer.render import panels
 from viewer.render.outline import complete_run
+from viewer.render.safe import source_label
+from viewer.rollout import Rollout
 from viewer.router import Route, route_link, route_source, run_link_problem
 from viewer.untrusted import whole_or
 
 from .live import LIVE_SOURCE
-
-if TYPE_CHECKING:
-    from .service import Service
+from .token_values import TokenValues
 
 MAX_SRC_CHARS = 1000  # a collection's name, or a row's path: longer is refused before any lookup
 # The token view's value while the index shows: an "error" that is an empty hidden block, so the
@@ -74,10 +78,6 @@ class Linked(NamedTuple):
     page: str | None
 
 
-def _shown(text: str) -> str:
-    return text if len(text) <= 80 else text[:77] + "…"
-
-
 def _total(c: Collection) -> int:
     """How many rows the index the row was opened from has (a part of a run's: the whole run's)."""
     return c.part_of if c.part_of is not None else len(c.records)
@@ -95,10 +95,31 @@ def _with_note(value: object, problems: list[str]) -> object:
     return encode(msgspec.structs.replace(opened, note=note)).decode()
 
 
-class Rows:
-    """The index's values and the rows it opens, through the service's shared collections and rollouts."""
+class RowSources(Protocol):
+    """What the index's rows are read through: the app's shared collections, runs and rollouts, the facts the
+    index counts itself and the token view's values. The app's service (viewer/ui/service.py) is the one there
+    is; naming only these keeps the rows from importing the service that holds them."""
 
-    def __init__(self, service: Service):
+    public: bool
+    default_source: str
+    facts: RowFacts
+    values: TokenValues
+
+    def kind(self, source: str) -> Kind: ...
+    def is_run(self, source: str) -> bool: ...
+    def collection(self, src: str) -> Collection: ...
+    def row_collection(self, src: str, path: str) -> Collection: ...
+    def run_table(self, src: str) -> RunTable | None: ...
+    def findings_ready(self, src: str) -> Search | None: ...
+    def identity(self, c: Collection, src: str, path: str) -> str: ...
+    def load_row(self, src: str, path: str) -> Rollout: ...
+    def rollout(self, c: Collection, src: str, path: str) -> Rollout: ...
+
+
+class Rows:
+    """The index's values and the rows it opens, through the app's shared collections and rollouts."""
+
+    def __init__(self, service: RowSources):
         self.service = service
 
     def none_value(self) -> str:
@@ -106,7 +127,7 @@ class Rows:
 
     def error_value(self, src: str, problems: list) -> str:
         return encode(IndexPage(serial=next(_serial), mode="index", src=src,
-                                error_html=panels.problems(_shown(src), problems))).decode()
+                                error_html=panels.problems(source_label(src), problems))).decode()
 
 
     def index_page(self, src: str, params: Mapping[str, object]) -> IndexPage:
@@ -119,11 +140,11 @@ class Rows:
             c = self.service.collection(src)
         except ArtifactError as e:
             return IndexPage(serial=next(_serial), mode="index", src=src,
-                             error_html=panels.problems(_shown(src), e.problems))
+                             error_html=panels.problems(source_label(src), e.problems))
         except Exception as e:  # a message in the page, never a traceback
-            crash_log.unexpected(f"could not index {_shown(src)}")
+            crash_log.unexpected(f"could not index {source_label(src)}")
             return IndexPage(serial=next(_serial), mode="index", src=src,
-                             error_html=panels.problems(_shown(src), [f"could not index it: {type(e).__name__}"]))
+                             error_html=panels.problems(source_label(src), [f"could not index it: {type(e).__name__}"]))
         return build_page(c, src, params, next(_serial),
                           fill=lambda rows: self.service.facts.fill(c, rows, lambda path: self.service.identity(c, src, path)),
                           findings=findings)
@@ -134,7 +155,7 @@ class Rows:
     def _open_artifact(self, c: Collection, src: str, path: str, initial: Initial,
                        advantage: float | None = None, run: RunContext | None = None) -> str:
         """The token view's value for one artifact row, through the shared rollout store."""
-        label = _shown(f"{src}:{path}" if path else src)
+        label = source_label(f"{src}:{path}" if path else src)
         try:
             identity = self.service.identity(c, src, path)
         except ArtifactError as e:
@@ -235,7 +256,7 @@ class Rows:
         if m is None:
             page = self.group_page(c, src, group, params)
             return Shown(CLEARED, "", encode(msgspec.structs.replace(page, error_html=panels.problems(
-                _shown(f"{src}:{group.path}"), [Problem(group.path or "(root)", "this group has no readable rollout",
+                source_label(f"{src}:{group.path}"), [Problem(group.path or "(root)", "this group has no readable rollout",
                                                         found=str(rollout))]))).decode())
         adv = group.advantages[rollout] if rollout < len(group.advantages) else None
         run = self.run_context(c, src, group, m)

@@ -32,6 +32,7 @@ from viewer.find.columns import searched
 from viewer.find.index import Search
 from viewer.index.cache import CollectionCache, collection_identity
 from viewer.index.facts import RowFacts
+from viewer.render.safe import source_label
 from viewer.rollout import Rollout
 
 from .follower import RunFollower
@@ -45,10 +46,6 @@ MAX_PARTS = 32  # groups of local runs kept (a visitor goes back and forth betwe
 MAX_KINDS = 256  # sources whose kind is remembered (by identity, for the collection cache's age)
 
 
-def _shown(text: str) -> str:
-    return text if len(text) <= 80 else text[:77] + "…"
-
-
 class Service:
     """The app's shared stores and caches, and the reads every tab makes through them."""
 
@@ -60,7 +57,7 @@ class Service:
         self.collections = CollectionCache(opener=lambda src, allow_local: open_bounded(src, allow_local, self.public))
         self.facts = RowFacts()  # tokens and drift of rows whose summary.json lacks them, by row identity
         self.find = FindCache(public=public)  # text indexes of collections and runs (viewer/find/cache.py)
-        self.follower = RunFollower(self)  # runs still being recorded
+        self.follower = RunFollower(self.collections, self.allow_local, self.local_run, self.local_table)  # runs still being recorded
         self.values = TokenValues(self.store, public)
         self.live = LiveRuns(self.store, lambda key, src, initial, live, advantage:
                              self.values.opened_value(key, src, initial, advantage=advantage, live=live))
@@ -104,7 +101,7 @@ class Service:
     def collection(self, src: str) -> Collection:
         """The shared collection `src` names; raises ArtifactError (an empty name is not "." on the server)."""
         if not src.strip() or len(src) > MAX_SRC_CHARS:
-            raise ArtifactError([Problem(_shown(src) or "(empty)", "name a collection: a folder, a .zip or a Hub "
+            raise ArtifactError([Problem(source_label(src) or "(empty)", "name a collection: a folder, a .zip or a Hub "
                                                                     "dataset id")])
         return self.collections.get(src, self.allow_local(src))
 

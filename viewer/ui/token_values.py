@@ -22,6 +22,7 @@ from rollout_trace.artifact.unpack import scratch
 from viewer.contract import Failed, Initial, Live, Opened, RunContext, encode
 from viewer.page_link import MAX_SRC_CHARS, UPLOAD_SRC
 from viewer.render import panels
+from viewer.render.safe import source_label
 from viewer.rollout import Rollout
 
 from .store import Held, RolloutStore
@@ -105,7 +106,7 @@ class TokenValues:
 
     def source_value(self, source: str, initial: Initial | None = None, built: bool = False) -> tuple[str, str]:
         source = (source or "").strip()
-        shown = source if len(source) <= 80 else source[:77] + "…"
+        shown = source_label(source)
         if len(source) > MAX_SRC_CHARS:
             return self.error_value(shown, [Problem("source", "too long to be a source", expected=f"at most "
                                                     f"{MAX_SRC_CHARS} characters", found=f"{len(source):,}")]), ""

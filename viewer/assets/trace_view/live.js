@@ -63,7 +63,7 @@ function followBar(el, on) {
 // The page side of a watched capture (viewer/ui/live.py): ask about twice a second for the run's record
 // and, when the rollout changed, its new value; grow the view in place. Stops when the run has ended,
 // or when this element shows something else.
-const LIVE_POLL_MS = 500;
+const LIVE_POLL_MS = 500;  // with the proxy watched once a second (capture/live.py), a call is painted within 2 s
 /** An `Opened` record of a capture being watched. @param {Opened} o @returns {o is Opened & {live: Live}} */
 const isLive = (o) => !!o.live;
 
