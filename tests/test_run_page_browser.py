@@ -57,6 +57,10 @@ def test_run_page_chart_versions_groups_and_back(page, app_url):
     assert "28 of 52 rollouts were never trained" in page.locator("[data-testid=run-notes]").inner_text()
     assert "Reward per version" in page.locator("#run-reward-plot").inner_text()
     assert "in-queue (waiting, harmless)" in page.locator("#run-dropped-plot").inner_text()
+    # each cause its own colour: the two waiting causes of this run are told apart
+    swatches = page.eval_on_selector_all("#run-dropped-plot .rp-legend span", """ss => Object.fromEntries(ss.map(s =>
+        [s.textContent.split(' (')[0], s.querySelector('i').style.getPropertyValue('--sw')]))""")
+    assert {"in-queue", "read-ahead"} <= set(swatches) and len(set(swatches.values())) == len(swatches), swatches
     charts = page.evaluate(CHARTS)
     assert [c["id"] for c in charts] == list(PLOTS) and all(c["painted"] > 100 and c["drawn"] == 4 for c in charts)
     assert page.locator("#collection-index [data-testid=index-filters]").is_visible()  # the run's filters below

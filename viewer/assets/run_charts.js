@@ -119,6 +119,11 @@ const RunCharts = (() => {
   const CAUSE_TONE = {"in-queue": "wait", "read-ahead": "wait", "in-batcher": "wait", "resume-skip": "wait",
                       "unknown": "none", "stale": "warn", "oversize": "warn", "no rows": "warn", "failed": "bad"};
   const TONE_ORDER = ["bad", "warn", "none", "wait"];
+  // Each cause its own colour, of its tone's family (the waiting ones calm: grey, sky, violet, teal), so that two
+  // causes stacked in one bar are told apart; segments are also parted by a line of the page's background.
+  /** @type {Record<string, string>} */
+  const CAUSE_COLOUR = {"in-queue": "wait", "read-ahead": "ahead", "in-batcher": "batcher", "resume-skip": "skip",
+                        "unknown": "none", "stale": "warn", "oversize": "oversize", "no rows": "warn2", "failed": "bad"};
 
   /** The palette of the page (run_page.css, light or dark) at `box`. @param {Element} box */
   function palette(box) {
@@ -129,7 +134,8 @@ const RunCharts = (() => {
             accent: v("--c-mean", "#4338ca"), band: v("--c-band", "rgba(67,56,202,.22)"),
             range: v("--c-range", "rgba(67,56,202,.09)"), good: v("--c-good", "#15803d"), bad: v("--c-bad", "#dc2626"),
             warn: v("--c-warn", "#d97706"), warn2: v("--c-warn2", "#a16207"), wait: v("--c-wait", "#94a3b8"),
-            none: v("--c-none", "#64748b"), font: parseFloat(cs.fontSize) || 14, family: cs.fontFamily || "sans-serif"};
+            none: v("--c-none", "#64748b"), ahead: v("--c-ahead", "#38bdf8"), batcher: v("--c-batcher", "#a78bfa"),
+            skip: v("--c-skip", "#2dd4bf"), oversize: v("--c-oversize", "#ca8a04"), bg: v("--bg", "#ffffff"), font: parseFloat(cs.fontSize) || 14, family: cs.fontFamily || "sans-serif"};
   }
 
   /**
@@ -341,7 +347,10 @@ const RunCharts = (() => {
     };
     const bar = (/** @type {string} */ c) => ({fill: c, stroke: c, width: 0, points: {show: false},
                                                paths: uPlot.paths.bars({size: [0.86, Infinity], align: 0})});
-    const colorOf = (/** @type {string} */ c) => /** @type {Record<string, string>} */ ({bad: pal.bad, warn: pal.warn, none: pal.none, wait: pal.wait})[tone(c)];
+    /** @type {Record<string, string>} */
+    const causeColours = {wait: pal.wait, ahead: pal.ahead, batcher: pal.batcher, skip: pal.skip, none: pal.none,
+                          warn: pal.warn, oversize: pal.oversize, warn2: pal.warn2, bad: pal.bad};
+    const colorOf = (/** @type {string} */ c) => causeColours[CAUSE_COLOUR[c] || "none"];
     const shareKeys = [{label: "passed every test", color: pal.good, width: 2.5}, {label: "groups with zero spread (nothing learnt)", color: pal.warn2, dash: [6, 4]},
                        {label: "unscorable", color: pal.none, dash: [2, 3]}, {label: "timed out", color: pal.warn},
                        {label: "never trained (any cause)", color: pal.dim, dash: [8, 3, 2, 3]}];
@@ -391,7 +400,7 @@ const RunCharts = (() => {
         title: "Rollouts never trained, by cause", note: per(dr.per), xs: dr.xs, ys: stacks, drawn: vs.length, bars: true,
         keys: causes.length ? causes.map((c) => ({label: c + (tone(c) === "wait" ? " (waiting, harmless)" : ""), color: colorOf(c), kind: /** @type {"bar"} */ ("bar")}))
           : [{label: "none: every rollout was trained", color: pal.good, kind: "bar"}],
-        series: causes.map((c) => bar(colorOf(c))),
+        series: causes.map((c) => ({...bar(colorOf(c)), stroke: pal.bg, width: causes.length > 1 ? 1 : 0})),
         hover: {xs, head, rows: (i) => [...causes.map((c) => ({label: c, value: count(vs[i].dropped[c] || 0), color: colorOf(c)})),
                                          {label: "never trained", value: `${untrained(vs[i])}/${vs[i].rollouts} rollouts`},
                                          ...inBar(i, dr.per, stacks.length ? stacks[0] : []), counts(vs[i])]},
