@@ -445,3 +445,30 @@ def test_a_series_without_spread_draws_a_line_not_a_band(page, app_url, flat_run
     banded = page.evaluate(BAND_PIXELS)
     assert flat < 0.01 and banded > 0.05, (flat, banded)
     assert page.errors == []
+
+
+def test_opening_a_group_that_takes_a_while_says_so_at_once(page, app_url, monkeypatch):
+    """An action that takes more than 0.3 s says what it is doing at once (here the group's map, held back a second
+    on the server), and the word goes when the map is drawn; no console error on the way."""
+    import time
+
+    from viewer.ui.rows import Rows
+
+    slow = Rows.open_row
+
+    def held(self, *args, **kwargs):
+        time.sleep(1.5)
+        return slow(self, *args, **kwargs)
+
+    monkeypatch.setattr(Rows, "open_row", held)
+    console: list[str] = []
+    page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+    open_run_page(page, url_of(app_url, "trl-run", version="3"))
+    page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
+    page.locator("[data-testid=run-group] .rp-open").nth(2).click()
+    working = page.locator("[data-testid=working]")
+    working.wait_for(state="visible", timeout=TIMEOUT)
+    assert working.inner_text() == "opening version 3 · group 2…"
+    page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
+    working.wait_for(state="hidden", timeout=TIMEOUT)
+    assert page.errors == [] and not [c for c in console if "not valid JSON" in c]

@@ -261,6 +261,7 @@ const CollectionIndex = (() => {
       u.searchParams.set("row", path);
       for (const k of [...pg.view_keys, "rollout"]) u.searchParams.delete(k);
       goTo(u, {ci: "row"});
+      working(`opening ${path.split("/").pop() || "the row"}…`);
       api.open({src: pg.src, row: path, query: pg.query});
     }
 
@@ -281,6 +282,7 @@ const CollectionIndex = (() => {
       for (const k of ["row", "rollout", ...pg.view_keys]) u.searchParams.delete(k);
       history.replaceState(null, "", u.toString());  // no entry to return to: this one forgets it came from a row
       document.dispatchEvent(new Event("rtv-place"));
+      working("back to the index…");
       api.back({src: pg.src, query: urlQuery()});
     }
 
@@ -360,6 +362,7 @@ const CollectionIndex = (() => {
         u.searchParams.set("rollout", String(rollout));
         u.searchParams.set("turn", String(turn));
         goTo(u, {ci: "rollout"});
+        working(`opening rollout ${rollout} at turn ${turn}…`);
         const pg = shown();
         api.open({src: pg.src, row: pg.row, query: pg.query, rollout, turn});
       },
@@ -399,7 +402,7 @@ const CollectionIndex = (() => {
       const box = /** @type {HTMLElement | null} */ (element.querySelector(".ci-mount"));
       if (!box || !props.value) return;
       if (!view || view.box !== box || !box.firstChild) view = mount(box, api);  // a re-rendered template is a new box
-      view.render(JSON.parse(props.value), false);
+      view.render(sentValue(props), false);
     }
     start();
     watch("value", start);

@@ -1,5 +1,6 @@
 // The DOM helpers the pages share (collection_index.js, find_panel.js, run_page.js): an element with its
-// attributes and children, and a move to a new place in the URL that every page's part hears of. Text reaches the
+// attributes and children, a move to a new place in the URL that every page's part hears of, the word that an
+// action is under way, and a component's value read as the server sent it. Text reaches the
 // page only as textContent or an attribute's value, never as markup.
 // viewer/assets `read` puts this file before each page that uses it (USES), inside that page's own script.
 
@@ -31,4 +32,43 @@ function el(tag, attrs, ...children) {
 function goTo(u, push) {
   if (push) history.pushState(push, "", u.toString()); else history.replaceState(history.state, "", u.toString());
   document.dispatchEvent(new Event("rtv-place"));
+}
+
+const WORKING_MS = 300;  // an action that takes longer says so
+/**
+ * Says `text` at the foot of the window once an action (a Gradio event: its answer redraws a part of the page) has
+ * taken WORKING_MS, until a part draws an answer from the server ("rtv-shown" on document) or two minutes pass.
+ * @param {string} text
+ */
+function working(text) {
+  const shown = setTimeout(() => {
+    let box = document.getElementById("rtv-working");
+    if (!box) {  // on body, outside every component: styled here (a component's stylesheet is scoped to it)
+      box = el("div", {id: "rtv-working", role: "status", "aria-live": "polite", "data-testid": "working",
+        style: "position:fixed;left:50%;bottom:18px;transform:translateX(-50%);z-index:10001;padding:8px 16px;" +
+               "border-radius:8px;background:#1e293b;color:#f8fafc;border:1px solid #94a3b8;font-size:15px;" +
+               "box-shadow:0 2px 10px rgba(0,0,0,.35)"});
+      document.body.append(box);
+    }
+    box.textContent = text;
+    box.hidden = false;
+  }, WORKING_MS);
+  const done = () => {
+    clearTimeout(shown); clearTimeout(limit);
+    document.removeEventListener("rtv-shown", done);
+    const box = document.getElementById("rtv-working");
+    if (box) box.hidden = true;
+  };
+  const limit = setTimeout(done, 120_000);
+  document.addEventListener("rtv-shown", done);
+}
+
+/**
+ * A component's value as the server sent it: a JSON text (Gradio may also hand over the parsed object). Tells the
+ * page's parts that an answer is being drawn ("rtv-shown").
+ * @param {{value: unknown}} props @returns {any}
+ */
+function sentValue(props) {
+  document.dispatchEvent(new Event("rtv-shown"));
+  return typeof props.value === "string" ? JSON.parse(props.value) : props.value;
 }

@@ -244,6 +244,7 @@ const FindPanel = (() => {
           u.searchParams.set("turn", String(h.turn)); u.searchParams.set("scope", "full");
           u.searchParams.set("found", `${h.token}-${h.token_end}`);
           goTo(u, {ci: "row"});
+          working(`opening ${where}…`);
           api.open({action: "open-hit", src, row: h.path, turn: h.turn, found: [h.token, h.token_end]});
           revealFound();
         });
@@ -292,7 +293,7 @@ const FindPanel = (() => {
       const box = /** @type {HTMLElement | null} */ (element.querySelector(".fp-mount"));
       if (!box || !props.value) return;
       /** @type {{src: string, serial: number}} */
-      const value = JSON.parse(props.value);
+      const value = sentValue(props);
       if (shown === value.serial) return;
       shown = value.serial;
       box.hidden = !value.src;

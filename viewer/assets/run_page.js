@@ -252,10 +252,16 @@ const RunPage = (() => {
       state.groups = (got && got.groups) || [];
       draw();
     }
+    /** "groups/<segment>-v000003-g000002" as a person reads it: "version 3 · group 2" @param {string | undefined} path */
+    const groupName = (path) => {
+      const m = /-v(\d+)-g(\d+)$/.exec(path || "");
+      return m ? `version ${Number(m[1])} · group ${Number(m[2])}` : "the group";
+    };
     /** @param {string | undefined} path */
     function openGroup(path) {
       state.opened = path;  // back lands here again: the version it belongs to stays open, this row on screen
       setUrl({row: path, rollout: null, turn: null, group: null, segment: null}, {ci: "row"});
+      working(`opening ${groupName(path)}…`);
       api.open({action: "open", src: state.src, row: path});
     }
     // Every element here was made by this page: its closest() finds are HTML elements, its inputs inputs.
@@ -301,6 +307,7 @@ const RunPage = (() => {
     function followTask(task) {
       state.task = task || null;
       setUrl({task: state.task});
+      working(state.task ? "following the task across versions…" : "leaving the task…");
       api.open({action: "task", src: state.src, task: state.task || "", version: state.version});
     }
     async function compare() {
@@ -440,7 +447,7 @@ const RunPage = (() => {
     function start() {
       const box = element.querySelector(".rp-mount");
       if (!box || !props.value) return;
-      const value = JSON.parse(props.value);
+      const value = sentValue(props);
       if (part === "head") { renderHead(box, value); return; }
       if (!view || view.box !== box) view = mountBody(box, api);
       view.render(value);

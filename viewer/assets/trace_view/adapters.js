@@ -36,7 +36,9 @@ function mountInApp(element, props, server, watch) {  // inside gr.HTML: chunks 
     const box = element.querySelector(".tv-mount");
     if (!box || !props.value) return;
     /** @type {Opened | Failed} */
-    const opened = JSON.parse(props.value);
+    // the server's answer is drawn: a part saying an action is under way (viewer/assets/dom.js `working`) stops
+    document.dispatchEvent(new Event("rtv-shown"));
+    const opened = typeof props.value === "string" ? JSON.parse(props.value) : props.value;
     if ("error_html" in opened) {  // a message (or the index's empty value) replaces the view: its listeners retire
       app.live = null; box.innerHTML = opened.error_html; return;
     }
