@@ -472,3 +472,20 @@ def test_opening_a_group_that_takes_a_while_says_so_at_once(page, app_url, monke
     page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
     working.wait_for(state="hidden", timeout=TIMEOUT)
     assert page.errors == [] and not [c for c in console if "not valid JSON" in c]
+
+
+def test_back_from_a_linked_group_map_lands_on_that_group(page, app_url):
+    """A group map reached by a link has no run page behind it in the history: Back to the index opens the group's
+    version on the run page and brings its row on screen, as if the group had been opened from there."""
+    group = "groups/20261203T090916Z-f44f09-v000003-g000002"
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.goto(url_of(app_url, "trl-run", row=group))
+    page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
+    page.locator("[data-testid=back-to-index]").click()
+    row = page.locator(f"tr.rp-grow[data-path='{group}']")
+    row.wait_for(timeout=TIMEOUT)
+    page.wait_for_function(f"""() => {{ const r = document.querySelector("tr.rp-grow[data-path='{group}']");
+        if (!r) return false; const b = r.getBoundingClientRect(); return b.top >= 0 && b.bottom <= innerHeight; }}""",
+                           timeout=TIMEOUT)
+    assert query(page).get("version") == "3" and "rp-came" in (row.get_attribute("class") or "")
+    assert page.errors == []

@@ -348,11 +348,18 @@ const RunPage = (() => {
       if (r.classList.contains("rp-vrow")) openVersion(Number(r.dataset.version)); else openGroup(r.dataset.path);
       return true;
     }
-    /** @param {string} path */
-    function backTo(path, tries = 60) {  // once the run page is on screen again: the group it opened, scrolled to
-      if (!shown()) { if (tries) requestAnimationFrame(() => backTo(path, tries - 1)); return; }
+    /** @param {string} path @param {boolean} [opening] */
+    async function backTo(path, tries = 60, opening = true) {  // once the run page is on screen again: the group it opened, scrolled to
+      if (!shown()) { if (tries) requestAnimationFrame(() => backTo(path, tries - 1, opening)); return; }
       state.opened = null;
       const rows = /** @type {HTMLElement[]} */ (Array.from(box.querySelectorAll("tr.rp-grow")));
+      const version = /-v(\d+)-g\d+$/.exec(path);
+      if (opening && version && !rows.some((r) => r.dataset.path === path) && state.version !== Number(version[1])) {
+        // a group reached by a link: its version opens, as if the group had been opened from it
+        await openVersion(Number(version[1]));
+        backTo(path, 0, false);
+        return;
+      }
       const row = rows.find((r) => r.dataset.path === path) || box.querySelector("tr.rp-vrow.open");
       if (!row) return;
       row.scrollIntoView({block: "center"});
@@ -421,6 +428,9 @@ const RunPage = (() => {
         }
         state.body_task = b.task;
         if (!same) { state.sort = parseSort(b.sort); smoothTo(b.smooth); }  // the link's, on a run's first record
+        // a link to a group (or a rollout of it): Back to the index lands on that group, as if opened from here
+        const linked = !same && new URL(window.location.href).searchParams.get("row");
+        if (linked && !state.opened) state.opened = linked.replace(/\/rollout-\d+$/, "");
         draw();
         if (!same) versus.start(b.src);
         charts.update(b.versions, b.task);
