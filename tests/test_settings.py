@@ -61,3 +61,27 @@ def test_an_unexpected_error_is_one_line_for_the_user_and_a_traceback_in_the_log
     logged = crash_log.log_file().read_text()
     assert "Traceback (most recent call last)" in logged and "RuntimeError: a bug deep inside" in logged
     assert crash_log.log_file().stat().st_mode & 0o077 == 0
+
+
+def test_on_a_space_the_closed_capture_tab_links_its_docs(monkeypatch):
+    """SPACE_ID ("owner/name") makes docs/capture.md a link to the Space's own file; a malformed one makes none."""
+    import gradio as gr
+
+    from viewer.settings import settings
+    from viewer.ui.capture_tab import CaptureTab
+    from viewer.ui.service import Service
+
+    assert settings({"SPACE_ID": "org/rollout-viewer"}).space_id == "org/rollout-viewer"
+    for bad in ("", "org", "org/x)[y](javascript:z", "../../x/y", "a/b/c"):
+        assert settings({"SPACE_ID": bad}).space_id == ""
+
+    def said() -> str:
+        with gr.Blocks():
+            CaptureTab(Service("trl-run", public=True), enabled=False, public=True).render()
+            return next(b for b in gr.context.Context.root_block.blocks.values()
+                        if getattr(b, "elem_id", None) == "capture-disabled").value
+
+    monkeypatch.setenv("SPACE_ID", "org/rollout-viewer")
+    assert "[docs/capture.md](https://huggingface.co/spaces/org/rollout-viewer/blob/main/docs/capture.md)" in said()
+    monkeypatch.setenv("SPACE_ID", "org/x)[y](javascript:z")
+    assert "(see the project's docs/capture.md)" in said()

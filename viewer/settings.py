@@ -20,6 +20,7 @@ documented with its flags (capture/__main__.py); GRADIO_TEMP_DIR is Gradio's (vi
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,12 @@ CAPTURE_DIR_ENV = "ROLLOUT_VIEWER_CAPTURE_DIR"
 MCP_ENV = "GRADIO_MCP_SERVER"  # Gradio's own name: `launch` reads it too
 
 
+def _space_id(value: str) -> str:
+    """SPACE_ID when it is an "owner/name" a link can carry, else "" (no link is made of it)."""
+    value = value.strip()
+    return value if re.fullmatch(r"[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}", value) else ""
+
+
 def _listed(value: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in value.split(",") if v.strip())
 
@@ -42,6 +49,7 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 7860
     on_space: bool = False
+    space_id: str = ""  # "owner/name" of the Space serving the app (its files are linked to from the page)
     source: str = ""
     enable_capture: bool = False
     capture_secret: str = field(default="", repr=False)  # never printed
@@ -61,6 +69,7 @@ def settings(environ: Mapping[str, str] | None = None) -> Settings:
         host=env.get("GRADIO_SERVER_NAME", "").strip() or "127.0.0.1",
         port=int(port),
         on_space=bool(env.get("SPACE_ID")),
+        space_id=_space_id(env.get("SPACE_ID", "")),
         source=env.get(SOURCE_ENV, "").strip(),
         enable_capture=env.get(ENABLE_CAPTURE_ENV) == "1",
         capture_secret=env.get(SECRET_ENV, ""),

@@ -566,10 +566,13 @@ class CaptureTab:
         if not self.enabled:
             # Said to a visitor: why it is closed and what they can do instead (the owner's switch is in docs/capture.md).
             where, who = ("this public Space", "the Space's owner") if self.public else ("this server", "its operator")
+            space = settings().space_id
+            docs = f"[docs/capture.md](https://huggingface.co/spaces/{space}/blob/main/docs/capture.md)" if space \
+                else "docs/capture.md"  # off a Space the app knows no address of its files
             gr.Markdown(f"**Capture is closed on {where}.** A capture runs a coding agent and a sandbox on "
                         f"this server for minutes, so only {who} can open it. Everything else works: the "
                         "View tab opens the bundled examples, a Hub dataset or an upload, and you can capture on your "
-                        "own machine with `python -m capture` (see the project's docs/capture.md).",
+                        f"own machine with `python -m capture` (see the project's {docs}).",
                         elem_id="capture-disabled")
             return
         gr.Markdown("Run **one** rollout: the task goes to opencode in a sandbox, the capture proxy records every "
