@@ -117,3 +117,20 @@ def test_the_task_matched_by_title_is_followed_in_both(page, app_url, other):
     page.goto(url_of(app_url, "trl-run", vs=other, vs_task=task5))
     page.wait_for_selector(".rp-vsside [data-testid=run-vs-rollout]", timeout=TIMEOUT)
     assert page.locator(".rp-vsside").nth(1).locator("[data-testid=run-vs-rollout]").count() == 8  # B names it by another id
+
+
+def test_runs_that_share_no_task_offer_none_to_follow(page, app_url, tmp_path):
+    """Every task of the other run under another id and title: no empty "follow a task" choice, a line saying so."""
+    from support.run_tables import bundled_rows, changed, write_run
+
+    rows = bundled_rows()
+    apart = str(write_run(tmp_path / "apart", changed(
+        rows, task_id=[None if t is None else "d" * 40 for t in rows["task_id"].to_pylist()],
+        title=[None if t is None else "another task" for t in rows["title"].to_pylist()])))
+    page.goto(url_of(app_url, "trl-run", vs=apart))
+    page.wait_for_selector("[data-testid=run-versions]", timeout=TIMEOUT)
+    _answered(page)
+    assert "0 tasks in both runs" in page.inner_text("[data-testid=run-vs-status]")
+    assert page.locator("[data-testid=run-vs-task-pick]").count() == 0
+    assert "share no task" in page.inner_text("[data-testid=run-vs-no-tasks]")
+    assert not page.errors

@@ -96,7 +96,10 @@ const RunVersus = (() => {
       pick.value = c.task ? c.task.task_id : "";
       pick.addEventListener("change", () => load(vs, pick.value));
       taskBox.replaceChildren(...(c.task ? [el("div", {class: "rp-vsgrid"}, taskSide(c.a.src, c.a_task, "this run"), taskSide(c.b.src, c.b_task, "other run"))] : []));
-      out.replaceChildren(sides(c), ...(notes ? [notes] : []), grid, el("div", {class: "rp-taskbar"}, pick), taskBox);
+      // no task in both: nothing to follow, said instead of an empty choice
+      const taskbar = c.tasks.length ? el("div", {class: "rp-taskbar"}, pick) :
+        el("div", {class: "rp-taskbar rp-dim", "data-testid": "run-vs-no-tasks", text: "the two runs share no task: none to follow in both"});
+      out.replaceChildren(sides(c), ...(notes ? [notes] : []), grid, taskbar, taskBox);
       charts.update(c);
       box.dataset.answered = String(my);
     }
