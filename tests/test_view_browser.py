@@ -552,3 +552,17 @@ def test_the_title_line_says_what_this_page_is(page, app_url, src, extra, ready,
     if what in ("run", "index"):
         pages.shots(page, f"title-line-{what}")
     assert page.errors == []
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_the_scripted_examples_caveat_reads_whole_on_the_first_screen(page, app_url, width):
+    """How the rollout was made ("Scripted rollout, not sampled from a model: …") is the first thing to know about
+    it: its sentences are whole within three lines at 1024 wide, never cut after a few words."""
+    page.set_viewport_size({"width": width, "height": 768})
+    open_view(page, app_url)
+    summary = page.locator(".tv-produced summary")
+    box = summary.bounding_box()
+    lines = summary.evaluate("s => Math.round(s.getBoundingClientRect().height / parseFloat(getComputedStyle(s).lineHeight))")
+    shown = summary.evaluate("s => s.scrollHeight <= s.clientHeight + 1")  # nothing clamped away
+    assert box and box["y"] + box["height"] <= 768 and lines <= 3
+    assert summary.inner_text().startswith("Scripted rollout, not sampled from a model") and shown

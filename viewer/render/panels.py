@@ -168,7 +168,7 @@ def header(a: Artifact, r: Report, vocab_origin: str | None, vocab_why: list[str
     notices = "".join(f"<li>{text(n)}</li>" for n in notes[:MAX_LIST])
     notices = f"<ul class='tv-notices'>{notices}</ul>" if notices else ""
     timed_out = "<span class='tv-badge warn'>timed out</span>" if a.summary.timed_out else ""
-    # One line on the first screen; a click shows the rest (CSS clamps the closed summary).
+    # Whole on the first screen up to three lines; a click shows the rest (CSS clamps the closed summary).
     produced = (f"<details class='tv-produced'><summary title='how this artifact was made (click for all of it)'>"
                 f"{text(short(a.summary.produced_by, 600))}</summary></details>") if a.summary.produced_by else ""
     other = r.captured_calls - r.turns  # opencode's bookkeeping calls (titles, summaries): rollout_trace/recipe/agent_turns.py
