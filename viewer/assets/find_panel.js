@@ -134,7 +134,7 @@ const FindPanel = (() => {
     const rule = el("select", {class: "fp-rule", "data-testid": "find-rule", "aria-label": "only rollouts with this finding"},
       el("option", {value: "", text: "any finding"}));
     const go = el("button", {type: "button", class: "fp-go", "data-testid": "find-go"}, "search");
-    const status = el("div", {class: "fp-status", role: "status", "data-testid": "find-status", text: "indexing the rollouts…"});
+    const status = el("div", {class: "fp-status", role: "status", "data-testid": "find-status", text: "reading the findings of every rollout…"});
     const canvas = el("canvas", {class: "fp-chart", "data-testid": "find-chart", role: "img", "aria-label": "findings per version",
       title: "click a bar to list its rollouts (a coloured part: those with that finding)"});
     const legend = el("div", {class: "fp-legend", "data-testid": "find-legend"});
