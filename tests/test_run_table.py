@@ -341,3 +341,20 @@ def test_hostile_shards_are_named_the_same_in_every_view(tmp_path, capsys):
     assert later is not t and len(later) == stand + 4
     later.columns(["title", "reward", "agent_turns"])
     assert sorted(map(str, later.problems())) == sorted(map(str, t.problems())) and later.notes.count(cut) == 1
+
+
+def test_the_shared_snapshots_keep_their_bound_and_forget_evicted_runs_locks(tmp_path):
+    """rollout_trace/artifact/run_table.py `run_table` keeps MAX_TABLES runs (the bounded map's), and an evicted run's
+    open lock goes with it."""
+    import shutil
+
+    from rollout_trace.artifact.sources import EXAMPLES_DIR
+
+    folders = []
+    for k in range(rt.MAX_TABLES + 2):
+        folders.append(tmp_path / f"run{k}")
+        shutil.copytree(EXAMPLES_DIR / "trl-run", folders[-1])
+        rt.run_table(folders[-1])
+    kept = [f.resolve() for f in folders if rt._cache.peek(f.resolve()) is not None]
+    assert kept == [f.resolve() for f in folders[-rt.MAX_TABLES:]]
+    assert not {f.resolve() for f in folders[:2]} & set(rt._open_locks)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import posixpath
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +38,7 @@ import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
 from . import budget
+from .bounded import Bounded
 from .errors import RolloutTraceError
 from .problems import Problem, from_msgspec
 from .run_format import (
@@ -1177,9 +1177,16 @@ def open_table(store: Any, label: str, kind: str, cache: ShardCache | None = Non
     return t
 
 
-_cache: OrderedDict[Path, RunTable] = OrderedDict()
-_cache_lock = threading.Lock()
+_cache_lock = threading.Lock()  # guards _open_locks
 _open_locks: dict[Path, threading.Lock] = {}
+
+
+def _forget(root: Path, _table: RunTable) -> None:
+    with _cache_lock:
+        _open_locks.pop(root, None)
+
+
+_cache: Bounded[Path, RunTable] = Bounded(MAX_TABLES, on_evict=_forget)
 
 
 def run_table(folder: str | Path) -> RunTable:
@@ -1192,20 +1199,14 @@ def run_table(folder: str | Path) -> RunTable:
     with _cache_lock:
         lock = _open_locks.setdefault(root, threading.Lock())
     with lock:
-        with _cache_lock:
-            hit = _cache.get(root)
+        hit = _cache.get(root)
         if hit is None:
             if not (root / MANIFEST).is_file():
                 raise RunTableError(f"{root}: not a recorded run (no {MANIFEST})")
             hit = open_table(RunStore(FolderStore(root)), str(root), "folder", root=root)
         else:
             hit = hit.follow() or hit
-        with _cache_lock:
-            _cache[root] = hit
-            _cache.move_to_end(root)
-            while len(_cache) > MAX_TABLES:
-                gone, _ = _cache.popitem(last=False)
-                _open_locks.pop(gone, None)
+        _cache.put(root, hit)
         return hit
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -24,6 +23,7 @@ import msgspec
 
 from capture.live import LiveUpdate
 from rollout_trace.analysis.tokens import Vocab, vocab_from_tokenizer
+from rollout_trace.artifact.bounded import Bounded
 from viewer.contract import Initial, Live, LiveSibling
 from viewer.rollout import Rollout
 
@@ -75,23 +75,19 @@ def live_source_name(task_id: str) -> str:
 class LiveRuns:
     def __init__(self, store: RolloutStore, opened: OpenedFn):
         self.store, self._opened = store, opened
-        self._runs: OrderedDict[str, _Run] = OrderedDict()
-        self._lock = threading.Lock()
+        self._runs: Bounded[str, _Run] = Bounded(MAX_RUNS)  # the oldest watched run forgotten first
+        self._lock = threading.Lock()  # a run's state and snapshots change under it
 
     def start(self, rollouts: int | None = None, cancel: Callable[[], None] | None = None) -> str:
         """A new run: one rollout (`rollouts` None) or a group of that many; `cancel` stops it. Returns its id."""
         run_id = secrets.token_hex(16)
         run = _Run(rollouts={None: _Watched()} if rollouts is None else {k: _Watched() for k in range(rollouts)},
                    cancel=cancel)
-        with self._lock:
-            self._runs[run_id] = run
-            while len(self._runs) > MAX_RUNS:
-                self._runs.popitem(last=False)
+        self._runs.put(run_id, run)
         return run_id
 
     def _run(self, run_id: str) -> _Run | None:
-        with self._lock:
-            return self._runs.get(run_id)
+        return self._runs.get(run_id)
 
     def update(self, run_id: str, u: LiveUpdate) -> None:
         """A new snapshot of one rollout: it becomes what the page shows next."""
