@@ -364,9 +364,9 @@ def test_a_run_in_a_collection_is_one_row_that_opens_the_run_page(tmp_path):
     import shutil
 
     from rollout_trace.artifact.collection import open_collection
-    from rollout_trace.artifact.filters import apply, from_query
     from rollout_trace.artifact.sources import EXAMPLES_DIR
     from support.run_tables import bundled_rows
+    from viewer.index.filters import apply, from_query
 
     coll = tmp_path / "coll"
     shutil.copytree(EXAMPLES_DIR / RUN, coll / "runs" / "mine")

@@ -185,8 +185,8 @@ def test_a_single_artifact_is_one_rollout():
 
 
 def test_ls_json_rows_carry_their_findings():
-    from rollout_trace.artifact.filters import QUERY_KEYS
     from viewer.index.cli import ls
+    from viewer.index.filters import QUERY_KEYS
 
     out = io.StringIO()
     args = Namespace(source="smollm2-group", json=True, trained=False, **{f"q_{k}": None for k in QUERY_KEYS})

@@ -2,7 +2,7 @@
 source box) becomes one typed `Route` that says what to show; the tabs only turn a route into components.
 
     ?src=ARTIFACT&turn=&mode=&scope=&found=A-B   rollout (the token view, at that turn, mode and scope)
-    ?src=COLLECTION&<filters>&page=N             index (rollout_trace/artifact/filters.py's keys)
+    ?src=COLLECTION&<filters>&page=N             index (viewer/index/filters.py's keys)
     ?src=COLLECTION&row=PATH[&rollout=N&turn=..] row (one artifact, or a group's map with rollout N open)
     ?src=GROUP[&rollout=N]                       row "" (a source that is one group opens its map)
     (nothing)                                    default (the page was built with the default source)

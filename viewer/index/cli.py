@@ -18,7 +18,6 @@ import msgspec
 
 from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.collection import Collection, Record, failed_records
-from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_query, to_query
 from rollout_trace.artifact.group import load_group
 from rollout_trace.artifact.run import Run
 from rollout_trace.artifact.run_table import QueuedRow
@@ -27,6 +26,7 @@ from ..fate import brief
 from ..numbers import count
 from . import open_index
 from .facts import RowFacts
+from .filters import QUERY_KEYS, Filters, apply, from_query, to_query
 from .page import model_choices
 
 MAX_PROBLEM_LINES = 20  # `ls` is a listing: past this many, `check` names the rest

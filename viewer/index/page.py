@@ -1,7 +1,7 @@
 """One page of a collection's index: filtered and sorted on the server, bounded, as an `IndexPage`.
 
 Pure: a `Collection`, the filter state from the URL and a page number in, a typed record out. The
-filtering and sorting are rollout_trace/artifact/filters.py's, the same the command line uses. Rows whose summary.json
+filtering and sorting are viewer/index/filters.py's, the same the command line uses. Rows whose summary.json
 does not record their tokens or drift get them from `fill` (viewer/index/facts.py): the rows shown, or
 every row when the page filters or sorts by them. A row's findings (the rules it trips) come from the source's
 search index once it is built (viewer/find/index.py `rules_by_path`): the findings column, and the `finding=` filter
@@ -22,11 +22,11 @@ import msgspec
 
 from rollout_trace.analysis.findings import RULES
 from rollout_trace.artifact.collection import Collection, Record
-from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_query, to_query
 from rollout_trace.artifact.run_table import QueuedRow
 
 from . import render
 from .contract import FINDING_KEY, IndexPage, IndexRow
+from .filters import QUERY_KEYS, Filters, apply, from_query, to_query
 
 _RULE_ORDER = {rule: i for i, rule in enumerate(RULES)}
 PAGE_SIZE = 200  # rows in one page of the table

@@ -4,7 +4,7 @@ groups and tasks (viewer/ui/run_view.py), the search panel's hits (viewer/ui/fin
 capture (viewer/ui/capture_tab.py).
 
 An index value is one `IndexPage` (viewer/index/contract.py) built on the server from
-rollout_trace/artifact/filters.py; a group's value is its map (viewer/group.py), sorted by advantage, each
+viewer/index/filters.py; a group's value is its map (viewer/group.py), sorted by advantage, each
 rollout read once through the shared store; a row opens in the token view through viewer/ui/token_values.py.
 What one event shows is a `Shown` (the token view's value, the loaded source, the index's value) or, for a link,
 a `Linked` (the source box's too), None where the event leaves a part as it is. No component lives here.
@@ -21,7 +21,6 @@ import msgspec
 import crash_log
 from rollout_trace.artifact import ArtifactError, Problem
 from rollout_trace.artifact.collection import Collection, Record
-from rollout_trace.artifact.filters import apply, from_query, to_query
 from rollout_trace.artifact.kinds import Kind
 from rollout_trace.artifact.run_table import RunTable
 from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bundled_runs
@@ -36,6 +35,7 @@ from viewer.group import group_map as build_group_map
 from viewer.index import render as render_index
 from viewer.index.contract import IndexPage
 from viewer.index.facts import RowFacts
+from viewer.index.filters import apply, from_query, to_query
 from viewer.index.page import build_page
 from viewer.index.run_index import build_run_page
 from viewer.render import group_map as render_group
