@@ -18,10 +18,10 @@ import msgspec
 
 from rollout_trace.analysis.texts import FIELDS
 from rollout_trace.artifact import ArtifactError, open_artifact, open_run
-from rollout_trace.artifact.kinds import classify
 
 from ..index import open_index
 from ..index.cli import write_all
+from ..source_kinds import classify
 from .build import artifact_items, index_collection
 from .columns import RunFind
 from .index import FindIndex, Hit, Search, SearchResult

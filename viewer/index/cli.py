@@ -328,9 +328,9 @@ def _group_problems(c: Collection, r: Record) -> list[str]:
 
 def check_source(source: str, single, out: TextIO | None = None) -> int:
     """`viewer check`: a run is checked whole (viewer/run_check.py), a collection row by row; a single artifact
-    goes to `single` exactly as before (rollout_trace/artifact/kinds.py decides which)."""
-    from rollout_trace.artifact.kinds import classify
+    goes to `single` exactly as before (viewer/source_kinds.py decides which)."""
     from viewer.run_check import check_run
+    from viewer.source_kinds import classify
 
     try:
         kind = classify(source)

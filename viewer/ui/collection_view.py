@@ -1,6 +1,6 @@
 """The collection index in the View tab: decide collection or single artifact, show the index, open rows.
 
-rollout_trace/artifact/kinds.py decides what a source is: a single artifact opens in the
+viewer/source_kinds.py decides what a source is: a single artifact opens in the
 token view as before; a folder, zip or Hub dataset holding more than one artifact, or a group, opens
 the index, a `gr.HTML` component of its own (viewer/assets/collection_index.js + .css) showing one
 `IndexPage` (viewer/index/contract.py) built on the server from viewer/index/filters.py. The URL carries

@@ -21,7 +21,6 @@ import msgspec
 import crash_log
 from rollout_trace.artifact import ArtifactError, Problem
 from rollout_trace.artifact.collection import Collection, Record
-from rollout_trace.artifact.kinds import Kind
 from rollout_trace.artifact.run_table import RunTable
 from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bundled_runs
 from viewer import run_page
@@ -44,6 +43,7 @@ from viewer.render.outline import complete_run
 from viewer.render.safe import source_label
 from viewer.rollout import Rollout
 from viewer.router import Route, route_link, route_source, run_link_problem
+from viewer.source_kinds import Kind
 from viewer.untrusted import whole_or
 
 from .live import LIVE_SOURCE

@@ -21,7 +21,6 @@ from pathlib import Path
 from rollout_trace.artifact import ArtifactError, Problem, bundled_examples, load_artifact, run_part
 from rollout_trace.artifact.bounded import Bounded
 from rollout_trace.artifact.collection import Collection
-from rollout_trace.artifact.kinds import Kind, classify
 from rollout_trace.artifact.run import Run
 from rollout_trace.artifact.run_format import MANIFEST
 from rollout_trace.artifact.run_table import RunTable, RunTableError, run_table
@@ -34,6 +33,7 @@ from viewer.index.cache import CollectionCache, collection_identity
 from viewer.index.facts import RowFacts
 from viewer.render.safe import source_label
 from viewer.rollout import Rollout
+from viewer.source_kinds import Kind, classify
 
 from .follower import RunFollower
 from .live import LiveRuns
@@ -79,7 +79,7 @@ class Service:
         return self.kind(source) == "run"
 
     def kind(self, source: str) -> Kind:
-        """What `source` is (rollout_trace/artifact/kinds.py decides; remembered by identity for the collection
+        """What `source` is (viewer/source_kinds.py decides; remembered by identity for the collection
         cache's age). A source that cannot be opened is a rollout here, whose reader gives the message."""
         text = (source or "").strip()
         if not text or len(text) > MAX_SRC_CHARS:
