@@ -288,7 +288,7 @@ def child_drill(folder: str) -> dict:
     import pyarrow.compute as pc
 
     import rollout_trace.artifact.run as run_module
-    import rollout_trace.artifact.run_part as part_module
+    import viewer.run_part as part_module
     from rollout_trace.artifact.run_table import run_table
     from viewer.contract import Initial
     from viewer.index.contract import IndexPage

@@ -155,7 +155,7 @@ def test_a_group_read_from_columns_is_the_run_readers(tmp_path):
     import shutil
 
     from rollout_trace.artifact.collection import open_collection
-    from rollout_trace.artifact.run_part import group_part
+    from viewer.run_part import group_part
 
     root = tmp_path / "run"
     shutil.copytree(EXAMPLES_DIR / "trl-run", root)

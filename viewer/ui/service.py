@@ -18,14 +18,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from rollout_trace.artifact import ArtifactError, Problem, bundled_examples, load_artifact, run_part
+from rollout_trace.artifact import ArtifactError, Problem, bundled_examples, load_artifact
 from rollout_trace.artifact.bounded import Bounded
 from rollout_trace.artifact.collection import Collection
 from rollout_trace.artifact.run import Run
 from rollout_trace.artifact.run_format import MANIFEST
 from rollout_trace.artifact.run_table import RunTable, RunTableError, run_table
 from rollout_trace.artifact.sources import EXAMPLES_DIR, bundled_runs, identify
-from viewer import run_page
+from viewer import run_page, run_part
 from viewer.find.cache import FindCache
 from viewer.find.columns import searched
 from viewer.find.index import Search
@@ -143,7 +143,7 @@ class Service:
 
     def row_collection(self, src: str, path: str) -> Collection:
         """What opening the row `path` of `src` reads: of a run (local, zip or Hub), only the group the row is in
-        (or is), from the run's columns (rollout_trace/artifact/run_part.py: one group's rows, never the whole
+        (or is), from the run's columns (viewer/run_part.py: one group's rows, never the whole
         run's); of anything else, its shared collection. Raises ArtifactError as `collection` does."""
         t = self.run_table(src)
         if t is None:
