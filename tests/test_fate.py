@@ -22,10 +22,10 @@ from rollout_trace.artifact.schema import Summary
 from rollout_trace.recipe.tasks import DIRECTIONS, title_of
 from support.run_picks import RUN, pick_each
 from viewer import run_page
+from viewer.cli import collection
 from viewer.contract import Initial, Outline
 from viewer.export import write_export
 from viewer.fate import rollout_fate, turn_fate
-from viewer.index import cli
 from viewer.ui.service import Service
 from viewer.ui.view_tab import ViewTab
 
@@ -315,9 +315,9 @@ def test_an_export_of_a_run_rollout_carries_its_run_and_fate(tab, picks):
 
 def _ls(*argv: str) -> tuple[str, str]:
     p = argparse.ArgumentParser()
-    cli.add_ls_arguments(p)
+    collection.add_ls_arguments(p)
     out, err = io.StringIO(), io.StringIO()
-    assert cli.ls(p.parse_args(list(argv)), out, err) == 0
+    assert collection.ls(p.parse_args(list(argv)), out, err) == 0
     return out.getvalue(), err.getvalue()
 
 

@@ -3,7 +3,7 @@ both ran, and one such task across both (each side's groups and rollouts of it, 
 
 Pure functions over two `rollout_trace.artifact.run.Run`s and their `VersionStats` (viewer/run_page.py computes
 those once per run state), returning typed records: the run page (viewer/ui/run_view.py `versus`), the MCP tool
-`compare_runs` (viewer/ui/mcp_tools.py) and `python -m viewer compare-runs` (viewer/compare_cli.py) send them. No Gradio here.
+`compare_runs` (viewer/ui/mcp_tools.py) and `python -m viewer compare-runs` (viewer/cli/compare.py) send them. No Gradio here.
 
 A task is matched by its task id (the dataset row's digest, the same prompt in both runs); a task of one run
 whose id the other does not have is matched by its title when exactly one task of the other has that title

@@ -2,7 +2,7 @@
 
 The one place that decides, for a bundled example, a local folder or .zip and a Hub dataset id alike, from
 the store's files (rollout_trace/artifact/stores.py) rather than from how the source is spelled, so the same
-files are the same kind wherever they live. The CLI (viewer/index/cli.py) and the View tab ask here, then
+files are the same kind wherever they live. The CLI (viewer/cli/collection.py) and the View tab ask here, then
 open the kind with its own reader: `open_artifact`, `open_collection` or `open_run`.
 
 Rules, in order: a run.json (at the root or in a zip's one folder) makes a run; a turns.json at the root a
