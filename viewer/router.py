@@ -21,7 +21,7 @@ import msgspec
 
 from .contract import Initial
 from .page_link import MAX_SRC_CHARS, PageQuery, parse_page_query
-from .run_page import MAX_SMOOTH, SORT_KEYS, RunLike, resolve_link, segments, sort_key, version_stats
+from .run_stats import MAX_SMOOTH, SORT_KEYS, RunLike, resolve_link, segments, sort_key, version_stats
 from .source_kinds import Kind
 from .untrusted import number, whole
 

@@ -17,7 +17,7 @@ from rollout_trace.artifact.run import Run, open_run
 
 from ..numbers import number, percent
 from ..run_compare import RunCompare, by_version, compare
-from ..run_page import version_stats
+from ..run_stats import version_stats
 from .collection import shown, write_all
 
 

@@ -23,7 +23,7 @@ from rollout_trace.artifact import ArtifactError, Problem
 from rollout_trace.artifact.collection import Collection, Record
 from rollout_trace.artifact.run_table import RunTable
 from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bundled_runs
-from viewer import run_page
+from viewer import run_stats
 from viewer.contract import Failed, Fate, Initial, Opened, RunContext, encode
 from viewer.fate import run_context
 from viewer.find.columns import searched
@@ -389,6 +389,6 @@ class Rows:
         t = self.service.run_table(str(params.get("src") or self.service.default_source or ""))
         if t is None or run_link_problem(t, params) is not None:  # a bad link opens no group (the run page says why)
             return params
-        path, _problem = run_page.resolve_link(t, params)
+        path, _problem = run_stats.resolve_link(t, params)
         return {**params, "row": path} if path is not None else params
 

@@ -25,7 +25,7 @@ from rollout_trace.artifact.run import Run
 from rollout_trace.artifact.run_format import MANIFEST
 from rollout_trace.artifact.run_table import RunTable, RunTableError, run_table
 from rollout_trace.artifact.sources import EXAMPLES_DIR, bundled_runs, identify
-from viewer import run_page, run_part
+from viewer import run_part, run_stats
 from viewer.find.cache import FindCache
 from viewer.find.columns import searched
 from viewer.find.index import Search
@@ -139,7 +139,7 @@ class Service:
         if self.local_run(src) is not None:
             return self.local_table(src)
         c = self.run(src)
-        return run_page.table_of(c.run) if c is not None else None
+        return run_stats.table_of(c.run) if c is not None else None
 
     def row_collection(self, src: str, path: str) -> Collection:
         """What opening the row `path` of `src` reads: of a run (local, zip or Hub), only the group the row is in
