@@ -15,8 +15,8 @@ from rollout_trace.analysis.texts import Piece, RolloutText, TurnText
 from rollout_trace.analysis.tokens import decode
 from viewer.cli.find import find, open_index_of
 from viewer.find.build import Vocabs, index_collection, item_of
-from viewer.find.index import FindIndex, RolloutRow
 from viewer.find.query import QueryError, parse_query
+from viewer.find.text_index import FindIndex, RolloutRow
 from viewer.index import open_index
 
 

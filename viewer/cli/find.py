@@ -21,8 +21,8 @@ from rollout_trace.artifact import ArtifactError, open_artifact, open_run
 
 from ..find.build import artifact_items, index_collection
 from ..find.columns import RunFind
-from ..find.index import FindIndex, Hit, Search, SearchResult
 from ..find.query import QueryError, parse_query
+from ..find.text_index import FindIndex, Hit, Search, SearchResult
 from ..index import open_index
 from ..source_kinds import classify
 from .collection import write_all

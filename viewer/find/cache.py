@@ -23,7 +23,7 @@ from rollout_trace.artifact.unpack import remove_folder, temporary_folder
 
 from ..index.cache import collection_identity
 from .build import MAX_ROLLOUTS, index_collection
-from .index import FindIndex
+from .text_index import FindIndex
 
 MAX_INDEXES = 4
 MAX_ROLLOUTS_PUBLIC = 5_000  # what one public visitor's search may make the server read from one source

@@ -27,7 +27,7 @@ from viewer import run_stats
 from viewer.contract import Failed, Fate, Initial, Opened, RunContext, encode
 from viewer.fate import run_context
 from viewer.find.columns import searched
-from viewer.find.index import Search
+from viewer.find.text_index import Search
 from viewer.group import Compare, RunPlace, group_row
 from viewer.group import compare as group_compare
 from viewer.group import group_map as build_group_map

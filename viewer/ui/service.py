@@ -28,7 +28,7 @@ from rollout_trace.artifact.sources import EXAMPLES_DIR, bundled_runs, identify
 from viewer import run_part, run_stats
 from viewer.find.cache import FindCache
 from viewer.find.columns import searched
-from viewer.find.index import Search
+from viewer.find.text_index import Search
 from viewer.index.cache import CollectionCache, collection_identity
 from viewer.index.facts import RowFacts
 from viewer.render.safe import source_label
