@@ -8,7 +8,7 @@ bundled run and printed beside). Measured:
 
 - findings: every rule over every rollout (once per run state), then the per-version counts from the index
   against recomputing the rules over every rollout (the baseline: what a page would do without the index);
-- the index build (SQLite FTS5 trigram, viewer/find/index.py), its size on disk;
+- the index build (SQLite FTS5 trigram, viewer/find/text_index.py), its size on disk;
 - queries (a rare word, a common word, a regex with a literal, a regex without one) against a scan of every
   piece's text with the same compiled pattern, in memory (the baseline: a scan per query, with no file reads).
 
@@ -33,8 +33,8 @@ if str(ROOT) not in sys.path:
 from rollout_trace.analysis.findings import findings  # noqa: E402
 from rollout_trace.analysis.texts import Piece, RolloutText, TurnText  # noqa: E402
 from rollout_trace.analysis.tools import ToolCall  # noqa: E402
-from viewer.find.index import FindIndex, RolloutRow  # noqa: E402
 from viewer.find.query import parse_query  # noqa: E402
+from viewer.find.text_index import FindIndex, RolloutRow  # noqa: E402
 
 WORDS = ("the value is read from input and the answer printed to stdout then we check each case loop over the "
          "numbers sum count sort list dict set def return if else for while import sys print int str split map "

@@ -2,7 +2,7 @@
 without findings, in the same run.
 
 The rows are copies of a bundled rollout's index record (no files are read: an index page is built from records);
-the findings are written into a real search index (viewer/find/index.py) without text, as a build leaves them:
+the findings are written into a real search index (viewer/find/text_index.py) without text, as a build leaves them:
 30% of the rollouts with `drift-fork`, 1% with `cut-at-limit`. Measured, median of --repeat:
 
     plain       build_page(...) with no findings (the index as before: the baseline)
@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:
 
 from rollout_trace.analysis.findings import Finding  # noqa: E402
 from rollout_trace.artifact.collection import Collection, open_collection  # noqa: E402
-from viewer.find.index import FindIndex, RolloutRow  # noqa: E402
+from viewer.find.text_index import FindIndex, RolloutRow  # noqa: E402
 from viewer.index.page import build_page  # noqa: E402
 
 

@@ -3,7 +3,7 @@ viewer reads it, each part in a child process of its own so its peak memory (ru_
 threads, beside the wall time: on a machine other work loads, the wall time grows and the CPU time is what the
 part itself costs) are its own:
 
-    stats   the per-version numbers (viewer/run_page.py `version_stats` of rollout_trace/artifact/run_table.py
+    stats   the per-version numbers (viewer/run_stats.py `version_stats` of rollout_trace/artifact/run_table.py
             `run_table(folder)`) from a cold process: target <= 1 s, <= 400 MB above the process's imports
     page    the run page's server handlers as a page load calls them (viewer/ui/run_view.py `on_page_load`, then
             viewer/ui/rows.py `page_link`: the run's index page) for a first visitor and later ones, against a
@@ -101,7 +101,10 @@ class _Clock:
 def child_stats(folder: str) -> dict:
     """(a) The per-version numbers of the run from a cold process."""
     from rollout_trace.artifact.run_table import run_table
-    from viewer.run_page import version_stats
+    try:
+        from viewer.run_stats import version_stats
+    except ImportError:  # a baseline commit's code, which named the module viewer/run_page.py
+        from viewer.run_page import version_stats  # type: ignore[no-redef]
 
     base = _now_mb()
     with _Clock() as c:
@@ -288,7 +291,7 @@ def child_drill(folder: str) -> dict:
     import pyarrow.compute as pc
 
     import rollout_trace.artifact.run as run_module
-    import rollout_trace.artifact.run_part as part_module
+    import viewer.run_part as part_module
     from rollout_trace.artifact.run_table import run_table
     from viewer.contract import Initial
     from viewer.index.contract import IndexPage

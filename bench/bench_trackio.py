@@ -3,7 +3,7 @@ the same Chromium, each as a ratio to the same baseline bench/bench_run_page.py 
 paint. Pages alternate (run page, trackio, single rollout, ...), fresh browser contexts, medians.
 
 The synthetic runs are bench/bench_run_page.py's (200 and 2,000 versions x 8 groups x 8 rollouts). Their
-per-version numbers, as the run page computes them (viewer/run_page.py `version_stats`), are logged into
+per-version numbers, as the run page computes them (viewer/run_stats.py `version_stats`), are logged into
 trackio, one step per version, one metric per series the run page's four charts draw (reward mean, sd, min,
 max; pass rate, zero-spread groups, unscorable, timed out, never trained; trained tokens; dropped per cause).
 trackio lives in a venv of its own (bench/trackio_venv.sh makes bench/.venv-trackio: benchmark-only, not in the
@@ -64,7 +64,7 @@ trackio.show(project=sys.argv[1], open_browser=False, block_thread=True, server_
 def series(root: Path) -> list[tuple[int, dict[str, float]]]:
     """The run page's per-version series of the run at `root`, as (version, {metric: value}) steps."""
     from rollout_trace.artifact.run import open_run
-    from viewer.run_page import version_stats
+    from viewer.run_stats import version_stats
 
     run = open_run(str(root))
     out = []

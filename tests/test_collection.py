@@ -12,11 +12,11 @@ import pytest
 
 from rollout_trace.artifact import ArtifactError, stores
 from rollout_trace.artifact.collection import COLUMNS, open_collection
-from rollout_trace.artifact.filters import Filters, apply, from_query, sort_records, to_query
 from rollout_trace.artifact.group import grpo_advantages
 from rollout_trace.recipe.tasks import title_of
 from support.collection_data import GROUP_REWARDS, build, copy_example
 from viewer.cli import main
+from viewer.index.filters import Filters, apply, from_query, sort_records, to_query
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -59,8 +59,8 @@ def test_the_errors_are_what_they_were_too():
     from rollout_trace.artifact import ArtifactError, OutDirExists
     from rollout_trace.artifact.arrays import ArrayError
     from rollout_trace.recipe.turns import TurnError
+    from viewer.cli.rescore import UsageError
     from viewer.export import ExportRefused
-    from viewer.rescore_cli import UsageError
     from viewer.trainer_records import BadRequest
 
     for c, std in [(TurnError, ValueError), (ArrayError, ValueError), (PolicyError, ValueError), (UsageError, ValueError),

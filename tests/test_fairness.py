@@ -178,7 +178,7 @@ def test_a_source_being_indexed_holds_no_other_source_and_its_waiters_hear_how_f
     from types import SimpleNamespace
 
     from viewer.find import cache as find_cache
-    from viewer.find.index import RolloutRow
+    from viewer.find.text_index import RolloutRow
 
     started, release = threading.Event(), threading.Event()
 

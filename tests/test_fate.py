@@ -21,11 +21,11 @@ from rollout_trace.artifact.run_table import QueuedRow
 from rollout_trace.artifact.schema import Summary
 from rollout_trace.recipe.tasks import DIRECTIONS, title_of
 from support.run_picks import RUN, pick_each
-from viewer import run_page
+from viewer import run_stats
+from viewer.cli import collection
 from viewer.contract import Initial, Outline
 from viewer.export import write_export
 from viewer.fate import rollout_fate, turn_fate
-from viewer.index import cli
 from viewer.ui.service import Service
 from viewer.ui.view_tab import ViewTab
 
@@ -315,9 +315,9 @@ def test_an_export_of_a_run_rollout_carries_its_run_and_fate(tab, picks):
 
 def _ls(*argv: str) -> tuple[str, str]:
     p = argparse.ArgumentParser()
-    cli.add_ls_arguments(p)
+    collection.add_ls_arguments(p)
     out, err = io.StringIO(), io.StringIO()
-    assert cli.ls(p.parse_args(list(argv)), out, err) == 0
+    assert collection.ls(p.parse_args(list(argv)), out, err) == 0
     return out.getvalue(), err.getvalue()
 
 
@@ -349,24 +349,24 @@ def test_task_titles_skip_the_directions_wherever_they_sit():
 
 
 def test_one_pass_rate_for_a_version_a_group_and_a_task(run):
-    for choice in run_page.task_choices(run)[:5]:
-        track = run_page.task_track(run, choice.task_id)
+    for choice in run_stats.task_choices(run)[:5]:
+        track = run_stats.task_track(run, choice.task_id)
         assert track is not None
         assert track.pass_rates
         for point in track.pass_rates:  # the task's chart, per version
             rows = [r for r in run.rows if r.task_id == choice.task_id and r.policy_version == point.version]
-            assert point.pass_rate == run_page.pass_rate(rows)
+            assert point.pass_rate == run_stats.pass_rate(rows)
         for g in track.groups:  # each of its groups
-            assert g.pass_rate == run_page.pass_rate([r for r in run.rows if r.group == g.path])
+            assert g.pass_rate == run_stats.pass_rate([r for r in run.rows if r.group == g.path])
 
 
 def test_a_run_in_a_collection_is_one_row_that_opens_the_run_page(tmp_path):
     import shutil
 
     from rollout_trace.artifact.collection import open_collection
-    from rollout_trace.artifact.filters import apply, from_query
     from rollout_trace.artifact.sources import EXAMPLES_DIR
     from support.run_tables import bundled_rows
+    from viewer.index.filters import apply, from_query
 
     coll = tmp_path / "coll"
     shutil.copytree(EXAMPLES_DIR / RUN, coll / "runs" / "mine")
@@ -406,7 +406,7 @@ def test_trainer_mismatch_per_version_from_rollouts_rescored_in_the_run(tmp_path
     assert sorted(p.name for p in (copy / "rescored").glob("*.jsonl")) == sorted({f"{a.segment}.jsonl",
                                                                                    f"{b.segment}.jsonl"})
     run = open_run(str(copy))
-    stats = {s.version: s for s in run_page.version_stats(run)}
+    stats = {s.version: s for s in run_stats.version_stats(run)}
     if a.policy_version == b.policy_version:
         s = stats[a.policy_version]
         assert s.rescored == 2 and s.mismatch_max == 0.3 and s.outside_share == 4 / 200

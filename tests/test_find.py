@@ -13,10 +13,10 @@ import pytest
 
 from rollout_trace.analysis.texts import Piece, RolloutText, TurnText
 from rollout_trace.analysis.tokens import decode
+from viewer.cli.find import find, open_index_of
 from viewer.find.build import Vocabs, index_collection, item_of
-from viewer.find.find_cli import find, open_index_of
-from viewer.find.index import FindIndex, RolloutRow
 from viewer.find.query import QueryError, parse_query
+from viewer.find.text_index import FindIndex, RolloutRow
 from viewer.index import open_index
 
 
@@ -185,8 +185,8 @@ def test_a_single_artifact_is_one_rollout():
 
 
 def test_ls_json_rows_carry_their_findings():
-    from rollout_trace.artifact.filters import QUERY_KEYS
-    from viewer.index.cli import ls
+    from viewer.cli.collection import ls
+    from viewer.index.filters import QUERY_KEYS
 
     out = io.StringIO()
     args = Namespace(source="smollm2-group", json=True, trained=False, **{f"q_{k}": None for k in QUERY_KEYS})

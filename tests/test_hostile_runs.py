@@ -49,9 +49,9 @@ def test_ls_says_what_the_run_reader_skipped(hostile_run, capsys):
 
 
 def test_ls_lists_at_most_a_screen_of_problems(hostile_run, capsys, monkeypatch):
-    from viewer.index import cli
+    from viewer.cli import collection
 
-    monkeypatch.setattr(cli, "MAX_PROBLEM_LINES", 1)
+    monkeypatch.setattr(collection, "MAX_PROBLEM_LINES", 1)
     assert main(["ls", str(hostile_run)]) == 0
     err = capsys.readouterr().err
     assert err.count("problem: ") == 2 and "... and 2 more (`viewer check` names every one)" in err, err

@@ -6,9 +6,9 @@
 `local_model` (the offline model server, on processes) sit below capture and rescore.
 
 Inside `viewer` the rooms are held apart the same way: the pages' pure parts (records, rules, renderers:
-everything not named below) import neither the Gradio wiring (`viewer/ui/`) nor the command line
-(`viewer/cli.py`, `__main__`, `*_cli.py`, `index/cli.py`, `run_check.py`); the wiring and the command
-line may import the pages, not each other. Inside the wiring the tabs (the View tab, the collection index, the
+everything not named below) import neither the Gradio wiring (the package `viewer.ui`) nor the command line
+(the package `viewer.cli`, and `viewer/__main__.py` that runs it); the wiring and the command line may import
+the pages, not each other. Inside the wiring the tabs (the View tab, the collection index, the
 run page, the search panel, the Capture tab, the agent tools) import no other tab, nor does anything the tabs
 share: they meet in the app's service (viewer/ui/service.py), and only the app (viewer/ui/app.py), which makes
 them, imports them. A type-only import (`if TYPE_CHECKING:`) counts like any other.
@@ -95,7 +95,7 @@ def _sources() -> list[Path]:
 
 # the rooms inside viewer: room -> the rooms it may import (itself always)
 ROOMS: dict[str, set[str]] = {"pages": set(), "ui": {"pages"}, "cli": {"pages"}}
-CLI = {"viewer.cli", "viewer.__main__", "viewer.index.cli", "viewer.run_check"}
+CLI = {"viewer.cli", "viewer.__main__"}  # the command line's package, and what `python -m viewer` runs
 
 
 def _room(module: str) -> str | None:
@@ -105,7 +105,7 @@ def _room(module: str) -> str | None:
         return None
     if len(parts) > 1 and parts[1] == "ui":
         return "ui"
-    if any(module == c or module.startswith(c + ".") for c in CLI) or parts[-1].endswith("_cli"):
+    if any(module == c or module.startswith(c + ".") for c in CLI):
         return "cli"
     return "pages"
 
@@ -191,9 +191,9 @@ def test_the_checks_see_a_breach():
     assert _layer_breaches("rollout_trace.artifact._probe", lazy_up, "probe")
     to_ui = _imports_in("def f():\n    from ..ui import run_view\n", "viewer.render._probe", False)
     assert _room_breaches("viewer.render._probe", to_ui, "probe")
-    to_cli = _imports_in("import viewer.rescore_cli\n", "viewer.contract_probe", False)
+    to_cli = _imports_in("import viewer.cli.rescore\n", "viewer.contract_probe", False)
     assert _room_breaches("viewer.contract_probe", to_cli, "probe")
-    ui_to_cli = _imports_in("from viewer.index import cli\n", "viewer.ui._probe", False)
+    ui_to_cli = _imports_in("from viewer.cli import collection\n", "viewer.ui._probe", False)
     assert _room_breaches("viewer.ui._probe", ui_to_cli, "probe")
     assert not _room_breaches("viewer.ui._probe", _imports_in("from viewer.render import safe\n", "viewer.ui._probe",
                                                               False), "probe")

@@ -27,7 +27,7 @@ BIG = 10**9
 
 
 def _budget(**kw) -> Budget:
-    return Budget(**{"max_bytes": BIG, "max_files": BIG, "max_rows": BIG, "seconds": 600.0, **kw})
+    return Budget(**{"max_bytes": BIG, "max_files": BIG, "max_rows": BIG, "seconds": 600.0, "where": visitor.WHERE, **kw})
 
 
 @pytest.fixture

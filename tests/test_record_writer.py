@@ -113,7 +113,7 @@ def test_a_broken_pinned_name_is_loud_at_the_first_group(tmp_path, monkeypatch, 
     from rollout_trace.record.writer import error_marker
     from support.record_groups import scored_group
     from support.trl_replay import brevity_reward
-    from viewer import run_page
+    from viewer import run_stats
     from viewer.cli import main
 
     groups = [scored_group(g, 7 * g, fail=(1,), reward_funcs=(brevity_reward,))[0] for g in range(2)]
@@ -127,7 +127,7 @@ def test_a_broken_pinned_name_is_loud_at_the_first_group(tmp_path, monkeypatch, 
     assert name in (end.first_error or "") and error_marker(tmp_path, "seg").is_file()
     run = open_run(str(tmp_path))
     assert {r.group_id for r in run.rows} == {0, 1} or end.write_errors == 2  # the rest recorded, or counted
-    notes = run_page.recorder_notes(run)
+    notes = run_stats.recorder_notes(run)
     assert notes and name in " ".join(notes)
     run.close()
     capsys.readouterr()
@@ -146,7 +146,7 @@ def test_write_errors_and_lost_trained_rows_are_on_the_page_and_in_check(tmp_pat
     from rollout_trace.artifact.run_format import SegmentEnd, encode_file
     from rollout_trace.artifact.run_schema import CONSUMED, ConsumedRecord, to_table
     from rollout_trace.artifact.run_shards import ShardWriter
-    from viewer import run_page
+    from viewer import run_stats
     from viewer.cli import main
 
     run_dir = tmp_path / "trl-run"
@@ -161,7 +161,7 @@ def test_write_errors_and_lost_trained_rows_are_on_the_page_and_in_check(tmp_pat
                                       taken_at="2026-01-01T00:00:00Z")], CONSUMED))
     w.close()
     run = open_run(str(run_dir))
-    notes = run_page.recorder_notes(run)
+    notes = run_stats.recorder_notes(run)
     assert "could not write 2 scored group(s)" in notes[0] and "boom" in notes[0]
     assert any("1 row(s) the trainer trained have nothing recorded behind them (step(s) 2)" in n for n in notes)
     run.close()

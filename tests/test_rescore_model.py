@@ -115,9 +115,9 @@ def test_too_small_vocabulary_is_refused_before_any_forward(tmp_path, example_co
                                            r"vocabulary of 1000 ids"):
         check_vocab(a.turns, 1000)
     out, err = io.StringIO(), io.StringIO()
-    from viewer import rescore_cli
+    from viewer.cli import rescore as rescore_command
     args = _args(["rescore", str(example_copy), "--model", str(small), "--json"])
-    assert rescore_cli.run(args, out, err) == 5
+    assert rescore_command.run(args, out, err) == 5
     res = json.loads(out.getvalue())
     assert res["ok"] is False and res["exit_code"] == 5 and "vocabulary of 1000 ids" in res["error"]
     assert "Traceback" not in err.getvalue()
@@ -127,10 +127,10 @@ def test_too_small_vocabulary_is_refused_before_any_forward(tmp_path, example_co
 def _args(argv):
     import argparse
 
-    from viewer import rescore_cli
+    from viewer.cli import rescore as rescore_command
 
     p = argparse.ArgumentParser()
-    rescore_cli.add_parser(p.add_subparsers(dest="command"))
+    rescore_command.add_parser(p.add_subparsers(dest="command"))
     return p.parse_args(argv)
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rollout_trace.artifact.kinds import Kind
 from viewer.contract import Initial
 from viewer.router import Route, route_link, route_source
+from viewer.source_kinds import Kind
 
 KINDS: dict[str, Kind] = {"ex": "rollout", "coll": "collection", "grp": "collection", "run": "run", "org/a": "rollout"}
 

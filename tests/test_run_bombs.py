@@ -15,7 +15,7 @@ from rollout_trace.artifact.budget import Budget, Refused, bounded
 from rollout_trace.artifact.run import open_run
 from support.run_places import placed, write_shard
 from support.run_tables import bundled_rows, groups, write_run
-from viewer.run_page import version_stats
+from viewer.run_stats import version_stats
 
 HUGE = 64 * 2**20
 

@@ -11,7 +11,7 @@ import pytest
 from rollout_trace.artifact.run import open_run
 from support.second_run import NEW_ID, second_run
 from viewer import run_compare
-from viewer.run_page import version_stats
+from viewer.run_stats import version_stats
 
 
 @pytest.fixture(scope="module")

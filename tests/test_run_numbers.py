@@ -11,7 +11,7 @@ import pytest
 
 from rollout_trace.artifact.run import open_run
 from support.hostile_rollouts import huge_number_run
-from viewer.run_page import version_stats
+from viewer.run_stats import version_stats
 from viewer.ui.mcp_tools import McpTools
 from viewer.ui.service import Service
 

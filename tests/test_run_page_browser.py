@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from test_run_page import TASK5, add_version
+from test_run_stats import TASK5, add_version
 
 from conftest import SHOTS
 from rollout_trace.artifact.sources import EXAMPLES_DIR

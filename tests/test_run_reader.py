@@ -247,7 +247,7 @@ def test_duckdb_reads_the_rollouts_table_with_the_run_pages_pass_rates():
     import duckdb
 
     from rollout_trace.artifact.run import open_run
-    from viewer.run_page import version_stats
+    from viewer.run_stats import version_stats
 
     got = duckdb.sql(PASS_RATE_SQL.format(run=RUN.as_posix())).fetchall()
     stats = version_stats(open_run(str(RUN)))

@@ -18,7 +18,7 @@ from viewer.index import open_index
 from viewer.index.contract import IndexPage
 from viewer.index.page import build_page
 from viewer.index.run_index import build_run_page
-from viewer.run_page import RunBody, RunHead, version_stats
+from viewer.run_stats import RunBody, RunHead, version_stats
 from viewer.ui.collection_view import CollectionView
 from viewer.ui.run_view import RunView
 from viewer.ui.service import Service
@@ -155,7 +155,7 @@ def test_a_group_read_from_columns_is_the_run_readers(tmp_path):
     import shutil
 
     from rollout_trace.artifact.collection import open_collection
-    from rollout_trace.artifact.run_part import group_part
+    from viewer.run_part import group_part
 
     root = tmp_path / "run"
     shutil.copytree(EXAMPLES_DIR / "trl-run", root)

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from test_run_page import add_version
+from test_run_stats import add_version
 
 from rollout_trace.artifact import run_table as rt
 from rollout_trace.artifact.run import open_run
@@ -25,7 +25,7 @@ from rollout_trace.artifact.run_shards import RolloutWriter, ShardWriter
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support.run_places import batch_bytes, placed, shard_reads, write_shard
 from support.run_tables import append_group, bundled_rows, changed, groups, shard_files, write_run
-from viewer.run_page import version_stats
+from viewer.run_stats import version_stats
 
 
 @pytest.fixture

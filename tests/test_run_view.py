@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import gradio as gr
 import msgspec
 import pytest
-from test_run_page import TASK5, add_version
+from test_run_stats import TASK5, add_version
 
 from rollout_trace.artifact.sources import EXAMPLES_DIR
-from viewer.run_page import RunBody, RunHead
+from viewer.run_stats import RunBody, RunHead
 from viewer.ui.follower import HUB_CHECK_S
 from viewer.ui.parts import ViewParts
 from viewer.ui.run_view import RunView

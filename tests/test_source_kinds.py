@@ -1,4 +1,4 @@
-"""One classifier (rollout_trace/artifact/kinds.py): the same files are the same kind in a folder, a zip and on the Hub.
+"""One classifier (viewer/source_kinds.py): the same files are the same kind in a folder, a zip and on the Hub.
 
 The Hub is the real huggingface_hub client against the loopback stand-in (tests/support/hub_standin.py).
 The summary-only case is the one the four old deciders disagreed on (a collection on the Hub, a single
@@ -14,8 +14,8 @@ import pytest
 
 from conftest import ROOT
 from rollout_trace.artifact import ArtifactError
-from rollout_trace.artifact.kinds import classify
 from support.hub_standin import HubStandIn
+from viewer.source_kinds import classify
 
 EXAMPLES = ROOT / "examples"
 

@@ -37,7 +37,7 @@ def test_the_pages_use_the_one_rule():
     assert rollout_param("100000") is None
 
 
-PARSERS = ("viewer/ui/view_tab.py", "viewer/ui/collection_view.py", "viewer/run_page.py", "viewer/router.py",
+PARSERS = ("viewer/ui/view_tab.py", "viewer/ui/collection_view.py", "viewer/run_stats.py", "viewer/router.py",
            "viewer/page_link.py", "viewer/ui/capture_tab.py", "viewer/ui/run_view.py",
            "viewer/ui/find_panel.py")
 

@@ -1,6 +1,6 @@
 """The page contract as TypeScript declarations, generated from msgspec's JSON schema of the records.
 
-viewer/contract.py, viewer/index/contract.py, viewer/run_page.py and viewer/find/answers.py define what crosses
+viewer/contract.py, viewer/index/contract.py, viewer/run_stats.py and viewer/find/answers.py define what crosses
 from Python to the pages; the pages' JavaScript (viewer/assets/) names these types in JSDoc and `tsc --checkJs`
 checks every field it reads against them (tests/test_page_contract.py). Every field is required: msgspec encodes defaults too.
 Run `python -m viewer.page_types` after changing a record to rewrite viewer/assets/contract.d.ts; a test
@@ -17,7 +17,7 @@ import msgspec
 
 from . import contract as c
 from . import run_compare as rc
-from . import run_page as rp
+from . import run_stats as rp
 from .find import answers as fa
 from .index import contract as ic
 

@@ -2,12 +2,12 @@
 source box) becomes one typed `Route` that says what to show; the tabs only turn a route into components.
 
     ?src=ARTIFACT&turn=&mode=&scope=&found=A-B   rollout (the token view, at that turn, mode and scope)
-    ?src=COLLECTION&<filters>&page=N             index (rollout_trace/artifact/filters.py's keys)
+    ?src=COLLECTION&<filters>&page=N             index (viewer/index/filters.py's keys)
     ?src=COLLECTION&row=PATH[&rollout=N&turn=..] row (one artifact, or a group's map with rollout N open)
     ?src=GROUP[&rollout=N]                       row "" (a source that is one group opens its map)
     (nothing)                                    default (the page was built with the default source)
 
-What a source is comes from rollout_trace/artifact/kinds.py through `kind_of`; whether a collection is one
+What a source is comes from viewer/source_kinds.py through `kind_of`; whether a collection is one
 group at its root through `root_group` (both passed in, so this module reads no files and tests need none).
 A recorded run opens like a collection: its rows are groups and rollouts.
 """
@@ -19,11 +19,10 @@ from typing import Literal
 
 import msgspec
 
-from rollout_trace.artifact.kinds import Kind
-
 from .contract import Initial
 from .page_link import MAX_SRC_CHARS, PageQuery, parse_page_query
-from .run_page import MAX_SMOOTH, SORT_KEYS, RunLike, resolve_link, segments, sort_key, version_stats
+from .run_stats import MAX_SMOOTH, SORT_KEYS, RunLike, resolve_link, segments, sort_key, version_stats
+from .source_kinds import Kind
 from .untrusted import number, whole
 
 RouteKind = Literal["default", "rollout", "index", "row", "refused"]

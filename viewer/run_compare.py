@@ -1,9 +1,9 @@
 """Two recorded runs side by side: each one's per-version numbers (the run page draws them overlaid), the tasks
 both ran, and one such task across both (each side's groups and rollouts of it, their rewards and fates).
 
-Pure functions over two `rollout_trace.artifact.run.Run`s and their `VersionStats` (viewer/run_page.py computes
+Pure functions over two `rollout_trace.artifact.run.Run`s and their `VersionStats` (viewer/run_stats.py computes
 those once per run state), returning typed records: the run page (viewer/ui/run_view.py `versus`), the MCP tool
-`compare_runs` (viewer/ui/mcp_tools.py) and `python -m viewer compare-runs` (viewer/compare_cli.py) send them. No Gradio here.
+`compare_runs` (viewer/ui/mcp_tools.py) and `python -m viewer compare-runs` (viewer/cli/compare.py) send them. No Gradio here.
 
 A task is matched by its task id (the dataset row's digest, the same prompt in both runs); a task of one run
 whose id the other does not have is matched by its title when exactly one task of the other has that title
@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from rollout_trace.artifact.run import Run
 
-from .run_page import TaskTrack, VersionStats, task_track
+from .run_stats import TaskTrack, VersionStats, task_track
 
 MAX_SHARED = 200  # tasks listed in the picker
 

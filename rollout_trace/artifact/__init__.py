@@ -1,5 +1,5 @@
 """The rollout artifact: its format (schema), the validating reader, the atomic writer, and sources;
-collections of many artifacts and GRPO groups (collection, stores, group, filters).
+collections of many artifacts and GRPO groups (collection, stores, group).
 
 Capture writes through `write_artifact`, re-scoring adds a part through `write_rescore`; the viewer
 reads through `open_artifact` (a named source) and `open_upload` (uploaded files), which leave nothing

@@ -12,7 +12,9 @@ bounded here.
     with bounded(Budget(max_bytes=32 * 2**20, seconds=20, abandoned=visitor_left)):
         open_collection(source)     # raises Refused (an ArtifactError) past a bound, Abandoned when the visitor left
 
-No Gradio here: `abandoned` is any callable (viewer/ui/visitor.py asks Gradio's queue).
+The mechanism only: the bounds, who sets them (`where`) and whether the visitor left (`abandoned`, any
+callable) are the caller's. The viewer's per-visitor policy (its numbers, Gradio's queue asked whether the
+visitor left, where a source is opened under it) is viewer/ui/visitor.py.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ class Budget:
     max_rows: int
     seconds: float
     abandoned: Callable[[], bool] = lambda: False
-    where: str = "a public Space"  # who sets the bounds, as the messages say
+    where: str = "this server"  # who sets the bounds, as the messages say
     # bytes the Parquet data read decompresses to (a value of one letter repeated 100 MB is a few KB on disk)
     max_decoded: int = 1 << 62
     used: int = 0  # bytes read so far

@@ -101,7 +101,7 @@ class Collection:
     notes: list[str] = field(default_factory=list)
     store: Store | None = field(default=None, repr=False)
     run: Any = field(default=None, repr=False)  # artifact.run.Run when the collection is a recorded TRL run
-    # a part of a larger index (one group of a large run, read from its columns: rollout_trace/artifact/run_part.py):
+    # a part of a larger index (one group of a large run, read from its columns: viewer/run_part.py):
     # how many rows the whole index has; None when `records` are the whole index
     part_of: int | None = None
 

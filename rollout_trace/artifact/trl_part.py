@@ -6,7 +6,7 @@ advantage, reward, metrics, and one TrlRowRef per row) and `rows.safetensors` (t
 completion masks and old log-probabilities, flat, in TRL's own dtypes). It is validated against itself
 like the rescore parts are against the turns: one reference per row, counts and fingerprints that are
 those of the arrays, masks of 0/1, finite log-probabilities. Whether the rows are what TRL's own
-functions build from trace.json is a question for TRL, asked by `viewer check` (viewer/run_check.py).
+functions build from trace.json is a question for TRL, asked by `viewer check` (viewer/cli/run_check.py).
 
 `fingerprint` names a row by its three arrays and its advantage: the worker's child writes it beside the
 row, the trainer's consumption log writes it beside what it took from the queue, and the reader joins

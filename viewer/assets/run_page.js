@@ -1,6 +1,6 @@
 // The run page (viewer/ui/run_view.py): the head (RunHead: what the run is, live badge, health notes) and the
 // body (RunBody: versions → groups, one task followed across versions), both from typed records
-// (viewer/run_page.py). Every text from the run reaches the page through textContent or an attribute; the
+// (viewer/run_stats.py). Every text from the run reaches the page through textContent or an attribute; the
 // only markup taken as is, the compare view, was escaped by the server (viewer/render/group_map.py).
 // A group opens in the collection index's group map (a Gradio event, trigger "click" {action: "open"}), with a
 // history entry the index's Back returns through; the version and the followed task live in the URL.
@@ -23,7 +23,7 @@ const RunPage = (() => {
   /** @param {number | null | undefined} v */
   const finite = (v) => (typeof v === "number" && Number.isFinite(v) ? v : null);
   const untrained = (/** @type {VersionStats} */ s) => Object.values(s.dropped).reduce((a, b) => a + b, 0);
-  // The versions table's columns: heading, the key a link sorts by (viewer/run_page.py SORT_KEYS) and the
+  // The versions table's columns: heading, the key a link sorts by (viewer/run_stats.py SORT_KEYS) and the
   // number it sorts by (null: no value, listed last either way).
   /** @type {[string, string, (s: VersionStats) => number | null][]} */
   const COLUMNS = [

@@ -16,8 +16,8 @@ import msgspec
 from rollout_trace.analysis.findings import RULES
 from viewer.untrusted import whole_or
 
-from .index import Search
 from .query import BUDGET_S, BUDGET_S_PUBLIC, QueryError, parse_query
+from .text_index import Search
 
 MAX_FINDING_ROWS = 200
 

@@ -16,7 +16,7 @@ from rollout_trace.analysis.tokens import Vocab, resolve_vocab
 from rollout_trace.artifact import Artifact, ArtifactError
 from rollout_trace.artifact.collection import Collection, Record
 
-from .index import FindIndex, RolloutRow
+from .text_index import FindIndex, RolloutRow
 
 MAX_ROLLOUTS = 20_000  # rollouts one source's index reads (a collection's index holds as many rows)
 

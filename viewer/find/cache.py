@@ -23,7 +23,7 @@ from rollout_trace.artifact.unpack import remove_folder, temporary_folder
 
 from ..index.cache import collection_identity
 from .build import MAX_ROLLOUTS, index_collection
-from .index import FindIndex
+from .text_index import FindIndex
 
 MAX_INDEXES = 4
 MAX_ROLLOUTS_PUBLIC = 5_000  # what one public visitor's search may make the server read from one source
@@ -76,7 +76,7 @@ class FindCache:
                 with self._lock:
                     self.builds += len(entry.index) - before
                 entry.rows = rows
-            # a large run's first rows only (rollout_trace/artifact/run_part.py): every answer says so
+            # a large run's first rows only (viewer/run_part.py): every answer says so
             entry.index.covers = None if c.part_of is None else \
                 f"searched the run's first {len(c.records):,} index rows of {c.part_of:,}"
             index = entry.index

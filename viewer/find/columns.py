@@ -8,7 +8,7 @@ pattern's plain part (case-insensitively), Arrow's RE2 kernel checks a regular e
 tokens (rollout_trace/analysis/texts.py `Piece`). The counts cover every rollout of the run, within the query's
 time budget (the answer says when the budget cut it short). Findings come from the `findings` column.
 
-`RunFind` answers what viewer/find/index.py's FindIndex answers, so the search panel, the findings chart, the
+`RunFind` answers what viewer/find/text_index.py's FindIndex answers, so the search panel, the findings chart, the
 collection index's findings column, `viewer find` and the agent tools read a run and a collection alike. No Gradio.
 """
 
@@ -25,8 +25,8 @@ import pyarrow.compute as pc
 from rollout_trace.analysis.findings import RULES, Finding
 from rollout_trace.artifact.run_table import RunTable
 
-from .index import EXCERPT, Hit, SearchResult
 from .query import FIRST_S, Query
+from .text_index import EXCERPT, Hit, SearchResult
 
 TEXT = ("text", "text_field", "text_turn", "text_start", "text_offsets")
 

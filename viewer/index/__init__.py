@@ -1,4 +1,4 @@
-"""The collection index: its page records, rendering, cache, command line and the facts it counts itself.
+"""The collection index: its page records, filters, rendering, cache and the facts it counts itself (`ls` is viewer/cli/collection.py).
 
 Every index opens through `open_index`: the artifact layer's `open_collection` with the recipe's titles
 (a task's title skips the directions every task shares, rollout_trace/recipe/tasks.py).

@@ -13,9 +13,8 @@ from typing import Literal
 
 import msgspec
 
-from rollout_trace.artifact.filters import QUERY_KEYS
-
 from ..contract import Initial
+from .filters import QUERY_KEYS
 
 FINDING_KEY = "finding"  # the finding filter's URL key: a rule name, "any" or "none" (viewer/index/page.py)
 # The token view's place in a link (turn, mode, scope): not part of the index's filters.
@@ -66,7 +65,7 @@ class IndexPage(msgspec.Struct, frozen=True, kw_only=True):
     serial: int  # changes on every value the server sends, so the page re-renders even for the same rows
     mode: IndexMode
     src: str = ""  # the collection's source as the visitor named it
-    query: str = ""  # the filter state as a query string (artifact.filters.to_query)
+    query: str = ""  # the filter state as a query string (viewer/index/filters.py `to_query`)
     filters: dict[str, str] = {}  # the same, key by key, for the form
     sort: str = "path"
     page: int = 0
@@ -91,5 +90,5 @@ class IndexPage(msgspec.Struct, frozen=True, kw_only=True):
     findings_known: bool = False  # the source's findings are computed (its search index is built): the column and filter work
     finding_rules: list[str] = []  # the rules with a finding in this source: the finding filter's choices
     # The URL's parameter names the page keeps or drops, as Python defines them (the page repeats none).
-    query_keys: tuple[str, ...] = QUERY_KEYS + (FINDING_KEY,)  # the filters' (rollout_trace/artifact/filters.py) and the finding filter's
+    query_keys: tuple[str, ...] = QUERY_KEYS + (FINDING_KEY,)  # the filters' (viewer/index/filters.py) and the finding filter's
     view_keys: tuple[str, ...] = VIEW_KEYS

@@ -1,10 +1,10 @@
 """One page of a collection's index: filtered and sorted on the server, bounded, as an `IndexPage`.
 
 Pure: a `Collection`, the filter state from the URL and a page number in, a typed record out. The
-filtering and sorting are rollout_trace/artifact/filters.py's, the same the command line uses. Rows whose summary.json
+filtering and sorting are viewer/index/filters.py's, the same the command line uses. Rows whose summary.json
 does not record their tokens or drift get them from `fill` (viewer/index/facts.py): the rows shown, or
 every row when the page filters or sorts by them. A row's findings (the rules it trips) come from the source's
-search index once it is built (viewer/find/index.py `rules_by_path`): the findings column, and the `finding=` filter
+search index once it is built (viewer/find/text_index.py `rules_by_path`): the findings column, and the `finding=` filter
 (a rule, "any" or "none"), which a page without them keeps in its query and applies once they are known.
 
 The model filter offers each model once: a name recorded without its organisation
@@ -22,11 +22,11 @@ import msgspec
 
 from rollout_trace.analysis.findings import RULES
 from rollout_trace.artifact.collection import Collection, Record
-from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_query, to_query
 from rollout_trace.artifact.run_table import QueuedRow
 
 from . import render
 from .contract import FINDING_KEY, IndexPage, IndexRow
+from .filters import QUERY_KEYS, Filters, apply, from_query, to_query
 
 _RULE_ORDER = {rule: i for i, rule in enumerate(RULES)}
 PAGE_SIZE = 200  # rows in one page of the table
@@ -117,7 +117,7 @@ FACT_SORTS = ("tokens", "drift", "drifting_boundaries", "trained_turns")
 def build_page(c: Collection, src: str, params: Mapping[str, object], serial: int,
                page_size: int = PAGE_SIZE, fill: Fill | None = None, findings: Findings | None = None) -> IndexPage:
     """The rows of `c` passing the filters in `params` (URL query keys), sorted, one page of them. `findings`: the
-    source's findings by rollout path (its search index, viewer/find/index.py), or None while they are not computed."""
+    source's findings by rollout path (its search index, viewer/find/text_index.py), or None while they are not computed."""
     filters, notes = from_query({k: v for k, v in params.items() if k in QUERY_KEYS})  # type: ignore[misc]
     every = fill is not None and (filters.drift is not None or filters.trained_min is not None
                                   or filters.trained_max is not None or filters.sort.lstrip("-") in FACT_SORTS)

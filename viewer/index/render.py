@@ -18,7 +18,7 @@ from ..render.safe import middle, short, text
 from .contract import IndexRow
 
 MAX_NOTES = 20
-# (sort column, heading, tooltip); the table's columns in order. Sorting goes through artifact.filters.
+# (sort column, heading, tooltip); the table's columns in order. Sorting goes through viewer/index/filters.py.
 HEADINGS: tuple[tuple[str, str, str], ...] = (
     ("path", "where", "the folder in the collection"),
     ("valid", "status", "invalid rows show their first problem"),
@@ -91,7 +91,7 @@ def _run_fields(r: Record, rows: Sequence[QueuedRow]) -> dict:
 
 
 def _heading(column: str, label: str, tip: str, sort: str) -> str:
-    if not column:  # not a sort of rollout_trace/artifact/filters.py: a plain heading
+    if not column:  # not a sort of viewer/index/filters.py: a plain heading
         return f"<th scope='col' title='{text(tip)}'>{text(label)}</th>"
     desc = sort.startswith("-")
     on = sort.lstrip("-") == column

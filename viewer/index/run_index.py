@@ -3,7 +3,7 @@ collection index shows any collection (viewer/index/page.py) but without a Pytho
 
 A run's index rows are its groups and their rollouts (rollout_trace/artifact/collection.py `run_records`
 defines each field; this module computes the same fields over columns): the group rows are aggregated once
-per run state, the filters (rollout_trace/artifact/filters.py `Filters`) become one mask over the columns,
+per run state, the filters (viewer/index/filters.py `Filters`) become one mask over the columns,
 a sort is a precomputed order of one column (rows without the value last, ties by path: `sort_records`),
 and only the shown page becomes `Record`s. No Gradio here.
 """
@@ -20,13 +20,13 @@ import pyarrow.compute as pc
 
 from rollout_trace.analysis.findings import RULES
 from rollout_trace.artifact.collection import Record
-from rollout_trace.artifact.filters import QUERY_KEYS, Filters, from_query, to_query
 from rollout_trace.artifact.group import grpo_advantages, reward_spread
 from rollout_trace.artifact.run_table import QueuedRow, RunTable
 
 from ..find.columns import RunFind
 from . import render
 from .contract import FINDING_KEY, IndexPage
+from .filters import QUERY_KEYS, Filters, from_query, to_query
 from .page import (
     MAX_CHOICES,
     PAGE_SIZE,

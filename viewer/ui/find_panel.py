@@ -22,7 +22,7 @@ from viewer import assets
 from viewer.contract import Initial
 from viewer.find import answers
 from viewer.find.cache import Building
-from viewer.find.index import Search
+from viewer.find.text_index import Search
 from viewer.page_link import MAX_SRC_CHARS, MAX_TURN
 from viewer.router import rollout_param
 from viewer.untrusted import span, whole

@@ -21,7 +21,7 @@ from rollout_trace.artifact.collection import Collection, run_collection
 from rollout_trace.artifact.run import Run, follow
 from rollout_trace.artifact.run_table import RunTable
 from rollout_trace.artifact.sources import commit_of
-from viewer import run_page
+from viewer import run_stats
 from viewer.index.cache import CollectionCache
 
 HUB_CHECK_S = 10.0  # a Hub run is asked for its latest commit at most this often, however many visitors follow it
@@ -42,12 +42,12 @@ class RunFollower:
         self.clock = time.monotonic
         self._stats_lock = threading.Lock()
         # the per-version numbers last seen of each run (they are kept per run state by its RunTable)
-        self._stats: Bounded[int, list[run_page.VersionStats]] = Bounded(MAX_STATS)
+        self._stats: Bounded[int, list[run_stats.VersionStats]] = Bounded(MAX_STATS)
         self.stats_computed = 0  # how many run states' numbers were computed (tests read it)
 
-    def stats(self, t: RunTable) -> list[run_page.VersionStats]:
+    def stats(self, t: RunTable) -> list[run_stats.VersionStats]:
         """The run's per-version numbers, once per run state (RunTable.memo: a run that grew is a new state)."""
-        stats = run_page.version_stats(t)
+        stats = run_stats.version_stats(t)
         with self._stats_lock:  # the count: one per run state however many visitors ask at once
             if self._stats.get(id(t)) is not stats:
                 self.stats_computed += 1
@@ -83,7 +83,7 @@ class RunFollower:
                 current = newer
         if local:
             return self._local_table(src)
-        return run_page.table_of(current.run) if current is not None and current.run is not None else None
+        return run_stats.table_of(current.run) if current is not None and current.run is not None else None
 
     def _hub_newer(self, src: str, run: Run, allow: bool) -> Collection | None:
         """A Hub run at its latest commit when that is not the one it was read at, else None. One request (the

@@ -25,7 +25,7 @@ from rollout_trace.analysis.tokens import decode
 from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.bounded import Bounded
 from rollout_trace.artifact.sources import bundled_groups, bundled_runs
-from viewer import run_compare, run_page, short_ids
+from viewer import run_compare, run_stats, short_ids
 from viewer.find import answers
 from viewer.find.cache import Building
 from viewer.find.query import QueryError, parse_versions
@@ -203,7 +203,7 @@ class McpTools:
                 return json.dumps({"error": str(e)})
             if c.run is None:
                 return json.dumps({"error": f"{src[:100]!r} is a collection, not a recorded run"})
-            t = run_page.table_of(c.run)
+            t = run_stats.table_of(c.run)
         self._opened_by_client(src, "run")
         # the numbers from the run's columns (a local run's are never read into Python rows); the findings
         # from the text index, which covers the run's first rows (its notes say how many)
@@ -216,7 +216,7 @@ class McpTools:
         rules = [msgspec.structs.replace(r, per_version={k: n for k, n in r.per_version.items()
                                                         if _in_range(int(k), lo, hi)}) for r in found.rules] if found else []
         doc = msgspec.to_builtins({"source": src, "model": model, "live": live, "versions": shown,
-                                   "notes": run_page.health_notes(stats, live) + ([found.covers] if found and found.covers else []),
+                                   "notes": run_stats.health_notes(stats, live) + ([found.covers] if found and found.covers else []),
                                    "findings": rules})
 
         def rest(kept: list, total: int) -> dict:  # the findings of the versions shown only

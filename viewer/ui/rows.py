@@ -4,7 +4,7 @@ groups and tasks (viewer/ui/run_view.py), the search panel's hits (viewer/ui/fin
 capture (viewer/ui/capture_tab.py).
 
 An index value is one `IndexPage` (viewer/index/contract.py) built on the server from
-rollout_trace/artifact/filters.py; a group's value is its map (viewer/group.py), sorted by advantage, each
+viewer/index/filters.py; a group's value is its map (viewer/group.py), sorted by advantage, each
 rollout read once through the shared store; a row opens in the token view through viewer/ui/token_values.py.
 What one event shows is a `Shown` (the token view's value, the loaded source, the index's value) or, for a link,
 a `Linked` (the source box's too), None where the event leaves a part as it is. No component lives here.
@@ -21,21 +21,20 @@ import msgspec
 import crash_log
 from rollout_trace.artifact import ArtifactError, Problem
 from rollout_trace.artifact.collection import Collection, Record
-from rollout_trace.artifact.filters import apply, from_query, to_query
-from rollout_trace.artifact.kinds import Kind
 from rollout_trace.artifact.run_table import RunTable
 from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bundled_runs
-from viewer import run_page
+from viewer import run_stats
 from viewer.contract import Failed, Fate, Initial, Opened, RunContext, encode
 from viewer.fate import run_context
 from viewer.find.columns import searched
-from viewer.find.index import Search
+from viewer.find.text_index import Search
 from viewer.group import Compare, RunPlace, group_row
 from viewer.group import compare as group_compare
 from viewer.group import group_map as build_group_map
 from viewer.index import render as render_index
 from viewer.index.contract import IndexPage
 from viewer.index.facts import RowFacts
+from viewer.index.filters import apply, from_query, to_query
 from viewer.index.page import build_page
 from viewer.index.run_index import build_run_page
 from viewer.render import group_map as render_group
@@ -44,6 +43,7 @@ from viewer.render.outline import complete_run
 from viewer.render.safe import source_label
 from viewer.rollout import Rollout
 from viewer.router import Route, route_link, route_source, run_link_problem
+from viewer.source_kinds import Kind
 from viewer.untrusted import whole_or
 
 from .live import LIVE_SOURCE
@@ -389,6 +389,6 @@ class Rows:
         t = self.service.run_table(str(params.get("src") or self.service.default_source or ""))
         if t is None or run_link_problem(t, params) is not None:  # a bad link opens no group (the run page says why)
             return params
-        path, _problem = run_page.resolve_link(t, params)
+        path, _problem = run_stats.resolve_link(t, params)
         return {**params, "row": path} if path is not None else params
 

@@ -32,7 +32,7 @@ import msgspec
 
 from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.run_table import RunTable
-from viewer import assets, run_compare, run_page
+from viewer import assets, run_compare, run_stats
 from viewer.contract import Initial, encode
 from viewer.group import compare as group_compare
 from viewer.render import group_map as render_group
@@ -55,32 +55,32 @@ class RunView:
 
     # -- values ----------------------------------------------------------------------------------------
 
-    def head(self, src: str, t: RunTable, stats: list[run_page.VersionStats] | None = None) -> run_page.RunHead:
+    def head(self, src: str, t: RunTable, stats: list[run_stats.VersionStats] | None = None) -> run_stats.RunHead:
         stats = self.service.follower.stats(t) if stats is None else stats
         bound = [f"a public Space shows the last {MAX_PUBLIC_VERSIONS} of this run's {len(stats)} versions"] \
             if self._bounded(stats) else []
         files, m = t.run_files, t.run_files.manifest
-        return run_page.RunHead(
+        return run_stats.RunHead(
             serial=next(_serial), src=src, model=m.model if m else "?", trl=m.versions.get("trl", "?") if m else "?",
             started_at=m.started_at if m else "", live=files.live, versions=len(stats),
             groups=sum(s.groups for s in stats), rollouts=len(t),
-            notes=run_page.recorder_notes(t) + bound + run_page.health_notes(stats, files.live),
+            notes=run_stats.recorder_notes(t) + bound + run_stats.health_notes(stats, files.live),
             problems=[str(p) for p in t.problems()[:20]] + files.notes[:5])
 
-    def _bounded(self, stats: list[run_page.VersionStats]) -> bool:
+    def _bounded(self, stats: list[run_stats.VersionStats]) -> bool:
         return self.service.public and len(stats) > MAX_PUBLIC_VERSIONS
 
     def body(self, src: str, run: RunTable, version: int | None, task: str | None, refresh: bool = False,
-             stats: list[run_page.VersionStats] | None = None, sort: str = "", smooth: float = 0.0) -> run_page.RunBody:
+             stats: list[run_stats.VersionStats] | None = None, sort: str = "", smooth: float = 0.0) -> run_stats.RunBody:
         stats = self.service.follower.stats(run) if stats is None else stats
         if self._bounded(stats):
             stats = stats[-MAX_PUBLIC_VERSIONS:]
         if version not in {s.version for s in stats}:
             version = None
-        track = run_page.task_track(run, task) if task else None
-        return run_page.RunBody(serial=next(_serial), src=src, versions=stats, open_version=version,
-                                groups=run_page.group_rows(run, version) if version is not None else [],
-                                tasks=run_page.task_choices(run), task=track, refresh=refresh, sort=sort, smooth=smooth)
+        track = run_stats.task_track(run, task) if task else None
+        return run_stats.RunBody(serial=next(_serial), src=src, versions=stats, open_version=version,
+                                groups=run_stats.group_rows(run, version) if version is not None else [],
+                                tasks=run_stats.task_choices(run), task=track, refresh=refresh, sort=sort, smooth=smooth)
 
     def _hidden(self) -> dict:
         return {self.column: gr.update(visible=False), self.timer: gr.Timer(active=False), self.src_state: ("", None)}
@@ -92,7 +92,7 @@ class RunView:
         if run is None:
             return self._hidden()
         stats = self.service.follower.stats(run)
-        link = run_page.run_request(params)
+        link = run_stats.run_request(params)
         body = self.body(src, run, link.version, link.task, stats=stats, sort=link.sort, smooth=link.smooth)
         head = self.head(src, run, stats)
         if (bad_link := run_link_problem(run, params)) is not None:  # said first, where the visitor looks
@@ -116,7 +116,7 @@ class RunView:
     def on_action(self, evt: gr.EventData) -> dict:
         """The body's "open" events (a group, or a rollout of a task): the token view, loaded source and index."""
         data = getattr(evt, "_data", None)
-        req = run_page.run_request(data)
+        req = run_stats.run_request(data)
         if req.action != "open":
             return {}
         rollout = rollout_param(data.get("rollout")) if isinstance(data, dict) else None
@@ -124,7 +124,7 @@ class RunView:
 
     def on_task(self, evt: gr.EventData) -> dict:
         """The body's "task" events: the body with that task followed (its pass-rate chart is drawn from it)."""
-        req = run_page.run_request(getattr(evt, "_data", None))
+        req = run_stats.run_request(getattr(evt, "_data", None))
         if req.action != "task":
             return {}
         t = self.service.run_table(req.src)
@@ -153,18 +153,18 @@ class RunView:
         """{src, version} -> {groups: [RunGroupRow]} of that version, or {error}."""
         if not isinstance(req, dict):
             return {"error": "a request is {src, version}"}
-        asked = run_page.run_request(req)
+        asked = run_stats.run_request(req)
         t = self.service.run_table(asked.src)
         if t is None or asked.version is None:
             return {"error": "no such run or version"}
-        return {"groups": msgspec.to_builtins(run_page.group_rows(t, asked.version))}
+        return {"groups": msgspec.to_builtins(run_stats.group_rows(t, asked.version))}
 
     def compare(self, req: Any) -> dict:
         """{src, a, b (rollout paths, from different versions or groups), turn} -> {html} of the existing
         compare view (viewer/render/group_map.py, escaped there), or {error}."""
         if not isinstance(req, dict):
             return {"error": "a request is {src, a, b, turn}"}
-        asked = run_page.run_request(req)
+        asked = run_stats.run_request(req)
         src, a, b = asked.src, asked.a, asked.b
         if not self.service.is_run(src):
             return {"error": "no such run"}
@@ -191,10 +191,10 @@ class RunView:
         got = self.service.rows.with_fates(ca, src, got, (ra, xa), (rb, xb))  # and whether each turn was trained
         return {"html": render_group.compare(got), "a": label(ra), "b": label(rb)}
 
-    def _stats(self, src: str, run: Any) -> list[run_page.VersionStats]:
+    def _stats(self, src: str, run: Any) -> list[run_stats.VersionStats]:
         """The run's per-version numbers, through the follower's cache of its columns where it has them."""
         t = self.service.run_table(src)
-        return self.service.follower.stats(t) if t is not None else run_page.version_stats(run)
+        return self.service.follower.stats(t) if t is not None else run_stats.version_stats(run)
 
     def versus(self, req: Any) -> dict:
         """{src, vs, task} -> {compare: RunCompare} of the run `src` beside the run `vs` (the visitor's pick, kept
@@ -202,8 +202,8 @@ class RunView:
         with the same bounds (a public app opens bundled runs and Hub ids only, never a server path)."""
         if not isinstance(req, dict):
             return {"error": "a request is {src, vs, task}"}
-        asked = run_page.run_request(req)
-        other = run_page.run_request({"src": req.get("vs")}).src
+        asked = run_stats.run_request(req)
+        other = run_stats.run_request({"src": req.get("vs")}).src
         a, _ = self.service.run_snapshot(asked.src)
         b, why = self.service.run_snapshot(other) if other else (None, "no other run was named")
         if a is None:

@@ -18,22 +18,22 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from rollout_trace.artifact import ArtifactError, Problem, bundled_examples, load_artifact, run_part
+from rollout_trace.artifact import ArtifactError, Problem, bundled_examples, load_artifact
 from rollout_trace.artifact.bounded import Bounded
 from rollout_trace.artifact.collection import Collection
-from rollout_trace.artifact.kinds import Kind, classify
 from rollout_trace.artifact.run import Run
 from rollout_trace.artifact.run_format import MANIFEST
 from rollout_trace.artifact.run_table import RunTable, RunTableError, run_table
 from rollout_trace.artifact.sources import EXAMPLES_DIR, bundled_runs, identify
-from viewer import run_page
+from viewer import run_part, run_stats
 from viewer.find.cache import FindCache
 from viewer.find.columns import searched
-from viewer.find.index import Search
+from viewer.find.text_index import Search
 from viewer.index.cache import CollectionCache, collection_identity
 from viewer.index.facts import RowFacts
 from viewer.render.safe import source_label
 from viewer.rollout import Rollout
+from viewer.source_kinds import Kind, classify
 
 from .follower import RunFollower
 from .live import LiveRuns
@@ -79,7 +79,7 @@ class Service:
         return self.kind(source) == "run"
 
     def kind(self, source: str) -> Kind:
-        """What `source` is (rollout_trace/artifact/kinds.py decides; remembered by identity for the collection
+        """What `source` is (viewer/source_kinds.py decides; remembered by identity for the collection
         cache's age). A source that cannot be opened is a rollout here, whose reader gives the message."""
         text = (source or "").strip()
         if not text or len(text) > MAX_SRC_CHARS:
@@ -139,11 +139,11 @@ class Service:
         if self.local_run(src) is not None:
             return self.local_table(src)
         c = self.run(src)
-        return run_page.table_of(c.run) if c is not None else None
+        return run_stats.table_of(c.run) if c is not None else None
 
     def row_collection(self, src: str, path: str) -> Collection:
         """What opening the row `path` of `src` reads: of a run (local, zip or Hub), only the group the row is in
-        (or is), from the run's columns (rollout_trace/artifact/run_part.py: one group's rows, never the whole
+        (or is), from the run's columns (viewer/run_part.py: one group's rows, never the whole
         run's); of anything else, its shared collection. Raises ArtifactError as `collection` does."""
         t = self.run_table(src)
         if t is None:

@@ -35,6 +35,7 @@ MAX_SECONDS = 30.0  # wall time of one request's opening (Hub downloads included
 # what the Parquet data a request reads may decompress to: a million rollouts' run page needs ~150 MiB; a value
 # of one letter repeated 100 MB (a few KB on disk) is refused before it is decompressed
 MAX_DECODED = 512 * 2**20
+WHERE = "a public Space"  # who sets these bounds, as a refusal says
 
 
 def abandoned_check() -> Callable[[], bool]:
@@ -58,7 +59,7 @@ def abandoned_check() -> Callable[[], bool]:
 
 def public_budget() -> Budget:
     return Budget(max_bytes=MAX_BYTES, max_files=MAX_FILES, max_rows=MAX_ROWS, seconds=MAX_SECONDS, max_decoded=MAX_DECODED,
-                  abandoned=abandoned_check())
+                  abandoned=abandoned_check(), where=WHERE)
 
 
 def open_bounded(source: str, allow_local: bool, public: bool) -> Collection:

@@ -15,9 +15,9 @@ import posixpath
 import numpy as np
 import pyarrow.compute as pc
 
-from .collection import Collection, run_collection
-from .run import Run
-from .run_table import RunTable
+from rollout_trace.artifact.collection import Collection, run_collection
+from rollout_trace.artifact.run import Run
+from rollout_trace.artifact.run_table import RunTable
 
 
 def group_of(path: str) -> str:

@@ -1,4 +1,4 @@
-"""The run page's records and health notes (viewer/run_page.py), and following a growing run
+"""The run page's records and health notes (viewer/run_stats.py), and following a growing run
 (rollout_trace/artifact/run.py `follow`), on the bundled run examples/trl-run, on copies of it, and on runs written
 from its rows (tests/support/run_tables.py)."""
 
@@ -21,8 +21,8 @@ from rollout_trace.artifact.run_schema import ROLLOUTS
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support.run_places import batch_bytes, placed, shard_reads, without_end
 from support.run_tables import append_group, bundled_rows, changed, groups, shard_files, write_run
-from viewer import run_page
-from viewer.run_page import VersionStats, health_notes, resolve_link, task_track, version_stats
+from viewer import run_stats
+from viewer.run_stats import VersionStats, health_notes, resolve_link, task_track, version_stats
 
 TASK5 = "74d89d7f7e5acc942702473f02fc90c09392e730"  # scored at versions 2 and 3 of the bundled run
 
@@ -115,13 +115,13 @@ def test_task_track_follows_one_task_across_versions(run):
     assert t.groups[0].pass_rate == pytest.approx(0.25)
     assert all(x.path and x.path.startswith(g.path + "/") for g in t.groups for x in g.rollouts)
     assert task_track(run, "0" * 40) is None
-    choices = run_page.task_choices(run)
+    choices = run_stats.task_choices(run)
     assert {c.task_id for c in choices[:2]} == {TASK5, "35e089d85a94a939cc9c8d72fb6e0385f838feee"}  # followable first
     assert [(p.version, p.pass_rate) for p in t.pass_rates] == [(2, 0.25), (3, 0.25)]  # the task's chart
 
 
 def test_group_rows(run):
-    rows = run_page.group_rows(run, 3)
+    rows = run_stats.group_rows(run, 3)
     assert [g.group_id for g in rows] == [0, 1, 2, 3, 4] and all(g.k == 4 for g in rows)
     # the failed rollout: the user's reward function scored its empty completion, as TRL calls it
     assert rows[3].dropped == 4 and rows[3].rewards[1] == 0.1
@@ -258,20 +258,20 @@ def test_a_second_copy_with_a_huge_title_is_named_and_left_out(tmp_path):
     [problem] = run.problems
     assert problem.file == f"rollouts/{seg}-00001.parquet" and problem.found == "2 times"
     assert problem.field == f"segment {seg} group {copy['group_id'][0].as_py()} rollout {copy['rollout'][0].as_py()}"
-    body = msgspec.json.encode(run_page.group_rows(run, copy["policy_version"][0].as_py()))
+    body = msgspec.json.encode(run_stats.group_rows(run, copy["policy_version"][0].as_py()))
     assert b"x" * 1000 not in body
     assert len(run.table.column("title")) == 52
 
 
 def test_a_run_request_is_checked_once():
     """Everything the page sends (event data, server requests, link values) goes through one parse."""
-    req = run_page.run_request({"action": "open", "src": " trl-run ", "row": "g" * 5000, "task": "t" * 100,
+    req = run_stats.run_request({"action": "open", "src": " trl-run ", "row": "g" * 5000, "task": "t" * 100,
                                 "version": "3", "turn": "-1", "a": 7, "b": None})
-    assert req.action == "open" and req.src == "trl-run" and len(req.row) == run_page.MAX_TEXT
-    assert req.task == "t" * run_page.MAX_TASK and req.version == 3 and req.turn == 0 and req.a == "" == req.b
+    assert req.action == "open" and req.src == "trl-run" and len(req.row) == run_stats.MAX_TEXT
+    assert req.task == "t" * run_stats.MAX_TASK and req.version == 3 and req.turn == 0 and req.a == "" == req.b
     for bad in ("1.5", "1e3", "99999999999", True, [3], "٣"):
-        assert run_page.run_request({"version": bad}).version is None
-    assert run_page.run_request(None) == run_page.run_request([1, 2]) == run_page.RunRequest()
+        assert run_stats.run_request({"version": bad}).version is None
+    assert run_stats.run_request(None) == run_stats.run_request([1, 2]) == run_stats.RunRequest()
 
 
 def test_a_links_sort_and_smoothing_are_checked_and_named_when_wrong():
@@ -279,12 +279,12 @@ def test_a_links_sort_and_smoothing_are_checked_and_named_when_wrong():
     else is run order and the raw curves, and the run page's first note says which value of the link was wrong."""
     from viewer.router import run_link_problem
 
-    req = run_page.run_request({"vsort": "-reward_mean", "smooth": "0.9"})
+    req = run_stats.run_request({"vsort": "-reward_mean", "smooth": "0.9"})
     assert req.sort == "-reward_mean" and req.smooth == 0.9
     for bad in ("reward", "--version", "version;drop", 5, ["version"]):
-        assert run_page.run_request({"vsort": bad}).sort == ""
+        assert run_stats.run_request({"vsort": bad}).sort == ""
     for bad in ("1", "-0.1", "nan", "inf", "0.9x", True):
-        assert run_page.run_request({"smooth": bad}).smooth == 0.0
+        assert run_stats.run_request({"smooth": bad}).smooth == 0.0
     run = open_run("trl-run")
     assert run_link_problem(run, {"vsort": "pass_rate", "smooth": "0.5"}) is None
     assert "vsort is not a column" in (run_link_problem(run, {"vsort": "nope"}) or "")

@@ -4,7 +4,7 @@ Where the part is written: into SOURCE itself when it is a folder on disk (a bun
 included); a zip or a Hub artifact is copied to `-o OUT` first, since writing into a cache or a
 temporary folder would be lost. Progress goes to stderr; the report to stdout, human-readable or,
 with `--json`, exactly one JSON object (`{"ok": false, "error": ..., "exit_code": n}` on failure).
-Exit codes are those of viewer/cli.py.
+Exit codes are those of viewer/cli/__init__.py.
 """
 
 from __future__ import annotations

@@ -15,10 +15,10 @@ import msgspec
 from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.run import Run, open_run
 
-from .index.cli import shown, write_all
-from .numbers import number, percent
-from .run_compare import RunCompare, by_version, compare
-from .run_page import version_stats
+from ..numbers import number, percent
+from ..run_compare import RunCompare, by_version, compare
+from ..run_stats import version_stats
+from .collection import shown, write_all
 
 
 def add_compare_arguments(p: argparse.ArgumentParser) -> None:

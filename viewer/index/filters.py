@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from urllib.parse import urlencode
 
-from .collection import COLUMNS, Record
+from rollout_trace.artifact.collection import COLUMNS, Record
 
 _YES = {"1", "true", "yes", "y", "on"}
 _NO = {"0", "false", "no", "n", "off"}

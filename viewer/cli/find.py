@@ -18,14 +18,14 @@ import msgspec
 
 from rollout_trace.analysis.texts import FIELDS
 from rollout_trace.artifact import ArtifactError, open_artifact, open_run
-from rollout_trace.artifact.kinds import classify
 
+from ..find.build import artifact_items, index_collection
+from ..find.columns import RunFind
+from ..find.query import QueryError, parse_query
+from ..find.text_index import FindIndex, Hit, Search, SearchResult
 from ..index import open_index
-from ..index.cli import write_all
-from .build import artifact_items, index_collection
-from .columns import RunFind
-from .index import FindIndex, Hit, Search, SearchResult
-from .query import QueryError, parse_query
+from ..source_kinds import classify
+from .collection import write_all
 
 
 def add_find_arguments(p: argparse.ArgumentParser) -> None:

@@ -1,11 +1,15 @@
-"""Command line: `python -m viewer check SOURCE`, `export SOURCE -o out.html`, `rescore SOURCE --model M`,
-`ls SOURCE` for collections (viewer/index/cli.py, which `check` also uses on one), `find SOURCE PATTERN`
-(viewer/find/find_cli.py) and `compare-runs RUN OTHER` (viewer/compare_cli.py).
+"""The command line, `python -m viewer COMMAND`: `main` here reads the arguments and hands each command to its
+module. `check SOURCE` (an artifact here, a collection in viewer/cli/collection.py, a recorded run in
+viewer/cli/run_check.py), `export SOURCE -o out.html` and `publish RUN org/name` (here), `ls SOURCE` for
+collections (viewer/cli/collection.py), `find SOURCE PATTERN` (viewer/cli/find.py), `compare-runs RUN OTHER`
+(viewer/cli/compare.py), `rescore SOURCE --model M` (viewer/cli/rescore.py) and `convert OLD NEW`
+(viewer/cli/convert.py). Of the viewer, only viewer/__main__.py imports this package; it imports the pages, never the app's
+wiring (tests/test_layers.py).
 
 `check` validates an artifact and prints what it holds, for pipelines. `export` writes a
 self-contained HTML file of the rollout (or of one turn with --turn). `rescore` scores every output
 token with a training model as TRL's trainer does and stores the result in the artifact
-(viewer/rescore_cli.py). Messages, never tracebacks. A zip is unpacked into a temporary folder that
+(viewer/cli/rescore.py). Messages, never tracebacks. A zip is unpacked into a temporary folder that
 is deleted before the command ends.
 
 Exit status (also in `--help`):
@@ -34,8 +38,8 @@ from rollout_trace.analysis.trainer_view import summary
 from rollout_trace.analysis.training import TRL, TRL_VERSION, record, training
 from rollout_trace.artifact import Artifact, ArtifactError, open_artifact
 
-from .index.cli import add_ls_arguments, check_source, ls, shown
-from .memory_pool import use_returning_pool
+from ..memory_pool import use_returning_pool
+from .collection import add_ls_arguments, check_source, ls, shown
 
 OK, INVALID, USAGE, INTERNAL, CANNOT_WRITE, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 3, 4, 130, 141
 EXIT_CODES = """exit status:
@@ -106,8 +110,8 @@ def check(source: str, out: TextIO | None = None) -> int:
 
 def export(source: str, out_path: str, turn: int | None, tokenizer: str | None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    from .export import ExportRefused, size_label, write_to
-    from .rollout import Rollout
+    from ..export import ExportRefused, size_label, write_to
+    from ..rollout import Rollout
 
     a = _open(source, out)
     if a is None:
@@ -168,17 +172,17 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--turn", type=int, default=None, help="export only this turn (with its full context)")
     e.add_argument("--tokenizer", default=None, help="tokenizer folder or tokenizer.json when the artifact has none")
     add_ls_arguments(sub.add_parser("ls", help="list a collection (folder, .zip or Hub dataset) from its small files"))
-    from .find.find_cli import add_find_arguments
-    from .find.find_cli import find as run_find
+    from .find import add_find_arguments
+    from .find import find as run_find
 
     add_find_arguments(sub.add_parser("find", help="search the generated text, tool calls and tool outputs of "
                                       "every rollout of a source"))
-    from .compare_cli import add_compare_arguments, compare_runs
+    from .compare import add_compare_arguments, compare_runs
 
     add_compare_arguments(sub.add_parser("compare-runs", help="two recorded runs' numbers per version side by side, "
                                          "the tasks both ran and one task in both"))
-    from .rescore_cli import add_parser as add_rescore
-    from .rescore_cli import run as run_rescore
+    from .rescore import add_parser as add_rescore
+    from .rescore import run as run_rescore
 
     add_rescore(sub)
     c = sub.add_parser("convert", help="convert a run recorded in the folder format (format 1) into format 2 "

@@ -18,16 +18,16 @@ import msgspec
 
 from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.collection import Collection, Record, failed_records
-from rollout_trace.artifact.filters import QUERY_KEYS, Filters, apply, from_query, to_query
 from rollout_trace.artifact.group import load_group
 from rollout_trace.artifact.run import Run
 from rollout_trace.artifact.run_table import QueuedRow
 
 from ..fate import brief
+from ..index import open_index
+from ..index.facts import RowFacts
+from ..index.filters import QUERY_KEYS, Filters, apply, from_query, to_query
+from ..index.page import model_choices
 from ..numbers import count
-from . import open_index
-from .facts import RowFacts
-from .page import model_choices
 
 MAX_PROBLEM_LINES = 20  # `ls` is a listing: past this many, `check` names the rest
 _WIDTH = {"title": 40, "model": 24, "path": 40, "tools": 20}
@@ -327,10 +327,11 @@ def _group_problems(c: Collection, r: Record) -> list[str]:
 
 
 def check_source(source: str, single, out: TextIO | None = None) -> int:
-    """`viewer check`: a run is checked whole (viewer/run_check.py), a collection row by row; a single artifact
-    goes to `single` exactly as before (rollout_trace/artifact/kinds.py decides which)."""
-    from rollout_trace.artifact.kinds import classify
-    from viewer.run_check import check_run
+    """`viewer check`: a run is checked whole (viewer/cli/run_check.py), a collection row by row; a single artifact
+    goes to `single` exactly as before (viewer/source_kinds.py decides which)."""
+    from viewer.source_kinds import classify
+
+    from .run_check import check_run
 
     try:
         kind = classify(source)

@@ -2,7 +2,7 @@
 
 The one place that decides, for a bundled example, a local folder or .zip and a Hub dataset id alike, from
 the store's files (rollout_trace/artifact/stores.py) rather than from how the source is spelled, so the same
-files are the same kind wherever they live. The CLI (viewer/index/cli.py) and the View tab ask here, then
+files are the same kind wherever they live. The CLI (viewer/cli/collection.py) and the View tab ask here, then
 open the kind with its own reader: `open_artifact`, `open_collection` or `open_run`.
 
 Rules, in order: a run.json (at the root or in a zip's one folder) makes a run; a turns.json at the root a
@@ -16,13 +16,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from .collection import row_folders
-from .group import GROUP_FILE
-from .problems import ArtifactError, Problem
-from .run import find_run
-from .run_format import MANIFEST
-from .sources import EMPTY_HINT, bundled_examples, bundled_groups, bundled_runs, is_zip
-from .stores import FolderStore, Store, store_for
+from rollout_trace.artifact.collection import row_folders
+from rollout_trace.artifact.group import GROUP_FILE
+from rollout_trace.artifact.problems import ArtifactError, Problem
+from rollout_trace.artifact.run import find_run
+from rollout_trace.artifact.run_format import MANIFEST
+from rollout_trace.artifact.sources import EMPTY_HINT, bundled_examples, bundled_groups, bundled_runs, is_zip
+from rollout_trace.artifact.stores import FolderStore, Store, store_for
 
 Kind = Literal["rollout", "collection", "run"]
 
