@@ -26,7 +26,6 @@ import posixpath
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,7 +39,8 @@ import pyarrow.fs as pafs
 from . import budget
 from .bounded import Bounded
 from .errors import RolloutTraceError
-from .problems import Problem, from_msgspec
+from .problems import Problem
+from .run_files import RunFiles, read_files
 from .run_format import (
     CONSUMED_DIR,
     FILES_DIR,
@@ -48,14 +48,8 @@ from .run_format import (
     MAX_WHOLE,
     RESCORED_DIR,
     ROLLOUTS_DIR,
-    RUN_FORMAT_VERSION,
     SEALED,
     SEGMENTS_DIR,
-    ConsumptionEnd,
-    Rescored,
-    RunManifest,
-    SegmentEnd,
-    SegmentStart,
     shard_name,
 )
 from .run_schema import ARTIFACT_FILES, CONSUMED, FILE_KEYS, FILE_PLACE, FILES, INDEX_COLUMNS, ROLLOUTS, ROLLOUTS_TABLE
@@ -65,7 +59,6 @@ from .run_store import RunStore
 AGGREGATES = ("count", "sum", "min", "max", "mean")
 MAX_TABLES = 4  # run snapshots kept (each holds the columns its pages read)
 MAX_PROBLEMS = 20  # rows left out that are named one by one
-MAX_SMALL_BYTES = 16 * 2**20  # run.json, a segment's files, the rescore log
 # read first: which rows stand (a rollout's `group` and `path` are names its place gives, never read from a shard)
 KEYS = ("segment", "policy_version", "group_id", "rollout", "agent_turns")
 FATE_KEYS = ("segment", "ordinal", "fate", "step")
@@ -100,108 +93,6 @@ class QueuedRow(msgspec.Struct, frozen=True, kw_only=True):
 
 class RunTableError(RolloutTraceError, ValueError):
     """A source that is not a run, or a column a query names that the table does not hold."""
-
-
-@dataclass(frozen=True)
-class RunSegment:
-    """One start of TRL's worker child, and how it ended (None: still running, or killed)."""
-
-    start: SegmentStart
-    end: SegmentEnd | None
-    consumption: ConsumptionEnd | None  # None: training still running, or no consumption log
-
-
-@dataclass
-class RunFiles:
-    """A run's small files: run.json, its segments' start and end, the consumption table's ends, the rescore
-    log, and what was wrong with any of them."""
-
-    manifest: RunManifest | None = None
-    segments: list[RunSegment] = field(default_factory=list)
-    ends: dict[str, int] = field(default_factory=dict)  # segment -> rows the trainer took (its consumption end)
-    rescored: list[Rescored] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def live(self) -> bool:
-        """A segment has not ended (training is running, or was killed before it could say so)."""
-        return any(s.end is None for s in self.segments)
-
-
-_DECODERS: dict[type, Any] = {t: msgspec.json.Decoder(t) for t in (SegmentStart, SegmentEnd, ConsumptionEnd,
-                                                                   RunManifest, Rescored)}
-
-
-def _one(name: str, data: bytes | str | None, kind: type, problems: list[Problem]) -> Any:
-    if data is None:
-        return None
-    if isinstance(data, str):
-        problems.append(Problem(name, data))
-        return None
-    try:
-        return _DECODERS[kind].decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError) as e:
-        problems.append(from_msgspec(name, e, data))
-        return None
-
-
-def _lines(name: str, data: bytes | str, kind: type, problems: list[Problem], notes: list[str]) -> list:
-    """The JSON lines of a small line file (the rescore log); a bad line named, a cut last line noted."""
-    if isinstance(data, str):
-        problems.append(Problem(name, data))
-        return []
-    whole = data.rfind(b"\n") + 1
-    if data[whole:].strip():
-        notes.append(f"{name}: the last line has no newline (a write cut short); skipped")
-    out = []
-    for n, line in enumerate(data[:whole].split(b"\n")[:-1], start=1):
-        if line.strip():
-            try:
-                out.append(_DECODERS[kind].decode(line))
-            except (msgspec.ValidationError, msgspec.DecodeError) as e:
-                p = from_msgspec(name, e, line)
-                problems.append(Problem(name, p.message, field=f"line {n}" + (f": {p.field}" if p.field else ""),
-                                        expected=p.expected, found=p.found))
-    return out
-
-
-def read_files(store: Any) -> RunFiles:
-    """The run's small files through `store` (a RunStore), decoded with the run format's records; problems
-    named, never raised (an unreadable run.json leaves `manifest` None)."""
-    problems: list[Problem] = []
-    notes: list[str] = []
-    manifest = _one(MANIFEST, store.read([MANIFEST], MAX_SMALL_BYTES).get(MANIFEST), RunManifest, problems)
-    if manifest is not None and manifest.format_version > RUN_FORMAT_VERSION:
-        problems.append(Problem(MANIFEST, "written by a newer version of this tool", field="format_version",
-                                expected=f"at most {RUN_FORMAT_VERSION}", found=str(manifest.format_version)))
-    starts: dict[str, SegmentStart] = {}
-    stops: dict[str, SegmentEnd] = {}
-    ends: dict[str, ConsumptionEnd] = {}
-    rescored: list[Rescored] = []
-    for folder, keep in ((SEGMENTS_DIR, ".json"), (CONSUMED_DIR, ".end.json"), (RESCORED_DIR, ".jsonl")):
-        names = sorted(n for n in store.list_dir(folder) if n.endswith(keep) and not n.startswith("."))
-        paths = [f"{folder}/{n}" for n in names]
-        for path, data in (store.read(paths, MAX_SMALL_BYTES) if paths else {}).items():
-            if folder == RESCORED_DIR:
-                rescored += _lines(path, data, Rescored, problems, notes)
-            elif folder == CONSUMED_DIR:
-                if (c := _one(path, data, ConsumptionEnd, problems)) is not None:
-                    ends[c.segment] = c
-            elif path.endswith(".end.json"):
-                if (end := _one(path, data, SegmentEnd, problems)) is not None:
-                    stops[end.segment] = end
-            elif (start := _one(path, data, SegmentStart, problems)) is not None:
-                starts[start.segment] = start
-    segments = [RunSegment(starts[x], stops.get(x), ends.get(x)) for x in sorted(starts)]
-    for part in segments:
-        if part.end is not None and (part.end.groups_lost or part.end.write_errors):
-            notes.append(f"segment {part.start.segment}: {part.end.groups_lost} scored groups were still waiting to "
-                         f"be written when the worker stopped, {part.end.write_errors} could not be written")
-    if any(x.end is None for x in segments):
-        notes.append("a segment has not ended: training is running (or the worker was killed before it could say so)")
-    return RunFiles(manifest=manifest, segments=segments, ends={k: v.taken for k, v in ends.items()},
-                    rescored=rescored, problems=problems, notes=notes)
 
 
 class ShardCache:
