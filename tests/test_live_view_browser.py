@@ -2,7 +2,8 @@
 agent reply until the test lets it go, watched in the View tab while the agent works. Turns appear before the capture ends, the view
 follows the newest turn until the reader moves, "follow" resumes, the written artifact replaces the live
 view in place, the page stops asking once the run ended, cancel keeps what was seen; presentation mode
-follows too. Screenshots in light and dark, at 1440x900 and 1024x768."""
+follows too. The first test is also the Capture tab's whole run: preview, endpoint check, the log, the status,
+download and push once done. Screenshots in light and dark, at 1440x900 and 1024x768."""
 
 from __future__ import annotations
 
@@ -88,9 +89,26 @@ def test_live_view_follows_a_capture_and_becomes_the_artifact(browser, capture_a
     url, captures = capture_app
     llm = scripted_llm(held=True, steps=STEPS)  # each agent turn arrives when the test lets it
     with filled_form(browser, url, llm, task_file, tokenizer_dir, (1440, 900), "light") as page:
+        # the Capture tab before the run: the task's preview, the endpoint's check, nothing to cancel or push yet
+        page.click("#cap-preview")
+        preview = page.locator("[data-testid=task-preview]")
+        preview.wait_for(timeout=TIMEOUT)
+        assert "distinct values" in preview.inner_text() and "3 held-out tests" in preview.inner_text()
+        page.click("#cap-check")
+        verdict = page.locator("[data-testid=endpoint-verdict]")
+        verdict.wait_for(timeout=TIMEOUT)
+        assert "Ready" in verdict.inner_text() and "token ids: yes" in verdict.inner_text()
+        assert "secondary" in page.locator("#cap-cancel").get_attribute("class")  # quiet beside Capture
+        assert "primary" in page.locator("#cap-run").get_attribute("class")
+        assert page.locator("#cap-push").is_disabled()
         page.evaluate(TIMELINE)
         page.click("#cap-run")
         llm.allow(1)
+        # the log names the first model call (opencode says so once its reply starts); the second one is held
+        page.wait_for_function("document.querySelector('#cap-log textarea') && "
+                               "document.querySelector('#cap-log textarea').value.includes('model call 1')",
+                               timeout=TIMEOUT)
+        page.screenshot(path=str(SHOTS / "capture_running.png"), full_page=True)
         wait_turns(page, 1)  # the View tab comes to the front with the first turn
         assert page.locator("#view-tab").is_visible()
         badge = page.locator("#view-tab [data-testid=live-badge]")
@@ -149,6 +167,15 @@ def test_live_view_follows_a_capture_and_becomes_the_artifact(browser, capture_a
         page.evaluate(POLL_INTERVALS, 5)  # five of the page's own poll intervals: a poll would have gone out
         assert page.evaluate("window.__traceView.watching().polls") == polls
         page.screenshot(path=str(SHOTS / "live_done_1440_light.png"))
+        # the new artifact in the View tab, and in the Capture tab: done, downloadable, ready to push
+        assert "scripted-model" in page.locator("#view-tab .tv-model").inner_text()
+        assert (folder / "turns.json").is_file()
+        page.screenshot(path=str(SHOTS / "capture_landed_in_view.png"), full_page=True)
+        page.click("button[role=tab]:has-text('Capture')")
+        status = page.locator("[data-testid=capture-status]").inner_text()
+        assert status.startswith("done") and f"{len(STEPS)} agent turn(s)" in status
+        assert page.locator("#cap-download a").count() >= 1
+        assert page.locator("#cap-push").is_enabled()  # an artifact to push now
 
 
 def test_presentation_follows_live_and_cancel_keeps_what_was_seen(browser, capture_app, scripted_llm,  # noqa: F811
