@@ -206,11 +206,11 @@ def scripted_llm(hf_tokenizer):
         s.stop()
 
 
-# The files that take longest in scripts/test.sh (measured there with --durations=0), longest first. A name
+# The files that take longest (each file's test time with --durations=0), longest first. A name
 # here only orders; a file not listed runs after these, in collection order.
 LONGEST_FILES = (
-    "test_local_model_e2e.py", "test_space_build.py", "test_screens_browser.py", "test_capture.py",
-    "test_live_view_browser.py", "test_capture_group.py", "test_record_trainer.py", "test_live_capture.py", "test_capture_browser.py",
+    "test_local_model_e2e.py", "test_screens_browser.py", "test_live_capture.py", "test_record_trainer.py",
+    "test_live_view_browser.py", "test_capture_group.py", "test_capture.py", "test_space_build.py", "test_capture_browser.py",
     "test_import_race.py", "test_record_worker.py", "test_view_browser.py", "test_process_cleanup.py",
     "test_export.py", "test_fate_browser.py", "test_vocab_bounds.py", "test_run_page_browser.py",
     "test_parent_death.py", "test_isolation.py", "test_hostile_inputs.py", "test_group_view_browser.py",

@@ -1,6 +1,6 @@
-"""The Capture tab in a real browser: fill the form, check the endpoint, capture through the real
-opencode and proxy against the scripted server, watch progress, land in the View tab; cancel midway;
-and the public-Space mode with capture off."""
+"""The Capture tab in a real browser: cancel midway; the form's fields and messages; the form fetched when the
+tab is first opened; and the public-Space mode with capture off. A whole capture through the tab (preview,
+endpoint check, progress, landing in the View tab) is test_live_view_browser's first test, which watches it live."""
 
 from __future__ import annotations
 
@@ -54,44 +54,6 @@ def fill_form(page, llm, task_file, tokenizer_dir) -> None:
     fill(page, "cap-tokenizer", str(tokenizer_dir))
     fill(page, "cap-n", "1")
     fill(page, "cap-timeout", "120")
-
-
-def test_capture_through_the_tab(page, capture_app, scripted_llm, task_file, tokenizer_dir):
-    url, captures = capture_app
-    llm = scripted_llm()
-    page.goto(url)
-    page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
-    fill_form(page, llm, task_file, tokenizer_dir)
-    page.click("#cap-preview")
-    preview = page.locator("[data-testid=task-preview]")
-    preview.wait_for(timeout=TIMEOUT)
-    assert "distinct values" in preview.inner_text() and "3 held-out tests" in preview.inner_text()
-    page.click("#cap-check")
-    verdict = page.locator("[data-testid=endpoint-verdict]")
-    verdict.wait_for(timeout=TIMEOUT)
-    assert "Ready" in verdict.inner_text() and "token ids: yes" in verdict.inner_text()
-    # nothing runs yet: Cancel is quiet beside Capture, and there is nothing to push
-    assert "secondary" in page.locator("#cap-cancel").get_attribute("class")
-    assert "primary" in page.locator("#cap-run").get_attribute("class")
-    assert page.locator("#cap-push").is_disabled()
-    page.click("#cap-run")
-    page.wait_for_function("document.querySelector('#cap-log textarea') && "
-                           "document.querySelector('#cap-log textarea').value.includes('model call 1')", timeout=TIMEOUT)
-    page.screenshot(path=str(SHOTS / "capture_running.png"), full_page=True)
-    # the View tab watches it live (tests/test_live_view_browser.py), then shows the new artifact
-    page.wait_for_selector("#view-tab [data-testid=live-badge][data-state=done]", timeout=TIMEOUT)
-    page.wait_for_selector("#view-tab .t[data-mask]", timeout=TIMEOUT)
-    assert page.locator("[data-testid=nav-turn]").count() == 3
-    assert "scripted-model" in page.locator(".tv-model").inner_text()
-    page.screenshot(path=str(SHOTS / "capture_landed_in_view.png"), full_page=True)
-    [folder] = list(captures.iterdir())
-    assert (folder / "turns.json").is_file()
-    assert page.locator("#source input").input_value() == str(folder)  # the source names the new artifact
-    page.click("button[role=tab]:has-text('Capture')")
-    status = page.locator("[data-testid=capture-status]").inner_text()
-    assert status.startswith("done") and "3 agent turn(s)" in status
-    assert page.locator("#cap-download a").count() >= 1
-    assert page.locator("#cap-push").is_enabled()  # an artifact to push now
 
 
 def test_cancel_midway_leaves_nothing(page, capture_app, scripted_llm, task_file, tokenizer_dir):

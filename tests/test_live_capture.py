@@ -71,7 +71,7 @@ def test_watch_skips_a_failed_poll_and_catches_up():
 @pytest.mark.capture
 def test_live_updates_arrive_before_the_capture_ends_and_match_the_artifact(tmp_path, task_file, tokenizer_dir,
                                                                             scripted_llm, monkeypatch):
-    llm = scripted_llm(delay_s=2.0, slow_after=0)  # every agent reply takes 2 s: time to watch it grow
+    llm = scripted_llm(held=True)  # each agent reply waits until the turns before it were seen live
     asked: list[float] = []
     real_get = AgentRun.proxy_get
 
@@ -81,8 +81,13 @@ def test_live_updates_arrive_before_the_capture_ends_and_match_the_artifact(tmp_
 
     monkeypatch.setattr(AgentRun, "proxy_get", counting_get)
     updates, stages = [], []
+
+    def seen(u):
+        updates.append((time.time(), len(stages), u))
+        llm.allow(len(u.artifact.turns) + 1)  # the next reply, once every turn so far was seen
+
     a = capture(config(tmp_path, task_file, tokenizer_dir, llm.url), progress=lambda p: stages.append(p.stage),
-                live=lambda u: updates.append((time.time(), len(stages), u)))
+                live=seen)
     ended = time.monotonic()
     counts = [len(u.artifact.turns) for _, _, u in updates]
     assert counts == sorted(counts) and counts[-1] == 3

@@ -1,11 +1,13 @@
-"""The live view in a real browser: a capture through the Capture tab with the scripted endpoint slowed per
-call, watched in the View tab while the agent works. Turns appear before the capture ends, the view
+"""The live view in a real browser: a capture through the Capture tab with the scripted endpoint holding each
+agent reply until the test lets it go, watched in the View tab while the agent works. Turns appear before the capture ends, the view
 follows the newest turn until the reader moves, "follow" resumes, the written artifact replaces the live
 view in place, the page stops asking once the run ended, cancel keeps what was seen; presentation mode
-follows too. Screenshots in light and dark, at 1440x900 and 1024x768."""
+follows too. The first test is also the Capture tab's whole run: preview, endpoint check, the log, the status,
+download and push once done. Screenshots in light and dark, at 1440x900 and 1024x768."""
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 
 import pytest
@@ -85,10 +87,28 @@ def wait_turns(page, n: int) -> None:
 def test_live_view_follows_a_capture_and_becomes_the_artifact(browser, capture_app, scripted_llm, task_file,  # noqa: F811
                                                               tokenizer_dir):
     url, captures = capture_app
-    llm = scripted_llm(delay_s=5.0, slow_after=0, steps=STEPS)  # 5 s per agent turn: time to watch each arrive
+    llm = scripted_llm(held=True, steps=STEPS)  # each agent turn arrives when the test lets it
     with filled_form(browser, url, llm, task_file, tokenizer_dir, (1440, 900), "light") as page:
+        # the Capture tab before the run: the task's preview, the endpoint's check, nothing to cancel or push yet
+        page.click("#cap-preview")
+        preview = page.locator("[data-testid=task-preview]")
+        preview.wait_for(timeout=TIMEOUT)
+        assert "distinct values" in preview.inner_text() and "3 held-out tests" in preview.inner_text()
+        page.click("#cap-check")
+        verdict = page.locator("[data-testid=endpoint-verdict]")
+        verdict.wait_for(timeout=TIMEOUT)
+        assert "Ready" in verdict.inner_text() and "token ids: yes" in verdict.inner_text()
+        assert "secondary" in page.locator("#cap-cancel").get_attribute("class")  # quiet beside Capture
+        assert "primary" in page.locator("#cap-run").get_attribute("class")
+        assert page.locator("#cap-push").is_disabled()
         page.evaluate(TIMELINE)
         page.click("#cap-run")
+        llm.allow(1)
+        # the log names the first model call (opencode says so once its reply starts); the second one is held
+        page.wait_for_function("document.querySelector('#cap-log textarea') && "
+                               "document.querySelector('#cap-log textarea').value.includes('model call 1')",
+                               timeout=TIMEOUT)
+        page.screenshot(path=str(SHOTS / "capture_running.png"), full_page=True)
         wait_turns(page, 1)  # the View tab comes to the front with the first turn
         assert page.locator("#view-tab").is_visible()
         badge = page.locator("#view-tab [data-testid=live-badge]")
@@ -103,6 +123,7 @@ def test_live_view_follows_a_capture_and_becomes_the_artifact(browser, capture_a
         page.set_viewport_size({"width": 1440, "height": 900})
 
         # following: the newest turn is on screen as it arrives
+        llm.allow(2)
         wait_turns(page, 2)
         page.wait_for_function(f"({ACTIVE})() === 1", timeout=10_000)
         assert page.get_by_test_id("following").is_visible()
@@ -111,11 +132,13 @@ def test_live_view_follows_a_capture_and_becomes_the_artifact(browser, capture_a
         # the reader moves away: the view stays where they are while turns keep arriving
         page.locator(NAV).nth(0).click()
         page.get_by_test_id("follow").wait_for(timeout=10_000)
+        llm.allow(3)
         wait_turns(page, 3)
         later_polls_answered(page)  # the grown view has been followed, or not, by now
         assert page.evaluate(ACTIVE) == 0
         page.get_by_test_id("follow").click()  # resume: to the newest turn, and stay there as turns arrive
         page.wait_for_function(f"({ACTIVE})() === 2", timeout=10_000)
+        llm.allow(math.inf)
         wait_turns(page, 4)
         page.wait_for_function(f"({ACTIVE})() === 3", timeout=10_000)
         shown = page.locator(NAV).all_inner_texts()
@@ -144,17 +167,28 @@ def test_live_view_follows_a_capture_and_becomes_the_artifact(browser, capture_a
         page.evaluate(POLL_INTERVALS, 5)  # five of the page's own poll intervals: a poll would have gone out
         assert page.evaluate("window.__traceView.watching().polls") == polls
         page.screenshot(path=str(SHOTS / "live_done_1440_light.png"))
+        # the new artifact in the View tab, and in the Capture tab: done, downloadable, ready to push
+        assert "scripted-model" in page.locator("#view-tab .tv-model").inner_text()
+        assert (folder / "turns.json").is_file()
+        page.screenshot(path=str(SHOTS / "capture_landed_in_view.png"), full_page=True)
+        page.click("button[role=tab]:has-text('Capture')")
+        status = page.locator("[data-testid=capture-status]").inner_text()
+        assert status.startswith("done") and f"{len(STEPS)} agent turn(s)" in status
+        assert page.locator("#cap-download a").count() >= 1
+        assert page.locator("#cap-push").is_enabled()  # an artifact to push now
 
 
 def test_presentation_follows_live_and_cancel_keeps_what_was_seen(browser, capture_app, scripted_llm,  # noqa: F811
                                                                   task_file, tokenizer_dir):
     url, captures = capture_app
-    llm = scripted_llm(delay_s=4.0, slow_after=0, steps=STEPS)
+    llm = scripted_llm(held=True, steps=STEPS)
     with filled_form(browser, url, llm, task_file, tokenizer_dir, (1024, 768), "dark") as page:
         page.click("#cap-run")
+        llm.allow(1)
         wait_turns(page, 1)
         page.keyboard.press("p")  # presentation: the room sees the tokens arrive
         assert page.evaluate("document.body.classList.contains('tv-present')")
+        llm.allow(2)  # the third reply stays held: the capture is still running when it is cancelled
         wait_turns(page, 2)
         page.wait_for_function(f"({ACTIVE})() === 1", timeout=10_000)  # it follows in presentation too
         assert page.locator(".tv.present [data-testid=live-badge]").is_visible()
@@ -189,11 +223,12 @@ def test_presentation_follows_live_and_cancel_keeps_what_was_seen(browser, captu
 def test_a_group_is_watched_one_rollout_at_a_time(browser, capture_app, scripted_llm, task_file,  # noqa: F811
                                                   tokenizer_dir):
     url, captures = capture_app
-    llm = scripted_llm(delay_s=4.0, slow_after=0)
+    llm = scripted_llm(held=True)
     with filled_form(browser, url, llm, task_file, tokenizer_dir, (1440, 900), "light") as page:
         fill(page, "cap-k", "2")
         fill(page, "cap-parallel", "2")
         page.click("#cap-run")
+        llm.allow(1)  # each rollout's first turn; the rest wait until the other rollout is being followed
         wait_turns(page, 1)
         sibs = page.locator("#view-tab [data-live-rollout]")
         pressed = [sibs.nth(i).get_attribute("aria-pressed") for i in range(sibs.count())]
@@ -204,6 +239,7 @@ def test_a_group_is_watched_one_rollout_at_a_time(browser, capture_app, scripted
                                ".getAttribute('aria-pressed') === 'true'", timeout=10_000)
         wait_turns(page, 1)
         page.screenshot(path=str(SHOTS / "live_group_1440_light.png"))
+        llm.allow(math.inf)
         page.wait_for_function("document.querySelector('#view-tab [data-testid=live-badge]').dataset.state === 'done'",
                                timeout=TIMEOUT)
         assert page.locator(f"#view-tab [data-live-rollout='{other}']").get_attribute("aria-pressed") == "true"

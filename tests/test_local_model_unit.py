@@ -69,6 +69,21 @@ def test_script_resolves_the_same_model_dir(monkeypatch, tmp_path):
     assert out.stdout.strip() == str(tmp_path / "m")
 
 
+def test_a_local_model_capture_fits_smollm2s_context():
+    """The capture config pointed at the offline model: its context, a completion cap of
+    LOCAL_MODEL_MAX_OUTPUT unless asked for less, and only the tools the coding task needs."""
+    from capture import CaptureConfig
+    from capture.run import LOCAL_MODEL_DENY, LOCAL_MODEL_MAX_OUTPUT, local_model_config
+
+    cfg = local_model_config(CaptureConfig(local_model=True, dataset="tasks.jsonl"), "http://127.0.0.1:8123/v1")
+    assert (cfg.local_model, cfg.backend, cfg.endpoint) == (False, "local", "http://127.0.0.1:8123/v1")
+    assert cfg.model == lm.MODEL_NAME and cfg.tokenizer == str(lm.model_dir()) and cfg.context == lm.MAX_MODEL_LEN
+    assert CaptureConfig().max_output_tokens > LOCAL_MODEL_MAX_OUTPUT == cfg.max_output_tokens == 512
+    less = local_model_config(CaptureConfig(local_model=True, max_output_tokens=100), "http://127.0.0.1:8123/v1")
+    assert less.max_output_tokens == 100
+    assert set(LOCAL_MODEL_DENY) <= set(cfg.deny_tools) and "read" in cfg.deny_tools and "bash" not in cfg.deny_tools
+
+
 def test_is_prepared_needs_the_marker_and_the_venv(monkeypatch, tmp_path):
     monkeypatch.setenv("LOCAL_MODEL_DIR", str(tmp_path / "m"))
     fake_py = tmp_path / "venv" / "bin" / "python"

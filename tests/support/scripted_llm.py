@@ -52,17 +52,24 @@ def _text(content: Any) -> str:
 class ScriptedLLM:
     def __init__(self, tokenizer, model: str = "scripted-model", steps: list[Any] | None = None,
                  token_ids: bool = True, delay_s: float = 0.0, slow_after: int = 0,
-                 scripts: dict[int, Any] | None = None):
+                 scripts: dict[int, Any] | None = None, held: bool = False):
         """`delay_s` slows each agent reply once the history holds `slow_after` tool results; `slowed` is set when
-        the first slowed request arrives (a test's clock can start there, not at a guess of the machine's speed)."""
+        the first slowed request arrives (a test's clock can start there, not at a guess of the machine's speed).
+        `held`: each agent reply waits until the test lets it go with `allow` (every rollout's first n replies),
+        so a test sees each turn arrive at the step it chose, on a machine of any speed, without sleeping."""
         self.tok, self.model, self.steps = tokenizer, model, steps or DEFAULT_STEPS
         self.scripts = scripts or {}
         self.token_ids, self.delay_s, self.slow_after = token_ids, delay_s, slow_after
+        self.allowed: float = 0 if held else math.inf  # agent replies let through, per rollout
         self.requests: list[dict] = []
         self.slowed = threading.Event()
         self.port = free_port()
         self._server = None
         self._thread = None
+
+    def allow(self, replies: float) -> None:
+        """Let each rollout's first `replies` agent replies through (math.inf: all of them, from now on)."""
+        self.allowed = replies
 
     @property
     def url(self) -> str:
@@ -156,6 +163,8 @@ class ScriptedLLM:
             if self.delay_s and body.get("tools") and len(body["tools"]) > 1 and results >= self.slow_after:
                 self.slowed.set()
                 await asyncio.sleep(self.delay_s)
+            while body.get("tools") and len(body["tools"]) > 1 and results >= self.allowed:
+                await asyncio.sleep(0.02)  # held until the test allows this reply (stop cancels the wait)
             resp = self.respond(body)
             if body.get("stream"):
                 return StreamingResponse(_sse(resp), media_type="text/event-stream")
