@@ -691,8 +691,10 @@ class RunTable:
         rf = self.row_fates()
         fate, step = rf["fate"], rf["step"]
         out: dict[int, list[Any]] = {}
-        for row, x in zip(rows, mine, strict=True):
-            at = int(np.searchsorted(entry, row))  # the rollout's first TRL row in ordinals() order
+        # each rollout's first TRL row in ordinals() order, found at once in `entry`'s own width (a Python int
+        # searched in 32-bit numbers would copy all of them to 64 bits for each search)
+        firsts = np.searchsorted(entry, np.array(rows, dtype=entry.dtype)).tolist()
+        for row, x, at in zip(rows, mine, firsts, strict=True):
             for k, ordinal in enumerate(x["row_ordinal"] or ()):
                 turns = (x["row_turns"] or [None] * len(x["row_ordinal"]))[k]
                 out.setdefault(row, []).append(QueuedRow(
