@@ -38,8 +38,8 @@ median over the baseline's. (That make_run picks its 8 rewards by `(r + v + g) %
 Prints a short table and a JSON summary (`--json FILE` writes it too).
 
 Measured on the 2-core machine, quiet (load 0.7-1.3), at 1,024,000 rollouts (bench/make_run.py 2000x8x64): stats
-1.2 s (1.5 s CPU), 424 MB above imports; the run page's first visitor 2.5 s (3.2 s CPU), 700 MB, later ones 42 ms
-against a rollout's 2 ms; a word's first hits 0.25 s, its full count 3.0 s; the public visitor 7.6 s CPU, 1.1 GB,
+1.2 s (1.4-1.6 s CPU), 376 MB above imports; the run page's first visitor 2.5 s (3.2 s CPU), 700 MB, later ones 42 ms
+against a rollout's 2 ms; a word's first hits 0.25 s, its full count 3.0 s; the public visitor 4.7 s CPU, 777 MB,
 the stand-in serving 30 MiB in 808 requests. Against 26d0a46 at 128,000 rollouts (medians of 5): stats 0.18x
 (CPU 0.13x, memory 0.81x), first visit 0.41x, later visits 1.02x, page memory 0.77x.
 
