@@ -3,7 +3,7 @@
 // answers a RunCompare (viewer/run_compare.py) and this draws the two runs' numbers side by side, their
 // per-version curves overlaid (viewer/assets/src/run_charts.js) and one task both ran, each side's rollouts of it
 // with their rewards and fates, each a link that opens it. Every text goes through textContent or an attribute
-// (dom.js's `el`, read with run_page.js before this file: viewer/ui/run_view.py).
+// (dom.js's `el`).
 import {el} from "./dom.js";
 import * as RunCharts from "./run_charts.js";
 
