@@ -5,7 +5,8 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -U pip
-# opencode (npm opencode-ai, pinned in package.json and package-lock.json) for local captures. Not
+# opencode (npm opencode-ai, pinned in package.json and package-lock.json) for local captures; typescript and
+# esbuild, which check and compile the pages' JavaScript (tests/test_page_contract.py, viewer/assets/build.py). Not
 # `npm ci`: npm 11 reports opencode's optional per-platform binaries as missing from any lock file.
 if command -v npm >/dev/null; then npm install --no-audit --no-fund --loglevel=error >/dev/null; fi
 # bubblewrap fences the local capture backend's agent in (capture/isolation.py); without it local

@@ -1,4 +1,4 @@
-"""The search panel in a real browser (viewer/ui/find_panel.py, viewer/assets/find_panel.js): on the bundled run,
+"""The search panel in a real browser (viewer/ui/find_panel.py, viewer/assets/src/find_panel.js): on the bundled run,
 the findings chart draws, a search lists hits, a hit opens the token view on its turn with the matched tokens
 marked and on screen, and a finding from the legend lists its rollouts; on a collection the panel is there too
 and it is absent on a single rollout. Screenshots in both schemes at 1440x900 and 1024x768."""

@@ -1,4 +1,4 @@
-"""Findings in the collection index, in a real browser (viewer/assets/collection_index.js): on the bundled run the
+"""Findings in the collection index, in a real browser (viewer/assets/src/collection_index.js): on the bundled run the
 findings column fills in once the search panel has computed them (its fp-indexed signal), the finding filter keeps
 the rollouts with a rule and lives in the URL, so a reload shows the same rows. Screenshots light and dark at
 1440x900 and 1024x768."""

@@ -2,7 +2,7 @@
 
 viewer/page_types.py turns msgspec's JSON schema of viewer/contract.py (and viewer/index/contract.py)
 into TypeScript declarations; `tsc --checkJs` (npm `typescript`, installed by scripts/setup.sh from
-package.json) checks viewer/assets/ against them. A field renamed in Python fails here, not on screen.
+package.json) checks the pages' sources (viewer/assets/src/) against them. A field renamed in Python fails here, not on screen.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ needs_tsc = requires(TSC.exists(), "typescript is not installed (bash scripts/se
 def _check(tmp_path: Path, declarations: str) -> subprocess.CompletedProcess:
     """tsc over a copy of the assets with `declarations` as contract.d.ts (the written file stays as it is)."""
     copy = tmp_path / "assets"
-    shutil.copytree(assets.HERE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.py", "*.css"))
+    shutil.copytree(assets.HERE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.py", "*.css", "built"))
     (copy / "contract.d.ts").write_text(declarations, encoding="utf-8")
     return subprocess.run([str(TSC), "-p", str(copy / "tsconfig.json")], capture_output=True, text=True, timeout=300)
 
@@ -85,7 +85,7 @@ def renamed_checks(tmp_path_factory) -> dict[tuple[str, str], str]:
     checks = [("", ""), *((r, f) for r, f, _ in RENAMES)]
     for record, field in checks:
         copy = tmp_path_factory.mktemp(f"{record}-{field}") / "assets"
-        shutil.copytree(assets.HERE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.py", "*.css"))
+        shutil.copytree(assets.HERE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.py", "*.css", "built"))
         text = _renamed(record, field) if field else page_types.declarations()
         (copy / "contract.d.ts").write_text(text, encoding="utf-8")
         projects[(record, field)] = str(copy / PROJECT)
@@ -106,15 +106,6 @@ def test_a_renamed_field_fails_the_check(renamed_checks, record, field, reader):
     assert reader in said and f"'{field}'" in said, said
 
 
-def test_the_bundle_holds_every_part_once():
-    js = assets.read("trace_view.js")
-    assert js.startswith("const TraceView = (() => {")
-    for part in assets.parts("trace_view.js"):
-        assert js.count(f"// -- {part.relative_to(assets.HERE)}\n") == 1
-    assert sorted(p.name for p in (assets.HERE / "trace_view").glob("*.js")) == \
-        sorted(p.name for p in assets.parts("trace_view.js")), "a part is missing from viewer/assets BUNDLES"
-
-
 @needs_tsc
 def test_the_pages_type_check_strictly(renamed_checks):
     """Every page is checked in tsc's strict mode, by the one project: the batch asserts it finds nothing as written."""
@@ -122,6 +113,6 @@ def test_the_pages_type_check_strictly(renamed_checks):
     project = json.loads((assets.HERE / PROJECT).read_text(encoding="utf-8"))
     assert project["compilerOptions"]["strict"] is True
     assert sorted(p.name for p in assets.HERE.glob("tsconfig*.json")) == [PROJECT], "a second project checks pages apart"
-    pages = {p.relative_to(assets.HERE).as_posix() for p in assets.HERE.rglob("*.js") if "vendor" not in p.parts}
+    pages = {p.relative_to(assets.HERE).as_posix() for p in (assets.HERE / "src").rglob("*.js")}
     checked = {p for p in pages if p in project["files"] or any(fnmatch(p, g) for g in project["include"])}
     assert pages == checked, pages - checked

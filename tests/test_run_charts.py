@@ -1,4 +1,4 @@
-"""The run page's chart reduction (viewer/assets/run_charts.js), run in node: a chart never draws more points
+"""The run page's chart reduction (viewer/assets/src/run_charts.js), run in node: a chart never draws more points
 than its pixels, and the reduction keeps every bin's extremes (a one-version spike survives)."""
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ needs_node = requires(NODE is not None, "node is not installed")
 
 
 def _run(expr: str):
-    code = assets.read("run_charts.js") + f"\nprocess.stdout.write(JSON.stringify({expr}));"
-    got = subprocess.run([NODE or "node", "-e", code], capture_output=True, text=True, timeout=60)
+    """`expr` evaluated in node beside the chart module (the source, an ES module: src/package.json says so)."""
+    module = (assets.HERE / "src" / "run_charts.js").as_uri()
+    code = f"import * as RunCharts from {json.dumps(module)};\nprocess.stdout.write(JSON.stringify({expr}));"
+    got = subprocess.run([NODE or "node", "--input-type=module", "-e", code], capture_output=True, text=True, timeout=60)
     assert got.returncode == 0, got.stderr
     return json.loads(got.stdout)
 

@@ -1,4 +1,4 @@
-"""Two runs compared on the run page, in a real browser (viewer/assets/run_versus.js): the bundled run beside a copy
+"""Two runs compared on the run page, in a real browser (viewer/assets/src/run_versus.js): the bundled run beside a copy
 with other rewards (tests/support/second_run.py), named in the URL (`vs=`), both runs' numbers side by side, their
 per-version curves overlaid on canvas, one task both ran followed in both (`vs_task=`, kept by a reload) with each
 side's rollouts linked, this run's opening in place, and a run that cannot be opened named. Screenshots light and

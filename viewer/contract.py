@@ -1,6 +1,6 @@
 """The records the token view receives from Python: the page contract, in one place.
 
-The page (viewer/assets/trace_view/, one file per part) gets one `Outline` when a rollout opens and
+The page (viewer/assets/src/trace_view/, one file per part) gets one `Outline` when a rollout opens and
 `Chunk`s of tokens as they scroll into view; nothing else crosses. Keys are the readable field names below, encoded by
 msgspec, so a renamed field is one edit here and in the JS that reads it. Panels that need markup
 arrive as `*_html` fragments built (and escaped) by viewer/render, never assembled in the page.

@@ -41,7 +41,7 @@ from .trainer_records import trainer_summary, trainer_turn
 
 MAX_TOKENS = 500_000  # tokens embedded in one file, every scope together
 MAX_TRAINER_TOKENS = 50_000  # generated tokens whose trainer numbers are embedded, every part together (~17 MB)
-ADVANTAGE_CHOICES = ("group", "+1", "-1")  # the trainer panel's advantage buttons (viewer/assets/trace_view/trainer.js)
+ADVANTAGE_CHOICES = ("group", "+1", "-1")  # the trainer panel's advantage buttons (viewer/assets/src/trace_view/trainer.js)
 
 # Inside <script>, the HTML parser looks for "</script" and, after "<!--", for "<script" (the
 # "script data escaped" states), so either can end or swallow the element whatever JSON says. With

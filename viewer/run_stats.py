@@ -3,7 +3,7 @@ followed across versions, and the deep link that names a place in the run.
 
 Pure functions over a run's index as Arrow columns (`rollout_trace.artifact.run_table.RunTable`: nothing
 here opens a rollout folder, and only the rows a record shows become Python objects; a `Run` read by
-`open_run` is turned into one), returning typed records (viewer/ui/run_view.py sends them to viewer/assets/run_page.js, which
+`open_run` is turned into one), returning typed records (viewer/ui/run_view.py sends them to viewer/assets/src/run_page.js, which
 writes every text with textContent and draws the charts from `RunBody.versions`). No Gradio here.
 
 Definitions (the page says them too):

@@ -1,11 +1,11 @@
-"""JavaScript and CSS of the token view and the collection index, shared by the app and exported HTML files.
+"""JavaScript and CSS of the app's pages and of exported HTML files.
 
-The token view is written one file per part (viewer/assets/trace_view/). `read("trace_view.js")` joins
-them, in PARTS' order, inside one function scope that hands out `TraceView = {mount, mountInApp,
-mountExport}`: the app passes that text to `gr.HTML(js_on_load=...)` (viewer/ui/view_tab.py) and an
-export inlines it in its one <script> (viewer/export.py), so both get the same code and neither needs
-a module loader or a second request. A page's script that uses shared helpers (USES: dom.js's `el`) is read
-with them first, inside the same script.
+Each page's JavaScript is written as ES modules under src/ (the token view one part per file, src/trace_view/;
+the helpers the pages share in src/dom.js), each importing what it uses. viewer/assets/build.py compiles every
+page to one committed plain script in built/ that defines one name (`TraceView`, `CollectionIndex`,
+`FindPanel`, `RunPage`): a gr.HTML's js_on_load runs it as a function body and calls that name's
+mountInApp, and an export inlines viewer/assets/built/trace_view.js in its one <script>. The app reads the
+committed scripts, so the Space needs no build step and no node.
 """
 
 from __future__ import annotations
@@ -15,30 +15,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-# A bundle: its global name, its parts (trace_view/<part>.js), the functions it hands out.
-BUNDLES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
-    "trace_view.js": ("TraceView",
-                      ("format", "advantage", "navigator", "toolbar", "token_pane", "trainer", "live", "place",
-                       "markup", "turn", "chrome", "input", "settle", "mount", "adapters"),
-                      ("mount", "mountInApp", "mountExport")),
-}
-
-# A page's script -> the shared scripts read before it (each gr.HTML's js_on_load is a scope of its own).
-USES: dict[str, tuple[str, ...]] = {"collection_index.js": ("dom.js",), "find_panel.js": ("dom.js",),
-                                    "run_page.js": ("dom.js",)}
-
-
-def parts(name: str) -> list[Path]:
-    """The files a bundle is joined from (the type check reads them one by one)."""
-    _, names, _ = BUNDLES[name]
-    return [HERE / name.removesuffix(".js") / f"{part}.js" for part in names]
-
 
 @lru_cache(maxsize=None)
 def read(name: str) -> str:
-    """An asset's text; a bundle's parts joined into one script."""
-    if name not in BUNDLES:
-        return "".join(read(shared) + "\n" for shared in USES.get(name, ())) + (HERE / name).read_text(encoding="utf-8")
-    glob, _, exported = BUNDLES[name]
-    body = "\n".join(f"// -- {p.relative_to(HERE)}\n{p.read_text(encoding='utf-8')}" for p in parts(name))
-    return f"const {glob} = (() => {{\n{body}\nreturn {{{', '.join(exported)}}};\n}})();\n"
+    """An asset's text: a page's compiled script (built/) for a .js name outside vendor/, else the file itself."""
+    path = HERE / "built" / name if name.endswith(".js") and not name.startswith("vendor/") else HERE / name
+    return path.read_text(encoding="utf-8")

@@ -55,7 +55,7 @@ interface Window {
   __traceView?: object;  // the mounted view, for the browser tests
 }
 
-/** The token view's place on screen (viewer/assets/trace_view/mount.js): a plain object per mount. */
+/** The token view's place on screen (viewer/assets/src/trace_view/mount.js): a plain object per mount. */
 interface ViewPlace { turn: number; mode: string; scope: string; row: number; follow: boolean;
   found?: [number, number] | null; foundTurn?: number; }
 

@@ -1,7 +1,7 @@
 """The records the collection index receives from Python: one `IndexPage` per shown page.
 
 Sibling of viewer/contract.py (the token view's records). The index page
-(viewer/assets/collection_index.js) gets an `IndexPage` as the value of its component, or from the
+(viewer/assets/src/collection_index.js) gets an `IndexPage` as the value of its component, or from the
 `index` server function when the visitor sorts, filters or pages. The table itself arrives as
 `table_html`, built and escaped by viewer/index/render.py from `IndexRow`s; the page never assembles
 markup from collection text. Everything else is plain typed data the page writes with textContent.

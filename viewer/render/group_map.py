@@ -1,7 +1,7 @@
 """The group map and the sibling comparison as escaped HTML, from viewer/group.py's records.
 
 Tool names, statuses, problems and token texts come from artifacts and are untrusted: every one goes
-through `safe.text`. The page (viewer/assets/collection_index.js) only reads the data-* attributes
+through `safe.text`. The page (viewer/assets/src/collection_index.js) only reads the data-* attributes
 (rollout, turn) to open a rollout and never builds markup from them.
 """
 

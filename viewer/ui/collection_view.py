@@ -2,7 +2,7 @@
 
 viewer/source_kinds.py decides what a source is: a single artifact opens in the
 token view as before; a folder, zip or Hub dataset holding more than one artifact, or a group, opens
-the index, a `gr.HTML` component of its own (viewer/assets/collection_index.js + .css) showing one
+the index, a `gr.HTML` component of its own (viewer/assets/src/collection_index.js + .css) showing one
 `IndexPage` (viewer/index/contract.py) built on the server from viewer/index/filters.py. The URL carries
 the state: `?src=COLLECTION&<filters>&page=N` is the index, adding `&row=PATH` opens that row, so a
 deep link restores either and the browser's Back returns from a row to the filtered index.

@@ -2,7 +2,7 @@
 generated text, tool calls and tool outputs, a findings chart (rollouts with each finding, per version in a run)
 and the hits, each opening the token view on its turn with the matched tokens marked.
 
-A `gr.HTML` mounted by viewer/assets/find_panel.js; its value is `{src, serial}` (which source it is about). The
+A `gr.HTML` mounted by viewer/assets/src/find_panel.js; its value is `{src, serial}` (which source it is about). The
 page asks two server functions: `find_summary` (builds the source's text index once, viewer/find/cache.py) and
 `find_search`; a hit sends a "click" event {action: "open", row, turn, found} that opens the row through the
 rows every part opens (viewer/ui/rows.py, `open_row`). In public mode the index reads at most MAX_ROLLOUTS_PUBLIC rollouts of a

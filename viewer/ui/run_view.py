@@ -4,8 +4,8 @@ followed across versions; a run still being recorded is followed without a reloa
 Opening a run (the source box, `?src=RUN`) shows, above the run's collection index (its filters work on the
 run's rows unchanged, viewer/ui/collection_view.py), a column of its own: a head (`RunHead`) and a body
 (`RunBody`: four charts of the per-version numbers, the versions list and, when a task is followed, its pass
-rate over versions). Both are `gr.HTML` components mounted by viewer/assets/run_page.js, which writes every
-text from a record with textContent and draws the charts on canvas in the page (viewer/assets/run_charts.js,
+rate over versions). Both are `gr.HTML` components mounted by viewer/assets/src/run_page.js, which writes every
+text from a record with textContent and draws the charts on canvas in the page (viewer/assets/src/run_charts.js,
 reduced to the pixels on screen), so the server sends each version's numbers once. The per-version numbers
 are computed once per run state (viewer/ui/follower.py), however many visitors and polls ask, from the run's
 index read as Arrow columns (rollout_trace/artifact/run_table.py: only the rows a record shows become Python
@@ -235,18 +235,18 @@ class RunView:
             return self.versus(req)
 
         css = assets.read("run_page.css")
-        js = assets.read("run_page.js")
+        js = assets.read("run_page.js")  # the page's one compiled script (viewer/assets/src/run_page.js and its imports)
         with gr.Column(visible=False, elem_id="run-page", elem_classes="rp-column") as self.column:
             self.head_html = gr.HTML(value="", html_template="<div class='rp-mount'></div>", css_template=css,
                                      apply_default_css=False, js_on_load=js + MOUNT_JS.format(part="head"),
                                      elem_id="run-head", padding=False)
-            # The charts are drawn in the body, on canvas, from the versions it holds (viewer/assets/run_charts.js).
+            # The charts are drawn in the body, on canvas, from the versions it holds (viewer/assets/src/run_charts.js)
+            # by uPlot, vendored as the script it is published as: it defines the global `uPlot` the charts call,
+            # so it runs first, in the body's scope (the head draws no chart).
             self.body_html = gr.HTML(value="", html_template="<div class='rp-mount'></div>", css_template=css +
                                      assets.read("vendor/uPlot.min.css") + assets.read("collection_index.css"),
                                      apply_default_css=False,
-                                     js_on_load=assets.read("vendor/uPlot.iife.min.js") + "\n" +
-                                     assets.read("run_charts.js") + js + assets.read("run_versus.js") +  # after dom.js
-                                     MOUNT_JS.format(part="body"),
+                                     js_on_load=assets.read("vendor/uPlot.iife.min.js") + "\n" + js + MOUNT_JS.format(part="body"),
                                      server_functions=[run_version, run_compare, run_versus], elem_id="run-body", padding=False)
         self.timer = gr.Timer(POLL_S, active=False)
         self.src_state = gr.State(("", None))

@@ -1,8 +1,8 @@
 """The View tab: pick a source (example, Hub id, path, upload) and the token view renders it.
 
 Gradio supplies the source controls, uploads, downloads and page load (what a link shows is decided by
-viewer/router.py); the token view itself is one custom `gr.HTML` component (viewer/assets/trace_view/, joined
-by viewer/assets `read`, its CSS scoped to the component) that gets
+viewer/router.py); the token view itself is one custom `gr.HTML` component (viewer/assets/src/trace_view/, compiled
+to one script by viewer/assets/build.py, its CSS scoped to the component) that gets
 an `Opened` record (viewer/contract.py) as a JSON string and fetches token chunks through
 `server_functions`, which skip the queue. Loaded rollouts are shared by every visitor of the same
 source (viewer/ui/store.py); the values it shows are made in viewer/ui/token_values.py, for every part that

@@ -1,11 +1,17 @@
 // -- token pane: chunks as they scroll into view, colours by mode, a keyboard cursor --------------
+import {errorText, esc, fmt, lpAlpha, refused, shown} from "./format.js";
+import {advantageClass} from "./advantage.js";
+import {isTrainerMode} from "./toolbar.js";
+/** @import {Trainer} from "./trainer.js" */
+/** @import {FirstChunk, ScopeRange, Story} from "./place.js" */
+
 const KEEP_CHUNKS = 12;  // chunks kept rendered: the rest are emptied, keeping their height
 
 /** The token pane of one mounted view. @typedef {ReturnType<typeof tokenPane>} TokenPane */
 
 /** @param {HTMLElement} box @param {Outline} O @param {TraceApi} api @param {ViewPlace} st
  *  @param {() => ScopeRange} scopeRange @param {FirstChunk | null} firstChunk @param {Trainer | null} trainer */
-function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
+export function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
   /** @type {Map<number, Chunk>} */
   let chunks = new Map();
   /** @type {Set<number>} */

@@ -1,8 +1,10 @@
 // -- advantage mode (GRPO groups): every trained generated token carries its rollout's advantage ------
 // Kept apart from the other modes so the trainer-view modes can merge beside it; a loss mode may read
 // O.advantage too. Alpha grows with |advantage| (TRL's advantages are z-scores: 2 is already far out).
+import {esc} from "./format.js";
+
 /** @param {Outline} O @param {TurnOutline} t @param {string} mask @param {boolean} rowScope */
-function advantageClass(O, t, mask, rowScope) {
+export function advantageClass(O, t, mask, rowScope) {
   const trained = mask === "1" && (rowScope || (t && t.trained));
   if (!trained) return {cls: " adv-ctx", style: ""};
   const a = O.advantage;
@@ -13,14 +15,14 @@ function advantageClass(O, t, mask, rowScope) {
 
 /** A run's turn (or training row) the trainer never trained: the push a mode shows never happened. `f`: its fate
  *  (`fateOf`, or the row's), null outside a run. @param {Fate | null} f */
-function hypothetical(f) {
+export function hypothetical(f) {
   if (!f) return "";
   return f.trained ? ` · <span class="tv-badge tv-fate trained" data-testid="push-fate">${esc(f.label)}: this push was in the loss</span>`
     : ` <span class="tv-badge warn tv-fate never" data-testid="push-fate" title="${esc(f.why)}">hypothetical: ${esc(f.label)}, so this push never reached the model</span>`;
 }
 
 /** @param {Outline} O @param {Fate | null} f the fate of what is on screen (a turn, or a training row) */
-function advantageLegend(O, f) {
+export function advantageLegend(O, f) {
   const a = O.advantage;
   const failed = O.run && O.run.advantage === null;
   const val = failed ? "<span class='tv-badge warn' data-testid='no-advantage'>TRL gave this rollout no advantage (it built no training row)</span>"

@@ -2,8 +2,10 @@
 // Two facts, never one word: t.trained is what TRL's mask WOULD train; a recorded run's turn fate whether the
 // trainer DID train the row that trains the turn (O.run.turns, one per turn: viewer/fate.py `turn_fate`; a
 // rollout's rows can meet different fates). Without a run there is only the mask.
+import {all, esc, fmt} from "./format.js";
+
 /** The trainer's fact about the turn at outline position `pos`, or null outside a run. @param {Outline} O @param {number} pos */
-function fateOf(O, pos) {
+export function fateOf(O, pos) {
   if (!O.run) return null;
   return O.run.turns[pos] || null;
 }
@@ -16,14 +18,14 @@ function turnPill(O, t, pos) {
   return f.trained ? {text: `trained · step ${f.steps.join(", ")}`, on: true} : {text: `never trained (${f.cause})`, on: false};
 }
 /** The toolbar's words after "turn N". @param {Outline} O @param {TurnOutline} t @param {number} pos */
-function turnFate(O, t, pos) {
+export function turnFate(O, t, pos) {
   const f = fateOf(O, pos);
   if (!t.trained) return O.run ? " (not in TRL's mask)" : " (not trained)";
   if (!f) return "";
   return f.trained ? ` (trained at step ${f.steps.join(", ")})` : ` (in TRL's mask, never trained: ${f.cause})`;
 }
 /** @param {HTMLElement} nav @param {Outline} O */
-function navPart(nav, O) {
+export function navPart(nav, O) {
   nav.innerHTML = O.turns.map((t, pos) => {
     const occ = O.max_context ? Math.round(100 * (t.prompt_tokens + t.output_tokens) / O.max_context) : 0;
     const drift = t.drift_at !== null ? `<span class="tv-driftmark" title="the prompt departs from the turn before at position ${fmt(t.drift_at)}">⚠ drift</span>` : "";

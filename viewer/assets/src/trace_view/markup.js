@@ -1,8 +1,9 @@
 // -- the view's skeleton: the boxes every part fills, the actions, the keyboard help ---------------------
 // The outline's *_html fragments were escaped by the server; everything else inserted here is escaped.
+import {esc} from "./format.js";
 
 /** The view's markup before any part has drawn in it. @param {Outline} O @param {boolean} canExport */
-function viewHtml(O, canExport) {
+export function viewHtml(O, canExport) {
   const modes = O.modes.map((m) => m.id);
   return `
     <div class="tv" data-testid="trace-view">

@@ -1,10 +1,16 @@
 // -- the reader's input: the view's buttons, the pointer and arrow keys over the tokens, the shortcut keys ------
 // Listeners sit on the view's own elements, which a re-mount replaces; the one on `document` retires once the
 // view is gone (a re-mount into the same element leaves one listener, not two).
+import {target} from "./format.js";
+import {notInRows} from "./toolbar.js";
+import {storyOf} from "./place.js";
+import {go, setMode, setScope, update} from "./turn.js";
+import {exportMenu, present, showTip, toggleHelp} from "./chrome.js";
+/** @import {View} from "./mount.js" */
 
 /** Every button of the view, by what it carries (data-turn, data-mode, ...) or its class.
  *  @param {View} v @param {ReturnType<typeof exportMenu>} menu */
-function listenToButtons(v, menu) {
+export function listenToButtons(v, menu) {
   const {view, st, pane} = v;
   view.addEventListener("click", (ev) => {
     const b = target(ev).closest("button");
@@ -24,7 +30,7 @@ function listenToButtons(v, menu) {
 
 /** The tokens: hovering shows a token's details, a click pins it and puts the cursor there, the arrow keys
  *  walk the cursor (its details follow). @param {View} v */
-function listenToTokens(v) {
+export function listenToTokens(v) {
   const {box, pane} = v, tip = v.$(".tv-tip");
   /** @param {HTMLElement} s */
   const tell = (s) => showTip(tip, s, pane.info(Number(s.dataset.i)));
@@ -52,7 +58,7 @@ function listenToTokens(v) {
 
 /** The shortcut keys (the help lists them), anywhere on the page but in a text field. @param {View} v
  *  @param {ReturnType<typeof exportMenu>} menu */
-function listenToKeys(v, menu) {
+export function listenToKeys(v, menu) {
   const {view, st, O, modes, scopes} = v;
   /** @param {KeyboardEvent} ev */
   const onKey = (ev) => {  // one listener per mount: a re-mount into the same element retires this one

@@ -1,16 +1,21 @@
 // -- the turn on screen: moving the place (turn, mode, scope), drawing what goes with it, telling the page ----
 // Each function takes the mounted view (`View`, mount.js) and changes its place, then redraws what that change
 // touches: a new turn or scope repaints the tokens, a new mode only recolours them.
+import {esc} from "./format.js";
+import {navPart, turnFate} from "./navigator.js";
+import {isTrainerMode, legend, notInRows} from "./toolbar.js";
+import {outlineFor, storyOf} from "./place.js";
+/** @import {View} from "./mount.js" */
 
 /** Everything about the turn on screen, then its tokens. @param {View} v */
-function update(v) {
+export function update(v) {
   sides(v);
   v.pane.paint(storyOf(v.O, v.st, v.trainer));  // fits the pane too: the lines above the tokens differ per turn
   tellState(v);
 }
 
 /** TRL's training rows, asked for once; the row scope paints when they land. @param {View} v */
-async function fetchTraining(v) {
+export async function fetchTraining(v) {
   if (v.training) return;
   v.training = await v.api.training(v.O.run || null);
   if (v.st.scope === "row") update(v);
@@ -27,7 +32,7 @@ function trainerNeed(v) {
 }
 
 /** The trainer's numbers arrived: the legend says so, and a trainer mode colours and lands with them. @param {View} v */
-function trainerLanded(v) {
+export function trainerLanded(v) {
   const {O, st, pane, $} = v;
   $(".tv-legend").innerHTML = legend(O, st, v.trainer, v.training);
   if (isTrainerMode(O, st.mode)) { trainerNeed(v); pane.recolour(); pane.reland(storyOf(O, st, v.trainer)); }
@@ -58,14 +63,14 @@ function sides(v) {
 
 /** What an export needs to open where the reader is: the place, the trainer panel's settings, the group's
  *  advantage, and a run's rollout (its export carries its place and the trainer's fate). @param {View} v */
-function exportPlace(v) {
+export function exportPlace(v) {
   const {O, st, trainer} = v;
   return {...st, trainer: trainer ? trainer.state() : null, advantage: O.advantage === undefined ? null : O.advantage,
           run: O.run || null};
 }
 
 /** The page hears the place (the app writes it in the URL), once the mount is no longer quiet. @param {View} v */
-function tellState(v) {
+export function tellState(v) {
   const {st, trainer, api} = v;
   // a search hit's marks stay in the URL while its turn is on screen, so a reload or a shared link keeps them
   const found = st.found && st.turn === st.foundTurn ? `${st.found[0]}-${st.found[1]}` : "";
@@ -73,7 +78,7 @@ function tellState(v) {
 }
 
 /** @param {View} v @param {number} turn @param {boolean} auto: the view moved itself (following a capture) */
-function go(v, turn, auto = false) {
+export function go(v, turn, auto = false) {
   const {O, st} = v;
   st.turn = Math.min(Math.max(0, turn), O.turns.length - 1);
   if (!auto && v.live) { st.follow = st.turn === O.turns.length - 1; v.liveBar.following(st.follow); }
@@ -82,7 +87,7 @@ function go(v, turn, auto = false) {
 }
 
 /** @param {View} v @param {string} m */
-function setMode(v, m) {
+export function setMode(v, m) {
   const {O, st, pane, $} = v;
   if (st.scope === "row" && notInRows(O, m)) return;
   st.mode = m;
@@ -95,13 +100,13 @@ function setMode(v, m) {
 }
 
 /** @param {View} v @param {string} s */
-function setScope(v, s) { v.st.scope = s; v.st.row = 0; update(v); }
+export function setScope(v, s) { v.st.scope = s; v.st.row = 0; update(v); }
 
 // A watched capture grew (or finished): same rollout, more turns or fuller panels. The reader keeps
 // their place; a reader following the newest turn moves to it. False when only a fresh mount can show
 // it (the modes changed: a rescore part arrived with the final artifact).
 /** @param {View} v @param {Opened} next */
-function growView(v, next) {
+export function growView(v, next) {
   const {O, st, $} = v;
   const N = next.outline;
   if (!!N.trainer !== v.hasTrainer) return false;

@@ -2,12 +2,14 @@
 // Everything about the trainer lives here so the rest of the view only asks it for a class, a legend,
 // tooltip lines and "is this turn's data here yet". Numbers come from server.trainer (TrainerTurn and
 // TrainerSummary in viewer/contract.py), cached per turn, part, band and advantage.
+import {all, errorText, esc, fmt, num, refused, target} from "./format.js";
+import {hypothetical} from "./advantage.js";
 
 /** The trainer's view of one mounted rollout. @typedef {ReturnType<typeof trainerPart>} Trainer */
 
 /** @param {HTMLElement} box @param {HTMLElement} nav @param {Outline} O @param {TraceApi} api @param {ViewPlace} st
  *  @param {() => void} onData */
-function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
+export function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
   const outline = O.trainer, asker = api.trainer;
   if (!outline || !asker) throw new Error("the trainer's view needs a rescore part and server.trainer");  // mount checks both
   const T = outline, ask = asker;

@@ -1,9 +1,12 @@
 // -- a watched capture: running badge with elapsed time and stage, follow, a group's rollouts ----------
+import {esc, fmt, refused, target} from "./format.js";
+import {mount} from "./mount.js";
+
 /** What the badge's buttons do: follow the newest turn, follow another rollout of the group, cancel the run.
  *  @typedef {{follow: () => void, sibling: (k: number) => void, cancel: (() => void) | null}} LiveActions */
 
 /** @param {HTMLElement} el @param {LiveActions} on */
-function followBar(el, on) {
+export function followBar(el, on) {
   /** @type {Live | null} */
   let L = null;
   /** @type {ReturnType<typeof setInterval> | undefined} */
@@ -65,7 +68,7 @@ function followBar(el, on) {
 // or when this element shows something else.
 const LIVE_POLL_MS = 500;  // with the proxy watched once a second (capture/live.py), a call is painted within 2 s
 /** An `Opened` record of a capture being watched. @param {Opened} o @returns {o is Opened & {live: Live}} */
-const isLive = (o) => !!o.live;
+export const isLive = (o) => !!o.live;
 
 /** A watched capture (watchRun): its run, how a new value of it is shown, which rollout of the group it follows;
  *  polls: the questions asked (the tests count them).
@@ -75,7 +78,7 @@ const isLive = (o) => !!o.live;
 
 /** @param {AppState} app @param {HTMLElement} element @param {Opened & {live: Live}} opened @param {ViewServer} server
  *  @param {(o: Opened, keep?: ViewPlace | null) => ReturnType<typeof mount>} remount */
-function watchRun(app, element, opened, server, remount) {
+export function watchRun(app, element, opened, server, remount) {
   let L = opened.live, changed = L.changed, rollout = L.rollout, stopped = false;
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;

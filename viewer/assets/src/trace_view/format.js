@@ -3,23 +3,23 @@
 /** @type {Record<string, string>} */
 const ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"};
 /** @param {unknown} s */
-const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ENTITIES[c]);
+export const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ENTITIES[c]);
 /** @param {string} s */
-const shown = (s) => esc(s).replace(/ /g, "<i class='ws'>·</i>").replace(/\t/g, "<i class='ws'>→</i>")
+export const shown = (s) => esc(s).replace(/ /g, "<i class='ws'>·</i>").replace(/\t/g, "<i class='ws'>→</i>")
   .replace(/\r/g, "<i class='ws'>␍</i>").replace(/\n/g, "<i class='ws'>↵</i><br>");
 /** @param {number} n */
-const fmt = (n) => Number(n).toLocaleString("en-US");
+export const fmt = (n) => Number(n).toLocaleString("en-US");
 /** @param {number} lp */
-const lpAlpha = (lp) => (0.08 + 0.85 * Math.min(1, Math.max(0, 1 - Math.exp(lp)))).toFixed(3);  // p=1 faint .. p=0 strong
+export const lpAlpha = (lp) => (0.08 + 0.85 * Math.min(1, Math.max(0, 1 - Math.exp(lp)))).toFixed(3);  // p=1 faint .. p=0 strong
 /** A server answer that is a refusal (`{error}`, pages.d.ts `Refused`) rather than its record.
  *  @param {unknown} a @returns {a is Refused} */
-const refused = (a) => !!a && typeof a === "object" && "error" in a;
+export const refused = (a) => !!a && typeof a === "object" && "error" in a;
 /** The elements under `root` that `sel` matches: the view's selectors name HTML elements only.
  *  @param {ParentNode} root @param {string} sel */
-const all = (root, sel) => /** @type {NodeListOf<HTMLElement>} */ (root.querySelectorAll(sel));
+export const all = (root, sel) => /** @type {NodeListOf<HTMLElement>} */ (root.querySelectorAll(sel));
 /** The element a DOM event happened on. @param {Event} ev */
-const target = (ev) => /** @type {HTMLElement} */ (ev.target);
+export const target = (ev) => /** @type {HTMLElement} */ (ev.target);
 /** @param {number | null | undefined} x */
-const num = (x, d = 4) => x === null || x === undefined ? "n/a" : Math.abs(x) > 0 && Math.abs(x) < 1e-3 ? x.toExponential(1) : x.toFixed(d);
+export const num = (x, d = 4) => x === null || x === undefined ? "n/a" : Math.abs(x) > 0 && Math.abs(x) < 1e-3 ? x.toExponential(1) : x.toFixed(d);
 /** What a failure says: an Error's message, else the thrown value itself. @param {unknown} e */
-const errorText = (e) => String(typeof e === "object" && e !== null && "message" in e && e.message || e);
+export const errorText = (e) => String(typeof e === "object" && e !== null && "message" in e && e.message || e);

@@ -2,9 +2,11 @@
 // The app may still be laying itself out around the view: until the reader touches anything, re-fit the pane
 // and land on the story again as the layout settles. A resize re-wraps the lines: fit the pane again and,
 // unless the reader has scrolled it, land on its story again (a search hit's marked tokens stay on screen).
+import {storyOf} from "./place.js";
+/** @import {View} from "./mount.js" */
 
 /** @param {View} v */
-function settleLayout(v) {
+export function settleLayout(v) {
   const {view, box, pane, st} = v;
   let touched = false;
   for (const ev of ["pointerdown", "wheel", "keydown", "touchstart"]) view.addEventListener(ev, () => { touched = true; }, {once: true, passive: true});

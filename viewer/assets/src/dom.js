@@ -2,7 +2,7 @@
 // attributes and children, a move to a new place in the URL that every page's part hears of, the word that an
 // action is under way, and a component's value read as the server sent it. Text reaches the
 // page only as textContent or an attribute's value, never as markup.
-// viewer/assets `read` puts this file before each page that uses it (USES), inside that page's own script.
+// Each page imports what it uses; the build (viewer/assets/build.py) puts a copy inside each page's one script.
 
 /** @typedef {string | number | boolean | null | undefined} AttrValue */
 
@@ -13,7 +13,7 @@
  * @param {K} tag @param {Record<string, AttrValue> | null} [attrs] @param {...(Node | string | null | undefined)} children
  * @returns {HTMLElementTagNameMap[K]}
  */
-function el(tag, attrs, ...children) {
+export function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === null || v === undefined || v === false) continue;
@@ -29,7 +29,7 @@ function el(tag, attrs, ...children) {
  * it as "rtv-place" on document, as they hear of Back as "popstate" on window.
  * @param {URL} u @param {object | null} [push]
  */
-function goTo(u, push) {
+export function goTo(u, push) {
   if (push) history.pushState(push, "", u.toString()); else history.replaceState(history.state, "", u.toString());
   document.dispatchEvent(new Event("rtv-place"));
 }
@@ -40,7 +40,7 @@ const WORKING_MS = 300;  // an action that takes longer says so
  * taken WORKING_MS, until a part draws an answer from the server ("rtv-shown" on document) or two minutes pass.
  * @param {string} text
  */
-function working(text) {
+export function working(text) {
   const shown = setTimeout(() => {
     let box = document.getElementById("rtv-working");
     if (!box) {  // on body, outside every component: styled here (a component's stylesheet is scoped to it)
@@ -68,7 +68,7 @@ function working(text) {
  * page's parts that an answer is being drawn ("rtv-shown").
  * @param {{value: unknown}} props @returns {any}
  */
-function sentValue(props) {
+export function sentValue(props) {
   document.dispatchEvent(new Event("rtv-shown"));
   return typeof props.value === "string" ? JSON.parse(props.value) : props.value;
 }

@@ -1,6 +1,8 @@
 // -- the reader's place: where a mount starts, which tokens a scope holds, where a turn's story is ----------
 // Pure functions of the outline and the place (`ViewPlace`, pages.d.ts): the view's parts read them, none
 // keeps its own copy.
+import {isTrainerMode} from "./toolbar.js";
+/** @import {Trainer} from "./trainer.js" */
 
 /** The tokens a scope pages through: [start, start + size); `waiting` while TRL's rows are on their way.
  *  @typedef {{start: number, size: number, waiting: boolean}} ScopeRange */
@@ -13,13 +15,13 @@
 
 /** The outline a mount shows: the trainer's modes only when a rescore part and a way to ask for its numbers
  *  are both there (an export has none). @param {Outline} outline @param {boolean} hasTrainer @returns {Outline} */
-function outlineFor(outline, hasTrainer) {
+export function outlineFor(outline, hasTrainer) {
   return hasTrainer ? outline : {...outline, modes: outline.modes.filter((m) => !m.trainer)};
 }
 
 /** The place a mount opens on: the record's initial place, with a mode or scope this rollout lacks replaced.
  *  @param {Partial<ViewPlace> | null} initial @param {Outline} O @returns {ViewPlace} */
-function startPlace(initial, O) {
+export function startPlace(initial, O) {
   /** @type {ViewPlace} */
   const st = {turn: 0, mode: "mask", scope: "new", row: 0, follow: false, ...(initial || {})};
   if (!O.modes.some((m) => m.id === st.mode)) st.mode = "mask";
@@ -28,7 +30,7 @@ function startPlace(initial, O) {
 }
 
 /** @param {Outline} O @param {ViewPlace} st @param {Training | null} training @returns {ScopeRange} */
-function scopeRange(O, st, training) {
+export function scopeRange(O, st, training) {
   const t = O.turns[st.turn];
   if (st.scope === "row") {
     const r = training && training.rows[st.row];
@@ -40,13 +42,13 @@ function scopeRange(O, st, training) {
 
 /** The first chunk, placed in the scope the mount opens on. @param {Chunk | null} chunk @param {Outline} O
  *  @param {ViewPlace} st @returns {FirstChunk | null} */
-function firstChunkOf(chunk, O, st) {
+export function firstChunkOf(chunk, O, st) {
   return chunk ? {turn: st.turn, scope: st.scope, index: Math.floor((chunk.start - scopeRange(O, st, null).start) / O.chunk_size), chunk} : null;
 }
 
 /** The turn's story on screen, or null in row scope (a TRL row has none).
  *  @param {Outline} O @param {ViewPlace} st @param {Trainer | null} trainer @returns {Story | null} */
-function storyOf(O, st, trainer) {
+export function storyOf(O, st, trainer) {
   if (st.scope === "row") return null;
   const t = O.turns[st.turn];
   const found = st.found && st.turn === st.foundTurn ? st.found : null;

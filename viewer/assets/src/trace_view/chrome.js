@@ -1,8 +1,12 @@
 // -- the view's chrome: presentation mode, the keyboard help, the export menu, the token tooltip ------------
 // Each toggle takes `on` (undefined: flip it) and says whether it is open (aria-pressed, aria-expanded).
+import {errorText, esc, refused} from "./format.js";
+import {storyOf} from "./place.js";
+import {exportPlace} from "./turn.js";
+/** @import {View} from "./mount.js" */
 
 /** @param {View} v @param {boolean} [on] */
-function present(v, on) {
+export function present(v, on) {
   const {view, pane, $} = v;
   const shown = on === undefined ? !view.classList.contains("present") : on;
   view.classList.toggle("present", shown);
@@ -13,7 +17,7 @@ function present(v, on) {
 }
 
 /** @param {View} v @param {boolean} [on] */
-function toggleHelp(v, on) {
+export function toggleHelp(v, on) {
   const help = v.$(".tv-help");
   help.hidden = on === undefined ? !help.hidden : !on;
   v.$(".tv-help-btn").setAttribute("aria-expanded", String(!help.hidden));
@@ -21,7 +25,7 @@ function toggleHelp(v, on) {
 
 /** The export menu: the server builds the page, the browser saves it (no file on the server). The link of
  *  the last file written is kept until the next one replaces it. @param {View} v */
-function exportMenu(v) {
+export function exportMenu(v) {
   const {$, api} = v;
   let exportUrl = "";
   /** @param {boolean} [on] */
@@ -52,7 +56,7 @@ function exportMenu(v) {
 
 /** The tooltip under (or, near the window's bottom, above) a token. @param {HTMLElement} tip
  *  @param {HTMLElement} span @param {string} text */
-function showTip(tip, span, text) {
+export function showTip(tip, span, text) {
   tip.textContent = text;
   tip.hidden = !text;
   const r = span.getBoundingClientRect();

@@ -1,14 +1,19 @@
 // -- toolbar: modes, scopes and actions; every toggle says whether it is pressed ------------------
 // What each mode needs comes with it in the outline (viewer/contract.py `ModeChoice`): the page keeps no list.
+import {all, esc, fmt} from "./format.js";
+import {advantageLegend} from "./advantage.js";
+import {fateOf} from "./navigator.js";
+/** @import {Trainer} from "./trainer.js" */
+
 /** @type {(O: Outline, id: string) => ModeChoice | undefined} */
 const modeOf = (O, id) => O.modes.find((m) => m.id === id);
 /** @type {(O: Outline, id: string) => boolean} */
-const isTrainerMode = (O, id) => { const m = modeOf(O, id); return !!m && m.trainer; };
+export const isTrainerMode = (O, id) => { const m = modeOf(O, id); return !!m && m.trainer; };
 /** @type {(O: Outline, id: string) => string | null} */
-const notInRows = (O, id) => { const m = modeOf(O, id); return m ? m.not_in_rows : null; };  // why a row cannot show it
+export const notInRows = (O, id) => { const m = modeOf(O, id); return m ? m.not_in_rows : null; };  // why a row cannot show it
 
 /** @param {HTMLElement} bar @param {Outline} O */
-function toolbarPart(bar, O) {
+export function toolbarPart(bar, O) {
   /** @param {string} kind @param {Choice[]} choices */
   const group = (kind, choices) => `<span class="tv-group" role="group" aria-label="${kind}">${choices.map((c) =>
     `<button data-${kind}="${esc(c.id)}" title="${esc(c.help)}" aria-pressed="false">${esc(c.label)}</button>`).join("")}</span>`;
@@ -43,7 +48,7 @@ function fateHere(O, st, training) {
 }
 
 /** @param {Outline} O @param {ViewPlace} st @param {Trainer | null} trainer @param {Training | null} training */
-function legend(O, st, trainer, training) {
+export function legend(O, st, trainer, training) {
   const t = O.turns[st.turn], f = fateHere(O, st, training);
   const L = isTrainerMode(O, st.mode) && trainer ? trainer.legend(f) : /** @type {Record<string, string>} */ ({
     mask: `<span class="sw m0"></span>context the model read (mask 0) <span class="sw m1"></span>tokens the model generated (mask 1, underlined${st.scope === "row" ? (f && !f.trained ? `, in TRL's mask: never trained, ${esc(f.cause || "")})` : ")") : t.trained ? (f && !f.trained ? `, in TRL's mask: never trained, ${esc(f.cause || "")})` : ", trained)") : ") <span class='sw m1u'></span>hatched: this turn is not trained"}` +

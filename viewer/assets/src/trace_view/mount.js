@@ -7,6 +7,20 @@
 // Two adapters (adapters.js) mount it inside the Gradio app (chunks from a server function) and in an
 // exported HTML file (chunks embedded).
 // Every string inserted as HTML is escaped here or was escaped by the server (the *_html fragments).
+import {esc} from "./format.js";
+import {navPart} from "./navigator.js";
+import {toolbarPart} from "./toolbar.js";
+import {tokenPane} from "./token_pane.js";
+/** @import {TokenPane} from "./token_pane.js" */
+import {trainerPart} from "./trainer.js";
+/** @import {Trainer} from "./trainer.js" */
+import {followBar} from "./live.js";
+import {firstChunkOf, outlineFor, scopeRange, startPlace} from "./place.js";
+import {viewHtml} from "./markup.js";
+import {exportPlace, fetchTraining, go, growView, setMode, setScope, tellState, trainerLanded, update} from "./turn.js";
+import {exportMenu, present} from "./chrome.js";
+import {listenToButtons, listenToKeys, listenToTokens} from "./input.js";
+import {settleLayout} from "./settle.js";
 
 // -- the whole view ---------------------------------------------------------------------------------
 /** One mounted view: its outline and place, its elements and parts, shared by the functions that drive it
@@ -20,7 +34,7 @@
  *  @typedef {Omit<Opened, "initial"> & {initial: Partial<ViewPlace> | null, note?: string | null}} Opening */
 
 /** @param {HTMLElement} root @param {Opening} opened @param {TraceApi} api */
-function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alone until the reader moves
+export function mount(root, opened, api, quiet = false) {  // quiet: leave the URL alone until the reader moves
   const hasTrainer = !!(opened.outline.trainer && api.trainer);
   const O = outlineFor(opened.outline, hasTrainer);
   const st = startPlace(opened.initial, O);

@@ -1,7 +1,11 @@
 // -- adapters ----------------------------------------------------------------------------------------
+import {isLive, watchRun} from "./live.js";
+/** @import {AppState} from "./live.js" */
+import {mount} from "./mount.js";
+
 /** @param {HTMLElement} element @param {{value: string}} props @param {ViewServer} server
  *  @param {(name: string, fn: () => void) => void} watch */
-function mountInApp(element, props, server, watch) {  // inside gr.HTML: chunks come from server functions
+export function mountInApp(element, props, server, watch) {  // inside gr.HTML: chunks come from server functions
   // This component's state: the rollout on screen (its server key, its source) and the capture watched.
   /** @type {AppState} */
   const app = {key: null, src: null, live: null};
@@ -36,7 +40,7 @@ function mountInApp(element, props, server, watch) {  // inside gr.HTML: chunks 
     const box = element.querySelector(".tv-mount");
     if (!box || !props.value) return;
     /** @type {Opened | Failed} */
-    // the server's answer is drawn: a part saying an action is under way (viewer/assets/dom.js `working`) stops
+    // the server's answer is drawn: a part saying an action is under way (viewer/assets/src/dom.js `working`) stops
     document.dispatchEvent(new Event("rtv-shown"));
     const opened = typeof props.value === "string" ? JSON.parse(props.value) : props.value;
     if ("error_html" in opened) {  // a message (or the index's empty value) replaces the view: its listeners retire
@@ -60,7 +64,7 @@ function mountInApp(element, props, server, watch) {  // inside gr.HTML: chunks 
 }
 
 /** @param {HTMLElement} dataElement @param {HTMLElement} root */
-function mountExport(dataElement, root) {  // an exported file: every chunk it can show is embedded
+export function mountExport(dataElement, root) {  // an exported file: every chunk it can show is embedded
   /** @type {ExportData} */
   const D = JSON.parse(dataElement.textContent || "");
   const absent = "not included in this export: export this turn alone to get its full context";

@@ -1,0 +1,1308 @@
+// Built from viewer/assets/src/trace_view.js by `python -m viewer.assets.build`: edit the source, not this file.
+"use strict";
+var TraceView = (() => {
+  var __defProp = Object.defineProperty;
+  var __getOwnPropDesc = Object.getOwnPropertyDescriptor;
+  var __getOwnPropNames = Object.getOwnPropertyNames;
+  var __hasOwnProp = Object.prototype.hasOwnProperty;
+  var __export = (target2, all2) => {
+    for (var name in all2)
+      __defProp(target2, name, { get: all2[name], enumerable: true });
+  };
+  var __copyProps = (to, from, except, desc) => {
+    if (from && typeof from === "object" || typeof from === "function") {
+      for (let key of __getOwnPropNames(from))
+        if (!__hasOwnProp.call(to, key) && key !== except)
+          __defProp(to, key, { get: () => from[key], enumerable: !(desc = __getOwnPropDesc(from, key)) || desc.enumerable });
+    }
+    return to;
+  };
+  var __toCommonJS = (mod) => __copyProps(__defProp({}, "__esModule", { value: true }), mod);
+
+  // src/trace_view.js
+  var trace_view_exports = {};
+  __export(trace_view_exports, {
+    mountExport: () => mountExport,
+    mountInApp: () => mountInApp
+  });
+
+  // src/trace_view/format.js
+  var ENTITIES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+  var esc = (s) => String(s).replace(/[&<>"']/g, (c) => ENTITIES[c]);
+  var shown = (s) => esc(s).replace(/ /g, "<i class='ws'>·</i>").replace(/\t/g, "<i class='ws'>→</i>").replace(/\r/g, "<i class='ws'>␍</i>").replace(/\n/g, "<i class='ws'>↵</i><br>");
+  var fmt = (n) => Number(n).toLocaleString("en-US");
+  var lpAlpha = (lp) => (0.08 + 0.85 * Math.min(1, Math.max(0, 1 - Math.exp(lp)))).toFixed(3);
+  var refused = (a) => !!a && typeof a === "object" && "error" in a;
+  var all = (root, sel) => (
+    /** @type {NodeListOf<HTMLElement>} */
+    root.querySelectorAll(sel)
+  );
+  var target = (ev) => (
+    /** @type {HTMLElement} */
+    ev.target
+  );
+  var num = (x, d = 4) => x === null || x === void 0 ? "n/a" : Math.abs(x) > 0 && Math.abs(x) < 1e-3 ? x.toExponential(1) : x.toFixed(d);
+  var errorText = (e) => String(typeof e === "object" && e !== null && "message" in e && e.message || e);
+
+  // src/trace_view/navigator.js
+  function fateOf(O, pos) {
+    if (!O.run) return null;
+    return O.run.turns[pos] || null;
+  }
+  function turnPill(O, t, pos) {
+    const f = fateOf(O, pos);
+    if (!O.run) return { text: t.trained ? "trained" : "not trained", on: t.trained };
+    if (!t.trained) return { text: "not in mask", on: false };
+    if (!f) return { text: "in mask", on: false };
+    return f.trained ? { text: `trained · step ${f.steps.join(", ")}`, on: true } : { text: `never trained (${f.cause})`, on: false };
+  }
+  function turnFate(O, t, pos) {
+    const f = fateOf(O, pos);
+    if (!t.trained) return O.run ? " (not in TRL's mask)" : " (not trained)";
+    if (!f) return "";
+    return f.trained ? ` (trained at step ${f.steps.join(", ")})` : ` (in TRL's mask, never trained: ${f.cause})`;
+  }
+  function navPart(nav, O) {
+    nav.innerHTML = O.turns.map((t, pos) => {
+      const occ = O.max_context ? Math.round(100 * (t.prompt_tokens + t.output_tokens) / O.max_context) : 0;
+      const drift = t.drift_at !== null ? `<span class="tv-driftmark" title="the prompt departs from the turn before at position ${fmt(t.drift_at)}">⚠ drift</span>` : "";
+      const fail = t.tool_failed ? `<span class="tv-failmark" title="a tool call failed" aria-label="a tool call failed">✗</span>` : "";
+      const why = `${fmt(t.trained_tokens)} of ${fmt(t.output_tokens)} generated tokens trained` + (t.seed_trained !== t.trained ? `; the original capture script marks this turn ${t.seed_trained ? "trained" : "untrained"}` : "");
+      const f = fateOf(O, pos), p = turnPill(O, t, pos), fate = f ? `; ${f.why}` : "";
+      const pill = `<span class='tv-pill${p.on ? " tr" : ""}${f && !f.trained && t.trained ? " never" : ""}' data-testid="turn-pill" title="${esc((O.run ? why.replace("trained", "in TRL's mask") : why) + fate)}">${esc(p.text)}</span>`;
+      return `<button class="tv-navitem${t.trained ? " trained" : ""}" data-turn="${pos}" data-testid="nav-turn" aria-current="false">
+      <span class="tv-nav-h"><span class="tv-nav-turn">turn ${t.index}</span> ${pill} ${drift}${fail}</span>
+      <span class="tv-nav-tools">${t.tools.length ? t.tools.map(esc).join(", ") : "no tool call"}</span>
+      <span class="tv-nav-n">prompt ${fmt(t.prompt_tokens)} · out ${fmt(t.output_tokens)} · new ${fmt(t.added)}</span>
+      <span class="tv-occ" title="context ${fmt(t.prompt_tokens + t.output_tokens)} of the rollout's longest ${fmt(O.max_context)}"><span style="width:${occ}%"></span></span>
+    </button>`;
+    }).join("");
+    return {
+      /** @param {ViewPlace} st @param {number[] | null} rowTurns */
+      show(st, rowTurns) {
+        all(nav, ".tv-navitem").forEach((el) => {
+          const k = Number(el.dataset.turn);
+          const on = rowTurns ? rowTurns.includes(O.turns[k].index) : k === st.turn;
+          el.classList.toggle("active", on);
+          el.setAttribute("aria-current", on ? rowTurns ? "true" : "step" : "false");
+        });
+        const a = nav.querySelector(".active");
+        if (a && a.scrollIntoView) requestAnimationFrame(() => {
+          if (a.isConnected) a.scrollIntoView({ block: "nearest" });
+        });
+      }
+    };
+  }
+
+  // src/trace_view/advantage.js
+  function advantageClass(O, t, mask, rowScope) {
+    const trained = mask === "1" && (rowScope || t && t.trained);
+    if (!trained) return { cls: " adv-ctx", style: "" };
+    const a = O.advantage;
+    if (a === null || a === void 0) return { cls: " adv-unknown", style: "" };
+    const alpha = (0.18 + 0.7 * Math.min(1, Math.abs(a) / 2)).toFixed(3);
+    return { cls: a > 0 ? " adv-pos" : a < 0 ? " adv-neg" : " adv-zero", style: ` style="--a:${alpha}"` };
+  }
+  function hypothetical(f) {
+    if (!f) return "";
+    return f.trained ? ` · <span class="tv-badge tv-fate trained" data-testid="push-fate">${esc(f.label)}: this push was in the loss</span>` : ` <span class="tv-badge warn tv-fate never" data-testid="push-fate" title="${esc(f.why)}">hypothetical: ${esc(f.label)}, so this push never reached the model</span>`;
+  }
+  function advantageLegend(O, f) {
+    const a = O.advantage;
+    const failed = O.run && O.run.advantage === null;
+    const val = failed ? "<span class='tv-badge warn' data-testid='no-advantage'>TRL gave this rollout no advantage (it built no training row)</span>" : a === null || a === void 0 ? "<span class='tv-badge warn' data-testid='no-advantage'>no advantage here: this rollout was opened on its own, and a GRPO advantage comes with a group (open a group's map to see its rollouts' advantages)</span>" : `<span class="tv-nowrap">this rollout's advantage <b>${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}</b></span>`;
+    return `<span class="sw adv-pos"></span>pushed up (advantage &gt; 0) <span class="sw adv-neg"></span>pushed down (&lt; 0) <span class="sw adv-zero"></span>no push (0) <span class="sw adv-ctx"></span>not trained · ${val}${hypothetical(f)}`;
+  }
+
+  // src/trace_view/toolbar.js
+  var modeOf = (O, id) => O.modes.find((m) => m.id === id);
+  var isTrainerMode = (O, id) => {
+    const m = modeOf(O, id);
+    return !!m && m.trainer;
+  };
+  var notInRows = (O, id) => {
+    const m = modeOf(O, id);
+    return m ? m.not_in_rows : null;
+  };
+  function toolbarPart(bar, O) {
+    const group = (kind, choices) => `<span class="tv-group" role="group" aria-label="${kind}">${choices.map((c) => `<button data-${kind}="${esc(c.id)}" title="${esc(c.help)}" aria-pressed="false">${esc(c.label)}</button>`).join("")}</span>`;
+    bar.innerHTML = `<b class="tv-turn-title"></b>${group("mode", O.modes)}${group("scope", O.scopes)}
+    <button class="tv-jump-btn" title="jump to where this turn's story is: its drift, or its generated tokens (g)" aria-label="jump to the generated tokens">↓ generated</button>`;
+    return {
+      /** @param {ViewPlace} st @param {string} title */
+      show(st, title) {
+        const heading = bar.querySelector(".tv-turn-title");
+        if (heading) heading.textContent = title;
+        bar.querySelectorAll("[data-mode]").forEach((el) => {
+          const on = el.dataset.mode === st.mode;
+          el.classList.toggle("on", on);
+          el.setAttribute("aria-pressed", String(on));
+          const why = notInRows(O, el.dataset.mode || "");
+          el.disabled = st.scope === "row" && !!why;
+          if (el.disabled && why) el.title = why;
+        });
+        all(bar, "[data-scope]").forEach((el) => {
+          const on = el.dataset.scope === st.scope;
+          el.classList.toggle("on", on);
+          el.setAttribute("aria-pressed", String(on));
+        });
+      }
+    };
+  }
+  function fateHere(O, st, training) {
+    if (st.scope !== "row") return fateOf(O, st.turn);
+    const r = training ? training.rows[st.row] : null;
+    return r ? r.fate : null;
+  }
+  function legend(O, st, trainer, training) {
+    const t = O.turns[st.turn], f = fateHere(O, st, training);
+    const L = isTrainerMode(O, st.mode) && trainer ? trainer.legend(f) : (
+      /** @type {Record<string, string>} */
+      {
+        mask: `<span class="sw m0"></span>context the model read (mask 0) <span class="sw m1"></span>tokens the model generated (mask 1, underlined${st.scope === "row" ? f && !f.trained ? `, in TRL's mask: never trained, ${esc(f.cause || "")})` : ")" : t.trained ? f && !f.trained ? `, in TRL's mask: never trained, ${esc(f.cause || "")})` : ", trained)" : ") <span class='sw m1u'></span>hatched: this turn is not trained"}` + (st.scope !== "row" && t.drift_at !== null ? ` <span class="sw dmark"></span>rewritten at the turn boundary (drift)` : ""),
+        logprob: `<span class="sw lp-hi"></span>p ≈ 1 <span class="sw lp-lo"></span>p ≈ 0 <span class="sw nolp"></span>no logprob recorded (context, or none captured)`,
+        drift: `<span class="sw d-carried"></span>carried over exactly <span class="sw d-rewritten"></span>rewritten (drift) <span class="sw d-new"></span>new context <span class="sw d-out"></span>generated`,
+        advantage: advantageLegend(O, f)
+      }[st.mode]
+    );
+    if (st.scope === "row") return L;
+    const warn = [];
+    const a = t.audit;
+    if (a.ones_in_prompt) warn.push(`${fmt(a.ones_in_prompt)} prompt tokens have mask 1`);
+    if (a.zeros_in_output) warn.push(`${fmt(a.zeros_in_output)} generated tokens have mask 0`);
+    if (a.trained_without_logprobs) warn.push("trained turn without logprobs");
+    return L + (warn.length ? ` <span class="tv-badge warn">mask audit: ${esc(warn.join("; "))}</span>` : "");
+  }
+
+  // src/trace_view/token_pane.js
+  var KEEP_CHUNKS = 12;
+  function tokenPane(box, O, api, st, scopeRange2, firstChunk, trainer) {
+    let chunks = /* @__PURE__ */ new Map();
+    let rendered = /* @__PURE__ */ new Set();
+    let observer = null;
+    let epoch = 0;
+    let cursor = null;
+    let preloaded = firstChunk;
+    let landings = 0;
+    const landed = () => {
+      box.dataset.landed = String(++landings);
+    };
+    function driftClass(pos) {
+      const t = O.turns[st.turn];
+      if (pos >= t.prompt_tokens) return "d-out";
+      if (t.drift_at !== null && pos >= t.drift_at && pos < t.carried) return "d-rewritten";
+      if (pos < t.shared) return "d-carried";
+      return "d-new";
+    }
+    function spanHtml(c) {
+      const out = [];
+      for (let k = 0; k < c.ids.length; k++) {
+        const pos = c.start + k, kind = c.kind[k], lp = c.logprob[k];
+        let cls = "t k" + kind, style = "";
+        if (st.mode === "logprob") {
+          if (lp === null) cls += " nolp";
+          else style = ` style="--a:${lpAlpha(lp)}"`;
+        } else if (st.mode === "drift" && st.scope !== "row") cls += " " + driftClass(pos);
+        else if (st.mode === "mask" && st.scope !== "row" && driftClass(pos) === "d-rewritten") cls += " dmark";
+        else if (trainer && isTrainerMode(O, st.mode) && st.scope !== "row") cls += trainer.tokenClass(pos);
+        else if (st.mode === "advantage") {
+          const a = advantageClass(O, O.turns[st.turn], c.mask[k], st.scope === "row");
+          cls += a.cls;
+          style = a.style;
+        }
+        if (st.found && st.turn === st.foundTurn && pos >= st.found[0] && pos < st.found[1]) cls += " tv-found";
+        const txt = kind === "2" ? "" : shown(c.text[k]);
+        out.push(`<span class="${cls}" data-mask="${c.mask[k]}" data-i="${pos}"${style}>${txt}</span>`);
+      }
+      return out.join("");
+    }
+    function evictFarFrom(center) {
+      const order = [...rendered].sort((a, b) => Math.abs(b - center) - Math.abs(a - center));
+      while (rendered.size > KEEP_CHUNKS) {
+        const c = order.shift();
+        if (c === void 0) break;
+        const el = (
+          /** @type {HTMLElement | null} */
+          box.querySelector(`.tv-chunk[data-c="${c}"]`)
+        );
+        if (el) {
+          el.style.height = el.offsetHeight + "px";
+          el.innerHTML = "";
+        }
+        rendered.delete(c);
+        chunks.delete(c);
+      }
+    }
+    function renderChunk(el, c) {
+      el.innerHTML = spanHtml(c);
+      el.style.minHeight = "";
+      el.style.height = "";
+      rendered.add(Number(el.dataset.c));
+      if (rendered.size > KEEP_CHUNKS) evictFarFrom(Number(el.dataset.c));
+      if (cursor !== null) mark(cursor);
+    }
+    async function load(el) {
+      const idx = Number(el.dataset.c), my = epoch;
+      if (rendered.has(idx) || el.dataset.loading === "1") return;
+      el.dataset.loading = "1";
+      try {
+        const c = chunks.get(idx) || await api.chunk({ turn: st.turn, scope: st.scope, index: idx, row: st.row });
+        if (my !== epoch) return;
+        if (refused(c)) {
+          el.innerHTML = `<span class="tv-err">${esc(c.error)}</span>`;
+          return;
+        }
+        chunks.set(idx, c);
+        renderChunk(el, c);
+      } catch (e) {
+        if (my === epoch) el.innerHTML = `<span class="tv-err">could not load tokens: ${esc(errorText(e))}</span>`;
+      } finally {
+        el.dataset.loading = "";
+      }
+    }
+    function paint(story) {
+      epoch++;
+      chunks = /* @__PURE__ */ new Map();
+      rendered = /* @__PURE__ */ new Set();
+      cursor = null;
+      if (observer) observer.disconnect();
+      const { start, size, waiting } = scopeRange2();
+      const t = O.turns[st.turn];
+      const n = Math.ceil(size / O.chunk_size);
+      let html = "";
+      if (st.scope === "new" && t.shared > 0) {
+        html += `<button class="tv-collapsed" data-testid="collapsed-prefix">▸ ${fmt(t.shared)} tokens shared with turn ${O.turns[st.turn - 1] ? O.turns[st.turn - 1].index : t.index - 1}: show the full context</button>`;
+      }
+      if (waiting) html += `<div class="tv-dim">asking TRL how it packs this rollout…</div>`;
+      for (let c = 0; c < n; c++) {
+        const est = Math.max(1.6, Math.min(O.chunk_size, size - c * O.chunk_size) / 14) * 1.6;
+        html += `<div class="tv-chunk" data-c="${c}" style="min-height:${est.toFixed(1)}em"></div>`;
+      }
+      if (!n && !waiting) html += `<div class="tv-dim">no tokens in this scope</div>`;
+      box.innerHTML = html;
+      box.classList.toggle("untrained", !t.trained && st.scope !== "row");
+      box.dataset.paint = st.mode;
+      if (preloaded && preloaded.turn === st.turn && preloaded.scope === st.scope) {
+        chunks.set(preloaded.index, preloaded.chunk);
+        const el = box.querySelector(`.tv-chunk[data-c="${preloaded.index}"]`);
+        if (el) renderChunk(
+          /** @type {HTMLElement} */
+          el,
+          preloaded.chunk
+        );
+      }
+      preloaded = null;
+      const seen = new IntersectionObserver((entries) => {
+        for (const e of entries) if (e.isIntersecting) load(
+          /** @type {HTMLElement} */
+          e.target
+        );
+      }, { root: box, rootMargin: "600px 0px" });
+      observer = seen;
+      box.querySelectorAll(".tv-chunk").forEach((el) => seen.observe(el));
+      box.scrollTop = 0;
+      fit(true);
+      if (story && story.at >= start) goTo(story);
+      else {
+        const first = box.querySelector(".tv-chunk");
+        if (first) load(
+          /** @type {HTMLElement} */
+          first
+        ).then(landed);
+        else landed();
+      }
+    }
+    let moved = false;
+    for (const ev of ["wheel", "pointerdown", "touchstart"]) box.addEventListener(ev, () => {
+      moved = true;
+    }, { passive: true });
+    function goTo(to) {
+      const story = typeof to === "number" ? { at: to } : to;
+      moved = false;
+      const { start } = scopeRange2();
+      const idx = Math.floor(Math.max(0, story.at - start) / O.chunk_size);
+      const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`);
+      if (!el) {
+        landed();
+        return Promise.resolve();
+      }
+      const settle = () => {
+        const tok = box.querySelector(`.t[data-i="${story.at}"]`);
+        if (!tok || moved) return;
+        const cs = getComputedStyle(box), lh = parseFloat(cs.lineHeight) || tok.getBoundingClientRect().height;
+        const padTop = parseFloat(cs.paddingTop) || 0, room = box.clientHeight - padTop - (parseFloat(cs.paddingBottom) || 0);
+        const at = (i) => i !== null && i !== void 0 ? box.querySelector(`.t[data-i="${i}"]`) : null;
+        const top = (t) => t.getBoundingClientRect().top - (lh - t.getBoundingClientRect().height) / 2;
+        const lines = (a, b) => Math.round((top(b) - top(a)) / lh) + 1;
+        const fits = Math.floor(room / lh + 0.01);
+        const put = (t, line2) => {
+          box.scrollTop += top(t) - box.getBoundingClientRect().top - box.clientTop - padTop - line2 * lh;
+        };
+        const last = at(story.end), gen = at(story.gen), focus = at(story.focus);
+        let line = Math.floor(Math.min(fits / 3, 6));
+        if (last && lines(tok, last) <= fits) line = Math.min(line, fits - lines(tok, last));
+        else if (last && gen && lines(gen, last) <= fits) {
+          put(last, fits - 1);
+          return;
+        }
+        if (focus && lines(tok, focus) > fits - line) {
+          put(focus, Math.max(0, fits - 1 - Math.floor(fits / 4)));
+          return;
+        }
+        put(tok, Math.max(0, line));
+      };
+      return new Promise((done) => whenLaidOut(() => {
+        box.scrollTop += el.getBoundingClientRect().top - box.getBoundingClientRect().top;
+        load(
+          /** @type {HTMLElement} */
+          el
+        ).then(() => {
+          settle();
+          done(void 0);
+          setTimeout(() => {
+            settle();
+            landed();
+          }, 200);
+        });
+      }));
+    }
+    function whenLaidOut(fn) {
+      if (box.isConnected && box.clientHeight > 0) {
+        fn();
+        return;
+      }
+      const ro = new ResizeObserver(() => {
+        if (box.isConnected && box.clientHeight > 0) {
+          ro.disconnect();
+          fn();
+        }
+      });
+      ro.observe(box);
+    }
+    function recolour() {
+      box.dataset.paint = st.mode;
+      for (const idx of rendered) {
+        const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`), c = chunks.get(idx);
+        if (el && c) el.innerHTML = spanHtml(c);
+      }
+      if (cursor !== null) mark(cursor);
+    }
+    function info(pos) {
+      const idx = Math.floor((pos - scopeRange2().start) / O.chunk_size), c = chunks.get(idx);
+      if (!c) return "";
+      const k = pos - c.start, lp = c.logprob[k];
+      const lpText = lp === null ? "no logprob" : `logprob ${lp.toFixed(4)} (p = ${Math.exp(lp).toFixed(3)})`;
+      const text = c.kind[k] === "2" ? "(joined with the token before)" : JSON.stringify(c.text[k]);
+      const extra = trainer && isTrainerMode(O, st.mode) && st.scope !== "row" ? trainer.info(pos) : "";
+      return `position ${fmt(pos)} · id ${c.ids[k]} · mask ${c.mask[k]} · ${lpText}
+${text}${extra}`;
+    }
+    function mark(pos) {
+      box.querySelectorAll(".t.cursor").forEach((x) => x.classList.remove("cursor"));
+      const s = (
+        /** @type {HTMLElement | null} */
+        box.querySelector(`.t[data-i="${pos}"]`)
+      );
+      if (s) s.classList.add("cursor");
+      return s;
+    }
+    function setCursor(pos) {
+      cursor = pos;
+      return mark(pos);
+    }
+    function moveCursor(delta) {
+      const { start, size } = scopeRange2();
+      if (!size) return null;
+      cursor = cursor === null ? Math.max(start, Math.min(start + size - 1, (O.turns[st.turn] || {}).prompt_tokens || start)) : Math.max(start, Math.min(start + size - 1, cursor + delta));
+      const s = mark(cursor);
+      if (s) {
+        s.scrollIntoView({ block: "nearest" });
+        return s;
+      }
+      goTo(cursor);
+      return null;
+    }
+    function fit(on) {
+      if (!on) {
+        box.style.maxHeight = "";
+        box.style.height = "";
+        return;
+      }
+      whenLaidOut(() => {
+        const room = window.innerHeight - box.getBoundingClientRect().top - 12;
+        if (box.closest(".present")) {
+          const cs = getComputedStyle(box), lh = parseFloat(cs.lineHeight) || 38;
+          const chrome = box.offsetHeight - box.clientHeight + (parseFloat(cs.paddingTop) || 0) + (parseFloat(cs.paddingBottom) || 0);
+          const lines = Math.max(4, Math.floor((Math.max(room, 0.4 * window.innerHeight) - chrome) / lh));
+          box.style.maxHeight = "";
+          box.style.height = lines * lh + chrome + "px";
+        } else {
+          box.style.height = "";
+          if (window.scrollY === 0) box.style.maxHeight = room >= 120 ? Math.min(room, 0.7 * window.innerHeight) + "px" : "";
+        }
+      });
+    }
+    const reland = (story) => !moved && story ? goTo(story) : Promise.resolve();
+    return { paint, recolour, goTo, reland, info, moveCursor, setCursor, fit, cursorPos: () => cursor };
+  }
+
+  // src/trace_view/trainer.js
+  function trainerPart(box, nav, O, api, st, onData, onPart = () => {
+  }) {
+    const outline = O.trainer, asker = api.trainer;
+    if (!outline || !asker) throw new Error("the trainer's view needs a rescore part and server.trainer");
+    const T = outline, ask = asker;
+    const parts = T.parts;
+    const group = O.advantage === null || O.advantage === void 0 ? null : Number(O.advantage);
+    const offered = [
+      ...group !== null ? [["group", `group A = ${group.toFixed(3)}`, "the advantage TRL gave this rollout in its group"]] : [],
+      ["+1", "A = +1", "if this rollout had been above its group"],
+      ["-1", "A = −1", "if this rollout had been below its group"]
+    ];
+    const advChoices = offered.filter(([v]) => !T.advantages || T.advantages.includes(v));
+    const linked = api.linkPart ? api.linkPart() : null;
+    const ts = {
+      part: linked !== null && parts.some((p) => p.name === linked) ? linked : T.part !== null && parts.some((p) => p.name === T.part) ? T.part : parts[0].name,
+      eps: 0,
+      adv: advChoices[0][0]
+    };
+    const partLabel = () => (parts.find((p) => p.name === ts.part) || parts[0]).label;
+    const turnCache = /* @__PURE__ */ new Map();
+    const sumCache = /* @__PURE__ */ new Map();
+    const advantage = () => ts.adv === "group" ? group : ts.adv === "-1" ? -1 : 1;
+    const eps = () => T.eps_choices[ts.eps];
+    const keyOf = () => `${ts.part}|${ts.eps}|${advantage()}`;
+    const query = () => ({ part: ts.part, eps: eps(), advantage: advantage() });
+    function need(turn) {
+      const k = keyOf() + "|" + turn;
+      if (turnCache.has(k)) return;
+      turnCache.set(k, null);
+      ask({ ...query(), turn }).then((d) => {
+        turnCache.set(k, d);
+        onData();
+      }).catch((e) => {
+        turnCache.set(k, { error: errorText(e) });
+        onData();
+      });
+    }
+    const data = (turn) => turnCache.get(keyOf() + "|" + turn) || null;
+    function level(lr, out) {
+      if (out === "1") return 4;
+      const a = Math.abs(lr);
+      return a < 1e-3 ? 0 : a < 0.01 ? 1 : a < 0.05 ? 2 : 3;
+    }
+    function tokenClass(pos) {
+      const d = data(st.turn);
+      if (!d || refused(d)) return " tr-ctx";
+      const k = pos - d.start;
+      if (k < 0 || k >= d.entropy.length) return " tr-ctx";
+      if (st.mode === "entropy") {
+        const e = d.entropy[k];
+        return e === null ? " nolp" : " en-" + (e < 0.1 ? 0 : e < 0.5 ? 1 : e < 1.5 ? 2 : e < 3 ? 3 : 4);
+      }
+      const lr = d.log_ratio[k];
+      if (lr === null) return " nolp";
+      if (st.mode === "mismatch") {
+        const l = level(lr, d.outside[k]);
+        return l === 0 ? " mm-0" : ` mm-${lr < 0 ? "n" : "p"}${l}${l === 4 ? " tr-out" : ""}`;
+      }
+      if (d.trained[k] !== "1") return " tr-off";
+      if (d.clipped[k] !== "0") return " ls-clip";
+      const A = Math.abs(d.advantage) || 1, loss = d.loss[k], rel = Math.abs(Number(loss)) / A;
+      return ` ls-${loss !== null && loss < 0 ? "u" : "d"}${rel < 0.95 ? 1 : rel <= 1.05 ? 2 : 3}`;
+    }
+    function legend2(f) {
+      const [lo, hi] = eps(), band = `[${(1 - lo).toFixed(2)}, ${(1 + hi).toFixed(2)}]`;
+      const d = data(st.turn), wait = !d ? " <span class='tv-dim'>(loading the trainer's numbers…)</span>" : refused(d) ? ` <span class="tv-err">${esc(d.error)}</span>` : "";
+      const miss = `<span class="sw nolp"></span>no engine logprob`;
+      const part = `<span class="tv-part" data-testid="legend-part">part <b>${esc(partLabel())}</b></span> · `;
+      const key = (cls, words) => `<span class="tv-nowrap"><span class="sw ${cls}"></span>${words}</span>`;
+      if (st.mode === "mismatch") return part + `log ratio = trainer − engine: ${key("mm-n4 tr-out", "below the clip band")} ${key("mm-n2", "trainer lower")} ${key("mm-0", "|log r| &lt; 1e-3")} ${key("mm-p2", "trainer higher")} ${key("mm-p4 tr-out", "above the band")} · <span class="tv-nowrap"><b data-testid="clip-band">clip band ${band}</b> (ε ${lo} / ${hi})</span> <span class="tv-nowrap">${miss}</span>${wait}`;
+      if (st.mode === "entropy") return part + `trainer entropy (nats): <span class="sw en-0"></span>&lt; 0.1 <span class="sw en-1"></span>&lt; 0.5 <span class="sw en-2"></span>&lt; 1.5 <span class="sw en-3"></span>&lt; 3 <span class="sw en-4"></span>≥ 3${wait}`;
+      const A = advantage();
+      return part + `per-token loss −min(r·A, clip(r)·A), A = ${A !== null && A > 0 ? "+" : ""}${num(A, 3)}: ${key("ls-u2", "raised (loss &lt; 0)")} ${key("ls-d2", "lowered (loss &gt; 0)")} ${key("ls-clip", `clipped by TRL, no gradient (band ${band})`)} ${key("tr-off", "not in the loss")} <span class="tv-nowrap">${miss}</span><br><span class="tv-dim">paler / stronger shade: |loss| below / above |A|</span>${wait}${hypothetical(f)}`;
+    }
+    function info(pos) {
+      const d = data(st.turn);
+      if (!d || refused(d)) return "";
+      const k = pos - d.start;
+      if (k < 0 || k >= d.entropy.length) return "";
+      const lr = d.log_ratio[k], [lo, hi] = eps();
+      const ratio = lr === null ? "ratio n/a (no engine logprob)" : `ratio ${Math.exp(lr).toFixed(5)} (log ratio ${num(lr, 5)}) · ${d.outside[k] === "1" ? "OUTSIDE" : "inside"} the clip band [${1 - lo}, ${1 + hi}]`;
+      const kl = d.kl_k3[k] === null ? "n/a" : d.kl_k3[k] === 0 ? "< 1e-8" : num(d.kl_k3[k], 6);
+      const loss = d.trained[k] !== "1" ? "not in TRL's loss" : d.loss[k] === null ? "loss n/a" : `loss ${num(d.loss[k], 5)} (A = ${advantage()})${d.clipped[k] === "l" ? " · clipped low" : d.clipped[k] === "h" ? " · clipped high" : ""}`;
+      const alts = d.topk_text[k].map((t, j) => `${JSON.stringify(t)} ${d.topk_probs[k][j].toFixed(3)}`).join(" · ");
+      return `
+trainer logprob ${num(d.trainer_lp[k])} · engine logprob ${num(d.engine_lp[k])}
+${ratio}
+k3 KL ${kl} · entropy ${num(d.entropy[k], 3)} · top-1: ${d.top1[k] === "1" ? "yes" : "no"}
+${loss}
+top-${d.topk_text[k].length}: ${alts}`;
+    }
+    function histogram(counts, S) {
+      const edges = S.histogram_edges && S.histogram_edges.length ? S.histogram_edges : T.histogram_edges;
+      const isBand = (e) => S.band && (Math.abs(e - S.band[0]) < 1e-9 || Math.abs(e - S.band[1]) < 1e-9);
+      const n = counts.length, bw = 22, h = 70, left = 30, top = 14, max = Math.max(1, ...counts);
+      const x = (i) => left + i * bw;
+      const lab = { "-1": "-1", "-0.1": "-0.1", "-0.01": "-0.01", "0.01": "0.01", "0.1": "0.1", "1": "1" };
+      let s = `<svg role="img" aria-label="histogram of log ratios" width="${x(n) + 12}" height="${top + h + 30}" data-testid="trainer-histogram">`;
+      s += `<line class="axl" x1="${left}" y1="${top + h}" x2="${x(n)}" y2="${top + h}"/><line class="axl" x1="${left}" y1="${top}" x2="${left}" y2="${top + h}"/>`;
+      s += `<text class="ax" x="${left - 4}" y="${top + 8}" text-anchor="end">${max}</text><text class="ax" x="${left - 4}" y="${top + h}" text-anchor="end">0</text>`;
+      counts.forEach((c, i) => {
+        const bh = c ? Math.max(1.5, h * c / max) : 0, mid = i === Math.floor(n / 2);
+        const lo = i === 0 ? "−∞" : num(edges[i - 1], 3), hi = i === n - 1 ? "∞" : num(edges[i], 3);
+        const outside = i > 0 && edges[i - 1] >= S.band[1] - 1e-12 || i < n - 1 && edges[i] <= S.band[0] + 1e-12;
+        s += `<rect class="${outside ? "b-out " : ""}${mid ? "b-0" : i < n / 2 ? "b-n" : "b-p"}" x="${x(i) + 2}" y="${top + h - bh}" width="${bw - 4}" height="${bh}" data-count="${c}"><title>${c} tokens with log ratio in [${lo}, ${hi})${outside ? ": outside the clip band" : ""}</title></rect>`;
+      });
+      edges.forEach((e, j) => {
+        const name = lab[String(e)];
+        if (name) s += `<text class="ax" x="${x(j + 1)}" y="${top + h + 11}" text-anchor="middle">${name}</text>`;
+        if (isBand(e)) s += `<line class="band" data-testid="band-line" data-edge="${e}" x1="${x(j + 1)}" y1="${top - 4}" x2="${x(j + 1)}" y2="${top + h}"/><text class="ax" x="${x(j + 1)}" y="${top - 5}" text-anchor="middle">${num(Math.exp(e), 2)}</text>`;
+      });
+      s += `<text class="ax" x="${x(Math.floor(n / 2)) + bw / 2}" y="${top + h + 11}" text-anchor="middle">0</text>`;
+      s += `<text class="ax" x="${(left + x(n)) / 2}" y="${top + h + 25}" text-anchor="middle">log ratio (trainer − engine), tokens per bin</text></svg>`;
+      const [blo, bhi] = S.band;
+      return `<figure class="tv-hist">${s}<figcaption>log-spaced bins; dashed: the clip band, ratio [${num(Math.exp(blo), 2)}, ${num(Math.exp(bhi), 2)}] = log ratio [${num(blo, 3)}, ${num(bhi, 3)}]; the bars beyond the lines are the tokens outside it</figcaption></figure>`;
+    }
+    function showSummary(S) {
+      const out = box.querySelector(".tv-trainer-out");
+      if (!out) return;
+      if (refused(S)) {
+        out.innerHTML = `<span class="tv-err">${esc(S.error)}</span>`;
+        return;
+      }
+      const R = S.rollout, [lo, hi] = S.eps;
+      out.innerHTML = `<div class="tv-trainer-stats" data-testid="trainer-stats">rollout, ${fmt(R.tokens)} generated tokens:
+      max |log ratio| <b>${num(R.max_abs_log_ratio)}</b> · mean k3 KL <b>${num(R.mean_kl_k3, 5)}</b> ·
+      mean entropy <b>${num(R.mean_entropy, 3)}</b> · outside clip [${1 - lo}, ${1 + hi}] <b>${fmt(R.outside_clip)}</b> ·
+      trainer's top-1 ${fmt(R.top1)} · clipped (A = ${S.advantage}) ${fmt(R.clipped_low + R.clipped_high)}
+      ${R.with_engine < R.tokens ? ` · <span class="tv-err">${fmt(R.tokens - R.with_engine)} without an engine logprob</span>` : ""}</div>${histogram(R.histogram, S)}`;
+      all(nav, ".tv-navitem").forEach((el) => {
+        const t = S.turns[Number(el.dataset.turn)];
+        let span = (
+          /** @type {HTMLElement | null} */
+          el.querySelector(".tv-nav-tr")
+        );
+        if (!span) {
+          span = document.createElement("span");
+          span.className = "tv-nav-tr";
+          span.dataset.testid = "nav-trainer";
+          el.appendChild(span);
+        }
+        if (!t) {
+          span.textContent = "";
+          return;
+        }
+        span.title = `the trainer's view of this turn (part ${partLabel()}): the largest |log ratio| (log trainer p − log engine p) over its generated tokens, and how many of them fall outside TRL's clip band [${1 - lo}, ${1 + hi}]`;
+        span.innerHTML = `trainer: max |log r| ${num(t.max_abs_log_ratio, 3)} · <span class="${t.outside_clip ? "hot" : ""}">${fmt(t.outside_clip)} outside the band</span>`;
+      });
+    }
+    function summary() {
+      const k = keyOf();
+      const cached = sumCache.get(k);
+      if (cached) {
+        showSummary(cached);
+        return;
+      }
+      ask({ ...query(), summary: true }).then((S) => {
+        sumCache.set(k, S);
+        if (k === keyOf()) showSummary(S);
+      }).catch((e) => showSummary({ error: errorText(e) }));
+    }
+    function controls() {
+      const btn = (attr, v, label, on, title = "") => `<button data-${attr}="${esc(v)}" class="${on ? "on" : ""}" aria-pressed="${on}" title="${esc(title)}">${esc(label)}</button>`;
+      const advs = advChoices;
+      box.innerHTML = `<div class="tv-trainer" data-testid="trainer-panel"><div class="tv-trainer-ctl"><b>Trainer's view</b>
+      ${parts.length > 1 ? `<span class="tv-lab">part</span>` : ""}<span class="tv-group" role="group" aria-label="rescore part">${parts.map((p) => btn("tpart", p.name, p.label, p.name === ts.part, `${p.model}, ${p.dtype} on ${p.device}, temperature ${p.temperature}, top-${p.top_k}`)).join("")}</span>
+      <span class="tv-lab">clip ε</span><span class="tv-group" role="group" aria-label="clip band">${T.eps_choices.map((e, i) => btn("teps", i, `${e[0]} / ${e[1]}`, i === ts.eps, i ? "DAPO's clip-higher" : "TRL's default")).join("")}</span>
+      <span class="tv-lab">advantage</span><span class="tv-group" role="group" aria-label="advantage">${advs.map(([v, l, t]) => btn("tadv", v, l, v === ts.adv, t)).join("")}</span></div>
+      <div class="tv-trainer-out"></div></div>`;
+      summary();
+    }
+    box.addEventListener("click", (ev) => {
+      const b = target(ev).closest("button");
+      if (!b || !box.contains(b)) return;
+      if (b.dataset.tpart !== void 0) {
+        ts.part = b.dataset.tpart;
+        onPart();
+      } else if (b.dataset.teps !== void 0) ts.eps = Number(b.dataset.teps);
+      else if (b.dataset.tadv !== void 0) ts.adv = b.dataset.tadv;
+      else return;
+      controls();
+      onData();
+    });
+    let built = false;
+    function show() {
+      if (!built) {
+        built = true;
+        controls();
+      }
+    }
+    function focus(turn) {
+      const d = data(turn);
+      if (!d || refused(d) || st.mode !== "mismatch" && st.mode !== "loss") return null;
+      const k = st.mode === "loss" ? [...d.clipped].findIndex((c) => c !== "0") : d.outside.indexOf("1");
+      return k < 0 ? null : d.start + k;
+    }
+    return { need, show, ready: (turn) => !!data(turn), tokenClass, legend: legend2, info, focus, state: () => ({ ...ts }) };
+  }
+
+  // src/trace_view/place.js
+  function outlineFor(outline, hasTrainer) {
+    return hasTrainer ? outline : { ...outline, modes: outline.modes.filter((m) => !m.trainer) };
+  }
+  function startPlace(initial, O) {
+    const st = { turn: 0, mode: "mask", scope: "new", row: 0, follow: false, ...initial || {} };
+    if (!O.modes.some((m) => m.id === st.mode)) st.mode = "mask";
+    if (!O.scopes.some((s) => s.id === st.scope)) st.scope = "new";
+    return st;
+  }
+  function scopeRange(O, st, training) {
+    const t = O.turns[st.turn];
+    if (st.scope === "row") {
+      const r = training && training.rows[st.row];
+      return { start: 0, size: r ? r.tokens : 0, waiting: !training };
+    }
+    const start = st.scope === "new" ? t.shared : 0;
+    return { start, size: t.prompt_tokens + t.output_tokens - start, waiting: false };
+  }
+  function firstChunkOf(chunk, O, st) {
+    return chunk ? { turn: st.turn, scope: st.scope, index: Math.floor((chunk.start - scopeRange(O, st, null).start) / O.chunk_size), chunk } : null;
+  }
+  function storyOf(O, st, trainer) {
+    if (st.scope === "row") return null;
+    const t = O.turns[st.turn];
+    const found = st.found && st.turn === st.foundTurn ? st.found : null;
+    const hit = found ? found[0] : null;
+    return {
+      at: hit !== null ? hit : t.drift_at !== null ? t.drift_at : t.prompt_tokens,
+      gen: t.prompt_tokens,
+      end: found ? Math.min(found[1], t.prompt_tokens + t.output_tokens) - 1 : t.prompt_tokens + t.output_tokens - 1,
+      focus: trainer && isTrainerMode(O, st.mode) ? trainer.focus(st.turn) : null
+    };
+  }
+
+  // src/trace_view/markup.js
+  function viewHtml(O, canExport) {
+    const modes = O.modes.map((m) => m.id);
+    return `
+    <div class="tv" data-testid="trace-view">
+      <div class="tv-live-box" hidden></div>
+      <div class="tv-note-box" role="note" data-testid="export-note" hidden></div>
+      <div class="tv-top">
+        <div class="tv-summary-box">${O.summary_html}</div>
+        <span class="tv-actions">
+          ${canExport ? `<button class="tv-export-btn" title="download one HTML file that opens offline on what is on screen" aria-haspopup="dialog" aria-expanded="false" data-testid="export">export</button>` : ""}
+          <button class="tv-present-btn" title="presentation mode (p)" aria-pressed="false">present</button>
+          <button class="tv-help-btn" title="keyboard shortcuts (?)" aria-label="keyboard shortcuts" aria-expanded="false">?</button>
+        </span>
+        <div class="tv-export-menu" hidden role="dialog" aria-label="export" data-testid="export-menu">
+          <b>Export one HTML file</b> <span class="tv-dim">that opens offline, with no request, on the turn, mode, scope and trainer part on screen</span>
+          <div class="tv-export-choices"><button data-export="rollout" data-testid="export-rollout">the whole rollout</button><button data-export="turn" data-testid="export-turn">the turn on screen (with its full context)</button></div>
+          <div class="tv-export-status" role="status"></div>
+        </div>
+      </div>
+      <div class="tv-headerbox">${O.header_html}</div>
+      <div class="tv-main">
+        <nav class="tv-nav" aria-label="turns"></nav>
+        <section class="tv-turn">
+          <div class="tv-toolbar"></div>
+          <div class="tv-legend"></div>
+          <div class="tv-boundary-box"></div>
+          <div class="tv-rowbar" hidden></div>
+          <div class="tv-tokens" tabindex="0" role="group" aria-label="tokens: arrow keys move a cursor" data-testid="tokens"></div>
+          <div class="tv-trainer-box" hidden></div>
+          <div class="tv-tools-part"><h4 class="tv-sub">Tool calls</h4><div class="tv-tools-box"></div></div>
+        </section>
+      </div>
+      <div class="tv-lower">
+        <section><h3>Tests</h3><div class="tv-tests-box">${O.tests_html}</div></section>
+        <section><h3>Reward</h3><div class="tv-reward-box">${O.reward_html}</div></section>
+      </div>
+      <div class="tv-tip" hidden role="status"></div>
+      <div class="tv-help" hidden role="dialog" aria-label="keyboard shortcuts">
+        <b>Keyboard</b>
+        <table>
+          <tr><td><kbd>j</kbd> <kbd>→</kbd></td><td>next turn</td></tr>
+          <tr><td><kbd>k</kbd> <kbd>←</kbd></td><td>previous turn</td></tr>
+          <tr><td><kbd>←</kbd> <kbd>→</kbd> in the tokens</td><td>move the token cursor (its details follow)</td></tr>
+          <tr><td><kbd>m</kbd></td><td>next mode (${modes.join(", ")})</td></tr>
+          <tr><td><kbd>s</kbd></td><td>next scope (${O.scopes.map((s) => esc(s.label)).join(", ")})</td></tr>
+          <tr><td><kbd>g</kbd></td><td>jump to the generated tokens</td></tr>
+          <tr><td><kbd>p</kbd></td><td>presentation mode</td></tr>
+          <tr><td><kbd>?</kbd></td><td>this help</td></tr>
+          <tr><td><kbd>Esc</kbd></td><td>close help / leave presentation</td></tr>
+        </table>
+      </div>
+    </div>`;
+  }
+
+  // src/trace_view/turn.js
+  function update(v) {
+    sides(v);
+    v.pane.paint(storyOf(v.O, v.st, v.trainer));
+    tellState(v);
+  }
+  async function fetchTraining(v) {
+    if (v.training) return;
+    v.training = await v.api.training(v.O.run || null);
+    if (v.st.scope === "row") update(v);
+  }
+  function trainerNeed(v) {
+    const { O, st, trainer, $ } = v;
+    const on = !!trainer && isTrainerMode(O, st.mode);
+    $(".tv-trainer-box").hidden = !on;
+    $(".tv-nav").classList.toggle("tv-tr-on", on);
+    if (on && trainer) trainer.show();
+    if (on && trainer && st.scope !== "row") trainer.need(st.turn);
+  }
+  function trainerLanded(v) {
+    const { O, st, pane, $ } = v;
+    $(".tv-legend").innerHTML = legend(O, st, v.trainer, v.training);
+    if (isTrainerMode(O, st.mode)) {
+      trainerNeed(v);
+      pane.recolour();
+      pane.reland(storyOf(O, st, v.trainer));
+    }
+  }
+  function sides(v) {
+    const { O, st, training, $ } = v;
+    const t = O.turns[st.turn], rowMode = st.scope === "row";
+    const row = rowMode && training ? training.rows[st.row] : null;
+    if (rowMode && notInRows(O, st.mode)) st.mode = "mask";
+    trainerNeed(v);
+    v.bar.show(st, rowMode ? row && training ? `TRL training row ${st.row} of ${training.rows.length}: turns ${row.turns.join(", ")}${row.fate ? ` · ${row.fate.label}` : ""}` : "TRL training rows" : `turn ${t.index}${turnFate(O, t, st.turn)}`);
+    v.nav.show(st, rowMode ? row ? row.turns : [] : null);
+    $(".tv-legend").innerHTML = legend(O, st, v.trainer, v.training);
+    $(".tv-boundary-box").innerHTML = rowMode ? "" : t.trained_html + t.boundary_html + t.engine_html;
+    $(".tv-tools-part").hidden = rowMode;
+    $(".tv-tools-box").innerHTML = rowMode ? "" : t.tools_html;
+    const rb = $(".tv-rowbar");
+    rb.hidden = !rowMode;
+    if (rowMode) {
+      if (!training) {
+        rb.innerHTML = "";
+        fetchTraining(v);
+      } else rb.innerHTML = training.html + (training.rows.length ? `<div class="tv-group" role="group" aria-label="training row">${training.rows.map((r, k) => `<button data-row="${k}" class="${k === st.row ? "on" : ""}" aria-pressed="${k === st.row}">row ${k}: turns ${r.turns.join(", ")}${r.fate ? ` · ${esc(r.fate.trained ? `step ${r.fate.steps.join(", ")}` : `never (${r.fate.cause})`)}` : ""}</button>`).join("")}</div>` : "");
+    }
+  }
+  function exportPlace(v) {
+    const { O, st, trainer } = v;
+    return {
+      ...st,
+      trainer: trainer ? trainer.state() : null,
+      advantage: O.advantage === void 0 ? null : O.advantage,
+      run: O.run || null
+    };
+  }
+  function tellState(v) {
+    const { st, trainer, api } = v;
+    const found = st.found && st.turn === st.foundTurn ? `${st.found[0]}-${st.found[1]}` : "";
+    if (v.mounted && api.onState) api.onState({ turn: st.turn, mode: st.mode, scope: st.scope, found, ...trainer ? { part: trainer.state().part } : {} });
+  }
+  function go(v, turn, auto = false) {
+    const { O, st } = v;
+    st.turn = Math.min(Math.max(0, turn), O.turns.length - 1);
+    if (!auto && v.live) {
+      st.follow = st.turn === O.turns.length - 1;
+      v.liveBar.following(st.follow);
+    }
+    if (st.scope === "row") st.scope = "new";
+    update(v);
+  }
+  function setMode(v, m) {
+    const { O, st, pane, $ } = v;
+    if (st.scope === "row" && notInRows(O, m)) return;
+    st.mode = m;
+    trainerNeed(v);
+    v.bar.show(st, $(".tv-turn-title").textContent || "");
+    $(".tv-legend").innerHTML = legend(O, st, v.trainer, v.training);
+    pane.recolour();
+    if (v.view.classList.contains("present")) {
+      pane.fit(true);
+      pane.goTo(storyOf(O, st, v.trainer) || 0);
+    }
+    tellState(v);
+  }
+  function setScope(v, s) {
+    v.st.scope = s;
+    v.st.row = 0;
+    update(v);
+  }
+  function growView(v, next) {
+    const { O, st, $ } = v;
+    const N = next.outline;
+    if (!!N.trainer !== v.hasTrainer) return false;
+    Object.assign(O, outlineFor(N, v.hasTrainer));
+    $(".tv-summary-box").innerHTML = O.summary_html;
+    $(".tv-headerbox").innerHTML = O.header_html;
+    $(".tv-tests-box").innerHTML = O.tests_html;
+    $(".tv-reward-box").innerHTML = O.reward_html;
+    v.nav = navPart($(".tv-nav"), O);
+    v.training = null;
+    if (st.follow && st.turn !== O.turns.length - 1) {
+      go(v, O.turns.length - 1, true);
+      return true;
+    }
+    sides(v);
+    if (st.scope === "row") v.pane.paint(null);
+    return true;
+  }
+
+  // src/trace_view/chrome.js
+  function present(v, on) {
+    const { view, pane, $ } = v;
+    const shown2 = on === void 0 ? !view.classList.contains("present") : on;
+    view.classList.toggle("present", shown2);
+    document.body.classList.toggle("tv-present", shown2);
+    $(".tv-present-btn").setAttribute("aria-pressed", String(shown2));
+    pane.fit(true);
+    if (shown2) pane.goTo(storyOf(v.O, v.st, v.trainer) || 0);
+  }
+  function toggleHelp(v, on) {
+    const help = v.$(".tv-help");
+    help.hidden = on === void 0 ? !help.hidden : !on;
+    v.$(".tv-help-btn").setAttribute("aria-expanded", String(!help.hidden));
+  }
+  function exportMenu(v) {
+    const { $, api } = v;
+    let exportUrl = "";
+    function toggle(on) {
+      const m = $(".tv-export-menu");
+      m.hidden = on === void 0 ? !m.hidden : !on;
+      $(".tv-export-btn").setAttribute("aria-expanded", String(!m.hidden));
+    }
+    async function save(what) {
+      const ask = api.export;
+      if (!ask) return;
+      const out = $(".tv-export-status");
+      out.textContent = "writing the file…";
+      let got;
+      try {
+        got = await ask({ what, ...exportPlace(v) });
+      } catch (e) {
+        got = { error: errorText(e) };
+      }
+      if (!got || refused(got)) {
+        out.innerHTML = `<span class="tv-err">${esc(refused(got) ? got.error : "no answer from the server")}</span>`;
+        return;
+      }
+      if (exportUrl) URL.revokeObjectURL(exportUrl);
+      exportUrl = URL.createObjectURL(new Blob([got.html], { type: "text/html" }));
+      out.innerHTML = `<a href="${esc(exportUrl)}" download="${esc(got.name)}" data-testid="export-link">${esc(got.name)}</a> · ${esc(got.size)}` + (got.note ? `<div class="tv-dim">${esc(got.note)}</div>` : "");
+      const link = out.querySelector("a");
+      if (link) link.click();
+    }
+    return { toggle, save };
+  }
+  function showTip(tip, span, text) {
+    tip.textContent = text;
+    tip.hidden = !text;
+    const r = span.getBoundingClientRect();
+    tip.style.left = Math.max(4, Math.min(r.left, window.innerWidth - tip.offsetWidth - 8)) + "px";
+    tip.style.top = (r.bottom + tip.offsetHeight + 12 > window.innerHeight ? r.top - tip.offsetHeight - 6 : r.bottom + 6) + "px";
+  }
+
+  // src/trace_view/input.js
+  function listenToButtons(v, menu) {
+    const { view, st, pane } = v;
+    view.addEventListener("click", (ev) => {
+      const b = target(ev).closest("button");
+      if (!b || !view.contains(b) || b.disabled) return;
+      if (b.dataset.turn !== void 0) go(v, Number(b.dataset.turn));
+      else if (b.dataset.mode) setMode(v, b.dataset.mode);
+      else if (b.dataset.scope) setScope(v, b.dataset.scope);
+      else if (b.dataset.row !== void 0) {
+        st.row = Number(b.dataset.row);
+        update(v);
+      } else if (b.classList.contains("tv-collapsed")) setScope(v, "full");
+      else if (b.classList.contains("tv-present-btn")) present(v);
+      else if (b.classList.contains("tv-jump-btn")) pane.goTo(storyOf(v.O, st, v.trainer) || 0);
+      else if (b.classList.contains("tv-help-btn")) toggleHelp(v);
+      else if (b.classList.contains("tv-export-btn")) menu.toggle();
+      else if (b.dataset.export) menu.save(b.dataset.export);
+    });
+  }
+  function listenToTokens(v) {
+    const { box, pane } = v, tip = v.$(".tv-tip");
+    const tell = (s) => showTip(tip, s, pane.info(Number(s.dataset.i)));
+    box.addEventListener("mouseover", (ev) => {
+      const s = (
+        /** @type {HTMLElement | null} */
+        target(ev).closest(".t")
+      );
+      if (s) tell(s);
+    });
+    box.addEventListener("mouseleave", () => {
+      if (pane.cursorPos() === null) tip.hidden = true;
+    });
+    box.addEventListener("click", (ev) => {
+      const s = (
+        /** @type {HTMLElement | null} */
+        target(ev).closest(".t")
+      );
+      if (!s) return;
+      box.querySelectorAll(".t.pinned").forEach((x) => x.classList.remove("pinned"));
+      s.classList.add("pinned");
+      pane.setCursor(Number(s.dataset.i));
+      tell(s);
+    });
+    box.addEventListener("keydown", (ev) => {
+      if (ev.key !== "ArrowRight" && ev.key !== "ArrowLeft") return;
+      ev.preventDefault();
+      ev.stopPropagation();
+      box.querySelectorAll(".t.pinned").forEach((x) => x.classList.remove("pinned"));
+      const s = pane.moveCursor(ev.key === "ArrowRight" ? 1 : -1);
+      if (s) tell(s);
+    });
+  }
+  function listenToKeys(v, menu) {
+    const { view, st, O, modes, scopes } = v;
+    const onKey = (ev) => {
+      if (!view.isConnected) {
+        document.removeEventListener("keydown", onKey);
+        return;
+      }
+      const on = (
+        /** @type {HTMLElement | null} */
+        ev.target
+      );
+      const tag = on && on.tagName || "";
+      if (/INPUT|TEXTAREA|SELECT/.test(tag) || on && on.isContentEditable || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+      const k = ev.key;
+      if (k === "j" || k === "ArrowRight") go(v, st.turn + 1);
+      else if (k === "k" || k === "ArrowLeft") go(v, st.turn - 1);
+      else if (k === "m") {
+        const usable = modes.filter((m) => !(st.scope === "row" && notInRows(O, m)));
+        setMode(v, usable[(usable.indexOf(st.mode) + 1) % usable.length]);
+      } else if (k === "s") setScope(v, scopes[(scopes.indexOf(st.scope) + 1) % scopes.length]);
+      else if (k === "p") present(v);
+      else if (k === "g") v.pane.goTo(storyOf(O, st, v.trainer) || 0);
+      else if (k === "?") toggleHelp(v);
+      else if (k === "Escape") {
+        toggleHelp(v, false);
+        if (v.api.export) menu.toggle(false);
+        present(v, false);
+      } else return;
+      ev.preventDefault();
+    };
+    document.addEventListener("keydown", onKey);
+  }
+
+  // src/trace_view/settle.js
+  function settleLayout(v) {
+    const { view, box, pane, st } = v;
+    let touched = false;
+    for (const ev of ["pointerdown", "wheel", "keydown", "touchstart"]) view.addEventListener(ev, () => {
+      touched = true;
+    }, { once: true, passive: true });
+    const showFound = () => {
+      const t = st.found && st.turn === st.foundTurn && !touched ? box.querySelector(".t.tv-found") : null;
+      if (t) t.scrollIntoView({ block: "nearest" });
+    };
+    const story = () => storyOf(v.O, st, v.trainer);
+    for (const ms of [250, 800, 2e3]) setTimeout(() => {
+      if (!touched && !view.classList.contains("present")) {
+        pane.fit(true);
+        pane.goTo(story() || 0).then(showFound);
+      }
+    }, ms);
+    let resizing = 0;
+    const onResize = () => {
+      if (!view.isConnected) {
+        window.removeEventListener("resize", onResize);
+        return;
+      }
+      cancelAnimationFrame(resizing);
+      resizing = requestAnimationFrame(() => {
+        pane.fit(true);
+        pane.reland(story()).then(showFound);
+      });
+    };
+    window.addEventListener("resize", onResize);
+  }
+
+  // src/trace_view/mount.js
+  function mount(root, opened, api, quiet = false) {
+    const hasTrainer = !!(opened.outline.trainer && api.trainer);
+    const O = outlineFor(opened.outline, hasTrainer);
+    const st = startPlace(opened.initial, O);
+    root.innerHTML = viewHtml(O, !!api.export);
+    const $ = (sel) => (
+      /** @type {HTMLElement} */
+      root.querySelector(sel)
+    );
+    const view = $(".tv");
+    const liveBar = followBar($(".tv-live-box"), {
+      follow: () => {
+        st.follow = true;
+        liveBar.following(true);
+        go(v, O.turns.length - 1, true);
+      },
+      sibling: (k) => api.sibling && api.sibling(k),
+      cancel: api.cancelRun ? () => api.cancelRun && api.cancelRun() : null
+    });
+    st.follow = !!opened.live;
+    const showLive = (L) => liveBar.show(L, st.follow);
+    if (opened.live) showLive(opened.live);
+    if (!O.turns.length) {
+      $(".tv-main").innerHTML = `<div class="${opened.live ? "tv-dim" : "tv-error"}" role="status" data-testid="no-turns">${esc(O.notice || "no agent turn")}</div>`;
+      return { state: () => ({ ...st }), grow: (_next) => false, showLive };
+    }
+    st.turn = Math.min(Math.max(0, st.turn | 0), O.turns.length - 1);
+    st.foundTurn = st.turn;
+    const nav = navPart($(".tv-nav"), O), bar = toolbarPart($(".tv-toolbar"), O);
+    if (opened.note) {
+      $(".tv-note-box").textContent = opened.note;
+      $(".tv-note-box").hidden = false;
+    }
+    const first = firstChunkOf(opened.first_chunk, O, st);
+    const trainer = hasTrainer ? trainerPart($(".tv-trainer-box"), $(".tv-nav"), O, api, st, () => trainerLanded(v), () => tellState(v)) : null;
+    const pane = tokenPane($(".tv-tokens"), O, api, st, () => scopeRange(O, st, v.training), first, trainer);
+    const v = {
+      O,
+      st,
+      api,
+      live: !!opened.live,
+      hasTrainer,
+      modes: O.modes.map((m) => m.id),
+      scopes: O.scopes.map((s) => s.id),
+      $,
+      view,
+      box: $(".tv-tokens"),
+      liveBar,
+      nav,
+      bar,
+      trainer,
+      pane,
+      training: null,
+      // The URL follows the reader, not the first paint: the app reads the page's own URL on load (a deep
+      // link), which a rewrite at mount would replace before it is read.
+      mounted: !quiet
+    };
+    const menu = exportMenu(v);
+    listenToButtons(v, menu);
+    listenToTokens(v);
+    listenToKeys(v, menu);
+    if (st.scope === "row") fetchTraining(v);
+    update(v);
+    v.mounted = true;
+    settleLayout(v);
+    if (document.body.classList.contains("tv-present")) present(v, true);
+    return {
+      go: (turn, auto = false) => go(v, turn, auto),
+      setMode: (m) => setMode(v, m),
+      setScope: (s) => setScope(v, s),
+      present: (on) => present(v, on),
+      grow: (next) => growView(v, next),
+      showLive,
+      state: () => exportPlace(v)
+    };
+  }
+
+  // src/trace_view/live.js
+  function followBar(el, on) {
+    let L = null;
+    let timer;
+    let started = 0, shownHtml = "";
+    let shownFollow = null;
+    const clock = (s) => `${Math.floor(s / 60)}:${String(Math.floor(s % 60)).padStart(2, "0")}`;
+    const words = { running: "running", done: "captured", cancelled: "cancelled", failed: "failed" };
+    function tick() {
+      const t = el.querySelector(".tv-live-clock");
+      if (t && L) t.textContent = clock(L.state === "running" ? (Date.now() - started) / 1e3 : L.elapsed_s);
+    }
+    function show(next, isFollowing) {
+      L = next;
+      started = Date.now() - 1e3 * next.elapsed_s;
+      const running = L.state === "running";
+      const what = running ? `${esc(L.stage)} · ${fmt(L.calls)} turn${L.calls === 1 ? "" : "s"} so far` : L.state === "done" ? "the written artifact is on screen" : L.state === "cancelled" ? "what was seen before the capture stopped: nothing was written" : esc(L.message || "the capture failed");
+      const sibs = L.siblings.length ? `<span class="tv-group" role="group" aria-label="rollout to follow">${L.siblings.map((s) => `<button data-live-rollout="${s.rollout}" aria-pressed="${s.rollout === next.rollout}" class="${s.rollout === next.rollout ? "on" : ""}" title="follow rollout ${s.rollout} of the group (${esc(s.stage)})">rollout ${s.rollout}: ${s.turns} turn${s.turns === 1 ? "" : "s"}</button>`).join("")}</span>` : "";
+      el.hidden = false;
+      const html = `<div class="tv-live ${L.state}" data-testid="live-badge" data-state="${L.state}" data-recorded-at="${L.recorded_at || ""}" role="status">
+      <span class="tv-live-dot" aria-hidden="true"></span><b>${words[L.state]}</b> · <span class="tv-live-clock"></span> · <span>${what}</span>
+      ${L.state === "cancelled" || L.state === "failed" ? "" : `<span class="tv-live-follow"></span>`}${sibs}
+      ${running && on.cancel ? `<button class="tv-live-cancel" data-testid="live-cancel" title="stop the agent and the sandbox; what was seen stays, nothing is written">cancel</button>` : ""}</div>`;
+      if (html !== shownHtml) {
+        el.innerHTML = html;
+        shownHtml = html;
+        shownFollow = null;
+      }
+      following(isFollowing);
+      tick();
+      clearInterval(timer);
+      if (running) timer = setInterval(() => {
+        if (!el.isConnected) clearInterval(timer);
+        else tick();
+      }, 1e3);
+    }
+    function following(on2) {
+      const f = el.querySelector(".tv-live-follow");
+      if (!f || !L || shownFollow === on2) return;
+      shownFollow = on2;
+      f.innerHTML = L.state !== "running" ? "" : on2 ? "<span class='tv-dim' data-testid='following'>following the newest turn</span>" : "<button class='tv-follow-btn' data-testid='follow' title='go to the newest turn and stay on it as turns arrive'>follow ↓</button>";
+    }
+    el.addEventListener("click", (ev) => {
+      const b = target(ev).closest("button");
+      if (!b) return;
+      ev.stopPropagation();
+      if (b.classList.contains("tv-follow-btn")) on.follow();
+      else if (b.classList.contains("tv-live-cancel") && on.cancel) {
+        b.disabled = true;
+        on.cancel();
+      } else if (b.dataset.liveRollout !== void 0) on.sibling(Number(b.dataset.liveRollout));
+    });
+    return { show, following };
+  }
+  var LIVE_POLL_MS = 500;
+  var isLive = (o) => !!o.live;
+  function watchRun(app, element, opened, server, remount) {
+    let L = opened.live, changed = L.changed, rollout = L.rollout, stopped = false;
+    let timer;
+    let view = remount(opened);
+    const me = { run: L.run, apply, sibling, polls: 0 };
+    function apply(next) {
+      const nl = next.live;
+      if (!nl) return false;
+      if (nl.changed > changed || nl.rollout !== L.rollout) {
+        changed = nl.changed;
+        const other = nl.rollout !== L.rollout;
+        app.key = next.key;
+        app.src = next.src;
+        if (other || !view.grow(next)) view = remount(next, other ? null : view.state());
+      }
+      L = nl;
+      view.showLive(L);
+      if (L.state !== "running") stop();
+      return true;
+    }
+    function sibling(k) {
+      rollout = k;
+      changed = 0;
+      clearTimeout(timer);
+      poll();
+    }
+    function stop() {
+      stopped = true;
+      clearTimeout(timer);
+    }
+    async function poll() {
+      if (stopped || app.live !== me || !element.isConnected) return;
+      try {
+        me.polls++;
+        const r = await server.live({ run: L.run, rollout, version: changed });
+        if (refused(r)) {
+          view.showLive({ ...L, state: "failed", message: r.error });
+          stop();
+          return;
+        }
+        if (r.opened) apply(JSON.parse(r.opened));
+        else if (r.live) {
+          L = r.live;
+          view.showLive(L);
+          if (L.state !== "running") stop();
+        }
+      } catch (e) {
+      }
+      if (!stopped) timer = setTimeout(poll, LIVE_POLL_MS);
+    }
+    app.live = me;
+    if (L.state === "running") timer = setTimeout(poll, LIVE_POLL_MS);
+    else stop();
+    return me;
+  }
+
+  // src/trace_view/adapters.js
+  function mountInApp(element, props, server, watch) {
+    const app = { key: null, src: null, live: null };
+    function trainer(q2) {
+      return server.trainer({ ...q2, key: app.key });
+    }
+    const api = {
+      chunk: (q2) => server.chunk({ ...q2, key: app.key }),
+      training: (run) => server.training({ key: app.key, run }),
+      trainer,
+      export: (q2) => server.export({ ...q2, key: app.key }),
+      sibling: (k) => {
+        if (app.live) app.live.sibling(k);
+      },
+      cancelRun: () => {
+        if (app.live) server.live_cancel({ run: app.live.run });
+      },
+      linkPart: () => new URLSearchParams(window.location.search).get("part"),
+      onState: (s) => {
+        const u = new URL(window.location.href);
+        if (app.src) u.searchParams.set("src", app.src);
+        else u.searchParams.delete("src");
+        if (!("part" in s)) u.searchParams.delete("part");
+        for (const [k, v] of Object.entries(s)) if (v === "") u.searchParams.delete(k);
+        else u.searchParams.set(k, String(v));
+        window.history.replaceState(null, "", u.toString());
+      }
+    };
+    const q = new URLSearchParams(window.location.search);
+    const deepLink = (o) => ["src", ...Object.keys(o.initial)].some((k) => q.has(k));
+    function start() {
+      const box = element.querySelector(".tv-mount");
+      if (!box || !props.value) return;
+      document.dispatchEvent(new Event("rtv-shown"));
+      const opened = typeof props.value === "string" ? JSON.parse(props.value) : props.value;
+      if ("error_html" in opened) {
+        app.live = null;
+        box.innerHTML = opened.error_html;
+        return;
+      }
+      if (opened.built && deepLink(opened)) {
+        box.innerHTML = "<div class='tv-dim' style='padding:12px'>opening the link…</div>";
+        return;
+      }
+      const watched = app.live;
+      if (opened.live && watched && watched.run === opened.live.run) {
+        watched.apply(opened);
+        return;
+      }
+      const show = (o, keep) => {
+        app.key = o.key;
+        app.src = o.src;
+        const v = mount(
+          /** @type {HTMLElement} */
+          box,
+          keep ? { ...o, initial: { turn: keep.turn, mode: keep.mode, scope: keep.scope } } : o,
+          api,
+          !!o.built
+        );
+        window.__traceView = { ...v, state: () => ({ ...v.state(), key: app.key }), watching: () => app.live };
+        return v;
+      };
+      if (isLive(opened)) watchRun(app, element, opened, server, show);
+      else {
+        app.live = null;
+        show(opened);
+      }
+    }
+    start();
+    watch("value", start);
+  }
+  function mountExport(dataElement, root) {
+    const D = JSON.parse(dataElement.textContent || "");
+    const absent = "not included in this export: export this turn alone to get its full context";
+    const folded = "not in this export (it holds a bounded number of tokens): open the rollout in the app to see these";
+    const api = {
+      chunk: async (q) => {
+        const scope = (D.chunks[q.scope] || {})[q.scope === "row" ? String(q.row) : String(q.turn)];
+        return scope && scope[String(q.index)] ? scope[String(q.index)] : { error: scope ? folded : absent };
+      },
+      training: async () => D.training
+    };
+    if (D.trainer) {
+      const T = D.trainer;
+      async function trainer(q) {
+        return q.summary ? T.summary[q.part] : (T.turns[q.part] || {})[String(q.turn)] || { error: "this export has no trainer numbers for this turn" };
+      }
+      api.trainer = trainer;
+    }
+    if (window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches) document.body.classList.add("dark");
+    return mount(root, { ...D.opened, note: D.note }, api);
+  }
+  return __toCommonJS(trace_view_exports);
+})();
