@@ -141,8 +141,10 @@ def test_presentation_mode_on_the_run_page(page, app_url):
     page.keyboard.press("j")
     page.keyboard.press("j")
     assert page.locator("tr.rp-cursor[data-version='2']").count() == 1
-    page.keyboard.press("Enter")  # a version row opens its groups
+    page.keyboard.press("Enter")  # a version row opens its groups, brought on screen in large type
     page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
+    page.wait_for_function("""() => { const g = document.querySelector('[data-testid=run-group]');
+        return !!g && g.getBoundingClientRect().bottom <= innerHeight; }""", timeout=TIMEOUT)
     page.keyboard.press("j")
     page.keyboard.press("Enter")  # the cursor's group opens its map, still presenting
     page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)

@@ -1197,6 +1197,9 @@ var RunPage = (() => {
       if (state.version !== v) return;
       state.groups = got && got.groups || [];
       draw2();
+      const first = box.querySelector("tr.rp-grow");
+      const row = box.querySelector("tr.rp-vrow.open");
+      if (presenting() && first && row && first.getBoundingClientRect().bottom > innerHeight) row.scrollIntoView({ block: "start" });
     }
     const groupName = (path) => {
       const m = /-v(\d+)-g(\d+)$/.exec(path || "");

@@ -254,6 +254,10 @@ function mountBody(box, api) {
     if (state.version !== v) return;
     state.groups = (got && got.groups) || [];
     draw();
+    // presenting, large type puts a version's groups below the window: its row goes to the top, its groups under it
+    const first = box.querySelector("tr.rp-grow");
+    const row = box.querySelector("tr.rp-vrow.open");
+    if (presenting() && first && row && first.getBoundingClientRect().bottom > innerHeight) row.scrollIntoView({block: "start"});
   }
   /** "groups/<segment>-v000003-g000002" as a person reads it: "version 3 · group 2" @param {string | undefined} path */
   const groupName = (path) => {
