@@ -1201,9 +1201,13 @@ var RunPage = (() => {
       const row = box.querySelector("tr.rp-vrow.open");
       if (presenting() && first && row && first.getBoundingClientRect().bottom > innerHeight) row.scrollIntoView({ block: "start" });
     }
-    const groupName = (path) => {
+    const groupPlace = (path) => {
       const m = /-v(\d+)-g(\d+)$/.exec(path || "");
-      return m ? `version ${Number(m[1])} · group ${Number(m[2])}` : "the group";
+      return m ? { version: Number(m[1]), group: Number(m[2]) } : null;
+    };
+    const groupName = (path) => {
+      const p = groupPlace(path);
+      return p ? `version ${p.version} · group ${p.group}` : "the group";
     };
     function openGroup(path) {
       state.opened = path;
@@ -1342,9 +1346,9 @@ var RunPage = (() => {
         /** @type {HTMLElement[]} */
         Array.from(box.querySelectorAll("tr.rp-grow"))
       );
-      const version = /-v(\d+)-g\d+$/.exec(path);
-      if (opening && version && !rows.some((r) => r.dataset.path === path) && state.version !== Number(version[1])) {
-        await openVersion(Number(version[1]));
+      const place = groupPlace(path);
+      if (opening && place && !rows.some((r) => r.dataset.path === path) && state.version !== place.version) {
+        await openVersion(place.version);
         backTo(path, 0, false);
         return;
       }

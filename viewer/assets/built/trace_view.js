@@ -26,6 +26,12 @@ var TraceView = (() => {
     mountInApp: () => mountInApp
   });
 
+  // src/dom.js
+  function sentValue(props) {
+    document.dispatchEvent(new Event("rtv-shown"));
+    return typeof props.value === "string" ? JSON.parse(props.value) : props.value;
+  }
+
   // src/trace_view/format.js
   var ENTITIES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
   var esc = (s) => String(s).replace(/[&<>"']/g, (c) => ENTITIES[c]);
@@ -1245,8 +1251,7 @@ top-${d.topk_text[k].length}: ${alts}`;
     function start() {
       const box = element.querySelector(".tv-mount");
       if (!box || !props.value) return;
-      document.dispatchEvent(new Event("rtv-shown"));
-      const opened = typeof props.value === "string" ? JSON.parse(props.value) : props.value;
+      const opened = sentValue(props);
       if ("error_html" in opened) {
         app.live = null;
         box.innerHTML = opened.error_html;

@@ -259,10 +259,15 @@ function mountBody(box, api) {
     const row = box.querySelector("tr.rp-vrow.open");
     if (presenting() && first && row && first.getBoundingClientRect().bottom > innerHeight) row.scrollIntoView({block: "start"});
   }
-  /** "groups/<segment>-v000003-g000002" as a person reads it: "version 3 · group 2" @param {string | undefined} path */
-  const groupName = (path) => {
+  /** A group's path "groups/<segment>-v000003-g000002" read as its place, or null @param {string | undefined} path */
+  const groupPlace = (path) => {
     const m = /-v(\d+)-g(\d+)$/.exec(path || "");
-    return m ? `version ${Number(m[1])} · group ${Number(m[2])}` : "the group";
+    return m ? {version: Number(m[1]), group: Number(m[2])} : null;
+  };
+  /** A group's path as a person reads it: "version 3 · group 2" @param {string | undefined} path */
+  const groupName = (path) => {
+    const p = groupPlace(path);
+    return p ? `version ${p.version} · group ${p.group}` : "the group";
   };
   /** @param {string | undefined} path */
   function openGroup(path) {
@@ -360,10 +365,10 @@ function mountBody(box, api) {
     if (!shown()) { if (tries) requestAnimationFrame(() => backTo(path, tries - 1, opening)); return; }
     state.opened = null;
     const rows = /** @type {HTMLElement[]} */ (Array.from(box.querySelectorAll("tr.rp-grow")));
-    const version = /-v(\d+)-g\d+$/.exec(path);
-    if (opening && version && !rows.some((r) => r.dataset.path === path) && state.version !== Number(version[1])) {
+    const place = groupPlace(path);
+    if (opening && place && !rows.some((r) => r.dataset.path === path) && state.version !== place.version) {
       // a group reached by a link: its version opens, as if the group had been opened from it
-      await openVersion(Number(version[1]));
+      await openVersion(place.version);
       backTo(path, 0, false);
       return;
     }

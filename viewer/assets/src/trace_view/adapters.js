@@ -1,4 +1,5 @@
 // -- adapters ----------------------------------------------------------------------------------------
+import {sentValue} from "../dom.js";
 import {isLive, watchRun} from "./live.js";
 /** @import {AppState} from "./live.js" */
 import {mount} from "./mount.js";
@@ -40,9 +41,7 @@ export function mountInApp(element, props, server, watch) {  // inside gr.HTML: 
     const box = element.querySelector(".tv-mount");
     if (!box || !props.value) return;
     /** @type {Opened | Failed} */
-    // the server's answer is drawn: a part saying an action is under way (viewer/assets/src/dom.js `working`) stops
-    document.dispatchEvent(new Event("rtv-shown"));
-    const opened = typeof props.value === "string" ? JSON.parse(props.value) : props.value;
+    const opened = sentValue(props);
     if ("error_html" in opened) {  // a message (or the index's empty value) replaces the view: its listeners retire
       app.live = null; box.innerHTML = opened.error_html; return;
     }
