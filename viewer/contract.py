@@ -300,6 +300,14 @@ class Opened(msgspec.Struct, frozen=True):
     note: str | None = None  # what the page says above the view: link values it could not use, and what it used
 
 
+class Problems(msgspec.Struct, frozen=True):
+    """Why a source cannot be shown, in words: the page draws "Cannot open <source>" over the list
+    (dom.js `problemsBox`). Every text is untrusted (a path, a trace's field) and reaches the page as text."""
+
+    source: str  # the source as the page names it (rollout_trace safe.source_label)
+    items: list[str]
+
+
 class Failed(msgspec.Struct, frozen=True):
     error_html: str
 

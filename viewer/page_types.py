@@ -23,7 +23,7 @@ from .index import contract as ic
 
 OUT = Path(__file__).resolve().parent / "assets" / "contract.d.ts"
 # The records a page receives; the types they refer to come along.
-ROOTS: tuple[type, ...] = (c.Opened, c.Outline, c.Chunk, c.Training, c.TrainerTurn, c.TrainerSummary, c.Live,
+ROOTS: tuple[type, ...] = (c.Opened, c.Outline, c.Chunk, c.Training, c.TrainerTurn, c.TrainerSummary, c.Live, c.Problems,
                            c.Failed, c.Exported, ic.IndexPage, rp.RunHead, rp.RunBody,
                            rc.RunCompare, fa.FindSummary, fa.SearchAnswer)
 _PRIMITIVE = {"string": "string", "integer": "number", "number": "number", "boolean": "boolean", "null": "null"}

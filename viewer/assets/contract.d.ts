@@ -177,6 +177,14 @@ interface Outline {
   run: RunContext | null;
 }
 
+/** Why a source cannot be shown, in words: the page draws "Cannot open <source>" over the list
+ * (dom.js `problemsBox`). Every text is untrusted (a path, a trace's field) and reaches the page as text.
+ */
+interface Problems {
+  source: string;
+  items: string[];
+}
+
 /** One training row TRL queued for a rollout, joined with what the trainer did with it. A fate belongs to a
  * row, and a turn to the row that trains it (`turns`): viewer/fate.py reads a turn's fate from these.
  */

@@ -72,3 +72,12 @@ export function sentValue(props) {
   document.dispatchEvent(new Event("rtv-shown"));
   return typeof props.value === "string" ? JSON.parse(props.value) : props.value;
 }
+
+/**
+ * Why a source cannot be shown (viewer/contract.py `Problems`): "Cannot open <source>" over the list, as text.
+ * @param {Problems} p @returns {HTMLDivElement}
+ */
+export function problemsBox(p) {
+  return el("div", {class: "tv-error", role: "alert"}, el("b", {text: `Cannot open ${p.source}`}),
+    el("ul", null, ...p.items.map((t) => el("li", {text: t}))));
+}
