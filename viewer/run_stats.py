@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from rollout_trace.artifact.group import grpo_advantages, reward_spread
 from rollout_trace.artifact.numbers import finite_summary
 from rollout_trace.artifact.run import Run
+from rollout_trace.artifact.run_columns import codes_of
 from rollout_trace.artifact.run_table import RunTable
 
 from .numbers import percent
@@ -473,22 +474,11 @@ def task_choices(run: RunLike, limit: int = 200) -> list[TaskChoice]:
     return t.memo(f"task_choices:{limit}", lambda: _task_choices(t, limit))
 
 
-def _codes_of(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
-    """A text column as (each row's number in its distinct values, -1 for null; those values), through its
-    dictionaries when it is dictionary-encoded (never a Python string per row)."""
-    encoded = col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
-    encoded = encoded.unify_dictionaries() if isinstance(encoded, pa.ChunkedArray) else pa.chunked_array([encoded])
-    values = encoded.chunk(0).dictionary if encoded.num_chunks else pa.array([], pa.string())
-    codes = np.concatenate([pc.fill_null(c.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-                            for c in encoded.chunks]) if encoded.num_chunks else np.zeros(0, np.int64)
-    return codes, values
-
-
 def _task_choices(t: RunTable, limit: int) -> list[TaskChoice]:
     if not len(t):
         return []
-    task, tasks = _codes_of(t.column("task_id"))
-    title, titles = _codes_of(t.column("title"))
+    task, tasks = codes_of(t.column("task_id"))
+    title, titles = codes_of(t.column("title"))
     version = pc.fill_null(t.column("policy_version"), -1).to_numpy(zero_copy_only=False).astype(np.int64)
     # the run's order (segment, version, group), as `open_run` lists it: a task's first row in it gives its title
     order = np.lexsort((t.group_keys() & (2**40 - 1), version, t.group_keys() >> 40))

@@ -33,11 +33,12 @@ from .group import grpo_advantages, reward_spread
 from .model import Artifact
 from .problems import ArtifactError, Problem
 from .read import load_artifact
+from .run_fates import RowFate
 from .run_files import RunSegment
 from .run_format import MANIFEST, RESCORED_DIR, RunManifest
 from .run_schema import ARTIFACT_FILES, INDEX_COLUMNS, ConsumedRecord
 from .run_store import RunStore
-from .run_table import FATE_COLUMNS, QueuedRow, RowFate, RunTable, RunTableError, open_table
+from .run_table import FATE_COLUMNS, QueuedRow, RunTable, RunTableError, open_table
 from .schema import TOKENIZER_DIR, RunStatus
 from .stores import store_for
 from .unpack import remove_folder, temporary_folder

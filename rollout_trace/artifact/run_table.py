@@ -27,7 +27,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -40,12 +40,27 @@ from . import budget
 from .bounded import Bounded
 from .errors import RolloutTraceError
 from .problems import Problem
+from .run_columns import (
+    DICTIONARY,
+    MAX_ROLLOUT,
+    NAME_PARTS,
+    as_read,
+    as_scanned,
+    codes_in,
+    fits,
+    name_columns,
+    segment_values,
+    take_rows,
+    uniform,
+    utf8_fixed,
+    utf8_valid,
+)
+from .run_fates import RowFate, rollout_fates, row_fates
 from .run_files import RunFiles, read_files
 from .run_format import (
     CONSUMED_DIR,
     FILES_DIR,
     MANIFEST,
-    MAX_WHOLE,
     RESCORED_DIR,
     ROLLOUTS_DIR,
     SEALED,
@@ -61,22 +76,13 @@ MAX_TABLES = 4  # run snapshots kept (each holds the columns its pages read)
 MAX_PROBLEMS = 20  # rows left out that are named one by one
 # read first: which rows stand (a rollout's `group` and `path` are names its place gives, never read from a shard)
 KEYS = ("segment", "policy_version", "group_id", "rollout", "agent_turns")
-FATE_KEYS = ("segment", "ordinal", "fate", "step")
-MAX_ROLLOUT = 2**16  # a rollout's index in its group: TRL's num_generations is far below this  # the consumption table's columns the fates are joined on
+FATE_KEYS = ("segment", "ordinal", "fate", "step")  # the consumption table's columns the fates are joined on
 # What the consumption table says of each rollout (joined): the first step a row of it was trained at, its
 # trained rows' tokens, and why none of its rows was trained (None: one was)
 FATE_COLUMNS: dict[str, pa.DataType] = {"trained_step": pa.int64(), "trainer_tokens": pa.int64(),
                                         "dropped": pa.dictionary(pa.int8(), pa.string())}
-# Text columns with few distinct values, read dictionary-encoded (as Parquet stores them): a million rollouts'
-# segment names are a few integers and one string each, not a million strings
-DICTIONARY = ("segment", "status", "cause", "drift", "task_id", "title", "problem", "fate")
 _FORMAT = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=list(DICTIONARY)))
 _LOCAL_FS = pafs.LocalFileSystem()
-
-
-# What became of a row, as the reader reports it: the trainer's Fate, or "in-queue" (recorded, not taken
-# when training stopped, or not yet while it runs), or "unknown" (no consumption log for its segment).
-RowFate = Literal["trained", "stale", "oversize", "resume-skip", "read-ahead", "in-batcher", "in-queue", "unknown"]
 
 
 class QueuedRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -111,69 +117,6 @@ class ShardCache:
     def put(self, key: tuple, value: Any) -> None:
         with self._lock:
             self._got[key] = value
-
-
-def _utf8(table: pa.Table, name: str, problems: list[Problem]) -> pa.Table:
-    """`table` with every string that is not UTF-8 replaced (U+FFFD) and named: a shard is data, and Arrow's
-    string kernels assume valid UTF-8."""
-    for i, f in enumerate(table.schema):
-        encoded = pa.types.is_dictionary(f.type)  # a scan's DICTIONARY columns: checked and fixed as plain text
-        kind = f.type.value_type if pa.types.is_list(f.type) or encoded else f.type
-        if not pa.types.is_string(kind):
-            continue
-        col = table.column(i)
-        try:
-            col.validate(full=True)
-            continue
-        except pa.ArrowInvalid:
-            pass
-        col = pc.cast(col, kind) if encoded else col
-        flat = pc.list_flatten(col) if pa.types.is_list(f.type) else col
-        raw = flat.cast(pa.binary()).to_pylist()
-        bad = [k for k, v in enumerate(raw) if v is not None and not _valid(v)]
-        problems.append(Problem(name, "text that is not UTF-8, shown with replacement characters", field=f.name,
-                                expected="UTF-8", found=f"{len(bad)} invalid value(s)"))
-        fixed = pa.array([None if v is None else v.decode("utf-8", "replace") for v in raw], pa.string())
-        if pa.types.is_list(f.type):
-            combined = col.combine_chunks()
-            fixed = pa.ListArray.from_arrays(combined.offsets, fixed, mask=combined.is_null())
-        elif encoded:
-            fixed = pc.dictionary_encode(fixed).cast(f.type)
-        table = table.set_column(i, f, fixed)
-    return table
-
-
-def _take(col: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
-    """Rows `rows` of a column of many chunks, each taken from its own chunk (a take over the whole column would
-    join its chunks first: a copy of a million values for a page of fifty)."""
-    if col.num_chunks <= 1 or len(rows) > len(col) // 8:
-        return col.take(pa.array(rows)).combine_chunks() if len(rows) else col.slice(0, 0).combine_chunks()
-    starts = np.cumsum([0] + [len(c) for c in col.chunks])
-    which = np.searchsorted(starts, rows, side="right") - 1
-    order = np.argsort(which, kind="stable")
-    parts = [col.chunk(int(k)).take(pa.array(rows[order][which[order] == k] - starts[k])) for k in np.unique(which)]
-    got = pa.concat_arrays(parts) if parts else col.slice(0, 0).combine_chunks()
-    return got.take(pa.array(np.argsort(order, kind="stable")))
-
-
-def _utf8_valid(table: pa.Table) -> bool:
-    """Every string of `table` is UTF-8 (one validation per string column)."""
-    for f, col in zip(table.schema, table.columns, strict=True):
-        kind = f.type.value_type if pa.types.is_list(f.type) or pa.types.is_dictionary(f.type) else f.type
-        if pa.types.is_string(kind):
-            try:
-                col.validate(full=True)
-            except pa.ArrowInvalid:
-                return False
-    return True
-
-
-def _valid(v: bytes) -> bool:
-    try:
-        v.decode("utf-8")
-        return True
-    except UnicodeDecodeError:
-        return False
 
 
 class RunTable:
@@ -232,7 +175,7 @@ class RunTable:
                 self._cache.put(meta_key, got.metadata)
             self._cache.reads += 1
             problems = list(got.problems)
-            table = _utf8(got.table, path, problems)
+            table = utf8_fixed(got.table, path, problems)
             self._said(problems, got.notes)
             for name in names:
                 out[name] = table[name]
@@ -302,7 +245,7 @@ class RunTable:
                 frags.append((s, f))
         if len(frags) < 2:
             return
-        want = pa.schema([_dictionary(schema.field(n)) for n in names])
+        want = pa.schema([as_scanned(schema.field(n)) for n in names])
         budget.check(folder)
         try:
             table = ds.FileSystemDataset([f for _, f in frags], want, _FORMAT, _LOCAL_FS).to_table(
@@ -310,7 +253,7 @@ class RunTable:
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
             return  # a value that does not convert: each file read on its own names where
         self._cache.reads += len(frags)
-        whole_ok = _utf8_valid(table)  # the usual case: one check of the scan, not one per shard
+        whole_ok = utf8_valid(table)  # the usual case: one check of the scan, not one per shard
         at = 0
         for s, f in frags:
             n = f.metadata.num_rows
@@ -318,7 +261,7 @@ class RunTable:
             at += n
             if not whole_ok:
                 problems: list[Problem] = []
-                part = _utf8(part, f"{folder}/{s.name}", problems)
+                part = utf8_fixed(part, f"{folder}/{s.name}", problems)
                 self._said(problems, [])
                 if problems:  # not kept: each snapshot reads it again and names it (as `_read` keeps no such read)
                     continue
@@ -337,7 +280,7 @@ class RunTable:
         (named), and a rollout recorded twice kept once (the first)."""
         self._bulk(ROLLOUTS_DIR, self.shards, ROLLOUTS, KEYS, check=ROLLOUTS_TABLE)
         # a tail's index columns are read now, whole: what this snapshot counts of it
-        tables = [_uniform(self._read(ROLLOUTS_DIR, s, ROLLOUTS, KEYS, check=ROLLOUTS_TABLE) if s.sealed else
+        tables = [uniform(self._read(ROLLOUTS_DIR, s, ROLLOUTS, KEYS, check=ROLLOUTS_TABLE) if s.sealed else
                            self._read(ROLLOUTS_DIR, s, ROLLOUTS, INDEX_COLUMNS, check=ROLLOUTS_TABLE).select(list(KEYS)))
                   for s in self.shards]
         self._lengths = [t.num_rows for t in tables]
@@ -345,9 +288,9 @@ class RunTable:
         keys = pa.concat_tables(tables) if tables else pa.table({k: pa.array([], ROLLOUTS.field(k).type) for k in KEYS})
         shard_of = np.repeat(np.arange(len(tables), dtype=np.int64), self._lengths) if tables else np.zeros(0, np.int64)
         pos = np.concatenate([np.arange(n, dtype=np.int64) for n in self._lengths]) if tables else np.zeros(0, np.int64)
-        names = _segment_values(keys["segment"])
-        seg = _codes(keys["segment"], names)
-        ok = _fits(keys, seg, names)
+        names = segment_values(keys["segment"])
+        seg = codes_in(keys["segment"], names)
+        ok = fits(keys, seg, names)
         for i in np.flatnonzero(~ok)[:MAX_PROBLEMS]:
             x = keys.slice(int(i), 1).to_pylist()[0]
             problems.append(Problem(f"{ROLLOUTS_DIR}/{self.shards[int(shard_of[i])].name}", "a rollout's place in the "
@@ -399,14 +342,14 @@ class RunTable:
     def _consumed(self) -> pa.Table:
         """The consumption table's columns the fates are joined on (its fingerprints are read by `consumed_all`)."""
         self._bulk(CONSUMED_DIR, self.consumed_shards, CONSUMED, FATE_KEYS, check=CONSUMED)
-        parts = [_uniform(self._read(CONSUMED_DIR, s, CONSUMED, FATE_KEYS, check=CONSUMED)) for s in self.consumed_shards]
+        parts = [uniform(self._read(CONSUMED_DIR, s, CONSUMED, FATE_KEYS, check=CONSUMED)) for s in self.consumed_shards]
         return pa.concat_tables(parts) if parts else \
-            pa.schema([_dictionary(CONSUMED.field(c)) for c in FATE_KEYS]).empty_table()
+            pa.schema([as_scanned(CONSUMED.field(c)) for c in FATE_KEYS]).empty_table()
 
     def consumed_all(self) -> pa.Table:
         """Every column of the consumption table (`viewer check` compares fingerprints)."""
-        parts = [_uniform(self._read(CONSUMED_DIR, s, CONSUMED, CONSUMED.names)) for s in self.consumed_shards]
-        return pa.concat_tables(parts) if parts else pa.schema([_dictionary(f) for f in CONSUMED]).empty_table()
+        parts = [uniform(self._read(CONSUMED_DIR, s, CONSUMED, CONSUMED.names)) for s in self.consumed_shards]
+        return pa.concat_tables(parts) if parts else pa.schema([as_scanned(f) for f in CONSUMED]).empty_table()
 
     def __len__(self) -> int:
         return int(self._starts[-1])
@@ -468,9 +411,9 @@ class RunTable:
                             col = pa.chunked_array([pa.nulls(size, ROLLOUTS.field(c).type)])
                         if len(keep) != size:
                             col = col.take(pa.array(keep))
-                        chunks[c].extend(_as_read(c, x) for x in col.chunks)
+                        chunks[c].extend(as_read(c, x) for x in col.chunks)
                 for c in want:
-                    have[c] = self._keep_column(c, pa.chunked_array(chunks[c], _dictionary(ROLLOUTS.field(c)).type))
+                    have[c] = self._keep_column(c, pa.chunked_array(chunks[c], as_scanned(ROLLOUTS.field(c)).type))
         for c in names:
             if c not in have:
                 have[c] = self.column(c)
@@ -486,7 +429,7 @@ class RunTable:
         artifact), made from its place: a name in a shard is never what a page or a link uses. A few rows' names
         are made for those rows alone (`take`): the whole run's cost ~100 MB at a million rollouts."""
         def make() -> dict[str, pa.ChunkedArray]:
-            got = _name_columns(self.columns(list(NAME_PARTS)))
+            got = name_columns(self.columns(list(NAME_PARTS)))
             return {k: pa.chunked_array(v.chunks, pa.string()) if isinstance(v, pa.ChunkedArray)
                     else pa.chunked_array([v]) for k, v in got.items()}
         return self.memo("__names", make)
@@ -514,7 +457,7 @@ class RunTable:
         kept: what a search reads shard by shard (the text of a whole run is larger than memory should hold)."""
         s = self._live(ROLLOUTS_DIR, self.shards[k])
         got = read_columns(self.store.open, f"{ROLLOUTS_DIR}/{s.name}", s, ROLLOUTS, tuple(columns))
-        return _utf8(got.table, s.name, [])
+        return utf8_fixed(got.table, s.name, [])
 
     def locate(self, row: int) -> tuple[Shard, int]:
         """The shard and position in it of standing row `row`."""
@@ -659,25 +602,28 @@ class RunTable:
     def segment_names(self) -> list[str]:
         """The segments the rollouts name, in order: what `ordinals()`' segment numbers index."""
         def make() -> list[str]:
-            return _segment_values(self.column("segment"))
+            return segment_values(self.column("segment"))
         return self.memo("__segment_names", make)
 
     def _segment_codes(self) -> np.ndarray:
         """Each rollout's segment as its number in `segment_names()`."""
         def make() -> np.ndarray:
-            return _codes(self.column("segment"), self.segment_names())
+            return codes_in(self.column("segment"), self.segment_names())
         return self.memo("__segment_codes", make)
 
     def row_fates(self) -> pa.Table:
         """Per TRL row, in `ordinals()`' order: its fate (the consumption table's row, the later one when it has
         two; else "in-queue" past what the trainer took or while its log is open, else "unknown") and the step
         it was trained at."""
-        return self.memo("__row_fates", lambda: _row_fates(self))
+        return self.memo("__row_fates", lambda: row_fates(
+            self.ordinals(), self.consumed, self.segment_names(), {s.segment for s in self.consumed_shards},
+            self.run_files))
 
     def fates(self) -> pa.Table:
         """Per rollout: the first step a row of it was trained at, its trained rows' tokens, and why none of its
         rows was trained (None: one was)."""
-        return self.memo("__fates", lambda: _fates(self))
+        return self.memo("__fates", lambda: rollout_fates(len(self), self.ordinals(), self.row_fates(),
+                                                       self.column("status")))
 
     def queued(self, rows: Sequence[int]) -> dict[int, list[Any]]:
         """The TRL rows of the rollouts at rows `rows`, with their fates (`QueuedRow`), by row number: their
@@ -784,16 +730,16 @@ class RunTable:
             with self._lock:
                 whole = "__names" in self._memo
             if not whole:  # the names of these rows alone, from their place
-                named = _name_columns(self.take(rows, list(NAME_PARTS)))
+                named = name_columns(self.take(rows, list(NAME_PARTS)))
         with self._lock:
             unread = [n for n in names if n in ROLLOUTS_TABLE.names and n not in ("group", "path")
                       and f"col:{n}" not in self._memo]
         if unread and len(rows) * 8 < len(self):  # a few rows (a group, a page): from the row groups holding them
             part = self.rows_of(rows, unread)
-            return pa.table({n: named[n] if n in named else part[n] if n in unread else _take(self.column(n), rows)
+            return pa.table({n: named[n] if n in named else part[n] if n in unread else take_rows(self.column(n), rows)
                              for n in names})
         self.columns([n for n in names if n not in named])
-        return pa.table({n: named[n] if n in named else _take(self.column(n), rows) for n in names})
+        return pa.table({n: named[n] if n in named else take_rows(self.column(n), rows) for n in names})
 
     def select(self, where: pc.Expression | None = None, sort: Sequence[tuple[str, str]] = (), offset: int = 0,
                limit: int = 50) -> tuple[int, pa.Array]:
@@ -867,173 +813,6 @@ class _Columns:
 
     def select(self, names: Sequence[str]) -> pa.Table:
         return pa.table({n: self.t.column(n) for n in names})
-
-
-NAME_PARTS = ("segment", "policy_version", "group_id", "rollout", "agent_turns")  # what a group's and path's name is
-
-
-def _name_columns(c: Any) -> dict[str, Any]:
-    """`group` and `path` from NAME_PARTS' columns (arrays, chunked or not, or a table's columns)."""
-    group = pc.binary_join_element_wise(
-        "groups/", pc.cast(c["segment"], pa.string()), "-v",
-        pc.utf8_lpad(pc.cast(c["policy_version"], pa.string()), 6, "0"), "-g",
-        pc.utf8_lpad(pc.cast(c["group_id"], pa.string()), 6, "0"), "")
-    path = pc.binary_join_element_wise(group, "/rollout-", pc.utf8_lpad(pc.cast(c["rollout"], pa.string()), 2, "0"), "")
-    return {"group": group, "path": pc.if_else(pc.is_valid(c["agent_turns"]), path, pa.scalar(None, pa.string()))}
-
-
-def _dictionary(f: pa.Field) -> pa.Field:
-    """A column as a scan reads it: the DICTIONARY columns dictionary-encoded."""
-    return f.with_type(pa.dictionary(pa.int32(), f.type)) if f.name in DICTIONARY and f.type == pa.string() else f
-
-
-def _codes(col: Any, names: list[str]) -> np.ndarray:
-    """Each value of a text column as its position in `names` (-1: not there, or null), in 32 bits; a
-    dictionary-encoded column through its few distinct values (never decoding a million strings)."""
-    want = pa.array(names, pa.string())
-    parts = []
-    for chunk in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
-        if pa.types.is_dictionary(chunk.type):
-            of_value = pc.fill_null(pc.index_in(pc.cast(chunk.dictionary, pa.string()), value_set=want), -1).to_numpy(
-                zero_copy_only=False).astype(np.int32)
-            if not len(of_value):
-                parts.append(np.full(len(chunk), -1, np.int32))
-                continue
-            got = of_value[pc.fill_null(chunk.indices, 0).to_numpy()]
-            if chunk.null_count:
-                got[chunk.is_null().to_numpy(zero_copy_only=False)] = -1
-        else:
-            got = pc.fill_null(pc.index_in(pc.cast(chunk, pa.string()), value_set=want), -1).to_numpy(
-                zero_copy_only=False).astype(np.int32)
-        parts.append(got)
-    return np.concatenate(parts) if parts else np.zeros(0, np.int32)
-
-
-def _as_read(name: str, chunk: pa.Array) -> pa.Array:
-    """A chunk of column `name` as every chunk of it is held: a DICTIONARY column dictionary-encoded."""
-    if name in DICTIONARY and not pa.types.is_dictionary(chunk.type):
-        return pc.dictionary_encode(chunk).cast(pa.dictionary(pa.int32(), pa.string()))
-    return chunk
-
-
-def _uniform(table: pa.Table) -> pa.Table:
-    """`table` with its DICTIONARY columns dictionary-encoded whichever way they were read (a scan, a file, a tail),
-    so the tables of a run's shards concatenate."""
-    for i, name in enumerate(table.column_names):
-        if name in DICTIONARY and not pa.types.is_dictionary(table.schema.field(i).type):
-            col = table.column(i)
-            table = table.set_column(i, name, pa.chunked_array([_as_read(name, c) for c in col.chunks],
-                                                               pa.dictionary(pa.int32(), pa.string())))
-    return table
-
-
-def _plain(col: Any) -> Any:
-    """A dictionary-encoded column as its plain values (what a few readers of single values want)."""
-    return pc.cast(col, col.type.value_type) if pa.types.is_dictionary(col.type) else col
-
-
-def _segment_values(col: Any) -> list[str]:
-    """The distinct segment names of a column, through its dictionaries when it is dictionary-encoded."""
-    values = [c.dictionary for c in col.chunks] if pa.types.is_dictionary(col.type) else [pc.unique(col)]
-    return sorted({x for v in values for x in pc.cast(v, pa.string()).to_pylist() if x is not None})
-
-
-def _fits(t: pa.Table, seg: np.ndarray, names: list[str]) -> np.ndarray:
-    """Which rows have a place the recorder writes: a segment name (letters, digits, `_.-`), a version, a group id
-    and an index of 0 or more (their names, `group` and `path`, are made from these). `seg`: each row's segment as
-    its number in `names` (-1: none)."""
-    if not t.num_rows:
-        return np.zeros(0, dtype=bool)
-    good = np.array([bool(re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", n)) for n in names] + [False])
-    segment_ok = good[seg]  # -1 (no segment) reads the last, False
-    placed = pc.and_(pc.and_(pc.is_valid(t["policy_version"]), pc.is_valid(t["group_id"])), pc.is_valid(t["rollout"]))
-    version = pc.fill_null(t["policy_version"], -1)
-    gid = pc.fill_null(t["group_id"], -1)
-    rollout = pc.fill_null(t["rollout"], -1)
-    in_range = pc.and_(pc.and_(pc.and_(pc.greater_equal(version, 0), pc.less_equal(version, MAX_WHOLE)),
-                               pc.and_(pc.greater_equal(gid, 0), pc.less(gid, 2**34))),
-                       pc.and_(pc.greater_equal(rollout, 0), pc.less(rollout, MAX_ROLLOUT)))
-    ok = pc.fill_null(pc.and_(placed, in_range), False).to_numpy(zero_copy_only=False).astype(bool)
-    return ok & segment_ok
-
-
-FATES = ("trained", "stale", "oversize", "resume-skip", "read-ahead", "in-batcher", "in-queue", "unknown")
-
-
-def _row_fates(t: RunTable) -> pa.Table:
-    """Each TRL row's fate by array lookups: a segment's rows are numbered 0, 1, 2... in its queue (the ordinal),
-    so the consumption table's rows of a segment are an array indexed by ordinal (its later row wins), no join.
-    Numbers as narrow as they fit (a row's ordinal and step in 32 bits): a million rollouts' rows are millions."""
-    o = t.ordinals()
-    files = t.run_files
-    if not o.num_rows:
-        return pa.table({"fate": pa.array([], pa.string()), "step": pa.array([], pa.int64())})
-    names = t.segment_names()
-    seg = o["segment"].to_numpy()
-    ordinal = np.clip(pc.fill_null(o["ordinal"], -1).to_numpy(), -1, 2**31 - 1).astype(np.int32)
-    code = np.full(len(ordinal), -1, np.int8)
-    step = np.full(len(ordinal), -1, np.int32)
-    c = t.consumed
-    c_seg = _codes(c["segment"], names)
-    c_ord = np.clip(pc.fill_null(c["ordinal"], -1).to_numpy(zero_copy_only=False), -1, 2**31 - 1).astype(np.int32)
-    c_fate = _codes(c["fate"], list(FATES)).astype(np.int8)
-    c_step = np.clip(pc.fill_null(c["step"], -1).to_numpy(zero_copy_only=False), -1, 2**31 - 1).astype(np.int32)
-    logged = {s.segment for s in t.consumed_shards}
-    one = len(names) == 1  # the usual case: every row of one segment, no index arrays needed
-    for k, name in enumerate(names):
-        here = slice(None) if one else np.flatnonzero(seg == k)
-        mine = (c_seg == k) & (c_ord >= 0) & (c_fate >= 0)
-        top = int(max(ordinal[here].max(initial=-1), c_ord[mine].max(initial=-1))) + 1
-        by_code = np.full(top + 1, -1, np.int8)  # the last slot answers a missing ordinal (-1)
-        by_step = np.full(top + 1, -1, np.int32)
-        by_code[c_ord[mine]] = c_fate[mine]  # in table order: a later row of the same ordinal wins
-        by_step[c_ord[mine]] = c_step[mine]
-        by_code[-1], by_step[-1] = -1, -1
-        code[here] = by_code[ordinal[here]]
-        step[here] = by_step[ordinal[here]]
-        waiting = FATES.index("in-queue" if name in logged else "unknown")
-        if name in files.ends:  # past what the trainer took: in the queue; before it and without a fate: unknown
-            fill = np.where(ordinal[here] >= files.ends[name], FATES.index("in-queue"), FATES.index("unknown"))
-        else:
-            fill = np.full(len(ordinal[here]), waiting, np.int8)
-        part = code[here]
-        code[here] = np.where(part < 0, fill, part)
-    code[code < 0] = FATES.index("unknown")
-    fate = pa.DictionaryArray.from_arrays(pa.array(code, pa.int8()), pa.array(FATES))
-    trained = code == 0
-    return pa.table({"fate": fate, "step": pa.array(step.astype(np.int64), mask=~trained | (step < 0))})
-
-
-DROPPED = (*FATES, "failed", "no rows")  # why a rollout's rows were never trained (FATES, or it has none)
-
-
-def _fates(t: RunTable) -> pa.Table:
-    """Per rollout, from its rows' fates: its first trained step, its trained rows' tokens, and why none of them
-    was trained (its first row's fate; "failed" or "no rows" when it has none), in numpy over fate codes."""
-    n = len(t)
-    o = t.ordinals()
-    rf = t.row_fates()
-    entry = o["entry"].to_numpy() if o.num_rows else np.zeros(0, np.int32)
-    codes = rf["fate"].combine_chunks().indices.to_numpy(zero_copy_only=False) if o.num_rows else np.zeros(0, np.int8)
-    tokens = pc.fill_null(o["trained_tokens"], 0).to_numpy() if o.num_rows else np.zeros(0, np.int64)
-    steps = pc.fill_null(rf["step"], -1).to_numpy() if o.num_rows else np.zeros(0, np.int64)
-    took = codes == 0
-    trained = np.zeros(n, dtype=bool)
-    trained[entry[took]] = True
-    trainer_tokens = np.bincount(entry[took], weights=tokens[took], minlength=n).astype(np.int64)
-    first_step = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    stepped = took & (steps >= 0)
-    np.minimum.at(first_step, entry[stepped], steps[stepped])
-    trained_step = pa.array(first_step, mask=first_step == np.iinfo(np.int64).max)
-    failed = pc.fill_null(pc.equal(pc.cast(t.column("status"), pa.string()), "failed"), False).to_numpy(
-        zero_copy_only=False) if n else np.zeros(0, bool)
-    # one byte per rollout throughout: these are a million rollouts' worth each
-    why = np.where(failed, np.int8(DROPPED.index("failed")), np.int8(DROPPED.index("no rows")))
-    if len(entry):  # each rollout's first row: its fate stands for all when none was trained
-        firsts = np.flatnonzero(np.r_[True, entry[1:] != entry[:-1]])
-        why[entry[firsts]] = codes[firsts]
-    dropped = pa.DictionaryArray.from_arrays(pa.array(why, pa.int8(), mask=trained), pa.array(DROPPED))
-    return pa.table({"trained_step": trained_step, "trainer_tokens": pa.array(trainer_tokens), "dropped": dropped})
 
 
 def _listing(store: Any) -> tuple:

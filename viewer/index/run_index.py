@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from rollout_trace.analysis.findings import RULES
 from rollout_trace.artifact.collection import Record
 from rollout_trace.artifact.group import grpo_advantages, reward_spread
+from rollout_trace.artifact.run_columns import plain
 from rollout_trace.artifact.run_table import QueuedRow, RunTable
 
 from ..find.columns import RunFind
@@ -48,12 +49,6 @@ _ROLLOUT = {"path": "path", "task_id": "task_id", "title": "title", "reward": "r
             "trained_tokens": "trained_tokens", "trainer_tokens": "trainer_tokens", "trained_step": "trained_step",
             "dropped": "dropped", "tools": "tools"}
 _TEXT = pa.string()
-
-
-def _plain(col: Any) -> pa.ChunkedArray | pa.Array:
-    return pc.cast(col, col.type.value_type) if pa.types.is_dictionary(col.type) else col
-
-
 _GROUP_READS = ["group_id", "segment", "policy_version", "reward", "timed_out", "agent_turns", "trained_turns",
                 "seed_trained_turns", "tokens", "drift", "trained_tokens", "task_id", "title", "recorded_at",
                 "status", "rollout"]
@@ -65,7 +60,7 @@ def _groups(t: RunTable) -> pa.Table:
     t.columns(_GROUP_READS)  # one pass over the run's files for all of them
     v = t.view()
     known = pc.is_valid(v["agent_turns"])  # a rollout with an artifact (the one with a path)
-    drift = _plain(v["drift"])
+    drift = plain(v["drift"])
     rows = pa.table({
         "g": t.group_keys(), "reward": pc.if_else(pc.is_finite(v["reward"]), v["reward"], None),
         "timed_out": pc.cast(v["timed_out"], pa.int64()),
@@ -89,11 +84,11 @@ def _groups(t: RunTable) -> pa.Table:
         [("row", "min")])
     at = pc.take(why["row_min"], pc.index_in(agg["g"], why["g"]))
     dropped = pc.if_else(pc.is_valid(agg["trained_step_min"]), pa.scalar(None, _TEXT),
-                         _plain(pc.take(v["dropped"], at)))
+                         plain(pc.take(v["dropped"], at)))
     return pa.table({
         "kind": pa.array(["group"] * agg.num_rows, _TEXT), "path": t.take(first.to_numpy(), ["group"])["group"], "first": first,
         "key": agg["g"],
-        "task_id": _plain(pc.take(v["task_id"], first)), "title": _plain(pc.take(v["title"], first)),
+        "task_id": plain(pc.take(v["task_id"], first)), "title": plain(pc.take(v["title"], first)),
         "reward": agg["reward_mean"], "reward_min": agg["reward_min"], "reward_max": agg["reward_max"],
         "k": agg["row_count"], "timed_out": pc.greater(agg["timed_out_max"], 0),
         # only as known as its rollouts' (`_max_known`)
@@ -102,7 +97,7 @@ def _groups(t: RunTable) -> pa.Table:
         "seed_trained_turns": agg["seed_max"],
         "tokens": pc.if_else(any_known, agg["tokens_sum"], None),
         "drift": pc.if_else(pc.greater(agg["drifted_sum"], 0), "drift", pc.if_else(any_known, "none", "unknown")),
-        "captured": pc.take(v["recorded_at"], first), "segment": _plain(pc.take(v["segment"], first)),
+        "captured": pc.take(v["recorded_at"], first), "segment": plain(pc.take(v["segment"], first)),
         "policy_version": pc.take(v["policy_version"], first), "group_id": pc.take(v["group_id"], first),
         "trained_tokens": agg["trained_tokens_sum"], "trainer_tokens": agg["trainer_tokens_sum"],
         "trained_step": agg["trained_step_min"], "dropped": dropped})
@@ -153,9 +148,9 @@ def _values(t: RunTable, ix: RunIndex, name: str) -> pa.ChunkedArray | None:
     if name not in ix.groups.column_names and view_name is None:
         return None
     v = t.view()
-    kind = ix.groups[name].type if name in ix.groups.column_names or view_name is None else _plain(v[view_name]).type
+    kind = ix.groups[name].type if name in ix.groups.column_names or view_name is None else plain(v[view_name]).type
     g = ix.groups[name] if name in ix.groups.column_names else pa.nulls(ix.groups.num_rows, kind)
-    a = _plain(v[view_name]) if view_name is not None else pa.nulls(len(t), kind)
+    a = plain(v[view_name]) if view_name is not None else pa.nulls(len(t), kind)
     parts = [pc.cast(x, kind) for x in (g, a)]
     both = pa.chunked_array([c for x in parts for c in (x.chunks if isinstance(x, pa.ChunkedArray) else [x])], kind)
     return both.take(pa.array(np.where(ix.src == 0, ix.at, ix.at + ix.groups.num_rows)))

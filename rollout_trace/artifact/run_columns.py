@@ -1,0 +1,185 @@
+"""Arrow helpers of a run's columns (rollout_trace/artifact/run_table.py): reading text columns
+dictionary-encoded, turning them into numbers without a Python string per row, naming a rollout's place, and
+the checks a shard's rows pass before they stand (valid UTF-8, a place the recorder writes). Pure functions of
+Arrow arrays and tables.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .problems import Problem
+from .run_format import MAX_WHOLE
+
+# Text columns with few distinct values, read dictionary-encoded (as Parquet stores them): a million rollouts'
+# segment names are a few integers and one string each, not a million strings
+DICTIONARY = ("segment", "status", "cause", "drift", "task_id", "title", "problem", "fate")
+MAX_ROLLOUT = 2**16  # a rollout's index in its group: TRL's num_generations is far below this
+
+
+def utf8_fixed(table: pa.Table, name: str, problems: list[Problem]) -> pa.Table:
+    """`table` with every string that is not UTF-8 replaced (U+FFFD) and named: a shard is data, and Arrow's
+    string kernels assume valid UTF-8."""
+    for i, f in enumerate(table.schema):
+        encoded = pa.types.is_dictionary(f.type)  # a scan's DICTIONARY columns: checked and fixed as plain text
+        kind = f.type.value_type if pa.types.is_list(f.type) or encoded else f.type
+        if not pa.types.is_string(kind):
+            continue
+        col = table.column(i)
+        try:
+            col.validate(full=True)
+            continue
+        except pa.ArrowInvalid:
+            pass
+        col = pc.cast(col, kind) if encoded else col
+        flat = pc.list_flatten(col) if pa.types.is_list(f.type) else col
+        raw = flat.cast(pa.binary()).to_pylist()
+        bad = [k for k, v in enumerate(raw) if v is not None and not _valid(v)]
+        problems.append(Problem(name, "text that is not UTF-8, shown with replacement characters", field=f.name,
+                                expected="UTF-8", found=f"{len(bad)} invalid value(s)"))
+        fixed = pa.array([None if v is None else v.decode("utf-8", "replace") for v in raw], pa.string())
+        if pa.types.is_list(f.type):
+            combined = col.combine_chunks()
+            fixed = pa.ListArray.from_arrays(combined.offsets, fixed, mask=combined.is_null())
+        elif encoded:
+            fixed = pc.dictionary_encode(fixed).cast(f.type)
+        table = table.set_column(i, f, fixed)
+    return table
+
+
+def take_rows(col: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
+    """Rows `rows` of a column of many chunks, each taken from its own chunk (a take over the whole column would
+    join its chunks first: a copy of a million values for a page of fifty)."""
+    if col.num_chunks <= 1 or len(rows) > len(col) // 8:
+        return col.take(pa.array(rows)).combine_chunks() if len(rows) else col.slice(0, 0).combine_chunks()
+    starts = np.cumsum([0] + [len(c) for c in col.chunks])
+    which = np.searchsorted(starts, rows, side="right") - 1
+    order = np.argsort(which, kind="stable")
+    parts = [col.chunk(int(k)).take(pa.array(rows[order][which[order] == k] - starts[k])) for k in np.unique(which)]
+    got = pa.concat_arrays(parts) if parts else col.slice(0, 0).combine_chunks()
+    return got.take(pa.array(np.argsort(order, kind="stable")))
+
+
+def utf8_valid(table: pa.Table) -> bool:
+    """Every string of `table` is UTF-8 (one validation per string column)."""
+    for f, col in zip(table.schema, table.columns, strict=True):
+        kind = f.type.value_type if pa.types.is_list(f.type) or pa.types.is_dictionary(f.type) else f.type
+        if pa.types.is_string(kind):
+            try:
+                col.validate(full=True)
+            except pa.ArrowInvalid:
+                return False
+    return True
+
+
+def _valid(v: bytes) -> bool:
+    try:
+        v.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+NAME_PARTS = ("segment", "policy_version", "group_id", "rollout", "agent_turns")  # what a group's and path's name is
+
+
+def name_columns(c: Any) -> dict[str, Any]:
+    """`group` and `path` from NAME_PARTS' columns (arrays, chunked or not, or a table's columns)."""
+    group = pc.binary_join_element_wise(
+        "groups/", pc.cast(c["segment"], pa.string()), "-v",
+        pc.utf8_lpad(pc.cast(c["policy_version"], pa.string()), 6, "0"), "-g",
+        pc.utf8_lpad(pc.cast(c["group_id"], pa.string()), 6, "0"), "")
+    path = pc.binary_join_element_wise(group, "/rollout-", pc.utf8_lpad(pc.cast(c["rollout"], pa.string()), 2, "0"), "")
+    return {"group": group, "path": pc.if_else(pc.is_valid(c["agent_turns"]), path, pa.scalar(None, pa.string()))}
+
+
+def as_scanned(f: pa.Field) -> pa.Field:
+    """A column as a scan reads it: the DICTIONARY columns dictionary-encoded."""
+    return f.with_type(pa.dictionary(pa.int32(), f.type)) if f.name in DICTIONARY and f.type == pa.string() else f
+
+
+def codes_in(col: Any, names: list[str]) -> np.ndarray:
+    """Each value of a text column as its position in `names` (-1: not there, or null), in 32 bits; a
+    dictionary-encoded column through its few distinct values (never decoding a million strings)."""
+    want = pa.array(names, pa.string())
+    parts = []
+    for chunk in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
+        if pa.types.is_dictionary(chunk.type):
+            of_value = pc.fill_null(pc.index_in(pc.cast(chunk.dictionary, pa.string()), value_set=want), -1).to_numpy(
+                zero_copy_only=False).astype(np.int32)
+            if not len(of_value):
+                parts.append(np.full(len(chunk), -1, np.int32))
+                continue
+            got = of_value[pc.fill_null(chunk.indices, 0).to_numpy()]
+            if chunk.null_count:
+                got[chunk.is_null().to_numpy(zero_copy_only=False)] = -1
+        else:
+            got = pc.fill_null(pc.index_in(pc.cast(chunk, pa.string()), value_set=want), -1).to_numpy(
+                zero_copy_only=False).astype(np.int32)
+        parts.append(got)
+    return np.concatenate(parts) if parts else np.zeros(0, np.int32)
+
+
+def as_read(name: str, chunk: pa.Array) -> pa.Array:
+    """A chunk of column `name` as every chunk of it is held: a DICTIONARY column dictionary-encoded."""
+    if name in DICTIONARY and not pa.types.is_dictionary(chunk.type):
+        return pc.dictionary_encode(chunk).cast(pa.dictionary(pa.int32(), pa.string()))
+    return chunk
+
+
+def uniform(table: pa.Table) -> pa.Table:
+    """`table` with its DICTIONARY columns dictionary-encoded whichever way they were read (a scan, a file, a tail),
+    so the tables of a run's shards concatenate."""
+    for i, name in enumerate(table.column_names):
+        if name in DICTIONARY and not pa.types.is_dictionary(table.schema.field(i).type):
+            col = table.column(i)
+            table = table.set_column(i, name, pa.chunked_array([as_read(name, c) for c in col.chunks],
+                                                               pa.dictionary(pa.int32(), pa.string())))
+    return table
+
+
+def plain(col: Any) -> Any:
+    """A dictionary-encoded column as its plain values (what a few readers of single values want)."""
+    return pc.cast(col, col.type.value_type) if pa.types.is_dictionary(col.type) else col
+
+
+def segment_values(col: Any) -> list[str]:
+    """The distinct segment names of a column, through its dictionaries when it is dictionary-encoded."""
+    values = [c.dictionary for c in col.chunks] if pa.types.is_dictionary(col.type) else [pc.unique(col)]
+    return sorted({x for v in values for x in pc.cast(v, pa.string()).to_pylist() if x is not None})
+
+
+def fits(t: pa.Table, seg: np.ndarray, names: list[str]) -> np.ndarray:
+    """Which rows have a place the recorder writes: a segment name (letters, digits, `_.-`), a version, a group id
+    and an index of 0 or more (their names, `group` and `path`, are made from these). `seg`: each row's segment as
+    its number in `names` (-1: none)."""
+    if not t.num_rows:
+        return np.zeros(0, dtype=bool)
+    good = np.array([bool(re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", n)) for n in names] + [False])
+    segment_ok = good[seg]  # -1 (no segment) reads the last, False
+    placed = pc.and_(pc.and_(pc.is_valid(t["policy_version"]), pc.is_valid(t["group_id"])), pc.is_valid(t["rollout"]))
+    version = pc.fill_null(t["policy_version"], -1)
+    gid = pc.fill_null(t["group_id"], -1)
+    rollout = pc.fill_null(t["rollout"], -1)
+    in_range = pc.and_(pc.and_(pc.and_(pc.greater_equal(version, 0), pc.less_equal(version, MAX_WHOLE)),
+                               pc.and_(pc.greater_equal(gid, 0), pc.less(gid, 2**34))),
+                       pc.and_(pc.greater_equal(rollout, 0), pc.less(rollout, MAX_ROLLOUT)))
+    ok = pc.fill_null(pc.and_(placed, in_range), False).to_numpy(zero_copy_only=False).astype(bool)
+    return ok & segment_ok
+
+
+def codes_of(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """A text column as (each row's number in its distinct values, -1 for null; those values), through its
+    dictionaries when it is dictionary-encoded (never a Python string per row). `codes_in` numbers the rows by
+    a list the caller names instead."""
+    encoded = col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
+    encoded = encoded.unify_dictionaries() if isinstance(encoded, pa.ChunkedArray) else pa.chunked_array([encoded])
+    values = encoded.chunk(0).dictionary if encoded.num_chunks else pa.array([], pa.string())
+    codes = np.concatenate([pc.fill_null(c.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+                            for c in encoded.chunks]) if encoded.num_chunks else np.zeros(0, np.int64)
+    return codes, values

@@ -1,0 +1,93 @@
+"""What became of each TRL row of a run and of each rollout, from the consumption table: pure numpy over fate
+codes, one byte per rollout (a million rollouts' rows are millions). rollout_trace/artifact/run_table.py
+memoizes them per snapshot.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .run_columns import codes_in
+from .run_files import RunFiles
+
+# What became of a row, as the reader reports it: the trainer's Fate, or "in-queue" (recorded, not taken
+# when training stopped, or not yet while it runs), or "unknown" (no consumption log for its segment).
+RowFate = Literal["trained", "stale", "oversize", "resume-skip", "read-ahead", "in-batcher", "in-queue", "unknown"]
+
+FATES: tuple[str, ...] = get_args(RowFate)
+
+
+def row_fates(o: pa.Table, consumed: pa.Table, names: list[str], logged: set[str], files: RunFiles) -> pa.Table:
+    """Each TRL row's fate by array lookups: a segment's rows are numbered 0, 1, 2... in its queue (the ordinal),
+    so the consumption table's rows of a segment are an array indexed by ordinal (its later row wins), no join.
+    Numbers as narrow as they fit (a row's ordinal and step in 32 bits): a million rollouts' rows are millions."""
+    if not o.num_rows:
+        return pa.table({"fate": pa.array([], pa.string()), "step": pa.array([], pa.int64())})
+    seg = o["segment"].to_numpy()
+    ordinal = np.clip(pc.fill_null(o["ordinal"], -1).to_numpy(), -1, 2**31 - 1).astype(np.int32)
+    code = np.full(len(ordinal), -1, np.int8)
+    step = np.full(len(ordinal), -1, np.int32)
+
+    c = consumed
+    c_seg = codes_in(c["segment"], names)
+    c_ord = np.clip(pc.fill_null(c["ordinal"], -1).to_numpy(zero_copy_only=False), -1, 2**31 - 1).astype(np.int32)
+    c_fate = codes_in(c["fate"], list(FATES)).astype(np.int8)
+    c_step = np.clip(pc.fill_null(c["step"], -1).to_numpy(zero_copy_only=False), -1, 2**31 - 1).astype(np.int32)
+    one = len(names) == 1  # the usual case: every row of one segment, no index arrays needed
+    for k, name in enumerate(names):
+        here = slice(None) if one else np.flatnonzero(seg == k)
+        mine = (c_seg == k) & (c_ord >= 0) & (c_fate >= 0)
+        top = int(max(ordinal[here].max(initial=-1), c_ord[mine].max(initial=-1))) + 1
+        by_code = np.full(top + 1, -1, np.int8)  # the last slot answers a missing ordinal (-1)
+        by_step = np.full(top + 1, -1, np.int32)
+        by_code[c_ord[mine]] = c_fate[mine]  # in table order: a later row of the same ordinal wins
+        by_step[c_ord[mine]] = c_step[mine]
+        by_code[-1], by_step[-1] = -1, -1
+        code[here] = by_code[ordinal[here]]
+        step[here] = by_step[ordinal[here]]
+        waiting = FATES.index("in-queue" if name in logged else "unknown")
+        if name in files.ends:  # past what the trainer took: in the queue; before it and without a fate: unknown
+            fill = np.where(ordinal[here] >= files.ends[name], FATES.index("in-queue"), FATES.index("unknown"))
+        else:
+            fill = np.full(len(ordinal[here]), waiting, np.int8)
+        part = code[here]
+        code[here] = np.where(part < 0, fill, part)
+    code[code < 0] = FATES.index("unknown")
+    fate = pa.DictionaryArray.from_arrays(pa.array(code, pa.int8()), pa.array(FATES))
+    trained = code == 0
+    return pa.table({"fate": fate, "step": pa.array(step.astype(np.int64), mask=~trained | (step < 0))})
+
+
+DROPPED = (*FATES, "failed", "no rows")  # why a rollout's rows were never trained (FATES, or it has none)
+
+
+def rollout_fates(n: int, o: pa.Table, rf: pa.Table, status: pa.ChunkedArray) -> pa.Table:
+    """Per rollout, from its rows' fates: its first trained step, its trained rows' tokens, and why none of them
+    was trained (its first row's fate; "failed" or "no rows" when it has none), in numpy over fate codes."""
+    entry = o["entry"].to_numpy() if o.num_rows else np.zeros(0, np.int32)
+    codes = rf["fate"].combine_chunks().indices.to_numpy(zero_copy_only=False) if o.num_rows else np.zeros(0, np.int8)
+    tokens = pc.fill_null(o["trained_tokens"], 0).to_numpy() if o.num_rows else np.zeros(0, np.int64)
+    steps = pc.fill_null(rf["step"], -1).to_numpy() if o.num_rows else np.zeros(0, np.int64)
+    took = codes == 0
+    trained = np.zeros(n, dtype=bool)
+    trained[entry[took]] = True
+    trainer_tokens = np.bincount(entry[took], weights=tokens[took], minlength=n).astype(np.int64)
+    first_step = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    stepped = took & (steps >= 0)
+    np.minimum.at(first_step, entry[stepped], steps[stepped])
+    trained_step = pa.array(first_step, mask=first_step == np.iinfo(np.int64).max)
+    failed = pc.fill_null(pc.equal(pc.cast(status, pa.string()), "failed"), False).to_numpy(
+        zero_copy_only=False) if n else np.zeros(0, bool)
+    # one byte per rollout throughout: these are a million rollouts' worth each
+    why = np.where(failed, np.int8(DROPPED.index("failed")), np.int8(DROPPED.index("no rows")))
+    if len(entry):  # each rollout's first row: its fate stands for all when none was trained
+        firsts = np.flatnonzero(np.r_[True, entry[1:] != entry[:-1]])
+        why[entry[firsts]] = codes[firsts]
+    dropped = pa.DictionaryArray.from_arrays(pa.array(why, pa.int8(), mask=trained), pa.array(DROPPED))
+    return pa.table({"trained_step": trained_step, "trainer_tokens": pa.array(trainer_tokens), "dropped": dropped})
+
+
