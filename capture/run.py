@@ -13,7 +13,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Callable
@@ -36,7 +36,7 @@ from .policy import PolicyError, pinned_endpoint
 from .preflight import check_endpoint
 from .progress import Callback, Reporter
 from .sandbox import LocalSandbox
-from .tasks import refuse_for_public, task_for
+from .tasks import TaskSpec, refuse_for_public, task_for
 
 # The files a tokenizer needs, fetched alone when a public server loads one from the Hub.
 TOKENIZER_FILES = ["tokenizer*", "special_tokens_map.json", "vocab*", "merges.txt", "*.model", "config.json",
@@ -278,16 +278,22 @@ def _all_turns(trace: LiveTrace, entries: list[dict]) -> LiveUpdate:
         raise CaptureError(str(e)) from None
 
 
-def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
-             sandbox_factory: Callable | None, served_by: str | None = None,
-             live: LiveCallback | None = None) -> Artifact:
-    check(cfg)
-    url = cfg.llm_url
-    if url is None:  # check() refuses a config without one; this keeps the type honest below
-        raise CaptureError("is required", cfg.url_field)
-    out = _check_out_dir(cfg)
-    rollout_seed = cfg.first_rollout_seed
+@dataclass(frozen=True)
+class _Session:
+    """What one agent session left: its proxy entries as turns, its solution, the held-out tests' results."""
 
+    timed_out: bool
+    exit_code: int | None
+    events: list[dict]
+    entries: list[dict]
+    solution: str | None
+    final: LiveUpdate
+    results: list[dict]
+
+
+def _task_checked(cfg: CaptureConfig, say: Reporter, sandbox_factory: Callable | None, url: str) -> TaskSpec:
+    """The task, after the checks that can fail before a sandbox opens: the Hub reachable when a Hugging Face
+    sandbox needs it, and the endpoint answering with token ids and logprobs."""
     say(f"building tasks from {cfg.example or cfg.dataset} (n_prompts={cfg.n_prompts}, seed={cfg.seed})", stage="task")
     task = task_for(cfg)  # fails at once offline too (a Hub dataset is refused without retries)
     if cfg.backend == "hf-sandbox" and sandbox_factory is None:
@@ -296,26 +302,29 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
             raise CaptureError(f"hf-sandbox needs the Hugging Face Hub, which this machine cannot reach now "
                                f"({offline})", "backend")
     say(f"task index={task.index} id={task.task_id[:12]} held_out_tests={len(task.held_out)} "
-        f"dataset_seed={cfg.seed} rollout_seed={rollout_seed}")
-
+        f"dataset_seed={cfg.seed} rollout_seed={cfg.first_rollout_seed}")
     say(f"checking {redact_url(url)} for token ids and logprobs", stage="preflight")
     verdict = check_endpoint(url, cfg.model)
     say(verdict.message)
     if not verdict.ok:
         raise CaptureError(verdict.message)
+    return task
 
-    tokenizer = _load_tokenizer(cfg, say)  # before the agent: live turns are derived as calls land
-    trace = LiveTrace(cfg.model, task, tokenizer, _produced_by(cfg, served_by))
-    if live is not None:  # the task and its tests, before the first call: the view has a page to show
-        live(trace.update([]))
-    say(f"opening the {cfg.backend} sandbox", stage="sandbox")
-    box = _open_sandbox(cfg, sandbox_factory)
+
+def _say_isolation(box: Any, say: Reporter) -> str:
     isolation = getattr(box, "isolation", "hf-sandbox")  # a LocalSandbox says; a Hugging Face one is remote
     if isolation == "none":
         say(f"WARNING: the agent's commands run on this machine as you, NOT isolated ({box.isolation_note}); "
             "install bubblewrap to fence them in")
     elif isolation == "bubblewrap":
         say("isolation: bubblewrap (read-only system, only the sandbox folder writable)")
+    return isolation
+
+
+def _session(cfg: CaptureConfig, say: Reporter, box: Any, url: str, task: TaskSpec, trace: LiveTrace,
+             cancel: threading.Event | None, live: LiveCallback | None) -> _Session:
+    """The agent's session in `box`, then the held-out tests on what it wrote; the agent and the sandbox are
+    stopped whatever happens."""
     run = AgentRun(box, _layout(cfg, box), say)
     try:
         run.start(url, cfg.model, task.instruction, cfg.max_output_tokens, cfg.context, cfg.api_key,
@@ -346,38 +355,61 @@ def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
             box.kill()
         except Exception:  # the sandbox may be gone already
             pass
+    return _Session(timed_out, exit_code, events, entries, solution, final, results)
 
-    env_reward = score(results)
-    say(f"held-out tests: {sum(r['passed'] for r in results)}/{len(results)} passed (score {env_reward:.3f})")
-    turns = final.artifact.turns
+
+def _summary(cfg: CaptureConfig, url: str, task: TaskSpec, s: _Session, isolation: str, served_by: str | None,
+             env_reward: float) -> Summary:
+    turns = s.final.artifact.turns
     counts = dict(Counter(name for t in turns for name in t.tool_calls if name))
-    steps = reward_waterfall(env_reward, counts, timed_out)
-    summary = Summary(
-        model=cfg.model, task_id=task.task_id, captured_calls=len(entries), agent_turns=len(turns),
+    steps = reward_waterfall(env_reward, counts, s.timed_out)
+    return Summary(
+        model=cfg.model, task_id=task.task_id, captured_calls=len(s.entries), agent_turns=len(turns),
         trained_turns=sum(t.seed_trained for t in turns), tool_calls_by_name=counts, held_out_tests=len(task.held_out),
         n_tests_eval_cap=task.n_tests_eval_cap, env_reward=env_reward, reward_after_penalties=steps[-1].value,
-        timed_out=timed_out, trl_training=trl_record(training(final.artifact)),
+        timed_out=s.timed_out, trl_training=trl_record(training(s.final.artifact)),
         produced_by=_produced_by(cfg, served_by),
-        reward_breakdown=[{"label": s.label, "delta": s.delta, "value": s.value, "why": s.why} for s in steps],
+        reward_breakdown=[{"label": x.label, "delta": x.delta, "value": x.value, "why": x.why} for x in steps],
         capture={"backend": cfg.backend, "endpoint": redact_url(url), "dataset": cfg.example or cfg.dataset,
-                 "n_prompts": cfg.n_prompts, "seed": cfg.seed, "rollout_seed": rollout_seed,
-                 "task_index": cfg.task_index, "timeout_s": cfg.timeout_s, "opencode_exit": exit_code,
+                 "n_prompts": cfg.n_prompts, "seed": cfg.seed, "rollout_seed": cfg.first_rollout_seed,
+                 "task_index": cfg.task_index, "timeout_s": cfg.timeout_s, "opencode_exit": s.exit_code,
                  "sandbox_image": cfg.sandbox_image if cfg.backend == "hf-sandbox" else None,
                  "sandbox_flavor": cfg.sandbox_flavor if cfg.backend == "hf-sandbox" else None,
-                 "agent_events": len(events), "denied_tools": list(cfg.deny_tools), "isolation": isolation,
+                 "agent_events": len(s.events), "denied_tools": list(cfg.deny_tools), "isolation": isolation,
                  "max_output_tokens": cfg.max_output_tokens, "request_seed": cfg.request_seed},
     )
+
+
+def _capture(cfg: CaptureConfig, say: Reporter, cancel: threading.Event | None,
+             sandbox_factory: Callable | None, served_by: str | None = None,
+             live: LiveCallback | None = None) -> Artifact:
+    check(cfg)
+    url = cfg.llm_url
+    if url is None:  # check() refuses a config without one; this keeps the type honest below
+        raise CaptureError("is required", cfg.url_field)
+    out = _check_out_dir(cfg)
+    task = _task_checked(cfg, say, sandbox_factory, url)
+    tokenizer = _load_tokenizer(cfg, say)  # before the agent: live turns are derived as calls land
+    trace = LiveTrace(cfg.model, task, tokenizer, _produced_by(cfg, served_by))
+    if live is not None:  # the task and its tests, before the first call: the view has a page to show
+        live(trace.update([]))
+    say(f"opening the {cfg.backend} sandbox", stage="sandbox")
+    box = _open_sandbox(cfg, sandbox_factory)
+    isolation = _say_isolation(box, say)
+    s = _session(cfg, say, box, url, task, trace, cancel, live)
+    env_reward = score(s.results)
+    say(f"held-out tests: {sum(r['passed'] for r in s.results)}/{len(s.results)} passed (score {env_reward:.3f})")
+    summary = _summary(cfg, url, task, s, isolation, served_by, env_reward)
     say(f"writing {out}", stage="write")
     try:
-        artifact = write_artifact(
-            out, summary=summary, turns=turns, task=Task(task.task_id, task.index, task.instruction),
-            visible_tests=task.visible_tests, held_out_tests=task.held_out, trace_entries=entries,
-            test_results=[TestResult(**r) for r in results], solution=solution, tokenizer=tokenizer)
+        return write_artifact(
+            out, summary=summary, turns=s.final.artifact.turns, task=Task(task.task_id, task.index, task.instruction),
+            visible_tests=task.visible_tests, held_out_tests=task.held_out, trace_entries=s.entries,
+            test_results=[TestResult(**r) for r in s.results], solution=s.solution, tokenizer=tokenizer)
     except OutDirExists as e:
         raise CaptureError(str(e)) from None
     except ArtifactError as e:
         raise CaptureError(f"the captured rollout does not form a valid artifact: {e}") from None
-    return artifact
 
 
 def push(folder: Path, repo: str, token: str | None, say, message: str = "Capture one opencode rollout trace") -> str:
