@@ -157,6 +157,15 @@ def _local_model_url(cfg: CaptureConfig, say: Reporter):
     return serving_local_model(say, "for the whole group", timeout_s=LOCAL_SERVER_START_S)
 
 
+def _check_shape(cfg: CaptureConfig, k: int, parallel: int | None) -> None:
+    if not 1 <= k <= MAX_GROUP_SIZE:
+        raise CaptureError(f"--group-size must be between 1 and {MAX_GROUP_SIZE}, not {k}")
+    if parallel is not None and parallel < 1:
+        raise CaptureError(f"--parallel must be at least 1, not {parallel}")
+    if cfg.backend not in ("local", "hf-sandbox") and not cfg.local_model:
+        raise CaptureError(f"--backend must be local or hf-sandbox, not {cfg.backend!r}")
+
+
 CaptureFn = Callable[..., Artifact]  # capture.run.capture's shape: (cfg, progress=, cancel=, sandbox_factory=, ...)
 
 
@@ -174,12 +183,7 @@ def capture_group(cfg: CaptureConfig, k: int, parallel: int | None = None, progr
     `live` gets every rollout's live updates (capture/live.py), each tagged with its rollout's index.
     `capture_fn` replaces the single rollout, capture.run.capture (tests).
     """
-    if not 1 <= k <= MAX_GROUP_SIZE:
-        raise CaptureError(f"--group-size must be between 1 and {MAX_GROUP_SIZE}, not {k}")
-    if parallel is not None and parallel < 1:
-        raise CaptureError(f"--parallel must be at least 1, not {parallel}")
-    if cfg.backend not in ("local", "hf-sandbox") and not cfg.local_model:
-        raise CaptureError(f"--backend must be local or hf-sandbox, not {cfg.backend!r}")
+    _check_shape(cfg, k, parallel)
     cancel = cancel or threading.Event()
     start = time.monotonic()
     say = _GroupReporter(None, progress, start)

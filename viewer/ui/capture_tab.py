@@ -18,10 +18,8 @@ from __future__ import annotations
 import contextlib
 import queue
 import shutil
-import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +31,6 @@ from capture import (
     DEFAULT_DATASET,
     ENDPOINT_FIELDS,
     TASK_FIELDS,
-    Cancelled,
     CaptureConfig,
     CaptureError,
     PolicyError,
@@ -48,7 +45,6 @@ from capture import (
 from capture.group import GroupResult, RolloutProgress, StageBoard, capture_group
 from capture.live import LiveUpdate
 from capture.policy import pinned_endpoint
-from rollout_trace.analysis.report import fmt_reward
 from rollout_trace.artifact import Artifact
 from rollout_trace.artifact.group import GROUP_FILE
 from viewer.contract import Initial
@@ -57,6 +53,7 @@ from viewer.settings import settings
 from viewer.untrusted import number, whole
 
 from .capture_gate import Gate
+from .capture_progress import Slot, Written, group_status, start, status_line, written
 from .downloads import new_download_dir
 from .live import live_source_name
 from .parts import ViewParts
@@ -90,35 +87,6 @@ def describe(error: CaptureError) -> str:
     return error.naming(LABELS.get)
 
 
-@dataclass
-class Slot:
-    """The one capture this server may run at a time."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    cancel: threading.Event = field(default_factory=threading.Event)
-    started: float = 0.0
-    stage: str = ""
-    worker: threading.Thread | None = None  # the capture's thread
-
-    def release(self) -> None:
-        """Free the slot once the capture's thread is done. The page that started it may be gone already
-        (closed, reloaded): its thread still runs to the end and writes the artifact, and until then no
-        second capture may start."""
-        worker = self.worker
-        if worker is None or not worker.is_alive():
-            self.lock.release()
-            return
-
-        def later() -> None:
-            worker.join()
-            self.lock.release()
-
-        threading.Thread(target=later, daemon=True, name="capture-slot").start()
-
-    def describe(self) -> str:
-        return f"a capture is already running (stage: {self.stage or 'starting'}, {time.monotonic() - self.started:.0f} s)"
-
-
 def public_datasets() -> list[str]:
     """The Hub datasets a visitor of a public server may capture from (the owner's list, or the default)."""
     return list(settings().capture_datasets) or [DEFAULT_DATASET]
@@ -126,45 +94,6 @@ def public_datasets() -> list[str]:
 
 def captures_root() -> Path:
     return settings().capture_dir or Path.cwd() / "captures"
-
-
-def _status(stage: str, turns: int, elapsed: float, note: str = "") -> str:
-    return (f"<div class='tv-capture-status' data-testid='capture-status'><b>{safe.text(stage)}</b> · "
-            f"{turns} agent turn(s) so far · {elapsed:.0f} s{(' · ' + safe.text(note)) if note else ''}</div>")
-
-
-def group_status(board: StageBoard, elapsed: float, note: str = "") -> str:
-    """The K rollouts of a group side by side: one row each with its stage, turns and last line."""
-    rows = "".join(f"<tr data-testid='group-progress-row'><td>rollout {p.rollout}</td><td><b>{safe.text(p.stage)}</b></td>"
-                   f"<td>{p.turns}</td><td>{p.elapsed_s:.0f} s</td><td>{safe.text(safe.short(p.line, 120))}</td></tr>"
-                   for p in board.snapshot())
-    g = board.group
-    return (f"<div class='tv-capture-status' data-testid='capture-status'><b>group: {safe.text(g.stage)}</b> · "
-            f"{elapsed:.0f} s{(' · ' + safe.text(note)) if note else ''}"
-            "<table class='tv-group-progress' data-testid='group-progress'><thead><tr><th>rollout</th><th>stage</th>"
-            f"<th>turns</th><th>time</th><th>last line</th></tr></thead><tbody>{rows}</tbody></table></div>")
-
-
-@dataclass
-class Written:
-    """What a finished capture wrote, as the Capture tab's loop needs it: one rollout or a group."""
-
-    root: Path
-    rollouts: Sequence[tuple[int | None, Artifact, float | None]]  # (index in the group or None, artifact, advantage)
-    note: str
-    turns: int
-    problem: str = ""  # a rollout that is written but could not be analysed
-
-
-def written(result: Artifact | GroupResult) -> Written:
-    if isinstance(result, Artifact):
-        assert result.root is not None  # a capture's artifact is a folder
-        return Written(result.root, [(None, result, None)],
-                       f"reward {fmt_reward(result.summary.reward_after_penalties)}; opened in the View tab", len(result.turns))
-    ok = sum(1 for r in result.group.rollouts if r.status == "ok")
-    rollouts = [(r.index, a, r.advantage) for r, a in zip(result.group.rollouts, result.artifacts, strict=False)
-                if a is not None]
-    return Written(result.root, rollouts, f"{ok} of {result.group.k} rollouts ok", 0)
 
 
 def _error_html(testid: str, messages: list[str], title: str = "Check the form") -> str:
@@ -183,24 +112,6 @@ def _whole(value: Any, name: str, found: list[CaptureError], optional: bool = Fa
     if number is None:
         found.append(CaptureError(f"must be a whole number, not {str(value)[:40]!r}", name))
     return number
-
-
-def _start(job, result: dict, key: str, name: str) -> threading.Thread:
-    """Run `job` in a thread; `result` gets `key` (its value), "cancelled" or "error" (a message, no traceback)."""
-    def work() -> None:
-        try:
-            result[key] = job()
-        except Cancelled:
-            result["cancelled"] = True
-        except CaptureError as e:
-            result["error"] = describe(e)
-        except Exception as e:  # a message for the page, never a traceback
-            crash_log.unexpected("capture tab")  # the traceback, for the operator's log
-            result["error"] = f"unexpected {type(e).__name__}: {e}"
-
-    worker = threading.Thread(target=work, daemon=True, name=name)
-    worker.start()
-    return worker
 
 
 class CaptureTab:
@@ -388,7 +299,7 @@ class CaptureTab:
             yield {self.status: stop}
             return
         if not self.slot.lock.acquire(blocking=False):
-            yield {self.status: _status("busy", 0, 0, self.slot.describe())}
+            yield {self.status: status_line("busy", 0, 0, self.slot.describe())}
             return
         try:
             k, p, found = self._group_numbers(values)
@@ -455,7 +366,7 @@ class CaptureTab:
         else:
             job = lambda: self.capture_group(cfg, k, parallel, progress=progress,  # noqa: E731
                                              cancel=self.slot.cancel, live=on_live)
-        worker = self.slot.worker = _start(job, result, "written", "capture")
+        worker = self.slot.worker = start(job, result, "written", "capture", describe)
         lines: list[str] = []
         last: Progress | RolloutProgress = Progress("task", "starting", 0, 0.0)
         watched: dict[str, bool] = {}
@@ -464,7 +375,7 @@ class CaptureTab:
             elapsed = time.monotonic() - self.slot.started
             if board is not None and side_by_side:
                 return group_status(board, elapsed, note)
-            return _status(stage, last.turns if turns is None else turns, elapsed, note)
+            return status_line(stage, last.turns if turns is None else turns, elapsed, note)
 
         while worker.is_alive() or not events.empty():
             try:
@@ -485,34 +396,43 @@ class CaptureTab:
             yield {self.status: status(p.stage), self.log: "\n".join(lines)}
         log = "\n".join(lines)
         if "written" not in result:  # the live view keeps what it showed, marked cancelled or failed
-            state = "cancelled" if result.get("cancelled") else "failed"
-            why = result.get("error", "") if state == "failed" else \
-                "the agent and sandbox were stopped; nothing was written" if board is None else \
-                "every rollout was stopped; nothing was written"
-            live.finish(run, state, why)
-            update = {self.status: status(state, why, turns=0 if board is not None else None, side_by_side=False),
-                      self.log: log}
-            if board is None and watched.get("shown") and (value := live.value(run)) is not None:
-                update[self.parts.view] = value
-            yield update
-            return
-        w = written(result["written"])
+            yield self._stopped(run, result, board is not None, bool(watched.get("shown")), status, log)
+        else:
+            yield self._finished(run, written(result["written"]), board is not None, bool(watched.get("shown")),
+                                 status, log)
+
+    def _stopped(self, run: str, result: dict, group: bool, shown: bool, status: Callable[..., str], log: str) -> dict:
+        """The tab once a capture ended without writing: its live view marked cancelled or failed, and why."""
+        live = self.service.live
+        state = "cancelled" if result.get("cancelled") else "failed"
+        why = result.get("error", "") if state == "failed" else \
+            "every rollout was stopped; nothing was written" if group else \
+            "the agent and sandbox were stopped; nothing was written"
+        live.finish(run, state, why)
+        update: dict = {self.status: status(state, why, turns=0 if group else None, side_by_side=False), self.log: log}
+        if not group and shown and (value := live.value(run)) is not None:
+            update[self.parts.view] = value
+        return update
+
+    def _finished(self, run: str, w: Written, group: bool, shown: bool, status: Callable[..., str], log: str) -> dict:
+        """The tab once a capture wrote: its download, and the View tab opening what was written."""
+        live = self.service.live
         finals = self._finals(w)
         if w.problem and not finals:
             live.finish(run, "failed", w.problem)
         else:
             live.finish(run, "done", finals=finals)
         zipped = shutil.make_archive(str(new_download_dir() / w.root.name), "zip", w.root.parent, w.root.name)
-        update = {self.status: status("done", w.note, turns=w.turns), self.log: log, self.download: zipped,
+        update: dict = {self.status: status("done", w.note, turns=w.turns), self.log: log, self.download: zipped,
                   self.push_btn: gr.update(interactive=True), self.captured: str(w.root)}
         # a group's page asks for the rollout it follows (viewer/ui/live.py): no view value is pushed, which
         # would move a reader following another; a rollout's finished view replaces its live one in place
-        if board is None and (value := live.value(run)) is not None:
+        if not group and (value := live.value(run)) is not None:
             update[self.parts.view] = value
-        if opened := self.open_capture(w.root, following=bool(watched.get("shown"))):
+        if opened := self.open_capture(w.root, following=shown):
             update.update(opened)
             update[self.tabs] = gr.Tabs(selected="view")
-        yield update
+        return update
 
     def open_capture(self, root: Path, following: bool) -> dict:
         """The View tab's components opening what a capture just wrote at `root`.
@@ -537,9 +457,9 @@ class CaptureTab:
         if refused:
             return _error_html("capture-status", [refused], "Not allowed")
         if not self.slot.lock.locked():
-            return _status("idle", 0, 0, "no capture is running")
+            return status_line("idle", 0, 0, "no capture is running")
         self.slot.cancel.set()
-        return _status("cancelling", 0, time.monotonic() - self.slot.started, "stopping the agent and the sandbox")
+        return status_line("cancelling", 0, time.monotonic() - self.slot.started, "stopping the agent and the sandbox")
 
     def push(self, values: dict, profile: gr.OAuthProfile | None = None) -> str:
         refused = self._refusal(values, profile)
