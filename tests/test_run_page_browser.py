@@ -184,7 +184,14 @@ def test_following_a_run_while_it_is_recorded(page, app_url, tmp_path):
     page.wait_for_selector("[data-testid=run-live]", timeout=TIMEOUT)
     page.locator("[data-testid=run-version][data-version='4']").click()
     page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
-    page.wait_for_timeout(5000)  # polls that find nothing new must keep following (they once lost the state)
+    joined: list[str] = []  # each poll of the run is one Gradio event: a request to its queue
+    page.on("request", lambda r: joined.append(r.url) if "/queue/join" in r.url else None)
+    seen = len(joined)
+    for _ in range(600):  # polls that find nothing new must keep following (they once lost the state): two of them
+        if len(joined) >= seen + 2:
+            break
+        page.wait_for_timeout(100)
+    assert len(joined) >= seen + 2, "the run page stopped polling a run that is still recorded"
     add_version(root, 5)
     page.wait_for_selector("[data-testid=run-version][data-version='5']", timeout=20_000)  # no reload
     assert "5 policy versions" in page.locator("[data-testid=run-head]").inner_text()

@@ -1187,16 +1187,19 @@ var RunPage = (() => {
       if (state.cursor >= rs.length) state.cursor = rs.length - 1;
       if (state.cursor >= 0) rs[state.cursor].classList.add("rp-cursor");
     }
-    async function openVersion(v) {
-      state.version = state.version === v ? null : v;
-      state.groups = null;
-      setUrl2({ version: state.version });
-      draw2();
-      if (state.version === null) return;
+    async function openVersion(v, again = false) {
+      if (!again) {
+        state.version = state.version === v ? null : v;
+        state.groups = null;
+        setUrl2({ version: state.version });
+        draw2();
+        if (state.version === null) return;
+      }
       const got = await api.version({ src: state.src, version: v });
       if (state.version !== v) return;
       state.groups = got && got.groups || [];
       draw2();
+      if (again) return;
       const first = box.querySelector("tr.rp-grow");
       const row = box.querySelector("tr.rp-vrow.open");
       if (presenting() && first && row && first.getBoundingClientRect().bottom > innerHeight) row.scrollIntoView({ block: "start" });
@@ -1446,11 +1449,7 @@ var RunPage = (() => {
         draw2();
         if (!same) versus.start(b.src);
         charts.update(b.versions, b.task);
-        if (b.refresh && state.version !== null) {
-          const v = state.version;
-          state.version = null;
-          openVersion(v);
-        }
+        if (b.refresh && state.version !== null) openVersion(state.version, true);
       }
     };
   }

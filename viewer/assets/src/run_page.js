@@ -243,17 +243,22 @@ function mountBody(box, api) {
     if (state.cursor >= rs.length) state.cursor = rs.length - 1;
     if (state.cursor >= 0) rs[state.cursor].classList.add("rp-cursor");
   }
-  /** @param {number} v */
-  async function openVersion(v) {
-    state.version = state.version === v ? null : v;
-    state.groups = null;
-    setUrl({version: state.version});
-    draw();
-    if (state.version === null) return;
+  /** Opens version `v` (closes it when open); `again`: the open version's groups read anew, after the run grew,
+   * shown as they were until the new ones arrive (no flash of an empty version, the reader's place kept).
+   * @param {number} v @param {boolean} [again] */
+  async function openVersion(v, again = false) {
+    if (!again) {
+      state.version = state.version === v ? null : v;
+      state.groups = null;
+      setUrl({version: state.version});
+      draw();
+      if (state.version === null) return;
+    }
     const got = await api.version({src: state.src, version: v});
     if (state.version !== v) return;
     state.groups = (got && got.groups) || [];
     draw();
+    if (again) return;
     // presenting, large type puts a version's groups below the window: its row goes to the top, its groups under it
     const first = box.querySelector("tr.rp-grow");
     const row = box.querySelector("tr.rp-vrow.open");
@@ -446,7 +451,7 @@ function mountBody(box, api) {
       draw();
       if (!same) versus.start(b.src);
       charts.update(b.versions, b.task);
-      if (b.refresh && state.version !== null) { const v = state.version; state.version = null; openVersion(v); }
+      if (b.refresh && state.version !== null) openVersion(state.version, true);
     },
   };
 }
