@@ -59,7 +59,7 @@ def capture_beside(service: Service, monkeypatch, tmp_path):
 
 def ask(tab: ViewTab, run: str, version: int = 0, rollout=None) -> dict:
     got = tab.service.live.answer({"run": run, "version": version, "rollout": rollout})
-    if "opened" in got:
+    if got.get("opened"):
         got["opened"] = json.loads(got["opened"])
         got["outline"] = got["opened"]["outline"]
     return got
@@ -84,7 +84,7 @@ def test_the_page_gets_the_newest_snapshot_only_when_it_changed(example, hf_toke
     # a stage change is news for the badge only: no outline is resent
     tab.service.live.stage(run, "agent")
     quiet = ask(tab, run, got["live"]["changed"])
-    assert "opened" not in quiet and quiet["live"]["stage"] == "agent working"
+    assert quiet["opened"] is None and quiet["live"]["stage"] == "agent working"
     assert quiet["live"]["version"] > got["live"]["version"]
     # chunks of the snapshot come through the token view's own server function, as text
     chunk = tab.chunk({"key": got["opened"]["key"], "turn": 0, "scope": "full", "index": 0})
@@ -129,7 +129,7 @@ def test_a_group_is_watched_one_rollout_at_a_time(example):
     assert zero["opened"]["key"] != two["opened"]["key"]
     assert [(s["rollout"], s["turns"], s["stage"]) for s in two["live"]["siblings"]] == \
         [(0, 1, "preparing the task"), (1, 0, "preparing the task"), (2, 3, "verifying")]
-    assert "opened" not in ask(tab, run, rollout=1)  # nothing recorded for rollout 1 yet
+    assert ask(tab, run, rollout=1)["opened"] is None  # nothing recorded for rollout 1 yet
 
 
 @pytest.mark.parametrize("req", [None, "run", {"run": "0" * 32}, {"run": ["x"]}, {}])

@@ -13,7 +13,9 @@ from conftest import EXAMPLE, SHOTS
 from rollout_trace.artifact import open_artifact
 from viewer.contract import MODES, TRAINER_MODES, Outline, TrainerSummary, TrainerTurn, encode
 from viewer.render.outline import outline
+from viewer.requests import read
 from viewer.rollout import Rollout
+from viewer.server_api import TrainerRequest
 from viewer.trainer_records import BadRequest, parse_request, trainer_summary, trainer_turn
 
 TIMEOUT = 60_000
@@ -61,11 +63,13 @@ def test_summary_differs_by_part(rollout):
 
 @pytest.mark.parametrize("req, why", [({"part": "nope"}, "no such rescore part"),
                                       ({"part": F32, "eps": [0.1, 0.1]}, "eps must be"),
-                                      ({"part": F32, "advantage": "nan"}, "finite"),
+                                      ({"part": F32, "advantage": 1e6}, "finite"), ({"part": F32, "advantage": "nan"}, "advantage a number"),
                                       ({"part": F32, "advantage": "x"}, "advantage a number")])
 def test_bad_requests(rollout, req, why):
+    unread: list[str] = []
+    asked = read(req, TrainerRequest, unread)
     with pytest.raises(BadRequest, match=why):
-        parse_request(rollout, req)
+        parse_request(rollout, asked, unread)
 
 
 def test_server_function(rollout):

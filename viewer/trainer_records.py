@@ -10,12 +10,14 @@ EPS_CHOICES and the advantage a finite number of sensible size.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from rollout_trace.analysis.trainer_view import EPS_CHOICES, hist_edges
 from rollout_trace.artifact.errors import RolloutTraceError
 
 from .contract import TrainerOutline, TrainerPart, TrainerStats, TrainerSummary, TrainerTurn
 from .rollout import Rollout
+from .server_api import TrainerRequest
 
 MAX_ADVANTAGE = 1e3  # a group advantage is a z-score; anything far beyond is a malformed request
 
@@ -40,21 +42,20 @@ def trainer_outline(r: Rollout) -> TrainerOutline | None:
         eps_choices=[(lo, hi) for lo, hi in EPS_CHOICES], histogram_edges=list(hist_edges(*EPS_CHOICES[0])))
 
 
-def parse_request(r: Rollout, req: dict) -> tuple[str, float, float, float]:
-    """(part, eps_low, eps_high, advantage) from a page's request, or BadRequest saying what is wrong."""
-    part = str(req.get("part", ""))
-    if part not in r.artifact.rescores:
+def parse_request(r: Rollout, req: TrainerRequest, unread: Sequence[str] = ()) -> tuple[str, float, float, float]:
+    """(part, eps_low, eps_high, advantage) from a page's request, or BadRequest saying what is wrong (`unread`:
+    the fields it sent that could not be read, viewer/requests.py)."""
+    if req.part not in r.artifact.rescores:
         raise BadRequest("this rollout has no such rescore part")
-    try:
-        eps = tuple(float(x) for x in req.get("eps") or EPS_CHOICES[0])
-        advantage = float(req.get("advantage", 1.0))
-    except (TypeError, ValueError):
-        raise BadRequest("eps is a pair of numbers and advantage a number") from None
-    if not any(len(eps) == 2 and all(abs(a - b) < 1e-9 for a, b in zip(eps, c, strict=False)) for c in EPS_CHOICES):
+    if {"eps", "advantage"} & set(unread):
+        raise BadRequest("eps is a pair of numbers and advantage a number")
+    eps = req.eps or EPS_CHOICES[0]
+    advantage = 1.0 if req.advantage is None else req.advantage
+    if not any(all(abs(a - b) < 1e-9 for a, b in zip(eps, c, strict=True)) for c in EPS_CHOICES):
         raise BadRequest(f"eps must be one of {[list(c) for c in EPS_CHOICES]}")
     if not math.isfinite(advantage) or abs(advantage) > MAX_ADVANTAGE:
         raise BadRequest(f"advantage must be a finite number within ±{MAX_ADVANTAGE:g}")
-    return part, eps[0], eps[1], advantage
+    return req.part, eps[0], eps[1], advantage
 
 
 def trainer_turn(r: Rollout, turn: int, part: str, eps_low: float, eps_high: float, advantage: float) -> TrainerTurn:

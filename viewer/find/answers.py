@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from typing import Annotated
 
 import msgspec
 
 from rollout_trace.analysis.findings import RULES
-from viewer.untrusted import whole_or
+from viewer.requests import read
 
 from .query import BUDGET_S, BUDGET_S_PUBLIC, QueryError, parse_query
 from .text_index import Search
@@ -80,24 +81,30 @@ def summary(index: Search) -> FindSummary:
     return FindSummary(rollouts=sum(per.values()), versions=versions, rules=rules, covers=index.covers)
 
 
-def _text(req: Mapping, key: str, cap: int) -> str:
-    v = req.get(key)
-    return v[:cap] if isinstance(v, str) else ""
+Word = Annotated[str, msgspec.Meta(max_length=40)]
 
 
-def search(index: Search, req: Mapping, public: bool, deadline: float | None = None) -> SearchAnswer:
+class FindRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """A search, as the panel (server.find_search) and the MCP tool ask it; `search` checks every value."""
+
+    src: Annotated[str, msgspec.Meta(max_length=1000)] = ""
+    pattern: Annotated[str, msgspec.Meta(max_length=2000)] = ""
+    fields: Annotated[list[Word], msgspec.Meta(max_length=3)] = []
+    versions: Word = ""
+    statuses: Annotated[list[Annotated[str, msgspec.Meta(max_length=20)]], msgspec.Meta(max_length=8)] = []
+    rule: Word = ""
+    limit: int | None = None  # None: 100 (parse_query names a limit out of its bounds)
+    first: bool = False  # a run answers its first hits at once, with `resume` when there is more to count
+    after: Annotated[int, msgspec.Meta(ge=0)] = 0  # the rest of a first answer: its `resume`
+
+
+def search(index: Search, asked: FindRequest | Mapping, public: bool, deadline: float | None = None) -> SearchAnswer:
     """{pattern, fields, versions, statuses, rule, limit, first, after} -> the hits, or the rollouts with finding
     `rule`; the search stops at `deadline` (time.monotonic(); default: the query's budget from now). With
     `first` a run's search answers its first hits at once and `resume`; {..., after: resume} answers the rest."""
-    rule = _text(req, "rule", 40)
-    versions = _text(req, "versions", 40) or None
-    raw_fields = req.get("fields")
-    fields = [f for f in raw_fields if isinstance(f, str)][:3] if isinstance(raw_fields, list) else []
-    raw_status = req.get("statuses")
-    statuses = [s[:20] for s in raw_status if isinstance(s, str)][:8] if isinstance(raw_status, list) else []
-    raw_limit = req.get("limit")
-    limit = raw_limit if isinstance(raw_limit, int) and not isinstance(raw_limit, bool) else 100
-    pattern = _text(req, "pattern", 2000)
+    req = asked if isinstance(asked, FindRequest) else read(asked, FindRequest) or FindRequest()
+    rule, versions, fields, statuses, pattern = req.rule, req.versions or None, req.fields, req.statuses, req.pattern
+    limit = 100 if req.limit is None else req.limit
     if rule:
         if rule not in RULES:
             return SearchAnswer(error=f"no finding rule {rule!r}: the rules are {', '.join(RULES)}")
@@ -106,8 +113,7 @@ def search(index: Search, req: Mapping, public: bool, deadline: float | None = N
         q = parse_query(pattern, fields, versions, statuses, public=public, limit=limit)
     except QueryError as e:
         return SearchAnswer(error=str(e))
-    r = index.search(dataclasses.replace(q, first=req.get("first") is True, start=whole_or(req.get("after"), 0)),
-                     deadline)
+    r = index.search(dataclasses.replace(q, first=req.first, start=req.after), deadline)
     return SearchAnswer(hits=[HitRow(h.path, h.version, h.rollout, h.turn, h.field, h.token, h.token_end, h.excerpt,
                                      h.mark, h.group_id) for h in r.hits], rollouts=r.rollouts,
                         per_version={str(v): n for v, n in sorted(r.per_version.items())}, partial=r.partial,

@@ -20,9 +20,9 @@ from __future__ import annotations
 from urllib.parse import parse_qsl
 
 import gradio as gr
-import msgspec
 
 from viewer import assets
+from viewer import server_api as api
 from viewer.contract import Initial
 from viewer.index.contract import IndexPage
 from viewer.render import panels
@@ -48,13 +48,13 @@ class CollectionView:
         self.service = service
         self.rows = service.rows
 
-    def index(self, req) -> dict:
+    def index(self, data: object) -> dict:
         """Server function: the page for {src, query} (sorting, filtering, paging skip the queue)."""
-        if not isinstance(req, dict):
-            return msgspec.to_builtins(IndexPage(serial=next_serial(), mode="index",
-                                                 error_html=panels.problems("index", ["a request is {src, query}"])))
-        src = str(req.get("src") or "").strip()[:MAX_SRC_CHARS]
-        return msgspec.to_builtins(self.rows.index_page(src, _params(str(req.get("query") or ""))))
+        req = api.read(data, api.IndexRequest)
+        if req is None:
+            return api.answer(IndexPage(serial=next_serial(), mode="index",
+                                        error_html=panels.problems("index", ["a request is {src, query}"])))
+        return api.answer(self.rows.index_page(req.src.strip(), _params(req.query)))
 
     # -- events ------------------------------------------------------------------------------------
 

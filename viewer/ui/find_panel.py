@@ -19,6 +19,7 @@ import gradio as gr
 import msgspec
 
 from viewer import assets
+from viewer import server_api as api
 from viewer.contract import Initial
 from viewer.find import answers
 from viewer.find.cache import Building
@@ -56,34 +57,35 @@ class FindPanel:
 
     # -- server functions ------------------------------------------------------------------------------
 
-    def summary(self, req: Any) -> dict:
+    def summary(self, data: object) -> dict:
         """The findings chart's data. A Hub source is indexed only when the visitor asks (`build`): indexing
         downloads every rollout, which merely opening the page should not cost."""
-        src = str(req.get("src") or "")[:MAX_SRC_CHARS] if isinstance(req, dict) else ""
-        pending = self._pending(src)
-        if pending is not None and not (isinstance(req, dict) and req.get("build") is True):
-            return {"pending": True, "rollouts": pending}
+        req = api.read(data, api.FindSummaryRequest) or api.FindSummaryRequest()
+        pending = self._pending(req.src)
+        if pending is not None and not req.build:
+            return api.answer(api.FindPending(rollouts=pending))
         try:
-            index = self.index_of(src)
+            index = self.index_of(req.src)
         except Building as e:
-            return {"error": str(e)}
+            return api.refused(str(e))
         if index is None:
-            return {"error": "this source is not a collection or a run"}
-        return msgspec.to_builtins(answers.summary(index))
+            return api.refused("this source is not a collection or a run")
+        return api.answer(answers.summary(index))
 
-    def search(self, req: Any) -> dict:
+    def search(self, data: object) -> dict:
         """A search's answer, within its time budget counted from now (building the index, or waiting for another
         request's build or search, included)."""
         deadline = time.monotonic() + answers.budget_s(self.service.public)
-        if not isinstance(req, dict):
-            return {"error": "a request is {src, pattern, fields, versions, rule}"}
+        req = api.read(data, answers.FindRequest)
+        if req is None:
+            return api.refused("a request is {src, pattern, fields, versions, rule}")
         try:
-            index = self.index_of(str(req.get("src") or "")[:MAX_SRC_CHARS])
+            index = self.index_of(req.src)
         except Building as e:
-            return msgspec.to_builtins(answers.SearchAnswer(partial=True, notes=[str(e)]))
+            return api.answer(answers.SearchAnswer(partial=True, notes=[str(e)]))
         if index is None:
-            return {"error": "this source is not a collection or a run"}
-        return msgspec.to_builtins(answers.search(index, req, self.service.public, deadline))
+            return api.refused("this source is not a collection or a run")
+        return api.answer(answers.search(index, req, self.service.public, deadline))
 
     # -- events ----------------------------------------------------------------------------------------
 

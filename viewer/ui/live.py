@@ -19,11 +19,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-import msgspec
-
 from capture.live import LiveUpdate
 from rollout_trace.analysis.tokens import Vocab, vocab_from_tokenizer
 from rollout_trace.artifact.bounded import Bounded
+from viewer import server_api as api
 from viewer.contract import Initial, Live, LiveSibling
 from viewer.rollout import Rollout
 
@@ -177,41 +176,33 @@ class LiveRuns:
         last = max(0, w.turns - 1)  # land on the newest turn: the view follows it
         return self._opened(w.key, w.src, Initial(turn=last), live, w.advantage)
 
-    def answer(self, req) -> dict:
+    def answer(self, data: object) -> dict:
         """The page's question {run, rollout, version}: the run's record, and the value when it changed since."""
-        if not isinstance(req, dict):
-            return {"error": "a live request is an object with run, rollout and version"}
-        run_id = str(req.get("run", ""))[:64]
-        run = self._run(run_id)
+        req = api.read(data, api.LiveRequest)
+        if req is None:
+            return api.refused("a live request is an object with run, rollout and version")
+        run = self._run(req.run)
         if run is None:
-            return {"error": "this capture is no longer watched here: it ended long ago or the server restarted"}
-        rollout = req.get("rollout")
-        rollout = rollout if isinstance(rollout, int) and rollout in run.rollouts else next(iter(run.rollouts))
-        try:
-            known = int(req.get("version") or 0)
-        except (TypeError, ValueError):
-            known = 0
+            return api.refused("this capture is no longer watched here: it ended long ago or the server restarted")
+        rollout = req.rollout if req.rollout in run.rollouts else next(iter(run.rollouts))
         with self._lock:
             run.requests += 1
-        live = self.record(run_id, rollout)
+        live = self.record(req.run, rollout)
         assert live is not None
-        out: dict = {"live": msgspec.to_builtins(live)}
-        if live.changed > known:
-            value = self._value(live)
-            if value is not None:
-                out["opened"] = value
-        return out
+        value = self._value(live) if live.changed > req.version else None
+        return api.answer(api.LiveAnswer(live=live, opened=value))
 
-    def stop(self, req) -> dict:
+    def stop(self, data: object) -> dict:
         """The page's "cancel" on a running capture ({run}): the same as the Capture tab's Cancel. Whoever
         holds the run id started the capture (it is only sent to that page)."""
-        run = self._run(str(req.get("run", ""))[:64]) if isinstance(req, dict) else None
+        req = api.read(data, api.LiveCancel)
+        run = self._run(req.run) if req is not None else None
         if run is None or run.cancel is None:
-            return {"error": "this capture is not watched here"}
+            return api.refused("this capture is not watched here")
         if run.state == "running":
             run.cancel()
             self.stage_all(run, "cancelling")
-        return {"ok": True}
+        return api.answer(api.Cancelling())
 
     def stage_all(self, run: _Run, stage: str) -> None:
         with self._lock:

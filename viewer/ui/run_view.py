@@ -33,6 +33,7 @@ import msgspec
 from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.run_table import RunTable
 from viewer import assets, run_compare, run_stats
+from viewer import server_api as api
 from viewer.contract import Initial, encode
 from viewer.group import compare as group_compare
 from viewer.render import group_map as render_group
@@ -149,15 +150,15 @@ class RunView:
 
     # -- server functions (skip the queue) -------------------------------------------------------------
 
-    def version(self, req: Any) -> dict:
-        """{src, version} -> {groups: [RunGroupRow]} of that version, or {error}."""
-        if not isinstance(req, dict):
-            return {"error": "a request is {src, version}"}
-        asked = run_stats.run_request(req)
-        t = self.service.run_table(asked.src)
-        if t is None or asked.version is None:
-            return {"error": "no such run or version"}
-        return {"groups": msgspec.to_builtins(run_stats.group_rows(t, asked.version))}
+    def version(self, data: object) -> dict:
+        """{src, version} -> {groups: [RunGroupRow]} of that version, or Refused."""
+        req = api.read(data, api.RunVersionRequest)
+        if req is None:
+            return api.refused("a request is {src, version}")
+        t = self.service.run_table((req.src or "").strip())
+        if t is None or req.version is None:
+            return api.refused("no such run or version")
+        return api.answer(api.RunVersionAnswer(run_stats.group_rows(t, req.version)))
 
     def compare(self, req: Any) -> dict:
         """{src, a, b (rollout paths, from different versions or groups), turn} -> {html} of the existing
@@ -196,29 +197,29 @@ class RunView:
         t = self.service.run_table(src)
         return self.service.follower.stats(t) if t is not None else run_stats.version_stats(run)
 
-    def versus(self, req: Any) -> dict:
+    def versus(self, data: object) -> dict:
         """{src, vs, task} -> {compare: RunCompare} of the run `src` beside the run `vs` (the visitor's pick, kept
-        in the URL), with `task` (a task id of `src`) followed in both; or {error}. `vs` is opened as `src` is,
+        in the URL), with `task` (a task id of `src`) followed in both; or Refused. `vs` is opened as `src` is,
         with the same bounds (a public app opens bundled runs and Hub ids only, never a server path)."""
-        if not isinstance(req, dict):
-            return {"error": "a request is {src, vs, task}"}
-        asked = run_stats.run_request(req)
-        other = run_stats.run_request({"src": req.get("vs")}).src
-        a, _ = self.service.run_snapshot(asked.src)
+        req = api.read(data, api.RunVersusRequest)
+        if req is None:
+            return api.refused("a request is {src, vs, task}")
+        src, other, task = req.src.strip(), req.vs.strip(), req.task.strip() or None
+        a, _ = self.service.run_snapshot(src)
         b, why = self.service.run_snapshot(other) if other else (None, "no other run was named")
         if a is None:
-            return {"error": "no such run"}
+            return api.refused("no such run")
         if b is None:
-            return {"error": f"the other run cannot be compared: {why}" +
-                    (" (a public app opens bundled runs and Hub dataset ids)" if self.service.public
-                     and why == "it is not a recorded run" else "")}
-        sa, sb = self._stats(asked.src, a), self._stats(other, b)
+            return api.refused(f"the other run cannot be compared: {why}" +
+                               (" (a public app opens bundled runs and Hub dataset ids)" if self.service.public
+                                and why == "it is not a recorded run" else ""))
+        sa, sb = self._stats(src, a), self._stats(other, b)
         if self._bounded(sa):
             sa = sa[-MAX_PUBLIC_VERSIONS:]
         if self._bounded(sb):
             sb = sb[-MAX_PUBLIC_VERSIONS:]
-        got = run_compare.compare(asked.src, a, sa, other, b, sb, asked.task, serial=next(_serial))
-        return {"compare": msgspec.to_builtins(got)}
+        got = run_compare.compare(src, a, sa, other, b, sb, task, serial=next(_serial))
+        return api.answer(api.RunVersusAnswer(got))
 
     # -- layout ----------------------------------------------------------------------------------------
 

@@ -20,20 +20,20 @@ import io
 from collections.abc import Callable, Sequence
 
 import gradio as gr
-import msgspec
 
 from rollout_trace.analysis.trainer_view import EPS_CHOICES
 from rollout_trace.artifact import ArtifactError, bundled_examples
 from rollout_trace.artifact.sources import bundled_groups, bundled_runs
 from viewer import assets
-from viewer.contract import Exported, RunContext
+from viewer import server_api as api
+from viewer.contract import Exported
 from viewer.export import ADVANTAGE_CHOICES, TrainerChoice, size_label, write_export
 from viewer.render import safe
 from viewer.render.outline import training
 from viewer.rollout import Rollout
 from viewer.router import initial_from_params
 from viewer.trainer_records import BadRequest, parse_request, trainer_summary, trainer_turn
-from viewer.untrusted import number, whole_or
+from viewer.untrusted import number
 
 from .parts import ViewParts
 from .rows import Linked
@@ -41,37 +41,20 @@ from .service import Service
 
 MOUNT_JS = "TraceView.mountInApp(element, props, server, watch);"
 MAX_ADVANTAGE = 1e3
-MAX_RUN_CONTEXT_BYTES = 4096  # a run context the page sends back with an export request (it labels the file)
 
-def _trainer_choice(r: Rollout, value: object, group: float | None) -> TrainerChoice | None:
+def _trainer_choice(r: Rollout, asked: api.ExportTrainer | None, group: float | None) -> TrainerChoice | None:
     """The trainer panel's settings an export request names, each checked (a bad one falls back)."""
     if not r.artifact.rescores:
         return None
-    v = value if isinstance(value, dict) else {}
-    part = str(v.get("part", ""))
-    eps = whole_or(v.get("eps"), 0)
-    adv = str(v.get("adv", "+1"))
-    if adv not in ADVANTAGE_CHOICES or (adv == "group" and group is None):
-        adv = "+1"
-    return TrainerChoice(part if part in r.artifact.rescores else next(iter(r.artifact.rescores)),
-                         eps if 0 <= eps < len(EPS_CHOICES) else 0, adv)
+    v = asked or api.ExportTrainer()
+    adv = v.adv if v.adv in ADVANTAGE_CHOICES and not (v.adv == "group" and group is None) else "+1"
+    return TrainerChoice(v.part if v.part in r.artifact.rescores else next(iter(r.artifact.rescores)),
+                         v.eps if 0 <= v.eps < len(EPS_CHOICES) else 0, adv)
 
 
-def _advantage(value: object) -> float | None:
+def _advantage(value: float | None) -> float | None:
     """The group's advantage the page was given, when it is a sensible number (it only labels the visitor's file)."""
-    return number(value, MAX_ADVANTAGE, -MAX_ADVANTAGE) if not isinstance(value, str) else None
-
-
-def _run_context(value: object) -> RunContext | None:
-    """The run context the page was given, sent back with an export (it only labels the visitor's file)."""
-    if not isinstance(value, dict):
-        return None
-    try:
-        if len(msgspec.json.encode(value)) > MAX_RUN_CONTEXT_BYTES:
-            return None
-        return msgspec.convert(value, RunContext)
-    except (msgspec.ValidationError, TypeError, ValueError):
-        return None
+    return number(value, MAX_ADVANTAGE, -MAX_ADVANTAGE)
 
 
 def source_choices() -> list[tuple[str, str]]:
@@ -121,63 +104,67 @@ class ViewTab:
     def __init__(self, service: Service):
         self.service = service
 
-    def _rollout(self, req) -> Rollout | str:
+    def _rollout(self, key: str | None) -> Rollout | str:
         """The rollout a request's key names, or the message to answer with (never opened here; gone)."""
         try:
-            r = self.service.store.get(str(req.get("key", ""))[:64]) if isinstance(req, dict) else None
+            r = self.service.store.get(key or "")
         except ArtifactError as e:  # dropped and its source is gone (an upload swept, a folder deleted)
             return "; ".join(str(p) for p in e.problems) or "this rollout can no longer be read: open it again"
         return r if r is not None else "this rollout was never opened here: open it again"
 
-    def chunk(self, req) -> dict:
-        if not isinstance(req, dict):
-            return {"error": "a chunk request is an object with key, turn, scope and index"}
-        r = self._rollout(req)
+    def chunk(self, data: object) -> dict:
+        req = api.read(data, api.ChunkRequest)
+        if req is None:
+            return api.refused("a chunk request is an object with key, turn, scope and index")
+        r = self._rollout(req.key)
         if isinstance(r, str):
-            return {"error": r}
+            return api.refused(r)
         try:
-            c = r.chunk(whole_or(req.get("turn"), 0), str(req.get("scope")), whole_or(req.get("index"), 0),
-                        whole_or(req.get("row"), 0))
+            return api.answer(r.chunk(req.turn, req.scope, req.index, req.row))
         except (ValueError, IndexError) as e:
-            return {"error": str(e)}
-        return msgspec.to_builtins(c)
+            return api.refused(str(e))
 
-    def training(self, req) -> dict:
-        r = self._rollout(req)
+    def training(self, data: object) -> dict:
+        req = api.read(data, api.TrainingRequest) or api.TrainingRequest()
+        r = self._rollout(req.key)
         if isinstance(r, str):
             return {"html": f"<div class='tv-error'>{safe.text(r)}</div>", "rows": []}
         # a run's rollout: the rows' fates, from the run context the page was given with the rollout
-        return msgspec.to_builtins(training(r, _run_context(req.get("run")) if isinstance(req, dict) else None))
+        return api.answer(training(r, req.run))
 
-    def trainer(self, req) -> dict:
+    def trainer(self, data: object) -> dict:
         """One turn's trainer numbers ({key, turn, part, eps, advantage}), or with `summary: true` the
-        rollout's and every turn's statistics; {"error": ...} for anything the rollout cannot answer."""
-        if not isinstance(req, dict):
-            return {"error": "a trainer request is an object with key, turn, part, eps and advantage"}
-        r = self._rollout(req)
+        rollout's and every turn's statistics; Refused for anything the rollout cannot answer."""
+        unread: list[str] = []
+        req = api.read(data, api.TrainerRequest, unread)
+        if req is None:
+            return api.refused("a trainer request is an object with key, turn, part, eps and advantage")
+        r = self._rollout(req.key)
         if isinstance(r, str):
-            return {"error": r}
+            return api.refused(r)
         try:
-            part, lo, hi, adv = parse_request(r, req)
-            if req.get("summary"):
-                return msgspec.to_builtins(trainer_summary(r, part, lo, hi, adv))
-            return msgspec.to_builtins(trainer_turn(r, whole_or(req.get("turn"), -1), part, lo, hi, adv))
+            part, lo, hi, adv = parse_request(r, req, unread)
+            if req.summary:
+                return api.answer(trainer_summary(r, part, lo, hi, adv))
+            return api.answer(trainer_turn(r, -1 if req.turn is None else req.turn, part, lo, hi, adv))
         except (BadRequest, IndexError, KeyError) as e:
-            return {"error": str(e)}
+            return api.refused(str(e))
 
-    def export(self, req) -> dict:
+    def export(self, data: object) -> dict:
         """Server function: {key, what: "rollout" | "turn", turn, mode, scope, trainer, advantage} -> {html, name,
         size, note} with the page itself, which the browser saves: nothing is written on the server (no path in
-        the reply, no disk a visitor's exports fill), or {error}."""
-        if not isinstance(req, dict):
-            return {"error": "an export request is an object with key, what, turn, mode and scope"}
-        r = self.service.store.get(str(req.get("key", ""))[:64])
+        the reply, no disk a visitor's exports fill), or Refused."""
+        req = api.read(data, api.ExportRequest)
+        if req is None:
+            return api.refused("an export request is an object with key, what, turn, mode and scope")
+        r = self.service.store.get(req.key or "")
         if r is None:
-            return {"error": "this rollout was never opened here: open it again"}
-        initial = initial_from_params({k: str(req[k]) for k in ("turn", "mode", "scope") if k in req})
-        turn = initial.turn if req.get("what") == "turn" else None
-        advantage = _advantage(req.get("advantage"))
-        run = _run_context(req.get("run"))
+            return api.refused("this rollout was never opened here: open it again")
+        sent = data if isinstance(data, dict) else {}
+        initial = initial_from_params({k: str(sent[k]) for k in ("turn", "mode", "scope") if k in sent})
+        turn = initial.turn if req.what == "turn" else None
+        advantage = _advantage(req.advantage)
+        run = req.run
         if run is not None:
             advantage = run.advantage
         base = (f"run-v{run.version}-g{run.group_id}-r{run.rollout}" if run is not None
@@ -186,10 +173,10 @@ class ViewTab:
         page = io.StringIO()
         try:
             got = write_export(r, page, turn=turn, mode=initial.mode, scope=initial.scope, at_turn=initial.turn,
-                              trainer=_trainer_choice(r, req.get("trainer"), advantage), advantage=advantage, run=run)
+                              trainer=_trainer_choice(r, req.trainer, advantage), advantage=advantage, run=run)
         except ValueError as e:  # no such turn, or too large to export whole (ExportRefused): the message says
-            return {"error": str(e)}
-        return msgspec.to_builtins(Exported(page.getvalue(), name, size_label(got.bytes), got.note))
+            return api.refused(str(e))
+        return api.answer(Exported(page.getvalue(), name, size_label(got.bytes), got.note))
 
 
     # -- layout -------------------------------------------------------------------------------------

@@ -295,11 +295,7 @@ var FindPanel = (() => {
     new ResizeObserver(redraw).observe(canvas);
     new MutationObserver(redraw).observe(document.body, { attributes: true, attributeFilter: ["class"] });
     const show = (s) => {
-      if (failed(s)) {
-        status.textContent = s.error;
-        return;
-      }
-      if (s.pending) {
+      if ("pending" in s) {
         const build = el(
           "button",
           { type: "button", class: "fp-build", "data-testid": "find-build" },
@@ -310,6 +306,10 @@ var FindPanel = (() => {
           status.textContent = "indexing the rollouts…";
           api.summary({ src, build: true }).then(show);
         });
+        return;
+      }
+      if (failed(s)) {
+        status.textContent = s.error;
         return;
       }
       summary = s;

@@ -174,16 +174,16 @@ function mount(box, value, api) {
   // the chart's text takes the scheme's colour: draw again when Gradio switches light/dark (body's class)
   new MutationObserver(redraw).observe(document.body, {attributes: true, attributeFilter: ["class"]});
 
-  /** @param {FindSummaryAnswer} s */
+  /** @param {FindSummary | FindPending | Refused} s */
   const show = (s) => {
-    if (failed(s)) { status.textContent = s.error; return; }
-    if (s.pending) {  // a Hub source: indexing downloads its rollouts, so it waits for the visitor to ask
+    if ("pending" in s) {  // a Hub source: indexing downloads its rollouts, so it waits for the visitor to ask
       const build = el("button", {type: "button", class: "fp-build", "data-testid": "find-build"},
         `index ${s.rollouts} rollouts`);
       status.replaceChildren("Search and findings read every rollout of this Hub dataset: ", build);
       build.addEventListener("click", () => { status.textContent = "indexing the rollouts…"; api.summary({src, build: true}).then(show); });
       return;
     }
+    if (failed(s)) { status.textContent = s.error; return; }
     summary = s;
     document.dispatchEvent(new CustomEvent("fp-indexed", {detail: {src}}));  // the index's findings column fills in
     const found = s.rules.filter((r) => r.total > 0);
@@ -255,7 +255,6 @@ function mount(box, value, api) {
 
   async function run() {
     const my = ++asked;
-    /** @type {FindRequest} */
     const req = {src, pattern: input.value, fields: where.value ? [where.value] : [], versions: versions.value, rule: rule.value};
     if (!req.pattern.trim() && !req.rule) { status.textContent = "type text or /regex/, or pick a finding"; return; }
     fold(false);

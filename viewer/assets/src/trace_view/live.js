@@ -107,7 +107,6 @@ export function watchRun(app, element, opened, server, remount) {
     if (stopped || app.live !== me || !element.isConnected) return;
     try {
       me.polls++;
-      /** @type {LiveAnswer} */
       const r = await server.live({run: L.run, rollout, version: changed});
       if (refused(r)) { view.showLive({...L, state: "failed", message: r.error}); stop(); return; }
       if (r.opened) apply(JSON.parse(r.opened));
