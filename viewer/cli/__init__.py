@@ -1,6 +1,6 @@
 """The command line, `python -m viewer COMMAND`: `main` here reads the arguments and hands each command to its
-module. `check SOURCE` (an artifact here, a collection in viewer/cli/collection.py, a recorded run in
-viewer/cli/run_check.py), `export SOURCE -o out.html` and `publish RUN org/name` (here), `ls SOURCE` for
+module. `check SOURCE` (an artifact in viewer/cli/artifact.py, a collection in viewer/cli/collection.py, a recorded run in
+viewer/cli/run_check.py), `export SOURCE -o out.html` (viewer/cli/artifact.py), `publish RUN org/name` (viewer/cli/publish.py), `ls SOURCE` for
 collections (viewer/cli/collection.py), `find SOURCE PATTERN` (viewer/cli/find.py), `compare-runs RUN OTHER`
 (viewer/cli/compare.py), `rescore SOURCE --model M` (viewer/cli/rescore.py) and `convert OLD NEW`
 (viewer/cli/convert.py). Of the viewer, only viewer/__main__.py imports this package; it imports the pages, never the app's
@@ -29,131 +29,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
-from typing import TextIO
 
 import crash_log
-from rollout_trace.analysis.report import fmt_reward, report
-from rollout_trace.analysis.trainer_view import summary
-from rollout_trace.analysis.training import TRL, TRL_VERSION, record, training
-from rollout_trace.artifact import Artifact, ArtifactError, open_artifact
 
 from ..memory_pool import use_returning_pool
+from .artifact import check, export
 from .collection import add_ls_arguments, check_source, ls, shown
-
-OK, INVALID, USAGE, INTERNAL, CANNOT_WRITE, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 3, 4, 130, 141
-EXIT_CODES = """exit status:
-  0    valid (check) / written (export)
-  1    the artifact is invalid or cannot be read (every problem printed)
-  2    usage error
-  4    the output file cannot be written
-  5    re-scoring failed
-  130  interrupted
-  141  the output pipe was closed (e.g. | head -1)
-  3    internal error (a bug)"""
-
-
-def _open(source: str, out: TextIO) -> Artifact | None:
-    """The validated artifact, or None after printing every problem."""
-    try:
-        return open_artifact(source)
-    except ArtifactError as e:
-        print(f"INVALID {shown(source)}", file=out)
-        for p in e.problems:
-            print(f"  - {p}", file=out)
-        return None
-
-
-def check(source: str, out: TextIO | None = None) -> int:
-    out = out or sys.stdout  # looked up per call, so redirections apply
-    a = _open(source, out)
-    if a is None:
-        return INVALID
-    tr = training(a)
-    r = report(a, tr)
-    rc = r.reward
-    reward_line = f"{fmt_reward(rc.recorded)} (verifier {fmt_reward(a.summary.env_reward)}; "
-    reward_line += f"{rc.by} agree{'' if rc.by.endswith('s') else 's'})" if rc.matches else \
-        f"{rc.by} give{'' if rc.by.endswith('s') else 's'} {fmt_reward(rc.recomputed)}: MISMATCH)"
-    # A recorded run's rollout has no capture script behind its turns.json: no count of that script's rule
-    script = "" if a.summary.run is not None else f" (the capture script's rule: {r.seed_trained_turns})"
-    lines = [
-        f"OK {source}",
-        f"  model        {r.model}",
-        f"  turns        {r.turns} agent turns, {r.trained_turns} trained by {r.trained_by}{script}, "
-        f"of {r.captured_calls} captured calls",
-        f"  training     {tr.rule}",
-        f"  tokens       {r.prompt_tokens:,} prompt + {r.output_tokens:,} output ({r.trained_tokens:,} trained by {TRL}); "
-        f"longest context {r.max_context:,}",
-        f"  continuity   {r.continuity.text}",
-        f"  reward       {reward_line}",
-    ]
-    if a.summary.produced_by:
-        lines.append(f"  produced by  {a.summary.produced_by}")
-    for name, part in a.rescores.items():
-        s = summary(a, part, tr)
-        mean, top = (("n/a" if x is None else f"{x:.2g}") for x in (s["mean_abs_log_ratio"], s["max_abs_log_ratio"]))
-        lines.append(f"  rescore      {name}: mean |log ratio| {mean}, max {top}, "
-                     f"{s['outside_clip']} of {s['tokens']} tokens outside [0.8, 1.2]")
-    recorded = a.summary.trl_training
-    if recorded is not None and recorded.trl == TRL_VERSION and recorded != record(tr):
-        lines.append(f"  MISMATCH     summary.json's trl_training says {recorded.trained_turns} trained turns, "
-                     f"{recorded.trained_tokens:,} tokens, {recorded.rows} rows; {TRL} gives {tr.trained_turns}, "
-                     f"{tr.total_trained_tokens:,}, {len(tr.rows)}")
-    print("\n".join(lines), file=out)
-    if a.notices:
-        print("notices:", file=out)
-        for n in a.notices:
-            print(f"  - {n}", file=out)
-    return OK
-
-
-def export(source: str, out_path: str, turn: int | None, tokenizer: str | None, out: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    from ..export import ExportRefused, size_label, write_to
-    from ..rollout import Rollout
-
-    a = _open(source, out)
-    if a is None:
-        return INVALID
-    if turn is not None and not 0 <= turn < len(a.turns):
-        print(f"ERROR --turn {turn}: this rollout has turns 0..{len(a.turns) - 1}", file=out)
-        return USAGE
-    try:
-        got = write_to(Rollout.load(a, tokenizer), out_path, turn=turn)
-    except ExportRefused as e:
-        print(f"ERROR {source}: {e} (--turn N)", file=out)
-        return USAGE
-    except OSError as e:
-        print(f"ERROR cannot write {out_path}: {e.strerror or type(e).__name__}", file=sys.stderr)
-        return CANNOT_WRITE
-    said = sys.stderr if out_path == "-" else out  # the page itself is on standard output
-    print(f"wrote {'standard output' if out_path == '-' else out_path} ({size_label(got.bytes)})", file=said)
-    if got.note:
-        print(f"note: {got.note}", file=said)
-    return OK
-
-
-def publish(source: str, repo: str, private: bool) -> int:
-    """`viewer publish`: 0 when uploaded, 1 naming what stopped it (never the token)."""
-    from huggingface_hub.errors import HfHubHTTPError
-
-    from rollout_trace.artifact.run_publish import publish as upload
-
-    try:
-        n = upload(Path(source), repo, private=private or None)
-    except ArtifactError as e:
-        print(f"ERROR {shown(source)}: not a run this tool can publish", file=sys.stderr)
-        for p in e.problems:
-            print(f"  - {p}", file=sys.stderr)
-        return INVALID
-    except (HfHubHTTPError, OSError, ValueError) as e:
-        print(f"ERROR {shown(repo)}: the upload failed: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}",
-              file=sys.stderr)
-        return INVALID
-    print(f"uploaded {n} files to https://huggingface.co/datasets/{repo}: `python app.py` then `?src={repo}` opens it; "
-          f"datasets.load_dataset({repo!r}) loads its rollouts")
-    return OK
+from .exits import BROKEN_PIPE, EXIT_CODES, INTERNAL, INTERRUPTED, USAGE
+from .publish import publish
 
 
 def main(argv: list[str] | None = None) -> int:
