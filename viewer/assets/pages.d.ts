@@ -62,7 +62,7 @@ interface ViewPlace { turn: number; mode: string; scope: string; row: number; fo
 /** What Gradio hands the collection index's js_on_load besides its element (viewer/ui/collection_view.py). */
 interface IndexServer {
   index(req: {src: string; query: string}): Promise<IndexPage>;
-  compare(req: {src: string; row: string | null; a: number; b: number; turn: number}): Promise<{html?: string; error?: string}>;
+  compare(req: {src: string; row: string | null; a: number; b: number; turn: number}): Promise<{compare?: Compare; error?: string}>;
 }
 
 /** server.find_summary's answer (viewer/ui/find_panel.py): the findings chart's data, or for a Hub source not

@@ -20,6 +20,6 @@ declare const uPlot: {
 /** What Gradio hands a gr.HTML's js_on_load besides its element (viewer/ui/run_view.py). */
 interface RunServer {
   run_version(req: {src: string | null; version: number}): Promise<{groups?: RunGroupRow[]; error?: string}>;
-  run_compare(req: {src: string | null; a: string; b: string; turn: number}): Promise<{html?: string; a?: string; b?: string; error?: string}>;
+  run_compare(req: {src: string | null; a: string; b: string; turn: number}): Promise<{compare?: Compare; a?: string; b?: string; error?: string}>;
   run_versus(req: {src: string; vs: string; task: string}): Promise<{compare?: RunCompare; error?: string}>;
 }

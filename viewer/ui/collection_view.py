@@ -25,12 +25,11 @@ import msgspec
 from viewer import assets
 from viewer.contract import Initial
 from viewer.index.contract import IndexPage
-from viewer.render import panels
 from viewer.router import rollout_param
 from viewer.untrusted import whole_or
 
 from .parts import ViewParts
-from .rows import CLEARED, MAX_SRC_CHARS, Shown, next_serial
+from .rows import CLEARED, MAX_SRC_CHARS, Shown, next_serial, problems_of
 from .service import Service
 
 MOUNT_JS = "CollectionIndex.mountInApp(element, props, server, watch, trigger);"
@@ -52,7 +51,7 @@ class CollectionView:
         """Server function: the page for {src, query} (sorting, filtering, paging skip the queue)."""
         if not isinstance(req, dict):
             return msgspec.to_builtins(IndexPage(serial=next_serial(), mode="index",
-                                                 error_html=panels.problems("index", ["a request is {src, query}"])))
+                                                 problems=problems_of("index", ["a request is {src, query}"])))
         src = str(req.get("src") or "").strip()[:MAX_SRC_CHARS]
         return msgspec.to_builtins(self.rows.index_page(src, _params(str(req.get("query") or ""))))
 

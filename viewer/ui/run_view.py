@@ -35,7 +35,6 @@ from rollout_trace.artifact.run_table import RunTable
 from viewer import assets, run_compare, run_stats
 from viewer.contract import Initial, encode
 from viewer.group import compare as group_compare
-from viewer.render import group_map as render_group
 from viewer.router import rollout_param, run_link_problem
 
 from .parts import ViewParts
@@ -160,8 +159,8 @@ class RunView:
         return {"groups": msgspec.to_builtins(run_stats.group_rows(t, asked.version))}
 
     def compare(self, req: Any) -> dict:
-        """{src, a, b (rollout paths, from different versions or groups), turn} -> {html} of the existing
-        compare view (viewer/render/group_map.py, escaped there), or {error}."""
+        """{src, a, b (rollout paths, from different versions or groups), turn} -> {compare: Compare} (viewer/group.py),
+        the sides headed by where each sits in the run (`a`, `b`), or {error}."""
         if not isinstance(req, dict):
             return {"error": "a request is {src, a, b, turn}"}
         asked = run_stats.run_request(req)
@@ -189,7 +188,7 @@ class RunView:
         got = msgspec.structs.replace(got, a=msgspec.structs.replace(got.a, label=label(ra)),
                                       b=msgspec.structs.replace(got.b, label=label(rb)))
         got = self.service.rows.with_fates(ca, src, got, (ra, xa), (rb, xb))  # and whether each turn was trained
-        return {"html": render_group.compare(got), "a": label(ra), "b": label(rb)}
+        return {"compare": msgspec.to_builtins(got), "a": label(ra), "b": label(rb)}
 
     def _stats(self, src: str, run: Any) -> list[run_stats.VersionStats]:
         """The run's per-version numbers, through the follower's cache of its columns where it has them."""
