@@ -94,8 +94,7 @@ export function short(value, limit) {
 }
 
 /**
- * At most `limit` characters, cut in the middle: a path's start and its last folder both stay (viewer/render/safe.py
- * `middle`).
+ * At most `limit` characters (code points), cut in the middle: a path's start and its last folder both stay.
  * @param {string} value @param {number} limit
  */
 export function middle(value, limit) {
