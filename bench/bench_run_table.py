@@ -204,6 +204,9 @@ def child_search(folder: str, word: str) -> dict:
 def child_public(src: str) -> dict:
     """(d) A public visitor's page load of the Hub run `src`: the run page's and index's handlers of a public
     Service, each opening under the visitor's budget (viewer/ui/visitor.py), whose bytes are kept to report."""
+    import msgspec
+
+    from viewer.index.contract import IndexPage
     from viewer.ui import visitor
 
     budgets: list = []
@@ -222,7 +225,8 @@ def child_public(src: str) -> dict:
         linked = service.rows.page_link({"src": src})
     run, why = service.run_or_why(src)  # the shared collection's answer: from the cache, or opened again
     page = str(linked.page or "")
-    told = page[page.find("error_html"):][:600] if "error_html" in page else ""
+    problems = msgspec.json.decode(page, type=IndexPage).problems if page else None
+    told = " ".join(problems.items)[:600] if problems is not None else ""
     return {"public_s": c.wall, "public_cpu_s": c.cpu, "public_mb": _mb() - base, "rss_mb": _mb(),
             "run_shown": bool(shown.get(rv.column, {}).get("visible")), "opened": run is not None, "why": why,
             "index_told": told, "budgets": [{"used": b.used, "max_bytes": b.max_bytes, "max_rows": b.max_rows,
@@ -338,7 +342,7 @@ def child_drill(folder: str) -> dict:
         with _Clock() as c:
             got = step()
         view, page = getattr(got, "view", None), getattr(got, "page", None)
-        ok = not (page and msgspec.json.decode(page, type=IndexPage).error_html) and \
+        ok = not (page and msgspec.json.decode(page, type=IndexPage).problems) and \
             not (isinstance(view, str) and '"error_html"' in view[:200] and "tv-cleared" not in view[:200])
         out["drill"][name] = (c.wall, c.cpu, ok)
     out["drill_whole_reads"] = len(whole)

@@ -1,5 +1,5 @@
 """The collection index's server side, without a browser: the collection-or-artifact decision, index pages
-(filters, sort, paging, escaping, notes), opening rows and groups, the index's events, the server
+(filters, sort, paging, untrusted text as data, notes), opening rows and groups, the index's events, the server
 function's handling of junk, the collection cache's bounds, zip clean-up, public Space rules, and the
 owner's configured source."""
 
@@ -18,7 +18,7 @@ from support.collection_data import build
 from viewer.contract import Initial
 from viewer.index.cache import CollectionCache, collection_identity
 from viewer.index.page import build_page
-from viewer.index.render import index_row, table
+from viewer.index.render import HEADINGS, index_row, table
 from viewer.ui.collection_view import CollectionView
 from viewer.ui.parts import ViewParts
 from viewer.ui.rows import CLEARED
@@ -81,25 +81,30 @@ def test_index_page_filters_sorts_pages_and_counts(coll):
     assert (p.total, p.invalid, p.kind) == (10, 1, "folder")
     assert p.matched == 9 and p.query == "tool=bash&sort=-reward" and p.filters == {"tool": "bash", "sort": "-reward"}
     assert p.models == ["HuggingFaceTB/SmolLM2-135M-Instruct", "org/Other-7B"] and p.tools == ["bash", "write"]
-    assert "aria-sort='descending'" in p.table_html and p.table_html.index("deep/nested/b") < p.table_html.index("'a'")
+    paths = [r.path for r in p.table.rows]
+    assert p.sort == "-reward" and paths.index("deep/nested/b") < paths.index("a")
     small = build_page(c, str(coll), {"page": "2"}, serial=2, page_size=4)
     assert (small.page, small.pages, small.first, small.shown, small.matched) == (1, 3, 5, 4, 10)
     last = build_page(c, str(coll), {"page": "99"}, serial=3, page_size=4)
     assert (last.page, last.shown) == (2, 2)  # past the end: the last page
     bad = build_page(c, str(coll), {"reward_min": "lots", "page": "x"}, serial=4)
-    assert bad.page == 0 and bad.matched == 10 and "ignored reward_min" in bad.notes_html
+    assert bad.page == 0 and bad.matched == 10 and any("ignored reward_min" in n for n in bad.notes)
     none = build_page(c, str(coll), {"model": "nobody"}, serial=5)
-    assert none.matched == 0 and "no row matches" in none.table_html and none.first == 0
+    assert none.matched == 0 and none.table.rows == [] and none.first == 0
 
 
-def test_every_collection_string_is_escaped(coll):
+def test_every_collection_string_crosses_as_data(coll):
+    """Markup in a collection's text arrives as the text it is, in the row's fields (the page writes them as
+    textContent and attribute values: tests/test_collection_view_browser.py)."""
     c = open_collection(str(coll))
-    html = table([index_row(r) for r in c.records], "path")
-    assert "<script>" not in html and "&lt;script&gt;alert(&#x27;t&#x27;)&lt;/script&gt;" in html
-    assert "<b>name" not in html and "data-path='odd&#x27;&lt;b&gt;name'" in html
-    assert "Count &amp; compare" in html
-    bad = next(r for r in c.records if r.path == "broken/c")
-    assert "ci-problem-row" in html and "agent_turns" in html and not bad.valid
+    t = table([index_row(r) for r in c.records])
+    rows = {r.path: r for r in t.rows}
+    assert rows["broken/d"].title.startswith("<script>alert('t')</script> Count & compare")
+    assert "odd'<b>name" in rows
+    assert not t.run and [(x.sort, x.label) for x in t.columns] == [(h[0], h[1]) for h in HEADINGS]
+    assert "agent_turns" in [x.sort for x in t.columns]
+    bad = rows["broken/c"]
+    assert not bad.valid and bad.problem
 
 
 def test_open_row_group_and_unknown_rows_keep_the_filter(coll):
@@ -110,18 +115,19 @@ def test_open_row_group_and_unknown_rows_keep_the_filter(coll):
     assert opened["src"] == src and opened["initial"]["turn"] == 1  # the URL keeps naming the collection
     assert loaded == str(coll / "deep/nested/b")
     assert (pg["mode"], pg["row"], pg["query"], pg["matched"]) == ("row", "deep/nested/b", "model=Other&sort=-reward", 1)
-    assert "model=Other · sort=-reward" in pg["row_html"]
+    assert pg["back"]["kind"] == "row" and pg["back"]["path"] == "deep/nested/b"
+    assert pg["back"]["filters"] == [["model", "Other"], ["sort", "-reward"]] and pg["back"]["matched"] == 1
     # the same artifact opened directly shares the loaded rollout (same identity in the store)
     again, _ = cv.service.values.source_value(str(coll / "deep/nested/b"))
     assert page_of(again)["key"] == opened["key"]
     # a group opens its map (the token view is cleared); ?rollout= opens that rollout from it
     view, loaded, index = cv.open_row(src, "grp", {}, Initial())
-    assert view == CLEARED and page_of(index)["mode"] == "group" and "data-testid='group-map'" in page_of(index)["group_html"]
+    assert view == CLEARED and page_of(index)["mode"] == "group" and page_of(index)["group"]["path"] == "grp"
     view, loaded, index = cv.open_row(src, "grp", {}, Initial(), rollout=0)
     assert page_of(view)["key"] and loaded.endswith("grp/rollout-00") and page_of(index)["rollout"] == 0
     # a row that is not in the collection, or an invalid one: messages, never a traceback
     view, loaded, index = cv.open_row(src, "../../etc", {}, Initial())
-    assert view == CLEARED and "no such row" in page_of(index)["error_html"]
+    assert view == CLEARED and "no such row" in " ".join(page_of(index)["problems"]["items"])
     view, _, index = cv.open_row(src, "broken/d", {}, Initial())  # small files fine, turns.json truncated
     assert "error_html" in page_of(view) and page_of(index)["mode"] == "row"
 
@@ -135,9 +141,9 @@ def test_events_open_and_back(coll):
     got = cv.on_action(Evt({"action": "back", "src": src, "query": "drift=unknown&page=1"}))
     pg = page_of(got["index"])
     assert got["view"] == CLEARED and pg["mode"] == "index" and pg["filters"] == {"drift": "unknown"}
-    assert "deep/nested/b" not in pg["table_html"]
+    assert "deep/nested/b" not in [r["path"] for r in pg["table"]["rows"]] and pg["table"]["rows"]
     got = cv.on_action(Evt(None))  # junk: an error in the index, nothing raised
-    assert page_of(got["index"])["error_html"]
+    assert page_of(got["index"])["problems"]["items"]
     a, b = page_of(cv.rows.index_value(src, {})), page_of(cv.rows.index_value(src, {}))
     assert b["serial"] > a["serial"]  # the same rows sent twice still re-render
 
@@ -145,9 +151,9 @@ def test_events_open_and_back(coll):
 def test_server_function_index(coll):
     cv = index_view()
     got = cv.index({"src": str(coll), "query": "kind=group"})
-    assert got["matched"] == 1 and "grp" in got["table_html"] and got["mode"] == "index"
-    assert cv.index("nonsense")["error_html"]
-    assert "cannot find this collection" in cv.index({"src": "/no/such/place", "query": ""})["error_html"]
+    assert got["matched"] == 1 and [r["path"] for r in got["table"]["rows"]] == ["grp"] and got["mode"] == "index"
+    assert cv.index("nonsense")["problems"]["items"]
+    assert "cannot find this collection" in " ".join(cv.index({"src": "/no/such/place", "query": ""})["problems"]["items"])
     assert cv.index({"src": str(coll), "query": "x" * 100_000})["matched"] == 10  # long queries are cut, not fatal
 
 
@@ -169,7 +175,7 @@ def test_page_load_routes_by_source_and_row(coll):
 def test_public_space_opens_hub_only_but_the_owners_source(coll):
     visitor = tab(public=True).rows
     assert not visitor.service.is_collection(str(coll))
-    assert "Hub dataset id" in page_of(visitor.index_value(str(coll), {}))["error_html"]
+    assert "Hub dataset id" in " ".join(page_of(visitor.index_value(str(coll), {}))["problems"]["items"])
     owner = tab(public=True, default=str(coll)).rows
     assert owner.service.is_collection(str(coll)) and page_of(owner.index_value(str(coll), {}))["total"] == 10
     assert not owner.service.is_collection(str(coll / "grp"))  # only exactly what the owner configured
@@ -237,18 +243,19 @@ def test_tokens_and_drift_are_counted_once_per_row_when_summary_json_lacks_them(
     cv = tab().rows
     page = cv.index_page(str(col), {})
     assert cv.service.facts.reads == 6  # scripted-smollm2, smollm2-offline and the group's four rollouts
-    html = page.table_html
-    assert "1,915" in html and "<span class='ci-drift drift'>drift</span>" in html  # scripted-smollm2 drifts
+    row = next(r for r in page.table.rows if r.path == "scripted-smollm2")
+    assert row.tokens == "1,915" and row.drift == "drift"  # scripted-smollm2 drifts
     cv.index_page(str(col), {"sort": "-tokens"})
     cv.service.collections = CollectionCache()  # the collection reopened: its rows are the same identities
     cv.index_page(str(col), {"drift": "drift"})
     assert cv.service.facts.reads == 6
     only = cv.index_page(str(col), {"drift": "drift"})
-    assert only.matched == 1 and "scripted-smollm2" in only.table_html
+    assert only.matched == 1 and [r.path for r in only.table.rows] == ["scripted-smollm2"]
     assert page.models == ["SmolLM2-135M-Instruct"]
     # a row opened from that filtered index counts the rows as the index did (its facts, not summary.json's)
     _, _, index = cv.open_row(str(col), "smollm2-offline", {"drift": "drift"}, Initial())
-    assert page_of(index)["matched"] == only.matched and "the index has 1 row matching drift=drift" in page_of(index)["row_html"]
+    back = page_of(index)["back"]
+    assert page_of(index)["matched"] == only.matched and (back["matched"], back["filters"]) == (1, [["drift", "drift"]])
     assert model_choices(["A/x", "x", "B/y", "C/y", "y", "D/z"]) == ["B/y", "C/y", "D/z", "x", "y"]
 
 

@@ -82,44 +82,33 @@ def test_a_turn_has_its_rows_fate_never_the_rollouts():
         assert rollout_fate((), cause).label == turn_fate(0, True, (), cause).label == f"never trained ({cause})"
 
 
-def _map_rows(group_html: str) -> dict[int, str]:
-    return {int(m.group(1)): m.group(0) for m in re.finditer(r"<tr class='gm-row[^']*' data-rollout='(\d+)'.*?</tr>",
-                                                             group_html)}
-
-
 def test_group_map_has_a_fate_column_trl_status_and_the_runs_place(tab, run, picks):
+    """The map's records: the run's place over it, each rollout's fate beside TRL's status and advantage, each
+    turn's fate (its words on the page: tests/test_fate_browser.py)."""
     for kind, pick in picks.items():
         _, _, index = tab.service.rows.open_row(RUN, pick.group, {}, Initial())
-        page = json.loads(index)
-        html = page["group_html"]
-        head = re.search(r"data-testid='group-place'>(.*?)</span></span>", html)
-        assert head is not None, kind
-        assert f"version {pick.policy_version} · group {pick.group_id}" in head.group(1)
-        assert f"segment {pick.segment}" in head.group(1)
+        m = json.loads(index)["group"]
+        place = m["place"]
+        assert place is not None, kind
+        assert (place["version"], place["group_id"], place["segment"]) == (pick.policy_version, pick.group_id, pick.segment)
         members = [r for r in run.rows if r.group == pick.group]
-        steps = sorted({s for r in members for s in r.trained_steps})
-        assert (f"trained at step{'s' if len(steps) > 1 else ''} {', '.join(map(str, steps))}" if steps
-                else "never trained") in head.group(1)
-        assert ">trainer</th>" in html and ">in mask</th>" in html  # the two facts, two columns
-        row = _map_rows(html)[pick.rollout]
-        fate = re.search(r"data-testid='group-fate'[^>]*>([^<]*)<", row).group(1)
-        assert fate == (f"step {pick.trained_step}" if kind == "trained" and len(pick.trained_steps) == 1 else
-                        f"steps {', '.join(map(str, pick.trained_steps))}" if kind == "trained" else
-                        rollout_fate(pick.queued, pick.dropped).label
-                        if kind == "partly" else f"never: {pick.dropped}"), (kind, fate)
-        status = re.search(r"data-testid='group-status'>([^<]*)", row).group(1)
-        assert status == pick.status, (kind, status)  # unscorable and failed say so, never "ok"
-        if pick.advantage is None:  # TRL gave none: no "+0.00" bar
-            assert "class='gm-adv none'" in row and "gm-bar" not in row
+        assert place["steps"] == sorted({s for r in members for s in r.trained_steps})
+        row = next(r for r in m["rows"] if r["rollout"] == pick.rollout)
+        fate = row["fate"]
+        if kind == "trained":
+            assert fate["trained"] and fate["steps"] == list(pick.trained_steps), (kind, fate)
+        elif kind == "partly":
+            assert fate["partly"] and fate["label"] == rollout_fate(pick.queued, pick.dropped).label, (kind, fate)
         else:
-            assert f">{pick.advantage:+.3f}</span>" in row
-        cells = re.findall(r"<td class='gm-cell ([^']*)'", row)
-        if kind in ("read-ahead", "in-queue", "unscorable"):
-            assert "fate-never" in row  # its mask cells are hatched: what WOULD be trained
-            assert all("never" in c for c in cells if c.startswith("trained"))
+            assert not fate["trained"] and fate["cause"] == pick.dropped, (kind, fate)
+        assert row["status"] == pick.status, kind  # unscorable and failed say so, never "ok"
+        assert row["advantage"] == (None if pick.advantage is None else pytest.approx(pick.advantage))  # none: no bar
+        hatched = [c["trained"] and c["fate"] is not None and not c["fate"]["trained"] for c in row["cells"]]
+        if kind in ("read-ahead", "in-queue", "unscorable"):  # its mask cells are hatched: what WOULD be trained
+            assert not fate["trained"] and all(h for h, c in zip(hatched, row["cells"], strict=True) if c["trained"])
         if kind == "partly":  # only the turns whose row was never trained are hatched
-            never = [turn_fate(t, True, pick.queued, pick.dropped).trained is False for t in range(len(cells))]
-            assert [("never" in c) for c in cells] == never and any(never) and not all(never)
+            never = [turn_fate(t, True, pick.queued, pick.dropped).trained is False for t in range(len(row["cells"]))]
+            assert hatched == never and any(never) and not all(never)
 
 
 def _opened(tab: ViewTab, pick: RunRow, mode: str = "mask") -> tuple[Outline, dict]:
@@ -162,9 +151,10 @@ def test_the_token_view_says_trained_at_step_or_never_and_where_it_sits(tab, run
     if kind == "unscorable":
         assert "unscorable: no reward" in o.summary_html and "none (unscorable)" in o.tests_html
     # the back bar: the run's crumbs, not a folder path
-    crumbs = re.sub(r"<[^>]+>", "", re.search(r"data-testid='crumbs'>(.*?)</span><span", page["row_html"]).group(1))
-    assert crumbs == f"run › v{pick.policy_version} › group {pick.group_id} › rollout {pick.rollout}"
-    assert "groups/" not in page["row_html"]
+    back = page["back"]
+    assert back["kind"] == "run" and " › ".join(back["crumbs"]) == \
+        f"run › v{pick.policy_version} › group {pick.group_id} › rollout {pick.rollout}"
+    assert "groups/" not in json.dumps(back)
 
 
 def _consumption_log(segment: str) -> dict[int, tuple[str, int | None]]:
@@ -238,7 +228,7 @@ def test_a_rollout_a_drift_fork_split_reads_each_turns_row_fate_everywhere(tab, 
         assert f">{label}</span>" in o.summary_html  # the headline
     # the back bar's breadcrumb
     page = json.loads(tab.service.rows.open_row(RUN, pick.group, {}, Initial(), pick.rollout)[2])
-    assert f">{label}</span>" in page["row_html"].replace("&#8211;", "–")
+    assert page["back"]["fate"]["label"] == label
     # the training-rows scope: each row its own fate
     key = json.loads(tab.service.rows.open_row(RUN, pick.group, {}, Initial(), pick.rollout)[0])["key"]
     rows = tab.training({"key": key, "run": msgspec.to_builtins(opened[0].run)})["rows"]
@@ -272,11 +262,12 @@ def test_a_rollout_a_drift_fork_split_reads_each_turns_row_fate_everywhere(tab, 
     side = json.loads(tools.compare_rollouts(RUN, pick.path, other["path"], never_turn))["a"]
     assert side["fate"]["turn"]["trained"] is False and side["fate"]["turn"]["cause"] == truth[never_turn][0]
     # the run's index table: the fate column says both, TRL's status, the place
-    table = tab.service.rows.index_page(RUN, {}).table_html
-    row = re.search(rf"<tr class='ci-row rollout' data-path='{re.escape(pick.path)}'.*?</tr>", table).group(0)
-    assert re.search(r"data-testid='index-fate'[^>]*>([^<]*)<", row).group(1) == rec["fate"]
-    assert f">v{pick.policy_version} · group {pick.group_id} · rollout {pick.rollout}<" in row
-    assert re.search(r"data-testid='run-status'>([^<]*)<", row).group(1) == pick.status
+    table = tab.service.rows.index_page(RUN, {}).table
+    assert table is not None and table.run and "trained_step" in [c.sort for c in table.columns]
+    row = next(r for r in table.rows if r.path == pick.path)
+    assert row.kind == "rollout" and row.fate == rec["fate"] and row.fate_kind == "partly"
+    assert (row.version, row.group_id, row.rollout) == (pick.policy_version, pick.group_id, pick.rollout)
+    assert row.status == pick.status
 
 
 def test_no_page_calls_a_turn_trained_whose_row_was_never_trained(tab, run):
@@ -379,10 +370,10 @@ def test_a_run_in_a_collection_is_one_row_that_opens_the_run_page(tmp_path):
     assert [r.path for r in apply(c.records, from_query({"kind": "run"})[0])] == ["runs/mine"]
     _, _, index = Service(RUN, public=False).rows.open_row(str(coll), "runs/mine", {}, Initial())
     page = json.loads(index)
-    assert page["goto"] == str(coll / "runs" / "mine") and not page["error_html"]
+    assert page["goto"] == str(coll / "runs" / "mine") and not page["problems"]
     public = ViewTab(Service(str(coll), public=True))  # the owner's source: a visitor never gets a server path
     page = json.loads(public.service.rows.open_row(str(coll), "runs/mine", {}, Initial())[2])
-    assert page["goto"] is None and "open the run on its own" in page["error_html"]
+    assert page["goto"] is None and "open the run on its own" in " ".join(page["problems"]["items"])
     text, _ = _ls(str(coll))
     assert any(ln.split()[:2] == ["runs/mine", "run"] for ln in text.splitlines())
 

@@ -1,4 +1,4 @@
-"""The group view without a browser: records and rendering of the group map and the comparison, opening a
+"""The group view without a browser: the records of the group map and the comparison, opening a
 group (map, ?rollout= deep link, advantage in the outline), the compare server function, and the Capture
 tab's group run with a stand-in `capture_group` (no opencode)."""
 
@@ -14,8 +14,7 @@ import pytest
 from conftest import EXAMPLE, edit_json
 from rollout_trace.artifact.group import GroupFile, GroupRollout, encode_group, grpo_advantages
 from viewer.contract import MODES, Initial
-from viewer.group import GroupCell, GroupMap, GroupRow, first_difference
-from viewer.render import group_map as render
+from viewer.group import first_difference
 
 ROOT = Path(__file__).resolve().parent.parent
 REWARDS = [0.2, 1.0, -0.1, None]
@@ -59,20 +58,6 @@ def tab():
     return ViewTab(Service("scripted-smollm2", public=False))
 
 
-def _row(i, adv, tools=("bash",), failed=False, **kw) -> GroupRow:
-    return GroupRow(rollout=i, path=f"rollout-{i:02d}", status="ok", reward=adv, advantage=adv,
-                    cells=[GroupCell(turn=0, tools=list(tools), failed=failed, trained=True, output_tokens=5)], **kw)
-
-
-def test_render_escapes_and_marks_failures():
-    m = GroupMap(path="", title="<script>alert(1)</script>", model="m", k=2, max_abs_advantage=1.0, max_turns=1,
-                 rows=[_row(0, 1.0, tools=("<img src=x onerror=alert(1)>",), failed=True), _row(1, -1.0)])
-    html = render.group_map(m)
-    assert "<script>" not in html and "<img" not in html and "&lt;img src=x" in html
-    assert html.count("data-testid='group-row'") == 2 and "gm-fail" in html and "cell gm-cell" not in html
-    assert "gm-bar-fill pos" in html and "gm-bar-fill neg" in html
-
-
 def test_first_difference():
     a = np.array([1, 2, 3, 4])
     assert first_difference(a, a.copy()) is None
@@ -90,10 +75,10 @@ def test_open_group_shows_the_map_sorted_by_advantage(tab, grp):
     _, _, index = cv.open_source(str(grp))
     page = json.loads(index)
     assert page["mode"] == "group" and page["row"] == ""
-    order = [int(x) for x in __import__("re").findall(r"<tr class='gm-row[^']*' data-rollout='(\d+)'", page["group_html"])]
+    order = [r["rollout"] for r in page["group"]["rows"]]
     adv = grpo_advantages(REWARDS)
     assert order == sorted(range(4), key=lambda i: (-adv[i], i)) == [1, 3, 0, 2]  # unscorable: 0, above a negative
-    assert "timed-out" in page["group_html"]
+    assert page["group"]["rows"][order.index(3)]["status"] == "timed-out"
 
 
 def test_bundled_group_opens_and_deep_link_carries_the_advantage(tab, grp):
@@ -113,25 +98,28 @@ def test_compare_marks_the_first_difference(tab, grp):
     cv = tab.service.rows
     cv.open_source(str(grp))
     got = cv.compare({"src": str(grp), "row": "", "a": 0, "b": 1, "turn": 0})
-    html = got["html"]
+    c = got["compare"]
     turn0 = json.loads((grp / "rollout-00" / "turns.json").read_text())["turns"][0]
-    assert f"their generated tokens part at generated token {CHANGED_AT}" in html
-    assert html.count("data-testid='divergence'") == 2 and html.count("data-testid='compare-side'") == 2
-    # each side shows all its generated tokens, marked with their mask, from the first one
-    assert html.count("data-mask='1' data-k=") == 2 * turn0["n_output_ids"]
-    assert "their prompts are identical" in html
+    assert c["output_diverge_at"] == CHANGED_AT and (c["a"]["rollout"], c["b"]["rollout"]) == (0, 1)
+    # each side has all its generated tokens, with their mask, from the first one
+    for side in (c["a"], c["b"]):
+        assert side["out_total"] == len(side["out_text"]) == turn0["n_output_ids"] and side["out_mask"] == "1" * len(side["out_text"])
+    assert c["a"]["out_text"][:CHANGED_AT] == c["b"]["out_text"][:CHANGED_AT] != []
+    assert c["a"]["out_text"][CHANGED_AT] != c["b"]["out_text"][CHANGED_AT]
+    assert c["prompt_diverge_at"] is None  # their prompts are identical
     # the bundled real group (captured before every sandbox had one working directory): the prompts part at
     # the sandbox folder's name, said in a folded note under the generated tokens
     cv.open_source("smollm2-group")
-    real = cv.compare({"src": "smollm2-group", "row": "", "a": 0, "b": 1, "turn": 0})["html"]
-    assert "<details class='gm-prompt-note'" in real and "their prompts already differ at position" in real
-    assert "their generated tokens part at generated token 0 (the first one)" in real
-    same = cv.compare({"src": str(grp), "row": "", "a": 0, "b": 2, "turn": 0})["html"]
-    assert "their generated tokens are identical" in same
+    real = cv.compare({"src": "smollm2-group", "row": "", "a": 0, "b": 1, "turn": 0})["compare"]
+    at = real["prompt_diverge_at"]
+    assert at is not None and real["a"]["text"][at - real["a"]["start"]] != real["b"]["text"][at - real["b"]["start"]]
+    assert real["output_diverge_at"] == 0  # their generated tokens part at the first one
+    same = cv.compare({"src": str(grp), "row": "", "a": 0, "b": 2, "turn": 0})["compare"]
+    assert same["output_diverge_at"] is None and same["diverge_at"] is None  # identical
     assert "error" in cv.compare({"src": str(grp), "row": "", "a": 0, "b": 0, "turn": 0})
     # past the last turn of both single-turn siblings, the note says so (not "one of them")
-    past = cv.compare({"src": "smollm2-group", "row": "", "a": 0, "b": 1, "turn": 1})["html"]
-    assert "neither has a turn 1 (both have 1 turn): comparing their last turns" in past
+    past = cv.compare({"src": "smollm2-group", "row": "", "a": 0, "b": 1, "turn": 1})["compare"]
+    assert past["note"] == "neither has a turn 1 (both have 1 turn): comparing their last turns"
 
 
 def test_capture_tab_group_run_with_a_stand_in(tab, grp, monkeypatch, tmp_path):

@@ -1,9 +1,11 @@
 """The group view in a real browser: the group map of the bundled SmolLM2 group and of a synthetic group with
 different rewards, opening a rollout from a cell and coming back, the `?rollout=&turn=` deep link, comparing
-two siblings (the divergence marked), the advantage token mode, and screenshots light and dark at two sizes."""
+two siblings (the divergence marked), the advantage token mode, screenshots light and dark at two sizes, and the
+map and compare drawn from records holding markup."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 from test_group_view import REWARDS, make_group
 
@@ -11,6 +13,11 @@ from conftest import SHOTS
 from rollout_trace.artifact.group import grpo_advantages
 from support import pages
 from support.pages import query, url_of
+from viewer import assets
+from viewer.contract import encode
+from viewer.group import Compare, CompareSide, GroupCell, GroupMap, GroupRow
+from viewer.index.contract import IndexPage
+from viewer.numbers import number
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 60_000
@@ -115,3 +122,52 @@ def test_compare_two_siblings(page, app_url, grp):
     page.wait_for_selector("[data-testid=divergence]", timeout=TIMEOUT)
     shots(page, "compare-bundled")
     assert page.errors == []
+
+
+def _row(i: int, adv: float, tools: tuple[str, ...] = ("bash",), failed: bool = False) -> GroupRow:
+    return GroupRow(rollout=i, path=f"rollout-{i:02d}", status="ok", reward=adv, advantage=adv,
+                    cells=[GroupCell(turn=0, tools=list(tools), failed=failed, trained=True, output_tokens=5)])
+
+
+def _side(i: int) -> CompareSide:
+    return CompareSide(rollout=i, turn=0, turns=1, start=0, text=["<i>p</i>"], mask="0", prompt_tokens=1, length=3,
+                       out_text=["<img src=y>", f"<b>{i}"], out_mask="11", out_total=2,
+                       tools=["<svg onload=alert(2)>"], failed=False)
+
+
+def test_markup_in_a_map_and_a_compare_is_drawn_as_text(page):
+    """The page draws a group map and a compare from their records (no app: the index's script on a page of its
+    own): markup in a title, a tool name, a token or a note stays text, and numbers are written as Python writes
+    them (an exact tie rounded to even)."""
+    m = GroupMap(path="", title="<script>alert(1)</script>", model="m", k=2, max_abs_advantage=1.0, max_turns=1,
+                 rows=[_row(0, 0.0625, tools=("<img src=x onerror=alert(1)>",), failed=True), _row(1, -1.0)])
+    value = encode(IndexPage(serial=1, mode="group", src="s", row="", group=m)).decode()
+    answer = {"compare": msgspec.to_builtins(Compare(turn=0, diverge_at=2, output_diverge_at=1, prompt_diverge_at=None,
+                                                     a=_side(0), b=_side(1), note="<u>note</u>"))}
+    page.route("http://127.0.0.1:9/**", lambda r: r.fulfill(
+        body="<!doctype html><div id='x'><div class='ci-mount'></div></div>", content_type="text/html"))
+    page.goto("http://127.0.0.1:9/map")
+    page.add_script_tag(content=assets.read("collection_index.js"))
+    page.evaluate("""([value, answer]) => {
+      window.alerted = 0; window.alert = () => { window.alerted++; };
+      CollectionIndex.mountInApp(document.getElementById('x'), {value},
+        {index: async () => null, compare: async () => answer}, () => {}, () => {});
+    }""", [value, answer])
+    gm = page.locator("[data-testid=group-map]")
+    assert "<script>alert(1)</script>" in gm.locator(".gm-head").inner_text()
+    cell = page.locator("tr[data-rollout='0'] [data-testid=group-cell]")
+    assert cell.inner_text() == "✗ <img src=x onerror=alert(1)>" and cell.locator(".gm-fail").count() == 1
+    assert page.locator("tr[data-rollout='0'] .gm-reward").inner_text() == number(0.0625) == "+0.062"
+    assert page.locator("tr[data-rollout='0'] .gm-bar-fill.pos").count() == 1
+    assert page.locator("tr[data-rollout='1'] .gm-bar-fill.neg").count() == 1
+    page.locator("tr[data-rollout='0'] [data-testid=group-pick]").check()
+    page.locator("tr[data-rollout='1'] [data-testid=group-pick]").check()
+    page.locator("[data-testid=compare]").click()
+    page.wait_for_selector("[data-testid=compare-side]", timeout=TIMEOUT)
+    box = page.locator("[data-testid=compare-box]")
+    said = box.inner_text()
+    assert "<img src=y>" in said and "<svg onload=alert(2)>" in said and "<u>note</u>" in said
+    assert "their generated tokens part at generated token 1" in said and "their prompts are identical (1 tokens)" in said
+    assert page.locator("[data-testid=divergence]").count() == 2
+    assert page.locator("#x script, #x img, #x svg, #x u, #x b:not(.gm-head b, .gm-calls b, .gm-cmp-h b)").count() == 0
+    assert page.evaluate("window.alerted") == 0 and page.errors == []

@@ -75,15 +75,15 @@ def test_public_offline_revision_never_lists_a_server_folder(tmp_path, offline_c
     for src in (f"a/b@{secret}", f"a/b@{secret}/a", "a/b@/etc", "a/b@/no/such/folder"):
         # the index server function, the Load button, the page link
         page = cv.index({"src": src, "query": ""})
-        assert page.get("total", 0) == 0 and not page.get("table_html") and "not found" in page["error_html"], src
+        assert page.get("total", 0) == 0 and not page.get("table") and "not found" in " ".join(page["problems"]["items"]), src
         view, _, index = rows.open_source(src)
         assert "not found" in errors_of(view) and json.loads(index).get("total", 0) == 0, src
         view, _, loaded, index = rows.page_link({"src": src})
         assert loaded == "" and json.loads(index).get("total", 0) == 0, src
         assert "cannot be used" in errors_of(view) or "not found" in errors_of(view) or "neither" in errors_of(view)
     # no existence oracle: an existing folder and a missing one answer the same words
-    e1 = cv.index({"src": "a/b@/etc", "query": ""})["error_html"].replace("/etc", "X")
-    e2 = cv.index({"src": "a/b@/nope", "query": ""})["error_html"].replace("/nope", "X")
+    e1 = json.dumps(cv.index({"src": "a/b@/etc", "query": ""})["problems"]).replace("/etc", "X")
+    e2 = json.dumps(cv.index({"src": "a/b@/nope", "query": ""})["problems"]).replace("/nope", "X")
     assert e1 == e2 and "IsADirectoryError" not in e1
     assert service.store.loads == 0
 

@@ -48,6 +48,17 @@ def test_pages_type_check_against_the_records(tmp_path):
     assert got.returncode == 0, got.stdout + got.stderr
 
 
+def test_the_index_run_page_and_panel_write_no_markup():
+    """The collection index, the group map, the run page and the search panel draw records with elements (dom.js
+    `el`): nothing of theirs is parsed as HTML."""
+    for path in sorted((ROOT / "viewer" / "assets" / "src").glob("*.js")):
+        if path.name == "trace_view.js":
+            continue
+        text = path.read_text(encoding="utf-8")
+        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "DOMParser", "createContextualFragment"):
+            assert sink not in text, f"{path.name} uses {sink}"
+
+
 RENAMES = [  # (record, field, the page file that reads it)
     ("TurnOutline", "drift_at", "trace_view/navigator.js"),
     ("TrainerTurn", "log_ratio", "trace_view/trainer.js"),
@@ -64,6 +75,10 @@ RENAMES = [  # (record, field, the page file that reads it)
     ("RuleCount", "per_version", "find_panel.js"),
     ("TurnOutline", "shared", "trace_view/place.js"),
     ("Outline", "tests_html", "trace_view/markup.js"),
+    ("IndexRow", "fate_why", "collection_index.js"),
+    ("BackBar", "crumbs", "collection_index.js"),
+    ("GroupRow", "more_turns", "group_map.js"),
+    ("CompareSide", "out_mask", "group_map.js"),
 ]
 PROJECT = "tsconfig.json"  # every page, checked in tsc's strict mode
 

@@ -111,10 +111,11 @@ def test_a_public_visitor_sees_the_bound_in_the_index_and_nothing_is_kept(hub_ru
     monkeypatch.setattr(visitor, "MAX_ROWS", 100)
     service = Service("", public=True)
     page = service.rows.index_page("org/run", {})
-    assert "at most 100 rows" in page.error_html and "160 rows" in page.error_html
+    said = " ".join(page.problems.items) if page.problems else ""
+    assert "at most 100 rows" in said and "160 rows" in said
     assert service.run("org/run") is None  # the run page is not shown either
     service.public = False  # the owner's own server: no bound, and the refusal was not cached
-    assert not service.rows.index_page("org/run", {}).error_html and service.run("org/run") is not None
+    assert not service.rows.index_page("org/run", {}).problems and service.run("org/run") is not None
 
 
 def test_comparing_with_a_hub_run_over_the_bound_names_the_bound(hub_run, monkeypatch):

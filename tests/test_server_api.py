@@ -61,4 +61,4 @@ def test_each_page_offers_exactly_the_server_functions_declared():
              "run_view.py": "RunServer"}
     assert set(offered) == set(pages)
     for file, page in pages.items():
-        assert declared[page] <= offered[file], (file, declared[page] - offered[file])
+        assert declared[page] == offered[file], file

@@ -1,6 +1,7 @@
 """A GRPO group as the viewer shows it: the group map's records, and two siblings compared turn by turn.
 
-Plain typed records, no markup: viewer/render/group_map.py turns them into escaped HTML. The map
+Plain typed records, no markup: they cross to the page as they are (an `IndexPage`'s `group`, the compare server
+functions' answers), and viewer/assets/src/group_map.js draws them. The map
 lines the K rollouts up turn by turn (one cell per turn: its tool calls and whether one failed), so
 a reader sees where siblings parted; rows are sorted by advantage, best first, because that is the
 direction GRPO pushes. `compare` puts two siblings' generated tokens of one turn side by side from their
@@ -70,6 +71,8 @@ class RunPlace(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class GroupMap(msgspec.Struct, frozen=True, kw_only=True):
+    """A group's map: its rollouts lined up turn by turn, best advantage first."""
+
     path: str  # the group's row in the collection ("" = the collection is the group)
     title: str
     model: str
@@ -81,6 +84,8 @@ class GroupMap(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CompareSide(msgspec.Struct, frozen=True, kw_only=True):
+    """One of two compared rollouts at one turn: its generated tokens, the prompt around a difference, its tool calls."""
+
     rollout: int
     turn: int
     turns: int  # how many agent turns this rollout has
@@ -99,6 +104,8 @@ class CompareSide(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Compare(msgspec.Struct, frozen=True, kw_only=True):
+    """Two siblings' turn side by side, and where they part."""
+
     turn: int
     diverge_at: int | None  # the first position where the two turns (prompt + output) differ; None = identical
     output_diverge_at: int | None = None  # the first generated token (0 = the first one) where the outputs differ

@@ -17,6 +17,7 @@ from pathlib import Path
 import msgspec
 
 from . import contract as c
+from . import group as gr
 from . import run_compare as rc
 from . import run_stats as rp
 from . import server_api as api
@@ -26,7 +27,7 @@ from .index import contract as ic
 OUT = Path(__file__).resolve().parent / "assets" / "contract.d.ts"
 # The records a page receives; the types they refer to come along.
 ROOTS: tuple[type, ...] = (c.Opened, c.Outline, c.Chunk, c.Training, c.TrainerTurn, c.TrainerSummary, c.Live, c.Problems,
-                           c.Failed, c.Exported, ic.IndexPage, rp.RunHead, rp.RunBody,
+                           c.Failed, c.Exported, ic.IndexPage, gr.Compare, rp.RunHead, rp.RunBody,
                            rc.RunCompare, fa.FindSummary, fa.SearchAnswer,
                            *(t for fns in api.SERVERS.values() for req, ans in fns.values()
                              for t in (req, *(typing.get_args(ans) or (ans,)))))

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from . import contract as c
+from . import group as g
 from . import run_compare as rc
 from . import run_stats as rs
 from .find import answers as fa
@@ -118,6 +119,20 @@ class IndexRequest(msgspec.Struct, frozen=True, kw_only=True):
     query: Annotated[str, msgspec.Meta(max_length=8000)] = ""  # the filters, sort and page as a query string
 
 
+class GroupCompareRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """Two rollouts of a group map (`row`, the group's path), side by side at one turn."""
+
+    src: Src = ""
+    row: Src | None = None
+    a: Count = 0  # rollout indices in the group
+    b: Count = 0
+    turn: Count = 0
+
+
+class CompareAnswer(msgspec.Struct, frozen=True):
+    compare: g.Compare
+
+
 # -- the search panel (viewer/ui/find_panel.py) --------------------------------------------------------------
 
 
@@ -145,6 +160,15 @@ class RunVersionAnswer(msgspec.Struct, frozen=True):
     groups: list[rs.RunGroupRow]
 
 
+class RunCompareRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """Two rollouts of one task from anywhere in the run (their paths: other versions or groups), at one turn."""
+
+    src: Src | None = None
+    a: Src = ""
+    b: Src = ""
+    turn: Count = 0
+
+
 class RunVersusRequest(msgspec.Struct, frozen=True, kw_only=True):
     """This run beside another (`vs`), with `task` (a task id of `src`) followed in both."""
 
@@ -170,6 +194,7 @@ SERVERS: dict[str, dict[str, tuple[type, Any]]] = {
     },
     "IndexServer": {
         "index": (IndexRequest, ic.IndexPage),
+        "compare": (GroupCompareRequest, CompareAnswer | Refused),
     },
     "FindServer": {
         "find_summary": (FindSummaryRequest, fa.FindSummary | FindPending | Refused),
@@ -177,6 +202,7 @@ SERVERS: dict[str, dict[str, tuple[type, Any]]] = {
     },
     "RunServer": {
         "run_version": (RunVersionRequest, RunVersionAnswer | Refused),
+        "run_compare": (RunCompareRequest, CompareAnswer | Refused),
         "run_versus": (RunVersusRequest, RunVersusAnswer | Refused),
     },
 }

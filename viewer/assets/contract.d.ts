@@ -8,6 +8,26 @@ interface Audit {
   trained_without_logprobs: boolean;
 }
 
+/** What the back bar says about the opened row, by `kind`:
+ * "row": a row of the index (`what` it is, `path`, the `matched` rows the index has and its `filters`);
+ * "rollout": rollout `rollout` of the `k` in the group at `path`, with TRL's `advantage`;
+ * "run": a recorded run's rollout, by its `crumbs`, the group's `k`, TRL's `status` and `advantage` (None: TRL gave
+ * none) and whether the trainer took it (`fate`).
+ */
+interface BackBar {
+  kind: "rollout" | "row" | "run";
+  what: "group" | "rollout";
+  path: string;
+  matched: number;
+  filters: [string, string][];
+  rollout: number | null;
+  k: number;
+  advantage: number | null;
+  crumbs: string[];
+  status: string;
+  fate: Fate | null;
+}
+
 interface Cancelling {
   ok: boolean;
 }
@@ -35,6 +55,40 @@ interface ChunkRequest {
   scope?: string;
   index?: number;
   row?: number;
+}
+
+/** Two siblings' turn side by side, and where they part. */
+interface Compare {
+  turn: number;
+  diverge_at: number | null;
+  output_diverge_at: number | null;
+  prompt_diverge_at: number | null;
+  a: CompareSide;
+  b: CompareSide;
+  note: string;
+}
+
+interface CompareAnswer {
+  compare: Compare;
+}
+
+/** One of two compared rollouts at one turn: its generated tokens, the prompt around a difference, its tool calls. */
+interface CompareSide {
+  rollout: number;
+  turn: number;
+  turns: number;
+  start: number;
+  text: string[];
+  mask: string;
+  prompt_tokens: number;
+  length: number;
+  out_text: string[];
+  out_mask: string;
+  out_total: number;
+  tools: string[];
+  failed: boolean;
+  label: string;
+  fate: string;
 }
 
 /** A self-contained page of the rollout, or of one turn, at the view's place. */
@@ -115,6 +169,53 @@ interface FindSummaryRequest {
   build?: boolean;
 }
 
+/** One turn of one rollout: what it called and how that went. */
+interface GroupCell {
+  turn: number;
+  tools: string[];
+  failed: boolean;
+  trained: boolean;
+  output_tokens: number;
+  fate: Fate | null;
+}
+
+/** Two rollouts of a group map (`row`, the group's path), side by side at one turn. */
+interface GroupCompareRequest {
+  src?: string;
+  row?: string | null;
+  a?: number;
+  b?: number;
+  turn?: number;
+}
+
+/** A group's map: its rollouts lined up turn by turn, best advantage first. */
+interface GroupMap {
+  path: string;
+  title: string;
+  model: string;
+  k: number;
+  max_abs_advantage: number;
+  max_turns: number;
+  rows: GroupRow[];
+  place: RunPlace | null;
+}
+
+/** One rollout of the group, as the map shows it. None = not known (a rollout without an artifact). */
+interface GroupRow {
+  rollout: number;
+  path: string | null;
+  status: string;
+  reward: number | null;
+  advantage: number | null;
+  trained_turns: number | null;
+  tokens: number | null;
+  drifting: number | null;
+  cells: GroupCell[];
+  more_turns: number;
+  problem: string | null;
+  fate: Fate | null;
+}
+
 interface HitRow {
   path: string;
   version: number | null;
@@ -126,6 +227,15 @@ interface HitRow {
   excerpt: string;
   mark: [number, number];
   group: number | null;
+}
+
+/** One heading of the table: what it sorts by (viewer/index/filters.py; "" = a plain heading), its words and its
+ * tooltip ("" = "sort by <label>").
+ */
+interface IndexColumn {
+  sort: string;
+  label: string;
+  tip: string;
 }
 
 /** What the index shows: one page of the filtered, sorted rows, the filter state and the counts. */
@@ -147,12 +257,12 @@ interface IndexPage {
   kind: string;
   models: string[];
   tools: string[];
-  table_html: string;
-  notes_html: string;
+  table: IndexTable | null;
+  notes: string[];
   row: string | null;
-  row_html: string;
-  error_html: string | null;
-  group_html: string;
+  back: BackBar | null;
+  problems: Problems | null;
+  group: GroupMap | null;
   rollout: number | null;
   goto: string | null;
   findings_known: boolean;
@@ -164,6 +274,49 @@ interface IndexPage {
 interface IndexRequest {
   src?: string;
   query?: string;
+}
+
+/** One row of the table as shown: every value already formatted, None/"-" where not known. */
+interface IndexRow {
+  path: string;
+  kind: "artifact" | "group" | "rollout" | "run";
+  valid: boolean;
+  problem: string | null;
+  model: string;
+  model_full: string;
+  task: string;
+  title: string;
+  reward: string;
+  reward_sign: "neg" | "none" | "pos" | "zero";
+  spread: string;
+  k: number | null;
+  env_reward: string;
+  agent_turns: string;
+  trained_turns: string;
+  tokens: string;
+  drift: string;
+  timed_out: string;
+  tools: string;
+  captured: string;
+  group: string | null;
+  rollout: number | null;
+  advantage: string;
+  findings: string[] | null;
+  version: number | null;
+  group_id: number | null;
+  status: string | null;
+  fate: string | null;
+  fate_kind: string;
+  fate_why: string;
+}
+
+/** One page of the table: its headings in order and its rows. `run`: a recorded run's rows (their place in the
+ * run, TRL's status and the trainer's fate in place of the model and the timeout).
+ */
+interface IndexTable {
+  run: boolean;
+  columns: IndexColumn[];
+  rows: IndexRow[];
 }
 
 /** Where a visitor starts. Its fields, beside `src`, are the page link's parameters (viewer/page_link.py):
@@ -312,6 +465,14 @@ interface RunCompare {
   notes: string[];
 }
 
+/** Two rollouts of one task from anywhere in the run (their paths: other versions or groups), at one turn. */
+interface RunCompareRequest {
+  src?: string | null;
+  a?: string;
+  b?: string;
+  turn?: number;
+}
+
 /** Where a rollout of a recorded TRL run sits, and what TRL and the trainer made of it. */
 interface RunContext {
   run: string;
@@ -361,6 +522,17 @@ interface RunHead {
   rollouts: number;
   notes: string[];
   problems: string[];
+}
+
+/** Where a recorded run's group sits: the map's heading names it. */
+interface RunPlace {
+  run: string;
+  segment: string;
+  version: number;
+  group_id: number;
+  steps: number[];
+  never: Record<string, number>;
+  partly: number;
 }
 
 /** One of the two runs: what it is and its numbers per policy version. */
@@ -613,6 +785,7 @@ interface ViewServer {
 /** What Gradio hands this page's js_on_load besides its element: its server functions. */
 interface IndexServer {
   index(q: IndexRequest): Promise<IndexPage>;
+  compare(q: GroupCompareRequest): Promise<Answer<CompareAnswer>>;
 }
 
 /** What Gradio hands this page's js_on_load besides its element: its server functions. */
@@ -624,5 +797,6 @@ interface FindServer {
 /** What Gradio hands this page's js_on_load besides its element: its server functions. */
 interface RunServer {
   run_version(q: RunVersionRequest): Promise<Answer<RunVersionAnswer>>;
+  run_compare(q: RunCompareRequest): Promise<Answer<CompareAnswer>>;
   run_versus(q: RunVersusRequest): Promise<Answer<RunVersusAnswer>>;
 }

@@ -43,9 +43,5 @@ interface Window {
 interface ViewPlace { turn: number; mode: string; scope: string; row: number; follow: boolean;
   found?: [number, number] | null; foundTurn?: number; }
 
-/** What Gradio hands the collection index's js_on_load besides its element (viewer/ui/collection_view.py). */
-interface IndexServer {
-  compare(req: {src: string; row: string | null; a: number; b: number; turn: number}): Promise<{html?: string; error?: string}>;
-}
 
 

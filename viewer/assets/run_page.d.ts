@@ -16,8 +16,3 @@ declare const uPlot: {
   new (opts: object, data: (number | null)[][], target: HTMLElement): UPlot;
   paths: {bars(opts: {size: [number, number]; align: number}): unknown};
 };
-
-/** What Gradio hands a gr.HTML's js_on_load besides its element (viewer/ui/run_view.py). */
-interface RunServer {
-  run_compare(req: {src: string | null; a: string; b: string; turn: number}): Promise<{html?: string; a?: string; b?: string; error?: string}>;
-}

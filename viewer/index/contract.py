@@ -2,9 +2,10 @@
 
 Sibling of viewer/contract.py (the token view's records). The index page
 (viewer/assets/src/collection_index.js) gets an `IndexPage` as the value of its component, or from the
-`index` server function when the visitor sorts, filters or pages. The table itself arrives as
-`table_html`, built and escaped by viewer/index/render.py from `IndexRow`s; the page never assembles
-markup from collection text. Everything else is plain typed data the page writes with textContent.
+`index` server function when the visitor sorts, filters or pages. Everything in it is plain typed data: the
+table as its columns and `IndexRow`s (viewer/index/render.py formats every value), the notes as strings, the
+back bar's facts as a `BackBar`, a group's map as viewer/group.py's `GroupMap`, why a source cannot be shown as a
+`Problems`. The page draws them with elements and writes collection text only as textContent or attribute values.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Literal
 
 import msgspec
 
-from ..contract import Initial
+from ..contract import Fate, Initial, Problems
+from ..group import GroupMap
 from .filters import QUERY_KEYS
 
 FINDING_KEY = "finding"  # the finding filter's URL key: a rule name, "any" or "none" (viewer/index/page.py)
@@ -59,6 +61,44 @@ class IndexRow(msgspec.Struct, frozen=True, kw_only=True):
     fate_why: str = ""  # the whole sentence (a rollout: by its turns when its rows name them)
 
 
+class IndexColumn(msgspec.Struct, frozen=True):
+    """One heading of the table: what it sorts by (viewer/index/filters.py; "" = a plain heading), its words and its
+    tooltip ("" = "sort by <label>")."""
+
+    sort: str
+    label: str
+    tip: str
+
+
+class IndexTable(msgspec.Struct, frozen=True, kw_only=True):
+    """One page of the table: its headings in order and its rows. `run`: a recorded run's rows (their place in the
+    run, TRL's status and the trainer's fate in place of the model and the timeout)."""
+
+    run: bool
+    columns: list[IndexColumn]
+    rows: list[IndexRow]
+
+
+class BackBar(msgspec.Struct, frozen=True, kw_only=True):
+    """What the back bar says about the opened row, by `kind`:
+    "row": a row of the index (`what` it is, `path`, the `matched` rows the index has and its `filters`);
+    "rollout": rollout `rollout` of the `k` in the group at `path`, with TRL's `advantage`;
+    "run": a recorded run's rollout, by its `crumbs`, the group's `k`, TRL's `status` and `advantage` (None: TRL gave
+    none) and whether the trainer took it (`fate`)."""
+
+    kind: Literal["row", "rollout", "run"]
+    what: Literal["group", "rollout"] = "rollout"
+    path: str = ""  # "" = the collection itself
+    matched: int = 0
+    filters: list[tuple[str, str]] = []  # the index's filter state, key and value
+    rollout: int | None = None
+    k: int = 0
+    advantage: float | None = None
+    crumbs: list[str] = []  # ["run", "v1", "group 4", "rollout 0"]
+    status: str = ""
+    fate: Fate | None = None
+
+
 class IndexPage(msgspec.Struct, frozen=True, kw_only=True):
     """What the index shows: one page of the filtered, sorted rows, the filter state and the counts."""
 
@@ -79,12 +119,12 @@ class IndexPage(msgspec.Struct, frozen=True, kw_only=True):
     kind: str = ""  # folder | zip | hub
     models: list[str] = []  # choices for the model and tool filters (bounded)
     tools: list[str] = []
-    table_html: str = ""
-    notes_html: str = ""
+    table: IndexTable | None = None  # mode "index": the page of rows
+    notes: list[str] = []  # on the index (cuts, offline, ignored filter values), bounded
     row: str | None = None  # mode "row": the opened row's path
-    row_html: str = ""  # mode "row": what the back bar says about it
-    error_html: str | None = None
-    group_html: str = ""  # mode "group": the group map (viewer/render/group_map.py); row is the group's path
+    back: BackBar | None = None  # mode "row": what the back bar says about it
+    problems: Problems | None = None  # why the source (or the row asked for) cannot be shown
+    group: GroupMap | None = None  # mode "group": the group's map (viewer/group.py); row is the group's path
     rollout: int | None = None  # mode "row" opened from a group map: the rollout's index (back returns to the map)
     goto: str | None = None  # a recorded run's row was opened: the page opens this source (the run page) instead
     findings_known: bool = False  # the source's findings are computed (its search index is built): the column and filter work

@@ -143,9 +143,9 @@ def build_page(c: Collection, src: str, params: Mapping[str, object], serial: in
         sort=filters.sort, page=page, pages=pages, page_size=page_size, total=len(c.records), matched=len(rows),
         first=page * page_size + 1 if shown else 0, shown=len(shown), invalid=sum(not r.valid for r in c.records),
         kind=c.kind, models=models, tools=tools,
-        table_html=render.table([with_findings(render.index_row(r, queued.get(_place(r)) if queued is not None else None),
-                                               known) for r in shown], filters.sort, run=queued is not None),
-        notes_html=render.notes(c.notes + notes),
+        table=render.table([with_findings(render.index_row(r, queued.get(_place(r)) if queued is not None else None),
+                                          known) for r in shown], run=queued is not None),
+        notes=render.notes(c.notes + notes),
         findings_known=known is not None, finding_rules=rules,
     )
 

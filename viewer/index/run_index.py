@@ -387,6 +387,6 @@ def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: 
         sort=filters.sort, page=page, pages=pages, page_size=page_size, total=len(ix), matched=matched,
         first=page * page_size + 1 if len(shown) else 0, shown=len(shown), invalid=0, kind="folder",
         models=model_choices([model] if model else []), tools=tools,
-        table_html=render.table([with_findings(render.index_row(r, q), known) for r, q in zip(shown, queued, strict=True)],
-                                filters.sort, run=True),
-        notes_html=render.notes(t.notes + notes), findings_known=bits is not None, finding_rules=rules)
+        table=render.table([with_findings(render.index_row(r, q), known) for r, q in zip(shown, queued, strict=True)],
+                           run=True),
+        notes=render.notes(t.notes + notes), findings_known=bits is not None, finding_rules=rules)

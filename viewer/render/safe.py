@@ -57,14 +57,6 @@ def source_label(source: str) -> str:
     return short(source, 80)
 
 
-def middle(value: str, limit: int) -> str:
-    """At most `limit` characters, cut in the middle (a path's start and its last folder both stay)."""
-    if len(value) <= limit:
-        return value
-    head = (limit - 1) // 2
-    return value[:head] + "…" + value[len(value) - (limit - 1 - head):]
-
-
 def pre(value: str | None, fold: int = FOLD_CHARS, label: str = "") -> str:
     """A preformatted block; text longer than `fold` characters is folded; past MAX_CHARS it is counted, not sent."""
     body = value or ""

@@ -25,12 +25,11 @@ from viewer import assets
 from viewer import server_api as api
 from viewer.contract import Initial
 from viewer.index.contract import IndexPage
-from viewer.render import panels
 from viewer.router import rollout_param
 from viewer.untrusted import whole_or
 
 from .parts import ViewParts
-from .rows import CLEARED, MAX_SRC_CHARS, Shown, next_serial
+from .rows import CLEARED, MAX_SRC_CHARS, Shown, next_serial, problems_of
 from .service import Service
 
 MOUNT_JS = "CollectionIndex.mountInApp(element, props, server, watch, trigger);"
@@ -53,7 +52,7 @@ class CollectionView:
         req = api.read(data, api.IndexRequest)
         if req is None:
             return api.answer(IndexPage(serial=next_serial(), mode="index",
-                                        error_html=panels.problems("index", ["a request is {src, query}"])))
+                                        problems=problems_of("index", ["a request is {src, query}"])))
         return api.answer(self.rows.index_page(req.src.strip(), _params(req.query)))
 
     # -- events ------------------------------------------------------------------------------------

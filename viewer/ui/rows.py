@@ -24,7 +24,8 @@ from rollout_trace.artifact.collection import Collection, Record
 from rollout_trace.artifact.run_table import RunTable
 from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bundled_runs
 from viewer import run_stats
-from viewer.contract import Failed, Fate, Initial, Opened, RunContext, encode
+from viewer import server_api as api
+from viewer.contract import Failed, Fate, Initial, Opened, Problems, RunContext, encode
 from viewer.fate import run_context
 from viewer.find.columns import searched
 from viewer.find.text_index import Search
@@ -37,14 +38,11 @@ from viewer.index.facts import RowFacts
 from viewer.index.filters import apply, from_query, to_query
 from viewer.index.page import build_page
 from viewer.index.run_index import build_run_page
-from viewer.render import group_map as render_group
-from viewer.render import panels
 from viewer.render.outline import complete_run
 from viewer.render.safe import source_label
 from viewer.rollout import Rollout
 from viewer.router import Route, route_link, route_source, run_link_problem
 from viewer.source_kinds import Kind
-from viewer.untrusted import whole_or
 
 from .live import LIVE_SOURCE
 from .token_values import TokenValues
@@ -76,6 +74,11 @@ class Linked(NamedTuple):
     src: str | None
     loaded: str | None
     page: str | None
+
+
+def problems_of(src: str, items: list[Problem] | list[str]) -> Problems:
+    """Why `src` (a source, or a row of one) cannot be shown, as the page draws it (dom.js `problemsBox`)."""
+    return Problems(source_label(src), [str(p) for p in items])
 
 
 def _total(c: Collection) -> int:
@@ -127,7 +130,7 @@ class Rows:
 
     def error_value(self, src: str, problems: list) -> str:
         return encode(IndexPage(serial=next(_serial), mode="index", src=src,
-                                error_html=panels.problems(source_label(src), problems))).decode()
+                                problems=problems_of(src, problems))).decode()
 
 
     def index_page(self, src: str, params: Mapping[str, object]) -> IndexPage:
@@ -139,12 +142,11 @@ class Rows:
         try:
             c = self.service.collection(src)
         except ArtifactError as e:
-            return IndexPage(serial=next(_serial), mode="index", src=src,
-                             error_html=panels.problems(source_label(src), e.problems))
+            return IndexPage(serial=next(_serial), mode="index", src=src, problems=problems_of(src, e.problems))
         except Exception as e:  # a message in the page, never a traceback
             crash_log.unexpected(f"could not index {source_label(src)}")
             return IndexPage(serial=next(_serial), mode="index", src=src,
-                             error_html=panels.problems(source_label(src), [f"could not index it: {type(e).__name__}"]))
+                             problems=problems_of(src, [f"could not index it: {type(e).__name__}"]))
         return build_page(c, src, params, next(_serial),
                           fill=lambda rows: self.service.facts.fill(c, rows, lambda path: self.service.identity(c, src, path)),
                           findings=findings)
@@ -245,7 +247,7 @@ class Rows:
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         return IndexPage(serial=next(_serial), mode="group", src=src, query=to_query(filters), sort=filters.sort,
                          row=group.path, total=_total(c), kind=c.kind,
-                         group_html=render_group.group_map(build_group_map(group, rows, place)))
+                         group=build_group_map(group, rows, place))
 
     def open_group(self, c: Collection, src: str, group: Record, params: Mapping[str, object],
                    initial: Initial, rollout: int | None) -> Shown:
@@ -255,9 +257,9 @@ class Rows:
         m = self._members(c, group).get(rollout)
         if m is None:
             page = self.group_page(c, src, group, params)
-            return Shown(CLEARED, "", encode(msgspec.structs.replace(page, error_html=panels.problems(
-                source_label(f"{src}:{group.path}"), [Problem(group.path or "(root)", "this group has no readable rollout",
-                                                        found=str(rollout))]))).decode())
+            return Shown(CLEARED, "", encode(msgspec.structs.replace(page, problems=problems_of(
+                f"{src}:{group.path}", [Problem(group.path or "(root)", "this group has no readable rollout",
+                                                found=str(rollout))]))).decode())
         adv = group.advantages[rollout] if rollout < len(group.advantages) else None
         run = self.run_context(c, src, group, m)
         if run is not None:
@@ -271,8 +273,8 @@ class Rows:
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         page = IndexPage(serial=next(_serial), mode="row", src=src, query=to_query(filters), sort=filters.sort,
                          row=group.path, rollout=rollout, total=_total(c), matched=_total(c), kind=c.kind,
-                         row_html=render_group.opened_run_rollout(run) if run is not None else
-                         render_group.opened_rollout(group.path or src, rollout, adv, group.k or 0))
+                         back=render_index.opened_run_rollout(run) if run is not None else
+                         render_index.opened_rollout(group.path or src, rollout, adv, group.k or 0))
         return Shown(value, c.source_of(m.path) or f"{src}:{m.path}", encode(page).decode())
 
     def open_row(self, src: str, path: str, params: Mapping[str, object],
@@ -311,31 +313,31 @@ class Rows:
             matched = len(apply(rows, filters))
         page = IndexPage(serial=next(_serial), mode="row", src=src, query=query, sort=filters.sort, row=path,
                          total=_total(c), matched=matched, kind=c.kind,
-                         row_html=render_index.opened_row(rec, path, matched, query))
+                         back=render_index.opened_row(rec, path, matched, query))
         return Shown(value, c.source_of(path) or f"{src}:{path}", encode(page).decode())
 
-    def compare(self, req) -> dict:
-        """Server function: {src, row (the group), a, b (rollout indices), turn} -> {html} or {error}."""
-        if not isinstance(req, dict):
-            return {"error": "a request is {src, row, a, b, turn}"}
-        src = str(req.get("src") or "").strip()[:MAX_SRC_CHARS]
+    def compare(self, data: object) -> dict:
+        """Server function: {src, row (the group), a, b (rollout indices), turn} -> {compare: Compare} or Refused."""
+        req = api.read(data, api.GroupCompareRequest)
+        if req is None:
+            return api.refused("a request is {src, row, a, b, turn}")
+        src, a, b = req.src.strip(), req.a, req.b
         try:
-            row = str(req.get("row") or "").strip("/")[:MAX_SRC_CHARS]
+            row = (req.row or "").strip("/")
             c = self.service.row_collection(src, row)
             group = c.record(row)
             if group is None or group.kind != "group":
-                return {"error": "no such group in this collection"}
+                return api.refused("no such group in this collection")
             members = self._members(c, group)
-            a, b, turn = (whole_or(req.get(k), 0) for k in ("a", "b", "turn"))
             if a not in members or b not in members or a == b:
-                return {"error": "pick two different rollouts that have an artifact"}
+                return api.refused("pick two different rollouts that have an artifact")
             ra, rb = self.service.rollout(c, src, members[a].path), self.service.rollout(c, src, members[b].path)
-            got = self.with_fates(c, src, group_compare(ra, a, rb, b, turn), (members[a], ra), (members[b], rb))
+            got = self.with_fates(c, src, group_compare(ra, a, rb, b, req.turn), (members[a], ra), (members[b], rb))
         except ArtifactError as e:
-            return {"error": str(e.problems[0]) if e.problems else "could not read the rollouts"}
+            return api.refused(str(e.problems[0]) if e.problems else "could not read the rollouts")
         except ValueError as e:
-            return {"error": str(e)}
-        return {"html": render_group.compare(got)}
+            return api.refused(str(e))
+        return api.answer(api.CompareAnswer(got))
 
     def _root_group(self, src: str) -> Record | None:
         """The group a source is, when the source itself is one group (its map opens instead of the index)."""

@@ -36,7 +36,6 @@ from viewer import assets, run_compare, run_stats
 from viewer import server_api as api
 from viewer.contract import Initial, encode
 from viewer.group import compare as group_compare
-from viewer.render import group_map as render_group
 from viewer.router import rollout_param, run_link_problem
 
 from .parts import ViewParts
@@ -160,37 +159,37 @@ class RunView:
             return api.refused("no such run or version")
         return api.answer(api.RunVersionAnswer(run_stats.group_rows(t, req.version)))
 
-    def compare(self, req: Any) -> dict:
-        """{src, a, b (rollout paths, from different versions or groups), turn} -> {html} of the existing
-        compare view (viewer/render/group_map.py, escaped there), or {error}."""
-        if not isinstance(req, dict):
-            return {"error": "a request is {src, a, b, turn}"}
-        asked = run_stats.run_request(req)
-        src, a, b = asked.src, asked.a, asked.b
+    def compare(self, data: object) -> dict:
+        """{src, a, b (rollout paths, from different versions or groups), turn} -> {compare: Compare} (viewer/group.py),
+        the sides headed by where each sits in the run, or Refused."""
+        req = api.read(data, api.RunCompareRequest)
+        if req is None:
+            return api.refused("a request is {src, a, b, turn}")
+        src, a, b = (req.src or "").strip(), req.a.strip(), req.b.strip()
         if not self.service.is_run(src):
-            return {"error": "no such run"}
+            return api.refused("no such run")
         try:  # of a local run, each rollout's group only (read from the run's columns)
-            ca, cb = self.service.row_collection(src, a or ""), self.service.row_collection(src, b or "")
+            ca, cb = self.service.row_collection(src, a), self.service.row_collection(src, b)
         except ArtifactError:
-            return {"error": "no such run"}
+            return api.refused("no such run")
         if ca.run is None or cb.run is None:
-            return {"error": "no such run"}
+            return api.refused("no such run")
         ra, rb = ca.record(a), cb.record(b)
         if ra is None or rb is None or ra.kind != "artifact" or rb.kind != "artifact" or a == b:
-            return {"error": "pick two different rollouts that have an artifact"}
+            return api.refused("pick two different rollouts that have an artifact")
         try:
             xa, xb = self.service.rollout(ca, src, a), self.service.rollout(cb, src, b)
-            got = group_compare(xa, ra.rollout or 0, xb, rb.rollout or 0, asked.turn)
+            got = group_compare(xa, ra.rollout or 0, xb, rb.rollout or 0, req.turn)
         except ArtifactError as e:
-            return {"error": str(e.problems[0]) if e.problems else "could not read the rollouts"}
+            return api.refused(str(e.problems[0]) if e.problems else "could not read the rollouts")
         except ValueError as e:
-            return {"error": str(e)}
+            return api.refused(str(e))
         # each side headed by where it sits in the run: the two may come from different versions
         label = lambda r: f"v{r.policy_version} › group {r.group_id} › rollout {r.rollout}"  # noqa: E731
         got = msgspec.structs.replace(got, a=msgspec.structs.replace(got.a, label=label(ra)),
                                       b=msgspec.structs.replace(got.b, label=label(rb)))
         got = self.service.rows.with_fates(ca, src, got, (ra, xa), (rb, xb))  # and whether each turn was trained
-        return {"html": render_group.compare(got), "a": label(ra), "b": label(rb)}
+        return api.answer(api.CompareAnswer(got))
 
     def _stats(self, src: str, run: Any) -> list[run_stats.VersionStats]:
         """The run's per-version numbers, through the follower's cache of its columns where it has them."""

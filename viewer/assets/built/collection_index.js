@@ -72,6 +72,350 @@ var CollectionIndex = (() => {
     document.dispatchEvent(new Event("rtv-shown"));
     return typeof props.value === "string" ? JSON.parse(props.value) : props.value;
   }
+  function problemsBox(p) {
+    return el(
+      "div",
+      { class: "tv-error", role: "alert" },
+      el("b", { text: `Cannot open ${p.source}` }),
+      el("ul", null, ...p.items.map((t) => el("li", { text: t })))
+    );
+  }
+  function short(value, limit) {
+    if (value.length <= limit) return value;
+    const cs = Array.from(value);
+    return cs.length <= limit ? value : cs.slice(0, limit - 1).join("") + "…";
+  }
+  function middle(value, limit) {
+    if (value.length <= limit) return value;
+    const cs = Array.from(value);
+    if (cs.length <= limit) return value;
+    const head = Math.floor((limit - 1) / 2);
+    return cs.slice(0, head).join("") + "…" + cs.slice(cs.length - (limit - 1 - head)).join("");
+  }
+
+  // src/group_map.js
+  function signed(v, d = 3) {
+    const a = Math.abs(v), exact = a.toFixed(100), cut = exact.slice(0, exact.indexOf(".") + 1 + d);
+    const tie = exact[cut.length] === "5" && /^0*$/.test(exact.slice(cut.length + 1));
+    const body = tie && Number(cut[cut.length - 1]) % 2 === 0 ? cut : a.toFixed(d);
+    return (v < 0 || Object.is(v, -0) ? "-" : "+") + body;
+  }
+  var number = (v) => v === null || v === void 0 ? "-" : signed(v);
+  var count = (v) => v === null || v === void 0 ? "-" : v.toLocaleString("en-US");
+  var sign = (v) => v === null || v === void 0 ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero";
+  var fateKind = (f) => f.trained ? "trained" : f.partly ? "partly" : "never";
+  var advantage = (adv) => el("span", { class: "gm-adv " + sign(adv), text: signed(adv) });
+  function bar(adv, scale) {
+    if (adv === null || adv === void 0) {
+      return [el("span", { class: "gm-adv none", title: "TRL gave this rollout no advantage: it built no training row", text: "none" })];
+    }
+    const width = scale <= 0 ? 0 : Math.min(50, 50 * Math.abs(adv) / scale);
+    const side = adv >= 0 ? "left:50%" : `left:${(50 - width).toFixed(1)}%`;
+    return [
+      el(
+        "span",
+        { class: "gm-bar", title: `advantage ${signed(adv, 4)}` },
+        el("span", { class: "gm-bar-mid" }),
+        el("span", { class: "gm-bar-fill " + sign(adv), style: `${side};width:${width.toFixed(1)}%` })
+      ),
+      advantage(adv)
+    ];
+  }
+  function cell(row, pos) {
+    if (pos >= row.cells.length) return el("td", { class: "gm-cell gm-none" });
+    const c = row.cells[pos];
+    const tools = c.tools.length ? c.tools.join(", ") : "no tool call";
+    const never = c.fate !== null && c.trained && !c.fate.trained;
+    const classes = [
+      "gm-cell",
+      c.trained ? "trained" : "untrained",
+      never ? "never" : "",
+      c.failed ? "failed" : "",
+      c.tools.length ? "" : "stop"
+    ].filter(Boolean).join(" ");
+    const mask = c.trained ? "in TRL's mask" : "not in TRL's mask";
+    const fate = c.fate !== null && c.trained ? ` · ${c.fate.label}` : "";
+    const tip = `turn ${c.turn}: ${tools}${c.failed ? " (failed)" : ""} · ${mask}${fate} · ${count(c.output_tokens)} generated tokens`;
+    return el("td", { class: classes }, el(
+      "button",
+      {
+        type: "button",
+        class: "gm-open",
+        "data-rollout": row.rollout,
+        "data-turn": pos,
+        title: tip,
+        "data-testid": "group-cell"
+      },
+      c.failed ? el("span", { class: "gm-fail", "aria-label": "a tool call failed", text: "✗" }) : null,
+      c.failed ? " " : null,
+      short(tools, 40)
+    ));
+  }
+  function fateCell(f) {
+    if (f === null) return el("td", { class: "gm-fate", text: "-" });
+    const label = !(f.label.startsWith("trained at ") || f.label.startsWith("never trained (")) ? f.label : f.trained ? (f.steps.length === 1 ? "step " : "steps ") + f.steps.join(", ") : `never: ${f.cause}`;
+    return el("td", { class: "gm-fate " + fateKind(f), "data-testid": "group-fate", title: f.why, text: short(label, 90) });
+  }
+  function mapRow(row, m) {
+    const openable = row.path !== null && row.problem === null;
+    const pick = openable && row.cells.length ? el("input", {
+      type: "checkbox",
+      class: "gm-pick",
+      "data-rollout": row.rollout,
+      "aria-label": `compare rollout ${row.rollout}`,
+      "data-testid": "group-pick"
+    }) : null;
+    const name = openable ? el("button", { type: "button", class: "gm-open gm-name", "data-rollout": row.rollout, "data-turn": "0", text: `rollout ${row.rollout}` }) : el("span", { class: "gm-name", text: `rollout ${row.rollout}` });
+    const cells = Array.from({ length: m.max_turns }, (_, i) => cell(row, i));
+    const never = row.fate !== null && !row.fate.trained ? " fate-" + fateKind(row.fate) : "";
+    const drift = row.drifting === null ? "-" : row.drifting === 0 ? "none" : `${row.drifting} ⚠`;
+    return el(
+      "tr",
+      {
+        class: `gm-row status-${row.status}${openable ? "" : " closed"}${never}`,
+        "data-rollout": row.rollout,
+        "data-testid": "group-row"
+      },
+      el("td", { class: "gm-pickcell" }, pick),
+      el("td", null, name),
+      el("td", { class: "gm-num" }, el("span", { class: "gm-reward " + sign(row.reward), text: number(row.reward) })),
+      el("td", { class: "gm-advcell" }, ...bar(row.advantage, m.max_abs_advantage)),
+      el(
+        "td",
+        { class: "gm-status", "data-testid": "group-status" },
+        row.status,
+        row.problem ? " " : null,
+        row.problem ? el("span", { class: "gm-problem", text: short(row.problem, 120) }) : null
+      ),
+      m.place ? fateCell(row.fate) : null,
+      el("td", { class: "gm-num", text: count(row.trained_turns) }),
+      el("td", { class: "gm-num", text: count(row.tokens) }),
+      el("td", { class: "gm-num", text: drift }),
+      ...cells,
+      row.more_turns ? el("td", { class: "gm-more", text: `+${count(row.more_turns)} turns` }) : null
+    );
+  }
+  function placeLine(p) {
+    const steps = p.steps.length ? (p.steps.length === 1 ? "trained at step " : "trained at steps ") + p.steps.slice(0, 8).join(", ") : "never trained";
+    const never = Object.entries(p.never).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([c, n]) => `${c} ${n}`).join(", ");
+    let rest = p.steps.length && never ? ` · never trained: ${never}` : never ? ` (${never})` : "";
+    if (p.partly) rest += ` · ${p.partly} partly trained (rows of different fates)`;
+    return el(
+      "span",
+      { class: "gm-place", "data-testid": "group-place" },
+      el("b", { text: `version ${p.version} · group ${p.group_id}` }),
+      " ",
+      el("span", { class: "gm-dim", text: `segment ${short(p.segment, 40)} · ${steps}${rest}` })
+    );
+  }
+  var th = (text, title) => el("th", { scope: "col", title, text });
+  function drawGroupMap(m) {
+    const head = el(
+      "tr",
+      null,
+      el("th", { scope: "col", class: "gm-pickcell", title: "tick two rows, then press compare below", text: "compare" }),
+      th("rollout"),
+      th("reward"),
+      th("advantage", "TRL: (reward - mean) / (std + 1e-8) over the group"),
+      th("status"),
+      m.place ? th("trainer", "whether the trainer took this rollout: the global step its rows were trained at, or why never (its consumption log)") : null,
+      th("in mask", "agent turns TRL's completion mask (OpenEnv's loss mask) would train a token of, were its rows in the loss"),
+      th("tokens"),
+      th("drift"),
+      ...Array.from({ length: m.max_turns }, (_, i) => el("th", { scope: "col", class: "gm-turnh", text: `turn ${i}` }))
+    );
+    const hatched = m.rows.some((r) => r.cells.some((c) => c.fate !== null && c.trained && !c.fate.trained));
+    const key = hatched ? el(
+      "div",
+      { class: "gm-key gm-dim", "data-testid": "group-key" },
+      el("span", { class: "gm-swatch trained" }),
+      " in TRL's mask, its row trained · ",
+      el("span", { class: "gm-swatch trained never" }),
+      " in TRL's mask, its row never trained (the trainer column says why)"
+    ) : null;
+    const same = new Set(m.rows.map((r) => r.advantage).filter((a) => a !== null)).size <= 1;
+    const note = same && m.rows.length ? el("div", { class: "gm-note", text: "every rollout has the same advantage: GRPO learns nothing from this group (all rewards equal)" }) : null;
+    return el(
+      "div",
+      { class: "gm", "data-testid": "group-map" },
+      el(
+        "div",
+        { class: "gm-head" },
+        m.place ? placeLine(m.place) : null,
+        m.place ? " " : null,
+        el("b", { text: `GRPO group · K=${m.k}` }),
+        " ",
+        el("span", { class: "gm-dim", text: `${short(m.model, 40)} · ${short(m.title, 100)}` }),
+        " ",
+        el("button", {
+          type: "button",
+          class: "gm-present",
+          "data-testid": "present",
+          title: "presentation mode (p): large type, j/k move between rollouts, Enter opens one"
+        }, "present")
+      ),
+      note,
+      el("div", { class: "gm-help gm-dim", text: "Rows are sorted by advantage, best first. Click a rollout or a turn to open it; tick two rows and press compare to see a turn of both side by side; p presents the map." }),
+      el("div", { class: "gm-tablebox" }, el(
+        "table",
+        { class: "gm-table" },
+        el("thead", null, head),
+        el("tbody", null, ...m.rows.map((r) => mapRow(r, m)))
+      )),
+      key,
+      el(
+        "div",
+        { class: "gm-compare-bar" },
+        el("label", null, "turn ", el("input", { type: "number", class: "gm-cturn", min: "0", value: "0", "data-testid": "compare-turn" })),
+        el("button", { type: "button", class: "gm-compare", disabled: true, "data-testid": "compare" }, "compare the two ticked rollouts")
+      ),
+      el("div", { class: "gm-comparebox", "data-testid": "compare-box" })
+    );
+  }
+  function strip(s, at) {
+    const out = s.text.map((tok, k) => {
+      const pos = s.start + k, here = at !== null && pos === at;
+      const cls = "gm-t" + (s.mask[k] === "1" ? " gen" : "") + (here ? " div" : "") + (at !== null && pos > at ? " after" : "");
+      return el("span", { class: cls, "data-mask": s.mask[k], title: here ? `first difference, position ${count(pos)}` : null, text: tok });
+    });
+    if (at !== null && at >= s.prompt_tokens) out.push(el("span", { class: "gm-t div end", title: "this prompt ends here", text: "⟂ end" }));
+    return out;
+  }
+  function output(s, at) {
+    const out = s.out_text.map((tok, k) => {
+      const here = at !== null && k === at;
+      return el("span", {
+        class: "gm-t gen" + (here ? " div" : "") + (at !== null && k > at ? " after" : ""),
+        "data-mask": s.out_mask[k],
+        "data-k": k,
+        title: here ? `first difference: generated token ${count(k)}` : null,
+        "data-testid": here ? "divergence" : null,
+        text: tok
+      });
+    });
+    if (at !== null && at >= s.out_total) {
+      out.push(el("span", { class: "gm-t div end", "data-testid": "divergence", title: "this turn ends here", text: "⟂ end" }));
+    }
+    if (s.out_total > s.out_text.length) {
+      out.push(el("span", { class: "gm-dim", text: ` … ${count(s.out_total - s.out_text.length)} more generated tokens` }));
+    }
+    return out;
+  }
+  var sideName = (s) => s.label || `rollout ${s.rollout}`;
+  function drawCompare(c) {
+    const k = c.output_diverge_at;
+    const where = k === null ? `their generated tokens are identical (${count(c.a.out_total)} tokens)` : `their generated tokens part at generated token ${count(k)}` + (k === 0 ? " (the first one)" : "");
+    const p = c.prompt_diverge_at;
+    const prompt = p === null ? el("div", { class: "gm-dim", "data-testid": "prompt-note", text: `their prompts are identical (${count(c.a.prompt_tokens)} tokens)` }) : el(
+      "details",
+      { class: "gm-prompt-note", "data-testid": "prompt-note" },
+      el("summary", { text: `their prompts already differ at position ${count(p)} (of ${count(c.a.prompt_tokens)} and ${count(c.b.prompt_tokens)}): show where` }),
+      ...[c.a, c.b].flatMap((x) => [
+        el("div", { class: "gm-side-h", text: `rollout ${x.rollout}` }),
+        el("div", { class: "gm-strip" }, ...strip(x, p))
+      ])
+    );
+    const side = (s) => el(
+      "div",
+      { class: "gm-side", "data-testid": "compare-side" },
+      el(
+        "div",
+        { class: "gm-side-h" },
+        `${sideName(s)} · turn ${s.turn}${s.fate ? ` · ${s.fate}` : ""} `,
+        el("span", { class: "gm-dim", text: `${count(s.out_total)} generated tokens` })
+      ),
+      el("div", { class: "gm-strip gm-out" }, ...output(s, k))
+    );
+    const calls = (s) => el(
+      "div",
+      { class: "gm-calls" + (s.failed ? " failed" : "") },
+      el("b", { text: sideName(s) }),
+      el("ul", null, ...s.tools.length ? s.tools.map((t) => el("li", { text: short(t, 200) })) : [el("li", { class: "gm-dim", text: "no tool call" })])
+    );
+    return el(
+      "div",
+      { class: "gm-cmp" },
+      el(
+        "div",
+        { class: "gm-cmp-h" },
+        el("b", { text: `turn ${c.turn}` }),
+        `: ${where} `,
+        el("span", { class: "gm-dim", text: "(each side from its first generated token, mask 1 underlined; the first difference boxed)" })
+      ),
+      c.note ? el("div", { class: "gm-note", "data-testid": "compare-note", text: c.note }) : null,
+      el("div", { class: "gm-sides" }, side(c.a), side(c.b)),
+      prompt,
+      el("div", { class: "gm-callrow" }, calls(c.a), calls(c.b))
+    );
+  }
+  function showCompare(out, got) {
+    if (got && got.compare) out.replaceChildren(drawCompare(got.compare));
+    else out.textContent = got && got.error || "could not compare";
+  }
+  function mountGroupMap(box, api) {
+    const ticked = () => Array.from(box.querySelectorAll(".gm-pick:checked"), (c) => Number(
+      /** @type {HTMLElement} */
+      c.dataset.rollout
+    ));
+    function sync() {
+      const b = (
+        /** @type {HTMLButtonElement | null} */
+        box.querySelector(".gm-compare")
+      );
+      if (b) b.disabled = ticked().length !== 2;
+    }
+    box.addEventListener("change", (ev) => {
+      const c = (
+        /** @type {HTMLInputElement | null} */
+        /** @type {Element} */
+        ev.target.closest(".gm-pick")
+      );
+      if (!c) return;
+      if (c.checked) {
+        const others = Array.from(
+          /** @type {NodeListOf<HTMLInputElement>} */
+          box.querySelectorAll(".gm-pick:checked")
+        ).filter((x) => x !== c);
+        if (others.length >= 2) others[0].checked = false;
+      }
+      sync();
+    });
+    box.addEventListener("click", async (ev) => {
+      const target = (
+        /** @type {Element} */
+        ev.target
+      );
+      const open = (
+        /** @type {HTMLElement | null} */
+        target.closest(".gm-open")
+      );
+      if (open) {
+        api.openRollout(Number(open.dataset.rollout), Number(open.dataset.turn));
+        return;
+      }
+      if (!target.closest(".gm-compare")) return;
+      const [a, b] = ticked();
+      const out = (
+        /** @type {HTMLElement} */
+        box.querySelector(".gm-comparebox")
+      );
+      out.textContent = "comparing…";
+      const turn = Math.max(0, Number(
+        /** @type {HTMLInputElement} */
+        box.querySelector(".gm-cturn").value
+      ) || 0);
+      showCompare(out, await api.compare(a, b, turn));
+    });
+    return {
+      /** Why the group cannot be shown whole (if it cannot), over its map. @param {HTMLElement | null} problems @param {GroupMap | null} m */
+      show(problems, m) {
+        box.replaceChildren();
+        if (problems) box.append(problems);
+        if (m) box.append(drawGroupMap(m));
+        sync();
+      }
+    };
+  }
 
   // src/collection_index.js
   var SELECTS = {
@@ -148,66 +492,146 @@ var CollectionIndex = (() => {
     box.replaceChildren(root);
     return { root, back, group, main, form };
   }
-  function groupMap(box, api, page) {
-    const ticked = () => Array.from(box.querySelectorAll(".gm-pick:checked"), (c) => Number(
-      /** @type {HTMLElement} */
-      c.dataset.rollout
-    ));
-    function sync() {
-      const b = (
-        /** @type {HTMLButtonElement | null} */
-        box.querySelector(".gm-compare")
-      );
-      if (b) b.disabled = ticked().length !== 2;
+  function heading(c, sort) {
+    if (!c.sort) return el("th", { scope: "col", title: c.tip, text: c.label });
+    const desc = sort.startsWith("-"), on = sort.replace(/^-+/, "") === c.sort;
+    return el(
+      "th",
+      { scope: "col", "aria-sort": on ? desc ? "descending" : "ascending" : "none" },
+      el(
+        "button",
+        { type: "button", class: "ci-sort" + (on ? " on" : ""), "data-sort": c.sort, title: c.tip || "sort by " + c.label },
+        c.label,
+        el("span", { class: "ci-arrow", "aria-hidden": "true", text: on ? desc ? "▼" : "▲" : "" })
+      )
+    );
+  }
+  function reward(r) {
+    return el(
+      "td",
+      { class: "ci-num" },
+      el("span", { class: "ci-reward " + r.reward_sign, text: r.reward }),
+      r.spread ? el("div", { class: "ci-spread", title: "lowest..highest reward in the group", text: r.spread }) : null
+    );
+  }
+  function findings(r, known) {
+    const cell2 = el("td", { class: "ci-findings", "data-testid": "index-findings" });
+    if (r.findings === null) {
+      cell2.append(known ? el("span", { class: "ci-dim", title: "not computed yet: the search panel computes the findings", text: "…" }) : "-");
+    } else {
+      cell2.append(...r.findings.map((x) => el("span", { class: "ci-finding", "data-rule": x, text: x })));
+      if (!r.findings.length) cell2.textContent = "-";
     }
-    box.addEventListener("change", (ev) => {
-      const c = (
-        /** @type {HTMLInputElement | null} */
-        /** @type {Element} */
-        ev.target.closest(".gm-pick")
-      );
-      if (!c) return;
-      if (c.checked) {
-        const others = Array.from(
-          /** @type {NodeListOf<HTMLInputElement>} */
-          box.querySelectorAll(".gm-pick:checked")
-        ).filter((x) => x !== c);
-        if (others.length >= 2) others[0].checked = false;
-      }
-      sync();
-    });
-    box.addEventListener("click", async (ev) => {
-      const target = (
-        /** @type {Element} */
-        ev.target
-      );
-      const open = (
-        /** @type {HTMLElement | null} */
-        target.closest(".gm-open")
-      );
-      if (open) {
-        api.openRollout(Number(open.dataset.rollout), Number(open.dataset.turn));
-        return;
-      }
-      if (!target.closest(".gm-compare")) return;
-      const [a, b] = ticked();
-      const out = (
-        /** @type {HTMLElement} */
-        box.querySelector(".gm-comparebox")
-      );
-      out.textContent = "comparing…";
-      const turn = Math.max(0, Number(
-        /** @type {HTMLInputElement} */
-        box.querySelector(".gm-cturn").value
-      ) || 0);
-      const got = await api.compare({ src: page().src, row: page().row, a, b, turn });
-      if (got && got.html) out.innerHTML = got.html;
-      else out.textContent = got && got.error || "could not compare";
-    });
-    return { show(html) {
-      box.innerHTML = html;
-      sync();
-    } };
+    return cell2;
+  }
+  function middleCells(r, run) {
+    return [
+      el("td", { class: "ci-task", title: r.title }, el("code", { text: r.task }), " ", el("span", { class: "ci-title", text: r.title })),
+      reward(r),
+      el("td", { class: "ci-num", text: r.env_reward }),
+      el("td", { class: "ci-num", text: r.agent_turns }),
+      el("td", { class: "ci-num", text: r.trained_turns }),
+      el("td", { class: "ci-num", text: r.tokens }),
+      el("td", null, el("span", { class: "ci-drift " + r.drift, text: r.drift })),
+      findings(r, run || r.kind !== "run")
+    ];
+  }
+  function collectionRow(r, columns) {
+    const label = r.path || "(the collection itself)";
+    const k = r.k === null ? "?" : String(r.k);
+    const badge = r.kind === "group" ? el("span", { class: "ci-kind group", text: `group · K=${k}` }) : r.kind === "run" ? el("span", { class: "ci-kind run", "data-testid": "run-row", text: `recorded run · ${k} groups` }) : r.kind === "rollout" ? el("span", { class: "ci-kind rollout", text: `rollout ${r.rollout ?? "?"} · adv ${r.advantage || "-"}` }) : null;
+    const tr = el(
+      "tr",
+      {
+        class: ["ci-row", r.kind, r.valid ? "" : "invalid"].filter(Boolean).join(" "),
+        "data-path": r.path,
+        "data-testid": "index-row"
+      },
+      el("td", { class: "ci-where" }, el("button", {
+        type: "button",
+        class: "ci-open",
+        "data-path": r.path,
+        title: `open ${label}`,
+        text: middle(label, 34)
+      }), badge),
+      el("td", { class: "ci-status" }, r.valid ? el("span", { class: "ci-ok", text: "ok" }) : el("span", { class: "ci-bad", title: r.problem || "", text: "invalid" })),
+      el("td", { class: "ci-model", title: r.model_full, text: short(r.model, 32) }),
+      ...middleCells(r, false),
+      el("td", null, r.timed_out === "yes" ? el("span", { class: "ci-timeout", text: "yes" }) : r.timed_out),
+      el("td", { class: "ci-tools", text: short(r.tools, 80) }),
+      el("td", { class: "ci-date", text: r.captured })
+    );
+    if (r.valid) return [tr];
+    return [tr, el("tr", { class: "ci-problem-row", "data-path": r.path }, el(
+      "td",
+      { colspan: columns },
+      el("span", { class: "ci-problem", text: `first problem: ${short(r.problem || "invalid", 300)}` })
+    ))];
+  }
+  function runRow(r) {
+    const place = `v${r.version} · group ${r.group_id}` + (r.kind === "group" ? " · group" : ` · rollout ${r.rollout}`);
+    const badge = r.kind === "group" ? el("span", { class: "ci-kind group", text: `K=${r.k === null ? "?" : r.k}` }) : el("span", { class: "ci-kind rollout", text: `adv ${r.advantage || "-"}` });
+    const status = r.status || "-";
+    return el(
+      "tr",
+      { class: `ci-row ${r.kind}`, "data-path": r.path, "data-testid": "index-row" },
+      el("td", { class: "ci-where" }, el("button", {
+        type: "button",
+        class: "ci-open ci-place",
+        "data-path": r.path,
+        title: `open ${r.path}`,
+        "data-testid": "run-place",
+        text: place
+      }), badge),
+      el("td", { class: `ci-status run-status ${status.split(",")[0]}`, "data-testid": "run-status", text: status }),
+      el("td", { class: `ci-fate ${r.fate_kind}`, "data-testid": "index-fate", title: r.fate_why, text: r.fate || "-" }),
+      ...middleCells(r, true),
+      el("td", { class: "ci-tools", text: short(r.tools, 80) }),
+      el("td", { class: "ci-date", text: r.captured })
+    );
+  }
+  function drawTable(t, sort) {
+    const n = t.columns.length;
+    const rows = t.rows.flatMap((r) => t.run ? [runRow(r)] : collectionRow(r, n));
+    if (!rows.length) rows.push(el("tr", null, el("td", { class: "ci-empty", colspan: n, text: "no row matches these filters" })));
+    return el(
+      "table",
+      { class: "ci-table", "data-testid": "index-table" },
+      el("thead", null, el("tr", null, ...t.columns.map((c) => heading(c, sort)))),
+      el("tbody", null, ...rows)
+    );
+  }
+  var drawNotes = (notes) => notes.length ? el(
+    "ul",
+    { class: "ci-notes", "data-testid": "index-notes" },
+    ...notes.map((n) => el("li", { text: n }))
+  ) : null;
+  function backInfo(b) {
+    if (b.kind === "row") {
+      const filters = b.filters.map(([k, v]) => `${k}=${v}`).join(" · ");
+      return [
+        el("span", { class: "ci-here" }, `${b.what} `, el("code", { text: short(b.path || "(the collection itself)", 120) })),
+        el("span", { class: "ci-dim", text: ` · the index has ${b.matched.toLocaleString("en-US")} row${b.matched === 1 ? "" : "s"}` + (filters ? ` matching ${short(filters, 160)}` : "") })
+      ];
+    }
+    if (b.kind === "rollout") {
+      return [
+        el("span", { class: "ci-here" }, `rollout ${b.rollout} of ${b.k} in group `, el("code", { text: short(b.path, 120) })),
+        el("span", { class: "ci-dim" }, ...b.advantage === null ? [] : [" · advantage ", advantage(b.advantage)])
+      ];
+    }
+    const crumbs = b.crumbs.flatMap((c, i) => [i ? " › " : "", el("span", { class: "ci-crumb", text: c })]).filter((x) => x !== "");
+    return [
+      el("span", { class: "ci-here", "data-testid": "crumbs" }, ...crumbs),
+      el(
+        "span",
+        { class: "ci-dim" },
+        ` · ${b.k} rollouts in the group · ${b.status} · `,
+        ...b.advantage === null ? ["TRL gave it no advantage"] : ["advantage ", advantage(b.advantage)],
+        " · "
+      ),
+      b.fate ? el("span", { class: "gm-fate " + fateKind(b.fate), "data-testid": "crumb-fate", title: b.fate.why, text: b.fate.label }) : ""
+    ];
   }
   function mount(box, api) {
     const ui = skeleton(box);
@@ -241,13 +665,13 @@ var CollectionIndex = (() => {
       return p.toString();
     }
     function syncForm(pg) {
-      const findings = pg.findings_known ? ["any", "none", ...pg.finding_rules] : [];
+      const findings2 = pg.findings_known ? ["any", "none", ...pg.finding_rules] : [];
       const findingField = ui.form.querySelector('[data-key="finding"]')?.closest(".ci-field");
       if (findingField instanceof HTMLElement) findingField.hidden = !pg.findings_known;
       for (
         const [key, choices] of
         /** @type {[string, string[]][]} */
-        [["model", pg.models], ["tool", pg.tools], ["no_tool", pg.tools], ["finding", findings]]
+        [["model", pg.models], ["tool", pg.tools], ["no_tool", pg.tools], ["finding", findings2]]
       ) {
         const s = (
           /** @type {HTMLSelectElement} */
@@ -310,22 +734,22 @@ var CollectionIndex = (() => {
       if (!fromUrl) writeUrl(pg, false);
       if (pg.mode === "group") {
         part(".ci-backinfo").textContent = "";
-        gm.show(pg.error_html ? pg.error_html + pg.group_html : pg.group_html);
+        gm.show(pg.problems && problemsBox(pg.problems), pg.group);
         if (cursor < 0) markRow(0, false);
         return;
       }
       if (pg.mode === "row") {
-        part(".ci-backinfo").innerHTML = pg.row_html;
+        part(".ci-backinfo").replaceChildren(...pg.back ? backInfo(pg.back) : []);
         return;
       }
       if (pg.mode !== "index") return;
-      part(".ci-error").innerHTML = pg.error_html || "";
-      part(".ci-notesbox").innerHTML = pg.notes_html;
-      part(".ci-tablebox").innerHTML = pg.error_html ? "" : pg.table_html;
-      ui.form.hidden = !!pg.error_html;
+      part(".ci-error").replaceChildren(...pg.problems ? [problemsBox(pg.problems)] : []);
+      part(".ci-notesbox").replaceChildren(drawNotes(pg.notes) || "");
+      part(".ci-tablebox").replaceChildren(!pg.problems && pg.table ? drawTable(pg.table, pg.sort) : "");
+      ui.form.hidden = !!pg.problems;
       const what = pg.kind === "hub" ? "Hub dataset" : pg.kind === "zip" ? "zip" : "folder";
       const range = pg.shown ? `${pg.first.toLocaleString()}–${(pg.first + pg.shown - 1).toLocaleString()} of ` : "";
-      part(".ci-counts").textContent = pg.error_html ? "" : `${what} ${pg.src}: showing ${range}${pg.matched.toLocaleString()} matching rows · ${pg.total.toLocaleString()} in the collection` + (pg.invalid ? ` · ${pg.invalid.toLocaleString()} invalid` : "");
+      part(".ci-counts").textContent = pg.problems ? "" : `${what} ${pg.src}: showing ${range}${pg.matched.toLocaleString()} matching rows · ${pg.total.toLocaleString()} in the collection` + (pg.invalid ? ` · ${pg.invalid.toLocaleString()} invalid` : "");
       part(".ci-pager").hidden = pg.pages <= 1;
       part(".ci-pageno").textContent = `page ${pg.page + 1} of ${pg.pages}`;
       button(".ci-prev").disabled = pg.page <= 0;
@@ -501,8 +925,8 @@ var CollectionIndex = (() => {
       ev.preventDefault();
     };
     document.addEventListener("keydown", onKey);
-    const gm = groupMap(ui.group, {
-      compare: (req) => api.compare(req),
+    const gm = mountGroupMap(ui.group, {
+      compare: (a, b, turn) => api.compare({ src: shown().src, row: shown().row, a, b, turn }),
       openRollout(rollout, turn) {
         const u = new URL(window.location.href);
         u.searchParams.set("rollout", String(rollout));
@@ -512,7 +936,7 @@ var CollectionIndex = (() => {
         const pg = shown();
         api.open({ src: pg.src, row: pg.row, query: pg.query, rollout, turn });
       }
-    }, shown);
+    });
     const onPop = () => {
       if (!document.body.contains(ui.root)) {
         window.removeEventListener("popstate", onPop);

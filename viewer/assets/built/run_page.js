@@ -72,6 +72,94 @@ var RunPage = (() => {
     document.dispatchEvent(new Event("rtv-shown"));
     return typeof props.value === "string" ? JSON.parse(props.value) : props.value;
   }
+  function short(value, limit) {
+    if (value.length <= limit) return value;
+    const cs = Array.from(value);
+    return cs.length <= limit ? value : cs.slice(0, limit - 1).join("") + "…";
+  }
+
+  // src/group_map.js
+  var count = (v) => v === null || v === void 0 ? "-" : v.toLocaleString("en-US");
+  function strip(s, at) {
+    const out = s.text.map((tok, k) => {
+      const pos = s.start + k, here = at !== null && pos === at;
+      const cls = "gm-t" + (s.mask[k] === "1" ? " gen" : "") + (here ? " div" : "") + (at !== null && pos > at ? " after" : "");
+      return el("span", { class: cls, "data-mask": s.mask[k], title: here ? `first difference, position ${count(pos)}` : null, text: tok });
+    });
+    if (at !== null && at >= s.prompt_tokens) out.push(el("span", { class: "gm-t div end", title: "this prompt ends here", text: "⟂ end" }));
+    return out;
+  }
+  function output(s, at) {
+    const out = s.out_text.map((tok, k) => {
+      const here = at !== null && k === at;
+      return el("span", {
+        class: "gm-t gen" + (here ? " div" : "") + (at !== null && k > at ? " after" : ""),
+        "data-mask": s.out_mask[k],
+        "data-k": k,
+        title: here ? `first difference: generated token ${count(k)}` : null,
+        "data-testid": here ? "divergence" : null,
+        text: tok
+      });
+    });
+    if (at !== null && at >= s.out_total) {
+      out.push(el("span", { class: "gm-t div end", "data-testid": "divergence", title: "this turn ends here", text: "⟂ end" }));
+    }
+    if (s.out_total > s.out_text.length) {
+      out.push(el("span", { class: "gm-dim", text: ` … ${count(s.out_total - s.out_text.length)} more generated tokens` }));
+    }
+    return out;
+  }
+  var sideName = (s) => s.label || `rollout ${s.rollout}`;
+  function drawCompare(c) {
+    const k = c.output_diverge_at;
+    const where = k === null ? `their generated tokens are identical (${count(c.a.out_total)} tokens)` : `their generated tokens part at generated token ${count(k)}` + (k === 0 ? " (the first one)" : "");
+    const p = c.prompt_diverge_at;
+    const prompt = p === null ? el("div", { class: "gm-dim", "data-testid": "prompt-note", text: `their prompts are identical (${count(c.a.prompt_tokens)} tokens)` }) : el(
+      "details",
+      { class: "gm-prompt-note", "data-testid": "prompt-note" },
+      el("summary", { text: `their prompts already differ at position ${count(p)} (of ${count(c.a.prompt_tokens)} and ${count(c.b.prompt_tokens)}): show where` }),
+      ...[c.a, c.b].flatMap((x) => [
+        el("div", { class: "gm-side-h", text: `rollout ${x.rollout}` }),
+        el("div", { class: "gm-strip" }, ...strip(x, p))
+      ])
+    );
+    const side = (s) => el(
+      "div",
+      { class: "gm-side", "data-testid": "compare-side" },
+      el(
+        "div",
+        { class: "gm-side-h" },
+        `${sideName(s)} · turn ${s.turn}${s.fate ? ` · ${s.fate}` : ""} `,
+        el("span", { class: "gm-dim", text: `${count(s.out_total)} generated tokens` })
+      ),
+      el("div", { class: "gm-strip gm-out" }, ...output(s, k))
+    );
+    const calls = (s) => el(
+      "div",
+      { class: "gm-calls" + (s.failed ? " failed" : "") },
+      el("b", { text: sideName(s) }),
+      el("ul", null, ...s.tools.length ? s.tools.map((t) => el("li", { text: short(t, 200) })) : [el("li", { class: "gm-dim", text: "no tool call" })])
+    );
+    return el(
+      "div",
+      { class: "gm-cmp" },
+      el(
+        "div",
+        { class: "gm-cmp-h" },
+        el("b", { text: `turn ${c.turn}` }),
+        `: ${where} `,
+        el("span", { class: "gm-dim", text: "(each side from its first generated token, mask 1 underlined; the first difference boxed)" })
+      ),
+      c.note ? el("div", { class: "gm-note", "data-testid": "compare-note", text: c.note }) : null,
+      el("div", { class: "gm-sides" }, side(c.a), side(c.b)),
+      prompt,
+      el("div", { class: "gm-callrow" }, calls(c.a), calls(c.b))
+    );
+  }
+  function showCompare(out, got) {
+    if (got && got.compare) out.replaceChildren(drawCompare(got.compare));
+    else out.textContent = got && got.error || "could not compare";
+  }
 
   // src/run_charts.js
   function reduceLines(xs, ys, keep, bins) {
@@ -246,8 +334,8 @@ var RunPage = (() => {
     return Math.abs(v) >= 1e4 || v !== 0 && Math.abs(v) < 1e-3 ? compact(v) : String(+v.toFixed(3));
   }
   var pct = (v) => v === null || v === void 0 || !Number.isFinite(v) ? "–" : Math.round(v * 100) + "%";
-  var count = (n) => n.toLocaleString("en-US");
-  var many = (n, what) => `${count(n)} ${what}${n === 1 ? "" : "s"}`;
+  var count2 = (n) => n.toLocaleString("en-US");
+  var many = (n, what) => `${count2(n)} ${what}${n === 1 ? "" : "s"}`;
   function nearest(xs, x) {
     let lo = 0, hi = xs.length - 1;
     while (hi - lo > 1) {
@@ -446,7 +534,7 @@ var RunPage = (() => {
     const inBar = (i, p, sums) => {
       if (p <= 1) return [];
       const j = Math.floor(i / p);
-      return [{ label: "its bar", value: `versions ${xs[j * p]}–${xs[Math.min(xs.length, (j + 1) * p) - 1]}: ${count(sums[j])} summed` }];
+      return [{ label: "its bar", value: `versions ${xs[j * p]}–${xs[Math.min(xs.length, (j + 1) * p) - 1]}: ${count2(sums[j])} summed` }];
     };
     const bar = (c) => ({
       fill: c,
@@ -550,7 +638,7 @@ var RunPage = (() => {
         keys: [{ label: "tokens in TRL's loss", color: pal.accent, kind: "bar" }],
         series: [bar(pal.accent)],
         hover: { xs, head, rows: (i) => [
-          { label: "trained tokens", value: count(vs[i].trained_tokens), color: pal.accent },
+          { label: "trained tokens", value: count2(vs[i].trained_tokens), color: pal.accent },
           ...inBar(i, tk.per, tk.ys[0]),
           { label: "trained", value: `${vs[i].trained}/${vs[i].rollouts} rollouts` },
           counts(vs[i])
@@ -569,7 +657,7 @@ var RunPage = (() => {
         ) })) : [{ label: "none: every rollout was trained", color: pal.good, kind: "bar" }],
         series: causes.map((c) => ({ ...bar(colorOf(c)), stroke: pal.bg, width: causes.length > 1 ? 1 : 0 })),
         hover: { xs, head, rows: (i) => [
-          ...causes.map((c) => ({ label: c, value: count(vs[i].dropped[c] || 0), color: colorOf(c) })),
+          ...causes.map((c) => ({ label: c, value: count2(vs[i].dropped[c] || 0), color: colorOf(c) })),
           { label: "never trained", value: `${untrained2(vs[i])}/${vs[i].rollouts} rollouts` },
           ...inBar(i, dr.per, stacks.length ? stacks[0] : []),
           counts(vs[i])
@@ -679,18 +767,18 @@ var RunPage = (() => {
       const width = Math.floor(grid.getBoundingClientRect().width);
       const page2 = document.getElementById("run-page");
       const presenting = !!page2 && page2.classList.contains("rp-present");
-      const short = !presenting && innerHeight < 850 && width >= 900;
-      const k = `${width}|${pal.font}|${pal.fg}|${short}|${presenting}|${innerHeight}`;
+      const short2 = !presenting && innerHeight < 850 && width >= 900;
+      const k = `${width}|${pal.font}|${pal.fg}|${short2}|${presenting}|${innerHeight}`;
       if (!force && k === key) return;
       key = k;
       if (!width) return;
-      const columns = short ? 4 : width >= 900 ? 2 : 1;
+      const columns = short2 ? 4 : width >= 900 ? 2 : 1;
       const cw = Math.floor(width / columns) - 12;
       const height = presenting ? Math.round(Math.max(170, Math.min(320, innerHeight * 0.3))) : (
         // (the smoothing bar above them takes a line of it: the table's first rows stay on the first screen)
-        short ? Math.round(Math.max(100, Math.min(150, innerHeight * 0.18) - 20)) : Math.round(Math.max(150, Math.min(260, pal.font * 13)))
+        short2 ? Math.round(Math.max(100, Math.min(150, innerHeight * 0.18) - 20)) : Math.round(Math.max(150, Math.min(260, pal.font * 13)))
       );
-      const { all, count: count2 } = build(cw, pal);
+      const { all, count: count3 } = build(cw, pal);
       grid.style.setProperty("--rp-columns", String(columns));
       grid.replaceChildren(...Object.entries(all).map(([id, spec]) => cell(id, spec)));
       for (const [id, spec] of Object.entries(all)) draw(
@@ -701,7 +789,7 @@ var RunPage = (() => {
         height,
         open
       );
-      grid.dataset.drawn = String(count2);
+      grid.dataset.drawn = String(count3);
     }
     let pending = 0;
     const later = () => {
@@ -1301,9 +1389,7 @@ var RunPage = (() => {
       if (!out || !a || !b) return;
       out.textContent = "comparing…";
       const turn = Math.max(0, Number(one(".rp-cturn")?.value) || 0);
-      const got = await api.compare({ src: state.src, a, b, turn });
-      if (got && got.html) out.innerHTML = got.html;
-      else out.textContent = got && got.error || "could not compare";
+      showCompare(out, await api.compare({ src: state.src, a, b, turn }));
     }
     const root = () => document.getElementById("run-page");
     const shown = () => {

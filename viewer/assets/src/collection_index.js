@@ -1,13 +1,14 @@
-// The collection index: the filter form, the table the server renders (viewer/index/render.py) and the
-// pager, over one IndexPage (viewer/index/contract.py). Sorting, filtering and paging ask the server
+// The collection index: the filter form, the table and the pager, over one IndexPage (viewer/index/contract.py),
+// or a group's map (viewer/assets/src/group_map.js). Sorting, filtering and paging ask the server
 // (server.index, which skips the queue) for a new IndexPage; opening a row and coming back are Gradio
 // events (trigger "click" with an action) because they change the token view too. The filter state
 // lives in the URL: filters change it in place (replaceState), opening a row pushes an entry, so the
 // browser's Back button returns to the index with the same filters. Collection text only ever reaches
-// the page inside server-escaped table_html/notes_html or through textContent and option values.
+// the page through textContent, attribute values and option values.
 // Presentation (`p`, as in the token view): the index or group map covers the window in large type, j/k
 // move a row cursor and Enter opens its row; a rollout opened from it stays in presentation.
-import {el, goTo, sentValue, working} from "./dom.js";
+import {el, goTo, middle, problemsBox, sentValue, short, working} from "./dom.js";
+import {advantage, fateKind, mountGroupMap} from "./group_map.js";
 
 // The URL's parameter names (the filters', the token view's place) come in every IndexPage.
 const SELECTS = {drift: ["none", "drift", "unknown"], timed_out: ["yes", "no"], kind: ["artifact", "group", "run"],
@@ -15,7 +16,7 @@ const SELECTS = {drift: ["none", "drift", "unknown"], timed_out: ["yes", "no"], 
 
 
 /** @typedef {{index(req: {src: string, query: string}): Promise<IndexPage>,
- *            compare(req: {src: string, row: string | null, a: number, b: number, turn: number}): Promise<{html?: string, error?: string}>,
+ *            compare(req: {src: string, row: string | null, a: number, b: number, turn: number}): Promise<{compare?: Compare, error?: string}>,
  *            open(req: object): void, back(req: {src: string, query: string}): void}} IndexApi */
 /** @typedef {HTMLInputElement | HTMLSelectElement} FilterInput */
 
@@ -76,40 +77,113 @@ function skeleton(box) {
   return {root, back, group, main, form};
 }
 
-// -- group map: server-rendered rows (viewer/render/group_map.py); the page reads data-rollout/turn only --
-/**
- * @param {HTMLElement} box @param {{compare: IndexApi["compare"], openRollout(rollout: number, turn: number): void}} api
- * @param {() => IndexPage} page
- */
-function groupMap(box, api, page) {
-  const ticked = () => Array.from(box.querySelectorAll(".gm-pick:checked"), (c) => Number(/** @type {HTMLElement} */ (c).dataset.rollout));
-  function sync() {  // at most two ticked: the oldest tick gives way
-    const b = /** @type {HTMLButtonElement | null} */ (box.querySelector(".gm-compare"));
-    if (b) b.disabled = ticked().length !== 2;
+// -- the table: one IndexTable (viewer/index/render.py formats every value) ----------------------------
+/** A heading: a sort button when it sorts (click again to reverse), marked when it is the page's sort. @param {IndexColumn} c @param {string} sort */
+function heading(c, sort) {
+  if (!c.sort) return el("th", {scope: "col", title: c.tip, text: c.label});  // not a sort of viewer/index/filters.py
+  const desc = sort.startsWith("-"), on = sort.replace(/^-+/, "") === c.sort;
+  return el("th", {scope: "col", "aria-sort": on ? (desc ? "descending" : "ascending") : "none"},
+    el("button", {type: "button", class: "ci-sort" + (on ? " on" : ""), "data-sort": c.sort, title: c.tip || "sort by " + c.label},
+       c.label, el("span", {class: "ci-arrow", "aria-hidden": "true", text: on ? (desc ? "▼" : "▲") : ""})));
+}
+
+/** @param {IndexRow} r */
+function reward(r) {
+  return el("td", {class: "ci-num"}, el("span", {class: "ci-reward " + r.reward_sign, text: r.reward}),
+    r.spread ? el("div", {class: "ci-spread", title: "lowest..highest reward in the group", text: r.spread}) : null);
+}
+
+/** @param {IndexRow} r @param {boolean} known "…" while the search panel computes the findings, else "-" */
+function findings(r, known) {
+  const cell = el("td", {class: "ci-findings", "data-testid": "index-findings"});
+  if (r.findings === null) {
+    cell.append(known ? el("span", {class: "ci-dim", title: "not computed yet: the search panel computes the findings", text: "…"}) : "-");
+  } else {
+    cell.append(...r.findings.map((x) => el("span", {class: "ci-finding", "data-rule": x, text: x})));
+    if (!r.findings.length) cell.textContent = "-";
   }
-  box.addEventListener("change", (ev) => {
-    const c = /** @type {HTMLInputElement | null} */ (/** @type {Element} */ (ev.target).closest(".gm-pick"));
-    if (!c) return;
-    if (c.checked) {
-      const others = Array.from(/** @type {NodeListOf<HTMLInputElement>} */ (box.querySelectorAll(".gm-pick:checked"))).filter((x) => x !== c);
-      if (others.length >= 2) others[0].checked = false;
-    }
-    sync();
-  });
-  box.addEventListener("click", async (ev) => {
-    const target = /** @type {Element} */ (ev.target);
-    const open = /** @type {HTMLElement | null} */ (target.closest(".gm-open"));
-    if (open) { api.openRollout(Number(open.dataset.rollout), Number(open.dataset.turn)); return; }
-    if (!target.closest(".gm-compare")) return;
-    const [a, b] = ticked();
-    const out = /** @type {HTMLElement} */ (box.querySelector(".gm-comparebox"));
-    out.textContent = "comparing…";
-    const turn = Math.max(0, Number(/** @type {HTMLInputElement} */ (box.querySelector(".gm-cturn")).value) || 0);
-    const got = await api.compare({src: page().src, row: page().row, a, b, turn});
-    if (got && got.html) out.innerHTML = got.html;  // escaped by the server
-    else out.textContent = (got && got.error) || "could not compare";
-  });
-  return {show(/** @type {string} */ html) { box.innerHTML = html; sync(); }};
+  return cell;
+}
+
+/** The cells every table has after its first ones: the task, the numbers, drift, findings. @param {IndexRow} r @param {boolean} run */
+function middleCells(r, run) {
+  return [
+    el("td", {class: "ci-task", title: r.title}, el("code", {text: r.task}), " ", el("span", {class: "ci-title", text: r.title})),
+    reward(r), el("td", {class: "ci-num", text: r.env_reward}), el("td", {class: "ci-num", text: r.agent_turns}),
+    el("td", {class: "ci-num", text: r.trained_turns}), el("td", {class: "ci-num", text: r.tokens}),
+    el("td", null, el("span", {class: "ci-drift " + r.drift, text: r.drift})), findings(r, run || r.kind !== "run")];
+}
+
+/** @param {IndexRow} r @param {number} columns */
+function collectionRow(r, columns) {
+  const label = r.path || "(the collection itself)";
+  const k = r.k === null ? "?" : String(r.k);
+  const badge = r.kind === "group" ? el("span", {class: "ci-kind group", text: `group · K=${k}`})
+    : r.kind === "run" ? el("span", {class: "ci-kind run", "data-testid": "run-row", text: `recorded run · ${k} groups`})
+    : r.kind === "rollout" ? el("span", {class: "ci-kind rollout", text: `rollout ${r.rollout ?? "?"} · adv ${r.advantage || "-"}`}) : null;
+  const tr = el("tr", {class: ["ci-row", r.kind, r.valid ? "" : "invalid"].filter(Boolean).join(" "), "data-path": r.path,
+                       "data-testid": "index-row"},
+    el("td", {class: "ci-where"}, el("button", {type: "button", class: "ci-open", "data-path": r.path, title: `open ${label}`,
+                                                text: middle(label, 34)}), badge),
+    el("td", {class: "ci-status"}, r.valid ? el("span", {class: "ci-ok", text: "ok"})
+                                           : el("span", {class: "ci-bad", title: r.problem || "", text: "invalid"})),
+    el("td", {class: "ci-model", title: r.model_full, text: short(r.model, 32)}),
+    ...middleCells(r, false),
+    el("td", null, r.timed_out === "yes" ? el("span", {class: "ci-timeout", text: "yes"}) : r.timed_out),
+    el("td", {class: "ci-tools", text: short(r.tools, 80)}), el("td", {class: "ci-date", text: r.captured}));
+  if (r.valid) return [tr];
+  // An invalid row's first problem gets a line of its own under the row: too long for a cell.
+  return [tr, el("tr", {class: "ci-problem-row", "data-path": r.path}, el("td", {colspan: columns},
+    el("span", {class: "ci-problem", text: `first problem: ${short(r.problem || "invalid", 300)}`})))];
+}
+
+/** A recorded run's row: its place, TRL's status, the trainer's fate beside what the mask would train. @param {IndexRow} r */
+function runRow(r) {
+  // its place (version, group, rollout), the folder on hover: a cut path hides exactly those
+  const place = `v${r.version} · group ${r.group_id}` + (r.kind === "group" ? " · group" : ` · rollout ${r.rollout}`);
+  const badge = r.kind === "group" ? el("span", {class: "ci-kind group", text: `K=${r.k === null ? "?" : r.k}`})
+    : el("span", {class: "ci-kind rollout", text: `adv ${r.advantage || "-"}`});
+  const status = r.status || "-";
+  return el("tr", {class: `ci-row ${r.kind}`, "data-path": r.path, "data-testid": "index-row"},
+    el("td", {class: "ci-where"}, el("button", {type: "button", class: "ci-open ci-place", "data-path": r.path, title: `open ${r.path}`,
+                                                "data-testid": "run-place", text: place}), badge),
+    el("td", {class: `ci-status run-status ${status.split(",")[0]}`, "data-testid": "run-status", text: status}),
+    el("td", {class: `ci-fate ${r.fate_kind}`, "data-testid": "index-fate", title: r.fate_why, text: r.fate || "-"}),
+    ...middleCells(r, true),
+    el("td", {class: "ci-tools", text: short(r.tools, 80)}), el("td", {class: "ci-date", text: r.captured}));
+}
+
+/** @param {IndexTable} t @param {string} sort */
+function drawTable(t, sort) {
+  const n = t.columns.length;
+  const rows = t.rows.flatMap((r) => (t.run ? [runRow(r)] : collectionRow(r, n)));
+  if (!rows.length) rows.push(el("tr", null, el("td", {class: "ci-empty", colspan: n, text: "no row matches these filters"})));
+  return el("table", {class: "ci-table", "data-testid": "index-table"},
+    el("thead", null, el("tr", null, ...t.columns.map((c) => heading(c, sort)))), el("tbody", null, ...rows));
+}
+
+/** Notes on the index (cuts, offline, ignored filter values). @param {string[]} notes */
+const drawNotes = (notes) => (notes.length ? el("ul", {class: "ci-notes", "data-testid": "index-notes"},
+  ...notes.map((n) => el("li", {text: n}))) : null);
+
+/** What the back bar says about the opened row. @param {BackBar} b @returns {(Node | string)[]} */
+function backInfo(b) {
+  if (b.kind === "row") {  // its kind, where it lives, how many rows the index shows
+    const filters = b.filters.map(([k, v]) => `${k}=${v}`).join(" · ");
+    return [el("span", {class: "ci-here"}, `${b.what} `, el("code", {text: short(b.path || "(the collection itself)", 120)})),
+      el("span", {class: "ci-dim", text: ` · the index has ${b.matched.toLocaleString("en-US")} row${b.matched === 1 ? "" : "s"}` +
+                                         (filters ? ` matching ${short(filters, 160)}` : "")})];
+  }
+  if (b.kind === "rollout") {  // a rollout opened from its group map
+    return [el("span", {class: "ci-here"}, `rollout ${b.rollout} of ${b.k} in group `, el("code", {text: short(b.path, 120)})),
+      el("span", {class: "ci-dim"}, ...(b.advantage === null ? [] : [" · advantage ", advantage(b.advantage)]))];
+  }
+  // a recorded run's rollout: where it sits, TRL's advantage (none for a failed rollout), whether the trainer took it
+  const crumbs = b.crumbs.flatMap((c, i) => [i ? " › " : "", el("span", {class: "ci-crumb", text: c})]).filter((x) => x !== "");
+  return [el("span", {class: "ci-here", "data-testid": "crumbs"}, ...crumbs),
+    el("span", {class: "ci-dim"}, ` · ${b.k} rollouts in the group · ${b.status} · `,
+       ...(b.advantage === null ? ["TRL gave it no advantage"] : ["advantage ", advantage(b.advantage)]), " · "),
+    b.fate ? el("span", {class: "gm-fate " + fateKind(b.fate), "data-testid": "crumb-fate", title: b.fate.why, text: b.fate.label}) : ""];
 }
 
 /** @param {HTMLElement} box @param {IndexApi} api */
@@ -208,19 +282,19 @@ function mount(box, api) {
     if (!fromUrl) writeUrl(pg, false);
     if (pg.mode === "group") {
       part(".ci-backinfo").textContent = "";
-      gm.show(pg.error_html ? pg.error_html + pg.group_html : pg.group_html);
+      gm.show(pg.problems && problemsBox(pg.problems), pg.group);
       if (cursor < 0) markRow(0, false);  // a starting cursor: Enter opens the best rollout without a j first
       return;
     }
-    if (pg.mode === "row") { part(".ci-backinfo").innerHTML = pg.row_html; return; }
+    if (pg.mode === "row") { part(".ci-backinfo").replaceChildren(...(pg.back ? backInfo(pg.back) : [])); return; }
     if (pg.mode !== "index") return;
-    part(".ci-error").innerHTML = pg.error_html || "";
-    part(".ci-notesbox").innerHTML = pg.notes_html;
-    part(".ci-tablebox").innerHTML = pg.error_html ? "" : pg.table_html;
-    ui.form.hidden = !!pg.error_html;
+    part(".ci-error").replaceChildren(...(pg.problems ? [problemsBox(pg.problems)] : []));
+    part(".ci-notesbox").replaceChildren(drawNotes(pg.notes) || "");
+    part(".ci-tablebox").replaceChildren(!pg.problems && pg.table ? drawTable(pg.table, pg.sort) : "");
+    ui.form.hidden = !!pg.problems;
     const what = pg.kind === "hub" ? "Hub dataset" : pg.kind === "zip" ? "zip" : "folder";
     const range = pg.shown ? `${pg.first.toLocaleString()}–${(pg.first + pg.shown - 1).toLocaleString()} of ` : "";
-    part(".ci-counts").textContent = pg.error_html ? "" :
+    part(".ci-counts").textContent = pg.problems ? "" :
       `${what} ${pg.src}: showing ${range}${pg.matched.toLocaleString()} matching rows · ` +
       `${pg.total.toLocaleString()} in the collection` + (pg.invalid ? ` · ${pg.invalid.toLocaleString()} invalid` : "");
     part(".ci-pager").hidden = pg.pages <= 1;
@@ -356,8 +430,8 @@ function mount(box, api) {
     ev.preventDefault();
   };
   document.addEventListener("keydown", onKey);
-  const gm = groupMap(ui.group, {
-    compare: (req) => api.compare(req),
+  const gm = mountGroupMap(ui.group, {
+    compare: (a, b, turn) => api.compare({src: shown().src, row: shown().row, a, b, turn}),
     openRollout(rollout, turn) {  // a row or cell of the map: that rollout at that turn
       const u = new URL(window.location.href);
       u.searchParams.set("rollout", String(rollout));
@@ -367,7 +441,7 @@ function mount(box, api) {
       const pg = shown();
       api.open({src: pg.src, row: pg.row, query: pg.query, rollout, turn});
     },
-  }, shown);
+  });
   const onPop = () => {
     if (!document.body.contains(ui.root)) { window.removeEventListener("popstate", onPop); return; }
     if (!page || page.mode === "none") return;

@@ -1,7 +1,7 @@
-// The DOM helpers the pages share (collection_index.js, find_panel.js, run_page.js): an element with its
-// attributes and children, a move to a new place in the URL that every page's part hears of, the word that an
-// action is under way, and a component's value read as the server sent it. Text reaches the
-// page only as textContent or an attribute's value, never as markup.
+// The DOM helpers the pages share (collection_index.js, find_panel.js, run_page.js, group_map.js): an element with its
+// attributes and children, a text cut to a label's length, a move to a new place in the URL that every page's part
+// hears of, the word that an action is under way, a component's value read as the server sent it, why a source
+// cannot be shown. Text reaches the page only as textContent or an attribute's value, never as markup.
 // Each page imports what it uses; the build (viewer/assets/build.py) puts a copy inside each page's one script.
 
 /** @typedef {string | number | boolean | null | undefined} AttrValue */
@@ -80,4 +80,27 @@ export function sentValue(props) {
 export function problemsBox(p) {
   return el("div", {class: "tv-error", role: "alert"}, el("b", {text: `Cannot open ${p.source}`}),
     el("ul", null, ...p.items.map((t) => el("li", {text: t}))));
+}
+
+/**
+ * At most `limit` characters (code points, as Python counts them) of a one-line label, with an ellipsis when cut
+ * (viewer/render/safe.py `short`).
+ * @param {string} value @param {number} limit
+ */
+export function short(value, limit) {
+  if (value.length <= limit) return value;
+  const cs = Array.from(value);
+  return cs.length <= limit ? value : cs.slice(0, limit - 1).join("") + "…";
+}
+
+/**
+ * At most `limit` characters (code points), cut in the middle: a path's start and its last folder both stay.
+ * @param {string} value @param {number} limit
+ */
+export function middle(value, limit) {
+  if (value.length <= limit) return value;
+  const cs = Array.from(value);
+  if (cs.length <= limit) return value;
+  const head = Math.floor((limit - 1) / 2);
+  return cs.slice(0, head).join("") + "…" + cs.slice(cs.length - (limit - 1 - head)).join("");
 }

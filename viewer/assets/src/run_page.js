@@ -1,7 +1,7 @@
 // The run page (viewer/ui/run_view.py): the head (RunHead: what the run is, live badge, health notes) and the
 // body (RunBody: versions → groups, one task followed across versions), both from typed records
-// (viewer/run_stats.py). Every text from the run reaches the page through textContent or an attribute; the
-// only markup taken as is, the compare view, was escaped by the server (viewer/render/group_map.py).
+// (viewer/run_stats.py). Every text from the run reaches the page through textContent or an attribute; two ticked
+// rollouts of a followed task are compared by the group map's compare view (viewer/assets/src/group_map.js).
 // A group opens in the collection index's group map (a Gradio event, trigger "click" {action: "open"}), with a
 // history entry the index's Back returns through; the version and the followed task live in the URL.
 // Presentation (`p`, as on the group map): the run page covers the window in large type, j/k move a row
@@ -11,11 +11,12 @@
 // The versions table sorts by any heading over every version the body holds (vsort= in the URL), and a chart's
 // click opens a version through the same path as its row.
 import {el, goTo, sentValue, working} from "./dom.js";
+import {showCompare} from "./group_map.js";
 import * as RunCharts from "./run_charts.js";
 import * as RunVersus from "./run_versus.js";
 
 /** @typedef {{version(req: {src: string | null, version: number}): Promise<{groups?: RunGroupRow[], error?: string}>,
- *            compare(req: {src: string | null, a: string, b: string, turn: number}): Promise<{html?: string, error?: string}>,
+ *            compare(req: {src: string | null, a: string, b: string, turn: number}): Promise<{compare?: Compare, error?: string}>,
  *            versus(req: {src: string, vs: string, task: string}): Promise<{compare?: RunCompare, error?: string}>,
  *            open(req: object): void}} RunApi */
 /** @typedef {{src: string | null, body: RunBody | null, version: number | null, groups: RunGroupRow[] | null,
@@ -333,9 +334,7 @@ function mountBody(box, api) {
     if (!out || !a || !b) return;
     out.textContent = "comparing…";
     const turn = Math.max(0, Number(one(".rp-cturn")?.value) || 0);
-    const got = await api.compare({src: state.src, a, b, turn});
-    if (got && got.html) out.innerHTML = got.html;  // escaped by the server (viewer/render/group_map.py)
-    else out.textContent = (got && got.error) || "could not compare";
+    showCompare(out, await api.compare({src: state.src, a, b, turn}));
   }
   // presentation and the row cursor
   const root = () => document.getElementById("run-page");
