@@ -5,6 +5,7 @@ and it is absent on a single rollout. Screenshots in both schemes at 1440x900 an
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from support.pages import query, shots, url_of
@@ -84,7 +85,7 @@ def test_a_runs_first_hits_are_listed_and_then_every_rollout_is_counted(app_url,
     asked: list[dict] = []
     search = answers.search
     def spy(index, req, *args, **kw):
-        asked.append(dict(req))
+        asked.append(msgspec.to_builtins(req) if isinstance(req, answers.FindRequest) else dict(req))
         return search(index, req, *args, **kw)
     monkeypatch.setattr(answers, "search", spy)
     page.goto(url_of(app_url, "trl-run"))
