@@ -994,8 +994,8 @@ top-${d.topk_text[k].length}: ${alts}`;
         { class: "tv-help", hidden: true, role: "dialog", "aria-label": "keyboard shortcuts" },
         el("b", { text: "Keyboard" }),
         " ",
-        el(
-          "table",
+        el("table", null, el(
+          "tbody",
           null,
           helpRow(["j", "→"], "next turn"),
           helpRow(["k", "←"], "previous turn"),
@@ -1006,7 +1006,7 @@ top-${d.topk_text[k].length}: ${alts}`;
           helpRow(["p"], "presentation mode"),
           helpRow(["?"], "this help"),
           helpRow(["Esc"], "close help / leave presentation")
-        )
+        ))
       )
     );
   }

@@ -53,7 +53,7 @@ export function viewNodes(O, canExport) {
     el("div", {class: "tv-tip", hidden: true, role: "status"}),
     el("div", {class: "tv-help", hidden: true, role: "dialog", "aria-label": "keyboard shortcuts"},
       el("b", {text: "Keyboard"}), " ",
-      el("table", null,
+      el("table", null, el("tbody", null,
         helpRow(["j", "→"], "next turn"),
         helpRow(["k", "←"], "previous turn"),
         helpRow(["←", "→"], "move the token cursor (its details follow)", " in the tokens"),
@@ -62,5 +62,5 @@ export function viewNodes(O, canExport) {
         helpRow(["g"], "jump to the generated tokens"),
         helpRow(["p"], "presentation mode"),
         helpRow(["?"], "this help"),
-        helpRow(["Esc"], "close help / leave presentation"))));
+        helpRow(["Esc"], "close help / leave presentation")))));
 }
