@@ -36,6 +36,24 @@ CUT_AT_EDGES = """() => { const box = document.querySelector('.tv-tokens'), b = 
     .map(e => e.dataset.i); }"""
 
 
+# The token pane says what is still under way (token_pane.js `data-landing`: chunk requests in flight, landings
+# still settling, a paint whose chunks it has not yet seen): "0" when the tokens on screen are all there and placed.
+# Asked from the second frame after the step that moved the view on (the wait polls once a frame), so a reaction
+# scheduled for the next frame (a resize's re-landing, a chunk the pane finds in view) has begun; `also`, a
+# condition of the test's, must hold too.
+LANDED = """(ask) => { const seen = window.__landedAsk && window.__landedAsk.ask === ask ? window.__landedAsk : {ask, polls: 0};
+  window.__landedAsk = seen;
+  if (++seen.polls < 3) return false;
+  const box = document.querySelector('.tv-tokens');
+  return (!box || box.dataset.landing === '0') && !!(ALSO); }"""
+_asks = iter(range(1 << 30))
+
+
+def landed(page, also: str = "true") -> None:
+    """Until the token pane has nothing under way and `also`, a JavaScript expression, is true."""
+    page.wait_for_function(LANDED.replace("ALSO", also), arg=next(_asks), polling="raf", timeout=TIMEOUT)
+
+
 @contextmanager
 def screen(browser, size: tuple[int, int], scheme: str):
     ctx = browser.new_context(viewport={"width": size[0], "height": size[1]}, color_scheme=scheme, accept_downloads=True)
@@ -62,7 +80,7 @@ def shots_at(page, name: str, sizes=((1440, 900), (1024, 768))) -> None:
     for w, h in sizes:
         if (w, h) != (own["width"], own["height"]):
             page.set_viewport_size({"width": w, "height": h})
-            page.wait_for_timeout(400)
+            landed(page)  # the pane fitted and landed again at the new size
             shot(page, f"{name}-{w}x{h}")
     page.set_viewport_size(own)
 
@@ -70,7 +88,8 @@ def shots_at(page, name: str, sizes=((1440, 900), (1024, 768))) -> None:
 def open_view(page, url: str):
     page.goto(url)
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
-    page.wait_for_selector(".tv-tokens[data-landed]", timeout=TIMEOUT)  # the landing settled (its chunk, one more pass)
+    page.wait_for_selector(".tv-tokens[data-landed]", timeout=TIMEOUT)  # the first landing settled (its chunk, one more pass)
+    landed(page)
     return page
 
 
@@ -121,6 +140,9 @@ def test_first_screen_shows_generated_tokens(browser, app_url, public_url, schem
 
 # -- 2. trainer modes keep the tokens where they were ----------------------------------------------------
 
+# The trainer's numbers for the turn have landed: its generated tokens wear their mismatch colours.
+TRAINER_COLOURED = "document.querySelector('.tv-tokens .t[data-mask=\"1\"][class*=\" mm-\"]')"
+
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("size", [(1280, 720), (1024, 768)])
 def test_trainer_modes_keep_the_tokens_on_screen(browser, app_url, scheme, size):
@@ -129,7 +151,7 @@ def test_trainer_modes_keep_the_tokens_on_screen(browser, app_url, scheme, size)
         before = page.locator(".tv-tokens").bounding_box()["y"]
         page.click("[data-mode=mismatch]")
         page.wait_for_selector("[data-testid=trainer-stats]", timeout=TIMEOUT)
-        page.wait_for_timeout(500)
+        landed(page, TRAINER_COLOURED)
         after = page.locator(".tv-tokens").bounding_box()
         assert after["y"] - before < 60, (before, after["y"])  # only the legend grows
         assert page.evaluate(GEN_ON_SCREEN) > 0
@@ -137,7 +159,7 @@ def test_trainer_modes_keep_the_tokens_on_screen(browser, app_url, scheme, size)
         assert panel["y"] >= after["y"] + after["height"], "the trainer panel sits below the tokens"
         open_view(page, f"{app_url}/?turn=1&mode=mismatch")  # the deep link
         page.wait_for_selector("[data-testid=trainer-stats]", timeout=TIMEOUT)
-        page.wait_for_timeout(500)
+        landed(page, TRAINER_COLOURED)
         assert page.evaluate("window.scrollY") == 0 and page.evaluate(GEN_ON_SCREEN) > 0
         assert "part float32" in page.locator("[data-testid=legend-part]").inner_text()
         shot(page, f"2-mismatch-deep-link-{size[0]}x{size[1]}-{scheme}")
@@ -206,7 +228,7 @@ def test_presentation_controls_fit(browser, app_url, grp, scheme, size):
             if mode != "mask":
                 page.keyboard.press("m")
             page.wait_for_selector(f"[data-mode={mode}].on", timeout=TIMEOUT)
-            page.wait_for_timeout(250)
+            landed(page, "!document.querySelector('.tv-legend').textContent.includes(\"loading the trainer's numbers\")")
             assert page.evaluate(FITS), f"every control is in the window in {mode}"
             assert page.evaluate(LEGEND_WHOLE), f"the {mode} legend is whole"
             assert page.evaluate(GEN_ON_SCREEN) == 70, f"a mode change keeps the turn's 70 generated tokens on screen ({mode})"
@@ -328,7 +350,7 @@ def test_presentation_lands_on_the_whole_story(browser, app_url, scheme, size):
         page.keyboard.press("p")
         page.keyboard.press("j")
         page.wait_for_function("location.search.includes('turn=1')")
-        page.wait_for_timeout(900)
+        landed(page, "document.querySelector('.tv-navitem.active[data-turn=\"1\"]')")
         assert page.evaluate(GEN_ON_SCREEN) == 51, "all 51 generated tokens of turn 1"
         assert page.evaluate(CUT_AT_EDGES) == [], "no line cut at the pane's edges"
         shot(page, f"7-presentation-turn1-{size[0]}-{scheme}")
@@ -338,7 +360,7 @@ def test_presentation_lands_on_the_whole_story(browser, app_url, scheme, size):
         page.wait_for_function("document.querySelectorAll('.t.tr-out').length > 0", timeout=TIMEOUT)
         page.keyboard.press("p")
         page.keyboard.press("g")
-        page.wait_for_timeout(900)
+        landed(page, "document.querySelector('.tv.present')")
         out = page.locator(".t.tr-out").first.evaluate("""e => { const b = e.closest('.tv-tokens').getBoundingClientRect(),
             r = e.getBoundingClientRect(); return r.top >= b.top && r.bottom <= b.bottom && r.bottom <= innerHeight; }""")
         assert out, "the outlined out-of-band token is on screen"
@@ -362,7 +384,7 @@ def test_lines_break_between_tokens_and_pills_stay_whole(browser, app_url, schem
     with screen(browser, size, scheme) as page:
         open_view(page, f"{app_url}/?turn=1&scope=full")
         page.locator(".tv-tokens").evaluate("e => { e.style.maxHeight = 'none'; }")  # every chunk in view
-        page.wait_for_timeout(600)
+        landed(page, "[...document.querySelectorAll('.tv-chunk')].every((c) => c.querySelector('.t'))")
         assert page.locator(".tv-tokens .t").count() > 600
         assert page.evaluate(BROKEN_TOKENS) == [], "no token split across two lines"
         assert page.locator(".tv-collapsed").count() == 0 or page.locator(".tv-collapsed").evaluate(
@@ -375,7 +397,7 @@ def test_lines_break_between_tokens_and_pills_stay_whole(browser, app_url, schem
             assert bar["height"] < 2 * btn["height"], "modes, scopes and the jump on one line at 1440"
         shot(page, f"8-line-breaks-{size[0]}x{size[1]}-{scheme}")
         page.keyboard.press("p")
-        page.wait_for_timeout(500)
+        landed(page, "document.querySelector('.tv.present')")
         assert page.evaluate(SAME_LINE, ".tv-pill, .tv-driftmark"), "the same in presentation"
         shot(page, f"8-line-breaks-presentation-{size[0]}x{size[1]}-{scheme}")
         assert page.errors == []

@@ -27,6 +27,16 @@ var TraceView = (() => {
   });
 
   // src/dom.js
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === void 0 || v === false) continue;
+      if (k === "text") e.textContent = String(v);
+      else e.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const c of children) if (c !== null && c !== void 0) e.append(c);
+    return e;
+  }
   function sentValue(props) {
     document.dispatchEvent(new Event("rtv-shown"));
     return typeof props.value === "string" ? JSON.parse(props.value) : props.value;
@@ -35,7 +45,6 @@ var TraceView = (() => {
   // src/trace_view/format.js
   var ENTITIES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
   var esc = (s) => String(s).replace(/[&<>"']/g, (c) => ENTITIES[c]);
-  var shown = (s) => esc(s).replace(/ /g, "<i class='ws'>·</i>").replace(/\t/g, "<i class='ws'>→</i>").replace(/\r/g, "<i class='ws'>␍</i>").replace(/\n/g, "<i class='ws'>↵</i><br>");
   var fmt = (n) => Number(n).toLocaleString("en-US");
   var lpAlpha = (lp) => (0.08 + 0.85 * Math.min(1, Math.max(0, 1 - Math.exp(lp)))).toFixed(3);
   var refused = (a) => !!a && typeof a === "object" && "error" in a;
@@ -69,28 +78,39 @@ var TraceView = (() => {
     return f.trained ? ` (trained at step ${f.steps.join(", ")})` : ` (in TRL's mask, never trained: ${f.cause})`;
   }
   function navPart(nav, O) {
-    nav.innerHTML = O.turns.map((t, pos) => {
+    nav.replaceChildren(...O.turns.map((t, pos) => {
       const occ = O.max_context ? Math.round(100 * (t.prompt_tokens + t.output_tokens) / O.max_context) : 0;
-      const drift = t.drift_at !== null ? `<span class="tv-driftmark" title="the prompt departs from the turn before at position ${fmt(t.drift_at)}">⚠ drift</span>` : "";
-      const fail = t.tool_failed ? `<span class="tv-failmark" title="a tool call failed" aria-label="a tool call failed">✗</span>` : "";
+      const drift = t.drift_at !== null ? el("span", { class: "tv-driftmark", title: `the prompt departs from the turn before at position ${fmt(t.drift_at)}`, text: "⚠ drift" }) : null;
+      const fail = t.tool_failed ? el("span", { class: "tv-failmark", title: "a tool call failed", "aria-label": "a tool call failed", text: "✗" }) : null;
       const why = `${fmt(t.trained_tokens)} of ${fmt(t.output_tokens)} generated tokens trained` + (t.seed_trained !== t.trained ? `; the original capture script marks this turn ${t.seed_trained ? "trained" : "untrained"}` : "");
       const f = fateOf(O, pos), p = turnPill(O, t, pos), fate = f ? `; ${f.why}` : "";
-      const pill = `<span class='tv-pill${p.on ? " tr" : ""}${f && !f.trained && t.trained ? " never" : ""}' data-testid="turn-pill" title="${esc((O.run ? why.replace("trained", "in TRL's mask") : why) + fate)}">${esc(p.text)}</span>`;
-      return `<button class="tv-navitem${t.trained ? " trained" : ""}" data-turn="${pos}" data-testid="nav-turn" aria-current="false">
-      <span class="tv-nav-h"><span class="tv-nav-turn">turn ${t.index}</span> ${pill} ${drift}${fail}</span>
-      <span class="tv-nav-tools">${t.tools.length ? t.tools.map(esc).join(", ") : "no tool call"}</span>
-      <span class="tv-nav-n">prompt ${fmt(t.prompt_tokens)} · out ${fmt(t.output_tokens)} · new ${fmt(t.added)}</span>
-      <span class="tv-occ" title="context ${fmt(t.prompt_tokens + t.output_tokens)} of the rollout's longest ${fmt(O.max_context)}"><span style="width:${occ}%"></span></span>
-    </button>`;
-    }).join("");
+      const pill = el("span", {
+        class: `tv-pill${p.on ? " tr" : ""}${f && !f.trained && t.trained ? " never" : ""}`,
+        "data-testid": "turn-pill",
+        title: (O.run ? why.replace("trained", "in TRL's mask") : why) + fate,
+        text: p.text
+      });
+      return el(
+        "button",
+        { class: `tv-navitem${t.trained ? " trained" : ""}`, "data-turn": pos, "data-testid": "nav-turn", "aria-current": "false" },
+        el("span", { class: "tv-nav-h" }, el("span", { class: "tv-nav-turn", text: `turn ${t.index}` }), " ", pill, " ", drift, fail),
+        el("span", { class: "tv-nav-tools", text: t.tools.length ? t.tools.join(", ") : "no tool call" }),
+        el("span", { class: "tv-nav-n", text: `prompt ${fmt(t.prompt_tokens)} · out ${fmt(t.output_tokens)} · new ${fmt(t.added)}` }),
+        el(
+          "span",
+          { class: "tv-occ", title: `context ${fmt(t.prompt_tokens + t.output_tokens)} of the rollout's longest ${fmt(O.max_context)}` },
+          el("span", { style: `width:${occ}%` })
+        )
+      );
+    }));
     return {
       /** @param {ViewPlace} st @param {number[] | null} rowTurns */
       show(st, rowTurns) {
-        all(nav, ".tv-navitem").forEach((el) => {
-          const k = Number(el.dataset.turn);
+        all(nav, ".tv-navitem").forEach((item) => {
+          const k = Number(item.dataset.turn);
           const on = rowTurns ? rowTurns.includes(O.turns[k].index) : k === st.turn;
-          el.classList.toggle("active", on);
-          el.setAttribute("aria-current", on ? rowTurns ? "true" : "step" : "false");
+          item.classList.toggle("active", on);
+          item.setAttribute("aria-current", on ? rowTurns ? "true" : "step" : "false");
         });
         const a = nav.querySelector(".active");
         if (a && a.scrollIntoView) requestAnimationFrame(() => {
@@ -103,21 +123,37 @@ var TraceView = (() => {
   // src/trace_view/advantage.js
   function advantageClass(O, t, mask, rowScope) {
     const trained = mask === "1" && (rowScope || t && t.trained);
-    if (!trained) return { cls: " adv-ctx", style: "" };
+    if (!trained) return { cls: " adv-ctx", alpha: null };
     const a = O.advantage;
-    if (a === null || a === void 0) return { cls: " adv-unknown", style: "" };
-    const alpha = (0.18 + 0.7 * Math.min(1, Math.abs(a) / 2)).toFixed(3);
-    return { cls: a > 0 ? " adv-pos" : a < 0 ? " adv-neg" : " adv-zero", style: ` style="--a:${alpha}"` };
+    if (a === null || a === void 0) return { cls: " adv-unknown", alpha: null };
+    return { cls: a > 0 ? " adv-pos" : a < 0 ? " adv-neg" : " adv-zero", alpha: (0.18 + 0.7 * Math.min(1, Math.abs(a) / 2)).toFixed(3) };
   }
+  var swatch = (cls) => el("span", { class: `sw ${cls}` });
   function hypothetical(f) {
-    if (!f) return "";
-    return f.trained ? ` · <span class="tv-badge tv-fate trained" data-testid="push-fate">${esc(f.label)}: this push was in the loss</span>` : ` <span class="tv-badge warn tv-fate never" data-testid="push-fate" title="${esc(f.why)}">hypothetical: ${esc(f.label)}, so this push never reached the model</span>`;
+    if (!f) return [];
+    return f.trained ? [" · ", el("span", { class: "tv-badge tv-fate trained", "data-testid": "push-fate", text: `${f.label}: this push was in the loss` })] : [" ", el("span", {
+      class: "tv-badge warn tv-fate never",
+      "data-testid": "push-fate",
+      title: f.why,
+      text: `hypothetical: ${f.label}, so this push never reached the model`
+    })];
   }
   function advantageLegend(O, f) {
     const a = O.advantage;
     const failed = O.run && O.run.advantage === null;
-    const val = failed ? "<span class='tv-badge warn' data-testid='no-advantage'>TRL gave this rollout no advantage (it built no training row)</span>" : a === null || a === void 0 ? "<span class='tv-badge warn' data-testid='no-advantage'>no advantage here: this rollout was opened on its own, and a GRPO advantage comes with a group (open a group's map to see its rollouts' advantages)</span>" : `<span class="tv-nowrap">this rollout's advantage <b>${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}</b></span>`;
-    return `<span class="sw adv-pos"></span>pushed up (advantage &gt; 0) <span class="sw adv-neg"></span>pushed down (&lt; 0) <span class="sw adv-zero"></span>no push (0) <span class="sw adv-ctx"></span>not trained · ${val}${hypothetical(f)}`;
+    const val = failed ? el("span", { class: "tv-badge warn", "data-testid": "no-advantage", text: "TRL gave this rollout no advantage (it built no training row)" }) : a === null || a === void 0 ? el("span", { class: "tv-badge warn", "data-testid": "no-advantage", text: "no advantage here: this rollout was opened on its own, and a GRPO advantage comes with a group (open a group's map to see its rollouts' advantages)" }) : el("span", { class: "tv-nowrap" }, "this rollout's advantage ", el("b", { text: `${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}` }));
+    return [
+      swatch("adv-pos"),
+      "pushed up (advantage > 0) ",
+      swatch("adv-neg"),
+      "pushed down (< 0) ",
+      swatch("adv-zero"),
+      "no push (0) ",
+      swatch("adv-ctx"),
+      "not trained · ",
+      val,
+      ...hypothetical(f)
+    ];
   }
 
   // src/trace_view/toolbar.js
@@ -131,26 +167,35 @@ var TraceView = (() => {
     return m ? m.not_in_rows : null;
   };
   function toolbarPart(bar, O) {
-    const group = (kind, choices) => `<span class="tv-group" role="group" aria-label="${kind}">${choices.map((c) => `<button data-${kind}="${esc(c.id)}" title="${esc(c.help)}" aria-pressed="false">${esc(c.label)}</button>`).join("")}</span>`;
-    bar.innerHTML = `<b class="tv-turn-title"></b>${group("mode", O.modes)}${group("scope", O.scopes)}
-    <button class="tv-jump-btn" title="jump to where this turn's story is: its drift, or its generated tokens (g)" aria-label="jump to the generated tokens">↓ generated</button>`;
+    const group = (kind, choices) => el("span", { class: "tv-group", role: "group", "aria-label": kind }, ...choices.map((c) => el("button", { [`data-${kind}`]: c.id, title: c.help, "aria-pressed": "false", text: c.label })));
+    bar.replaceChildren(
+      el("b", { class: "tv-turn-title" }),
+      group("mode", O.modes),
+      group("scope", O.scopes),
+      el("button", {
+        class: "tv-jump-btn",
+        title: "jump to where this turn's story is: its drift, or its generated tokens (g)",
+        "aria-label": "jump to the generated tokens",
+        text: "↓ generated"
+      })
+    );
     return {
       /** @param {ViewPlace} st @param {string} title */
       show(st, title) {
         const heading = bar.querySelector(".tv-turn-title");
         if (heading) heading.textContent = title;
-        bar.querySelectorAll("[data-mode]").forEach((el) => {
-          const on = el.dataset.mode === st.mode;
-          el.classList.toggle("on", on);
-          el.setAttribute("aria-pressed", String(on));
-          const why = notInRows(O, el.dataset.mode || "");
-          el.disabled = st.scope === "row" && !!why;
-          if (el.disabled && why) el.title = why;
+        bar.querySelectorAll("[data-mode]").forEach((b) => {
+          const on = b.dataset.mode === st.mode;
+          b.classList.toggle("on", on);
+          b.setAttribute("aria-pressed", String(on));
+          const why = notInRows(O, b.dataset.mode || "");
+          b.disabled = st.scope === "row" && !!why;
+          if (b.disabled && why) b.title = why;
         });
-        all(bar, "[data-scope]").forEach((el) => {
-          const on = el.dataset.scope === st.scope;
-          el.classList.toggle("on", on);
-          el.setAttribute("aria-pressed", String(on));
+        all(bar, "[data-scope]").forEach((b) => {
+          const on = b.dataset.scope === st.scope;
+          b.classList.toggle("on", on);
+          b.setAttribute("aria-pressed", String(on));
         });
       }
     };
@@ -160,28 +205,56 @@ var TraceView = (() => {
     const r = training ? training.rows[st.row] : null;
     return r ? r.fate : null;
   }
-  function legend(O, st, trainer, training) {
+  function legendNodes(O, st, trainer, training) {
     const t = O.turns[st.turn], f = fateHere(O, st, training);
-    const L = isTrainerMode(O, st.mode) && trainer ? trainer.legend(f) : (
-      /** @type {Record<string, string>} */
-      {
-        mask: `<span class="sw m0"></span>context the model read (mask 0) <span class="sw m1"></span>tokens the model generated (mask 1, underlined${st.scope === "row" ? f && !f.trained ? `, in TRL's mask: never trained, ${esc(f.cause || "")})` : ")" : t.trained ? f && !f.trained ? `, in TRL's mask: never trained, ${esc(f.cause || "")})` : ", trained)" : ") <span class='sw m1u'></span>hatched: this turn is not trained"}` + (st.scope !== "row" && t.drift_at !== null ? ` <span class="sw dmark"></span>rewritten at the turn boundary (drift)` : ""),
-        logprob: `<span class="sw lp-hi"></span>p ≈ 1 <span class="sw lp-lo"></span>p ≈ 0 <span class="sw nolp"></span>no logprob recorded (context, or none captured)`,
-        drift: `<span class="sw d-carried"></span>carried over exactly <span class="sw d-rewritten"></span>rewritten (drift) <span class="sw d-new"></span>new context <span class="sw d-out"></span>generated`,
-        advantage: advantageLegend(O, f)
-      }[st.mode]
-    );
-    if (st.scope === "row") return L;
+    const never = f && !f.trained ? `, in TRL's mask: never trained, ${f.cause || ""})` : null;
+    const mask = () => [
+      swatch("m0"),
+      "context the model read (mask 0) ",
+      swatch("m1"),
+      ...st.scope === "row" ? [`tokens the model generated (mask 1, underlined${never || ")"}`] : t.trained ? [`tokens the model generated (mask 1, underlined${never || ", trained)"}`] : ["tokens the model generated (mask 1, underlined) ", swatch("m1u"), "hatched: this turn is not trained"],
+      ...st.scope !== "row" && t.drift_at !== null ? [" ", swatch("dmark"), "rewritten at the turn boundary (drift)"] : []
+    ];
+    const modes = {
+      mask,
+      logprob: () => [swatch("lp-hi"), "p ≈ 1 ", swatch("lp-lo"), "p ≈ 0 ", swatch("nolp"), "no logprob recorded (context, or none captured)"],
+      drift: () => [
+        swatch("d-carried"),
+        "carried over exactly ",
+        swatch("d-rewritten"),
+        "rewritten (drift) ",
+        swatch("d-new"),
+        "new context ",
+        swatch("d-out"),
+        "generated"
+      ],
+      advantage: () => advantageLegend(O, f)
+    };
+    const out = document.createDocumentFragment();
+    if (isTrainerMode(O, st.mode) && trainer) out.append(...trainer.legend(f));
+    else if (modes[st.mode]) out.append(...modes[st.mode]());
+    if (st.scope === "row") return out;
     const warn = [];
     const a = t.audit;
     if (a.ones_in_prompt) warn.push(`${fmt(a.ones_in_prompt)} prompt tokens have mask 1`);
     if (a.zeros_in_output) warn.push(`${fmt(a.zeros_in_output)} generated tokens have mask 0`);
     if (a.trained_without_logprobs) warn.push("trained turn without logprobs");
-    return L + (warn.length ? ` <span class="tv-badge warn">mask audit: ${esc(warn.join("; "))}</span>` : "");
+    if (warn.length) out.append(" ", el("span", { class: "tv-badge warn", text: `mask audit: ${warn.join("; ")}` }));
+    return out;
+  }
+  function legend(O, st, trainer, training) {
+    const box = document.createElement("div");
+    box.append(legendNodes(O, st, trainer, training));
+    return box.innerHTML;
   }
 
   // src/trace_view/token_pane.js
   var KEEP_CHUNKS = 12;
+  var WS = (
+    /** @type {Record<string, string>} */
+    { " ": "·", "	": "→", "\r": "␍", "\n": "↵" }
+  );
+  var HAS_WS = /[ \t\r\n]/;
   function tokenPane(box, O, api, st, scopeRange2, firstChunk, trainer) {
     let chunks = /* @__PURE__ */ new Map();
     let rendered = /* @__PURE__ */ new Set();
@@ -193,6 +266,13 @@ var TraceView = (() => {
     const landed = () => {
       box.dataset.landed = String(++landings);
     };
+    let landing = 0;
+    const underWay = (d) => {
+      landing += d;
+      box.dataset.landing = String(landing);
+    };
+    underWay(0);
+    let unseen = false;
     function driftClass(pos) {
       const t = O.turns[st.turn];
       if (pos >= t.prompt_tokens) return "d-out";
@@ -200,70 +280,101 @@ var TraceView = (() => {
       if (pos < t.shared) return "d-carried";
       return "d-new";
     }
-    function spanHtml(c) {
-      const out = [];
+    const tokenSpan = el("span"), wsMark = el("i", { class: "ws" }), lineBreak = el("br");
+    function fill(span, s) {
+      if (!HAS_WS.test(s)) {
+        span.textContent = s;
+        return;
+      }
+      let from = 0;
+      for (let i = 0; i < s.length; i++) {
+        const w = WS[s[i]];
+        if (w === void 0) continue;
+        if (i > from) span.append(s.slice(from, i));
+        const m = wsMark.cloneNode();
+        m.textContent = w;
+        span.append(m);
+        if (s[i] === "\n") span.append(lineBreak.cloneNode());
+        from = i + 1;
+      }
+      if (from < s.length) span.append(s.slice(from));
+    }
+    function spans(c) {
+      const out = document.createDocumentFragment();
       for (let k = 0; k < c.ids.length; k++) {
         const pos = c.start + k, kind = c.kind[k], lp = c.logprob[k];
-        let cls = "t k" + kind, style = "";
+        let cls = "t k" + kind;
+        let alpha = null;
         if (st.mode === "logprob") {
           if (lp === null) cls += " nolp";
-          else style = ` style="--a:${lpAlpha(lp)}"`;
+          else alpha = lpAlpha(lp);
         } else if (st.mode === "drift" && st.scope !== "row") cls += " " + driftClass(pos);
         else if (st.mode === "mask" && st.scope !== "row" && driftClass(pos) === "d-rewritten") cls += " dmark";
         else if (trainer && isTrainerMode(O, st.mode) && st.scope !== "row") cls += trainer.tokenClass(pos);
         else if (st.mode === "advantage") {
           const a = advantageClass(O, O.turns[st.turn], c.mask[k], st.scope === "row");
           cls += a.cls;
-          style = a.style;
+          alpha = a.alpha;
         }
         if (st.found && st.turn === st.foundTurn && pos >= st.found[0] && pos < st.found[1]) cls += " tv-found";
-        const txt = kind === "2" ? "" : shown(c.text[k]);
-        out.push(`<span class="${cls}" data-mask="${c.mask[k]}" data-i="${pos}"${style}>${txt}</span>`);
+        const span = (
+          /** @type {HTMLElement} */
+          tokenSpan.cloneNode()
+        );
+        span.className = cls;
+        span.setAttribute("data-mask", c.mask[k]);
+        span.setAttribute("data-i", String(pos));
+        if (alpha !== null) span.style.setProperty("--a", alpha);
+        if (kind !== "2") fill(span, c.text[k]);
+        out.append(span);
       }
-      return out.join("");
+      return out;
     }
     function evictFarFrom(center) {
       const order = [...rendered].sort((a, b) => Math.abs(b - center) - Math.abs(a - center));
       while (rendered.size > KEEP_CHUNKS) {
         const c = order.shift();
         if (c === void 0) break;
-        const el = (
+        const div = (
           /** @type {HTMLElement | null} */
           box.querySelector(`.tv-chunk[data-c="${c}"]`)
         );
-        if (el) {
-          el.style.height = el.offsetHeight + "px";
-          el.innerHTML = "";
+        if (div) {
+          div.style.height = div.offsetHeight + "px";
+          div.replaceChildren();
         }
         rendered.delete(c);
         chunks.delete(c);
       }
     }
-    function renderChunk(el, c) {
-      el.innerHTML = spanHtml(c);
-      el.style.minHeight = "";
-      el.style.height = "";
-      rendered.add(Number(el.dataset.c));
-      if (rendered.size > KEEP_CHUNKS) evictFarFrom(Number(el.dataset.c));
+    function renderChunk(div, c) {
+      div.replaceChildren(spans(c));
+      div.style.minHeight = "";
+      div.style.height = "";
+      rendered.add(Number(div.dataset.c));
+      if (rendered.size > KEEP_CHUNKS) evictFarFrom(Number(div.dataset.c));
       if (cursor !== null) mark(cursor);
     }
-    async function load(el) {
-      const idx = Number(el.dataset.c), my = epoch;
-      if (rendered.has(idx) || el.dataset.loading === "1") return;
-      el.dataset.loading = "1";
+    const failed = (div, why) => div.replaceChildren(el("span", { class: "tv-err", text: why }));
+    async function load(div) {
+      const idx = Number(div.dataset.c), my = epoch;
+      if (rendered.has(idx) || div.dataset.loading === "1") return;
+      div.dataset.loading = "1";
+      underWay(1);
       try {
         const c = chunks.get(idx) || await api.chunk({ turn: st.turn, scope: st.scope, index: idx, row: st.row });
         if (my !== epoch) return;
         if (refused(c)) {
-          el.innerHTML = `<span class="tv-err">${esc(c.error)}</span>`;
+          failed(div, c.error);
           return;
         }
         chunks.set(idx, c);
-        renderChunk(el, c);
+        renderChunk(div, c);
       } catch (e) {
-        if (my === epoch) el.innerHTML = `<span class="tv-err">could not load tokens: ${esc(errorText(e))}</span>`;
+        if (my === epoch) failed(div, `could not load tokens: ${errorText(e)}`);
       } finally {
-        el.dataset.loading = "";
+        div.dataset.loading = "";
+        underWay(-1);
       }
     }
     function paint(story) {
@@ -272,28 +383,36 @@ var TraceView = (() => {
       rendered = /* @__PURE__ */ new Set();
       cursor = null;
       if (observer) observer.disconnect();
+      if (unseen) {
+        unseen = false;
+        underWay(-1);
+      }
       const { start, size, waiting } = scopeRange2();
       const t = O.turns[st.turn];
       const n = Math.ceil(size / O.chunk_size);
-      let html = "";
+      const parts = document.createDocumentFragment();
       if (st.scope === "new" && t.shared > 0) {
-        html += `<button class="tv-collapsed" data-testid="collapsed-prefix">▸ ${fmt(t.shared)} tokens shared with turn ${O.turns[st.turn - 1] ? O.turns[st.turn - 1].index : t.index - 1}: show the full context</button>`;
+        parts.append(el("button", {
+          class: "tv-collapsed",
+          "data-testid": "collapsed-prefix",
+          text: `▸ ${fmt(t.shared)} tokens shared with turn ${O.turns[st.turn - 1] ? O.turns[st.turn - 1].index : t.index - 1}: show the full context`
+        }));
       }
-      if (waiting) html += `<div class="tv-dim">asking TRL how it packs this rollout…</div>`;
+      if (waiting) parts.append(el("div", { class: "tv-dim", text: "asking TRL how it packs this rollout…" }));
       for (let c = 0; c < n; c++) {
         const est = Math.max(1.6, Math.min(O.chunk_size, size - c * O.chunk_size) / 14) * 1.6;
-        html += `<div class="tv-chunk" data-c="${c}" style="min-height:${est.toFixed(1)}em"></div>`;
+        parts.append(el("div", { class: "tv-chunk", "data-c": c, style: `min-height:${est.toFixed(1)}em` }));
       }
-      if (!n && !waiting) html += `<div class="tv-dim">no tokens in this scope</div>`;
-      box.innerHTML = html;
+      if (!n && !waiting) parts.append(el("div", { class: "tv-dim", text: "no tokens in this scope" }));
+      box.replaceChildren(parts);
       box.classList.toggle("untrained", !t.trained && st.scope !== "row");
       box.dataset.paint = st.mode;
       if (preloaded && preloaded.turn === st.turn && preloaded.scope === st.scope) {
         chunks.set(preloaded.index, preloaded.chunk);
-        const el = box.querySelector(`.tv-chunk[data-c="${preloaded.index}"]`);
-        if (el) renderChunk(
+        const div = box.querySelector(`.tv-chunk[data-c="${preloaded.index}"]`);
+        if (div) renderChunk(
           /** @type {HTMLElement} */
-          el,
+          div,
           preloaded.chunk
         );
       }
@@ -303,9 +422,17 @@ var TraceView = (() => {
           /** @type {HTMLElement} */
           e.target
         );
+        if (unseen && observer === seen) {
+          unseen = false;
+          underWay(-1);
+        }
       }, { root: box, rootMargin: "600px 0px" });
       observer = seen;
-      box.querySelectorAll(".tv-chunk").forEach((el) => seen.observe(el));
+      if (n) {
+        unseen = true;
+        underWay(1);
+      }
+      box.querySelectorAll(".tv-chunk").forEach((div) => seen.observe(div));
       box.scrollTop = 0;
       fit(true);
       if (story && story.at >= start) goTo(story);
@@ -327,8 +454,8 @@ var TraceView = (() => {
       moved = false;
       const { start } = scopeRange2();
       const idx = Math.floor(Math.max(0, story.at - start) / O.chunk_size);
-      const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`);
-      if (!el) {
+      const div = box.querySelector(`.tv-chunk[data-c="${idx}"]`);
+      if (!div) {
         landed();
         return Promise.resolve();
       }
@@ -357,17 +484,19 @@ var TraceView = (() => {
         }
         put(tok, Math.max(0, line));
       };
+      underWay(1);
       return new Promise((done) => whenLaidOut(() => {
-        box.scrollTop += el.getBoundingClientRect().top - box.getBoundingClientRect().top;
+        box.scrollTop += div.getBoundingClientRect().top - box.getBoundingClientRect().top;
         load(
           /** @type {HTMLElement} */
-          el
+          div
         ).then(() => {
           settle();
           done(void 0);
           setTimeout(() => {
             settle();
             landed();
+            underWay(-1);
           }, 200);
         });
       }));
@@ -388,8 +517,8 @@ var TraceView = (() => {
     function recolour() {
       box.dataset.paint = st.mode;
       for (const idx of rendered) {
-        const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`), c = chunks.get(idx);
-        if (el && c) el.innerHTML = spanHtml(c);
+        const div = box.querySelector(`.tv-chunk[data-c="${idx}"]`), c = chunks.get(idx);
+        if (div && c) div.replaceChildren(spans(c));
       }
       if (cursor !== null) mark(cursor);
     }
@@ -453,6 +582,17 @@ ${text}${extra}`;
   }
 
   // src/trace_view/trainer.js
+  var SVG = "http://www.w3.org/2000/svg";
+  function svg(tag, attrs, ...children) {
+    const e = (
+      /** @type {SVGElement} */
+      document.createElementNS(SVG, tag)
+    );
+    for (const [k, v] of Object.entries(attrs)) if (k === "text") e.textContent = String(v);
+    else e.setAttribute(k, String(v));
+    e.append(...children);
+    return e;
+  }
   function trainerPart(box, nav, O, api, st, onData, onPart = () => {
   }) {
     const outline = O.trainer, asker = api.trainer;
@@ -519,14 +659,62 @@ ${text}${extra}`;
     }
     function legend2(f) {
       const [lo, hi] = eps(), band = `[${(1 - lo).toFixed(2)}, ${(1 + hi).toFixed(2)}]`;
-      const d = data(st.turn), wait = !d ? " <span class='tv-dim'>(loading the trainer's numbers…)</span>" : refused(d) ? ` <span class="tv-err">${esc(d.error)}</span>` : "";
-      const miss = `<span class="sw nolp"></span>no engine logprob`;
-      const part = `<span class="tv-part" data-testid="legend-part">part <b>${esc(partLabel())}</b></span> · `;
-      const key = (cls, words) => `<span class="tv-nowrap"><span class="sw ${cls}"></span>${words}</span>`;
-      if (st.mode === "mismatch") return part + `log ratio = trainer − engine: ${key("mm-n4 tr-out", "below the clip band")} ${key("mm-n2", "trainer lower")} ${key("mm-0", "|log r| &lt; 1e-3")} ${key("mm-p2", "trainer higher")} ${key("mm-p4 tr-out", "above the band")} · <span class="tv-nowrap"><b data-testid="clip-band">clip band ${band}</b> (ε ${lo} / ${hi})</span> <span class="tv-nowrap">${miss}</span>${wait}`;
-      if (st.mode === "entropy") return part + `trainer entropy (nats): <span class="sw en-0"></span>&lt; 0.1 <span class="sw en-1"></span>&lt; 0.5 <span class="sw en-2"></span>&lt; 1.5 <span class="sw en-3"></span>&lt; 3 <span class="sw en-4"></span>≥ 3${wait}`;
+      const d = data(st.turn);
+      const wait = !d ? [" ", el("span", { class: "tv-dim", text: "(loading the trainer's numbers…)" })] : refused(d) ? [" ", el("span", { class: "tv-err", text: d.error })] : [];
+      const miss = () => el("span", { class: "tv-nowrap" }, swatch("nolp"), "no engine logprob");
+      const part = [el("span", { class: "tv-part", "data-testid": "legend-part" }, "part ", el("b", { text: partLabel() })), " · "];
+      const key = (cls, words) => el("span", { class: "tv-nowrap" }, swatch(cls), words);
+      if (st.mode === "mismatch") return [
+        ...part,
+        "log ratio = trainer − engine: ",
+        key("mm-n4 tr-out", "below the clip band"),
+        " ",
+        key("mm-n2", "trainer lower"),
+        " ",
+        key("mm-0", "|log r| < 1e-3"),
+        " ",
+        key("mm-p2", "trainer higher"),
+        " ",
+        key("mm-p4 tr-out", "above the band"),
+        " · ",
+        el("span", { class: "tv-nowrap" }, el("b", { "data-testid": "clip-band", text: `clip band ${band}` }), ` (ε ${lo} / ${hi})`),
+        " ",
+        miss(),
+        ...wait
+      ];
+      if (st.mode === "entropy") return [
+        ...part,
+        "trainer entropy (nats): ",
+        swatch("en-0"),
+        "< 0.1 ",
+        swatch("en-1"),
+        "< 0.5 ",
+        swatch("en-2"),
+        "< 1.5 ",
+        swatch("en-3"),
+        "< 3 ",
+        swatch("en-4"),
+        "≥ 3",
+        ...wait
+      ];
       const A = advantage();
-      return part + `per-token loss −min(r·A, clip(r)·A), A = ${A !== null && A > 0 ? "+" : ""}${num(A, 3)}: ${key("ls-u2", "raised (loss &lt; 0)")} ${key("ls-d2", "lowered (loss &gt; 0)")} ${key("ls-clip", `clipped by TRL, no gradient (band ${band})`)} ${key("tr-off", "not in the loss")} <span class="tv-nowrap">${miss}</span><br><span class="tv-dim">paler / stronger shade: |loss| below / above |A|</span>${wait}${hypothetical(f)}`;
+      return [
+        ...part,
+        `per-token loss −min(r·A, clip(r)·A), A = ${A !== null && A > 0 ? "+" : ""}${num(A, 3)}: `,
+        key("ls-u2", "raised (loss < 0)"),
+        " ",
+        key("ls-d2", "lowered (loss > 0)"),
+        " ",
+        key("ls-clip", `clipped by TRL, no gradient (band ${band})`),
+        " ",
+        key("tr-off", "not in the loss"),
+        " ",
+        miss(),
+        el("br"),
+        el("span", { class: "tv-dim", text: "paler / stronger shade: |loss| below / above |A|" }),
+        ...wait,
+        ...hypothetical(f)
+      ];
     }
     function info(pos) {
       const d = data(st.turn);
@@ -551,56 +739,81 @@ top-${d.topk_text[k].length}: ${alts}`;
       const n = counts.length, bw = 22, h = 70, left = 30, top = 14, max = Math.max(1, ...counts);
       const x = (i) => left + i * bw;
       const lab = { "-1": "-1", "-0.1": "-0.1", "-0.01": "-0.01", "0.01": "0.01", "0.1": "0.1", "1": "1" };
-      let s = `<svg role="img" aria-label="histogram of log ratios" width="${x(n) + 12}" height="${top + h + 30}" data-testid="trainer-histogram">`;
-      s += `<line class="axl" x1="${left}" y1="${top + h}" x2="${x(n)}" y2="${top + h}"/><line class="axl" x1="${left}" y1="${top}" x2="${left}" y2="${top + h}"/>`;
-      s += `<text class="ax" x="${left - 4}" y="${top + 8}" text-anchor="end">${max}</text><text class="ax" x="${left - 4}" y="${top + h}" text-anchor="end">0</text>`;
+      const label = (tx, ty, anchor, words) => svg("text", { class: "ax", x: tx, y: ty, "text-anchor": anchor, text: words });
+      const s = svg(
+        "svg",
+        { role: "img", "aria-label": "histogram of log ratios", width: x(n) + 12, height: top + h + 30, "data-testid": "trainer-histogram" },
+        svg("line", { class: "axl", x1: left, y1: top + h, x2: x(n), y2: top + h }),
+        svg("line", { class: "axl", x1: left, y1: top, x2: left, y2: top + h }),
+        label(left - 4, top + 8, "end", max),
+        label(left - 4, top + h, "end", 0)
+      );
       counts.forEach((c, i) => {
         const bh = c ? Math.max(1.5, h * c / max) : 0, mid = i === Math.floor(n / 2);
         const lo = i === 0 ? "−∞" : num(edges[i - 1], 3), hi = i === n - 1 ? "∞" : num(edges[i], 3);
         const outside = i > 0 && edges[i - 1] >= S.band[1] - 1e-12 || i < n - 1 && edges[i] <= S.band[0] + 1e-12;
-        s += `<rect class="${outside ? "b-out " : ""}${mid ? "b-0" : i < n / 2 ? "b-n" : "b-p"}" x="${x(i) + 2}" y="${top + h - bh}" width="${bw - 4}" height="${bh}" data-count="${c}"><title>${c} tokens with log ratio in [${lo}, ${hi})${outside ? ": outside the clip band" : ""}</title></rect>`;
+        s.append(svg(
+          "rect",
+          { class: `${outside ? "b-out " : ""}${mid ? "b-0" : i < n / 2 ? "b-n" : "b-p"}`, x: x(i) + 2, y: top + h - bh, width: bw - 4, height: bh, "data-count": c },
+          svg("title", { text: `${c} tokens with log ratio in [${lo}, ${hi})${outside ? ": outside the clip band" : ""}` })
+        ));
       });
       edges.forEach((e, j) => {
         const name = lab[String(e)];
-        if (name) s += `<text class="ax" x="${x(j + 1)}" y="${top + h + 11}" text-anchor="middle">${name}</text>`;
-        if (isBand(e)) s += `<line class="band" data-testid="band-line" data-edge="${e}" x1="${x(j + 1)}" y1="${top - 4}" x2="${x(j + 1)}" y2="${top + h}"/><text class="ax" x="${x(j + 1)}" y="${top - 5}" text-anchor="middle">${num(Math.exp(e), 2)}</text>`;
+        if (name) s.append(label(x(j + 1), top + h + 11, "middle", name));
+        if (isBand(e)) s.append(
+          svg("line", { class: "band", "data-testid": "band-line", "data-edge": e, x1: x(j + 1), y1: top - 4, x2: x(j + 1), y2: top + h }),
+          label(x(j + 1), top - 5, "middle", num(Math.exp(e), 2))
+        );
       });
-      s += `<text class="ax" x="${x(Math.floor(n / 2)) + bw / 2}" y="${top + h + 11}" text-anchor="middle">0</text>`;
-      s += `<text class="ax" x="${(left + x(n)) / 2}" y="${top + h + 25}" text-anchor="middle">log ratio (trainer − engine), tokens per bin</text></svg>`;
+      s.append(
+        label(x(Math.floor(n / 2)) + bw / 2, top + h + 11, "middle", 0),
+        label((left + x(n)) / 2, top + h + 25, "middle", "log ratio (trainer − engine), tokens per bin")
+      );
       const [blo, bhi] = S.band;
-      return `<figure class="tv-hist">${s}<figcaption>log-spaced bins; dashed: the clip band, ratio [${num(Math.exp(blo), 2)}, ${num(Math.exp(bhi), 2)}] = log ratio [${num(blo, 3)}, ${num(bhi, 3)}]; the bars beyond the lines are the tokens outside it</figcaption></figure>`;
+      return el("figure", { class: "tv-hist" }, s, el("figcaption", { text: `log-spaced bins; dashed: the clip band, ratio [${num(Math.exp(blo), 2)}, ${num(Math.exp(bhi), 2)}] = log ratio [${num(blo, 3)}, ${num(bhi, 3)}]; the bars beyond the lines are the tokens outside it` }));
     }
     function showSummary(S) {
       const out = box.querySelector(".tv-trainer-out");
       if (!out) return;
       if (refused(S)) {
-        out.innerHTML = `<span class="tv-err">${esc(S.error)}</span>`;
+        out.replaceChildren(el("span", { class: "tv-err", text: S.error }));
         return;
       }
       const R = S.rollout, [lo, hi] = S.eps;
-      out.innerHTML = `<div class="tv-trainer-stats" data-testid="trainer-stats">rollout, ${fmt(R.tokens)} generated tokens:
-      max |log ratio| <b>${num(R.max_abs_log_ratio)}</b> · mean k3 KL <b>${num(R.mean_kl_k3, 5)}</b> ·
-      mean entropy <b>${num(R.mean_entropy, 3)}</b> · outside clip [${1 - lo}, ${1 + hi}] <b>${fmt(R.outside_clip)}</b> ·
-      trainer's top-1 ${fmt(R.top1)} · clipped (A = ${S.advantage}) ${fmt(R.clipped_low + R.clipped_high)}
-      ${R.with_engine < R.tokens ? ` · <span class="tv-err">${fmt(R.tokens - R.with_engine)} without an engine logprob</span>` : ""}</div>${histogram(R.histogram, S)}`;
-      all(nav, ".tv-navitem").forEach((el) => {
-        const t = S.turns[Number(el.dataset.turn)];
+      out.replaceChildren(
+        el(
+          "div",
+          { class: "tv-trainer-stats", "data-testid": "trainer-stats" },
+          `rollout, ${fmt(R.tokens)} generated tokens: max |log ratio| `,
+          el("b", { text: num(R.max_abs_log_ratio) }),
+          " · mean k3 KL ",
+          el("b", { text: num(R.mean_kl_k3, 5) }),
+          " · mean entropy ",
+          el("b", { text: num(R.mean_entropy, 3) }),
+          ` · outside clip [${1 - lo}, ${1 + hi}] `,
+          el("b", { text: fmt(R.outside_clip) }),
+          ` · trainer's top-1 ${fmt(R.top1)} · clipped (A = ${S.advantage}) ${fmt(R.clipped_low + R.clipped_high)}`,
+          ...R.with_engine < R.tokens ? [" · ", el("span", { class: "tv-err", text: `${fmt(R.tokens - R.with_engine)} without an engine logprob` })] : []
+        ),
+        histogram(R.histogram, S)
+      );
+      all(nav, ".tv-navitem").forEach((item) => {
+        const t = S.turns[Number(item.dataset.turn)];
         let span = (
           /** @type {HTMLElement | null} */
-          el.querySelector(".tv-nav-tr")
+          item.querySelector(".tv-nav-tr")
         );
         if (!span) {
-          span = document.createElement("span");
-          span.className = "tv-nav-tr";
-          span.dataset.testid = "nav-trainer";
-          el.appendChild(span);
+          span = el("span", { class: "tv-nav-tr", "data-testid": "nav-trainer" });
+          item.appendChild(span);
         }
         if (!t) {
           span.textContent = "";
           return;
         }
         span.title = `the trainer's view of this turn (part ${partLabel()}): the largest |log ratio| (log trainer p − log engine p) over its generated tokens, and how many of them fall outside TRL's clip band [${1 - lo}, ${1 + hi}]`;
-        span.innerHTML = `trainer: max |log r| ${num(t.max_abs_log_ratio, 3)} · <span class="${t.outside_clip ? "hot" : ""}">${fmt(t.outside_clip)} outside the band</span>`;
+        span.replaceChildren(`trainer: max |log r| ${num(t.max_abs_log_ratio, 3)} · `, el("span", { class: t.outside_clip ? "hot" : "", text: `${fmt(t.outside_clip)} outside the band` }));
       });
     }
     function summary() {
@@ -616,13 +829,25 @@ top-${d.topk_text[k].length}: ${alts}`;
       }).catch((e) => showSummary({ error: errorText(e) }));
     }
     function controls() {
-      const btn = (attr, v, label, on, title = "") => `<button data-${attr}="${esc(v)}" class="${on ? "on" : ""}" aria-pressed="${on}" title="${esc(title)}">${esc(label)}</button>`;
-      const advs = advChoices;
-      box.innerHTML = `<div class="tv-trainer" data-testid="trainer-panel"><div class="tv-trainer-ctl"><b>Trainer's view</b>
-      ${parts.length > 1 ? `<span class="tv-lab">part</span>` : ""}<span class="tv-group" role="group" aria-label="rescore part">${parts.map((p) => btn("tpart", p.name, p.label, p.name === ts.part, `${p.model}, ${p.dtype} on ${p.device}, temperature ${p.temperature}, top-${p.top_k}`)).join("")}</span>
-      <span class="tv-lab">clip ε</span><span class="tv-group" role="group" aria-label="clip band">${T.eps_choices.map((e, i) => btn("teps", i, `${e[0]} / ${e[1]}`, i === ts.eps, i ? "DAPO's clip-higher" : "TRL's default")).join("")}</span>
-      <span class="tv-lab">advantage</span><span class="tv-group" role="group" aria-label="advantage">${advs.map(([v, l, t]) => btn("tadv", v, l, v === ts.adv, t)).join("")}</span></div>
-      <div class="tv-trainer-out"></div></div>`;
+      const btn = (attr, v, label, on, title = "") => el("button", { [`data-${attr}`]: v, class: on ? "on" : "", "aria-pressed": String(on), title, text: label });
+      const group2 = (name, buttons) => el("span", { class: "tv-group", role: "group", "aria-label": name }, ...buttons);
+      const lab = (words) => el("span", { class: "tv-lab", text: words });
+      box.replaceChildren(el(
+        "div",
+        { class: "tv-trainer", "data-testid": "trainer-panel" },
+        el(
+          "div",
+          { class: "tv-trainer-ctl" },
+          el("b", { text: "Trainer's view" }),
+          parts.length > 1 ? lab("part") : null,
+          group2("rescore part", parts.map((p) => btn("tpart", p.name, p.label, p.name === ts.part, `${p.model}, ${p.dtype} on ${p.device}, temperature ${p.temperature}, top-${p.top_k}`))),
+          lab("clip ε"),
+          group2("clip band", T.eps_choices.map((e, i) => btn("teps", i, `${e[0]} / ${e[1]}`, i === ts.eps, i ? "DAPO's clip-higher" : "TRL's default"))),
+          lab("advantage"),
+          group2("advantage", advChoices.map(([v, l, t]) => btn("tadv", v, l, v === ts.adv, t)))
+        ),
+        el("div", { class: "tv-trainer-out" })
+      ));
       summary();
     }
     box.addEventListener("click", (ev) => {
@@ -689,58 +914,101 @@ top-${d.topk_text[k].length}: ${alts}`;
   }
 
   // src/trace_view/markup.js
-  function viewHtml(O, canExport) {
+  function fromServer(cls, html) {
+    const box = el("div", { class: cls });
+    box.innerHTML = html;
+    return box;
+  }
+  var helpRow = (keys, what, after = "") => el(
+    "tr",
+    null,
+    el("td", null, ...keys.flatMap((k, i) => [i ? " " : null, el("kbd", { text: k })]), after),
+    el("td", { text: what })
+  );
+  function viewNodes(O, canExport) {
     const modes = O.modes.map((m) => m.id);
-    return `
-    <div class="tv" data-testid="trace-view">
-      <div class="tv-live-box" hidden></div>
-      <div class="tv-note-box" role="note" data-testid="export-note" hidden></div>
-      <div class="tv-top">
-        <div class="tv-summary-box">${O.summary_html}</div>
-        <span class="tv-actions">
-          ${canExport ? `<button class="tv-export-btn" title="download one HTML file that opens offline on what is on screen" aria-haspopup="dialog" aria-expanded="false" data-testid="export">export</button>` : ""}
-          <button class="tv-present-btn" title="presentation mode (p)" aria-pressed="false">present</button>
-          <button class="tv-help-btn" title="keyboard shortcuts (?)" aria-label="keyboard shortcuts" aria-expanded="false">?</button>
-        </span>
-        <div class="tv-export-menu" hidden role="dialog" aria-label="export" data-testid="export-menu">
-          <b>Export one HTML file</b> <span class="tv-dim">that opens offline, with no request, on the turn, mode, scope and trainer part on screen</span>
-          <div class="tv-export-choices"><button data-export="rollout" data-testid="export-rollout">the whole rollout</button><button data-export="turn" data-testid="export-turn">the turn on screen (with its full context)</button></div>
-          <div class="tv-export-status" role="status"></div>
-        </div>
-      </div>
-      <div class="tv-headerbox">${O.header_html}</div>
-      <div class="tv-main">
-        <nav class="tv-nav" aria-label="turns"></nav>
-        <section class="tv-turn">
-          <div class="tv-toolbar"></div>
-          <div class="tv-legend"></div>
-          <div class="tv-boundary-box"></div>
-          <div class="tv-rowbar" hidden></div>
-          <div class="tv-tokens" tabindex="0" role="group" aria-label="tokens: arrow keys move a cursor" data-testid="tokens"></div>
-          <div class="tv-trainer-box" hidden></div>
-          <div class="tv-tools-part"><h4 class="tv-sub">Tool calls</h4><div class="tv-tools-box"></div></div>
-        </section>
-      </div>
-      <div class="tv-lower">
-        <section><h3>Tests</h3><div class="tv-tests-box">${O.tests_html}</div></section>
-        <section><h3>Reward</h3><div class="tv-reward-box">${O.reward_html}</div></section>
-      </div>
-      <div class="tv-tip" hidden role="status"></div>
-      <div class="tv-help" hidden role="dialog" aria-label="keyboard shortcuts">
-        <b>Keyboard</b>
-        <table>
-          <tr><td><kbd>j</kbd> <kbd>→</kbd></td><td>next turn</td></tr>
-          <tr><td><kbd>k</kbd> <kbd>←</kbd></td><td>previous turn</td></tr>
-          <tr><td><kbd>←</kbd> <kbd>→</kbd> in the tokens</td><td>move the token cursor (its details follow)</td></tr>
-          <tr><td><kbd>m</kbd></td><td>next mode (${modes.join(", ")})</td></tr>
-          <tr><td><kbd>s</kbd></td><td>next scope (${O.scopes.map((s) => esc(s.label)).join(", ")})</td></tr>
-          <tr><td><kbd>g</kbd></td><td>jump to the generated tokens</td></tr>
-          <tr><td><kbd>p</kbd></td><td>presentation mode</td></tr>
-          <tr><td><kbd>?</kbd></td><td>this help</td></tr>
-          <tr><td><kbd>Esc</kbd></td><td>close help / leave presentation</td></tr>
-        </table>
-      </div>
-    </div>`;
+    return el(
+      "div",
+      { class: "tv", "data-testid": "trace-view" },
+      el("div", { class: "tv-live-box", hidden: true }),
+      el("div", { class: "tv-note-box", role: "note", "data-testid": "export-note", hidden: true }),
+      el(
+        "div",
+        { class: "tv-top" },
+        fromServer("tv-summary-box", O.summary_html),
+        el(
+          "span",
+          { class: "tv-actions" },
+          canExport ? el("button", {
+            class: "tv-export-btn",
+            title: "download one HTML file that opens offline on what is on screen",
+            "aria-haspopup": "dialog",
+            "aria-expanded": "false",
+            "data-testid": "export",
+            text: "export"
+          }) : null,
+          el("button", { class: "tv-present-btn", title: "presentation mode (p)", "aria-pressed": "false", text: "present" }),
+          el("button", { class: "tv-help-btn", title: "keyboard shortcuts (?)", "aria-label": "keyboard shortcuts", "aria-expanded": "false", text: "?" })
+        ),
+        el(
+          "div",
+          { class: "tv-export-menu", hidden: true, role: "dialog", "aria-label": "export", "data-testid": "export-menu" },
+          el("b", { text: "Export one HTML file" }),
+          " ",
+          el("span", { class: "tv-dim", text: "that opens offline, with no request, on the turn, mode, scope and trainer part on screen" }),
+          el(
+            "div",
+            { class: "tv-export-choices" },
+            el("button", { "data-export": "rollout", "data-testid": "export-rollout", text: "the whole rollout" }),
+            el("button", { "data-export": "turn", "data-testid": "export-turn", text: "the turn on screen (with its full context)" })
+          ),
+          el("div", { class: "tv-export-status", role: "status" })
+        )
+      ),
+      fromServer("tv-headerbox", O.header_html),
+      el(
+        "div",
+        { class: "tv-main" },
+        el("nav", { class: "tv-nav", "aria-label": "turns" }),
+        el(
+          "section",
+          { class: "tv-turn" },
+          el("div", { class: "tv-toolbar" }),
+          el("div", { class: "tv-legend" }),
+          el("div", { class: "tv-boundary-box" }),
+          el("div", { class: "tv-rowbar", hidden: true }),
+          el("div", { class: "tv-tokens", tabindex: "0", role: "group", "aria-label": "tokens: arrow keys move a cursor", "data-testid": "tokens" }),
+          el("div", { class: "tv-trainer-box", hidden: true }),
+          el("div", { class: "tv-tools-part" }, el("h4", { class: "tv-sub", text: "Tool calls" }), el("div", { class: "tv-tools-box" }))
+        )
+      ),
+      el(
+        "div",
+        { class: "tv-lower" },
+        el("section", null, el("h3", { text: "Tests" }), fromServer("tv-tests-box", O.tests_html)),
+        el("section", null, el("h3", { text: "Reward" }), fromServer("tv-reward-box", O.reward_html))
+      ),
+      el("div", { class: "tv-tip", hidden: true, role: "status" }),
+      el(
+        "div",
+        { class: "tv-help", hidden: true, role: "dialog", "aria-label": "keyboard shortcuts" },
+        el("b", { text: "Keyboard" }),
+        " ",
+        el("table", null, el(
+          "tbody",
+          null,
+          helpRow(["j", "→"], "next turn"),
+          helpRow(["k", "←"], "previous turn"),
+          helpRow(["←", "→"], "move the token cursor (its details follow)", " in the tokens"),
+          helpRow(["m"], `next mode (${modes.join(", ")})`),
+          helpRow(["s"], `next scope (${O.scopes.map((s) => s.label).join(", ")})`),
+          helpRow(["g"], "jump to the generated tokens"),
+          helpRow(["p"], "presentation mode"),
+          helpRow(["?"], "this help"),
+          helpRow(["Esc"], "close help / leave presentation")
+        ))
+      )
+    );
   }
 
   // src/trace_view/turn.js
@@ -858,12 +1126,12 @@ top-${d.topk_text[k].length}: ${alts}`;
   // src/trace_view/chrome.js
   function present(v, on) {
     const { view, pane, $ } = v;
-    const shown2 = on === void 0 ? !view.classList.contains("present") : on;
-    view.classList.toggle("present", shown2);
-    document.body.classList.toggle("tv-present", shown2);
-    $(".tv-present-btn").setAttribute("aria-pressed", String(shown2));
+    const shown = on === void 0 ? !view.classList.contains("present") : on;
+    view.classList.toggle("present", shown);
+    document.body.classList.toggle("tv-present", shown);
+    $(".tv-present-btn").setAttribute("aria-pressed", String(shown));
     pane.fit(true);
-    if (shown2) pane.goTo(storyOf(v.O, v.st, v.trainer) || 0);
+    if (shown) pane.goTo(storyOf(v.O, v.st, v.trainer) || 0);
   }
   function toggleHelp(v, on) {
     const help = v.$(".tv-help");
@@ -890,12 +1158,16 @@ top-${d.topk_text[k].length}: ${alts}`;
         got = { error: errorText(e) };
       }
       if (!got || refused(got)) {
-        out.innerHTML = `<span class="tv-err">${esc(refused(got) ? got.error : "no answer from the server")}</span>`;
+        out.replaceChildren(el("span", { class: "tv-err", text: refused(got) ? got.error : "no answer from the server" }));
         return;
       }
       if (exportUrl) URL.revokeObjectURL(exportUrl);
       exportUrl = URL.createObjectURL(new Blob([got.html], { type: "text/html" }));
-      out.innerHTML = `<a href="${esc(exportUrl)}" download="${esc(got.name)}" data-testid="export-link">${esc(got.name)}</a> · ${esc(got.size)}` + (got.note ? `<div class="tv-dim">${esc(got.note)}</div>` : "");
+      out.replaceChildren(
+        el("a", { href: exportUrl, download: got.name, "data-testid": "export-link", text: got.name }),
+        ` · ${got.size}`,
+        ...got.note ? [el("div", { class: "tv-dim", text: got.note })] : []
+      );
       const link = out.querySelector("a");
       if (link) link.click();
     }
@@ -1033,7 +1305,7 @@ top-${d.topk_text[k].length}: ${alts}`;
     const hasTrainer = !!(opened.outline.trainer && api.trainer);
     const O = outlineFor(opened.outline, hasTrainer);
     const st = startPlace(opened.initial, O);
-    root.innerHTML = viewHtml(O, !!api.export);
+    root.replaceChildren(viewNodes(O, !!api.export));
     const $ = (sel) => (
       /** @type {HTMLElement} */
       root.querySelector(sel)
@@ -1052,7 +1324,7 @@ top-${d.topk_text[k].length}: ${alts}`;
     const showLive = (L) => liveBar.show(L, st.follow);
     if (opened.live) showLive(opened.live);
     if (!O.turns.length) {
-      $(".tv-main").innerHTML = `<div class="${opened.live ? "tv-dim" : "tv-error"}" role="status" data-testid="no-turns">${esc(O.notice || "no agent turn")}</div>`;
+      $(".tv-main").replaceChildren(el("div", { class: opened.live ? "tv-dim" : "tv-error", role: "status", "data-testid": "no-turns", text: O.notice || "no agent turn" }));
       return { state: () => ({ ...st }), grow: (_next) => false, showLive };
     }
     st.turn = Math.min(Math.max(0, st.turn | 0), O.turns.length - 1);
@@ -1107,48 +1379,70 @@ top-${d.topk_text[k].length}: ${alts}`;
   }
 
   // src/trace_view/live.js
-  function followBar(el, on) {
+  function followBar(bar, on) {
     let L = null;
     let timer;
-    let started = 0, shownHtml = "";
+    let started = 0, shownKey = "";
     let shownFollow = null;
     const clock = (s) => `${Math.floor(s / 60)}:${String(Math.floor(s % 60)).padStart(2, "0")}`;
     const words = { running: "running", done: "captured", cancelled: "cancelled", failed: "failed" };
     function tick() {
-      const t = el.querySelector(".tv-live-clock");
+      const t = bar.querySelector(".tv-live-clock");
       if (t && L) t.textContent = clock(L.state === "running" ? (Date.now() - started) / 1e3 : L.elapsed_s);
     }
     function show(next, isFollowing) {
       L = next;
       started = Date.now() - 1e3 * next.elapsed_s;
       const running = L.state === "running";
-      const what = running ? `${esc(L.stage)} · ${fmt(L.calls)} turn${L.calls === 1 ? "" : "s"} so far` : L.state === "done" ? "the written artifact is on screen" : L.state === "cancelled" ? "what was seen before the capture stopped: nothing was written" : esc(L.message || "the capture failed");
-      const sibs = L.siblings.length ? `<span class="tv-group" role="group" aria-label="rollout to follow">${L.siblings.map((s) => `<button data-live-rollout="${s.rollout}" aria-pressed="${s.rollout === next.rollout}" class="${s.rollout === next.rollout ? "on" : ""}" title="follow rollout ${s.rollout} of the group (${esc(s.stage)})">rollout ${s.rollout}: ${s.turns} turn${s.turns === 1 ? "" : "s"}</button>`).join("")}</span>` : "";
-      el.hidden = false;
-      const html = `<div class="tv-live ${L.state}" data-testid="live-badge" data-state="${L.state}" data-recorded-at="${L.recorded_at || ""}" role="status">
-      <span class="tv-live-dot" aria-hidden="true"></span><b>${words[L.state]}</b> · <span class="tv-live-clock"></span> · <span>${what}</span>
-      ${L.state === "cancelled" || L.state === "failed" ? "" : `<span class="tv-live-follow"></span>`}${sibs}
-      ${running && on.cancel ? `<button class="tv-live-cancel" data-testid="live-cancel" title="stop the agent and the sandbox; what was seen stays, nothing is written">cancel</button>` : ""}</div>`;
-      if (html !== shownHtml) {
-        el.innerHTML = html;
-        shownHtml = html;
+      const what = running ? `${L.stage} · ${fmt(L.calls)} turn${L.calls === 1 ? "" : "s"} so far` : L.state === "done" ? "the written artifact is on screen" : L.state === "cancelled" ? "what was seen before the capture stopped: nothing was written" : L.message || "the capture failed";
+      const cancel = running && !!on.cancel;
+      bar.hidden = false;
+      const key = JSON.stringify([L.state, L.recorded_at, what, next.rollout, L.siblings, cancel]);
+      if (key !== shownKey) {
+        shownKey = key;
         shownFollow = null;
+        const sibs = L.siblings.length ? el("span", { class: "tv-group", role: "group", "aria-label": "rollout to follow" }, ...L.siblings.map((s) => el("button", {
+          "data-live-rollout": s.rollout,
+          "aria-pressed": String(s.rollout === next.rollout),
+          class: s.rollout === next.rollout ? "on" : "",
+          title: `follow rollout ${s.rollout} of the group (${s.stage})`,
+          text: `rollout ${s.rollout}: ${s.turns} turn${s.turns === 1 ? "" : "s"}`
+        }))) : null;
+        bar.replaceChildren(el(
+          "div",
+          { class: `tv-live ${L.state}`, "data-testid": "live-badge", "data-state": L.state, "data-recorded-at": L.recorded_at || "", role: "status" },
+          el("span", { class: "tv-live-dot", "aria-hidden": "true" }),
+          el("b", { text: words[L.state] }),
+          " · ",
+          el("span", { class: "tv-live-clock" }),
+          " · ",
+          el("span", { text: what }),
+          " ",
+          L.state === "cancelled" || L.state === "failed" ? null : el("span", { class: "tv-live-follow" }),
+          sibs,
+          " ",
+          cancel ? el("button", { class: "tv-live-cancel", "data-testid": "live-cancel", title: "stop the agent and the sandbox; what was seen stays, nothing is written", text: "cancel" }) : null
+        ));
       }
       following(isFollowing);
       tick();
       clearInterval(timer);
       if (running) timer = setInterval(() => {
-        if (!el.isConnected) clearInterval(timer);
+        if (!bar.isConnected) clearInterval(timer);
         else tick();
       }, 1e3);
     }
     function following(on2) {
-      const f = el.querySelector(".tv-live-follow");
+      const f = bar.querySelector(".tv-live-follow");
       if (!f || !L || shownFollow === on2) return;
       shownFollow = on2;
-      f.innerHTML = L.state !== "running" ? "" : on2 ? "<span class='tv-dim' data-testid='following'>following the newest turn</span>" : "<button class='tv-follow-btn' data-testid='follow' title='go to the newest turn and stay on it as turns arrive'>follow ↓</button>";
+      if (L.state !== "running") {
+        f.replaceChildren();
+        return;
+      }
+      f.replaceChildren(on2 ? el("span", { class: "tv-dim", "data-testid": "following", text: "following the newest turn" }) : el("button", { class: "tv-follow-btn", "data-testid": "follow", title: "go to the newest turn and stay on it as turns arrive", text: "follow ↓" }));
     }
-    el.addEventListener("click", (ev) => {
+    bar.addEventListener("click", (ev) => {
       const b = target(ev).closest("button");
       if (!b) return;
       ev.stopPropagation();

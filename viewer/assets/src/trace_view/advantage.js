@@ -1,33 +1,39 @@
 // -- advantage mode (GRPO groups): every trained generated token carries its rollout's advantage ------
 // Kept apart from the other modes so the trainer-view modes can merge beside it; a loss mode may read
 // O.advantage too. Alpha grows with |advantage| (TRL's advantages are z-scores: 2 is already far out).
-import {esc} from "./format.js";
+import {el} from "../dom.js";
 
-/** @param {Outline} O @param {TurnOutline} t @param {string} mask @param {boolean} rowScope */
+/** A token's class in advantage mode and its colour's strength (`--a`, null: none).
+ *  @param {Outline} O @param {TurnOutline} t @param {string} mask @param {boolean} rowScope
+ *  @returns {{cls: string, alpha: string | null}} */
 export function advantageClass(O, t, mask, rowScope) {
   const trained = mask === "1" && (rowScope || (t && t.trained));
-  if (!trained) return {cls: " adv-ctx", style: ""};
+  if (!trained) return {cls: " adv-ctx", alpha: null};
   const a = O.advantage;
-  if (a === null || a === undefined) return {cls: " adv-unknown", style: ""};
-  const alpha = (0.18 + 0.7 * Math.min(1, Math.abs(a) / 2)).toFixed(3);
-  return {cls: a > 0 ? " adv-pos" : a < 0 ? " adv-neg" : " adv-zero", style: ` style="--a:${alpha}"`};
+  if (a === null || a === undefined) return {cls: " adv-unknown", alpha: null};
+  return {cls: a > 0 ? " adv-pos" : a < 0 ? " adv-neg" : " adv-zero", alpha: (0.18 + 0.7 * Math.min(1, Math.abs(a) / 2)).toFixed(3)};
 }
+
+/** A legend's colour swatch. @param {string} cls */
+export const swatch = (cls) => el("span", {class: `sw ${cls}`});
 
 /** A run's turn (or training row) the trainer never trained: the push a mode shows never happened. `f`: its fate
- *  (`fateOf`, or the row's), null outside a run. @param {Fate | null} f */
+ *  (`fateOf`, or the row's), null outside a run. @param {Fate | null} f @returns {(Node | string)[]} */
 export function hypothetical(f) {
-  if (!f) return "";
-  return f.trained ? ` · <span class="tv-badge tv-fate trained" data-testid="push-fate">${esc(f.label)}: this push was in the loss</span>`
-    : ` <span class="tv-badge warn tv-fate never" data-testid="push-fate" title="${esc(f.why)}">hypothetical: ${esc(f.label)}, so this push never reached the model</span>`;
+  if (!f) return [];
+  return f.trained ? [" · ", el("span", {class: "tv-badge tv-fate trained", "data-testid": "push-fate", text: `${f.label}: this push was in the loss`})]
+    : [" ", el("span", {class: "tv-badge warn tv-fate never", "data-testid": "push-fate", title: f.why,
+                        text: `hypothetical: ${f.label}, so this push never reached the model`})];
 }
 
-/** @param {Outline} O @param {Fate | null} f the fate of what is on screen (a turn, or a training row) */
+/** @param {Outline} O @param {Fate | null} f the fate of what is on screen (a turn, or a training row) @returns {(Node | string)[]} */
 export function advantageLegend(O, f) {
   const a = O.advantage;
   const failed = O.run && O.run.advantage === null;
-  const val = failed ? "<span class='tv-badge warn' data-testid='no-advantage'>TRL gave this rollout no advantage (it built no training row)</span>"
+  const val = failed ? el("span", {class: "tv-badge warn", "data-testid": "no-advantage", text: "TRL gave this rollout no advantage (it built no training row)"})
     : a === null || a === undefined
-    ? "<span class='tv-badge warn' data-testid='no-advantage'>no advantage here: this rollout was opened on its own, and a GRPO advantage comes with a group (open a group's map to see its rollouts' advantages)</span>"
-    : `<span class="tv-nowrap">this rollout's advantage <b>${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}</b></span>`;
-  return `<span class="sw adv-pos"></span>pushed up (advantage &gt; 0) <span class="sw adv-neg"></span>pushed down (&lt; 0) <span class="sw adv-zero"></span>no push (0) <span class="sw adv-ctx"></span>not trained · ${val}${hypothetical(f)}`;
+    ? el("span", {class: "tv-badge warn", "data-testid": "no-advantage", text: "no advantage here: this rollout was opened on its own, and a GRPO advantage comes with a group (open a group's map to see its rollouts' advantages)"})
+    : el("span", {class: "tv-nowrap"}, "this rollout's advantage ", el("b", {text: `${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}`}));
+  return [swatch("adv-pos"), "pushed up (advantage > 0) ", swatch("adv-neg"), "pushed down (< 0) ", swatch("adv-zero"), "no push (0) ",
+          swatch("adv-ctx"), "not trained · ", val, ...hypothetical(f)];
 }

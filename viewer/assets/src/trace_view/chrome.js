@@ -1,6 +1,7 @@
 // -- the view's chrome: presentation mode, the keyboard help, the export menu, the token tooltip ------------
 // Each toggle takes `on` (undefined: flip it) and says whether it is open (aria-pressed, aria-expanded).
-import {errorText, esc, refused} from "./format.js";
+import {el} from "../dom.js";
+import {errorText, refused} from "./format.js";
 import {storyOf} from "./place.js";
 import {exportPlace} from "./turn.js";
 /** @import {View} from "./mount.js" */
@@ -43,11 +44,11 @@ export function exportMenu(v) {
     /** @type {Answer<Exported>} */
     let got;
     try { got = await ask({what, ...exportPlace(v)}); } catch (e) { got = {error: errorText(e)}; }
-    if (!got || refused(got)) { out.innerHTML = `<span class="tv-err">${esc(refused(got) ? got.error : "no answer from the server")}</span>`; return; }
+    if (!got || refused(got)) { out.replaceChildren(el("span", {class: "tv-err", text: refused(got) ? got.error : "no answer from the server"})); return; }
     if (exportUrl) URL.revokeObjectURL(exportUrl);
     exportUrl = URL.createObjectURL(new Blob([got.html], {type: "text/html"}));
-    out.innerHTML = `<a href="${esc(exportUrl)}" download="${esc(got.name)}" data-testid="export-link">${esc(got.name)}</a> · ${esc(got.size)}` +
-      (got.note ? `<div class="tv-dim">${esc(got.note)}</div>` : "");
+    out.replaceChildren(el("a", {href: exportUrl, download: got.name, "data-testid": "export-link", text: got.name}), ` · ${got.size}`,
+      ...(got.note ? [el("div", {class: "tv-dim", text: got.note})] : []));
     const link = out.querySelector("a");
     if (link) link.click();
   }

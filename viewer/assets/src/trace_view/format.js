@@ -1,12 +1,9 @@
-// Formatting shared by every part of the token view: escaping (every string inserted as HTML is escaped
-// here or was escaped by the server, the *_html fragments), numbers, the logprob colour.
+// Formatting shared by every part of the token view: numbers, the logprob colour, and escaping for the one part
+// that still writes markup (turn.js: the training rows' buttons).
 /** @type {Record<string, string>} */
 const ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"};
 /** @param {unknown} s */
 export const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ENTITIES[c]);
-/** @param {string} s */
-export const shown = (s) => esc(s).replace(/ /g, "<i class='ws'>·</i>").replace(/\t/g, "<i class='ws'>→</i>")
-  .replace(/\r/g, "<i class='ws'>␍</i>").replace(/\n/g, "<i class='ws'>↵</i><br>");
 /** @param {number} n */
 export const fmt = (n) => Number(n).toLocaleString("en-US");
 /** @param {number} lp */

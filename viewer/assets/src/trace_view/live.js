@@ -1,17 +1,18 @@
 // -- a watched capture: running badge with elapsed time and stage, follow, a group's rollouts ----------
-import {esc, fmt, refused, target} from "./format.js";
+import {el} from "../dom.js";
+import {fmt, refused, target} from "./format.js";
 import {mount} from "./mount.js";
 
 /** What the badge's buttons do: follow the newest turn, follow another rollout of the group, cancel the run.
  *  @typedef {{follow: () => void, sibling: (k: number) => void, cancel: (() => void) | null}} LiveActions */
 
-/** @param {HTMLElement} el @param {LiveActions} on */
-export function followBar(el, on) {
+/** @param {HTMLElement} bar @param {LiveActions} on */
+export function followBar(bar, on) {
   /** @type {Live | null} */
   let L = null;
   /** @type {ReturnType<typeof setInterval> | undefined} */
   let timer;
-  let started = 0, shownHtml = "";
+  let started = 0, shownKey = "";
   /** @type {boolean | null} */
   let shownFollow = null;
   /** @param {number} s */
@@ -19,7 +20,7 @@ export function followBar(el, on) {
   /** @type {Record<Live["state"], string>} */
   const words = {running: "running", done: "captured", cancelled: "cancelled", failed: "failed"};
   function tick() {
-    const t = el.querySelector(".tv-live-clock");
+    const t = bar.querySelector(".tv-live-clock");
     if (t && L) t.textContent = clock(L.state === "running" ? (Date.now() - started) / 1000 : L.elapsed_s);
   }
   /** @param {Live} next @param {boolean} isFollowing */
@@ -27,32 +28,39 @@ export function followBar(el, on) {
     L = next;
     started = Date.now() - 1000 * next.elapsed_s;
     const running = L.state === "running";
-    const what = running ? `${esc(L.stage)} · ${fmt(L.calls)} turn${L.calls === 1 ? "" : "s"} so far`
+    const what = running ? `${L.stage} · ${fmt(L.calls)} turn${L.calls === 1 ? "" : "s"} so far`
       : L.state === "done" ? "the written artifact is on screen"
       : L.state === "cancelled" ? "what was seen before the capture stopped: nothing was written"
-      : esc(L.message || "the capture failed");
-    const sibs = L.siblings.length ? `<span class="tv-group" role="group" aria-label="rollout to follow">${L.siblings.map((s) =>
-      `<button data-live-rollout="${s.rollout}" aria-pressed="${s.rollout === next.rollout}" class="${s.rollout === next.rollout ? "on" : ""}" title="follow rollout ${s.rollout} of the group (${esc(s.stage)})">rollout ${s.rollout}: ${s.turns} turn${s.turns === 1 ? "" : "s"}</button>`).join("")}</span>` : "";
-    el.hidden = false;
-    const html = `<div class="tv-live ${L.state}" data-testid="live-badge" data-state="${L.state}" data-recorded-at="${L.recorded_at || ""}" role="status">
-      <span class="tv-live-dot" aria-hidden="true"></span><b>${words[L.state]}</b> · <span class="tv-live-clock"></span> · <span>${what}</span>
-      ${L.state === "cancelled" || L.state === "failed" ? "" : `<span class="tv-live-follow"></span>`}${sibs}
-      ${running && on.cancel ? `<button class="tv-live-cancel" data-testid="live-cancel" title="stop the agent and the sandbox; what was seen stays, nothing is written">cancel</button>` : ""}</div>`;
-    if (html !== shownHtml) { el.innerHTML = html; shownHtml = html; shownFollow = null; }  // a button under the pointer stays put
+      : L.message || "the capture failed";
+    const cancel = running && !!on.cancel;
+    bar.hidden = false;
+    // drawn afresh only when what it says changed: a button under the pointer stays put
+    const key = JSON.stringify([L.state, L.recorded_at, what, next.rollout, L.siblings, cancel]);
+    if (key !== shownKey) {
+      shownKey = key; shownFollow = null;
+      const sibs = L.siblings.length ? el("span", {class: "tv-group", role: "group", "aria-label": "rollout to follow"}, ...L.siblings.map((s) =>
+        el("button", {"data-live-rollout": s.rollout, "aria-pressed": String(s.rollout === next.rollout), class: s.rollout === next.rollout ? "on" : "",
+                      title: `follow rollout ${s.rollout} of the group (${s.stage})`, text: `rollout ${s.rollout}: ${s.turns} turn${s.turns === 1 ? "" : "s"}`}))) : null;
+      bar.replaceChildren(el("div", {class: `tv-live ${L.state}`, "data-testid": "live-badge", "data-state": L.state, "data-recorded-at": L.recorded_at || "", role: "status"},
+        el("span", {class: "tv-live-dot", "aria-hidden": "true"}), el("b", {text: words[L.state]}), " · ", el("span", {class: "tv-live-clock"}), " · ",
+        el("span", {text: what}), " ", L.state === "cancelled" || L.state === "failed" ? null : el("span", {class: "tv-live-follow"}), sibs, " ",
+        cancel ? el("button", {class: "tv-live-cancel", "data-testid": "live-cancel", title: "stop the agent and the sandbox; what was seen stays, nothing is written", text: "cancel"}) : null));
+    }
     following(isFollowing);
     tick();
     clearInterval(timer);
-    if (running) timer = setInterval(() => { if (!el.isConnected) clearInterval(timer); else tick(); }, 1000);
+    if (running) timer = setInterval(() => { if (!bar.isConnected) clearInterval(timer); else tick(); }, 1000);
   }
   /** @param {boolean} on */
   function following(on) {
-    const f = el.querySelector(".tv-live-follow");
+    const f = bar.querySelector(".tv-live-follow");
     if (!f || !L || shownFollow === on) return;
     shownFollow = on;
-    f.innerHTML = L.state !== "running" ? "" : on ? "<span class='tv-dim' data-testid='following'>following the newest turn</span>"
-      : "<button class='tv-follow-btn' data-testid='follow' title='go to the newest turn and stay on it as turns arrive'>follow ↓</button>";
+    if (L.state !== "running") { f.replaceChildren(); return; }
+    f.replaceChildren(on ? el("span", {class: "tv-dim", "data-testid": "following", text: "following the newest turn"})
+      : el("button", {class: "tv-follow-btn", "data-testid": "follow", title: "go to the newest turn and stay on it as turns arrive", text: "follow ↓"}));
   }
-  el.addEventListener("click", (ev) => {
+  bar.addEventListener("click", (ev) => {
     const b = target(ev).closest("button");
     if (!b) return;
     ev.stopPropagation();

@@ -1,58 +1,66 @@
 // -- the view's skeleton: the boxes every part fills, the actions, the keyboard help ---------------------
-// The outline's *_html fragments were escaped by the server; everything else inserted here is escaped.
-import {esc} from "./format.js";
+// Built as elements; text goes in as textContent. The outline's *_html fragments (escaped by the server,
+// viewer/render/) are the only markup it inserts.
+import {el} from "../dom.js";
 
-/** The view's markup before any part has drawn in it. @param {Outline} O @param {boolean} canExport */
-export function viewHtml(O, canExport) {
+/** A box holding one of the outline's server-escaped *_html fragments. @param {string} cls @param {string} html */
+function fromServer(cls, html) {
+  const box = el("div", {class: cls});
+  box.innerHTML = html;
+  return box;
+}
+
+/** A help line: its keys (each a <kbd>, space between) and what they do. @param {string[]} keys @param {string} what
+ *  @param {string} [after] words after the keys */
+const helpRow = (keys, what, after = "") => el("tr", null,
+  el("td", null, ...keys.flatMap((k, i) => [i ? " " : null, el("kbd", {text: k})]), after), el("td", {text: what}));
+
+/** The view's elements before any part has drawn in them. @param {Outline} O @param {boolean} canExport
+ *  @returns {HTMLDivElement} */
+export function viewNodes(O, canExport) {
   const modes = O.modes.map((m) => m.id);
-  return `
-    <div class="tv" data-testid="trace-view">
-      <div class="tv-live-box" hidden></div>
-      <div class="tv-note-box" role="note" data-testid="export-note" hidden></div>
-      <div class="tv-top">
-        <div class="tv-summary-box">${O.summary_html}</div>
-        <span class="tv-actions">
-          ${canExport ? `<button class="tv-export-btn" title="download one HTML file that opens offline on what is on screen" aria-haspopup="dialog" aria-expanded="false" data-testid="export">export</button>` : ""}
-          <button class="tv-present-btn" title="presentation mode (p)" aria-pressed="false">present</button>
-          <button class="tv-help-btn" title="keyboard shortcuts (?)" aria-label="keyboard shortcuts" aria-expanded="false">?</button>
-        </span>
-        <div class="tv-export-menu" hidden role="dialog" aria-label="export" data-testid="export-menu">
-          <b>Export one HTML file</b> <span class="tv-dim">that opens offline, with no request, on the turn, mode, scope and trainer part on screen</span>
-          <div class="tv-export-choices"><button data-export="rollout" data-testid="export-rollout">the whole rollout</button><button data-export="turn" data-testid="export-turn">the turn on screen (with its full context)</button></div>
-          <div class="tv-export-status" role="status"></div>
-        </div>
-      </div>
-      <div class="tv-headerbox">${O.header_html}</div>
-      <div class="tv-main">
-        <nav class="tv-nav" aria-label="turns"></nav>
-        <section class="tv-turn">
-          <div class="tv-toolbar"></div>
-          <div class="tv-legend"></div>
-          <div class="tv-boundary-box"></div>
-          <div class="tv-rowbar" hidden></div>
-          <div class="tv-tokens" tabindex="0" role="group" aria-label="tokens: arrow keys move a cursor" data-testid="tokens"></div>
-          <div class="tv-trainer-box" hidden></div>
-          <div class="tv-tools-part"><h4 class="tv-sub">Tool calls</h4><div class="tv-tools-box"></div></div>
-        </section>
-      </div>
-      <div class="tv-lower">
-        <section><h3>Tests</h3><div class="tv-tests-box">${O.tests_html}</div></section>
-        <section><h3>Reward</h3><div class="tv-reward-box">${O.reward_html}</div></section>
-      </div>
-      <div class="tv-tip" hidden role="status"></div>
-      <div class="tv-help" hidden role="dialog" aria-label="keyboard shortcuts">
-        <b>Keyboard</b>
-        <table>
-          <tr><td><kbd>j</kbd> <kbd>→</kbd></td><td>next turn</td></tr>
-          <tr><td><kbd>k</kbd> <kbd>←</kbd></td><td>previous turn</td></tr>
-          <tr><td><kbd>←</kbd> <kbd>→</kbd> in the tokens</td><td>move the token cursor (its details follow)</td></tr>
-          <tr><td><kbd>m</kbd></td><td>next mode (${modes.join(", ")})</td></tr>
-          <tr><td><kbd>s</kbd></td><td>next scope (${O.scopes.map((s) => esc(s.label)).join(", ")})</td></tr>
-          <tr><td><kbd>g</kbd></td><td>jump to the generated tokens</td></tr>
-          <tr><td><kbd>p</kbd></td><td>presentation mode</td></tr>
-          <tr><td><kbd>?</kbd></td><td>this help</td></tr>
-          <tr><td><kbd>Esc</kbd></td><td>close help / leave presentation</td></tr>
-        </table>
-      </div>
-    </div>`;
+  return el("div", {class: "tv", "data-testid": "trace-view"},
+    el("div", {class: "tv-live-box", hidden: true}),
+    el("div", {class: "tv-note-box", role: "note", "data-testid": "export-note", hidden: true}),
+    el("div", {class: "tv-top"},
+      fromServer("tv-summary-box", O.summary_html),
+      el("span", {class: "tv-actions"},
+        canExport ? el("button", {class: "tv-export-btn", title: "download one HTML file that opens offline on what is on screen",
+                                  "aria-haspopup": "dialog", "aria-expanded": "false", "data-testid": "export", text: "export"}) : null,
+        el("button", {class: "tv-present-btn", title: "presentation mode (p)", "aria-pressed": "false", text: "present"}),
+        el("button", {class: "tv-help-btn", title: "keyboard shortcuts (?)", "aria-label": "keyboard shortcuts", "aria-expanded": "false", text: "?"})),
+      el("div", {class: "tv-export-menu", hidden: true, role: "dialog", "aria-label": "export", "data-testid": "export-menu"},
+        el("b", {text: "Export one HTML file"}), " ",
+        el("span", {class: "tv-dim", text: "that opens offline, with no request, on the turn, mode, scope and trainer part on screen"}),
+        el("div", {class: "tv-export-choices"},
+          el("button", {"data-export": "rollout", "data-testid": "export-rollout", text: "the whole rollout"}),
+          el("button", {"data-export": "turn", "data-testid": "export-turn", text: "the turn on screen (with its full context)"})),
+        el("div", {class: "tv-export-status", role: "status"}))),
+    fromServer("tv-headerbox", O.header_html),
+    el("div", {class: "tv-main"},
+      el("nav", {class: "tv-nav", "aria-label": "turns"}),
+      el("section", {class: "tv-turn"},
+        el("div", {class: "tv-toolbar"}),
+        el("div", {class: "tv-legend"}),
+        el("div", {class: "tv-boundary-box"}),
+        el("div", {class: "tv-rowbar", hidden: true}),
+        el("div", {class: "tv-tokens", tabindex: "0", role: "group", "aria-label": "tokens: arrow keys move a cursor", "data-testid": "tokens"}),
+        el("div", {class: "tv-trainer-box", hidden: true}),
+        el("div", {class: "tv-tools-part"}, el("h4", {class: "tv-sub", text: "Tool calls"}), el("div", {class: "tv-tools-box"})))),
+    el("div", {class: "tv-lower"},
+      el("section", null, el("h3", {text: "Tests"}), fromServer("tv-tests-box", O.tests_html)),
+      el("section", null, el("h3", {text: "Reward"}), fromServer("tv-reward-box", O.reward_html))),
+    el("div", {class: "tv-tip", hidden: true, role: "status"}),
+    el("div", {class: "tv-help", hidden: true, role: "dialog", "aria-label": "keyboard shortcuts"},
+      el("b", {text: "Keyboard"}), " ",
+      el("table", null, el("tbody", null,
+        helpRow(["j", "→"], "next turn"),
+        helpRow(["k", "←"], "previous turn"),
+        helpRow(["←", "→"], "move the token cursor (its details follow)", " in the tokens"),
+        helpRow(["m"], `next mode (${modes.join(", ")})`),
+        helpRow(["s"], `next scope (${O.scopes.map((s) => s.label).join(", ")})`),
+        helpRow(["g"], "jump to the generated tokens"),
+        helpRow(["p"], "presentation mode"),
+        helpRow(["?"], "this help"),
+        helpRow(["Esc"], "close help / leave presentation")))));
 }

@@ -6,8 +6,8 @@
 // (chrome.js: presentation, help, export, tooltip), the listeners (input.js) and the settling (settle.js).
 // Two adapters (adapters.js) mount it inside the Gradio app (chunks from a server function) and in an
 // exported HTML file (chunks embedded).
-// Every string inserted as HTML is escaped here or was escaped by the server (the *_html fragments).
-import {esc} from "./format.js";
+// Its parts build elements and set text as textContent; the only markup inserted is the server's (the *_html fragments).
+import {el} from "../dom.js";
 import {navPart} from "./navigator.js";
 import {toolbarPart} from "./toolbar.js";
 import {tokenPane} from "./token_pane.js";
@@ -16,7 +16,7 @@ import {trainerPart} from "./trainer.js";
 /** @import {Trainer} from "./trainer.js" */
 import {followBar} from "./live.js";
 import {firstChunkOf, outlineFor, scopeRange, startPlace} from "./place.js";
-import {viewHtml} from "./markup.js";
+import {viewNodes} from "./markup.js";
 import {exportPlace, fetchTraining, go, growView, setMode, setScope, tellState, trainerLanded, update} from "./turn.js";
 import {exportMenu, present} from "./chrome.js";
 import {listenToButtons, listenToKeys, listenToTokens} from "./input.js";
@@ -38,8 +38,8 @@ export function mount(root, opened, api, quiet = false) {  // quiet: leave the U
   const hasTrainer = !!(opened.outline.trainer && api.trainer);
   const O = outlineFor(opened.outline, hasTrainer);
   const st = startPlace(opened.initial, O);
-  root.innerHTML = viewHtml(O, !!api.export);
-  // every selector asked for names an element viewHtml (or a part, at mount) drew, so none comes back empty
+  root.replaceChildren(viewNodes(O, !!api.export));
+  // every selector asked for names an element viewNodes (or a part, at mount) drew, so none comes back empty
   const $ = (/** @type {string} */ sel) => /** @type {HTMLElement} */ (root.querySelector(sel));
   const view = $(".tv");
   const liveBar = followBar($(".tv-live-box"), {follow: () => { st.follow = true; liveBar.following(true); go(v, O.turns.length - 1, true); },
@@ -50,7 +50,7 @@ export function mount(root, opened, api, quiet = false) {  // quiet: leave the U
   const showLive = (L) => liveBar.show(L, st.follow);
   if (opened.live) showLive(opened.live);
   if (!O.turns.length) {  // nothing to page through: say so, keep the tests and reward
-    $(".tv-main").innerHTML = `<div class="${opened.live ? "tv-dim" : "tv-error"}" role="status" data-testid="no-turns">${esc(O.notice || "no agent turn")}</div>`;
+    $(".tv-main").replaceChildren(el("div", {class: opened.live ? "tv-dim" : "tv-error", role: "status", "data-testid": "no-turns", text: O.notice || "no agent turn"}));
     return {state: () => ({...st}), grow: (/** @type {Opened} */ _next) => false, showLive};
   }
   st.turn = Math.min(Math.max(0, st.turn | 0), O.turns.length - 1);

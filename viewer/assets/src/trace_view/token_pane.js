@@ -1,11 +1,16 @@
 // -- token pane: chunks as they scroll into view, colours by mode, a keyboard cursor --------------
-import {errorText, esc, fmt, lpAlpha, refused, shown} from "./format.js";
+import {el} from "../dom.js";
+import {errorText, fmt, lpAlpha, refused} from "./format.js";
 import {advantageClass} from "./advantage.js";
 import {isTrainerMode} from "./toolbar.js";
 /** @import {Trainer} from "./trainer.js" */
 /** @import {FirstChunk, ScopeRange, Story} from "./place.js" */
 
 const KEEP_CHUNKS = 12;  // chunks kept rendered: the rest are emptied, keeping their height
+
+/** How a whitespace character shows inside a token: a mark in <i class="ws">; a newline also breaks the line. */
+const WS = /** @type {Record<string, string>} */ ({" ": "·", "\t": "→", "\r": "␍", "\n": "↵"});
+const HAS_WS = /[ \t\r\n]/;
 
 /** The token pane of one mounted view. @typedef {ReturnType<typeof tokenPane>} TokenPane */
 
@@ -24,6 +29,13 @@ export function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
   let preloaded = firstChunk;
   let landings = 0;  // data-landed counts the paints and landings done (the browser tests wait on it, not on time)
   const landed = () => { box.dataset.landed = String(++landings); };
+  // data-landing counts what is still under way: chunk requests in flight, landings not yet settled, and a
+  // paint's chunks until the pane has seen which of them are in view. "0": the tokens on screen are all there.
+  let landing = 0;
+  /** @param {number} d */
+  const underWay = (d) => { landing += d; box.dataset.landing = String(landing); };
+  underWay(0);
+  let unseen = false;  // the observer of the last paint has not yet said which chunks are in view
 
   /** @param {number} pos */
   function driftClass(pos) {
@@ -34,23 +46,49 @@ export function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
     return "d-new";
   }
 
-  /** @param {Chunk} c */
-  function spanHtml(c) {
-    const out = [];
+  // A chunk holds thousands of tokens and a paint draws several chunks: its spans are clones of nodes made once.
+  const tokenSpan = el("span"), wsMark = el("i", {class: "ws"}), lineBreak = el("br");
+  /** A token's text into its span, each whitespace character shown by its mark. @param {HTMLElement} span @param {string} s */
+  function fill(span, s) {
+    if (!HAS_WS.test(s)) { span.textContent = s; return; }
+    let from = 0;
+    for (let i = 0; i < s.length; i++) {
+      const w = WS[s[i]];
+      if (w === undefined) continue;
+      if (i > from) span.append(s.slice(from, i));
+      const m = wsMark.cloneNode();
+      m.textContent = w;
+      span.append(m);
+      if (s[i] === "\n") span.append(lineBreak.cloneNode());
+      from = i + 1;
+    }
+    if (from < s.length) span.append(s.slice(from));
+  }
+
+  /** The chunk's token spans, coloured by the mode on screen. @param {Chunk} c @returns {DocumentFragment} */
+  function spans(c) {
+    const out = document.createDocumentFragment();
     for (let k = 0; k < c.ids.length; k++) {
       const pos = c.start + k, kind = c.kind[k], lp = c.logprob[k];
-      let cls = "t k" + kind, style = "";
+      let cls = "t k" + kind;
+      /** @type {string | null} */
+      let alpha = null;
       if (st.mode === "logprob") {
-        if (lp === null) cls += " nolp"; else style = ` style="--a:${lpAlpha(lp)}"`;
+        if (lp === null) cls += " nolp"; else alpha = lpAlpha(lp);
       } else if (st.mode === "drift" && st.scope !== "row") cls += " " + driftClass(pos);
       else if (st.mode === "mask" && st.scope !== "row" && driftClass(pos) === "d-rewritten") cls += " dmark";  // the drift, without a mode change
       else if (trainer && isTrainerMode(O, st.mode) && st.scope !== "row") cls += trainer.tokenClass(pos);
-      else if (st.mode === "advantage") { const a = advantageClass(O, O.turns[st.turn], c.mask[k], st.scope === "row"); cls += a.cls; style = a.style; }
+      else if (st.mode === "advantage") { const a = advantageClass(O, O.turns[st.turn], c.mask[k], st.scope === "row"); cls += a.cls; alpha = a.alpha; }
       if (st.found && st.turn === st.foundTurn && pos >= st.found[0] && pos < st.found[1]) cls += " tv-found";
-      const txt = kind === "2" ? "" : shown(c.text[k]);
-      out.push(`<span class="${cls}" data-mask="${c.mask[k]}" data-i="${pos}"${style}>${txt}</span>`);
+      const span = /** @type {HTMLElement} */ (tokenSpan.cloneNode());
+      span.className = cls;
+      span.setAttribute("data-mask", c.mask[k]);
+      span.setAttribute("data-i", String(pos));
+      if (alpha !== null) span.style.setProperty("--a", alpha);
+      if (kind !== "2") fill(span, c.text[k]);
+      out.append(span);
     }
-    return out.join("");
+    return out;
   }
 
   /** @param {number} center */
@@ -59,35 +97,39 @@ export function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
     while (rendered.size > KEEP_CHUNKS) {
       const c = order.shift();
       if (c === undefined) break;  // every chunk left is kept
-      const el = /** @type {HTMLElement | null} */ (box.querySelector(`.tv-chunk[data-c="${c}"]`));
-      if (el) { el.style.height = el.offsetHeight + "px"; el.innerHTML = ""; }
+      const div = /** @type {HTMLElement | null} */ (box.querySelector(`.tv-chunk[data-c="${c}"]`));
+      if (div) { div.style.height = div.offsetHeight + "px"; div.replaceChildren(); }
       rendered.delete(c); chunks.delete(c);
     }
   }
 
-  /** @param {HTMLElement} el @param {Chunk} c */
-  function renderChunk(el, c) {
-    el.innerHTML = spanHtml(c);
-    el.style.minHeight = ""; el.style.height = "";
-    rendered.add(Number(el.dataset.c));
-    if (rendered.size > KEEP_CHUNKS) evictFarFrom(Number(el.dataset.c));
+  /** @param {HTMLElement} div @param {Chunk} c */
+  function renderChunk(div, c) {
+    div.replaceChildren(spans(c));
+    div.style.minHeight = ""; div.style.height = "";
+    rendered.add(Number(div.dataset.c));
+    if (rendered.size > KEEP_CHUNKS) evictFarFrom(Number(div.dataset.c));
     if (cursor !== null) mark(cursor);
   }
 
-  /** @param {HTMLElement} el */
-  async function load(el) {
-    const idx = Number(el.dataset.c), my = epoch;
-    if (rendered.has(idx) || el.dataset.loading === "1") return;
-    el.dataset.loading = "1";
+  /** A chunk's line saying why its tokens are not there. @param {HTMLElement} div @param {string} why */
+  const failed = (div, why) => div.replaceChildren(el("span", {class: "tv-err", text: why}));
+
+  /** @param {HTMLElement} div */
+  async function load(div) {
+    const idx = Number(div.dataset.c), my = epoch;
+    if (rendered.has(idx) || div.dataset.loading === "1") return;
+    div.dataset.loading = "1";
+    underWay(1);
     try {
       const c = chunks.get(idx) || await api.chunk({turn: st.turn, scope: st.scope, index: idx, row: st.row});
       if (my !== epoch) return;  // the view moved on while this chunk was on its way
-      if (refused(c)) { el.innerHTML = `<span class="tv-err">${esc(c.error)}</span>`; return; }
+      if (refused(c)) { failed(div, c.error); return; }
       chunks.set(idx, c);
-      renderChunk(el, c);
+      renderChunk(div, c);
     } catch (e) {
-      if (my === epoch) el.innerHTML = `<span class="tv-err">could not load tokens: ${esc(errorText(e))}</span>`;
-    } finally { el.dataset.loading = ""; }
+      if (my === epoch) failed(div, `could not load tokens: ${errorText(e)}`);
+    } finally { div.dataset.loading = ""; underWay(-1); }
   }
 
   /** @param {Story | null} story */
@@ -95,33 +137,37 @@ export function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
     epoch++;
     chunks = new Map(); rendered = new Set(); cursor = null;
     if (observer) observer.disconnect();
+    if (unseen) { unseen = false; underWay(-1); }  // the last paint's observer will not report
     const {start, size, waiting} = scopeRange();
     const t = O.turns[st.turn];
     const n = Math.ceil(size / O.chunk_size);
-    let html = "";
+    const parts = document.createDocumentFragment();
     if (st.scope === "new" && t.shared > 0) {
-      html += `<button class="tv-collapsed" data-testid="collapsed-prefix">▸ ${fmt(t.shared)} tokens shared with turn ${O.turns[st.turn - 1] ? O.turns[st.turn - 1].index : t.index - 1}: show the full context</button>`;
+      parts.append(el("button", {class: "tv-collapsed", "data-testid": "collapsed-prefix",
+        text: `▸ ${fmt(t.shared)} tokens shared with turn ${O.turns[st.turn - 1] ? O.turns[st.turn - 1].index : t.index - 1}: show the full context`}));
     }
-    if (waiting) html += `<div class="tv-dim">asking TRL how it packs this rollout…</div>`;
+    if (waiting) parts.append(el("div", {class: "tv-dim", text: "asking TRL how it packs this rollout…"}));
     for (let c = 0; c < n; c++) {
       const est = Math.max(1.6, Math.min(O.chunk_size, size - c * O.chunk_size) / 14) * 1.6;  // about 14 tokens a line
-      html += `<div class="tv-chunk" data-c="${c}" style="min-height:${est.toFixed(1)}em"></div>`;
+      parts.append(el("div", {class: "tv-chunk", "data-c": c, style: `min-height:${est.toFixed(1)}em`}));
     }
-    if (!n && !waiting) html += `<div class="tv-dim">no tokens in this scope</div>`;
-    box.innerHTML = html;
+    if (!n && !waiting) parts.append(el("div", {class: "tv-dim", text: "no tokens in this scope"}));
+    box.replaceChildren(parts);
     box.classList.toggle("untrained", !t.trained && st.scope !== "row");
     box.dataset.paint = st.mode;
     if (preloaded && preloaded.turn === st.turn && preloaded.scope === st.scope) {
       chunks.set(preloaded.index, preloaded.chunk);
-      const el = box.querySelector(`.tv-chunk[data-c="${preloaded.index}"]`);
-      if (el) renderChunk(/** @type {HTMLElement} */ (el), preloaded.chunk);
+      const div = box.querySelector(`.tv-chunk[data-c="${preloaded.index}"]`);
+      if (div) renderChunk(/** @type {HTMLElement} */ (div), preloaded.chunk);
     }
     preloaded = null;  // only the first paint has it
     const seen = new IntersectionObserver((entries) => {
       for (const e of entries) if (e.isIntersecting) load(/** @type {HTMLElement} */ (e.target));
+      if (unseen && observer === seen) { unseen = false; underWay(-1); }  // its first report names every chunk
     }, {root: box, rootMargin: "600px 0px"});
     observer = seen;
-    box.querySelectorAll(".tv-chunk").forEach((el) => seen.observe(el));
+    if (n) { unseen = true; underWay(1); }
+    box.querySelectorAll(".tv-chunk").forEach((div) => seen.observe(div));
     box.scrollTop = 0;  // after every change to the pane: this layout serves the fit and the landing too
     fit(true);
     if (story && story.at >= start) goTo(story);
@@ -146,8 +192,8 @@ export function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
     moved = false;
     const {start} = scopeRange();
     const idx = Math.floor(Math.max(0, story.at - start) / O.chunk_size);
-    const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`);
-    if (!el) { landed(); return Promise.resolve(); }
+    const div = box.querySelector(`.tv-chunk[data-c="${idx}"]`);
+    if (!div) { landed(); return Promise.resolve(); }
     const settle = () => {
       const tok = box.querySelector(`.t[data-i="${story.at}"]`);
       if (!tok || moved) return;
@@ -169,9 +215,10 @@ export function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
       if (focus && lines(tok, focus) > fits - line) { put(focus, Math.max(0, fits - 1 - Math.floor(fits / 4))); return; }
       put(tok, Math.max(0, line));
     };
+    underWay(1);  // until its last settling pass
     return new Promise((done) => whenLaidOut(() => {  // resolved once the story is on screen
-      box.scrollTop += el.getBoundingClientRect().top - box.getBoundingClientRect().top;
-      load(/** @type {HTMLElement} */ (el)).then(() => { settle(); done(undefined); setTimeout(() => { settle(); landed(); }, 200); });
+      box.scrollTop += div.getBoundingClientRect().top - box.getBoundingClientRect().top;
+      load(/** @type {HTMLElement} */ (div)).then(() => { settle(); done(undefined); setTimeout(() => { settle(); landed(); underWay(-1); }, 200); });
     }));
   }
 
@@ -187,8 +234,8 @@ export function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
   function recolour() {  // same tokens, new colours: re-render from the cached chunks
     box.dataset.paint = st.mode;
     for (const idx of rendered) {
-      const el = box.querySelector(`.tv-chunk[data-c="${idx}"]`), c = chunks.get(idx);
-      if (el && c) el.innerHTML = spanHtml(c);
+      const div = box.querySelector(`.tv-chunk[data-c="${idx}"]`), c = chunks.get(idx);
+      if (div && c) div.replaceChildren(spans(c));
     }
     if (cursor !== null) mark(cursor);
   }

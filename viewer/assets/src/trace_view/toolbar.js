@@ -1,7 +1,8 @@
 // -- toolbar: modes, scopes and actions; every toggle says whether it is pressed ------------------
 // What each mode needs comes with it in the outline (viewer/contract.py `ModeChoice`): the page keeps no list.
-import {all, esc, fmt} from "./format.js";
-import {advantageLegend} from "./advantage.js";
+import {el} from "../dom.js";
+import {all, fmt} from "./format.js";
+import {advantageLegend, swatch} from "./advantage.js";
 import {fateOf} from "./navigator.js";
 /** @import {Trainer} from "./trainer.js" */
 
@@ -15,25 +16,26 @@ export const notInRows = (O, id) => { const m = modeOf(O, id); return m ? m.not_
 /** @param {HTMLElement} bar @param {Outline} O */
 export function toolbarPart(bar, O) {
   /** @param {string} kind @param {Choice[]} choices */
-  const group = (kind, choices) => `<span class="tv-group" role="group" aria-label="${kind}">${choices.map((c) =>
-    `<button data-${kind}="${esc(c.id)}" title="${esc(c.help)}" aria-pressed="false">${esc(c.label)}</button>`).join("")}</span>`;
-  bar.innerHTML = `<b class="tv-turn-title"></b>${group("mode", O.modes)}${group("scope", O.scopes)}
-    <button class="tv-jump-btn" title="jump to where this turn's story is: its drift, or its generated tokens (g)" aria-label="jump to the generated tokens">↓ generated</button>`;
+  const group = (kind, choices) => el("span", {class: "tv-group", role: "group", "aria-label": kind}, ...choices.map((c) =>
+    el("button", {[`data-${kind}`]: c.id, title: c.help, "aria-pressed": "false", text: c.label})));
+  bar.replaceChildren(el("b", {class: "tv-turn-title"}), group("mode", O.modes), group("scope", O.scopes),
+    el("button", {class: "tv-jump-btn", title: "jump to where this turn's story is: its drift, or its generated tokens (g)",
+                  "aria-label": "jump to the generated tokens", text: "↓ generated"}));
   return {
     /** @param {ViewPlace} st @param {string} title */
     show(st, title) {
       const heading = bar.querySelector(".tv-turn-title");
       if (heading) heading.textContent = title;
-      /** @type {NodeListOf<HTMLButtonElement>} */ (bar.querySelectorAll("[data-mode]")).forEach((el) => {
-        const on = el.dataset.mode === st.mode;
-        el.classList.toggle("on", on); el.setAttribute("aria-pressed", String(on));
-        const why = notInRows(O, el.dataset.mode || "");
-        el.disabled = st.scope === "row" && !!why;
-        if (el.disabled && why) el.title = why;
+      /** @type {NodeListOf<HTMLButtonElement>} */ (bar.querySelectorAll("[data-mode]")).forEach((b) => {
+        const on = b.dataset.mode === st.mode;
+        b.classList.toggle("on", on); b.setAttribute("aria-pressed", String(on));
+        const why = notInRows(O, b.dataset.mode || "");
+        b.disabled = st.scope === "row" && !!why;
+        if (b.disabled && why) b.title = why;
       });
-      all(bar, "[data-scope]").forEach((el) => {
-        const on = el.dataset.scope === st.scope;
-        el.classList.toggle("on", on); el.setAttribute("aria-pressed", String(on));
+      all(bar, "[data-scope]").forEach((b) => {
+        const on = b.dataset.scope === st.scope;
+        b.classList.toggle("on", on); b.setAttribute("aria-pressed", String(on));
       });
     },
   };
@@ -47,22 +49,45 @@ function fateHere(O, st, training) {
   return r ? r.fate : null;
 }
 
-/** @param {Outline} O @param {ViewPlace} st @param {Trainer | null} trainer @param {Training | null} training */
-export function legend(O, st, trainer, training) {
+/** The legend of what is on screen: each mode's swatches and words, then the turn's mask audit.
+ *  @param {Outline} O @param {ViewPlace} st @param {Trainer | null} trainer @param {Training | null} training
+ *  @returns {DocumentFragment} */
+export function legendNodes(O, st, trainer, training) {
   const t = O.turns[st.turn], f = fateHere(O, st, training);
-  const L = isTrainerMode(O, st.mode) && trainer ? trainer.legend(f) : /** @type {Record<string, string>} */ ({
-    mask: `<span class="sw m0"></span>context the model read (mask 0) <span class="sw m1"></span>tokens the model generated (mask 1, underlined${st.scope === "row" ? (f && !f.trained ? `, in TRL's mask: never trained, ${esc(f.cause || "")})` : ")") : t.trained ? (f && !f.trained ? `, in TRL's mask: never trained, ${esc(f.cause || "")})` : ", trained)") : ") <span class='sw m1u'></span>hatched: this turn is not trained"}` +
-      (st.scope !== "row" && t.drift_at !== null ? ` <span class="sw dmark"></span>rewritten at the turn boundary (drift)` : ""),
-    logprob: `<span class="sw lp-hi"></span>p ≈ 1 <span class="sw lp-lo"></span>p ≈ 0 <span class="sw nolp"></span>no logprob recorded (context, or none captured)`,
-    drift: `<span class="sw d-carried"></span>carried over exactly <span class="sw d-rewritten"></span>rewritten (drift) <span class="sw d-new"></span>new context <span class="sw d-out"></span>generated`,
-    advantage: advantageLegend(O, f),
-  })[st.mode];
-  if (st.scope === "row") return L;
+  const never = f && !f.trained ? `, in TRL's mask: never trained, ${f.cause || ""})` : null;
+  /** @type {() => (Node | string)[]} */
+  const mask = () => [swatch("m0"), "context the model read (mask 0) ", swatch("m1"),
+    ...(st.scope === "row" ? [`tokens the model generated (mask 1, underlined${never || ")"}`]
+      : t.trained ? [`tokens the model generated (mask 1, underlined${never || ", trained)"}`]
+      : ["tokens the model generated (mask 1, underlined) ", swatch("m1u"), "hatched: this turn is not trained"]),
+    ...(st.scope !== "row" && t.drift_at !== null ? [" ", swatch("dmark"), "rewritten at the turn boundary (drift)"] : [])];
+  /** @type {Record<string, () => (Node | string)[]>} */
+  const modes = {
+    mask,
+    logprob: () => [swatch("lp-hi"), "p ≈ 1 ", swatch("lp-lo"), "p ≈ 0 ", swatch("nolp"), "no logprob recorded (context, or none captured)"],
+    drift: () => [swatch("d-carried"), "carried over exactly ", swatch("d-rewritten"), "rewritten (drift) ", swatch("d-new"), "new context ",
+                  swatch("d-out"), "generated"],
+    advantage: () => advantageLegend(O, f),
+  };
+  const out = document.createDocumentFragment();
+  if (isTrainerMode(O, st.mode) && trainer) out.append(...trainer.legend(f));
+  else if (modes[st.mode]) out.append(...modes[st.mode]());
+  if (st.scope === "row") return out;
   /** @type {string[]} */
   const warn = [];
   const a = t.audit;
   if (a.ones_in_prompt) warn.push(`${fmt(a.ones_in_prompt)} prompt tokens have mask 1`);
   if (a.zeros_in_output) warn.push(`${fmt(a.zeros_in_output)} generated tokens have mask 0`);
   if (a.trained_without_logprobs) warn.push("trained turn without logprobs");
-  return L + (warn.length ? ` <span class="tv-badge warn">mask audit: ${esc(warn.join("; "))}</span>` : "");
+  if (warn.length) out.append(" ", el("span", {class: "tv-badge warn", text: `mask audit: ${warn.join("; ")}`}));
+  return out;
+}
+
+/** The legend as HTML, serialized from legendNodes, for turn.js, which still writes it with innerHTML; it moves
+ *  to `$(".tv-legend").replaceChildren(legendNodes(O, st, v.trainer, v.training))` and this goes.
+ *  @param {Outline} O @param {ViewPlace} st @param {Trainer | null} trainer @param {Training | null} training */
+export function legend(O, st, trainer, training) {
+  const box = document.createElement("div");
+  box.append(legendNodes(O, st, trainer, training));
+  return box.innerHTML;
 }

@@ -2,8 +2,19 @@
 // Everything about the trainer lives here so the rest of the view only asks it for a class, a legend,
 // tooltip lines and "is this turn's data here yet". Numbers come from server.trainer (TrainerTurn and
 // TrainerSummary in viewer/contract.py), cached per turn, part, band and advantage.
-import {all, errorText, esc, fmt, num, refused, target} from "./format.js";
-import {hypothetical} from "./advantage.js";
+import {el} from "../dom.js";
+import {all, errorText, fmt, num, refused, target} from "./format.js";
+import {hypothetical, swatch} from "./advantage.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+/** An SVG element `tag` with `attrs` (`text` is its textContent) and `children`.
+ *  @param {string} tag @param {Record<string, string | number>} attrs @param {...Node} children @returns {SVGElement} */
+function svg(tag, attrs, ...children) {
+  const e = /** @type {SVGElement} */ (document.createElementNS(SVG, tag));
+  for (const [k, v] of Object.entries(attrs)) if (k === "text") e.textContent = String(v); else e.setAttribute(k, String(v));
+  e.append(...children);
+  return e;
+}
 
 /** The trainer's view of one mounted rollout. @typedef {ReturnType<typeof trainerPart>} Trainer */
 
@@ -74,19 +85,28 @@ export function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
     return ` ls-${loss !== null && loss < 0 ? "u" : "d"}${rel < 0.95 ? 1 : rel <= 1.05 ? 2 : 3}`;
   }
 
-  /** @param {Fate | null} f the fate of the turn on screen (viewer/fate.py), null outside a run */
+  /** @param {Fate | null} f the fate of the turn on screen (viewer/fate.py), null outside a run @returns {(Node | string)[]} */
   function legend(f) {
     const [lo, hi] = eps(), band = `[${(1 - lo).toFixed(2)}, ${(1 + hi).toFixed(2)}]`;
-    const d = data(st.turn), wait = !d ? " <span class='tv-dim'>(loading the trainer's numbers…)</span>" : refused(d) ? ` <span class="tv-err">${esc(d.error)}</span>` : "";
-    const miss = `<span class="sw nolp"></span>no engine logprob`;
-    const part = `<span class="tv-part" data-testid="legend-part">part <b>${esc(partLabel())}</b></span> · `;
+    const d = data(st.turn);
+    const wait = !d ? [" ", el("span", {class: "tv-dim", text: "(loading the trainer's numbers…)"})]
+      : refused(d) ? [" ", el("span", {class: "tv-err", text: d.error})] : [];
+    const miss = () => el("span", {class: "tv-nowrap"}, swatch("nolp"), "no engine logprob");
+    const part = [el("span", {class: "tv-part", "data-testid": "legend-part"}, "part ", el("b", {text: partLabel()})), " · "];
     // each swatch stays with its words (a line breaks between entries, never inside one)
     /** @param {string} cls @param {string} words */
-    const key = (cls, words) => `<span class="tv-nowrap"><span class="sw ${cls}"></span>${words}</span>`;
-    if (st.mode === "mismatch") return part + `log ratio = trainer − engine: ${key("mm-n4 tr-out", "below the clip band")} ${key("mm-n2", "trainer lower")} ${key("mm-0", "|log r| &lt; 1e-3")} ${key("mm-p2", "trainer higher")} ${key("mm-p4 tr-out", "above the band")} · <span class="tv-nowrap"><b data-testid="clip-band">clip band ${band}</b> (ε ${lo} / ${hi})</span> <span class="tv-nowrap">${miss}</span>${wait}`;
-    if (st.mode === "entropy") return part + `trainer entropy (nats): <span class="sw en-0"></span>&lt; 0.1 <span class="sw en-1"></span>&lt; 0.5 <span class="sw en-2"></span>&lt; 1.5 <span class="sw en-3"></span>&lt; 3 <span class="sw en-4"></span>≥ 3${wait}`;
+    const key = (cls, words) => el("span", {class: "tv-nowrap"}, swatch(cls), words);
+    if (st.mode === "mismatch") return [...part, "log ratio = trainer − engine: ", key("mm-n4 tr-out", "below the clip band"), " ",
+      key("mm-n2", "trainer lower"), " ", key("mm-0", "|log r| < 1e-3"), " ", key("mm-p2", "trainer higher"), " ",
+      key("mm-p4 tr-out", "above the band"), " · ",
+      el("span", {class: "tv-nowrap"}, el("b", {"data-testid": "clip-band", text: `clip band ${band}`}), ` (ε ${lo} / ${hi})`), " ", miss(), ...wait];
+    if (st.mode === "entropy") return [...part, "trainer entropy (nats): ", swatch("en-0"), "< 0.1 ", swatch("en-1"), "< 0.5 ",
+      swatch("en-2"), "< 1.5 ", swatch("en-3"), "< 3 ", swatch("en-4"), "≥ 3", ...wait];
     const A = advantage();
-    return part + `per-token loss −min(r·A, clip(r)·A), A = ${A !== null && A > 0 ? "+" : ""}${num(A, 3)}: ${key("ls-u2", "raised (loss &lt; 0)")} ${key("ls-d2", "lowered (loss &gt; 0)")} ${key("ls-clip", `clipped by TRL, no gradient (band ${band})`)} ${key("tr-off", "not in the loss")} <span class="tv-nowrap">${miss}</span><br><span class="tv-dim">paler / stronger shade: |loss| below / above |A|</span>${wait}${hypothetical(f)}`;
+    return [...part, `per-token loss −min(r·A, clip(r)·A), A = ${A !== null && A > 0 ? "+" : ""}${num(A, 3)}: `,
+      key("ls-u2", "raised (loss < 0)"), " ", key("ls-d2", "lowered (loss > 0)"), " ", key("ls-clip", `clipped by TRL, no gradient (band ${band})`), " ",
+      key("tr-off", "not in the loss"), " ", miss(), el("br"), el("span", {class: "tv-dim", text: "paler / stronger shade: |loss| below / above |A|"}),
+      ...wait, ...hypothetical(f)];
   }
 
   /** @param {number} pos */
@@ -118,44 +138,50 @@ export function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
     const x = (i) => left + i * bw;
     /** @type {Record<string, string>} */
     const lab = {"-1": "-1", "-0.1": "-0.1", "-0.01": "-0.01", "0.01": "0.01", "0.1": "0.1", "1": "1"};
-    let s = `<svg role="img" aria-label="histogram of log ratios" width="${x(n) + 12}" height="${top + h + 30}" data-testid="trainer-histogram">`;
-    s += `<line class="axl" x1="${left}" y1="${top + h}" x2="${x(n)}" y2="${top + h}"/><line class="axl" x1="${left}" y1="${top}" x2="${left}" y2="${top + h}"/>`;
-    s += `<text class="ax" x="${left - 4}" y="${top + 8}" text-anchor="end">${max}</text><text class="ax" x="${left - 4}" y="${top + h}" text-anchor="end">0</text>`;
+    /** @param {number | string} tx @param {number} ty @param {string} anchor @param {string | number} words */
+    const label = (tx, ty, anchor, words) => svg("text", {class: "ax", x: tx, y: ty, "text-anchor": anchor, text: words});
+    const s = svg("svg", {role: "img", "aria-label": "histogram of log ratios", width: x(n) + 12, height: top + h + 30, "data-testid": "trainer-histogram"},
+      svg("line", {class: "axl", x1: left, y1: top + h, x2: x(n), y2: top + h}), svg("line", {class: "axl", x1: left, y1: top, x2: left, y2: top + h}),
+      label(left - 4, top + 8, "end", max), label(left - 4, top + h, "end", 0));
     counts.forEach((c, i) => {
       const bh = c ? Math.max(1.5, h * c / max) : 0, mid = i === Math.floor(n / 2);
       const lo = i === 0 ? "−∞" : num(edges[i - 1], 3), hi = i === n - 1 ? "∞" : num(edges[i], 3);
       const outside = (i > 0 && edges[i - 1] >= S.band[1] - 1e-12) || (i < n - 1 && edges[i] <= S.band[0] + 1e-12);
-      s += `<rect class="${outside ? "b-out " : ""}${mid ? "b-0" : i < n / 2 ? "b-n" : "b-p"}" x="${x(i) + 2}" y="${top + h - bh}" width="${bw - 4}" height="${bh}" data-count="${c}"><title>${c} tokens with log ratio in [${lo}, ${hi})${outside ? ": outside the clip band" : ""}</title></rect>`;
+      s.append(svg("rect", {class: `${outside ? "b-out " : ""}${mid ? "b-0" : i < n / 2 ? "b-n" : "b-p"}`, x: x(i) + 2, y: top + h - bh, width: bw - 4, height: bh, "data-count": c},
+        svg("title", {text: `${c} tokens with log ratio in [${lo}, ${hi})${outside ? ": outside the clip band" : ""}`})));
     });
     edges.forEach((e, j) => {
       const name = lab[String(e)];
-      if (name) s += `<text class="ax" x="${x(j + 1)}" y="${top + h + 11}" text-anchor="middle">${name}</text>`;
-      if (isBand(e)) s += `<line class="band" data-testid="band-line" data-edge="${e}" x1="${x(j + 1)}" y1="${top - 4}" x2="${x(j + 1)}" y2="${top + h}"/><text class="ax" x="${x(j + 1)}" y="${top - 5}" text-anchor="middle">${num(Math.exp(e), 2)}</text>`;
+      if (name) s.append(label(x(j + 1), top + h + 11, "middle", name));
+      if (isBand(e)) s.append(svg("line", {class: "band", "data-testid": "band-line", "data-edge": e, x1: x(j + 1), y1: top - 4, x2: x(j + 1), y2: top + h}),
+                              label(x(j + 1), top - 5, "middle", num(Math.exp(e), 2)));
     });
-    s += `<text class="ax" x="${x(Math.floor(n / 2)) + bw / 2}" y="${top + h + 11}" text-anchor="middle">0</text>`;
-    s += `<text class="ax" x="${(left + x(n)) / 2}" y="${top + h + 25}" text-anchor="middle">log ratio (trainer − engine), tokens per bin</text></svg>`;
+    s.append(label(x(Math.floor(n / 2)) + bw / 2, top + h + 11, "middle", 0),
+             label((left + x(n)) / 2, top + h + 25, "middle", "log ratio (trainer − engine), tokens per bin"));
     const [blo, bhi] = S.band;
-    return `<figure class="tv-hist">${s}<figcaption>log-spaced bins; dashed: the clip band, ratio [${num(Math.exp(blo), 2)}, ${num(Math.exp(bhi), 2)}] = log ratio [${num(blo, 3)}, ${num(bhi, 3)}]; the bars beyond the lines are the tokens outside it</figcaption></figure>`;
+    return el("figure", {class: "tv-hist"}, s, el("figcaption", {text: `log-spaced bins; dashed: the clip band, ratio [${num(Math.exp(blo), 2)}, ${num(Math.exp(bhi), 2)}] = log ratio [${num(blo, 3)}, ${num(bhi, 3)}]; the bars beyond the lines are the tokens outside it`}));
   }
 
   /** @param {Answer<TrainerSummary>} S */
   function showSummary(S) {
     const out = box.querySelector(".tv-trainer-out");
     if (!out) return;  // the panel is built before its summary is asked for
-    if (refused(S)) { out.innerHTML = `<span class="tv-err">${esc(S.error)}</span>`; return; }
+    if (refused(S)) { out.replaceChildren(el("span", {class: "tv-err", text: S.error})); return; }
     const R = S.rollout, [lo, hi] = S.eps;
-    out.innerHTML = `<div class="tv-trainer-stats" data-testid="trainer-stats">rollout, ${fmt(R.tokens)} generated tokens:
-      max |log ratio| <b>${num(R.max_abs_log_ratio)}</b> · mean k3 KL <b>${num(R.mean_kl_k3, 5)}</b> ·
-      mean entropy <b>${num(R.mean_entropy, 3)}</b> · outside clip [${1 - lo}, ${1 + hi}] <b>${fmt(R.outside_clip)}</b> ·
-      trainer's top-1 ${fmt(R.top1)} · clipped (A = ${S.advantage}) ${fmt(R.clipped_low + R.clipped_high)}
-      ${R.with_engine < R.tokens ? ` · <span class="tv-err">${fmt(R.tokens - R.with_engine)} without an engine logprob</span>` : ""}</div>${histogram(R.histogram, S)}`;
-    all(nav, ".tv-navitem").forEach((el) => {  // per turn, under each navigator entry
-      const t = S.turns[Number(el.dataset.turn)];
-      let span = /** @type {HTMLElement | null} */ (el.querySelector(".tv-nav-tr"));
-      if (!span) { span = document.createElement("span"); span.className = "tv-nav-tr"; span.dataset.testid = "nav-trainer"; el.appendChild(span); }
+    out.replaceChildren(el("div", {class: "tv-trainer-stats", "data-testid": "trainer-stats"},
+      `rollout, ${fmt(R.tokens)} generated tokens: max |log ratio| `, el("b", {text: num(R.max_abs_log_ratio)}),
+      " · mean k3 KL ", el("b", {text: num(R.mean_kl_k3, 5)}), " · mean entropy ", el("b", {text: num(R.mean_entropy, 3)}),
+      ` · outside clip [${1 - lo}, ${1 + hi}] `, el("b", {text: fmt(R.outside_clip)}),
+      ` · trainer's top-1 ${fmt(R.top1)} · clipped (A = ${S.advantage}) ${fmt(R.clipped_low + R.clipped_high)}`,
+      ...(R.with_engine < R.tokens ? [" · ", el("span", {class: "tv-err", text: `${fmt(R.tokens - R.with_engine)} without an engine logprob`})] : [])),
+      histogram(R.histogram, S));
+    all(nav, ".tv-navitem").forEach((item) => {  // per turn, under each navigator entry
+      const t = S.turns[Number(item.dataset.turn)];
+      let span = /** @type {HTMLElement | null} */ (item.querySelector(".tv-nav-tr"));
+      if (!span) { span = el("span", {class: "tv-nav-tr", "data-testid": "nav-trainer"}); item.appendChild(span); }
       if (!t) { span.textContent = ""; return; }
       span.title = `the trainer's view of this turn (part ${partLabel()}): the largest |log ratio| (log trainer p − log engine p) over its generated tokens, and how many of them fall outside TRL's clip band [${1 - lo}, ${1 + hi}]`;
-      span.innerHTML = `trainer: max |log r| ${num(t.max_abs_log_ratio, 3)} · <span class="${t.outside_clip ? "hot" : ""}">${fmt(t.outside_clip)} outside the band</span>`;
+      span.replaceChildren(`trainer: max |log r| ${num(t.max_abs_log_ratio, 3)} · `, el("span", {class: t.outside_clip ? "hot" : "", text: `${fmt(t.outside_clip)} outside the band`}));
     });
   }
 
@@ -169,13 +195,18 @@ export function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
 
   function controls() {
     /** @param {string} attr @param {string | number} v @param {string} label @param {boolean} on */
-    const btn = (attr, v, label, on, title = "") => `<button data-${attr}="${esc(v)}" class="${on ? "on" : ""}" aria-pressed="${on}" title="${esc(title)}">${esc(label)}</button>`;
-    const advs = advChoices;
-    box.innerHTML = `<div class="tv-trainer" data-testid="trainer-panel"><div class="tv-trainer-ctl"><b>Trainer's view</b>
-      ${parts.length > 1 ? `<span class="tv-lab">part</span>` : ""}<span class="tv-group" role="group" aria-label="rescore part">${parts.map((p) => btn("tpart", p.name, p.label, p.name === ts.part, `${p.model}, ${p.dtype} on ${p.device}, temperature ${p.temperature}, top-${p.top_k}`)).join("")}</span>
-      <span class="tv-lab">clip ε</span><span class="tv-group" role="group" aria-label="clip band">${T.eps_choices.map((e, i) => btn("teps", i, `${e[0]} / ${e[1]}`, i === ts.eps, i ? "DAPO's clip-higher" : "TRL's default")).join("")}</span>
-      <span class="tv-lab">advantage</span><span class="tv-group" role="group" aria-label="advantage">${advs.map(([v, l, t]) => btn("tadv", v, l, v === ts.adv, t)).join("")}</span></div>
-      <div class="tv-trainer-out"></div></div>`;
+    const btn = (attr, v, label, on, title = "") => el("button", {[`data-${attr}`]: v, class: on ? "on" : "", "aria-pressed": String(on), title, text: label});
+    /** @param {string} name @param {Node[]} buttons */
+    const group = (name, buttons) => el("span", {class: "tv-group", role: "group", "aria-label": name}, ...buttons);
+    /** @param {string} words */
+    const lab = (words) => el("span", {class: "tv-lab", text: words});
+    box.replaceChildren(el("div", {class: "tv-trainer", "data-testid": "trainer-panel"},
+      el("div", {class: "tv-trainer-ctl"}, el("b", {text: "Trainer's view"}),
+        parts.length > 1 ? lab("part") : null,
+        group("rescore part", parts.map((p) => btn("tpart", p.name, p.label, p.name === ts.part, `${p.model}, ${p.dtype} on ${p.device}, temperature ${p.temperature}, top-${p.top_k}`))),
+        lab("clip ε"), group("clip band", T.eps_choices.map((e, i) => btn("teps", i, `${e[0]} / ${e[1]}`, i === ts.eps, i ? "DAPO's clip-higher" : "TRL's default"))),
+        lab("advantage"), group("advantage", advChoices.map(([v, l, t]) => btn("tadv", v, l, v === ts.adv, t)))),
+      el("div", {class: "tv-trainer-out"})));
     summary();
   }
 
