@@ -63,7 +63,8 @@ RENAMES = [  # (record, field, the page file that reads it)
     ("HitRow", "token_end", "find_panel.js"),
     ("RuleCount", "per_version", "find_panel.js"),
     ("TurnOutline", "shared", "trace_view/place.js"),
-    ("Outline", "tests_html", "trace_view/markup.js"),
+    ("Outline", "tests", "trace_view/panels.js"),
+    ("ToolCall", "arguments_ok", "trace_view/panels.js"),
 ]
 PROJECT = "tsconfig.json"  # every page, checked in tsc's strict mode
 

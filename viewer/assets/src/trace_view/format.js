@@ -1,5 +1,5 @@
 // Formatting shared by every part of the token view: escaping (every string inserted as HTML is escaped
-// here or was escaped by the server, the *_html fragments), numbers, the logprob colour.
+// here; the panels, panels.js, are drawn as elements), numbers, the logprob colour.
 /** @type {Record<string, string>} */
 const ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"};
 /** @param {unknown} s */

@@ -1,5 +1,5 @@
 // -- the view's skeleton: the boxes every part fills, the actions, the keyboard help ---------------------
-// The outline's *_html fragments were escaped by the server; everything else inserted here is escaped.
+// The rollout's panels are drawn into their boxes by panels.js; everything inserted here is escaped.
 import {esc} from "./format.js";
 
 /** The view's markup before any part has drawn in it. @param {Outline} O @param {boolean} canExport */
@@ -10,7 +10,7 @@ export function viewHtml(O, canExport) {
       <div class="tv-live-box" hidden></div>
       <div class="tv-note-box" role="note" data-testid="export-note" hidden></div>
       <div class="tv-top">
-        <div class="tv-summary-box">${O.summary_html}</div>
+        <div class="tv-summary-box"></div>
         <span class="tv-actions">
           ${canExport ? `<button class="tv-export-btn" title="download one HTML file that opens offline on what is on screen" aria-haspopup="dialog" aria-expanded="false" data-testid="export">export</button>` : ""}
           <button class="tv-present-btn" title="presentation mode (p)" aria-pressed="false">present</button>
@@ -22,7 +22,7 @@ export function viewHtml(O, canExport) {
           <div class="tv-export-status" role="status"></div>
         </div>
       </div>
-      <div class="tv-headerbox">${O.header_html}</div>
+      <div class="tv-headerbox"></div>
       <div class="tv-main">
         <nav class="tv-nav" aria-label="turns"></nav>
         <section class="tv-turn">
@@ -36,8 +36,8 @@ export function viewHtml(O, canExport) {
         </section>
       </div>
       <div class="tv-lower">
-        <section><h3>Tests</h3><div class="tv-tests-box">${O.tests_html}</div></section>
-        <section><h3>Reward</h3><div class="tv-reward-box">${O.reward_html}</div></section>
+        <section><h3>Tests</h3><div class="tv-tests-box"></div></section>
+        <section><h3>Reward</h3><div class="tv-reward-box"></div></section>
       </div>
       <div class="tv-tip" hidden role="status"></div>
       <div class="tv-help" hidden role="dialog" aria-label="keyboard shortcuts">

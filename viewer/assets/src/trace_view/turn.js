@@ -1,7 +1,7 @@
 // -- the turn on screen: moving the place (turn, mode, scope), drawing what goes with it, telling the page ----
 // Each function takes the mounted view (`View`, mount.js) and changes its place, then redraws what that change
 // touches: a new turn or scope repaints the tokens, a new mode only recolours them.
-import {esc} from "./format.js";
+import {drawRollout, rowButtons, toolsBox, trainingBox, turnNotes} from "./panels.js";
 import {navPart, turnFate} from "./navigator.js";
 import {isTrainerMode, legend, notInRows} from "./toolbar.js";
 import {outlineFor, storyOf} from "./place.js";
@@ -49,15 +49,14 @@ function sides(v) {
                          : `turn ${t.index}${turnFate(O, t, st.turn)}`);
   v.nav.show(st, rowMode ? (row ? row.turns : []) : null);
   $(".tv-legend").innerHTML = legend(O, st, v.trainer, v.training);
-  $(".tv-boundary-box").innerHTML = rowMode ? "" : t.trained_html + t.boundary_html + t.engine_html;
+  $(".tv-boundary-box").replaceChildren(...(rowMode ? [] : turnNotes(t).filter((n) => n !== null)));
   $(".tv-tools-part").hidden = rowMode;
-  $(".tv-tools-box").innerHTML = rowMode ? "" : t.tools_html;
+  $(".tv-tools-box").replaceChildren(...(rowMode ? [] : [toolsBox(t)]));
   const rb = $(".tv-rowbar");
   rb.hidden = !rowMode;
   if (rowMode) {
-    if (!training) { rb.innerHTML = ""; fetchTraining(v); }
-    else rb.innerHTML = training.html + (training.rows.length ? `<div class="tv-group" role="group" aria-label="training row">${training.rows.map((r, k) =>
-      `<button data-row="${k}" class="${k === st.row ? "on" : ""}" aria-pressed="${k === st.row}">row ${k}: turns ${r.turns.join(", ")}${r.fate ? ` · ${esc(r.fate.trained ? `step ${r.fate.steps.join(", ")}` : `never (${r.fate.cause})`)}` : ""}</button>`).join("")}</div>` : "");
+    if (!training) { rb.replaceChildren(); fetchTraining(v); }
+    else rb.replaceChildren(trainingBox(training), ...(training.rows.length ? [rowButtons(training, st.row)] : []));
   }
 }
 
@@ -111,10 +110,7 @@ export function growView(v, next) {
   const N = next.outline;
   if (!!N.trainer !== v.hasTrainer) return false;
   Object.assign(O, outlineFor(N, v.hasTrainer));
-  $(".tv-summary-box").innerHTML = O.summary_html;
-  $(".tv-headerbox").innerHTML = O.header_html;
-  $(".tv-tests-box").innerHTML = O.tests_html;
-  $(".tv-reward-box").innerHTML = O.reward_html;
+  drawRollout($, O);
   v.nav = navPart($(".tv-nav"), O);
   v.training = null;  // TRL packs the longer rollout afresh
   if (st.follow && st.turn !== O.turns.length - 1) { go(v, O.turns.length - 1, true); return true; }
