@@ -919,7 +919,7 @@ top-${d.topk_text[k].length}: ${alts}`;
     );
   }
   function verifierBox(V) {
-    const row = (name, value, testid = null) => el("tr", { "data-testid": testid }, el("td", null, name), el("td", { class: "num", text: value }));
+    const row = (name, value, testid = null) => el("tr", { "data-testid": testid }, el("td", { text: name }), el("td", { class: "num", text: value }));
     return el(
       "div",
       { class: "tv-tests tv-verify", "data-testid": "verifier" },
@@ -944,7 +944,12 @@ top-${d.topk_text[k].length}: ${alts}`;
         table(
           "tv-table",
           ...V.columns.map((c) => row(c.name, c.value === null ? "none" : reward(c.value))),
-          row(el("span", null, el("b", { text: "TRL's reward" }), " (the sum of its columns)"), V.reward === null ? "none (unscorable)" : reward(V.reward)),
+          el(
+            "tr",
+            null,
+            el("td", null, el("b", { text: "TRL's reward" }), " (the sum of its columns)"),
+            el("td", { class: "num", text: V.reward === null ? "none (unscorable)" : reward(V.reward) })
+          ),
           el("tr", null, el("td", { text: "status" }), el("td", null, V.status, ...V.cause ? [" ", el("span", { class: "tv-dim", text: V.cause })] : []))
         )
       )

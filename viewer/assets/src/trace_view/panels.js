@@ -140,8 +140,8 @@ export function testsBox(T) {
 
 /** What OpenEnv's verify() reported beside what TRL made of it. @param {Verifier} V */
 function verifierBox(V) {
-  /** @param {Part} name @param {string} value @param {string | null} [testid] */
-  const row = (name, value, testid = null) => el("tr", {"data-testid": testid}, el("td", null, name), el("td", {class: "num", text: value}));
+  /** @param {string} name @param {string} value @param {string | null} [testid] */
+  const row = (name, value, testid = null) => el("tr", {"data-testid": testid}, el("td", {text: name}), el("td", {class: "num", text: value}));
   return el("div", {class: "tv-tests tv-verify", "data-testid": "verifier"},
     el("div", null, heading("What the verifier reported", "OpenEnv's VerifyResult for this session, in place of a capture's held-out tests"),
       table("tv-table", row("env reward", V.env_reward === null ? "none" : reward(V.env_reward)),
@@ -152,7 +152,8 @@ function verifierBox(V) {
     el("div", null, heading("What TRL made of it", "its reward functions' columns (they read the env reward) and their sum"),
       // A column TRL holds as NaN (its function returned None) is no verdict on the rollout: "none", not "unscorable"
       table("tv-table", ...V.columns.map((c) => row(c.name, c.value === null ? "none" : reward(c.value))),
-        row(el("span", null, el("b", {text: "TRL's reward"}), " (the sum of its columns)"), V.reward === null ? "none (unscorable)" : reward(V.reward)),
+        el("tr", null, el("td", null, el("b", {text: "TRL's reward"}), " (the sum of its columns)"),
+          el("td", {class: "num", text: V.reward === null ? "none (unscorable)" : reward(V.reward)})),
         el("tr", null, el("td", {text: "status"}), el("td", null, V.status, ...(V.cause ? [" ", el("span", {class: "tv-dim", text: V.cause})] : []))))));
 }
 
