@@ -476,6 +476,7 @@ class Training(msgspec.Struct, frozen=True):
     other_call_count: int
     trainer: bool  # a recorded run's rollout: each row's trainer fate (or that it is not known) is a column
     omitted: str | None = None  # an export left the rows out: why, in place of all the rest
+    unavailable: str | None = None  # the server cannot answer (the rollout is no longer loaded): why, in place of all
 
 
 LiveState = Literal["running", "done", "cancelled", "failed"]

@@ -261,10 +261,11 @@ def reward(a: Artifact, r: Report, pending: str | None = None) -> Reward:
         tools=[ToolCount(short(k, 80), v) for k, v in by_name], tool_names=len(a.summary.tool_calls_by_name))
 
 
-def omitted(why: str) -> TrainingRecord:
-    """In place of the training rows when an export leaves them out (viewer/export.py says why)."""
+def no_rows(omitted: str | None = None, unavailable: str | None = None) -> TrainingRecord:
+    """In place of the training rows: an export left them out (`omitted`, viewer/export.py says why), or the
+    server cannot answer (`unavailable`)."""
     return TrainingRecord(rows=[], listed=0, trl=TRL, rule="", error=False, rows_error=None, tally=Tally(0, 0, 0, 0, 0, 0),
-                          other_calls=[], other_call_count=0, trainer=False, omitted=why)
+                          other_calls=[], other_call_count=0, trainer=False, omitted=omitted, unavailable=unavailable)
 
 
 def training(view: Training, fates: list[Fate | None] | None = None) -> TrainingRecord:

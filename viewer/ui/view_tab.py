@@ -28,7 +28,7 @@ from rollout_trace.artifact.sources import bundled_groups, bundled_runs
 from viewer import assets
 from viewer.contract import Exported, RunContext
 from viewer.export import ADVANTAGE_CHOICES, TrainerChoice, size_label, write_export
-from viewer.render import safe
+from viewer.render import panels
 from viewer.render.outline import training
 from viewer.rollout import Rollout
 from viewer.router import initial_from_params
@@ -145,7 +145,7 @@ class ViewTab:
     def training(self, req) -> dict:
         r = self._rollout(req)
         if isinstance(r, str):
-            return {"html": f"<div class='tv-error'>{safe.text(r)}</div>", "rows": []}
+            return msgspec.to_builtins(panels.no_rows(unavailable=r))
         # a run's rollout: the rows' fates, from the run context the page was given with the rollout
         return msgspec.to_builtins(training(r, _run_context(req.get("run")) if isinstance(req, dict) else None))
 

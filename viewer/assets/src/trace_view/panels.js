@@ -276,6 +276,7 @@ function rowFate(f) {
 
 /** TRL's rows of the rollout: how it packed them, the rule, the table (a run's: each row's fate). @param {Training} T */
 export function trainingBox(T) {
+  if (T.unavailable !== null) return el("div", {class: "tv-error", text: T.unavailable});
   if (T.omitted !== null) return el("div", {class: "tv-training drift", "data-testid": "no-rows", text: T.omitted});
   const rule = el("p", {class: "tv-dim", "data-testid": "training-rule", text: T.rule});
   if (T.error) return el("div", {class: "tv-training drift"}, rule);
