@@ -606,6 +606,7 @@ interface Training {
   other_call_count: number;
   trainer: boolean;
   omitted: string | null;
+  unavailable: string | null;
 }
 
 interface TrainingRow {

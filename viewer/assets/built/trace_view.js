@@ -831,6 +831,7 @@ top-${d.topk_text[k].length}: ${alts}`;
     const c = H.counts, other = c.calls - c.turns;
     const mask = c.recorded ? `${fmt(c.trained)} in ${c.trained_by}'s mask` : `${fmt(c.trained)} trained by ${c.trained_by}`;
     const counts = `${plural(c.turns, "agent turn")} · ${mask} · ${plural(c.calls, "model call")} recorded` + (other > 0 ? ` (${fmt(other)} by opencode itself, e.g. the session title)` : "");
+    const size = `${fmt(H.tokens)} tokens · longest context ${fmt(H.longest)}`;
     const tokenizer = H.tokenizer !== null ? `tokenizer: ${H.tokenizer}` : el("details", { class: "tv-inline" }, el("summary", { text: "no tokenizer files: showing ids" }), H.no_tokenizer.join("; "));
     return el(
       "div",
@@ -866,7 +867,7 @@ top-${d.topk_text[k].length}: ${alts}`;
           el("summary", { text: `task ${H.task}: instruction` }),
           el("div", { class: "tv-md" }, ...H.instruction_text ? folded(H.instruction_text) : markdown(H.instruction))
         ),
-        el("div", { class: "tv-meta" }, tokenizer, ` · ${fmt(H.tokens)} tokens · longest context ${fmt(H.longest)}`)
+        el("div", { class: "tv-meta" }, ...typeof tokenizer === "string" ? [`${tokenizer} · ${size}`] : [tokenizer, ` · ${size}`])
       ),
       H.notices.length ? el("ul", { class: "tv-notices" }, ...H.notices.map((n) => el("li", { text: n }))) : null
     );
@@ -984,7 +985,7 @@ top-${d.topk_text[k].length}: ${alts}`;
         el("th", { title: "the reward after this step, as a bar (longest = the largest |reward|)", text: "size" }),
         el("th", { text: "why" })
       ), ...steps),
-      el("p", null, check, ` · timed out: ${R.timed_out ? "yes" : "no"}`),
+      typeof check === "string" ? el("p", { text: `${check} · timed out: ${R.timed_out ? "yes" : "no"}` }) : el("p", null, check, ` · timed out: ${R.timed_out ? "yes" : "no"}`),
       el("h4", { text: "Tool calls by name" }),
       el("ul", null, ...tools.length ? [...tools, more(R.tool_names, R.tools.length, "tool names")] : [el("li", { text: "none" })])
     );
@@ -1102,6 +1103,7 @@ top-${d.topk_text[k].length}: ${alts}`;
     return el("td", null, el("span", { class: `tv-fate ${f.trained ? "trained" : "never"}`, "data-testid": "row-fate", title: f.why, text: f.label }));
   }
   function trainingBox(T) {
+    if (T.unavailable !== null) return el("div", { class: "tv-error", text: T.unavailable });
     if (T.omitted !== null) return el("div", { class: "tv-training drift", "data-testid": "no-rows", text: T.omitted });
     const rule = el("p", { class: "tv-dim", "data-testid": "training-rule", text: T.rule });
     if (T.error) return el("div", { class: "tv-training drift" }, rule);

@@ -84,6 +84,7 @@ export function headerBox(H, run) {
   // The agent's turns first (what the view pages through), then every call the proxy saw, opencode's own named.
   const counts = `${plural(c.turns, "agent turn")} · ${mask} · ${plural(c.calls, "model call")} recorded` +
     (other > 0 ? ` (${fmt(other)} by opencode itself, e.g. the session title)` : "");
+  const size = `${fmt(H.tokens)} tokens · longest context ${fmt(H.longest)}`;
   const tokenizer = H.tokenizer !== null ? `tokenizer: ${H.tokenizer}`
     // The short line says what the reader sees; the reasons are one click away.
     : el("details", {class: "tv-inline"}, el("summary", {text: "no tokenizer files: showing ids"}), H.no_tokenizer.join("; "));
@@ -103,7 +104,8 @@ export function headerBox(H, run) {
     el("div", {class: "tv-h-row2"},
       el("details", {class: "tv-task"}, el("summary", {text: `task ${H.task}: instruction`}),
         el("div", {class: "tv-md"}, ...(H.instruction_text ? folded(H.instruction_text) : markdown(H.instruction)))),
-      el("div", {class: "tv-meta"}, tokenizer, ` · ${fmt(H.tokens)} tokens · longest context ${fmt(H.longest)}`)),
+      el("div", {class: "tv-meta"}, ...(typeof tokenizer === "string"  // one run of text, as one line of words
+        ? [`${tokenizer} · ${size}`] : [tokenizer, ` · ${size}`]))),
     H.notices.length ? el("ul", {class: "tv-notices"}, ...H.notices.map((n) => el("li", {text: n}))) : null);
 }
 
@@ -173,7 +175,8 @@ export function rewardBox(R) {
   return el("div", {class: "tv-reward"},
     table("tv-table", el("tr", null, el("th", {text: "step"}), el("th", {text: "change"}), el("th", {text: "reward"}),
       el("th", {title: "the reward after this step, as a bar (longest = the largest |reward|)", text: "size"}), el("th", {text: "why"})), ...steps),
-    el("p", null, check, ` · timed out: ${R.timed_out ? "yes" : "no"}`),
+    typeof check === "string" ? el("p", {text: `${check} · timed out: ${R.timed_out ? "yes" : "no"}`})
+      : el("p", null, check, ` · timed out: ${R.timed_out ? "yes" : "no"}`),
     el("h4", {text: "Tool calls by name"}),
     el("ul", null, ...(tools.length ? [...tools, more(R.tool_names, R.tools.length, "tool names")] : [el("li", {text: "none"})])));
 }
