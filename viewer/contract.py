@@ -99,7 +99,7 @@ class Md(msgspec.Struct, frozen=True):
     the element `tag` names ("text": a run of text, no element), so no raw HTML, image or script can come of it."""
 
     tag: MdTag
-    text: str = ""  # a "text" node's text, or the whole text of a code block ("pre") or inline "code"
+    text: str = ""  # a "text" node's text, the whole text of inline "code" or a code block's, or an "a"'s title
     href: str | None = None  # an "a": the link as markdown-it validated it (no javascript:, vbscript:, file: or data:)
     start: int | None = None  # an "ol" that starts at another number than 1
     children: list[Md] = []

@@ -3,7 +3,8 @@
 It is parsed by the same markdown-it setup as viewer/render/safe.py `markdown` (commonmark, raw HTML kept as
 text, images off, line breaks kept), so it shows what that HTML showed; each node names an element from a fixed
 list and carries its text as text. Links keep only what markdown-it validated (no javascript:, vbscript:, file:
-or data: URL); the page opens them in a new tab with no referrer.
+or data: URL); the page opens them in a new tab with no referrer. A code block's language is not kept (no style
+reads it).
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ def parse(value: str | None) -> tuple[list[Md], Folded | None]:
 class _Open:
     """An element being filled: its tag and attributes, and the nodes inside it so far."""
 
-    def __init__(self, tag: MdTag, href: str | None = None, start: int | None = None):
-        self.tag, self.href, self.start, self.children = tag, href, start, cast(list[Md], [])
+    def __init__(self, tag: MdTag, href: str | None = None, start: int | None = None, title: str = ""):
+        self.tag, self.href, self.start, self.title, self.children = tag, href, start, title, cast(list[Md], [])
 
     def close(self) -> Md:
-        return Md(self.tag, href=self.href, start=self.start, children=self.children)
+        return Md(self.tag, text=self.title, href=self.href, start=self.start, children=self.children)
 
 
 def _blocks(tokens: list[Token]) -> list[Md]:
@@ -74,8 +75,8 @@ def _inline(tokens: list[Token]) -> list[Md]:
     for t in tokens:
         kind = t.type
         if kind.endswith("_open") and kind[:-5] in _INLINE:
-            href = t.attrGet("href") if kind == "link_open" else None
-            stack.append(_Open(_INLINE[kind[:-5]], href=str(href) if href is not None else None))
+            href, title = (t.attrGet("href"), t.attrGet("title")) if kind == "link_open" else (None, None)
+            stack.append(_Open(_INLINE[kind[:-5]], href=str(href) if href is not None else None, title=str(title or "")))
         elif kind.endswith("_close") and kind[:-6] in _INLINE:
             if len(stack) > 1:
                 done = stack.pop().close()

@@ -42,7 +42,7 @@ export function markdown(nodes) {
   return nodes.map((n) => {
     if (n.tag === "text") return n.text;
     if (n.tag === "code") return el("code", {text: n.text});
-    if (n.tag === "a") return el("a", {href: n.href, rel: "noopener noreferrer nofollow", target: "_blank"}, ...markdown(n.children));
+    if (n.tag === "a") return el("a", {href: n.href, title: n.text || null, rel: "noopener noreferrer nofollow", target: "_blank"}, ...markdown(n.children));
     if (n.tag === "ol") return el("ol", {start: n.start}, ...markdown(n.children));
     return el(n.tag, null, ...markdown(n.children));
   });
