@@ -2,10 +2,10 @@
 
 The page (viewer/assets/src/trace_view/, one file per part) gets one `Outline` when a rollout opens and
 `Chunk`s of tokens as they scroll into view; nothing else crosses. Keys are the readable field names below, encoded by
-msgspec, so a renamed field is one edit here and in the JS that reads it. Panels that need markup
-are records of what they show (numbers, words, lists, flags), built by viewer/render; the page draws them
-with dom.js `el` (viewer/assets/src/trace_view/panels.js), every string as text, so no markup crosses. A task's
-markdown arrives parsed (`Md`), its links checked by the server.
+msgspec, so a renamed field is one edit here and in the JS that reads it. The panels (headline, header, tests,
+reward, a turn's notes and tool calls, TRL's rows) are records of what they show (numbers, words, lists, flags),
+built by viewer/render/panels.py; the page draws them with dom.js `el` (viewer/assets/src/trace_view/panels.js),
+every string as text, so no markup crosses. A task's markdown arrives parsed (`Md`), its links checked by the server.
 Modes and scopes, and what each mode needs (a rescore part, one turn), are listed by the server so the
 page does not repeat them. viewer/assets/contract.d.ts is these records as TypeScript, generated from
 msgspec's JSON schema (viewer/page_types.py); `tsc` checks every record field the page reads against it
