@@ -549,7 +549,16 @@ class Exported(msgspec.Struct, frozen=True):
 
 
 _encoder = msgspec.json.Encoder()
+# JSON escapes that decode to the same characters: a value holding a trace's text as it is ("<script>" in a tool's
+# output) then holds no markup a layer between the server and the page might sniff (Gradio warns on "<script" in a
+# gr.HTML value); the page parses it as JSON and draws every string as text either way.
+_NO_MARKUP = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
 
 
 def encode(record: msgspec.Struct) -> bytes:
     return _encoder.encode(record)
+
+
+def encode_value(record: msgspec.Struct) -> str:
+    """`record` as a component's value: JSON text with no "<", ">" or "&" (each escaped)."""
+    return _encoder.encode(record).decode().translate(_NO_MARKUP)
