@@ -152,10 +152,11 @@ def server_chunk_ms(folder: Path, calls: int = 15) -> dict[str, float]:
     from gradio.routes import ORJSONResponse
 
     from rollout_trace.artifact import load_artifact
+    from viewer.render.outline import outline
     from viewer.rollout import CHUNK, Rollout
 
     r = Rollout.load(load_artifact(folder))
-    r.outline()  # the app computes the outline (and its cached analyses) before any chunk is asked for
+    outline(r)  # the app computes the outline (and its cached analyses) before any chunk is asked for
     last = max(0, r.scope_size(0, "new")[1] // CHUNK - 1)
 
     def median_ms(fn: Callable[[], object]) -> float:

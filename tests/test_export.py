@@ -105,7 +105,7 @@ def test_an_export_of_a_huge_turn_is_bounded_streamed_and_folded(huge_zip, tmp_p
     assert held <= MAX_TOKENS and "This export holds" in d["note"]
     story = (HUGE) // CHUNK  # turn 0 opens on its first generated token: that chunk is in the file
     assert str(story) in d["chunks"]["new"]["0"]
-    assert d["training"]["rows"] == [] and "not in this export" in d["training"]["html"]
+    assert d["training"]["rows"] == [] and "not in this export" in d["training"]["omitted"]
     assert not list(tmp_path.glob(".out.html.*"))  # the temporary file was renamed into place
 
 

@@ -132,24 +132,25 @@ def test_the_token_view_says_trained_at_step_or_never_and_where_it_sits(tab, run
     assert o.run.turns == [turn_fate(t.index, t.trained, pick.queued, pick.dropped) for t in o.turns]
     assert len(o.run.turns) == len(o.turns) and o.run.rows == list(pick.queued)
     assert o.advantage == pick.advantage == o.run.advantage  # TRL's own
-    # the headline names both facts: the mask's turns and the trainer's fate
-    assert "in TRL's mask" in o.summary_html and "trained by TRL" not in o.summary_html
-    assert f">{o.run.fate.label}</span>" in o.summary_html
-    assert "data-testid='run-context'" in o.header_html and f"v{pick.policy_version} › group {pick.group_id}" in \
-        o.header_html
-    assert "mask" in o.header_html and "trained-disagree" not in o.header_html  # no capture script here
-    assert all(t.seed_trained == t.trained for t in o.turns) and "capture script" not in o.header_html + "".join(
-        t.trained_html for t in o.turns)  # nor in the turn's pill tooltip (navigator.js) or its note
+    # the headline names both facts: the mask's turns and the trainer's fate (the page draws o.run.fate beside
+    # them), and the header where the rollout sits (o.run's crumbs)
+    assert o.summary.recorded and "in TRL's mask" in o.summary.trained and "trained by TRL" not in o.summary.trained
+    assert o.run.crumbs[1:] == [f"v{pick.policy_version}", f"group {pick.group_id}", f"rollout {pick.rollout}"]
+    header = msgspec.json.encode(o.header).decode()
+    assert o.header.counts.recorded and o.header.disagree is None  # counts what its mask would train; no capture script
+    assert all(t.seed_trained == t.trained for t in o.turns) and "capture script" not in header and all(
+        t.trained_note is None for t in o.turns)  # nor in the turn's pill tooltip (navigator.js) or its note
     # what the verifier reported, not "files are missing"
-    assert "data-testid='verifier'" in o.tests_html and "is not in this artifact" not in o.header_html
+    shown = o.tests.verifier
+    assert shown is not None and "is not in this artifact" not in header
     # and what it reported beside its reward (OpenEnv's VerifyResult, as the bundled run's summary.json keeps it)
     verify = msgspec.json.decode(run_summary(run, pick), type=Summary).run.verify
-    assert verify is not None and verify.metrics and "data-testid='verify-none'" not in o.tests_html
+    assert verify is not None and verify.metrics and shown.done is not None and not shown.none_why
+    said = {m.name: m.value for m in shown.metrics}
     for name, value in verify.metrics.items():
-        shown = f"{value:,}" if isinstance(value, int) else value  # the replayed sessions': counts and text
-        assert f"<td>{name}</td><td class='num'>{shown}</td>" in o.tests_html
+        assert said[name] == (f"{value:,}" if isinstance(value, int) else value)  # the replayed sessions': counts and text
     if kind == "unscorable":
-        assert "unscorable: no reward" in o.summary_html and "none (unscorable)" in o.tests_html
+        assert o.summary.no_reward == "unscorable: no reward" and shown.reward is None  # "none (unscorable)"
     # the back bar: the run's crumbs, not a folder path
     back = page["back"]
     assert back["kind"] == "run" and " › ".join(back["crumbs"]) == \
@@ -225,7 +226,7 @@ def test_a_rollout_a_drift_fork_split_reads_each_turns_row_fate_everywhere(tab, 
     for o in opened:
         assert o.run is not None and o.run.fate.label == label and o.run.fate.partly
         assert {t.index: _said(f) for t, f in zip(o.turns, o.run.turns, strict=True) if t.trained} == truth
-        assert f">{label}</span>" in o.summary_html  # the headline
+        assert o.summary.recorded  # the headline draws o.run.fate
     # the back bar's breadcrumb
     page = json.loads(tab.service.rows.open_row(RUN, pick.group, {}, Initial(), pick.rollout)[2])
     assert page["back"]["fate"]["label"] == label
@@ -301,7 +302,7 @@ def test_an_export_of_a_run_rollout_carries_its_run_and_fate(tab, picks):
     data = json.loads(re.search(r'<script type="application/json" id="tv-data">(.*?)</script>', html, re.S).group(1))
     outline = data["opened"]["outline"]
     assert outline["run"]["fate"]["label"] == f"never trained ({pick.dropped})"
-    assert outline["advantage"] == pick.advantage and f">{o.run.fate.label}</span>" in outline["summary_html"]
+    assert outline["advantage"] == pick.advantage and outline["summary"]["recorded"]  # the headline draws its fate
 
 
 def _ls(*argv: str) -> tuple[str, str]:

@@ -52,7 +52,7 @@ def test_an_empty_source_opens_nothing_in_the_app():
 
     tab = ViewTab(Service("scripted-smollm2", public=False))
     value, loaded = tab.service.values.source_value("  ")
-    assert "no source named" in json.loads(value)["error_html"] and loaded == ""
+    assert any("no source named" in p for p in json.loads(value)["problems"]["items"]) and loaded == ""
 
 
 # -- names the system refuses: a message, not "a bug" --------------------------------------------------------

@@ -64,8 +64,9 @@ def offline_cache(tmp_path, monkeypatch) -> Path:
 
 
 def errors_of(value: str) -> str:
-    doc = json.loads(value)
-    return doc.get("error_html") or ""
+    """The words a token view value (a `Failed`) says, or "" for a rollout."""
+    problems = json.loads(value).get("problems") or {}
+    return " ".join(problems.get("items", []))
 
 
 def test_public_offline_revision_never_lists_a_server_folder(tmp_path, offline_cache):

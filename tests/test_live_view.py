@@ -73,14 +73,14 @@ def test_the_page_gets_the_newest_snapshot_only_when_it_changed(example, hf_toke
     first = ask(tab, run)
     assert first["live"]["state"] == "running" and first["live"]["calls"] == 0
     assert first["outline"]["turns"] == [] and "Waiting for the agent's first model call" in first["outline"]["notice"]
-    assert "run when the agent finishes" in first["outline"]["summary_html"]
+    assert "run when the agent finishes" in first["outline"]["summary"]["tests"]
 
     tab.service.live.update(run, snapshot(example, 1, hf_tokenizer))
     got = ask(tab, run, first["live"]["changed"])
     assert len(got["outline"]["turns"]) == 1 and got["live"]["recorded_at"] == 1.0e9 + 1
     assert got["opened"]["live"]["run"] == run and got["opened"]["initial"]["turn"] == 0
-    assert "reward pending" in got["outline"]["summary_html"]
-    assert "tokenizer: the capture&#x27;s tokenizer" in got["outline"]["header_html"]
+    assert got["outline"]["summary"]["no_reward"] == "reward pending"
+    assert got["outline"]["header"]["tokenizer"] == "the capture's tokenizer"
     # a stage change is news for the badge only: no outline is resent
     tab.service.live.stage(run, "agent")
     quiet = ask(tab, run, got["live"]["changed"])
@@ -100,7 +100,7 @@ def test_the_page_gets_the_newest_snapshot_only_when_it_changed(example, hf_toke
     tab.service.live.finish(run, "done", finals={None: (final_key, str(EXAMPLE), None)})
     done = ask(tab, run, third["live"]["changed"])
     assert done["live"]["state"] == "done" and done["opened"]["key"] == final_key
-    assert done["opened"]["src"] == str(EXAMPLE) and "held-out tests passed" in done["outline"]["summary_html"]
+    assert done["opened"]["src"] == str(EXAMPLE) and "held-out tests passed" in done["outline"]["summary"]["tests"]
     assert tab.service.live.requests(run) == 5
 
 
@@ -113,9 +113,10 @@ def test_a_cancelled_run_keeps_what_was_seen_and_says_its_tests_never_ran(exampl
     got = ask(tab, run, seen["live"]["changed"])
     assert got["live"]["state"] == "cancelled" and "nothing was written" in got["live"]["message"]
     assert len(got["outline"]["turns"]) == 2  # what was seen stays
-    assert "never ran: the capture cancelled" in got["outline"]["summary_html"]
-    assert "no reward" in got["outline"]["summary_html"] and "No reward" in got["outline"]["reward_html"]
-    assert "showing ids" in got["outline"]["header_html"]  # no tokenizer: ids, and why
+    assert "never ran: the capture cancelled" in got["outline"]["summary"]["tests"]
+    assert got["outline"]["summary"]["no_reward"] == "no reward" and got["outline"]["reward"]["steps"] == []
+    assert got["outline"]["reward"]["waiting"].startswith("No reward: the capture cancelled")
+    assert got["outline"]["header"]["tokenizer"] is None and got["outline"]["header"]["no_tokenizer"]  # ids, and why
 
 
 def test_a_group_is_watched_one_rollout_at_a_time(example):

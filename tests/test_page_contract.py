@@ -48,12 +48,12 @@ def test_pages_type_check_against_the_records(tmp_path):
     assert got.returncode == 0, got.stdout + got.stderr
 
 
-def test_the_index_run_page_and_panel_write_no_markup():
-    """The collection index, the group map, the run page and the search panel draw records with elements (dom.js
-    `el`): nothing of theirs is parsed as HTML."""
-    for path in sorted((ROOT / "viewer" / "assets" / "src").glob("*.js")):
-        if path.name == "trace_view.js":
-            continue
+def test_no_page_writes_markup():
+    """Every page (the token view and its panels, the collection index, the group map, the run page, the search
+    panel) draws its records with elements (dom.js `el`): nothing of theirs is parsed as HTML."""
+    sources = sorted((ROOT / "viewer" / "assets" / "src").rglob("*.js"))
+    assert any(p.parent.name == "trace_view" for p in sources)
+    for path in sources:
         text = path.read_text(encoding="utf-8")
         for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "DOMParser", "createContextualFragment"):
             assert sink not in text, f"{path.name} uses {sink}"
@@ -74,7 +74,8 @@ RENAMES = [  # (record, field, the page file that reads it)
     ("HitRow", "token_end", "find_panel.js"),
     ("RuleCount", "per_version", "find_panel.js"),
     ("TurnOutline", "shared", "trace_view/place.js"),
-    ("Outline", "tests_html", "trace_view/markup.js"),
+    ("Outline", "tests", "trace_view/panels.js"),
+    ("ToolCall", "arguments_ok", "trace_view/panels.js"),
     ("IndexRow", "fate_why", "collection_index.js"),
     ("BackBar", "crumbs", "collection_index.js"),
     ("GroupRow", "more_turns", "group_map.js"),

@@ -37,7 +37,8 @@ def test_outline_is_small_and_complete():
     assert [t.index for t in o.turns] == [0, 1, 2]
     assert o.turns[1].drift_at == 509 and o.turns[1].shared == 509 and o.turns[1].story_at == 509
     assert o.turns[0].story_at == o.turns[0].prompt_tokens  # no drift: the story is the generated tokens
-    assert "tv-boundary drift" in o.turns[1].boundary_html
+    b = o.turns[1].boundary
+    assert o.turns[0].boundary is None and b is not None and not b.continuous and b.at == 509 and b.cause
     assert [m.id for m in o.modes] == list(MODES) and [s.id for s in o.scopes] == list(SCOPES)
     assert len(encode(o)) < 40_000
 

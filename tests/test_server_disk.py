@@ -62,7 +62,7 @@ def test_an_upload_dropped_by_the_budget_says_upload_again(tmp_path):
     got = tab.chunk({"key": key, "turn": 0, "scope": "full", "index": 0})
     assert got == {"error": "A.zip: this upload is no longer kept on the server (many other rollouts were opened "
                             "since): upload it again"}
-    assert "upload it again" in tab.training({"key": key})["html"]
+    assert "upload it again" in tab.training({"key": key})["unavailable"]
     assert "upload it again" in tab.trainer({"key": key, "turn": 0})["error"]
     # uploading it again brings it back under the same key
     (tmp_path / "later").mkdir()

@@ -71,7 +71,7 @@ def test_ids_beyond_the_vocabulary_get_a_notice(example_copy):
     r = Rollout.load(a)
     [notice] = [n for n in r.artifact.notices if "beyond the vocabulary" in n]
     assert "turn 2 output_ids: 1 (first 60000 at element 1)" in notice and "ids 0..49151" in notice
-    assert notice in outline(r).header_html.replace("&#x27;", "'")
+    assert notice in outline(r).header.notices
     assert a.notices == open_artifact(example_copy).notices  # the shared artifact is not changed
 
 

@@ -12,6 +12,7 @@ from rollout_trace.analysis.training import TRL, record, training
 from rollout_trace.artifact import load_artifact, open_artifact
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support.trl_reference import assert_matches_trl
+from viewer.contract import TrainedNote
 from viewer.render.outline import outline
 from viewer.render.outline import training as training_record
 from viewer.rollout import Rollout
@@ -35,16 +36,15 @@ def test_scripted_example_trains_all_three_turns_and_says_where_the_script_disag
     # opencode's title call is in TRL's trace with an all-zero mask: it trains nothing and forms no row
     assert [(c.call, c.trained_tokens) for c in tr.other_calls] == [(0, 0)]
     o = outline(r)
-    assert "3 of 3 turns trained by TRL" in o.summary_html
-    assert "3 trained by TRL 1.16.0" in o.header_html
+    assert o.summary.trained == "3 of 3 turns trained by TRL"
+    c = o.header.counts
+    assert (c.trained, c.trained_by, c.recorded) == (3, "TRL 1.16.0", False)
     # once per rollout: a short badge beside the counts, the whole sentence on hover
-    assert o.header_html.count("data-testid='trained-disagree'") == 1
-    assert o.header_html.count("marks turn 2 untrained because it made no tool call") == 1
-    assert ">TRL trains turn 2; the original capture script would not (no tool call)</span>" in o.header_html
-    assert "TRL 1.16.0 trains its 17 generated tokens" in o.header_html
-    assert [bool(t.trained_html) for t in o.turns] == [False, False, True]  # and on the turn
-    assert "17 of this turn&#x27;s 17 generated tokens" in o.turns[2].trained_html or \
-        "17 of this turn's 17 generated tokens" in o.turns[2].trained_html
+    assert o.header.disagree == "TRL trains turn 2; the original capture script would not (no tool call)"
+    assert o.header.disagree_tip.count("marks turn 2 untrained because it made no tool call") == 1
+    assert "TRL 1.16.0 trains its 17 generated tokens" in o.header.disagree_tip
+    assert [t.trained_note for t in o.turns] == [None, None, TrainedNote("TRL 1.16.0", missing=False, script_trained=False)]
+    assert (o.turns[2].trained_tokens, o.turns[2].output_tokens) == (17, 17)  # "17 of this turn's 17 generated tokens"
 
 
 def test_a_captured_summary_records_both_counts_versioned():
@@ -87,8 +87,8 @@ def test_the_older_proxy_dialect_says_which_rule_applies(tmp_path):
     assert tr.basis == "seed" and tr.disagreements == ()
     assert [tr.trained_tokens(i) for i in range(3)] == [70, 51, 0]
     assert "older in-sandbox proxy" in tr.rule and "cannot build a training trace" in tr.rule
-    assert "2 of 3 turns trained (the capture script's rule)" in outline(r).summary_html
-    assert "older in-sandbox proxy" in training_record(r).html
+    assert outline(r).summary.trained == "2 of 3 turns trained (the capture script's rule)"
+    assert "older in-sandbox proxy" in training_record(r).rule
 
 
 def test_a_capture_openenv_refuses_trains_nothing_and_says_why(tmp_path):
@@ -100,5 +100,6 @@ def test_a_capture_openenv_refuses_trains_nothing_and_says_why(tmp_path):
     r = Rollout.load(load_artifact(dest))
     assert r.training.error and r.training.trained_turns == 0 and r.training.rows == []
     o = outline(r)
-    assert "cannot train this rollout" in o.header_html and "CaptureContractError" in o.header_html
-    assert "0 of 3 turns trained" in o.summary_html
+    assert any("cannot train this rollout" in n and "CaptureContractError" in n for n in o.header.notices)
+    assert o.summary.trained.startswith("0 of 3 turns trained")
+    assert training_record(r).error and "CaptureContractError" in training_record(r).rule

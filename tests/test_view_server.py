@@ -12,8 +12,10 @@ import pytest
 
 from conftest import EXAMPLE, artifact_without_turns, edit_json, zip_folder
 from rollout_trace.artifact import open_artifact
+from viewer.contract import encode
 from viewer.render import panels
-from viewer.render.safe import MAX_CHARS, markdown, pre
+from viewer.render.markdown import parse as parse_markdown
+from viewer.render.safe import MAX_CHARS, folded, markdown, pre
 from viewer.rollout import Rollout
 from viewer.ui.service import Service
 from viewer.ui.store import RolloutStore, rollout_bytes
@@ -64,7 +66,7 @@ def test_store_evicts_by_bytes_and_reloads_what_a_page_still_uses(tmp_path):
 def test_an_overlong_source_is_refused_before_any_lookup():
     tab = ViewTab(Service("scripted-smollm2", public=True))
     value, loaded = tab.service.values.source_value("x" * 100_000)
-    assert "too long to be a source" in opened(value)["error_html"] and loaded == ""
+    assert any("too long to be a source" in p for p in opened(value)["problems"]["items"]) and loaded == ""
     assert "x" * 200 not in value
 
 
@@ -90,8 +92,9 @@ def test_upload_problems_name_the_upload_not_a_server_path(tmp_path):
     edit_json(bad / "turns.json", lambda d: d["turns"][1].update(mask=d["turns"][1]["mask"][:-3]))
     tab = ViewTab(Service("scripted-smollm2", public=True))
     value, _, _ = tab.service.values.open_upload([str(zip_folder(bad, tmp_path / "mine.zip"))])
-    html = opened(value)["error_html"]
-    assert "mine.zip" in html and "turn 1" in html and "/tmp" not in html and "rollout-upload-" not in html
+    said = opened(value)["problems"]
+    text = said["source"] + " ".join(said["items"])
+    assert "mine.zip" in text and "turn 1" in text and "/tmp" not in text and "rollout-upload-" not in text
 
 
 def test_no_agent_turn_is_a_message_not_a_crash(tmp_path):
@@ -99,20 +102,24 @@ def test_no_agent_turn_is_a_message_not_a_crash(tmp_path):
     tab = ViewTab(Service("scripted-smollm2", public=False))
     o = opened(tab.service.values.source_value(str(dest))[0])
     assert o["outline"]["turns"] == [] and "no agent turn" in o["outline"]["notice"] and o["first_chunk"] is None
-    assert "TRL 1.16.0 drops this rollout" in tab.training({"key": o["key"]})["html"]
+    rows = tab.training({"key": o["key"]})
+    assert rows["rows"] == [] and rows["trl"] == "TRL 1.16.0" and not rows["error"] and not rows["rows_error"]  # drops it
 
 
 def test_lists_and_texts_a_trace_controls_are_bounded():
     huge = "*a* _b_ `c` [d](e) " * 50_000
     assert len(markdown(huge)) < 3 * MAX_CHARS  # shown as folded text, not rendered
     assert "more characters are in the artifact" in pre("x" * (MAX_CHARS + 10))
+    blocks, text = parse_markdown(huge)  # the page's record: folded text, not parsed
+    assert blocks == [] and text is not None and text.chars == len(huge) and len(encode(text)) < 3 * MAX_CHARS
+    assert folded("x" * (MAX_CHARS + 10)).unsent == 10
     a = open_artifact("scripted-smollm2")
     names = {f"tool{i}": 1 for i in range(5000)}
     s = msgspec.structs.replace(a.summary, tool_calls_by_name=names)
     a.summary = s
     r = Rollout.load(a)
-    html = panels.reward(a, r.report)
-    assert "4,800 more tool names" in html and len(html) < 60_000
+    reward = panels.reward(a, r.report)
+    assert len(reward.tools) == panels.MAX_LIST and reward.tool_names == 5000 and len(encode(reward)) < 60_000
 
 
 def test_an_oversized_summary_is_refused_by_its_size(example_copy):
@@ -151,7 +158,7 @@ def test_an_upload_is_named_by_its_digest_and_a_stale_link_says_so(tmp_path):
     assert shown == src and json.loads(again)["key"] == json.loads(value)["key"]
     stale = "upload:" + "0" * 32
     tab.service.values.source_value(stale)
-    assert "error_html" in json.loads(tab.service.values.source_value(stale)[0])  # still a message, never a crash
+    assert json.loads(tab.service.values.source_value(stale)[0])["problems"]["items"]  # still a message, never a crash
 
 
 def test_a_public_capture_is_named_so_a_reload_reopens_it(example_copy):
@@ -171,7 +178,7 @@ def test_a_public_capture_is_named_so_a_reload_reopens_it(example_copy):
     assert src is not None and src.startswith("upload:") and str(example_copy) not in src
     value, shown = tab.service.values.source_value(src)
     opened = json.loads(value)
-    assert "error_html" not in opened and opened["key"] == key and opened["src"] == src and shown == src
+    assert "problems" not in opened and opened["key"] == key and opened["src"] == src and shown == src
     cap = CaptureTab(tab.service, enabled=True, public=True, gate=Gate())
     cap.parts = SimpleNamespace(loaded="loaded", src="source")  # the components' stand-ins (made once rendered)
     assert cap.open_capture(example_copy, following=False)["source"]["value"] == src

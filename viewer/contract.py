@@ -2,8 +2,10 @@
 
 The page (viewer/assets/src/trace_view/, one file per part) gets one `Outline` when a rollout opens and
 `Chunk`s of tokens as they scroll into view; nothing else crosses. Keys are the readable field names below, encoded by
-msgspec, so a renamed field is one edit here and in the JS that reads it. Panels that need markup
-arrive as `*_html` fragments built (and escaped) by viewer/render, never assembled in the page.
+msgspec, so a renamed field is one edit here and in the JS that reads it. The panels (headline, header, tests,
+reward, a turn's notes and tool calls, TRL's rows) are records of what they show (numbers, words, lists, flags),
+built by viewer/render/panels.py; the page draws them with dom.js `el` (viewer/assets/src/trace_view/panels.js),
+every string as text, so no markup crosses. A task's markdown arrives parsed (`Md`), its links checked by the server.
 Modes and scopes, and what each mode needs (a rescore part, one turn), are listed by the server so the
 page does not repeat them. viewer/assets/contract.d.ts is these records as TypeScript, generated from
 msgspec's JSON schema (viewer/page_types.py); `tsc` checks every record field the page reads against it
@@ -77,6 +79,79 @@ class Audit(msgspec.Struct, frozen=True):
     trained_without_logprobs: bool
 
 
+class Folded(msgspec.Struct, frozen=True):
+    """A preformatted text from a trace (untrusted: the page shows it as text), folded past a length: `head`
+    shows, `rest` is behind "show all `chars` characters of `label`"."""
+
+    head: str  # the first characters (the whole of a short text)
+    rest: str = ""  # the characters after `head`, up to viewer/render/safe.py MAX_CHARS; "": not folded
+    chars: int = 0  # the whole text's length
+    unsent: int = 0  # characters past MAX_CHARS: counted, never sent (the artifact keeps them)
+    label: str = ""  # what the fold names ("the arguments"), or ""
+
+
+MdTag = Literal["p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "blockquote", "pre", "code", "em",
+                "strong", "a", "br", "hr", "text"]
+
+
+class Md(msgspec.Struct, frozen=True):
+    """One node of a markdown text from a trace, parsed by the server (viewer/render/markdown.py): the page makes
+    the element `tag` names ("text": a run of text, no element), so no raw HTML, image or script can come of it."""
+
+    tag: MdTag
+    text: str = ""  # a "text" node's text, the whole text of inline "code" or a code block's, or an "a"'s title
+    href: str | None = None  # an "a": the link as markdown-it validated it (no javascript:, vbscript:, file: or data:)
+    start: int | None = None  # an "ol" that starts at another number than 1
+    children: list[Md] = []
+
+
+class TurnBoundary(msgspec.Struct, frozen=True):
+    """Whether turn `after`'s prompt starts with every token of turn `before` (rollout_trace/analysis/continuity.py)."""
+
+    before: int
+    after: int
+    continuous: bool
+    held: int  # the tokens of turn `before` (its prompt and output)
+    at: int  # the first position where the prompt departs from them (0 when continuous)
+    in_output: bool  # that position lies inside turn `before`'s output, not its prompt
+    cause: str  # the likely cause, in words ("" when continuous)
+    held_ids: list[int]  # a few ids of turn `before` from `at` on
+    held_text: str  # their text, whitespace made visible
+    next_ids: list[int]  # the same positions in turn `after`'s prompt
+    next_text: str
+
+
+class EngineIds(msgspec.Struct, frozen=True):
+    """The engine's prompt ids against the re-tokenized prompt (rollout_trace/analysis/engine_ids.py)."""
+
+    status: Literal["same", "differ", "no_engine_ids", "no_retokenized_ids"]
+    engine_len: int | None = None
+    retok_len: int | None = None
+    diverge_at: int | None = None  # "differ": the first position where they part
+    engine_text: str = ""  # "differ": the engine's tokens from there, whitespace made visible
+    retok_text: str = ""
+
+
+class ToolCall(msgspec.Struct, frozen=True):
+    """One tool call of a turn, as the agent made it and the tool answered."""
+
+    name: str  # cut to 80 characters; "?" when the call names none
+    call_id: str  # cut to 80 characters; "" when none
+    arguments: Folded  # pretty JSON when they parse, else as sent
+    arguments_ok: bool  # the arguments are valid JSON
+    result: Folded | None  # None: no result recorded
+    failed: bool  # the tool reported a failure
+
+
+class TrainedNote(msgspec.Struct, frozen=True):
+    """On a turn: what TRL trains of it, said when TRL's training trace lacks the turn or the capture script's flag
+    (turns.json's `trained`) says otherwise. The counts are the turn's (`TurnOutline.trained_tokens`)."""
+
+    trl: str  # TRL as the page names it ("TRL 1.16.0")
+    missing: bool  # TRL's training trace holds no call that generated the turn: none of it is trained
+    script_trained: bool  # the capture script marks it trained (it made a tool call)
+
+
 class TurnOutline(msgspec.Struct, frozen=True):
     index: int
     trained: bool  # TRL trains a token of it (rollout_trace/analysis/training.py)
@@ -92,10 +167,11 @@ class TurnOutline(msgspec.Struct, frozen=True):
     has_logprobs: bool
     tool_failed: bool
     audit: Audit
-    boundary_html: str
-    engine_html: str
-    tools_html: str
-    trained_html: str  # on the turn: what TRL trains of it, where the capture script's flag says otherwise
+    boundary: TurnBoundary | None  # how its prompt continues the turn before; None: the first turn
+    engine: EngineIds
+    calls: list[ToolCall]  # its tool calls, at most viewer/render/panels.py MAX_LIST
+    call_count: int  # all of its tool calls (the rest are counted, not sent)
+    trained_note: TrainedNote | None  # what TRL trains of it, where the capture script's flag says otherwise
 
     @property
     def story_at(self) -> int:
@@ -224,16 +300,132 @@ class RunContext(msgspec.Struct, frozen=True):
     turns: list[Fate] = []
 
 
+class Summary(msgspec.Struct, frozen=True):
+    """The headline a newcomer reads first: the tests, the reward (coloured by its sign), the trained turns. A
+    recorded run's rollout's headline ends with the trainer's fate (`Outline.run`)."""
+
+    tests: str  # the tests' tally in words ("3 of 4 held-out tests passed"), or the verifier's reward
+    reward: float | None  # the recorded reward (TRL's for a run's rollout); None: unscorable
+    no_reward: str | None  # set when there is no reward to show, said in its place ("reward pending", "failed: no reward")
+    trained: str  # what is trained, in words ("3 of 3 turns trained by TRL")
+    recorded: bool  # a recorded TRL run's rollout: the reward is TRL's, the count is what its mask would train
+
+
+class Counts(msgspec.Struct, frozen=True):
+    """What made the rollout, for the header's counts."""
+
+    turns: int  # agent turns
+    trained: int  # agent turns TRL trains (or its mask would, `recorded`)
+    trained_by: str  # "TRL 1.16.0", or the rule that decided
+    calls: int  # model calls the capture proxy recorded
+    recorded: bool  # a recorded run's rollout: the count is its mask's
+    tip: str  # the counts explained, one sentence
+
+
+class Header(msgspec.Struct, frozen=True):
+    """The rollout's header: model, verdicts, counts, how it was made, the task and its instruction, notices.
+    A recorded run's rollout adds where it sits in the run (`Outline.run`)."""
+
+    model: str  # cut to 120 characters
+    recipe_differs: bool  # the recipe gives another reward than the recorded one (`recomputed`)
+    recomputed: float | None  # the recipe's reward; None: unscorable
+    continuity: str  # the continuity verdict in words (which turn's prompt rewrites the turn before)
+    drift: bool  # some turn's prompt rewrites the turn before's tokens: the verdict warns
+    counts: Counts
+    disagree: str | None  # where the capture script and TRL part ways, short; None: they agree (or a run's rollout)
+    disagree_tip: str  # the same, whole
+    timed_out: bool
+    produced_by: str  # how the artifact was made, cut to 600 characters; "": not said
+    task: str  # the task's id, cut to 12 characters
+    instruction: list[Md]  # the task's instruction, markdown parsed (empty when `instruction_text` holds it)
+    instruction_text: Folded | None  # an instruction too long to parse as markdown, as plain text
+    tokenizer: str | None  # where the tokenizer came from; None: no tokenizer files, ids are shown
+    no_tokenizer: list[str]  # why there is none
+    tokens: int  # every turn's prompt and output
+    longest: int  # the longest context
+    notices: list[str]  # notes on the rollout (at most viewer/render/panels.py MAX_LIST)
+
+
+class HeldOutTest(msgspec.Struct, frozen=True):
+    input: Folded  # what the program reads on stdin
+    output: Folded  # the expected stdout
+    status: str | None  # its result ("pass", "fail", "timeout"...); None: no result
+    passed: bool
+    detail: str  # the result's detail, or ""
+
+
+class Metric(msgspec.Struct, frozen=True):
+    name: str  # cut to 80 characters
+    value: str  # in words, as the page writes numbers ("1,024", "0.25", "yes", "none")
+
+
+class RewardColumn(msgspec.Struct, frozen=True):
+    name: str  # a TRL reward function's column, cut to 80 characters
+    value: float | None  # None: TRL holds NaN there (its function returned None)
+
+
+class Verifier(msgspec.Struct, frozen=True):
+    """A recorded run's rollout, in place of held-out tests: what OpenEnv's verify() reported (its VerifyResult)
+    beside what TRL made of it (its reward columns, their sum, its scoring's status)."""
+
+    env_reward: float | None
+    done: bool | None  # verify()'s `done`; None: no VerifyResult kept (`none_why` says why)
+    none_why: str
+    metrics: list[Metric]  # at most viewer/render/panels.py MAX_LIST
+    metric_count: int
+    columns: list[RewardColumn]  # at most viewer/render/panels.py MAX_LIST
+    reward: float | None  # TRL's reward, the sum of its columns; None: unscorable
+    status: str  # ok | timed-out | unscorable | failed
+    cause: str  # why, when it failed ("" else), cut to 300 characters
+
+
+class Tests(msgspec.Struct, frozen=True):
+    """The visible example tests beside the held-out tests that produce the reward (or a run's verifier)."""
+
+    visible: Folded | None  # what the agent could see and run; None: not in this artifact
+    held_out: list[HeldOutTest] | None  # at most viewer/render/panels.py MAX_LIST; None: not in this artifact
+    held_out_count: int
+    passed: int | None  # held-out tests passed; None: no per-test results
+    no_result: str  # what a test without a result says ("never ran", "no per-test result")
+    verifier: Verifier | None = None  # a recorded run's rollout: shown in place of the tests
+
+
+class RewardStep(msgspec.Struct, frozen=True):
+    label: str
+    delta: float | None  # the change this step makes; None: the first
+    value: float | None  # the reward after it; None: unscorable
+    why: str
+
+
+class ToolCount(msgspec.Struct, frozen=True):
+    name: str  # cut to 80 characters
+    calls: int
+
+
+class Reward(msgspec.Struct, frozen=True):
+    """How the reward is made: the recipe's steps from the tests' score, the check against the recorded reward."""
+
+    waiting: str | None  # a capture whose tests have not run: what stands in for the steps, one sentence
+    steps: list[RewardStep]
+    by: str  # who recomputes it ("the recipe", or a named function)
+    matches: bool  # the recorded reward is what `by` gives
+    recorded: float | None
+    recomputed: float | None
+    timed_out: bool
+    tools: list[ToolCount]  # tool calls by name, most first (at most viewer/render/panels.py MAX_LIST)
+    tool_names: int  # all the names
+
+
 class Outline(msgspec.Struct, frozen=True):
     chunk_size: int
     max_context: int
     turns: list[TurnOutline]
     modes: tuple[ModeChoice, ...]
     scopes: tuple[Choice, ...]
-    summary_html: str
-    header_html: str
-    tests_html: str
-    reward_html: str
+    summary: Summary
+    header: Header
+    tests: Tests
+    reward: Reward
     notice: str | None  # a rollout-level note the page shows once (e.g. no agent turn at all)
     trainer: TrainerOutline | None = None  # rescore parts, when the rollout has any
     # The rollout's GRPO advantage when it was opened from its group (TRL stamps it on all its rows);
@@ -251,9 +443,40 @@ class TrainingRow(msgspec.Struct, frozen=True):
     fate: Fate | None = None  # a recorded run's rollout: whether the trainer trained this row
 
 
+class OtherCall(msgspec.Struct, frozen=True):
+    """A call in TRL's training trace that is no agent turn by the recipe (e.g. opencode's title call)."""
+
+    call: int
+    trained_tokens: int
+    output_tokens: int
+
+
+class Tally(msgspec.Struct, frozen=True):
+    """How TRL packed the turn boundaries into rows (clean: appended, realigned: overwritten, forked: a new row)."""
+
+    clean: int
+    realign: int
+    fork: int
+    transitions: int
+    drift_tokens: int
+    drift_max: int
+
+
 class Training(msgspec.Struct, frozen=True):
-    html: str
+    """TRL's training rows of the rollout (the row scope), and what the page says about them."""
+
     rows: list[TrainingRow]
+    listed: int  # the table lists rows[:listed] (a trace controls their number); the rest is counted
+    trl: str  # TRL as the page names it ("TRL 1.16.0")
+    rule: str  # how TRL's training is decided for this rollout, one sentence
+    error: bool  # TRL or OpenEnv refused the rollout: nothing is trained, only `rule` is said
+    rows_error: str | None  # TRL refused to pack the turns into rows: its message
+    tally: Tally
+    other_calls: list[OtherCall]  # at most 12
+    other_call_count: int
+    trainer: bool  # a recorded run's rollout: each row's trainer fate (or that it is not known) is a column
+    omitted: str | None = None  # an export left the rows out: why, in place of all the rest
+    unavailable: str | None = None  # the server cannot answer (the rollout is no longer loaded): why, in place of all
 
 
 LiveState = Literal["running", "done", "cancelled", "failed"]
@@ -309,7 +532,10 @@ class Problems(msgspec.Struct, frozen=True):
 
 
 class Failed(msgspec.Struct, frozen=True):
-    error_html: str
+    """What the token view shows in place of a rollout: why it cannot open one, or nothing (`problems` None: the
+    index is on screen, and the view clears and hides)."""
+
+    problems: Problems | None
 
 
 class Exported(msgspec.Struct, frozen=True):
@@ -323,7 +549,16 @@ class Exported(msgspec.Struct, frozen=True):
 
 
 _encoder = msgspec.json.Encoder()
+# JSON escapes that decode to the same characters: a value holding a trace's text as it is ("<script>" in a tool's
+# output) then holds no markup a layer between the server and the page might sniff (Gradio warns on "<script" in a
+# gr.HTML value); the page parses it as JSON and draws every string as text either way.
+_NO_MARKUP = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
 
 
 def encode(record: msgspec.Struct) -> bytes:
     return _encoder.encode(record)
+
+
+def encode_value(record: msgspec.Struct) -> str:
+    """`record` as a component's value: JSON text with no "<", ">" or "&" (each escaped)."""
+    return _encoder.encode(record).decode().translate(_NO_MARKUP)

@@ -32,7 +32,7 @@ from rollout_trace.artifact.atomic import replacing
 from rollout_trace.artifact.errors import RolloutTraceError
 
 from . import assets
-from .contract import Initial, Mode, Opened, RunContext, Scope, Training, encode
+from .contract import Initial, Mode, Opened, RunContext, Scope, encode
 from .render import panels
 from .render.outline import outline, training, with_run
 from .render.safe import text
@@ -231,7 +231,7 @@ def write_export(r: Rollout, f: IO[str], turn: int | None = None, mode: Mode = "
     else:
         why = (f"TRL's training rows are not in this export: this rollout has {total:,} tokens, more than an export "
                f"holds ({max_tokens:,}). Open it in the app to see them.")
-        rows_record = Training(html=panels.omitted(why), rows=[])
+        rows_record = panels.no_rows(omitted=why)
     start_turn = 0 if one_turn else min(max(at_turn, 0), max(n - 1, 0))
     if run is not None:
         advantage = run.advantage

@@ -47,8 +47,8 @@ def assert_matches_trl(folder: Path, r) -> None:
         assert tr.trained_tokens(t.index) == page.trained_tokens == want
         assert page.trained == (want > 0) and page.seed_trained == t.seed_trained
     n = sum(p.trained for p in o.turns)
-    assert f"{n} of {len(o.turns)} turn{'s' if len(o.turns) != 1 else ''} trained by TRL" in o.summary_html
-    assert f"trained by {TRL}" in o.header_html  # the header names the version
+    assert o.summary.trained == f"{n} of {len(o.turns)} turn{'s' if len(o.turns) != 1 else ''} trained by TRL"
+    assert (o.header.counts.trained, o.header.counts.trained_by) == (n, TRL)  # the header names the version
     assert r.report.trained_turns == n
     assert r.report.trained_tokens == sum(sum(t.output_mask) for t in turns)
     assert [row.trained for row in training_record(r).rows] == [int(sum(x.completion_mask)) for x in rows]

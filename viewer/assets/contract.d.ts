@@ -91,6 +91,26 @@ interface CompareSide {
   fate: string;
 }
 
+/** What made the rollout, for the header's counts. */
+interface Counts {
+  turns: number;
+  trained: number;
+  trained_by: string;
+  calls: number;
+  recorded: boolean;
+  tip: string;
+}
+
+/** The engine's prompt ids against the re-tokenized prompt (rollout_trace/analysis/engine_ids.py). */
+interface EngineIds {
+  status: "differ" | "no_engine_ids" | "no_retokenized_ids" | "same";
+  engine_len: number | null;
+  retok_len: number | null;
+  diverge_at: number | null;
+  engine_text: string;
+  retok_text: string;
+}
+
 /** A self-contained page of the rollout, or of one turn, at the view's place. */
 interface ExportRequest {
   key?: string | null;
@@ -120,8 +140,11 @@ interface Exported {
   note: string | null;
 }
 
+/** What the token view shows in place of a rollout: why it cannot open one, or nothing (`problems` None: the
+ * index is on screen, and the view clears and hides).
+ */
 interface Failed {
-  error_html: string;
+  problems: Problems | null;
 }
 
 /** Whether the trainer DID train a recorded run's rollout or one of its turns (its consumption log, row by
@@ -169,6 +192,17 @@ interface FindSummaryRequest {
   build?: boolean;
 }
 
+/** A preformatted text from a trace (untrusted: the page shows it as text), folded past a length: `head`
+ * shows, `rest` is behind "show all `chars` characters of `label`".
+ */
+interface Folded {
+  head: string;
+  rest: string;
+  chars: number;
+  unsent: number;
+  label: string;
+}
+
 /** One turn of one rollout: what it called and how that went. */
 interface GroupCell {
   turn: number;
@@ -214,6 +248,38 @@ interface GroupRow {
   more_turns: number;
   problem: string | null;
   fate: Fate | null;
+}
+
+/** The rollout's header: model, verdicts, counts, how it was made, the task and its instruction, notices.
+ * A recorded run's rollout adds where it sits in the run (`Outline.run`).
+ */
+interface Header {
+  model: string;
+  recipe_differs: boolean;
+  recomputed: number | null;
+  continuity: string;
+  drift: boolean;
+  counts: Counts;
+  disagree: string | null;
+  disagree_tip: string;
+  timed_out: boolean;
+  produced_by: string;
+  task: string;
+  instruction: Md[];
+  instruction_text: Folded | null;
+  tokenizer: string | null;
+  no_tokenizer: string[];
+  tokens: number;
+  longest: number;
+  notices: string[];
+}
+
+interface HeldOutTest {
+  input: Folded;
+  output: Folded;
+  status: string | null;
+  passed: boolean;
+  detail: string;
 }
 
 interface HitRow {
@@ -371,6 +437,22 @@ interface LiveSibling {
   turns: number;
 }
 
+/** One node of a markdown text from a trace, parsed by the server (viewer/render/markdown.py): the page makes
+ * the element `tag` names ("text": a run of text, no element), so no raw HTML, image or script can come of it.
+ */
+interface Md {
+  tag: "a" | "blockquote" | "br" | "code" | "em" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "hr" | "li" | "ol" | "p" | "pre" | "strong" | "text" | "ul";
+  text: string;
+  href: string | null;
+  start: number | null;
+  children: Md[];
+}
+
+interface Metric {
+  name: string;
+  value: string;
+}
+
 /** A colour mode, with what it needs: the page offers and greys out modes from these flags alone. */
 interface ModeChoice {
   id: string;
@@ -392,16 +474,23 @@ interface Opened {
   note: string | null;
 }
 
+/** A call in TRL's training trace that is no agent turn by the recipe (e.g. opencode's title call). */
+interface OtherCall {
+  call: number;
+  trained_tokens: number;
+  output_tokens: number;
+}
+
 interface Outline {
   chunk_size: number;
   max_context: number;
   turns: TurnOutline[];
   modes: ModeChoice[];
   scopes: Choice[];
-  summary_html: string;
-  header_html: string;
-  tests_html: string;
-  reward_html: string;
+  summary: Summary;
+  header: Header;
+  tests: Tests;
+  reward: Reward;
   notice: string | null;
   trainer: TrainerOutline | null;
   advantage: number | null;
@@ -431,6 +520,31 @@ interface QueuedRow {
 /** Why a server function cannot answer the request, in words (the page shows it where the answer would be). */
 interface Refused {
   error: string;
+}
+
+/** How the reward is made: the recipe's steps from the tests' score, the check against the recorded reward. */
+interface Reward {
+  waiting: string | null;
+  steps: RewardStep[];
+  by: string;
+  matches: boolean;
+  recorded: number | null;
+  recomputed: number | null;
+  timed_out: boolean;
+  tools: ToolCount[];
+  tool_names: number;
+}
+
+interface RewardColumn {
+  name: string;
+  value: number | null;
+}
+
+interface RewardStep {
+  label: string;
+  delta: number | null;
+  value: number | null;
+  why: string;
 }
 
 interface RuleCount {
@@ -588,6 +702,27 @@ interface SharedTask {
   b_versions: number;
 }
 
+/** The headline a newcomer reads first: the tests, the reward (coloured by its sign), the trained turns. A
+ * recorded run's rollout's headline ends with the trainer's fate (`Outline.run`).
+ */
+interface Summary {
+  tests: string;
+  reward: number | null;
+  no_reward: string | null;
+  trained: string;
+  recorded: boolean;
+}
+
+/** How TRL packed the turn boundaries into rows (clean: appended, realigned: overwritten, forked: a new row). */
+interface Tally {
+  clean: number;
+  realign: number;
+  fork: number;
+  transitions: number;
+  drift_tokens: number;
+  drift_max: number;
+}
+
 interface TaskChoice {
   task_id: string;
   title: string;
@@ -626,6 +761,40 @@ interface TaskTrack {
   pass_rates: TaskPoint[];
   first_solved: number | null;
   versions: number;
+}
+
+/** The visible example tests beside the held-out tests that produce the reward (or a run's verifier). */
+interface Tests {
+  visible: Folded | null;
+  held_out: HeldOutTest[] | null;
+  held_out_count: number;
+  passed: number | null;
+  no_result: string;
+  verifier: Verifier | null;
+}
+
+/** One tool call of a turn, as the agent made it and the tool answered. */
+interface ToolCall {
+  name: string;
+  call_id: string;
+  arguments: Folded;
+  arguments_ok: boolean;
+  result: Folded | null;
+  failed: boolean;
+}
+
+interface ToolCount {
+  name: string;
+  calls: number;
+}
+
+/** On a turn: what TRL trains of it, said when TRL's training trace lacks the turn or the capture script's flag
+ * (turns.json's `trained`) says otherwise. The counts are the turn's (`TurnOutline.trained_tokens`).
+ */
+interface TrainedNote {
+  trl: string;
+  missing: boolean;
+  script_trained: boolean;
 }
 
 /** What the trainer's view can show for this rollout; the numbers come per turn (`TrainerTurn`). */
@@ -711,9 +880,20 @@ interface TrainerTurn {
   topk_probs: number[][];
 }
 
+/** TRL's training rows of the rollout (the row scope), and what the page says about them. */
 interface Training {
-  html: string;
   rows: TrainingRow[];
+  listed: number;
+  trl: string;
+  rule: string;
+  error: boolean;
+  rows_error: string | null;
+  tally: Tally;
+  other_calls: OtherCall[];
+  other_call_count: number;
+  trainer: boolean;
+  omitted: string | null;
+  unavailable: string | null;
 }
 
 interface TrainingRequest {
@@ -726,6 +906,21 @@ interface TrainingRow {
   trained: number;
   turns: number[];
   fate: Fate | null;
+}
+
+/** Whether turn `after`'s prompt starts with every token of turn `before` (rollout_trace/analysis/continuity.py). */
+interface TurnBoundary {
+  before: number;
+  after: number;
+  continuous: boolean;
+  held: number;
+  at: number;
+  in_output: boolean;
+  cause: string;
+  held_ids: number[];
+  held_text: string;
+  next_ids: number[];
+  next_text: string;
 }
 
 interface TurnOutline {
@@ -743,10 +938,26 @@ interface TurnOutline {
   has_logprobs: boolean;
   tool_failed: boolean;
   audit: Audit;
-  boundary_html: string;
-  engine_html: string;
-  tools_html: string;
-  trained_html: string;
+  boundary: TurnBoundary | null;
+  engine: EngineIds;
+  calls: ToolCall[];
+  call_count: number;
+  trained_note: TrainedNote | null;
+}
+
+/** A recorded run's rollout, in place of held-out tests: what OpenEnv's verify() reported (its VerifyResult)
+ * beside what TRL made of it (its reward columns, their sum, its scoring's status).
+ */
+interface Verifier {
+  env_reward: number | null;
+  done: boolean | null;
+  none_why: string;
+  metrics: Metric[];
+  metric_count: number;
+  columns: RewardColumn[];
+  reward: number | null;
+  status: string;
+  cause: string;
 }
 
 /** One policy version's numbers, over the groups TRL scored at it. */

@@ -1,9 +1,9 @@
-"""The outline the token view opens with: one record per turn plus the rollout's panels, as escaped HTML.
+"""The outline the token view opens with: one record per turn plus the rollout's panels, as records.
 
-This is the render layer's half of the page contract (viewer/contract.py): the analysis objects in
-viewer/rollout.py stay free of markup, and everything a trace contributed is escaped here, by
-viewer/render/panels.py, before it reaches the page. Lists that a hostile artifact could make huge
-(tools per turn, calls, tests) are bounded in panels.py, so one upload cannot send a giant page.
+This is the render layer's half of the page contract (viewer/contract.py): the panels' records are built by
+viewer/render/panels.py from the analysis objects in viewer/rollout.py, and the page draws them, every string as
+text. Lists that a hostile artifact could make huge (tools per turn, calls, tests) are bounded in panels.py, so
+one upload cannot send a giant page.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from ..contract import (
     Outline,
     RunContext,
     Training,
-    TrainingRow,
     TurnOutline,
 )
 from ..fate import row_fate, with_turns
@@ -60,9 +59,8 @@ def turn_outlines(r: Rollout) -> list[TurnOutline]:
             drift_at=None if b is None or b.continuous else b.diverge_at, carried=b.held if b is not None else 0,
             has_logprobs=bool(t.logprobs.size), tool_failed=any(c.failed for c in calls),
             audit=Audit(au.ones_in_prompt, au.zeros_in_output, au.trained_without_logprobs),
-            boundary_html=panels.boundary(b), engine_html=panels.engine(e), tools_html=panels.tool_calls(calls),
-            trained_html="" if recorded and t.index in tr.disagreements else
-            panels.turn_training(tr, t.index, t.n_output),
+            boundary=panels.boundary(b), engine=panels.engine(e), calls=panels.tool_calls(calls), call_count=len(calls),
+            trained_note=None if recorded and t.index in tr.disagreements else panels.turn_training(tr, t.index),
         ))
     return out
 
@@ -82,10 +80,9 @@ def outline(r: Rollout) -> Outline:
     return Outline(
         chunk_size=CHUNK, max_context=rep.max_context, turns=turn_outlines(r),
         modes=modes, scopes=SCOPE_CHOICES,
-        summary_html=panels.summary(a, rep, r.pending),
-        header_html=panels.header(a, rep, r.vocab.origin if r.vocab else None, r.vocab_why, r.alignment.note,
-                                  r.training),
-        tests_html=panels.tests(a, r.pending), reward_html=panels.reward(a, rep, r.pending), notice=notice,
+        summary=panels.summary(a, rep, r.pending),
+        header=panels.header(a, rep, r.vocab.origin if r.vocab else None, r.vocab_why, r.alignment.note, r.training),
+        tests=panels.tests(a, r.pending), reward=panels.reward(a, rep, r.pending), notice=notice,
         # A group capture will give the rollout its advantage; until then the reader picks a sign.
         trainer=trainer, advantage=getattr(r, "advantage", None),
     )
@@ -93,14 +90,11 @@ def outline(r: Rollout) -> Outline:
 
 def with_run(o: Outline, r: Rollout, run: RunContext) -> Outline:
     """The outline of a run's rollout opened from its group: its place in the run and the trainer's fate,
-    in the record (the page's pills and legends) and in the headline and header (an export carries both)."""
-    a, rep = r.artifact, r.report
+    in the record (the page's pills, legends, headline and header draw from it; an export carries it) and in the
+    headline's status."""
     run = complete_run(r, run)
-    return msgspec.structs.replace(
-        o, run=run, advantage=run.advantage,
-        summary_html=panels.summary(a, rep, r.pending, run),
-        header_html=panels.header(a, rep, r.vocab.origin if r.vocab else None, r.vocab_why, r.alignment.note,
-                                  r.training, run))
+    return msgspec.structs.replace(o, run=run, advantage=run.advantage,
+                                   summary=panels.summary(r.artifact, r.report, r.pending, run))
 
 
 def complete_run(r: Rollout, run: RunContext) -> RunContext:
@@ -113,10 +107,7 @@ def complete_run(r: Rollout, run: RunContext) -> RunContext:
 def training(r: Rollout, run: RunContext | None = None) -> Training:
     """TRL's rows of the rollout (the row scope); with `run`, each row's fate beside it."""
     view = r.training
-    fates = row_fates(view, complete_run(r, run)) if run is not None else None
-    return Training(html=panels.training(view, fates),
-                    rows=[TrainingRow(int(row.input_ids.size), row.n_trained, list(row.turns),
-                                      fates[k] if fates is not None else None) for k, row in enumerate(view.rows)])
+    return panels.training(view, row_fates(view, complete_run(r, run)) if run is not None else None)
 
 
 def row_fates(view: TrlTraining, run: RunContext) -> list[Fate | None]:

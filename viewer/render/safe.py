@@ -1,4 +1,5 @@
-"""The only ways untrusted trace text becomes HTML: escaped text, or markdown with raw HTML and images off.
+"""The only ways untrusted trace text becomes HTML: escaped text, or markdown with raw HTML and images off; and
+the same folding as a record (`folded`) for pages that draw text themselves.
 
 Model output, tool output, task text and test data all come from the trace and are untrusted. An
 image in rendered markdown would make every reader's browser call someone's server, and raw HTML
@@ -13,6 +14,8 @@ import json
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
+
+from ..contract import Folded
 
 FOLD_CHARS = 2000
 MAX_CHARS = 100_000  # of one text in the page; the rest is counted, never sent (the artifact keeps it all)
@@ -68,6 +71,15 @@ def pre(value: str | None, fold: int = FOLD_CHARS, label: str = "") -> str:
     return (f"<pre class='tv-pre'>{text(head)}</pre><details class='tv-fold'><summary>show all "
             f"{len(body):,} characters{(' of ' + text(label)) if label else ''}</summary>"
             f"<pre class='tv-pre'>{text(rest)}</pre>{cut}</details>")
+
+
+def folded(value: str | None, fold: int = FOLD_CHARS, label: str = "") -> Folded:
+    """`pre`'s text as a record the page draws (dom.js, as text): the first `fold` characters, the rest behind a
+    fold; past MAX_CHARS counted, not sent."""
+    body = value or ""
+    if len(body) <= fold:
+        return Folded(body, chars=len(body))
+    return Folded(body[:fold], body[fold:MAX_CHARS], len(body), max(0, len(body) - MAX_CHARS), label)
 
 
 def pretty_json(value: object) -> str:

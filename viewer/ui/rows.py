@@ -48,9 +48,9 @@ from .live import LIVE_SOURCE
 from .token_values import TokenValues
 
 MAX_SRC_CHARS = 1000  # a collection's name, or a row's path: longer is refused before any lookup
-# The token view's value while the index shows: an "error" that is an empty hidden block, so the
-# token view (which mounts whatever it is given) clears itself without a change to its JS.
-CLEARED = encode(Failed("<div class='tv-cleared' hidden></div>")).decode()
+# The token view's value while the index shows: a `Failed` with no problems, so the token view (which
+# mounts whatever it is given) clears itself and hides.
+CLEARED = encode(Failed(None)).decode()
 _serial = itertools.count(1)
 
 

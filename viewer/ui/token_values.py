@@ -19,9 +19,8 @@ import crash_log
 from rollout_trace.artifact import Artifact, ArtifactError, Problem, open_artifact, open_upload
 from rollout_trace.artifact.sources import identify
 from rollout_trace.artifact.unpack import scratch
-from viewer.contract import Failed, Initial, Live, Opened, RunContext, encode
+from viewer.contract import Failed, Initial, Live, Opened, Problems, RunContext, encode_value
 from viewer.page_link import MAX_SRC_CHARS, UPLOAD_SRC
-from viewer.render import panels
 from viewer.render.safe import source_label
 from viewer.rollout import Rollout
 
@@ -52,7 +51,7 @@ class TokenValues:
         self.captured: dict[str, str] = {}  # a public capture's folder -> the upload-like source naming it (keep_capture)
 
     def error_value(self, source: str, problems: list) -> str:
-        return encode(Failed(panels.problems(source, problems))).decode()
+        return encode_value(Failed(Problems(source, [str(p) for p in problems])))
 
     def opened_value(self, key: str, src: str | None, initial: Initial, built: bool = False,
                      advantage: float | None = None, live: Live | None = None, run: RunContext | None = None) -> str:
@@ -65,7 +64,7 @@ class TokenValues:
         if r.artifact.turns and initial.scope != "row":
             first = r.chunk(turn, initial.scope, r.story_chunk(turn, initial.scope))
         outline = msgspec.Raw(self.store.outline_json(key, advantage, run))
-        return encode(Opened(key, src, outline, initial, first, built, live)).decode()
+        return encode_value(Opened(key, src, outline, initial, first, built, live))
 
     def open_value(self, label: str, identity: str, reopen: Callable[[], Rollout], src: str | None, initial: Initial,
                    built: bool = False, advantage: float | None = None, held: Held | None = None, run: RunContext | None = None) -> str:

@@ -28,7 +28,7 @@ from viewer import assets
 from viewer import server_api as api
 from viewer.contract import Exported
 from viewer.export import ADVANTAGE_CHOICES, TrainerChoice, size_label, write_export
-from viewer.render import safe
+from viewer.render import panels
 from viewer.render.outline import training
 from viewer.rollout import Rollout
 from viewer.router import initial_from_params
@@ -128,7 +128,7 @@ class ViewTab:
         req = api.read(data, api.TrainingRequest) or api.TrainingRequest()
         r = self._rollout(req.key)
         if isinstance(r, str):
-            return {"html": f"<div class='tv-error'>{safe.text(r)}</div>", "rows": []}
+            return api.answer(panels.no_rows(unavailable=r))
         # a run's rollout: the rows' fates, from the run context the page was given with the rollout
         return api.answer(training(r, req.run))
 

@@ -41,10 +41,16 @@ var TraceView = (() => {
     document.dispatchEvent(new Event("rtv-shown"));
     return typeof props.value === "string" ? JSON.parse(props.value) : props.value;
   }
+  function problemsBox(p) {
+    return el(
+      "div",
+      { class: "tv-error", role: "alert" },
+      el("b", { text: `Cannot open ${p.source}` }),
+      el("ul", null, ...p.items.map((t) => el("li", { text: t })))
+    );
+  }
 
   // src/trace_view/format.js
-  var ENTITIES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-  var esc = (s) => String(s).replace(/[&<>"']/g, (c) => ENTITIES[c]);
   var fmt = (n) => Number(n).toLocaleString("en-US");
   var lpAlpha = (lp) => (0.08 + 0.85 * Math.min(1, Math.max(0, 1 - Math.exp(lp)))).toFixed(3);
   var refused = (a) => !!a && typeof a === "object" && "error" in a;
@@ -182,8 +188,8 @@ var TraceView = (() => {
     return {
       /** @param {ViewPlace} st @param {string} title */
       show(st, title) {
-        const heading = bar.querySelector(".tv-turn-title");
-        if (heading) heading.textContent = title;
+        const heading2 = bar.querySelector(".tv-turn-title");
+        if (heading2) heading2.textContent = title;
         bar.querySelectorAll("[data-mode]").forEach((b) => {
           const on = b.dataset.mode === st.mode;
           b.classList.toggle("on", on);
@@ -241,11 +247,6 @@ var TraceView = (() => {
     if (a.trained_without_logprobs) warn.push("trained turn without logprobs");
     if (warn.length) out.append(" ", el("span", { class: "tv-badge warn", text: `mask audit: ${warn.join("; ")}` }));
     return out;
-  }
-  function legend(O, st, trainer, training) {
-    const box = document.createElement("div");
-    box.append(legendNodes(O, st, trainer, training));
-    return box.innerHTML;
   }
 
   // src/trace_view/token_pane.js
@@ -657,7 +658,7 @@ ${text}${extra}`;
       const A = Math.abs(d.advantage) || 1, loss = d.loss[k], rel = Math.abs(Number(loss)) / A;
       return ` ls-${loss !== null && loss < 0 ? "u" : "d"}${rel < 0.95 ? 1 : rel <= 1.05 ? 2 : 3}`;
     }
-    function legend2(f) {
+    function legend(f) {
       const [lo, hi] = eps(), band = `[${(1 - lo).toFixed(2)}, ${(1 + hi).toFixed(2)}]`;
       const d = data(st.turn);
       const wait = !d ? [" ", el("span", { class: "tv-dim", text: "(loading the trainer's numbers…)" })] : refused(d) ? [" ", el("span", { class: "tv-err", text: d.error })] : [];
@@ -875,7 +876,7 @@ top-${d.topk_text[k].length}: ${alts}`;
       const k = st.mode === "loss" ? [...d.clipped].findIndex((c) => c !== "0") : d.outside.indexOf("1");
       return k < 0 ? null : d.start + k;
     }
-    return { need, show, ready: (turn) => !!data(turn), tokenClass, legend: legend2, info, focus, state: () => ({ ...ts }) };
+    return { need, show, ready: (turn) => !!data(turn), tokenClass, legend, info, focus, state: () => ({ ...ts }) };
   }
 
   // src/trace_view/place.js
@@ -914,11 +915,6 @@ top-${d.topk_text[k].length}: ${alts}`;
   }
 
   // src/trace_view/markup.js
-  function fromServer(cls, html) {
-    const box = el("div", { class: cls });
-    box.innerHTML = html;
-    return box;
-  }
   var helpRow = (keys, what, after = "") => el(
     "tr",
     null,
@@ -935,7 +931,7 @@ top-${d.topk_text[k].length}: ${alts}`;
       el(
         "div",
         { class: "tv-top" },
-        fromServer("tv-summary-box", O.summary_html),
+        el("div", { class: "tv-summary-box" }),
         el(
           "span",
           { class: "tv-actions" },
@@ -965,7 +961,7 @@ top-${d.topk_text[k].length}: ${alts}`;
           el("div", { class: "tv-export-status", role: "status" })
         )
       ),
-      fromServer("tv-headerbox", O.header_html),
+      el("div", { class: "tv-headerbox" }),
       el(
         "div",
         { class: "tv-main" },
@@ -985,8 +981,8 @@ top-${d.topk_text[k].length}: ${alts}`;
       el(
         "div",
         { class: "tv-lower" },
-        el("section", null, el("h3", { text: "Tests" }), fromServer("tv-tests-box", O.tests_html)),
-        el("section", null, el("h3", { text: "Reward" }), fromServer("tv-reward-box", O.reward_html))
+        el("section", null, el("h3", { text: "Tests" }), el("div", { class: "tv-tests-box" })),
+        el("section", null, el("h3", { text: "Reward" }), el("div", { class: "tv-reward-box" }))
       ),
       el("div", { class: "tv-tip", hidden: true, role: "status" }),
       el(
@@ -1011,6 +1007,408 @@ top-${d.topk_text[k].length}: ${alts}`;
     );
   }
 
+  // src/trace_view/panels.js
+  var plural = (n, word) => `${fmt(n)} ${word}${n === 1 ? "" : "s"}`;
+  function signed(x, d = 3) {
+    const neg = x < 0 || Object.is(x, -0), a = Math.abs(x), k = 10 ** d, f = Math.floor(a * k);
+    const s = a * k - f === 0.5 && f % 2 === 0 ? (f / k).toFixed(d) : a.toFixed(d);
+    return (neg ? "-" : "+") + s;
+  }
+  var reward = (v) => v === null ? "unscorable" : signed(v);
+  var sign = (v) => v === null ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero";
+  function more(total, shown, what) {
+    return total > shown ? el("div", { class: "tv-dim", text: `… and ${fmt(total - shown)} more ${what}, not shown here` }) : null;
+  }
+  function folded(F) {
+    const head = el("pre", { class: "tv-pre", text: F.head });
+    if (!F.rest && !F.unsent) return [head];
+    return [head, el(
+      "details",
+      { class: "tv-fold" },
+      el("summary", { text: `show all ${fmt(F.chars)} characters${F.label ? ` of ${F.label}` : ""}` }),
+      el("pre", { class: "tv-pre", text: F.rest }),
+      F.unsent ? el("div", { class: "tv-dim", text: `… ${fmt(F.unsent)} more characters are in the artifact, not shown here` }) : null
+    )];
+  }
+  function markdown(nodes) {
+    return nodes.map((n) => {
+      if (n.tag === "text") return n.text;
+      if (n.tag === "code") return el("code", { text: n.text });
+      if (n.tag === "a") return el("a", { href: n.href, title: n.text || null, rel: "noopener noreferrer nofollow", target: "_blank" }, ...markdown(n.children));
+      if (n.tag === "ol") return el("ol", { start: n.start }, ...markdown(n.children));
+      return el(n.tag, null, ...markdown(n.children));
+    });
+  }
+  var table = (cls, ...rows) => el("table", { class: cls }, el("tbody", null, ...rows));
+  var fateBadge = (f) => el("span", {
+    class: `tv-badge tv-fate ${f.trained ? "trained" : f.partly ? "partly" : "never"}`,
+    "data-testid": "fate",
+    title: f.why,
+    text: f.label
+  });
+  function summaryLine(S, run) {
+    const value = S.no_reward !== null ? el("span", { class: "tv-reward-value none", "data-testid": S.recorded ? "status" : null, text: S.no_reward }) : el("span", {
+      class: `tv-reward-value ${sign(S.reward)}`,
+      title: S.recorded ? "TRL's reward: the sum of its reward columns" : null,
+      text: `reward ${reward(S.reward)}`
+    });
+    return el(
+      "div",
+      { class: "tv-summary", "data-testid": "summary" },
+      el("span", { text: S.tests }),
+      " · ",
+      value,
+      " · ",
+      el("span", { title: S.recorded ? "what TRL's completion mask would train, were its rows in the loss" : null, text: S.trained }),
+      ...S.recorded && run ? [" · ", fateBadge(run.fate)] : []
+    );
+  }
+  function runBadge(run) {
+    const where = `run ${run.run} · version ${run.version} · group ${run.group_id} · rollout ${run.rollout} of ${run.k} · segment ${run.segment}`;
+    const adv = run.advantage === null ? "TRL gave it no advantage" : `TRL's advantage ${signed(run.advantage)}`;
+    return el("span", {
+      class: "tv-badge",
+      "data-testid": "run-context",
+      title: where,
+      text: `${run.crumbs.slice(1).join(" › ")} · ${run.status} · ${adv}`
+    });
+  }
+  function headerBox(H, run) {
+    const c = H.counts, other = c.calls - c.turns;
+    const mask = c.recorded ? `${fmt(c.trained)} in ${c.trained_by}'s mask` : `${fmt(c.trained)} trained by ${c.trained_by}`;
+    const counts = `${plural(c.turns, "agent turn")} · ${mask} · ${plural(c.calls, "model call")} recorded` + (other > 0 ? ` (${fmt(other)} by opencode itself, e.g. the session title)` : "");
+    const size = `${fmt(H.tokens)} tokens · longest context ${fmt(H.longest)}`;
+    const tokenizer = H.tokenizer !== null ? `tokenizer: ${H.tokenizer}` : el("details", { class: "tv-inline" }, el("summary", { text: "no tokenizer files: showing ids" }), H.no_tokenizer.join("; "));
+    return el(
+      "div",
+      { class: "tv-header" },
+      el(
+        "div",
+        { class: "tv-h-row" },
+        el("span", { class: "tv-model", text: H.model }),
+        ...H.recipe_differs ? [" ", el("span", { class: "tv-badge warn", title: "recomputed from the recipe", text: `recipe gives ${reward(H.recomputed)}` })] : [],
+        el("span", {
+          class: `tv-badge ${H.drift ? "warn" : "ok"}`,
+          "data-testid": "continuity",
+          title: "does each turn start with exactly the tokens of the turn before?",
+          text: H.continuity
+        }),
+        el("span", { class: "tv-badge", "data-testid": "counts", title: c.tip, text: counts }),
+        H.disagree !== null ? el("span", { class: "tv-badge warn", "data-testid": "trained-disagree", title: H.disagree_tip, text: H.disagree }) : null,
+        H.timed_out ? el("span", { class: "tv-badge warn", text: "timed out" }) : null,
+        run ? runBadge(run) : null
+      ),
+      // Whole on the first screen up to three lines; a click shows the rest (CSS clamps the closed summary).
+      H.produced_by ? el(
+        "details",
+        { class: "tv-produced" },
+        el("summary", { title: "how this artifact was made (click for all of it)", text: H.produced_by })
+      ) : null,
+      el(
+        "div",
+        { class: "tv-h-row2" },
+        el(
+          "details",
+          { class: "tv-task" },
+          el("summary", { text: `task ${H.task}: instruction` }),
+          el("div", { class: "tv-md" }, ...H.instruction_text ? folded(H.instruction_text) : markdown(H.instruction))
+        ),
+        el("div", { class: "tv-meta" }, ...typeof tokenizer === "string" ? [`${tokenizer} · ${size}`] : [tokenizer, ` · ${size}`])
+      ),
+      H.notices.length ? el("ul", { class: "tv-notices" }, ...H.notices.map((n) => el("li", { text: n }))) : null
+    );
+  }
+  function verdict(t, none) {
+    if (t.status === null) return [el("span", { class: "tv-dim", text: none })];
+    return [
+      el("span", { class: `tv-badge ${t.passed ? "ok" : "warn"}`, text: t.status }),
+      ...t.detail ? [" ", el("span", { class: "tv-dim", text: t.detail })] : []
+    ];
+  }
+  var heading = (title, aside) => el("h4", null, `${title} `, el("span", { class: "tv-dim", text: aside }));
+  var absent = () => el("i", { text: "not in this artifact" });
+  function testsBox(T) {
+    if (T.verifier) return verifierBox(T.verifier);
+    const count = `${T.held_out_count} held-out tests${T.passed !== null ? `, ${T.passed} passed` : ""}`;
+    const held = T.held_out === null ? [absent()] : [
+      el(
+        "table",
+        { class: "tv-table tv-heldout" },
+        el("colgroup", null, el("col", { class: "n" }), el("col", { class: "io" }), el("col", { class: "io" }), el("col")),
+        el(
+          "tbody",
+          null,
+          el(
+            "tr",
+            null,
+            el("th", { text: "#" }),
+            el("th", { title: "what the program reads on stdin, line by line", text: "stdin" }),
+            el("th", { text: "expected stdout" }),
+            el("th", { text: "result" })
+          ),
+          ...T.held_out.map((t, i) => el(
+            "tr",
+            { "data-testid": "held-out-test" },
+            el("td", { text: i }),
+            el("td", null, ...folded(t.input)),
+            el("td", null, ...folded(t.output)),
+            el("td", null, ...verdict(t, T.no_result))
+          ))
+        )
+      ),
+      more(T.held_out_count, T.held_out.length, "held-out tests")
+    ];
+    return el(
+      "div",
+      { class: "tv-tests" },
+      el("div", null, heading("Visible example tests", "what the agent could see and run"), ...T.visible ? folded(T.visible) : [absent()]),
+      el("div", null, heading("Held-out tests", `${count}; these produce the reward, the agent never sees them`), ...held)
+    );
+  }
+  function verifierBox(V) {
+    const row = (name, value, testid = null) => el("tr", { "data-testid": testid }, el("td", { text: name }), el("td", { class: "num", text: value }));
+    return el(
+      "div",
+      { class: "tv-tests tv-verify", "data-testid": "verifier" },
+      el(
+        "div",
+        null,
+        heading("What the verifier reported", "OpenEnv's VerifyResult for this session, in place of a capture's held-out tests"),
+        table(
+          "tv-table",
+          row("env reward", V.env_reward === null ? "none" : reward(V.env_reward)),
+          V.done !== null ? row("done", V.done ? "yes" : "no") : null,
+          ...V.metrics.map((m) => row(m.name, m.value, "verify-metric"))
+        ),
+        more(V.metric_count, V.metrics.length, "metrics"),
+        V.none_why ? el("p", { class: "tv-dim", "data-testid": "verify-none", text: V.none_why }) : null
+      ),
+      el(
+        "div",
+        null,
+        heading("What TRL made of it", "its reward functions' columns (they read the env reward) and their sum"),
+        // A column TRL holds as NaN (its function returned None) is no verdict on the rollout: "none", not "unscorable"
+        table(
+          "tv-table",
+          ...V.columns.map((c) => row(c.name, c.value === null ? "none" : reward(c.value))),
+          el(
+            "tr",
+            null,
+            el("td", null, el("b", { text: "TRL's reward" }), " (the sum of its columns)"),
+            el("td", { class: "num", text: V.reward === null ? "none (unscorable)" : reward(V.reward) })
+          ),
+          el("tr", null, el("td", { text: "status" }), el("td", null, V.status, ...V.cause ? [" ", el("span", { class: "tv-dim", text: V.cause })] : []))
+        )
+      )
+    );
+  }
+  function rewardBox(R) {
+    if (R.waiting !== null) return el("div", { class: "tv-reward" }, el("p", { class: "tv-dim", text: R.waiting }));
+    const scale = Math.max(1, ...R.steps.map((s) => s.value === null ? 0 : Math.abs(s.value)));
+    const steps = R.steps.map((s) => el(
+      "tr",
+      { "data-testid": "reward-step" },
+      el("td", { text: s.label }),
+      el("td", { class: "num", text: s.delta === null ? "" : signed(s.delta) }),
+      el("td", { class: "num", text: s.value === null ? "unscorable" : signed(s.value) }),
+      el("td", null, el("div", {
+        class: `tv-bar${(s.value || 0) < 0 ? " neg" : ""}`,
+        style: `width:${(s.value === null ? 0 : Math.abs(s.value) / scale * 100).toFixed(1)}%`
+      })),
+      el("td", { class: "tv-dim", text: s.why })
+    ));
+    const check = R.matches ? `recorded reward matches ${R.by}` : el("b", { text: `recorded ${reward(R.recorded)} but ${R.by} give${R.by.endsWith("s") ? "" : "s"} ${reward(R.recomputed)}` });
+    const tools = R.tools.map((t) => el("li", { text: `${t.name}: ${fmt(t.calls)}` }));
+    return el(
+      "div",
+      { class: "tv-reward" },
+      table("tv-table", el(
+        "tr",
+        null,
+        el("th", { text: "step" }),
+        el("th", { text: "change" }),
+        el("th", { text: "reward" }),
+        el("th", { title: "the reward after this step, as a bar (longest = the largest |reward|)", text: "size" }),
+        el("th", { text: "why" })
+      ), ...steps),
+      typeof check === "string" ? el("p", { text: `${check} · timed out: ${R.timed_out ? "yes" : "no"}` }) : el("p", null, check, ` · timed out: ${R.timed_out ? "yes" : "no"}`),
+      el("h4", { text: "Tool calls by name" }),
+      el("ul", null, ...tools.length ? [...tools, more(R.tool_names, R.tools.length, "tool names")] : [el("li", { text: "none" })])
+    );
+  }
+  function drawRollout($, O) {
+    const run = O.run || null;
+    $(".tv-summary-box").replaceChildren(summaryLine(O.summary, run));
+    $(".tv-headerbox").replaceChildren(headerBox(O.header, run));
+    $(".tv-tests-box").replaceChildren(testsBox(O.tests));
+    $(".tv-reward-box").replaceChildren(rewardBox(O.reward));
+  }
+  function trainedNote(t) {
+    const n = t.trained_note;
+    if (!n) return null;
+    if (n.missing) return el("div", {
+      class: "tv-trainednote",
+      "data-testid": "trained-note",
+      text: `${n.trl}'s training trace holds no call that generated this turn's tokens: none of them is trained.`
+    });
+    const script = n.script_trained ? "marks this turn trained because it made a tool call" : "marks this turn untrained because it made no tool call";
+    return el(
+      "div",
+      { class: "tv-trainednote", "data-testid": "trained-note" },
+      `${n.trl} trains `,
+      el("b", { text: `${fmt(t.trained_tokens)} of this turn's ${plural(t.output_tokens, "generated token")}` }),
+      `; the original capture script ${script}.`
+    );
+  }
+  function boundary(b) {
+    if (b === null) return el("div", { class: "tv-boundary", text: "first turn: everything in its prompt is new context" });
+    if (b.continuous) return el("div", {
+      class: "tv-boundary ok",
+      text: `turn ${b.before} → ${b.after}: the prompt starts with all ${fmt(b.held)} tokens of turn ${b.before} (token-in = token-out)`
+    });
+    const where = `inside turn ${b.before}'s ${b.in_output ? "output" : "prompt"}`;
+    return el(
+      "div",
+      { class: "tv-boundary drift" },
+      el("b", { text: `turn ${b.before} → ${b.after}: drift at position ${fmt(b.at)}` }),
+      ` (${where}; ${fmt(b.held - b.at)} of turn ${b.before}'s tokens are not carried over) `,
+      el("span", { class: "tv-cause", text: `· likely cause: ${b.cause}` }),
+      el(
+        "div",
+        { class: "tv-sides" },
+        el("span", { class: "tv-side-h", text: `turn ${b.before} had` }),
+        " ",
+        el("code", { class: "tv-tok", title: `ids ${b.held_ids.join(" ")}`, text: b.held_text }),
+        " ",
+        el("span", { class: "tv-side-h", text: `turn ${b.after}'s prompt has` }),
+        " ",
+        el("code", { class: "tv-tok", title: `ids ${b.next_ids.join(" ")}`, text: b.next_text })
+      )
+    );
+  }
+  function engine(e) {
+    if (e.status === "same") return el("div", {
+      class: "tv-engine ok",
+      text: `engine prompt ids and the re-tokenized prompt agree (${fmt(e.engine_len || 0)} tokens)`
+    });
+    if (e.status === "differ") {
+      const side = (name, tokens) => el("div", null, el("div", { class: "tv-side-h", text: name }), el("code", { class: "tv-tok", text: tokens }));
+      return el(
+        "div",
+        { class: "tv-engine drift" },
+        el("b", { text: `engine ids and re-tokenized prompt differ at position ${fmt(e.diverge_at || 0)}` }),
+        ` (engine ${fmt(e.engine_len || 0)} tokens, re-tokenized ${fmt(e.retok_len || 0)})`,
+        el("div", { class: "tv-sides" }, side("engine", e.engine_text), side("re-tokenized", e.retok_text))
+      );
+    }
+    const why = e.status === "no_engine_ids" ? "the artifact has no engine prompt ids" : "the artifact has no re-tokenized prompt";
+    return el("div", { class: "tv-engine", text: `${why}: engine and re-tokenized prompts cannot be compared` });
+  }
+  var turnNotes = (t) => [trainedNote(t), boundary(t.boundary), engine(t.engine)];
+  function toolsBox(t) {
+    if (!t.call_count) return el("div", { class: "tv-tools empty", text: "no tool call in this turn" });
+    return el(
+      "div",
+      { class: "tv-tools" },
+      ...t.calls.map((c) => el(
+        "div",
+        { class: `tv-call${c.failed ? " failed" : ""}` },
+        el(
+          "div",
+          { class: "tv-call-h" },
+          el("b", { text: c.name }),
+          " ",
+          el("span", { class: "tv-dim", text: c.call_id }),
+          " ",
+          c.failed ? el("span", { class: "tv-badge warn", text: "failed" }) : c.result === null ? el("span", { class: "tv-badge", text: "no result recorded" }) : null,
+          c.arguments_ok ? null : el("span", { class: "tv-badge warn", text: "arguments are not valid JSON" })
+        ),
+        el("div", { class: "tv-side-h", text: "arguments" }),
+        ...folded(c.arguments),
+        ...c.result ? [el("div", { class: "tv-side-h", text: "result" }), ...folded(c.result)] : []
+      )),
+      more(t.call_count, t.calls.length, "tool calls")
+    );
+  }
+  function otherCalls(T) {
+    if (!T.other_call_count) return null;
+    const items = T.other_calls.map((c) => `call ${c.call}: ${fmt(c.trained_tokens)} of ${plural(c.output_tokens, "generated token")} trained`).join("; ");
+    return el("p", {
+      class: "tv-dim",
+      "data-testid": "other-calls",
+      text: `${T.trl}'s training trace also holds ${plural(T.other_call_count, "call")} that the recipe does not count as agent turns (${items}).`
+    });
+  }
+  var TERMS = [
+    ["clean", "the next turn's prompt starts with exactly this turn's tokens: TRL appends it to the same row"],
+    ["realigned", "a small drift inside the last answer: TRL overwrites it as context and stays in the row"],
+    ["forked", "any other drift: TRL starts a new row (with fork threshold 0, as in loop-owning training, every drift forks)"]
+  ];
+  function rowFate(f) {
+    if (!f) return el("td", { class: "tv-dim", title: "this row is not the one the run recorded at its place in the queue", text: "not known" });
+    return el("td", null, el("span", { class: `tv-fate ${f.trained ? "trained" : "never"}`, "data-testid": "row-fate", title: f.why, text: f.label }));
+  }
+  function trainingBox(T) {
+    if (T.unavailable !== null) return el("div", { class: "tv-error", text: T.unavailable });
+    if (T.omitted !== null) return el("div", { class: "tv-training drift", "data-testid": "no-rows", text: T.omitted });
+    const rule = el("p", { class: "tv-dim", "data-testid": "training-rule", text: T.rule });
+    if (T.error) return el("div", { class: "tv-training drift" }, rule);
+    if (T.rows_error !== null) return el("div", { class: "tv-training drift" }, T.rows_error, rule);
+    if (!T.rows.length) return el(
+      "div",
+      { class: "tv-training drift", "data-testid": "no-rows" },
+      el("b", { text: `${T.trl} drops this rollout` }),
+      ": no token of any turn is trained, so it contributes no training row and no gradient.",
+      rule,
+      otherCalls(T)
+    );
+    const t = T.tally;
+    return el(
+      "div",
+      { class: "tv-training" },
+      el(
+        "p",
+        null,
+        "TRL packs this rollout into ",
+        el("b", { text: plural(T.rows.length, "training row") }),
+        `: ${t.clean} clean, ${t.realign} realigned, ${t.fork} forked of ${t.transitions} turn boundaries; drift ${t.drift_tokens} tokens in total, at most ${t.drift_max}. Only the tokens of TRL's completion mask get a loss.`
+      ),
+      rule,
+      otherCalls(T),
+      el("dl", { class: "tv-terms" }, ...TERMS.flatMap(([term, means]) => [el("dt", { text: term }), el("dd", { text: means })])),
+      table(
+        "tv-table",
+        el(
+          "tr",
+          null,
+          el("th", { text: "row" }),
+          el("th", { text: "tokens" }),
+          el("th", { title: "tokens in TRL's completion mask", text: T.trainer ? "in mask" : "trained" }),
+          el("th", { text: "turns" }),
+          T.trainer ? el("th", { title: "whether the trainer trained the row: the global step, or why never (the run's consumption log)", text: "trainer" }) : null
+        ),
+        ...T.rows.slice(0, T.listed).map((r, k) => el(
+          "tr",
+          null,
+          el("td", { text: k }),
+          el("td", { class: "num", text: fmt(r.tokens) }),
+          el("td", { class: "num", text: fmt(r.trained) }),
+          el("td", { text: r.turns.join(", ") }),
+          T.trainer ? rowFate(r.fate) : null
+        ))
+      ),
+      more(T.rows.length, T.listed, "rows")
+    );
+  }
+  function rowButtons(T, on) {
+    return el("div", { class: "tv-group", role: "group", "aria-label": "training row" }, ...T.rows.map((r, k) => el("button", {
+      "data-row": k,
+      class: k === on ? "on" : "",
+      "aria-pressed": String(k === on),
+      text: `row ${k}: turns ${r.turns.join(", ")}${r.fate ? ` · ${r.fate.trained ? `step ${r.fate.steps.join(", ")}` : `never (${r.fate.cause})`}` : ""}`
+    })));
+  }
+
   // src/trace_view/turn.js
   function update(v) {
     sides(v);
@@ -1032,7 +1430,7 @@ top-${d.topk_text[k].length}: ${alts}`;
   }
   function trainerLanded(v) {
     const { O, st, pane, $ } = v;
-    $(".tv-legend").innerHTML = legend(O, st, v.trainer, v.training);
+    $(".tv-legend").replaceChildren(legendNodes(O, st, v.trainer, v.training));
     if (isTrainerMode(O, st.mode)) {
       trainerNeed(v);
       pane.recolour();
@@ -1047,17 +1445,17 @@ top-${d.topk_text[k].length}: ${alts}`;
     trainerNeed(v);
     v.bar.show(st, rowMode ? row && training ? `TRL training row ${st.row} of ${training.rows.length}: turns ${row.turns.join(", ")}${row.fate ? ` · ${row.fate.label}` : ""}` : "TRL training rows" : `turn ${t.index}${turnFate(O, t, st.turn)}`);
     v.nav.show(st, rowMode ? row ? row.turns : [] : null);
-    $(".tv-legend").innerHTML = legend(O, st, v.trainer, v.training);
-    $(".tv-boundary-box").innerHTML = rowMode ? "" : t.trained_html + t.boundary_html + t.engine_html;
+    $(".tv-legend").replaceChildren(legendNodes(O, st, v.trainer, v.training));
+    $(".tv-boundary-box").replaceChildren(...rowMode ? [] : turnNotes(t).filter((n) => n !== null));
     $(".tv-tools-part").hidden = rowMode;
-    $(".tv-tools-box").innerHTML = rowMode ? "" : t.tools_html;
+    $(".tv-tools-box").replaceChildren(...rowMode ? [] : [toolsBox(t)]);
     const rb = $(".tv-rowbar");
     rb.hidden = !rowMode;
     if (rowMode) {
       if (!training) {
-        rb.innerHTML = "";
+        rb.replaceChildren();
         fetchTraining(v);
-      } else rb.innerHTML = training.html + (training.rows.length ? `<div class="tv-group" role="group" aria-label="training row">${training.rows.map((r, k) => `<button data-row="${k}" class="${k === st.row ? "on" : ""}" aria-pressed="${k === st.row}">row ${k}: turns ${r.turns.join(", ")}${r.fate ? ` · ${esc(r.fate.trained ? `step ${r.fate.steps.join(", ")}` : `never (${r.fate.cause})`)}` : ""}</button>`).join("")}</div>` : "");
+      } else rb.replaceChildren(trainingBox(training), ...training.rows.length ? [rowButtons(training, st.row)] : []);
     }
   }
   function exportPlace(v) {
@@ -1090,7 +1488,7 @@ top-${d.topk_text[k].length}: ${alts}`;
     st.mode = m;
     trainerNeed(v);
     v.bar.show(st, $(".tv-turn-title").textContent || "");
-    $(".tv-legend").innerHTML = legend(O, st, v.trainer, v.training);
+    $(".tv-legend").replaceChildren(legendNodes(O, st, v.trainer, v.training));
     pane.recolour();
     if (v.view.classList.contains("present")) {
       pane.fit(true);
@@ -1108,10 +1506,7 @@ top-${d.topk_text[k].length}: ${alts}`;
     const N = next.outline;
     if (!!N.trainer !== v.hasTrainer) return false;
     Object.assign(O, outlineFor(N, v.hasTrainer));
-    $(".tv-summary-box").innerHTML = O.summary_html;
-    $(".tv-headerbox").innerHTML = O.header_html;
-    $(".tv-tests-box").innerHTML = O.tests_html;
-    $(".tv-reward-box").innerHTML = O.reward_html;
+    drawRollout($, O);
     v.nav = navPart($(".tv-nav"), O);
     v.training = null;
     if (st.follow && st.turn !== O.turns.length - 1) {
@@ -1310,6 +1705,7 @@ top-${d.topk_text[k].length}: ${alts}`;
       /** @type {HTMLElement} */
       root.querySelector(sel)
     );
+    drawRollout($, O);
     const view = $(".tv");
     const liveBar = followBar($(".tv-live-box"), {
       follow: () => {
@@ -1546,13 +1942,13 @@ top-${d.topk_text[k].length}: ${alts}`;
       const box = element.querySelector(".tv-mount");
       if (!box || !props.value) return;
       const opened = sentValue(props);
-      if ("error_html" in opened) {
+      if ("problems" in opened) {
         app.live = null;
-        box.innerHTML = opened.error_html;
+        box.replaceChildren(opened.problems ? problemsBox(opened.problems) : el("div", { class: "tv-cleared", hidden: true }));
         return;
       }
       if (opened.built && deepLink(opened)) {
-        box.innerHTML = "<div class='tv-dim' style='padding:12px'>opening the link…</div>";
+        box.replaceChildren(el("div", { class: "tv-dim", style: "padding:12px", text: "opening the link…" }));
         return;
       }
       const watched = app.live;
@@ -1584,12 +1980,12 @@ top-${d.topk_text[k].length}: ${alts}`;
   }
   function mountExport(dataElement, root) {
     const D = JSON.parse(dataElement.textContent || "");
-    const absent = "not included in this export: export this turn alone to get its full context";
-    const folded = "not in this export (it holds a bounded number of tokens): open the rollout in the app to see these";
+    const absent2 = "not included in this export: export this turn alone to get its full context";
+    const folded2 = "not in this export (it holds a bounded number of tokens): open the rollout in the app to see these";
     const api = {
       chunk: async (q) => {
         const scope = (D.chunks[q.scope] || {})[q.scope === "row" ? String(q.row) : String(q.turn)];
-        return scope && scope[String(q.index)] ? scope[String(q.index)] : { error: scope ? folded : absent };
+        return scope && scope[String(q.index)] ? scope[String(q.index)] : { error: scope ? folded2 : absent2 };
       },
       training: async () => D.training
     };

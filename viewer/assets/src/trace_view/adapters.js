@@ -1,5 +1,5 @@
 // -- adapters ----------------------------------------------------------------------------------------
-import {sentValue} from "../dom.js";
+import {el, problemsBox, sentValue} from "../dom.js";
 import {isLive, watchRun} from "./live.js";
 /** @import {AppState} from "./live.js" */
 import {mount} from "./mount.js";
@@ -42,10 +42,13 @@ export function mountInApp(element, props, server, watch) {  // inside gr.HTML: 
     if (!box || !props.value) return;
     /** @type {Opened | Failed} */
     const opened = sentValue(props);
-    if ("error_html" in opened) {  // a message (or the index's empty value) replaces the view: its listeners retire
-      app.live = null; box.innerHTML = opened.error_html; return;
+    if ("problems" in opened) {  // a message (or, while the index shows, nothing) replaces the view: its listeners retire
+      app.live = null;
+      // the CSS hides the whole view while it holds .tv-cleared (viewer/assets/app_chrome.css)
+      box.replaceChildren(opened.problems ? problemsBox(opened.problems) : el("div", {class: "tv-cleared", hidden: true}));
+      return;
     }
-    if (opened.built && deepLink(opened)) { box.innerHTML = "<div class='tv-dim' style='padding:12px'>opening the link…</div>"; return; }
+    if (opened.built && deepLink(opened)) { box.replaceChildren(el("div", {class: "tv-dim", style: "padding:12px", text: "opening the link…"})); return; }
     const watched = app.live;
     if (opened.live && watched && watched.run === opened.live.run) { watched.apply(opened); return; }  // in place
     /** @param {Opened} o @param {ViewPlace | null} [keep] */

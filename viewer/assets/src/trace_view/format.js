@@ -1,9 +1,5 @@
-// Formatting shared by every part of the token view: numbers, the logprob colour, and escaping for the one part
-// that still writes markup (turn.js: the training rows' buttons).
-/** @type {Record<string, string>} */
-const ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"};
-/** @param {unknown} s */
-export const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ENTITIES[c]);
+// Formatting shared by every part of the token view: numbers and the logprob colour. No part writes markup: each
+// builds elements (dom.js el) and sets text as text.
 /** @param {number} n */
 export const fmt = (n) => Number(n).toLocaleString("en-US");
 /** @param {number} lp */

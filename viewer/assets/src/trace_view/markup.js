@@ -1,14 +1,6 @@
 // -- the view's skeleton: the boxes every part fills, the actions, the keyboard help ---------------------
-// Built as elements; text goes in as textContent. The outline's *_html fragments (escaped by the server,
-// viewer/render/) are the only markup it inserts.
+// Built as elements; text goes in as textContent. The rollout's panels are drawn into their boxes by panels.js.
 import {el} from "../dom.js";
-
-/** A box holding one of the outline's server-escaped *_html fragments. @param {string} cls @param {string} html */
-function fromServer(cls, html) {
-  const box = el("div", {class: cls});
-  box.innerHTML = html;
-  return box;
-}
 
 /** A help line: its keys (each a <kbd>, space between) and what they do. @param {string[]} keys @param {string} what
  *  @param {string} [after] words after the keys */
@@ -23,7 +15,7 @@ export function viewNodes(O, canExport) {
     el("div", {class: "tv-live-box", hidden: true}),
     el("div", {class: "tv-note-box", role: "note", "data-testid": "export-note", hidden: true}),
     el("div", {class: "tv-top"},
-      fromServer("tv-summary-box", O.summary_html),
+      el("div", {class: "tv-summary-box"}),
       el("span", {class: "tv-actions"},
         canExport ? el("button", {class: "tv-export-btn", title: "download one HTML file that opens offline on what is on screen",
                                   "aria-haspopup": "dialog", "aria-expanded": "false", "data-testid": "export", text: "export"}) : null,
@@ -36,7 +28,7 @@ export function viewNodes(O, canExport) {
           el("button", {"data-export": "rollout", "data-testid": "export-rollout", text: "the whole rollout"}),
           el("button", {"data-export": "turn", "data-testid": "export-turn", text: "the turn on screen (with its full context)"})),
         el("div", {class: "tv-export-status", role: "status"}))),
-    fromServer("tv-headerbox", O.header_html),
+    el("div", {class: "tv-headerbox"}),
     el("div", {class: "tv-main"},
       el("nav", {class: "tv-nav", "aria-label": "turns"}),
       el("section", {class: "tv-turn"},
@@ -48,8 +40,8 @@ export function viewNodes(O, canExport) {
         el("div", {class: "tv-trainer-box", hidden: true}),
         el("div", {class: "tv-tools-part"}, el("h4", {class: "tv-sub", text: "Tool calls"}), el("div", {class: "tv-tools-box"})))),
     el("div", {class: "tv-lower"},
-      el("section", null, el("h3", {text: "Tests"}), fromServer("tv-tests-box", O.tests_html)),
-      el("section", null, el("h3", {text: "Reward"}), fromServer("tv-reward-box", O.reward_html))),
+      el("section", null, el("h3", {text: "Tests"}), el("div", {class: "tv-tests-box"})),
+      el("section", null, el("h3", {text: "Reward"}), el("div", {class: "tv-reward-box"}))),
     el("div", {class: "tv-tip", hidden: true, role: "status"}),
     el("div", {class: "tv-help", hidden: true, role: "dialog", "aria-label": "keyboard shortcuts"},
       el("b", {text: "Keyboard"}), " ",

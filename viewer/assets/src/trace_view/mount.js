@@ -6,7 +6,7 @@
 // (chrome.js: presentation, help, export, tooltip), the listeners (input.js) and the settling (settle.js).
 // Two adapters (adapters.js) mount it inside the Gradio app (chunks from a server function) and in an
 // exported HTML file (chunks embedded).
-// Its parts build elements and set text as textContent; the only markup inserted is the server's (the *_html fragments).
+// Its parts build elements and set text as textContent; the panels (panels.js) are drawn as elements too.
 import {el} from "../dom.js";
 import {navPart} from "./navigator.js";
 import {toolbarPart} from "./toolbar.js";
@@ -17,6 +17,7 @@ import {trainerPart} from "./trainer.js";
 import {followBar} from "./live.js";
 import {firstChunkOf, outlineFor, scopeRange, startPlace} from "./place.js";
 import {viewNodes} from "./markup.js";
+import {drawRollout} from "./panels.js";
 import {exportPlace, fetchTraining, go, growView, setMode, setScope, tellState, trainerLanded, update} from "./turn.js";
 import {exportMenu, present} from "./chrome.js";
 import {listenToButtons, listenToKeys, listenToTokens} from "./input.js";
@@ -41,6 +42,7 @@ export function mount(root, opened, api, quiet = false) {  // quiet: leave the U
   root.replaceChildren(viewNodes(O, !!api.export));
   // every selector asked for names an element viewNodes (or a part, at mount) drew, so none comes back empty
   const $ = (/** @type {string} */ sel) => /** @type {HTMLElement} */ (root.querySelector(sel));
+  drawRollout($, O);
   const view = $(".tv");
   const liveBar = followBar($(".tv-live-box"), {follow: () => { st.follow = true; liveBar.following(true); go(v, O.turns.length - 1, true); },
                                                  sibling: (k) => api.sibling && api.sibling(k),

@@ -82,12 +82,3 @@ export function legendNodes(O, st, trainer, training) {
   if (warn.length) out.append(" ", el("span", {class: "tv-badge warn", text: `mask audit: ${warn.join("; ")}`}));
   return out;
 }
-
-/** The legend as HTML, serialized from legendNodes, for turn.js, which still writes it with innerHTML; it moves
- *  to `$(".tv-legend").replaceChildren(legendNodes(O, st, v.trainer, v.training))` and this goes.
- *  @param {Outline} O @param {ViewPlace} st @param {Trainer | null} trainer @param {Training | null} training */
-export function legend(O, st, trainer, training) {
-  const box = document.createElement("div");
-  box.append(legendNodes(O, st, trainer, training));
-  return box.innerHTML;
-}

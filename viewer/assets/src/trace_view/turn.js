@@ -1,9 +1,9 @@
 // -- the turn on screen: moving the place (turn, mode, scope), drawing what goes with it, telling the page ----
 // Each function takes the mounted view (`View`, mount.js) and changes its place, then redraws what that change
 // touches: a new turn or scope repaints the tokens, a new mode only recolours them.
-import {esc} from "./format.js";
+import {drawRollout, rowButtons, toolsBox, trainingBox, turnNotes} from "./panels.js";
 import {navPart, turnFate} from "./navigator.js";
-import {isTrainerMode, legend, notInRows} from "./toolbar.js";
+import {isTrainerMode, legendNodes, notInRows} from "./toolbar.js";
 import {outlineFor, storyOf} from "./place.js";
 /** @import {View} from "./mount.js" */
 
@@ -34,7 +34,7 @@ function trainerNeed(v) {
 /** The trainer's numbers arrived: the legend says so, and a trainer mode colours and lands with them. @param {View} v */
 export function trainerLanded(v) {
   const {O, st, pane, $} = v;
-  $(".tv-legend").innerHTML = legend(O, st, v.trainer, v.training);
+  $(".tv-legend").replaceChildren(legendNodes(O, st, v.trainer, v.training));
   if (isTrainerMode(O, st.mode)) { trainerNeed(v); pane.recolour(); pane.reland(storyOf(O, st, v.trainer)); }
 }
 
@@ -48,16 +48,15 @@ function sides(v) {
   v.bar.show(st, rowMode ? (row && training ? `TRL training row ${st.row} of ${training.rows.length}: turns ${row.turns.join(", ")}${row.fate ? ` · ${row.fate.label}` : ""}` : "TRL training rows")
                          : `turn ${t.index}${turnFate(O, t, st.turn)}`);
   v.nav.show(st, rowMode ? (row ? row.turns : []) : null);
-  $(".tv-legend").innerHTML = legend(O, st, v.trainer, v.training);
-  $(".tv-boundary-box").innerHTML = rowMode ? "" : t.trained_html + t.boundary_html + t.engine_html;
+  $(".tv-legend").replaceChildren(legendNodes(O, st, v.trainer, v.training));
+  $(".tv-boundary-box").replaceChildren(...(rowMode ? [] : turnNotes(t).filter((n) => n !== null)));
   $(".tv-tools-part").hidden = rowMode;
-  $(".tv-tools-box").innerHTML = rowMode ? "" : t.tools_html;
+  $(".tv-tools-box").replaceChildren(...(rowMode ? [] : [toolsBox(t)]));
   const rb = $(".tv-rowbar");
   rb.hidden = !rowMode;
   if (rowMode) {
-    if (!training) { rb.innerHTML = ""; fetchTraining(v); }
-    else rb.innerHTML = training.html + (training.rows.length ? `<div class="tv-group" role="group" aria-label="training row">${training.rows.map((r, k) =>
-      `<button data-row="${k}" class="${k === st.row ? "on" : ""}" aria-pressed="${k === st.row}">row ${k}: turns ${r.turns.join(", ")}${r.fate ? ` · ${esc(r.fate.trained ? `step ${r.fate.steps.join(", ")}` : `never (${r.fate.cause})`)}` : ""}</button>`).join("")}</div>` : "");
+    if (!training) { rb.replaceChildren(); fetchTraining(v); }
+    else rb.replaceChildren(trainingBox(training), ...(training.rows.length ? [rowButtons(training, st.row)] : []));
   }
 }
 
@@ -93,7 +92,7 @@ export function setMode(v, m) {
   st.mode = m;
   trainerNeed(v);
   v.bar.show(st, $(".tv-turn-title").textContent || "");
-  $(".tv-legend").innerHTML = legend(O, st, v.trainer, v.training);
+  $(".tv-legend").replaceChildren(legendNodes(O, st, v.trainer, v.training));
   pane.recolour();
   if (v.view.classList.contains("present")) { pane.fit(true); pane.goTo(storyOf(O, st, v.trainer) || 0); }  // the legend's height changed
   tellState(v);
@@ -111,10 +110,7 @@ export function growView(v, next) {
   const N = next.outline;
   if (!!N.trainer !== v.hasTrainer) return false;
   Object.assign(O, outlineFor(N, v.hasTrainer));
-  $(".tv-summary-box").innerHTML = O.summary_html;
-  $(".tv-headerbox").innerHTML = O.header_html;
-  $(".tv-tests-box").innerHTML = O.tests_html;
-  $(".tv-reward-box").innerHTML = O.reward_html;
+  drawRollout($, O);
   v.nav = navPart($(".tv-nav"), O);
   v.training = null;  // TRL packs the longer rollout afresh
   if (st.follow && st.turn !== O.turns.length - 1) { go(v, O.turns.length - 1, true); return true; }
