@@ -89,8 +89,9 @@ def open_view(page, url: str):
     page.goto(url)
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
     page.wait_for_selector(".tv-tokens[data-landed]", timeout=TIMEOUT)  # the first landing settled (its chunk, one more pass)
-    # and the page's load event answered: the source box names what is shown (until then Gradio fades the app)
-    landed(page, "document.querySelector('#source input') && document.querySelector('#source input').value !== ''")
+    # and, in the app, the page's load event answered: the source box names what is shown (until then Gradio fades
+    # the app); an exported file has no source box
+    landed(page, "!document.querySelector('#source input') || document.querySelector('#source input').value !== ''")
     return page
 
 
