@@ -93,7 +93,7 @@ var CollectionIndex = (() => {
     return cs.slice(0, head).join("") + "…" + cs.slice(cs.length - (limit - 1 - head)).join("");
   }
 
-  // src/group_map.js
+  // src/values.js
   function signed(v, d = 3) {
     const a = Math.abs(v), exact = a.toFixed(100), cut = exact.slice(0, exact.indexOf(".") + 1 + d);
     const tie = exact[cut.length] === "5" && /^0*$/.test(exact.slice(cut.length + 1));
@@ -104,6 +104,8 @@ var CollectionIndex = (() => {
   var count = (v) => v === null || v === void 0 ? "-" : v.toLocaleString("en-US");
   var sign = (v) => v === null || v === void 0 ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero";
   var fateKind = (f) => f.trained ? "trained" : f.partly ? "partly" : "never";
+
+  // src/group_map.js
   var advantage = (adv) => el("span", { class: "gm-adv " + sign(adv), text: signed(adv) });
   function bar(adv, scale) {
     if (adv === null || adv === void 0) {

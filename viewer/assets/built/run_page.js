@@ -78,8 +78,11 @@ var RunPage = (() => {
     return cs.length <= limit ? value : cs.slice(0, limit - 1).join("") + "…";
   }
 
-  // src/group_map.js
+  // src/values.js
   var count = (v) => v === null || v === void 0 ? "-" : v.toLocaleString("en-US");
+  var sign = (v) => v === null || v === void 0 ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero";
+
+  // src/group_map.js
   function strip(s, at) {
     const out = s.text.map((tok, k) => {
       const pos = s.start + k, here = at !== null && pos === at;
@@ -817,7 +820,6 @@ var RunPage = (() => {
   // src/run_versus.js
   var num = (v) => v === null ? "–" : v.toFixed(3);
   var pct2 = (v) => v === null ? "–" : Math.round(100 * v) + "%";
-  var sign = (v) => v === null ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero";
   function setUrl(changes) {
     const u = new URL(window.location.href);
     for (const [k, v] of Object.entries(changes)) if (v) u.searchParams.set(k, v);
@@ -1002,8 +1004,7 @@ var RunPage = (() => {
   }
   var num2 = (v, d = void 0) => v === null || v === void 0 ? "–" : Number(v).toFixed(d === void 0 ? 3 : d);
   var pct3 = (v) => v === null || v === void 0 ? "–" : Math.round(100 * v) + "%";
-  var signed = (v) => v === null || v === void 0 ? "–" : (v > 0 ? "+" : "") + Number(v).toFixed(2);
-  var sign2 = (v) => v === null || v === void 0 ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero";
+  var signed2 = (v) => v === null || v === void 0 ? "–" : (v > 0 ? "+" : "") + Number(v).toFixed(2);
   function setUrl2(changes, push) {
     const u = new URL(window.location.href);
     for (const [k, v] of Object.entries(changes)) {
@@ -1047,7 +1048,7 @@ var RunPage = (() => {
   function groupTable(groups) {
     const head = el("tr", {}, ...["group", "task", "rewards", "mean", "passed", "trained tokens", "never trained", ""].map((t) => el("th", { text: t })));
     const rows = groups.map((g) => {
-      const rewards = el("span", { class: "rp-rewards" }, ...g.rewards.map((r) => el("span", { class: "rp-r " + sign2(r), text: r === null ? "×" : signed(r), title: r === null ? "no reward" : String(r) })));
+      const rewards = el("span", { class: "rp-rewards" }, ...g.rewards.map((r) => el("span", { class: "rp-r " + sign(r), text: r === null ? "×" : signed2(r), title: r === null ? "no reward" : String(r) })));
       const follow = g.task_id ? el("button", {
         type: "button",
         class: "rp-follow",
@@ -1060,7 +1061,7 @@ var RunPage = (() => {
         el("td", {}, el("button", { type: "button", class: "rp-open", text: `g${g.group_id}`, title: "open the group map" })),
         el("td", { class: "rp-task", text: g.title }),
         el("td", {}, rewards),
-        el("td", { class: "rp-num " + sign2(g.reward_mean), text: num2(g.reward_mean) }),
+        el("td", { class: "rp-num " + sign(g.reward_mean), text: num2(g.reward_mean) }),
         el("td", { class: "rp-num", text: `${g.passed}/${g.k}` }),
         el("td", { class: "rp-num", text: String(g.trained_tokens) }),
         el("td", { class: "rp-num", text: String(g.dropped) }),
@@ -1110,7 +1111,7 @@ var RunPage = (() => {
         el("td", {}, el("span", { class: "rp-caret", text: open ? "▾ " : "▸ " }), el("b", { text: String(s.version) })),
         el("td", { class: "rp-num", text: String(s.groups) }),
         el("td", { class: "rp-num", text: String(s.rollouts) }),
-        el("td", { class: "rp-num " + sign2(s.reward_mean), text: `${num2(s.reward_mean)} (${num2(s.reward_min, 2)} … ${num2(s.reward_max, 2)})` }),
+        el("td", { class: "rp-num " + sign(s.reward_mean), text: `${num2(s.reward_mean)} (${num2(s.reward_min, 2)} … ${num2(s.reward_max, 2)})` }),
         el("td", { class: "rp-num", text: pct3(s.pass_rate) }),
         el("td", { class: "rp-num", text: `${s.zero_spread}/${s.groups}` }),
         el("td", { class: "rp-num", text: String(s.trained_tokens) }),
@@ -1176,7 +1177,7 @@ var RunPage = (() => {
             "data-testid": "run-task-rollout",
             "aria-label": `version ${g.version} rollout ${r.rollout}`
           }),
-          el("span", { class: "rp-r " + sign2(r.reward), text: `#${r.rollout} ${r.reward === null ? r.status : signed(r.reward)}` })
+          el("span", { class: "rp-r " + sign(r.reward), text: `#${r.rollout} ${r.reward === null ? r.status : signed2(r.reward)}` })
         )))
       ));
       parts.push(el("table", { class: "rp-taskgroups" }, el("thead", {}, el("tr", {}, ...["version", "group", "pass rate", "rollouts (tick two to compare)"].map((x) => el("th", { text: x })))), el("tbody", {}, ...rows)));

@@ -1007,15 +1007,19 @@ top-${d.topk_text[k].length}: ${alts}`;
     );
   }
 
+  // src/values.js
+  function signed(v, d = 3) {
+    const a = Math.abs(v), exact = a.toFixed(100), cut = exact.slice(0, exact.indexOf(".") + 1 + d);
+    const tie = exact[cut.length] === "5" && /^0*$/.test(exact.slice(cut.length + 1));
+    const body = tie && Number(cut[cut.length - 1]) % 2 === 0 ? cut : a.toFixed(d);
+    return (v < 0 || Object.is(v, -0) ? "-" : "+") + body;
+  }
+  var sign = (v) => v === null || v === void 0 ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero";
+  var fateKind = (f) => f.trained ? "trained" : f.partly ? "partly" : "never";
+
   // src/trace_view/panels.js
   var plural = (n, word) => `${fmt(n)} ${word}${n === 1 ? "" : "s"}`;
-  function signed(x, d = 3) {
-    const neg = x < 0 || Object.is(x, -0), a = Math.abs(x), k = 10 ** d, f = Math.floor(a * k);
-    const s = a * k - f === 0.5 && f % 2 === 0 ? (f / k).toFixed(d) : a.toFixed(d);
-    return (neg ? "-" : "+") + s;
-  }
   var reward = (v) => v === null ? "unscorable" : signed(v);
-  var sign = (v) => v === null ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero";
   function more(total, shown, what) {
     return total > shown ? el("div", { class: "tv-dim", text: `… and ${fmt(total - shown)} more ${what}, not shown here` }) : null;
   }
@@ -1041,7 +1045,7 @@ top-${d.topk_text[k].length}: ${alts}`;
   }
   var table = (cls, ...rows) => el("table", { class: cls }, el("tbody", null, ...rows));
   var fateBadge = (f) => el("span", {
-    class: `tv-badge tv-fate ${f.trained ? "trained" : f.partly ? "partly" : "never"}`,
+    class: `tv-badge tv-fate ${fateKind(f)}`,
     "data-testid": "fate",
     title: f.why,
     text: f.label

@@ -8,7 +8,8 @@
 // Presentation (`p`, as in the token view): the index or group map covers the window in large type, j/k
 // move a row cursor and Enter opens its row; a rollout opened from it stays in presentation.
 import {el, goTo, middle, problemsBox, sentValue, short, working} from "./dom.js";
-import {advantage, fateKind, mountGroupMap} from "./group_map.js";
+import {advantage, mountGroupMap} from "./group_map.js";
+import {fateKind} from "./values.js";
 
 // The URL's parameter names (the filters', the token view's place) come in every IndexPage.
 const SELECTS = {drift: ["none", "drift", "unknown"], timed_out: ["yes", "no"], kind: ["artifact", "group", "run"],

@@ -12,6 +12,7 @@
 // click opens a version through the same path as its row.
 import {el, goTo, sentValue, working} from "./dom.js";
 import {showCompare} from "./group_map.js";
+import {sign} from "./values.js";
 import * as RunCharts from "./run_charts.js";
 import * as RunVersus from "./run_versus.js";
 
@@ -58,7 +59,6 @@ function sortedVersions(vs, sort) {
 const num = (/** @type {Num} */ v, /** @type {number | undefined} */ d = undefined) => (v === null || v === undefined ? "–" : Number(v).toFixed(d === undefined ? 3 : d));
 const pct = (/** @type {Num} */ v) => (v === null || v === undefined ? "–" : Math.round(100 * v) + "%");
 const signed = (/** @type {Num} */ v) => (v === null || v === undefined ? "–" : (v > 0 ? "+" : "") + Number(v).toFixed(2));
-const sign = (/** @type {Num} */ v) => (v === null || v === undefined ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero");
 
 /** @param {Record<string, string | number | null | undefined>} changes @param {object} [push] */
 function setUrl(changes, push) {

@@ -5,13 +5,13 @@
 // with their rewards and fates, each a link that opens it. Every text goes through textContent or an attribute
 // (dom.js's `el`).
 import {el} from "./dom.js";
+import {sign} from "./values.js";
 import * as RunCharts from "./run_charts.js";
 
 /** @typedef {{versus(req: {src: string, vs: string, task: string}): Promise<{compare?: RunCompare, error?: string}>,
  *            openRow(src: string, row: string): void}} VersusApi */
 const num = (/** @type {number | null} */ v) => (v === null ? "–" : v.toFixed(3));
 const pct = (/** @type {number | null} */ v) => (v === null ? "–" : Math.round(100 * v) + "%");
-const sign = (/** @type {number | null} */ v) => (v === null ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero");
 
 /** @param {Record<string, string>} changes */
 function setUrl(changes) {

@@ -3,6 +3,7 @@
 // from the server lands as text or an attribute's value, never as markup. A task's markdown arrives parsed (`Md`);
 // its links carry what the server validated and open in a new tab with no referrer.
 import {el} from "../dom.js";
+import {fateKind, sign, signed} from "../values.js";
 import {fmt} from "./format.js";
 
 /** @typedef {Node | string | null} Part */
@@ -10,17 +11,8 @@ import {fmt} from "./format.js";
 /** `n word(s)`, the count with separators. @param {number} n @param {string} word */
 const plural = (n, word) => `${fmt(n)} ${word}${n === 1 ? "" : "s"}`;
 
-/** A number to `d` places with its sign, as Python's `f"{x:+.3f}"` writes it (an exact tie rounds to even).
- *  @param {number} x */
-export function signed(x, d = 3) {
-  const neg = x < 0 || Object.is(x, -0), a = Math.abs(x), k = 10 ** d, f = Math.floor(a * k);
-  const s = a * k - f === 0.5 && f % 2 === 0 ? (f / k).toFixed(d) : a.toFixed(d);
-  return (neg ? "-" : "+") + s;
-}
 /** A reward as the whole app writes it (rollout_trace/analysis/report.py `fmt_reward`). @param {number | null} v */
 const reward = (v) => v === null ? "unscorable" : signed(v);
-/** The class a reward is coloured by. @param {number | null} v */
-const sign = (v) => v === null ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero";
 
 /** "… and N more", under a list the server cut. @param {number} total @param {number} shown @param {string} what */
 function more(total, shown, what) {
@@ -54,7 +46,7 @@ const table = (cls, ...rows) => el("table", {class: cls}, el("tbody", null, ...r
 // -- the rollout ------------------------------------------------------------------------------------
 
 /** Whether the trainer took a run's rollout: "trained at step N" or "never trained (cause)". @param {Fate} f */
-export const fateBadge = (f) => el("span", {class: `tv-badge tv-fate ${f.trained ? "trained" : f.partly ? "partly" : "never"}`,
+export const fateBadge = (f) => el("span", {class: `tv-badge tv-fate ${fateKind(f)}`,
                                             "data-testid": "fate", title: f.why, text: f.label});
 
 /** The headline: tests, reward, what is trained, and a run's rollout's fate. @param {Summary} S @param {RunContext | null} run */
