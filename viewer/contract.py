@@ -559,6 +559,7 @@ def encode(record: msgspec.Struct) -> bytes:
     return _encoder.encode(record)
 
 
-def encode_value(record: msgspec.Struct) -> str:
-    """`record` as a component's value: JSON text with no "<", ">" or "&" (each escaped)."""
+def encode_value(record: msgspec.Struct | dict) -> str:
+    """`record` as a component's value (every page's: the token view, the index, the run page, the search panel):
+    JSON text with no "<", ">" or "&" (each escaped)."""
     return _encoder.encode(record).decode().translate(_NO_MARKUP)

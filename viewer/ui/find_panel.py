@@ -16,11 +16,10 @@ import time
 from typing import Any
 
 import gradio as gr
-import msgspec
 
 from viewer import assets
 from viewer import server_api as api
-from viewer.contract import Initial
+from viewer.contract import Initial, encode_value
 from viewer.find import answers
 from viewer.find.cache import Building
 from viewer.find.text_index import Search
@@ -92,7 +91,7 @@ class FindPanel:
     def value(self, src: str) -> str:
         src = (src or "").strip()
         shown = bool(src) and len(src) <= MAX_SRC_CHARS and self.service.is_collection(src)
-        return msgspec.json.encode({"src": src if shown else "", "serial": next(_serial)}).decode()
+        return encode_value({"src": src if shown else "", "serial": next(_serial)})
 
     def on_source(self, source: Any) -> str:
         return self.value(source if isinstance(source, str) else "")

@@ -25,7 +25,7 @@ from rollout_trace.artifact.run_table import RunTable
 from rollout_trace.artifact.sources import bundled_examples, bundled_groups, bundled_runs
 from viewer import run_stats
 from viewer import server_api as api
-from viewer.contract import Failed, Fate, Initial, Opened, Problems, RunContext, encode
+from viewer.contract import Failed, Fate, Initial, Opened, Problems, RunContext, encode_value
 from viewer.fate import run_context
 from viewer.find.columns import searched
 from viewer.find.text_index import Search
@@ -50,7 +50,7 @@ from .token_values import TokenValues
 MAX_SRC_CHARS = 1000  # a collection's name, or a row's path: longer is refused before any lookup
 # The token view's value while the index shows: a `Failed` with no problems, so the token view (which
 # mounts whatever it is given) clears itself and hides.
-CLEARED = encode(Failed(None)).decode()
+CLEARED = encode_value(Failed(None))
 _serial = itertools.count(1)
 
 
@@ -95,7 +95,7 @@ def _with_note(value: object, problems: list[str]) -> object:
     except msgspec.ValidationError:  # a message or an empty view: nothing to annotate
         return value
     note = "This link had values the view cannot use: " + "; ".join(problems[:6]) + "."
-    return encode(msgspec.structs.replace(opened, note=note)).decode()
+    return encode_value(msgspec.structs.replace(opened, note=note))
 
 
 class RowSources(Protocol):
@@ -126,11 +126,11 @@ class Rows:
         self.service = service
 
     def none_value(self) -> str:
-        return encode(IndexPage(serial=next(_serial), mode="none")).decode()
+        return encode_value(IndexPage(serial=next(_serial), mode="none"))
 
     def error_value(self, src: str, problems: list) -> str:
-        return encode(IndexPage(serial=next(_serial), mode="index", src=src,
-                                problems=problems_of(src, problems))).decode()
+        return encode_value(IndexPage(serial=next(_serial), mode="index", src=src,
+                                problems=problems_of(src, problems)))
 
 
     def index_page(self, src: str, params: Mapping[str, object]) -> IndexPage:
@@ -152,7 +152,7 @@ class Rows:
                           findings=findings)
 
     def index_value(self, src: str, params: Mapping[str, object]) -> str:
-        return encode(self.index_page(src, params)).decode()
+        return encode_value(self.index_page(src, params))
 
     def _open_artifact(self, c: Collection, src: str, path: str, initial: Initial,
                        advantage: float | None = None, run: RunContext | None = None) -> str:
@@ -253,13 +253,13 @@ class Rows:
                    initial: Initial, rollout: int | None) -> Shown:
         """A group: its map, or with `rollout` that rollout at `initial`'s turn."""
         if rollout is None:
-            return Shown(CLEARED, "", encode(self.group_page(c, src, group, params)).decode())
+            return Shown(CLEARED, "", encode_value(self.group_page(c, src, group, params)))
         m = self._members(c, group).get(rollout)
         if m is None:
             page = self.group_page(c, src, group, params)
-            return Shown(CLEARED, "", encode(msgspec.structs.replace(page, problems=problems_of(
+            return Shown(CLEARED, "", encode_value(msgspec.structs.replace(page, problems=problems_of(
                 f"{src}:{group.path}", [Problem(group.path or "(root)", "this group has no readable rollout",
-                                                found=str(rollout))]))).decode())
+                                                found=str(rollout))]))))
         adv = group.advantages[rollout] if rollout < len(group.advantages) else None
         run = self.run_context(c, src, group, m)
         if run is not None:
@@ -275,7 +275,7 @@ class Rows:
                          row=group.path, rollout=rollout, total=_total(c), matched=_total(c), kind=c.kind,
                          back=render_index.opened_run_rollout(run) if run is not None else
                          render_index.opened_rollout(group.path or src, rollout, adv, group.k or 0))
-        return Shown(value, c.source_of(m.path) or f"{src}:{m.path}", encode(page).decode())
+        return Shown(value, c.source_of(m.path) or f"{src}:{m.path}", encode_value(page))
 
     def open_row(self, src: str, path: str, params: Mapping[str, object],
                  initial: Initial, rollout: int | None = None) -> Shown:
@@ -298,7 +298,7 @@ class Rows:
             if goto is None:  # a public visitor never gets a server path; a zip's run has no source of its own
                 return Shown(CLEARED, "", self.error_value(src, [Problem(path, "this run cannot be opened from the "
                                                                               "index here: open the run on its own")]))
-            return Shown(CLEARED, "", encode(IndexPage(serial=next(_serial), mode="index", src=src, goto=goto)).decode())
+            return Shown(CLEARED, "", encode_value(IndexPage(serial=next(_serial), mode="index", src=src, goto=goto)))
         value = self._open_artifact(c, src, path, initial)
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         query = to_query(filters)
@@ -314,7 +314,7 @@ class Rows:
         page = IndexPage(serial=next(_serial), mode="row", src=src, query=query, sort=filters.sort, row=path,
                          total=_total(c), matched=matched, kind=c.kind,
                          back=render_index.opened_row(rec, path, matched, query))
-        return Shown(value, c.source_of(path) or f"{src}:{path}", encode(page).decode())
+        return Shown(value, c.source_of(path) or f"{src}:{path}", encode_value(page))
 
     def compare(self, data: object) -> dict:
         """Server function: {src, row (the group), a, b (rollout indices), turn} -> {compare: Compare} or Refused."""

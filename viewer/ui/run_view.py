@@ -34,7 +34,7 @@ from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.run_table import RunTable
 from viewer import assets, run_compare, run_stats
 from viewer import server_api as api
-from viewer.contract import Initial, encode
+from viewer.contract import Initial, encode_value
 from viewer.group import compare as group_compare
 from viewer.router import rollout_param, run_link_problem
 
@@ -97,8 +97,8 @@ class RunView:
         head = self.head(src, run, stats)
         if (bad_link := run_link_problem(run, params)) is not None:  # said first, where the visitor looks
             head = msgspec.structs.replace(head, notes=[bad_link, *head.notes])
-        return {self.column: gr.update(visible=True), self.head_html: encode(head).decode(),
-                self.body_html: encode(body).decode(), self.timer: gr.Timer(active=run.run_files.live),
+        return {self.column: gr.update(visible=True), self.head_html: encode_value(head),
+                self.body_html: encode_value(body), self.timer: gr.Timer(active=run.run_files.live),
                 self.src_state: (src, run.state)}
 
     # -- events ----------------------------------------------------------------------------------------
@@ -130,7 +130,7 @@ class RunView:
         t = self.service.run_table(req.src)
         if t is None:
             return {}
-        return {self.body_html: encode(self.body(req.src, t, req.version, req.task)).decode()}
+        return {self.body_html: encode_value(self.body(req.src, t, req.version, req.task))}
 
     def poll(self, seen: Any) -> dict:
         """The timer: the run's parts again when its files grew since this visitor's last value, else only the
@@ -143,8 +143,8 @@ class RunView:
         if run.state == stamp:
             return {self.timer: gr.Timer(active=live)}
         stats = self.service.follower.stats(run)
-        return {self.head_html: encode(self.head(src, run, stats)).decode(),
-                self.body_html: encode(self.body(src, run, None, None, refresh=True, stats=stats)).decode(),
+        return {self.head_html: encode_value(self.head(src, run, stats)),
+                self.body_html: encode_value(self.body(src, run, None, None, refresh=True, stats=stats)),
                 self.timer: gr.Timer(active=live), self.src_state: (src, run.state)}
 
     # -- server functions (skip the queue) -------------------------------------------------------------
