@@ -245,6 +245,41 @@ def test_shards_and_row_groups_cut_anywhere_read_the_same_rows(tmp_path, seal_ro
     assert small.rollout_files(37, ["file_trace"]) == whole.rollout_files(37, ["file_trace"])
 
 
+def test_what_a_page_reduces_shard_by_shard_is_the_whole_runs(tmp_path):
+    """The reductions a page makes of the whole run one shard at a time (each group's numbers and first
+    rollout, the tasks to follow, the findings' rules, the tools, the rollouts recorded without files) are the
+    same when the shards cut groups anywhere (three rows a shard: a group's partial numbers add up), and keep no
+    column of every rollout in the snapshot."""
+    from viewer.find.columns import RunFind
+    from viewer.index.run_index import run_index
+    from viewer.run_stats import recorder_notes, task_choices
+
+    rows = bundled_rows()
+    root = write_run(tmp_path / "run", rows.slice(0, 0), small_files=True)
+    seg_of = rows["segment"].to_pylist()
+    at, number = 0, {}
+    while at < rows.num_rows:  # three rows a shard, cut within a segment wherever that falls
+        seg = seg_of[at]
+        end = at
+        while end < rows.num_rows and end - at < 3 and seg_of[end] == seg:
+            end += 1
+        number[seg] = number.get(seg, -1) + 1
+        write_shard(root, f"{seg}-{number[seg]:05d}.parquet", rows.slice(at, end - at))
+        at = end
+    whole, cut = rt.run_table(EXAMPLES_DIR / "trl-run"), rt.run_table(root)
+    assert len(shard_files(root)) > 10 and len(cut) == len(whole) == 52
+    assert run_index(cut).groups.to_pylist() == run_index(whole).groups.to_pylist()
+    assert task_choices(cut) == task_choices(whole) and task_choices(whole)
+    assert list(RunFind(cut).row_bits()) == list(RunFind(whole).row_bits())
+    assert recorder_notes(cut) == recorder_notes(whole)
+    parts = list(cut.shard_tables(["title", "reward"]))
+    assert [start for start, _ in parts] == list(np.cumsum([0] + [p.num_rows for _, p in parts[:-1]]))
+    assert pa.concat_tables([p for _, p in parts])["title"].to_pylist() == whole.column("title").to_pylist()
+    assert not [k for k in cut._memo if k in ("col:title", "col:task_id", "col:findings", "col:tools")]
+    with pytest.raises(rt.RunTableError, match="no column 'path' to read shard by shard"):
+        next(cut.shard_tables(["path"]))
+
+
 # -- hostile shards -------------------------------------------------------------------------------------
 
 

@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from rollout_trace.artifact.group import grpo_advantages, reward_spread
 from rollout_trace.artifact.numbers import finite_summary
 from rollout_trace.artifact.run import Run
-from rollout_trace.artifact.run_columns import codes_of
+from rollout_trace.artifact.run_columns import plain
 from rollout_trace.artifact.run_table import RunTable
 
 from .numbers import percent
@@ -404,7 +404,8 @@ def recorder_notes(run: RunLike) -> list[str]:
         steps = sorted({x for x in missing["step"].to_pylist() if x is not None})
         notes.append(f"{missing.num_rows} row(s) the trainer trained have nothing recorded behind them (step(s) "
                      f"{', '.join(map(str, steps[:6]))}): `python -m viewer check` names them")
-    misfits = len(t) - t.table["problem"].null_count
+    misfits = t.memo("__misfits", lambda: sum(part.num_rows - part["problem"].null_count
+                                               for _, part in t.shard_tables(["problem"])))
     if misfits:
         notes.append(f"{misfits} rollout(s) recorded without their files (TRL's rows, reward and advantage kept)")
     return notes
@@ -474,29 +475,40 @@ def task_choices(run: RunLike, limit: int = 200) -> list[TaskChoice]:
     return t.memo(f"task_choices:{limit}", lambda: _task_choices(t, limit))
 
 
+_ORDER = [("seg", "ascending"), ("version", "ascending"), ("gid", "ascending"), ("row", "ascending")]
+
+
+def _first_of(t: pa.Table) -> pa.Table:
+    """Each task's first row of `t` in the run's order (segment, version, group, row)."""
+    t = t.sort_by(_ORDER)
+    return t.group_by("task", use_threads=False).aggregate([(c, "first") for c in ("title", *(k for k, _ in _ORDER))]
+                                                           ).rename_columns(["task", "title", *(k for k, _ in _ORDER)])
+
+
 def _task_choices(t: RunTable, limit: int) -> list[TaskChoice]:
     if not len(t):
         return []
-    task, tasks = codes_of(t.column("task_id"))
-    title, titles = codes_of(t.column("title"))
+    keys = t.group_keys()
     version = pc.fill_null(t.column("policy_version"), -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    # the run's order (segment, version, group), as `open_run` lists it: a task's first row in it gives its title
-    order = np.lexsort((t.group_keys() & (2**40 - 1), version, t.group_keys() >> 40))
-    rank = np.empty(len(order), np.int64)
-    rank[order] = np.arange(len(order))
-    has = task >= 0
-    first = np.full(len(tasks), len(order), np.int64)
-    np.minimum.at(first, task[has], rank[has])
-    pairs = np.unique(task[has] * 2**40 + version[has])
-    versions = np.bincount(pairs >> 40, minlength=len(tasks))
-    seen = [k for k in range(len(tasks)) if first[k] < len(order)]
-    seen.sort(key=lambda k: (versions[k] <= 1, first[k]))
-    task_text, title_text, counts = tasks.to_pylist(), titles.to_pylist(), versions.tolist()
-    out = []
-    for k in seen[:limit]:
-        at = order[first[k]]
-        out.append(TaskChoice(task_text[k], title_text[title[at]] if title[at] >= 0 else "", counts[k]))
-    return out
+    firsts, pairs = [], []
+    # shard by shard (a million rollouts' task ids and titles are ~130 MB): each task's first row and versions
+    for start, part in t.shard_tables(["task_id", "title"]):
+        n = part.num_rows
+        k = keys[start:start + n]
+        rows = pa.table({"task": plain(part["task_id"]), "title": plain(part["title"]), "seg": k >> 40,
+                         "version": version[start:start + n], "gid": k & (2**40 - 1),
+                         "row": np.arange(start, start + n, dtype=np.int64)})
+        rows = rows.filter(pc.is_valid(rows["task"]))
+        firsts.append(_first_of(rows))
+        pairs.append(rows.group_by(["task", "version"], use_threads=False).aggregate([]))
+    first = _first_of(pa.concat_tables(firsts))
+    versions = pa.concat_tables(pairs).group_by(["task", "version"], use_threads=False).aggregate([]).group_by(
+        "task", use_threads=False).aggregate([("version", "count")])
+    count = dict(zip(versions["task"].to_pylist(), versions["version_count"].to_pylist(), strict=True))
+    # those scored at more than one version first, each kind in the run's order
+    ordered = first.sort_by(_ORDER).to_pylist()
+    ordered.sort(key=lambda x: count[x["task"]] <= 1)
+    return [TaskChoice(x["task"], x["title"] or "", count[x["task"]]) for x in ordered[:limit]]
 
 
 def task_track(run: RunLike, task_id: str) -> TaskTrack | None:

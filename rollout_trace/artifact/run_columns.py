@@ -171,15 +171,3 @@ def fits(t: pa.Table, seg: np.ndarray, names: list[str]) -> np.ndarray:
                        pc.and_(pc.greater_equal(rollout, 0), pc.less(rollout, MAX_ROLLOUT)))
     ok = pc.fill_null(pc.and_(placed, in_range), False).to_numpy(zero_copy_only=False).astype(bool)
     return ok & segment_ok
-
-
-def codes_of(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
-    """A text column as (each row's number in its distinct values, -1 for null; those values), through its
-    dictionaries when it is dictionary-encoded (never a Python string per row). `codes_in` numbers the rows by
-    a list the caller names instead."""
-    encoded = col if pa.types.is_dictionary(col.type) else pc.dictionary_encode(col)
-    encoded = encoded.unify_dictionaries() if isinstance(encoded, pa.ChunkedArray) else pa.chunked_array([encoded])
-    values = encoded.chunk(0).dictionary if encoded.num_chunks else pa.array([], pa.string())
-    codes = np.concatenate([pc.fill_null(c.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-                            for c in encoded.chunks]) if encoded.num_chunks else np.zeros(0, np.int64)
-    return codes, values

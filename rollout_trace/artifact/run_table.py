@@ -151,10 +151,10 @@ class RunTable:
         return f"{folder}/{s.name}"
 
     def _read(self, folder: str, s: Shard, schema: pa.Schema, columns: Sequence[str],
-              check: pa.Schema | None = None) -> pa.Table:
+              check: pa.Schema | None = None, keep: bool = True) -> pa.Table:
         """Every row of shard `s` of `columns`, typed as `schema` says (a sealed shard's columns from the cache,
-        the missing ones read in one pass per file); `check`: the schema the whole file must fit, or its rows are
-        left out (`_stand`)."""
+        the missing ones read in one pass per file, and cached unless `keep` is False); `check`: the schema the
+        whole file must fit, or its rows are left out (`_stand`)."""
         out: dict[str, pa.ChunkedArray] = {}
         missing: dict[str, list[str]] = {}
         live = self._live(folder, s)  # a tail sealed since this snapshot was made: the shard of its number
@@ -179,7 +179,7 @@ class RunTable:
             self._said(problems, got.notes)
             for name in names:
                 out[name] = table[name]
-                if s.sealed and not problems:  # a read that found something is not kept: each snapshot names it
+                if s.sealed and not problems and keep:  # a read that found something is not kept: each snapshot names it
                     self._cache.put((self.label, self.prefix, folder, s.name, s.size, name), table[name])
                 elif not s.sealed and live is s:
                     self._tails[(folder, s.name, name)] = table[name]
@@ -400,24 +400,55 @@ class RunTable:
                 self._bulk(ROLLOUTS_DIR, [s for s, keep in zip(self.shards, self._keep, strict=True) if len(keep)],
                            ROLLOUTS, want)
                 chunks: dict[str, list] = {c: [] for c in want}
-                for s, keep, size in zip(self.shards, self._keep, self._lengths, strict=True):
-                    if not len(keep):  # no row of it stands (a shard left out is not read, nor named, again)
+                for k in range(len(self.shards)):
+                    if not len(self._keep[k]):  # no row of it stands (a shard left out is not read, nor named, again)
                         continue
-                    got = self._read(ROLLOUTS_DIR, s, ROLLOUTS, want)
+                    got = self._standing(k, want, keep=True)
                     for c in want:
-                        if got.num_rows == size or (not s.sealed and got.num_rows > size):  # a tail grew since
-                            col = got[c].slice(0, size)
-                        else:
-                            col = pa.chunked_array([pa.nulls(size, ROLLOUTS.field(c).type)])
-                        if len(keep) != size:
-                            col = col.take(pa.array(keep))
-                        chunks[c].extend(as_read(c, x) for x in col.chunks)
+                        chunks[c].extend(got[c].chunks)
                 for c in want:
                     have[c] = self._keep_column(c, pa.chunked_array(chunks[c], as_scanned(ROLLOUTS.field(c)).type))
         for c in names:
             if c not in have:
                 have[c] = self.column(c)
         return have
+
+    def _standing(self, k: int, names: Sequence[str], keep: bool) -> pa.Table:
+        """Shard `k`'s standing rows of `names` (rollouts table columns) as every chunk of them is held (a tail
+        as long as this snapshot counted it; a shard that could not be read, nulls); its sealed columns cached
+        for later snapshots when `keep`."""
+        s, stand, size = self.shards[k], self._keep[k], self._lengths[k]
+        got = self._read(ROLLOUTS_DIR, s, ROLLOUTS, names, keep=keep)
+        out = {}
+        for c in names:
+            if got.num_rows == size or (not s.sealed and got.num_rows > size):  # a tail grew since
+                col = got[c].slice(0, size)
+            else:
+                col = pa.chunked_array([pa.nulls(size, ROLLOUTS.field(c).type)])
+            if len(stand) != size:
+                col = col.take(pa.array(stand))
+            out[c] = pa.chunked_array([as_read(c, x) for x in col.chunks], as_scanned(ROLLOUTS.field(c)).type)
+        return pa.table(out)
+
+    def shard_tables(self, names: Sequence[str]) -> Iterator[tuple[int, pa.Table]]:
+        """(its first row's number, its standing rows of `names`) for each shard in the run's order: what a page
+        reduces the whole run to (each group's numbers, the rules found, the tasks) without the snapshot keeping
+        a column of every rollout. A column the snapshot holds is sliced from it; the others are read for this
+        call and not kept."""
+        bad = [n for n in names if n not in ROLLOUTS_TABLE.names or n in ("group", "path")]
+        if bad:
+            raise RunTableError(f"no column {bad[0]!r} to read shard by shard: expected one of "
+                                f"{', '.join(n for n in ROLLOUTS_TABLE.names if n not in ('group', 'path'))}")
+        with self._lock:
+            held = {n: self._memo[f"col:{n}"] for n in names if f"col:{n}" in self._memo}
+        want = [n for n in names if n not in held]
+        for k in range(len(self.shards)):
+            n = len(self._keep[k])
+            if not n:
+                continue
+            start = int(self._starts[k])
+            got = self._standing(k, want, keep=False) if want else None
+            yield start, pa.table({c: held[c].slice(start, n) if c in held else got[c] for c in names})  # type: ignore[index]
 
     def _keep_column(self, name: str, col: pa.ChunkedArray) -> pa.ChunkedArray:
         """A column read for this snapshot, kept for its later readers (the first one kept wins)."""

@@ -176,16 +176,18 @@ class RunFind:
         def make() -> np.ndarray:
             bits = np.zeros(len(self.t), np.int64)
             rules = pa.array(list(RULES))
-            at = 0
-            for chunk in self.t.column("findings").chunks:  # chunk by chunk: no copy of the column's sentences
-                flat = pc.list_flatten(chunk)
-                if len(flat):
-                    rule = pc.fill_null(pc.index_in(pc.struct_field(flat, "rule"), value_set=rules), -1).to_numpy(
-                        zero_copy_only=False)
-                    rows = at + pc.list_parent_indices(chunk).to_numpy(zero_copy_only=False)
-                    ok = rule >= 0
-                    np.bitwise_or.at(bits, rows[ok], np.left_shift(1, rule[ok]).astype(np.int64))
-                at += len(chunk)
+            # shard by shard, kept as bits only: a million rollouts' findings with their sentences are ~100 MB
+            for start, part in self.t.shard_tables(["findings"]):
+                at = start
+                for chunk in part["findings"].chunks:
+                    flat = pc.list_flatten(chunk)
+                    if len(flat):
+                        rule = pc.fill_null(pc.index_in(pc.struct_field(flat, "rule"), value_set=rules), -1).to_numpy(
+                            zero_copy_only=False)
+                        rows = at + pc.list_parent_indices(chunk).to_numpy(zero_copy_only=False)
+                        ok = rule >= 0
+                        np.bitwise_or.at(bits, rows[ok], np.left_shift(1, rule[ok]).astype(np.int64))
+                    at += len(chunk)
             return bits
         return self.t.memo("find:bits", make)
 

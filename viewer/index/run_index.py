@@ -22,6 +22,7 @@ from rollout_trace.analysis.findings import RULES
 from rollout_trace.artifact.collection import Record
 from rollout_trace.artifact.group import grpo_advantages, reward_spread
 from rollout_trace.artifact.run_columns import plain
+from rollout_trace.artifact.run_schema import ROLLOUTS
 from rollout_trace.artifact.run_table import QueuedRow, RunTable
 
 from ..find.columns import RunFind
@@ -49,58 +50,104 @@ _ROLLOUT = {"path": "path", "task_id": "task_id", "title": "title", "reward": "r
             "trained_tokens": "trained_tokens", "trainer_tokens": "trainer_tokens", "trained_step": "trained_step",
             "dropped": "dropped", "tools": "tools"}
 _TEXT = pa.string()
-_GROUP_READS = ["group_id", "segment", "policy_version", "reward", "timed_out", "agent_turns", "trained_turns",
-                "seed_trained_turns", "tokens", "drift", "trained_tokens", "task_id", "title", "recorded_at",
-                "status", "rollout"]
+_GROUP_READS = ["reward", "timed_out", "agent_turns", "trained_turns", "seed_trained_turns", "tokens", "drift",
+                "trained_tokens", "task_id", "title", "recorded_at", "segment", "policy_version", "group_id"]
+_FIRST = ("task_id", "title", "recorded_at", "segment", "policy_version", "group_id")  # a group's first rollout's
+# each group's numbers over its rollouts, as partial aggregates (one per shard) that add up across shards
+_SUMS = ("count", "reward_count", "reward_sum", "tokens", "known", "unknown_turns", "drifted", "trained_tokens",
+         "trainer_tokens")
+_MINS = ("row", "reward_min", "trained_step")
+_MAXES = ("reward_max", "timed_out", "trained_turns", "seed")
+
+
+def _partial(keys: np.ndarray, fates: pa.Table, start: int, part: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """One shard's groups (rows `start`... of the view): each group's partial aggregates with its first
+    rollout's fields, and (group, row, why) for its first rollout none of whose rows was trained."""
+    n = part.num_rows
+    rows_at = np.arange(start, start + n, dtype=np.int64)
+    f = fates.slice(start, n)
+    known = pc.is_valid(part["agent_turns"])  # a rollout with an artifact (the one with a path)
+    reward = pc.if_else(pc.is_finite(part["reward"]), part["reward"], None)
+    rows = pa.table({
+        "g": keys[start:start + n], "reward": reward, "reward_n": pc.cast(pc.is_valid(reward), pa.int64()),
+        "timed_out": pc.cast(part["timed_out"], pa.int64()),
+        "trained_turns": pc.if_else(known, part["trained_turns"], None),
+        "seed": pc.if_else(known, pc.fill_null(part["seed_trained_turns"], 0), None),
+        "tokens": pc.if_else(known, pc.fill_null(part["tokens"], 0), None),
+        "known": pc.cast(known, pa.int64()),
+        "unknown_turns": pc.cast(pc.and_(known, pc.is_null(part["trained_turns"])), pa.int64()),
+        "drifted": pc.cast(pc.and_(known, pc.equal(plain(part["drift"]), "drift")), pa.int64()),
+        "trained_tokens": part["trained_tokens"], "trainer_tokens": f["trainer_tokens"],
+        "trained_step": f["trained_step"], "row": rows_at})
+    agg = rows.group_by("g", use_threads=False).aggregate([
+        ("row", "min"), ("row", "count"), ("reward_n", "sum"), ("reward", "sum"), ("reward", "min"),
+        ("reward", "max"), ("timed_out", "max"), ("trained_turns", "max"), ("seed", "max"), ("tokens", "sum"),
+        ("known", "sum"), ("unknown_turns", "sum"), ("drifted", "sum"), ("trained_tokens", "sum"),
+        ("trainer_tokens", "sum"), ("trained_step", "min")])
+    at = pc.subtract(agg["row_min"], start)
+    out = {"g": agg["g"], "row": agg["row_min"], "count": agg["row_count"], "reward_count": agg["reward_n_sum"],
+           "reward_sum": agg["reward_sum"], "reward_min": agg["reward_min"], "reward_max": agg["reward_max"],
+           "timed_out": agg["timed_out_max"], "trained_turns": agg["trained_turns_max"], "seed": agg["seed_max"],
+           "tokens": agg["tokens_sum"], "known": agg["known_sum"], "unknown_turns": agg["unknown_turns_sum"],
+           "drifted": agg["drifted_sum"], "trained_tokens": agg["trained_tokens_sum"],
+           "trainer_tokens": agg["trainer_tokens_sum"], "trained_step": agg["trained_step_min"],
+           **{c: plain(pc.take(part[c], at)) for c in _FIRST}}
+    why = pa.table({"g": rows["g"], "row": rows_at, "dropped": plain(f["dropped"])}).filter(pc.is_valid(f["dropped"]))
+    return pa.table(out), why
+
+
+def _firsts(t: pa.Table, by: str) -> pa.Table:
+    """Each group's row of `t` (one or more per group) with the least `by`."""
+    t = t.sort_by([("g", "ascending"), (by, "ascending")])
+    g = t["g"].to_numpy()
+    return t.take(pa.array(np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else np.zeros(0, np.int64)))
 
 
 def _groups(t: RunTable) -> pa.Table:
     """One row per group (`run_records`' group row): aggregated over its rollouts (keyed by number: its segment's
-    and its id), `first` its first rollout's row number in the view, `key` its number."""
-    t.columns(_GROUP_READS)  # one pass over the run's files for all of them
-    v = t.view()
-    known = pc.is_valid(v["agent_turns"])  # a rollout with an artifact (the one with a path)
-    drift = plain(v["drift"])
-    rows = pa.table({
-        "g": t.group_keys(), "reward": pc.if_else(pc.is_finite(v["reward"]), v["reward"], None),
-        "timed_out": pc.cast(v["timed_out"], pa.int64()),
-        "trained_turns": pc.if_else(known, v["trained_turns"], None),
-        "seed": pc.if_else(known, pc.fill_null(v["seed_trained_turns"], 0), None),
-        "tokens": pc.if_else(known, pc.fill_null(v["tokens"], 0), None),
-        "known": pc.cast(known, pa.int64()),
-        "unknown_turns": pc.cast(pc.and_(known, pc.is_null(v["trained_turns"])), pa.int64()),
-        "drifted": pc.cast(pc.and_(known, pc.equal(drift, "drift")), pa.int64()),
-        "trained_tokens": v["trained_tokens"], "trainer_tokens": v["trainer_tokens"],
-        "trained_step": v["trained_step"], "row": pa.array(np.arange(len(t), dtype=np.int64))})
-    agg = rows.group_by("g", use_threads=False).aggregate([
-        ("row", "min"), ("row", "count"), ("reward", "mean"), ("reward", "min"), ("reward", "max"),
-        ("timed_out", "max"), ("trained_turns", "max"), ("seed", "max"), ("tokens", "sum"), ("known", "sum"),
-        ("unknown_turns", "sum"), ("drifted", "sum"), ("trained_tokens", "sum"), ("trainer_tokens", "sum"),
-        ("trained_step", "min")]).sort_by("g")  # by key: `run_index` finds a rollout's group by binary search
-    first = agg["row_min"]
-    any_known = pc.greater(agg["known_sum"], 0)
+    and its id), `first` its first rollout's row number in the view, `key` its number. Shard by shard: only the
+    groups' numbers are kept, never a column of every rollout's text."""
+    keys, fates = t.group_keys(), t.fates()
+    partials, whys = [], []
+    for start, part in t.shard_tables(_GROUP_READS):
+        got, why = _partial(keys, fates, start, part)
+        partials.append(got)
+        whys.append(_firsts(why, "row"))
+    if not partials:
+        partials.append(_partial(keys, fates, 0, pa.table({c: pa.array([], ROLLOUTS.field(c).type)
+                                                           for c in _GROUP_READS}))[0])
+    every = pa.concat_tables(partials)
+    if len(np.unique(every["g"].to_numpy())) == every.num_rows:  # the usual case: a group is in one shard
+        agg = every.sort_by("g")
+    else:  # a group's rollouts in more than one shard: its partial aggregates added up
+        first = _firsts(every, "row")
+        added = every.group_by("g", use_threads=False).aggregate(
+            [(c, "sum") for c in _SUMS] + [(c, "min") for c in _MINS] + [(c, "max") for c in _MAXES]).sort_by("g")
+        agg = pa.table({"g": added["g"], **{c: added[f"{c}_{op}"] for op, names in
+                                            (("sum", _SUMS), ("min", _MINS), ("max", _MAXES)) for c in names},
+                        **{c: first[c] for c in _FIRST}})
+    why = _firsts(pa.concat_tables(whys, promote_options="permissive"), "row") if whys else None
+    first = agg["row"]
+    any_known = pc.greater(agg["known"], 0)
     # why none was trained: its first rollout's that says (`run_records`), none when one was trained
-    why = rows.select(["g", "row"]).filter(pc.is_valid(v["dropped"])).group_by("g", use_threads=False).aggregate(
-        [("row", "min")])
-    at = pc.take(why["row_min"], pc.index_in(agg["g"], why["g"]))
-    dropped = pc.if_else(pc.is_valid(agg["trained_step_min"]), pa.scalar(None, _TEXT),
-                         plain(pc.take(v["dropped"], at)))
+    dropped = pa.nulls(agg.num_rows, _TEXT) if why is None or not why.num_rows else \
+        pc.take(pc.cast(why["dropped"], _TEXT), pc.index_in(agg["g"], why["g"]))
+    dropped = pc.if_else(pc.is_valid(agg["trained_step"]), pa.scalar(None, _TEXT), dropped)
+    mean = pc.if_else(pc.greater(agg["reward_count"], 0), pc.divide(agg["reward_sum"], pc.cast(agg["reward_count"],
+                                                                                              pa.float64())), None)
     return pa.table({
-        "kind": pa.array(["group"] * agg.num_rows, _TEXT), "path": t.take(first.to_numpy(), ["group"])["group"], "first": first,
-        "key": agg["g"],
-        "task_id": plain(pc.take(v["task_id"], first)), "title": plain(pc.take(v["title"], first)),
-        "reward": agg["reward_mean"], "reward_min": agg["reward_min"], "reward_max": agg["reward_max"],
-        "k": agg["row_count"], "timed_out": pc.greater(agg["timed_out_max"], 0),
+        "kind": pa.array(["group"] * agg.num_rows, _TEXT), "path": t.take(first.to_numpy(), ["group"])["group"],
+        "first": first, "key": agg["g"], "task_id": agg["task_id"], "title": agg["title"],
+        "reward": mean, "reward_min": agg["reward_min"], "reward_max": agg["reward_max"],
+        "k": agg["count"], "timed_out": pc.greater(agg["timed_out"], 0),
         # only as known as its rollouts' (`_max_known`)
-        "trained_turns": pc.if_else(pc.and_(any_known, pc.equal(agg["unknown_turns_sum"], 0)),
-                                    agg["trained_turns_max"], None),
-        "seed_trained_turns": agg["seed_max"],
-        "tokens": pc.if_else(any_known, agg["tokens_sum"], None),
-        "drift": pc.if_else(pc.greater(agg["drifted_sum"], 0), "drift", pc.if_else(any_known, "none", "unknown")),
-        "captured": pc.take(v["recorded_at"], first), "segment": plain(pc.take(v["segment"], first)),
-        "policy_version": pc.take(v["policy_version"], first), "group_id": pc.take(v["group_id"], first),
-        "trained_tokens": agg["trained_tokens_sum"], "trainer_tokens": agg["trainer_tokens_sum"],
-        "trained_step": agg["trained_step_min"], "dropped": dropped})
+        "trained_turns": pc.if_else(pc.and_(any_known, pc.equal(agg["unknown_turns"], 0)), agg["trained_turns"], None),
+        "seed_trained_turns": agg["seed"],
+        "tokens": pc.if_else(any_known, agg["tokens"], None),
+        "drift": pc.if_else(pc.greater(agg["drifted"], 0), "drift", pc.if_else(any_known, "none", "unknown")),
+        "captured": agg["recorded_at"], "segment": agg["segment"], "policy_version": agg["policy_version"],
+        "group_id": agg["group_id"], "trained_tokens": agg["trained_tokens"], "trainer_tokens": agg["trainer_tokens"],
+        "trained_step": agg["trained_step"], "dropped": dropped})
 
 
 @dataclass(frozen=True)
@@ -345,6 +392,14 @@ def _bits(ix: RunIndex, find: RunFind) -> np.ndarray:
     return out
 
 
+def _tools(t: RunTable) -> list[str]:
+    """The tool names the run's rollouts used (the tools filter's choices), read shard by shard."""
+    names: set[str] = set()
+    for _, part in t.shard_tables(["tools"]):
+        names.update(x for x in pc.unique(pc.list_flatten(part["tools"])).to_pylist() if x is not None)
+    return sorted(names)[:MAX_CHOICES]
+
+
 def _rules(bits: int) -> list[str]:
     return [rule for i, rule in enumerate(RULES) if bits >> i & 1]
 
@@ -379,8 +434,7 @@ def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: 
     queued = _queued(t, ix, at, shown)
     known: dict[str, Sequence[str]] | None = None if bits is None else {
         r.path: _rules(int(b)) for r, b in zip(shown, bits[at].tolist(), strict=True)}
-    tools = t.memo("index_tools", lambda: sorted(x for x in pc.unique(pc.list_flatten(t.table["tools"])).to_pylist()
-                                                   if x is not None)[:MAX_CHOICES])
+    tools = t.memo("index_tools", lambda: _tools(t))
     return IndexPage(
         serial=serial, mode="index", src=src, query=with_finding_query(to_query(filters), want),
         filters={**filter_values(filters), **({FINDING_KEY: want} if want else {})},
