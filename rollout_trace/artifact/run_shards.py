@@ -240,13 +240,14 @@ class ReadShard:
 
 def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schema: pa.Schema,
                  columns: Sequence[str], check: pa.Schema | None = None, metadata: Any = None,
-                 small: Collection[str] = ()) -> ReadShard:
+                 small: Collection[str] = (), dictionary: Collection[str] = ()) -> ReadShard:
     """`columns` of one shard file (at `path`, opened through `open_file`), each of the type `schema` gives it.
     With `check`, the file's whole schema must fit it (every column there, of its type or one that converts
     safely): a file that does not is named and gives no rows, so every view counts the same rows. Without it, a
     column that does not convert is named and read as nulls (its rows stay). A column of `small` (a page's
     numbers and names, not text) that would decompress to more than MAX_ROW_BYTES a row is named and read as
-    nulls, never decompressed (a 100 MB title of one letter is a few KB on disk)."""
+    nulls, never decompressed (a 100 MB title of one letter is a few KB on disk). A text column of `dictionary`
+    is read dictionary-encoded from a Parquet file (its few distinct values decoded once, not a string a row)."""
     problems: list[Problem] = []
     notes: list[str] = []
     try:
@@ -257,6 +258,9 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
                 pf = pq.ParquetFile(f, metadata=metadata, pre_buffer=True)
                 metadata = pf.metadata
                 have = pf.schema_arrow
+                encoded = [c for c in columns if c in dictionary and c in have.names and have.field(c).type == pa.string()]
+                if encoded:  # the footer is read already: this only says which columns stay encoded
+                    pf = pq.ParquetFile(f, metadata=metadata, pre_buffer=True, read_dictionary=encoded)
                 wanted = [c for c in columns if c in have.names]
                 for c in [c for c in wanted if c in small]:
                     size = _decoded_size(metadata, [c])
@@ -285,7 +289,7 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
     for name in columns:
         want = schema.field(name).type
         col = table[name] if name in table.column_names else None
-        if col is not None and col.type != want:
+        if col is not None and col.type != want and not (pa.types.is_dictionary(col.type) and col.type.value_type == want):
             try:
                 col = col.cast(want, safe=True)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
@@ -293,7 +297,8 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
                                         field=name, expected=str(want), found=str(table[name].type)))
                 col = None
         out[name] = col if col is not None else pa.chunked_array([pa.nulls(table.num_rows, want)])
-    return ReadShard(pa.table(out, schema=pa.schema([schema.field(c) for c in columns])), problems, notes,
+    return ReadShard(pa.table(out, schema=pa.schema([schema.field(c).with_type(out[c].type) for c in columns])),
+                     problems, notes,
                      metadata if shard.sealed else None)
 
 

@@ -170,23 +170,24 @@ class RunTable:
             meta_key = (self.label, self.prefix, folder, live.name, live.size, "__footer")
             got = read_columns(self.store.open, path, live, schema, tuple(names), check,
                                metadata=self._cache.peek(meta_key) if live.sealed else None,
-                               small=INDEX_COLUMNS if folder == ROLLOUTS_DIR else CONSUMED.names)
+                               small=INDEX_COLUMNS if folder == ROLLOUTS_DIR else CONSUMED.names, dictionary=DICTIONARY)
             if got.metadata is not None and not got.problems:
                 self._cache.put(meta_key, got.metadata)
             self._cache.reads += 1
             problems = list(got.problems)
             table = utf8_fixed(got.table, path, problems)
             self._said(problems, got.notes)
-            for name in names:
-                out[name] = table[name]
+            for name in names:  # held as every chunk of it is (a tail's text dictionary-encoded here)
+                out[name] = pa.chunked_array([as_read(name, c) for c in table[name].chunks],
+                                             as_scanned(schema.field(name)).type)
                 if s.sealed and not problems and keep:  # a read that found something is not kept: each snapshot names it
-                    self._cache.put((self.label, self.prefix, folder, s.name, s.size, name), table[name])
+                    self._cache.put((self.label, self.prefix, folder, s.name, s.size, name), out[name])
                 elif not s.sealed and live is s:
-                    self._tails[(folder, s.name, name)] = table[name]
+                    self._tails[(folder, s.name, name)] = out[name]
         n = max((len(c) for c in out.values()), default=0)
         # each column as it was read (a DICTIONARY column from a scan stays dictionary-encoded: decoding a million
         # strings here only to encode them again costs seconds at a million rollouts)
-        cols = {c: out[c] if len(out[c]) == n else pa.chunked_array([pa.nulls(n, schema.field(c).type)])
+        cols = {c: out[c] if len(out[c]) == n else pa.chunked_array([pa.nulls(n, as_scanned(schema.field(c)).type)])
                 for c in columns}
         return pa.table(cols)
 
