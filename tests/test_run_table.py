@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 from test_run_stats import add_version
 
+from conftest import zip_folder
 from rollout_trace.artifact import run_table as rt
 from rollout_trace.artifact.run import open_run
 from rollout_trace.artifact.run_format import FILES_DIR
@@ -278,6 +279,11 @@ def test_what_a_page_reduces_shard_by_shard_is_the_whole_runs(tmp_path):
     assert not [k for k in cut._memo if k in ("col:title", "col:task_id", "col:findings", "col:tools")]
     with pytest.raises(rt.RunTableError, match="no column 'path' to read shard by shard"):
         next(cut.shard_tables(["path"]))
+    # a zip never grows: what was reduced is not kept for a next snapshot either
+    zipped = open_run(str(zip_folder(root, tmp_path / "run.zip", prefix="run"))).table
+    assert task_choices(zipped) == task_choices(whole) and run_index(zipped).groups.num_rows
+    kept = {k[-1] for k in zipped._cache._got}
+    assert not kept & {"title", "task_id", "findings", "tools", "recorded_at"}, kept
 
 
 # -- hostile shards -------------------------------------------------------------------------------------
