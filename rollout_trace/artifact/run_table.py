@@ -444,12 +444,17 @@ class RunTable:
         with self._lock:
             held = {n: self._memo[f"col:{n}"] for n in names if f"col:{n}" in self._memo}
         want = [n for n in names if n not in held]
+        keep = self.root is not None
+        if want and keep:  # a local run's sealed shards scanned at once into the cache (`_bulk`), then sliced
+            with self._reading:
+                self._bulk(ROLLOUTS_DIR, [s for s, k in zip(self.shards, self._keep, strict=True) if len(k)], ROLLOUTS,
+                           want)
         for k in range(len(self.shards)):
             n = len(self._keep[k])
             if not n:
                 continue
             start = int(self._starts[k])
-            got = self._standing(k, want, keep=self.root is not None) if want else None
+            got = self._standing(k, want, keep=keep) if want else None
             yield start, pa.table({c: held[c].slice(start, n) if c in held else got[c] for c in names})  # type: ignore[index]
 
     def _keep_column(self, name: str, col: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -589,20 +594,14 @@ class RunTable:
         """One row per TRL row of every standing rollout: (entry, segment, ordinal, trained_tokens), `entry` its
         rollout's row, `segment` its segment's number in `segment_names()`."""
         def make() -> pa.Table:
+            cols = self.columns(["row_ordinal", "row_trained_tokens", "segment"])
+            flat = cols["row_ordinal"].combine_chunks()
+            # a rollout's row number: 32 bits (a run's rows are far fewer than 2**31), half of what the memo holds
+            entry = pc.list_parent_indices(flat).to_numpy().astype(np.int32)
             codes = self._segment_codes()
-            parts = []
-            # shard by shard: the rollouts' list columns are not kept beside their flattened rows
-            for start, part in self.shard_tables(["row_ordinal", "row_trained_tokens"]):
-                flat = part["row_ordinal"].combine_chunks()
-                # a rollout's row number: 32 bits (a run's rows are far fewer than 2**31), half of what it would hold
-                entry = (start + pc.list_parent_indices(flat).to_numpy()).astype(np.int32)
-                parts.append(pa.table({"entry": entry, "segment": codes[entry] if len(entry) else np.zeros(0, np.int32),
-                                       "ordinal": pc.list_flatten(flat),
-                                       "trained_tokens": pc.list_flatten(part["row_trained_tokens"].combine_chunks())}))
-            if not parts:
-                return pa.table({"entry": pa.array([], pa.int32()), "segment": pa.array([], pa.int32()),
-                                 "ordinal": pa.array([], pa.int64()), "trained_tokens": pa.array([], pa.int64())})
-            return pa.concat_tables(parts).combine_chunks()
+            return pa.table({"entry": entry, "segment": codes[entry] if len(entry) else np.zeros(0, np.int32),
+                             "ordinal": pc.list_flatten(flat),
+                             "trained_tokens": pc.list_flatten(cols["row_trained_tokens"].combine_chunks())})
         return self.memo("__ordinals", make)
 
     def unrecorded_trained(self) -> pa.Table:
