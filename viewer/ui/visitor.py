@@ -28,8 +28,9 @@ MAX_FILES = 20_000  # files listed in one source (a collection's rows; a run's s
 # read per request: what a run page's first visit reads of a run of a million rollouts from the Hub (its place,
 # reward and training-row columns and its consumption table, ~21 MiB; later requests read what they add)
 MAX_BYTES = 24 * 2**20
-# rollouts of one run: a million rollouts' snapshot (shared by every visitor of the run) costs ~2 s of CPU and
-# ~600 MB while it is made; the bound keeps columns that decompress far beyond their bytes from costing more
+# rollouts of one run: a million rollouts' snapshot (shared by every visitor of the run) costs ~6 s of CPU and
+# ~400 MB while its first page is made (bench/bench_run_table.py `public`); the bound keeps columns that
+# decompress far beyond their bytes from costing more
 MAX_ROWS = 1_100_000
 MAX_SECONDS = 30.0  # wall time of one request's opening (Hub downloads included)
 # what the Parquet data a request reads may decompress to: a million rollouts' run page needs ~150 MiB; a value
