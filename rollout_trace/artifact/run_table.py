@@ -421,14 +421,12 @@ class RunTable:
         s, stand, size = self.shards[k], self._keep[k], self._lengths[k]
         got = self._read(ROLLOUTS_DIR, s, ROLLOUTS, names, keep=keep)
         out = {}
-        for c in names:
+        for c in names:  # `_read` gives each column as it is held already
             if got.num_rows == size or (not s.sealed and got.num_rows > size):  # a tail grew since
                 col = got[c].slice(0, size)
             else:
-                col = pa.chunked_array([pa.nulls(size, ROLLOUTS.field(c).type)])
-            if len(stand) != size:
-                col = col.take(pa.array(stand))
-            out[c] = pa.chunked_array([as_read(c, x) for x in col.chunks], as_scanned(ROLLOUTS.field(c)).type)
+                col = pa.chunked_array([pa.nulls(size, as_scanned(ROLLOUTS.field(c)).type)])
+            out[c] = col.take(pa.array(stand)) if len(stand) != size else col
         return pa.table(out)
 
     def shard_tables(self, names: Sequence[str]) -> Iterator[tuple[int, pa.Table]]:
@@ -454,8 +452,8 @@ class RunTable:
             if not n:
                 continue
             start = int(self._starts[k])
-            got = self._standing(k, want, keep=keep) if want else None
-            yield start, pa.table({c: held[c].slice(start, n) if c in held else got[c] for c in names})  # type: ignore[index]
+            got = self._standing(k, want, keep=keep) if want else pa.table({})
+            yield start, pa.table({c: held[c].slice(start, n) if c in held else got[c] for c in names})
 
     def _keep_column(self, name: str, col: pa.ChunkedArray) -> pa.ChunkedArray:
         """A column read for this snapshot, kept for its later readers (the first one kept wins)."""
