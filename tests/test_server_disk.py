@@ -151,10 +151,18 @@ def ours(tmp: Path) -> list[str]:
     return left
 
 
-def test_sigterm_leaves_nothing_of_ours_on_disk(running_app):
+def test_a_partial_upload_is_swept_and_sigterm_leaves_nothing_of_ours_on_disk(running_app):
+    """One app process (its start is most of this test's time): a partial upload is kept while fresh and swept
+    once old; then, with another partial upload on disk, SIGTERM leaves nothing of ours."""
     proc, port, tmp, cache = running_app
     r = requests.post(f"http://127.0.0.1:{port}/gradio_api/upload", files={"files": ("A.zip", b"PK not really")})
-    assert r.status_code == 200 and Path(r.json()[0]).is_relative_to(cache)  # uploads land in the app's own folder
+    uploaded = Path(r.json()[0])
+    assert r.status_code == 200 and uploaded.is_relative_to(cache)  # uploads land in the app's own folder
+    abort_an_upload(port)
+    [partial] = [p for p in cache.iterdir() if p.name.startswith("tmp")]
+    assert partial.stat().st_size >= 1_000_000
+    assert sweep(cache) == []  # fresh: kept (it may still be arriving)
+    assert sorted(sweep(cache, now=time.time() + MAX_AGE_S + 1)) == sorted([partial, uploaded])
     abort_an_upload(port)
     names = {p.name.split("-")[0] + "-" + p.name.split("-")[1] for p in tmp.iterdir() if p.name.startswith("rollout-")}
     assert names == {"rollout-viewer", "rollout-sandbox", "rollout-upload"}, names
@@ -164,12 +172,3 @@ def test_sigterm_leaves_nothing_of_ours_on_disk(running_app):
     assert ours(tmp) == []
     log = proc.stdout.read()
     assert "client hung up during POST /gradio_api/upload" in log and "Traceback" not in log, log[-3000:]
-
-
-def test_a_partial_upload_is_swept(running_app):
-    proc, port, tmp, cache = running_app
-    abort_an_upload(port)
-    [partial] = [p for p in cache.iterdir() if p.name.startswith("tmp")]
-    assert partial.stat().st_size >= 1_000_000
-    assert sweep(cache) == []  # fresh: kept (it may still be arriving)
-    assert sweep(cache, now=time.time() + MAX_AGE_S + 1) == [partial]
