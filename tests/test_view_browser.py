@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +13,7 @@ import pytest
 
 from conftest import EXAMPLE, ROOT, SHOTS, artifact_without_turns, launch_app, zip_folder
 from rollout_trace.artifact import open_artifact, write_artifact
+from support.viewer_cli import viewer
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 60_000
@@ -259,8 +258,7 @@ def test_contrast_in_both_schemes(browser, app_url, scheme):
 
 def test_export_cli_opens_offline(page, tmp_path):
     out = tmp_path / "rollout.html"
-    r = subprocess.run([sys.executable, "-m", "viewer", "export", "scripted-smollm2", "-o", str(out)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=600)
+    r = viewer("export", "scripted-smollm2", "-o", str(out))  # the command, in this process
     assert r.returncode == 0, r.stdout + r.stderr
     open_view(page, out.as_uri())
     assert page.locator("[data-testid=nav-turn]").count() == 3
