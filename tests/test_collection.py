@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -271,6 +269,5 @@ def test_cli_check_valid_collection_and_single_artifact(tmp_path, coll, capfd):
     rc, out, _ = run(["check", str(tmp_path / "only")], capfd)
     assert rc == 0 and out.rstrip().endswith("6 of 6 valid")
     for folder, rc, head in ((coll / "a", 0, "OK"), (coll / "broken" / "d", 1, "INVALID")):  # one artifact: as today
-        r = subprocess.run([sys.executable, "-m", "viewer", "check", str(folder)], capture_output=True, text=True,
-                           cwd=ROOT, timeout=600)
-        assert r.returncode == rc and r.stdout.startswith(f"{head} {folder}\n"), r.stdout + r.stderr
+        got, out, err = run(["check", str(folder)], capfd)
+        assert got == rc and out.startswith(f"{head} {folder}\n"), out + err

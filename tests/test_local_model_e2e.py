@@ -21,10 +21,10 @@ pytestmark = pytest.mark.slow
 
 def test_offline_capture_with_a_real_model(tmp_path, task_file):
     lines = []
-    # 128 tokens a completion instead of the local model's 512: on CPU the 135M model mostly writes to its cap, and
+    # 64 tokens a completion instead of the local model's 512: on CPU the 135M model mostly writes to its cap, and
     # every check below holds for any cap (test_local_model_unit checks the 512 a capture is given by default)
     a = capture(CaptureConfig(local_model=True, dataset=str(task_file), n_prompts=1, out_dir=str(tmp_path / "out"),
-                              timeout_s=900, max_output_tokens=128), progress=lambda p: lines.append(p))
+                              timeout_s=900, max_output_tokens=64), progress=lambda p: lines.append(p))
     assert local_model.is_prepared()
     assert a.summary.model == local_model.MODEL_NAME and "vLLM" in a.summary.produced_by
     assert len(a.turns) >= 1 and a.trace is not None
