@@ -284,6 +284,17 @@ def test_what_a_page_reduces_shard_by_shard_is_the_whole_runs(tmp_path):
     assert task_choices(zipped) == task_choices(whole) and run_index(zipped).groups.num_rows
     kept = {k[-1] for k in zipped._cache._got}
     assert not kept & {"title", "task_id", "findings", "tools", "recorded_at"}, kept
+    # every reduction in one pass: each shard read once for all of them (on the Hub a read is a request)
+    fresh = open_run(str(zip_folder(root, tmp_path / "again.zip", prefix="run"))).table
+    fresh.group_keys(), fresh.fates(), fresh.column("policy_version")  # what the reductions begin from
+    before = fresh._cache.reads
+    assert run_index(fresh).groups.to_pylist() == run_index(whole).groups.to_pylist()
+    assert fresh._cache.reads - before == len(fresh.shards)
+    assert task_choices(fresh) == task_choices(whole) and recorder_notes(fresh) == recorder_notes(whole)
+    assert list(RunFind(fresh).row_bits()) == list(RunFind(whole).row_bits())
+    assert fresh._cache.reads - before == len(fresh.shards)
+    with pytest.raises(rt.RunTableError, match="no reduction 'nothing'"):
+        fresh.reduced("nothing")
 
 
 # -- hostile shards -------------------------------------------------------------------------------------

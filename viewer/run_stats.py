@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -32,7 +32,7 @@ from rollout_trace.artifact.group import grpo_advantages, reward_spread
 from rollout_trace.artifact.numbers import finite_summary
 from rollout_trace.artifact.run import Run
 from rollout_trace.artifact.run_columns import plain
-from rollout_trace.artifact.run_table import RunTable
+from rollout_trace.artifact.run_table import Reduction, RunTable, Step, register
 
 from .numbers import percent
 from .untrusted import number, whole
@@ -404,8 +404,7 @@ def recorder_notes(run: RunLike) -> list[str]:
         steps = sorted({x for x in missing["step"].to_pylist() if x is not None})
         notes.append(f"{missing.num_rows} row(s) the trainer trained have nothing recorded behind them (step(s) "
                      f"{', '.join(map(str, steps[:6]))}): `python -m viewer check` names them")
-    misfits = t.memo("__misfits", lambda: sum(part.num_rows - part["problem"].null_count
-                                               for _, part in t.shard_tables(["problem"])))
+    misfits = t.reduced("misfits")
     if misfits:
         notes.append(f"{misfits} rollout(s) recorded without their files (TRL's rows, reward and advantage kept)")
     return notes
@@ -485,14 +484,17 @@ def _first_of(t: pa.Table) -> pa.Table:
                                                            ).rename_columns(["task", "title", *(k for k, _ in _ORDER)])
 
 
-def _task_choices(t: RunTable, limit: int) -> list[TaskChoice]:
+def _task_rows(t: RunTable) -> tuple[Step, Callable[[], tuple[pa.Table, dict[str, int]] | None]]:
+    """Each task's first row (in the run's order) and how many versions scored it, shard by shard (a reduction,
+    `RunTable.reduced`): a million rollouts' task ids and titles are ~130 MB."""
     if not len(t):
-        return []
+        return (lambda start, part: None), lambda: None
     keys = t.group_keys()
     version = pc.fill_null(t.column("policy_version"), -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    firsts, pairs = [], []
-    # shard by shard (a million rollouts' task ids and titles are ~130 MB): each task's first row and versions
-    for start, part in t.shard_tables(["task_id", "title"]):
+    firsts: list[pa.Table] = []
+    pairs: list[pa.Table] = []
+
+    def step(start: int, part: pa.Table) -> None:
         n = part.num_rows
         k = keys[start:start + n]
         rows = pa.table({"task": plain(part["task_id"]), "title": plain(part["title"]), "seg": k >> 40,
@@ -501,10 +503,35 @@ def _task_choices(t: RunTable, limit: int) -> list[TaskChoice]:
         rows = rows.filter(pc.is_valid(rows["task"]))
         firsts.append(_first_of(rows))
         pairs.append(rows.group_by(["task", "version"], use_threads=False).aggregate([]))
-    first = _first_of(pa.concat_tables(firsts))
-    versions = pa.concat_tables(pairs).group_by(["task", "version"], use_threads=False).aggregate([]).group_by(
-        "task", use_threads=False).aggregate([("version", "count")])
-    count = dict(zip(versions["task"].to_pylist(), versions["version_count"].to_pylist(), strict=True))
+
+    def finish() -> tuple[pa.Table, dict[str, int]]:
+        first = _first_of(pa.concat_tables(firsts))
+        versions = pa.concat_tables(pairs).group_by(["task", "version"], use_threads=False).aggregate([]).group_by(
+            "task", use_threads=False).aggregate([("version", "count")])
+        return first, dict(zip(versions["task"].to_pylist(), versions["version_count"].to_pylist(), strict=True))
+
+    return step, finish
+
+
+def _misfits(t: RunTable) -> tuple[Step, Callable[[], int]]:
+    """How many rollouts were recorded without their files (their `problem` says why), shard by shard."""
+    count = [0]
+
+    def step(start: int, part: pa.Table) -> None:
+        count[0] += part.num_rows - part["problem"].null_count
+
+    return step, lambda: count[0]
+
+
+register("task_rows", Reduction(("task_id", "title"), _task_rows))
+register("misfits", Reduction(("problem",), _misfits))
+
+
+def _task_choices(t: RunTable, limit: int) -> list[TaskChoice]:
+    got = t.reduced("task_rows")
+    if got is None:
+        return []
+    first, count = got
     # those scored at more than one version first, each kind in the run's order
     ordered = first.sort_by(_ORDER).to_pylist()
     ordered.sort(key=lambda x: count[x["task"]] <= 1)

@@ -9,6 +9,7 @@ for code that wants Python rows): a local folder, a .zip or a Hub dataset alike,
     t.per_version("reward")                      # one row per policy version: count, sum, min, max, mean
     t.page(pc.field("reward") > 0.5, sort=[("reward", "descending")], offset=0, limit=50)
     t.rollout_files(row)                         # one rollout's artifact files: only the row group holding it
+    t.reduced("index_groups")                    # a registered reduction (`register`): all made in one shard pass
     later = t.follow()                           # a new snapshot when the recorder wrote more; None otherwise
 
 A snapshot never changes: following a run makes a new one (sealed shards' columns are shared with it, they
@@ -26,6 +27,7 @@ import posixpath
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +85,33 @@ FATE_COLUMNS: dict[str, pa.DataType] = {"trained_step": pa.int64(), "trainer_tok
                                         "dropped": pa.dictionary(pa.int8(), pa.string())}
 _FORMAT = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=list(DICTIONARY)))
 _LOCAL_FS = pafs.LocalFileSystem()
+
+
+Step = Callable[[int, pa.Table], None]  # (a shard's first row number, its standing rows of the columns named)
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """What a page reduces the whole run to, one shard at a time (`RunTable.reduced`): `begin(table)` gives a
+    step, called with each shard's standing rows of `columns` in the run's order, and what the result is once
+    every shard was stepped through."""
+
+    columns: tuple[str, ...]
+    begin: Callable[[RunTable], tuple[Step, Callable[[], Any]]]
+
+
+# Every reduction the modules that read a run have registered (`register`): the first one a snapshot is asked
+# for makes them all in one pass over its shards, so each shard is read once for all of them (a page's first
+# visit asks for every one; on the Hub each read is a request).
+REDUCTIONS: dict[str, Reduction] = {}
+
+
+def register(name: str, reduction: Reduction) -> None:
+    """Make `reduction` one of the run's reductions, asked for by `name` (`RunTable.reduced`)."""
+    bad = [c for c in reduction.columns if c not in ROLLOUTS_TABLE.names or c in ("group", "path")]
+    if bad:
+        raise RunTableError(f"reduction {name!r} reads no column {bad[0]!r}")
+    REDUCTIONS[name] = reduction
 
 
 class QueuedRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -454,6 +483,25 @@ class RunTable:
             start = int(self._starts[k])
             got = self._standing(k, want, keep=keep) if want else pa.table({})
             yield start, pa.table({c: held[c].slice(start, n) if c in held else got[c] for c in names})
+
+    def reduced(self, name: str) -> Any:
+        """The result of the registered reduction `name` (`register`) over the whole run, once per snapshot. The
+        first one asked for makes every registered reduction in the same pass over the shards (`shard_tables`
+        of all their columns); one registered after that pass is made in a pass of its own."""
+        if name not in REDUCTIONS:
+            raise RunTableError(f"no reduction {name!r}: expected one of {', '.join(sorted(REDUCTIONS))}")
+        made = self.memo("__reduced", lambda: self._reduce(dict(REDUCTIONS)))
+        if name in made:
+            return made[name]
+        return self.memo(f"__reduced:{name}", lambda: self._reduce({name: REDUCTIONS[name]})[name])
+
+    def _reduce(self, todo: dict[str, Reduction]) -> dict[str, Any]:
+        begun = {name: r.begin(self) for name, r in todo.items()}
+        names = list(dict.fromkeys(c for r in todo.values() for c in r.columns))
+        for start, part in self.shard_tables(names):
+            for name, r in todo.items():
+                begun[name][0](start, part.select(list(r.columns)))
+        return {name: finish() for name, (_, finish) in begun.items()}
 
     def _keep_column(self, name: str, col: pa.ChunkedArray) -> pa.ChunkedArray:
         """A column read for this snapshot, kept for its later readers (the first one kept wins)."""

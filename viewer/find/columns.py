@@ -16,19 +16,44 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from rollout_trace.analysis.findings import RULES, Finding
-from rollout_trace.artifact.run_table import RunTable
+from rollout_trace.artifact.run_table import Reduction, RunTable, Step, register
 
 from .query import FIRST_S, Query
 from .text_index import EXCERPT, Hit, SearchResult
 
 TEXT = ("text", "text_field", "text_turn", "text_start", "text_offsets")
+
+
+def _rule_bits(t: RunTable) -> tuple[Step, Callable[[], np.ndarray]]:
+    """Per row of the run, the rules it has a finding of as bits (bit i: RULES' i-th), shard by shard (a
+    reduction, `RunTable.reduced`): kept as bits only, a million rollouts' findings with their sentences are
+    ~100 MB."""
+    bits = np.zeros(len(t), np.int64)
+    rules = pa.array(list(RULES))
+
+    def step(start: int, part: pa.Table) -> None:
+        at = start
+        for chunk in part["findings"].chunks:
+            flat = pc.list_flatten(chunk)
+            if len(flat):
+                rule = pc.fill_null(pc.index_in(pc.struct_field(flat, "rule"), value_set=rules), -1).to_numpy(
+                    zero_copy_only=False)
+                rows = at + pc.list_parent_indices(chunk).to_numpy(zero_copy_only=False)
+                ok = rule >= 0
+                np.bitwise_or.at(bits, rows[ok], np.left_shift(1, rule[ok]).astype(np.int64))
+            at += len(chunk)
+
+    return step, lambda: bits
+
+
+register("find_bits", Reduction(("findings",), _rule_bits))
 
 
 class RunFind:
@@ -173,23 +198,7 @@ class RunFind:
 
     def row_bits(self) -> np.ndarray:
         """Per row of the run, the rules it has a finding of as bits (bit i: RULES' i-th), once per snapshot."""
-        def make() -> np.ndarray:
-            bits = np.zeros(len(self.t), np.int64)
-            rules = pa.array(list(RULES))
-            # shard by shard, kept as bits only: a million rollouts' findings with their sentences are ~100 MB
-            for start, part in self.t.shard_tables(["findings"]):
-                at = start
-                for chunk in part["findings"].chunks:
-                    flat = pc.list_flatten(chunk)
-                    if len(flat):
-                        rule = pc.fill_null(pc.index_in(pc.struct_field(flat, "rule"), value_set=rules), -1).to_numpy(
-                            zero_copy_only=False)
-                        rows = at + pc.list_parent_indices(chunk).to_numpy(zero_copy_only=False)
-                        ok = rule >= 0
-                        np.bitwise_or.at(bits, rows[ok], np.left_shift(1, rule[ok]).astype(np.int64))
-                    at += len(chunk)
-            return bits
-        return self.t.memo("find:bits", make)
+        return self.t.reduced("find_bits")
 
     def present(self) -> list[str]:
         """The rules with a finding in the run, in RULES' order."""

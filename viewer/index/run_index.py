@@ -10,7 +10,7 @@ and only the shown page becomes `Record`s. No Gradio here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ from rollout_trace.artifact.collection import Record
 from rollout_trace.artifact.group import grpo_advantages, reward_spread
 from rollout_trace.artifact.run_columns import plain
 from rollout_trace.artifact.run_schema import ROLLOUTS
-from rollout_trace.artifact.run_table import QueuedRow, RunTable
+from rollout_trace.artifact.run_table import QueuedRow, Reduction, RunTable, Step, register
 
 from ..find.columns import RunFind
 from . import render
@@ -103,20 +103,47 @@ def _firsts(t: pa.Table, by: str) -> pa.Table:
     return t.take(pa.array(np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else np.zeros(0, np.int64)))
 
 
+def _group_partials(t: RunTable) -> tuple[Step, Callable[[], tuple[pa.Table, pa.Table | None]]]:
+    """The run's groups shard by shard (a reduction, `RunTable.reduced`): every shard's partial aggregates of its
+    groups, and each group's first rollout none of whose rows was trained (None: no shard)."""
+    keys, fates = t.group_keys(), t.fates()
+    partials: list[pa.Table] = []
+    whys: list[pa.Table] = []
+
+    def step(start: int, part: pa.Table) -> None:
+        got, why = _partial(keys, fates, start, part)
+        partials.append(got)
+        whys.append(_firsts(why, "row"))
+
+    def finish() -> tuple[pa.Table, pa.Table | None]:
+        if not partials:
+            partials.append(_partial(keys, fates, 0, pa.table({c: pa.array([], ROLLOUTS.field(c).type)
+                                                               for c in _GROUP_READS}))[0])
+        why = _firsts(pa.concat_tables(whys, promote_options="permissive"), "row") if whys else None
+        return pa.concat_tables(partials), why
+
+    return step, finish
+
+
+def _tool_names(t: RunTable) -> tuple[Step, Callable[[], list[str]]]:
+    """The tool names the run's rollouts used (the tools filter's choices), shard by shard (a reduction)."""
+    names: set[str] = set()
+
+    def step(start: int, part: pa.Table) -> None:
+        names.update(x for x in pc.unique(pc.list_flatten(part["tools"])).to_pylist() if x is not None)
+
+    return step, lambda: sorted(names)[:MAX_CHOICES]
+
+
+register("index_groups", Reduction(tuple(_GROUP_READS), _group_partials))
+register("index_tools", Reduction(("tools",), _tool_names))
+
+
 def _groups(t: RunTable) -> pa.Table:
     """One row per group (`run_records`' group row): aggregated over its rollouts (keyed by number: its segment's
     and its id), `first` its first rollout's row number in the view, `key` its number. Shard by shard: only the
     groups' numbers are kept, never a column of every rollout's text."""
-    keys, fates = t.group_keys(), t.fates()
-    partials, whys = [], []
-    for start, part in t.shard_tables(_GROUP_READS):
-        got, why = _partial(keys, fates, start, part)
-        partials.append(got)
-        whys.append(_firsts(why, "row"))
-    if not partials:
-        partials.append(_partial(keys, fates, 0, pa.table({c: pa.array([], ROLLOUTS.field(c).type)
-                                                           for c in _GROUP_READS}))[0])
-    every = pa.concat_tables(partials)
+    every, why = t.reduced("index_groups")
     if len(np.unique(every["g"].to_numpy())) == every.num_rows:  # the usual case: a group is in one shard
         agg = every.sort_by("g")
     else:  # a group's rollouts in more than one shard: its partial aggregates added up
@@ -126,7 +153,6 @@ def _groups(t: RunTable) -> pa.Table:
         agg = pa.table({"g": added["g"], **{c: added[f"{c}_{op}"] for op, names in
                                             (("sum", _SUMS), ("min", _MINS), ("max", _MAXES)) for c in names},
                         **{c: first[c] for c in _FIRST}})
-    why = _firsts(pa.concat_tables(whys, promote_options="permissive"), "row") if whys else None
     first = agg["row"]
     any_known = pc.greater(agg["known"], 0)
     # why none was trained: its first rollout's that says (`run_records`), none when one was trained
@@ -392,14 +418,6 @@ def _bits(ix: RunIndex, find: RunFind) -> np.ndarray:
     return out
 
 
-def _tools(t: RunTable) -> list[str]:
-    """The tool names the run's rollouts used (the tools filter's choices), read shard by shard."""
-    names: set[str] = set()
-    for _, part in t.shard_tables(["tools"]):
-        names.update(x for x in pc.unique(pc.list_flatten(part["tools"])).to_pylist() if x is not None)
-    return sorted(names)[:MAX_CHOICES]
-
-
 def _rules(bits: int) -> list[str]:
     return [rule for i, rule in enumerate(RULES) if bits >> i & 1]
 
@@ -434,7 +452,7 @@ def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: 
     queued = _queued(t, ix, at, shown)
     known: dict[str, Sequence[str]] | None = None if bits is None else {
         r.path: _rules(int(b)) for r, b in zip(shown, bits[at].tolist(), strict=True)}
-    tools = t.memo("index_tools", lambda: _tools(t))
+    tools = t.reduced("index_tools")
     return IndexPage(
         serial=serial, mode="index", src=src, query=with_finding_query(to_query(filters), want),
         filters={**filter_values(filters), **({FINDING_KEY: want} if want else {})},
