@@ -39,9 +39,10 @@ Prints a short table and a JSON summary (`--json FILE` writes it too).
 
 Measured on the 2-core machine, quiet (load 0.7-1.3), at 1,024,000 rollouts (bench/make_run.py 2000x8x64): stats
 1.2 s (1.4-1.6 s CPU), 376 MB above imports; the run page's first visitor 2.5 s (3.2 s CPU), 700 MB, later ones 42 ms
-against a rollout's 2 ms; a word's first hits 0.25 s, its full count 3.0 s; the public visitor 6.4-7.6 s CPU (load
-1.3-1.6), 410-445 MB, the stand-in serving 35 MiB in 933 requests (before the page's reductions were read shard by
-shard, `RunTable.shard_tables`: 5.9-6.9 s CPU, 777 MB, 30 MiB in 808 requests). Against 26d0a46 at 128,000 rollouts (medians of 5): stats 0.18x
+against a rollout's 2 ms; a word's first hits 0.25 s, its full count 3.0 s; the public visitor 5.6-5.8 s CPU (load
+1.9-2.6), 422-430 MB, the stand-in serving 33 MiB in 728 requests, every reduction of the page made in one pass
+over the shards (`RunTable.reduced`; one pass each: 6.6-7.5 s CPU, 392 MB, 917 requests; before the reductions were
+read shard by shard at all: 5.9-6.9 s CPU, 777 MB, 808 requests). Against 26d0a46 at 128,000 rollouts (medians of 5): stats 0.18x
 (CPU 0.13x, memory 0.81x), first visit 0.41x, later visits 1.02x, page memory 0.77x.
 
     .venv/bin/python bench/bench_run_table.py [--run /work/bench-runs/run-1m] [--parts stats page search public]
