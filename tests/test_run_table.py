@@ -395,6 +395,21 @@ def test_hostile_shards_are_named_the_same_in_every_view(tmp_path, capsys):
     assert sorted(map(str, later.problems())) == sorted(map(str, t.problems())) and later.notes.count(cut) == 1
 
 
+def test_a_rollout_written_twice_in_a_row_stands_once(tmp_path):
+    """A run whose rows are in key order reads which stand without a sort (run_table.py `_stand`); a rollout written
+    again right after itself (equal keys side by side) is still found and named, and its first copy stands."""
+    rows = bundled_rows()
+    again = rows.slice(0, 1)
+    again = again.set_column(again.schema.get_field_index("reward"), "reward", pa.array([-123.0]))
+    root = write_run(tmp_path / "run", pa.concat_tables([rows.slice(0, 1), again, rows.slice(1)]))
+    t = rt.run_table(root)
+    assert len(t) == rows.num_rows
+    assert t.column("reward").to_pylist() == rows["reward"].to_pylist()
+    x = rows.slice(0, 1).to_pylist()[0]
+    assert [(p.field, p.expected, p.found) for p in t.problems()] == [
+        (f"segment {x['segment']} group {x['group_id']} rollout {x['rollout']}", "once", "2 times")]
+
+
 def test_the_shared_snapshots_keep_their_bound_and_forget_evicted_runs_locks(tmp_path):
     """rollout_trace/artifact/run_table.py `run_table` keeps MAX_TABLES runs (the bounded map's), and an evicted run's
     open lock goes with it."""

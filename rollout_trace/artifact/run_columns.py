@@ -162,6 +162,8 @@ def fits(t: pa.Table, seg: np.ndarray, names: list[str]) -> np.ndarray:
         return np.zeros(0, dtype=bool)
     good = np.array([bool(re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", n)) for n in names] + [False])
     segment_ok = good[seg]  # -1 (no segment) reads the last, False
+    if _all_within(t, (("policy_version", MAX_WHOLE + 1), ("group_id", 2**34), ("rollout", MAX_ROLLOUT))):
+        return segment_ok  # the usual run: every place fits, found from each column's bounds (no row-wise arrays)
     placed = pc.and_(pc.and_(pc.is_valid(t["policy_version"]), pc.is_valid(t["group_id"])), pc.is_valid(t["rollout"]))
     version = pc.fill_null(t["policy_version"], -1)
     gid = pc.fill_null(t["group_id"], -1)
@@ -171,3 +173,16 @@ def fits(t: pa.Table, seg: np.ndarray, names: list[str]) -> np.ndarray:
                        pc.and_(pc.greater_equal(rollout, 0), pc.less(rollout, MAX_ROLLOUT)))
     ok = pc.fill_null(pc.and_(placed, in_range), False).to_numpy(zero_copy_only=False).astype(bool)
     return ok & segment_ok
+
+
+def _all_within(t: pa.Table, bounds: tuple[tuple[str, int], ...]) -> bool:
+    """Whether each named column has no null and every value in [0, bound)."""
+    for name, bound in bounds:
+        col = t[name]
+        if col.null_count:
+            return False
+        got = pc.min_max(col)
+        lo, hi = got["min"].as_py(), got["max"].as_py()
+        if lo is None or lo < 0 or hi >= bound:
+            return False
+    return True

@@ -279,7 +279,7 @@ class RunTable:
         budget.check(folder)
         try:
             table = ds.FileSystemDataset([f for _, f in frags], want, _FORMAT, _LOCAL_FS).to_table(
-                columns=list(names), use_threads=False)
+                columns=list(names), use_threads=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
             return  # a value that does not convert: each file read on its own names where
         self._cache.reads += len(frags)
@@ -331,21 +331,31 @@ class RunTable:
                                           f"group {x['group_id']}, rollout {x['rollout']}"))
         gid = pc.fill_null(keys["group_id"], 0).to_numpy(zero_copy_only=False)
         rollout = pc.fill_null(keys["rollout"], 0).to_numpy(zero_copy_only=False)
-        # one integer per rollout (segment, group, index), -1 - row for a row left out: its own key
-        key = np.where(ok, (np.maximum(seg, 0).astype(np.int64) << 50) | (gid.astype(np.int64) << 16)
-                       | rollout.astype(np.int64),
-                       -1 - np.arange(len(ok)))
+        # one integer per rollout (segment, group, index), -1 - row for a row left out: its own key (made in place:
+        # each temporary is a million rollouts' worth)
+        key = np.maximum(seg, 0).astype(np.int64)
+        key <<= 50
+        key |= gid.astype(np.int64, copy=False) << 16
+        key |= rollout.astype(np.int64, copy=False)
+        bad = np.flatnonzero(~ok)
+        key[bad] = -1 - bad
         del gid, rollout
-        order = np.argsort(key, kind="stable")  # equal keys in row order: the first copy first
-        sorted_key = key[order]
-        starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]]) if len(key) else np.zeros(0, np.int64)
-        count = np.diff(np.r_[starts, len(key)])
-        first = order[starts]
-        last = order[starts + count - 1]
-        del order, sorted_key
-        stands = np.zeros(len(key), dtype=bool)
-        stands[first[key[first] >= 0]] = True
-        dup = (count > 1) & (key[first] >= 0)
+        if len(key) < 2 or bool(np.all(key[1:] > key[:-1])):
+            # rows in key order, as the recorder writes them: each key once, found without a sort
+            stands = key >= 0
+            first = last = count = np.zeros(0, np.int64)
+            dup = np.zeros(0, dtype=bool)
+        else:
+            order = np.argsort(key, kind="stable")  # equal keys in row order: the first copy first
+            sorted_key = key[order]
+            starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+            count = np.diff(np.r_[starts, len(key)])
+            first = order[starts]
+            last = order[starts + count - 1]
+            del order, sorted_key
+            stands = np.zeros(len(key), dtype=bool)
+            stands[first[key[first] >= 0]] = True
+            dup = (count > 1) & (key[first] >= 0)
         for i, j, c in zip(first[dup][:MAX_PROBLEMS].tolist(), last[dup][:MAX_PROBLEMS].tolist(),
                            count[dup][:MAX_PROBLEMS].tolist(), strict=True):  # named in the shard of its last copy
             x = keys.slice(i, 1).to_pylist()[0]
