@@ -28,38 +28,49 @@ def row_fates(o: pa.Table, consumed: pa.Table, names: list[str], logged: set[str
     if not o.num_rows:
         return pa.table({"fate": pa.array([], pa.string()), "step": pa.array([], pa.int64())})
     seg = o["segment"].to_numpy()
-    ordinal = np.clip(pc.fill_null(o["ordinal"], -1).to_numpy(), -1, 2**31 - 1).astype(np.int32)
+    ordinal = _int32(o["ordinal"])
     code = np.full(len(ordinal), -1, np.int8)
     step = np.full(len(ordinal), -1, np.int32)
 
     c = consumed
     c_seg = codes_in(c["segment"], names)
-    c_ord = np.clip(pc.fill_null(c["ordinal"], -1).to_numpy(zero_copy_only=False), -1, 2**31 - 1).astype(np.int32)
+    c_ord = _int32(c["ordinal"])
     c_fate = codes_in(c["fate"], list(FATES)).astype(np.int8)
-    c_step = np.clip(pc.fill_null(c["step"], -1).to_numpy(zero_copy_only=False), -1, 2**31 - 1).astype(np.int32)
+    c_step = _int32(c["step"])
     one = len(names) == 1  # the usual case: every row of one segment, no index arrays needed
     for k, name in enumerate(names):
         here = slice(None) if one else np.flatnonzero(seg == k)
         mine = (c_seg == k) & (c_ord >= 0) & (c_fate >= 0)
-        top = int(max(ordinal[here].max(initial=-1), c_ord[mine].max(initial=-1))) + 1
+        at = c_ord[mine]
+        top = int(max(ordinal[here].max(initial=-1), at.max(initial=-1))) + 1
         by_code = np.full(top + 1, -1, np.int8)  # the last slot answers a missing ordinal (-1)
         by_step = np.full(top + 1, -1, np.int32)
-        by_code[c_ord[mine]] = c_fate[mine]  # in table order: a later row of the same ordinal wins
-        by_step[c_ord[mine]] = c_step[mine]
+        by_code[at] = c_fate[mine]  # in table order: a later row of the same ordinal wins
+        by_step[at] = c_step[mine]
         by_code[-1], by_step[-1] = -1, -1
-        code[here] = by_code[ordinal[here]]
-        step[here] = by_step[ordinal[here]]
-        waiting = FATES.index("in-queue" if name in logged else "unknown")
+        mine_ord = ordinal[here]
+        part = by_code[mine_ord]
+        step[here] = by_step[mine_ord]
+        unfated = part < 0
         if name in files.ends:  # past what the trainer took: in the queue; before it and without a fate: unknown
-            fill = np.where(ordinal[here] >= files.ends[name], FATES.index("in-queue"), FATES.index("unknown"))
+            part[unfated & (mine_ord >= files.ends[name])] = FATES.index("in-queue")
+            part[unfated & (mine_ord < files.ends[name])] = FATES.index("unknown")
         else:
-            fill = np.full(len(ordinal[here]), waiting, np.int8)
-        part = code[here]
-        code[here] = np.where(part < 0, fill, part)
+            part[unfated] = FATES.index("in-queue" if name in logged else "unknown")
+        code[here] = part
     code[code < 0] = FATES.index("unknown")
     fate = pa.DictionaryArray.from_arrays(pa.array(code, pa.int8()), pa.array(FATES))
     trained = code == 0
     return pa.table({"fate": fate, "step": pa.array(step.astype(np.int64), mask=~trained | (step < 0))})
+
+
+def _int32(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """A column of ordinals or steps as 32-bit numbers, a null and anything below -1 as -1 and anything past 32 bits
+    as the largest (no such row exists in a run that fits one machine)."""
+    x = pc.fill_null(col, -1).to_numpy(zero_copy_only=False)
+    if len(x) and (x.min() < -1 or x.max() > 2**31 - 1):
+        x = np.clip(x, -1, 2**31 - 1)
+    return x.astype(np.int32)
 
 
 DROPPED = (*FATES, "failed", "no rows")  # why a rollout's rows were never trained (FATES, or it has none)
@@ -80,8 +91,7 @@ def rollout_fates(n: int, o: pa.Table, rf: pa.Table, status: pa.ChunkedArray) ->
     stepped = took & (steps >= 0)
     np.minimum.at(first_step, entry[stepped], steps[stepped])
     trained_step = pa.array(first_step, mask=first_step == np.iinfo(np.int64).max)
-    failed = pc.fill_null(pc.equal(pc.cast(status, pa.string()), "failed"), False).to_numpy(
-        zero_copy_only=False) if n else np.zeros(0, bool)
+    failed = codes_in(status, ["failed"]) == 0  # through the status dictionary: no million strings made
     # one byte per rollout throughout: these are a million rollouts' worth each
     why = np.where(failed, np.int8(DROPPED.index("failed")), np.int8(DROPPED.index("no rows")))
     if len(entry):  # each rollout's first row: its fate stands for all when none was trained
