@@ -279,7 +279,7 @@ class RunTable:
         budget.check(folder)
         try:
             table = ds.FileSystemDataset([f for _, f in frags], want, _FORMAT, _LOCAL_FS).to_table(
-                columns=list(names), use_threads=True)
+                columns=list(names), use_threads=False)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
             return  # a value that does not convert: each file read on its own names where
         self._cache.reads += len(frags)
