@@ -200,7 +200,7 @@ def test_per_version_as_plain_rows(root):
 def test_names_in_a_shard_are_never_used_and_places_outside_the_run_are_left_out(tmp_path):
     """A row is data: its `group` and `path` naming `../../etc` are never used (a rollout's names are made from
     its place: run_table.py `_names`), a row whose place is not one the recorder writes (a segment `../../etc`, a
-    group id below 0) is left out and named, and a shard that is a symbolic link is not followed."""
+    group id below 0, a version, group id or index past its bound) is left out and named, and a shard that is a symbolic link is not followed."""
     rows = bundled_rows()
     paths, names = rows["path"].to_pylist(), rows["group"].to_pylist()
     for i in range(2):
@@ -208,7 +208,10 @@ def test_names_in_a_shard_are_never_used_and_places_outside_the_run_are_left_out
     root = write_run(tmp_path / "run", changed(rows, path=paths, group=names))
     seg = rows["segment"][0].as_py()
     outside = pa.concat_tables([changed(rows.slice(4, 1), segment=["../../etc"]),
-                                changed(rows.slice(5, 1), group_id=[-1])])
+                                changed(rows.slice(5, 1), group_id=[-1]),
+                                changed(rows.slice(6, 1), policy_version=[2**53 + 1]),  # each first past its bound
+                                changed(rows.slice(7, 1), group_id=[2**34]),
+                                changed(rows.slice(8, 1), rollout=[2**16])])
     write_shard(root, f"{seg}-00001.parquet", outside)
     (root / "rollouts" / f"{seg}-00009.parquet").symlink_to("/etc/passwd")
     t = rt.run_table(root)
@@ -219,8 +222,9 @@ def test_names_in_a_shard_are_never_used_and_places_outside_the_run_are_left_out
     assert {run.rows[0].group, run.rows[0].path} == {rows["group"][0].as_py(), rows["path"][0].as_py()}
     said = [str(p) for p in t.problems()]
     left = [p for p in said if "a rollout's place in the run is not one the recorder writes; left out" in p]
-    assert len(left) == 2 and all(p.startswith(f"rollouts/{seg}-00001.parquet") for p in left)
+    assert len(left) == 5 and all(p.startswith(f"rollouts/{seg}-00001.parquet") for p in left)
     assert "'../../etc'" in left[0] and "group -1" in left[1]
+    assert f"version {2**53 + 1}" in left[2] and f"group {2**34}" in left[3] and f"rollout {2**16}" in left[4]
     assert any(p.startswith(f"rollouts/{seg}-00009.parquet: cannot be read") and "symbolic link" in p for p in said)
     assert not any("root:" in p for p in said)
 

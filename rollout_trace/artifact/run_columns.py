@@ -154,6 +154,10 @@ def segment_values(col: Any) -> list[str]:
     return sorted({x for v in values for x in pc.cast(v, pa.string()).to_pylist() if x is not None})
 
 
+# A rollout's place: each of these columns in [0, bound) (a version is a whole number a float holds exactly)
+PLACE_BOUNDS = (("policy_version", MAX_WHOLE + 1), ("group_id", 2**34), ("rollout", MAX_ROLLOUT))
+
+
 def fits(t: pa.Table, seg: np.ndarray, names: list[str]) -> np.ndarray:
     """Which rows have a place the recorder writes: a segment name (letters, digits, `_.-`), a version, a group id
     and an index of 0 or more (their names, `group` and `path`, are made from these). `seg`: each row's segment as
@@ -162,16 +166,12 @@ def fits(t: pa.Table, seg: np.ndarray, names: list[str]) -> np.ndarray:
         return np.zeros(0, dtype=bool)
     good = np.array([bool(re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", n)) for n in names] + [False])
     segment_ok = good[seg]  # -1 (no segment) reads the last, False
-    if _all_within(t, (("policy_version", MAX_WHOLE + 1), ("group_id", 2**34), ("rollout", MAX_ROLLOUT))):
+    if _all_within(t, PLACE_BOUNDS):
         return segment_ok  # the usual run: every place fits, found from each column's bounds (no row-wise arrays)
-    placed = pc.and_(pc.and_(pc.is_valid(t["policy_version"]), pc.is_valid(t["group_id"])), pc.is_valid(t["rollout"]))
-    version = pc.fill_null(t["policy_version"], -1)
-    gid = pc.fill_null(t["group_id"], -1)
-    rollout = pc.fill_null(t["rollout"], -1)
-    in_range = pc.and_(pc.and_(pc.and_(pc.greater_equal(version, 0), pc.less_equal(version, MAX_WHOLE)),
-                               pc.and_(pc.greater_equal(gid, 0), pc.less(gid, 2**34))),
-                       pc.and_(pc.greater_equal(rollout, 0), pc.less(rollout, MAX_ROLLOUT)))
-    ok = pc.fill_null(pc.and_(placed, in_range), False).to_numpy(zero_copy_only=False).astype(bool)
+    ok = np.ones(t.num_rows, dtype=bool)
+    for name, bound in PLACE_BOUNDS:  # a null is no place
+        ok &= pc.fill_null(pc.and_(pc.greater_equal(t[name], 0), pc.less(t[name], bound)), False).to_numpy(
+            zero_copy_only=False)
     return ok & segment_ok
 
 
