@@ -134,21 +134,31 @@ def app_url():
 
 # One browser per test file, not per session: Playwright's sync API keeps an asyncio loop running on the main
 # thread while it is open, and a later file on the same xdist worker that calls asyncio.run (the MCP client, TRL's
-# _score_group) would meet it.
+# _score_group) would meet it. Each one opens the worker's one profile, whose cache holds Gradio's compiled
+# scripts (tests/support/browser_profile.py).
+@pytest.fixture(scope="session")
+def browser_profile(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("chromium-profile")
+
+
 @pytest.fixture(scope="module")
-def browser():
+def browser(browser_profile):
     from playwright.sync_api import sync_playwright
 
+    from support.browser_profile import SharedProfile
+
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+        b = SharedProfile(p, browser_profile, CHROMIUM, CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
 
 
 @pytest.fixture
 def page(browser, request):
     """A fresh page that records outside requests and page errors, and saves a screenshot at the end."""
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    ctx = browser.new_context()
     pg = ctx.new_page()
     pg.outside_requests = []
     pg.errors = []

@@ -234,8 +234,11 @@ def test_view_tab_comes_first_without_capture(monkeypatch):
     def tabs(demo):
         return [b.label for b in demo.blocks.values() if isinstance(b, gr.Tab)]
 
-    assert tabs(build_app("scripted-smollm2", public=True)) == ["View", "Capture"]
+    public = build_app("scripted-smollm2", public=True)
+    assert tabs(public) == ["View", "Capture"]
     assert tabs(build_app("scripted-smollm2", public=False)) == ["Capture", "View"]
+    # and either way the queue, with nothing to do, polls every 20 ms, not every millisecond (gradio_pins.py)
+    assert (public._queue.sleep_when_free, public._queue.progress_update_sleep_when_free) == (0.02, 0.1)
 
 
 def test_every_component_of_the_capture_tab_starts_hidden():

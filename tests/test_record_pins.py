@@ -72,3 +72,19 @@ def test_gradio_s_event_payload_is_where_the_viewer_reads_it(monkeypatch):
 
     monkeypatch.setattr(gr.EventData, "__init__", renamed)
     assert gradio_pins.check() == ["gradio.EventData(target, _data)._data holds the event's payload"]
+
+
+def test_gradio_s_queue_polling_periods_are_where_the_app_sets_them(monkeypatch):
+    """The app sets the queue's idle polling periods (gradio_pins.idle_quietly): a rename is named."""
+    from gradio import queueing
+
+    from viewer.ui import gradio_pins
+
+    original = queueing.Queue.__init__
+
+    def renamed(self, *a, **kw):
+        original(self, *a, **kw)
+        self.idle_sleep = self.__dict__.pop("sleep_when_free")
+
+    monkeypatch.setattr(queueing.Queue, "__init__", renamed)
+    assert gradio_pins.check() == ["gradio.queueing.Queue.sleep_when_free (a number of seconds)"]

@@ -395,11 +395,11 @@ def test_a_crowd_does_not_break_an_open_page(browser, app_url, tmp_path):
     try:
         open_view(page, f"{app_url}/?turn=1")
         others = []
-        for k in range(10):  # ten visitors, half of them on other sources (each its own identity)
-            folder = tmp_path / f"copy{k}"
+        for k in range(10):  # ten visitors, half of them on other sources (each its own identity), all open at
+            folder = tmp_path / f"copy{k}"  # once: more pages than one profile has connections to a server
             if k % 2:
                 shutil.copytree(EXAMPLE, folder)
-            ctx = browser.new_context()
+            ctx = browser.isolated_context()
             p = ctx.new_page()
             open_view(p, f"{app_url}/?src={folder}" if k % 2 else app_url)
             others.append(ctx)

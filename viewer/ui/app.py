@@ -26,6 +26,7 @@ from .capture_tab import CaptureTab
 from .collection_view import CollectionView
 from .deferred_tab import defer_until_opened
 from .find_panel import FindPanel
+from .gradio_pins import idle_quietly
 from .in_flight import InFlight, VisitorLimit, limit_handlers, queued_in
 from .mcp_tools import McpTools, only_tools_public
 from .parts import ViewParts
@@ -137,6 +138,7 @@ def build_app(default_source: str | None = None, public: bool = False,
     # held every other visitor's Load behind it. Each opening is bounded on a public Space (viewer/ui/visitor.py),
     # so several run at once; one capture at a time is the Capture tab's own slot.
     demo.queue(default_concurrency_limit=VISITORS_AT_ONCE)
+    idle_quietly(demo)
     if public:  # what one visitor may have running at once, on every way in (viewer/ui/in_flight.py)
         demo.in_flight = InFlight()
         limit_handlers(demo.fns.values(), demo.in_flight, settings().on_space, gr.Error)
