@@ -17,15 +17,13 @@ from typing import Any
 # Gradio's queue polls for work every 1 ms while it has none (and for progress every 10 ms): about 8% of a core
 # for an app nobody is using, on a Space or a laptop. Gradio on Windows waits 50 and 100 ms; 20 ms adds at most
 # that to the start of an event, which no visitor sees.
-IDLE_POLL_S = 0.02
-IDLE_PROGRESS_POLL_S = 0.1
-QUEUE_POLLS = ("sleep_when_free", "progress_update_sleep_when_free")
+IDLE_POLLS_S = {"sleep_when_free": 0.02, "progress_update_sleep_when_free": 0.1}
 
 
 def idle_quietly(demo: Any) -> None:
-    """Make `demo`'s queue (after `demo.queue(...)`) poll for work at IDLE_POLL_S rather than every millisecond."""
-    demo._queue.sleep_when_free = IDLE_POLL_S
-    demo._queue.progress_update_sleep_when_free = IDLE_PROGRESS_POLL_S
+    """Make `demo`'s queue (after `demo.queue(...)`) poll for work at IDLE_POLLS_S rather than every millisecond."""
+    for name, seconds in IDLE_POLLS_S.items():
+        setattr(demo._queue, name, seconds)
 
 
 def check() -> list[str]:
@@ -41,6 +39,6 @@ def check() -> list[str]:
         if data != {"action": "open"}:
             broken.append("gradio.EventData(target, _data)._data holds the event's payload")
     queue = gr.Blocks().queue()._queue
-    broken += [f"gradio.queueing.Queue.{name} (a number of seconds)" for name in QUEUE_POLLS
+    broken += [f"gradio.queueing.Queue.{name} (a number of seconds)" for name in IDLE_POLLS_S
                if not isinstance(getattr(queue, name, None), float)]
     return broken
