@@ -416,13 +416,16 @@ def hub_env(url: str, cache: Path) -> dict[str, str]:
             "HF_HUB_DISABLE_PROGRESS_BARS": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "TRL_EXPERIMENTAL_SILENCE": "1"}
 
 
-def measure_public(folder: Path) -> dict:
-    """(d): the run served as a Hub dataset by the stand-in in this process, the visitor in a child."""
+def measure_public(folder: Path, latency_ms: float = 0.0, code: Path = ROOT) -> dict:
+    """(d): the run served as a Hub dataset by the stand-in in this process (each request answered after
+    `latency_ms`), the visitor in a child (importing the code at `code`)."""
     sys.path.insert(0, str(ROOT / "tests"))
     from support.hub_standin import HubStandIn
 
-    with tempfile.TemporaryDirectory(prefix="bench-hub-") as tmp, HubStandIn({HUB_REPO: folder}) as hub:
-        got = run_child("public", HUB_REPO, env=hub_env(hub.url, Path(tmp) / "cache"))
+    with tempfile.TemporaryDirectory(prefix="bench-hub-") as tmp, \
+            HubStandIn({HUB_REPO: folder}, latency=latency_ms / 1000) as hub:
+        got = run_child("public", HUB_REPO, code=code, env=hub_env(hub.url, Path(tmp) / "cache"))
+        got["hub_latency_ms"] = latency_ms
         paths = hub.paths("GET")
         got["hub_bytes"] = sum(hub.served.values())
         got["hub_requests"] = len(hub.requests)
@@ -513,7 +516,8 @@ def report(s: dict) -> None:
     if "public" in s:
         r = s["public"]
         print(f"(d) public visitor of the run on the Hub stand-in: {r['public_cpu_s']:.2f} s CPU "
-              f"{_vs('public_cpu_s', r['public_cpu_s'])}, {r['public_s']:.1f} s wall, {r['public_mb']:.0f} MB above "
+              f"{_vs('public_cpu_s', r['public_cpu_s'])}, {r['public_s']:.1f} s wall ({r['hub_latency_ms']:g} ms a "
+              f"request), {r['public_mb']:.0f} MB above "
               f"imports {_vs('public_mb', r['public_mb'], 'MB')}; the Hub served {r['hub_bytes'] / 2**20:.1f} MiB in "
               f"{r['hub_requests']} requests ({r['hub_shards_read']} rollouts shards read; range reads "
               f"{r['hub_range_reads']})")
@@ -562,6 +566,8 @@ def main() -> None:
                                            "before format 2)")
     ap.add_argument("--baseline-shape", default="2000x8x8", help="VERSIONSxGROUPSxK of the baseline's runs")
     ap.add_argument("--json", type=Path, help="write the summary here too")
+    ap.add_argument("--hub-latency-ms", type=float, default=0.0,
+                    help="public: the Hub stand-in answers each request this much later (the Hub is not loopback)")
     ap.add_argument("--child", choices=PARTS, help=argparse.SUPPRESS)
     ap.add_argument("--code", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--word", default="", help=argparse.SUPPRESS)
@@ -594,7 +600,7 @@ def main() -> None:
         summary["rollouts"] = summary["search"]["rollouts_in_run"]
         load()
     if "public" in args.parts:
-        summary["public"] = measure_public(folder)
+        summary["public"] = measure_public(folder, args.hub_latency_ms)
         load()
     for part in ("table", "drill"):
         if part in args.parts:

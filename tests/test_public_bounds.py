@@ -13,6 +13,7 @@ import threading
 import time
 
 import httpx
+import numpy as np
 import pytest
 
 from bench.make_run import make as make_run
@@ -21,6 +22,7 @@ from rollout_trace.artifact.budget import Abandoned, Budget, Refused, bounded
 from rollout_trace.artifact.collection import open_collection
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support.hub_standin import HubStandIn
+from viewer.run_stats import table_of
 from viewer.ui import visitor
 
 BIG = 10**9
@@ -193,3 +195,43 @@ def test_gradio_reports_a_visitor_who_hung_up(monkeypatch):
 
 def test_outside_an_event_the_visitor_is_there():
     assert visitor.abandoned_check()() is False  # a test or the command line calling a handler
+
+
+def test_a_hub_runs_page_asks_for_each_shard_a_few_times(tmp_path, monkeypatch):
+    """Over the network each read is a request (tens of milliseconds on the Hub): a public visitor's page load
+    (the run page, then its index) reads a rollouts shard's footer once, each set of its columns in one request,
+    and the rows a page names from the columns read already (their keys, read when the run is opened)."""
+    from collections import Counter
+
+    import gradio as gr
+
+    from viewer.ui.run_view import RunView
+    from viewer.ui.service import Service
+
+    repo = tmp_path / "repo"
+    # groups of 64: the index names few of the run's rows (each group's first), read row by row, not whole
+    make_run(repo, versions=32, groups=4, k=64, rare_every=0, seal_rows=4096)  # shards of ~150 kB
+    with HubStandIn({"org/run": repo}) as hub:
+        hub.patch(monkeypatch, tmp_path / "cache")
+        service = Service("", public=True)
+        rv = RunView(service)
+        with gr.Blocks():
+            rv.render()
+        hub.requests.clear()
+        shown = rv.on_page_load({"src": "org/run"})
+        linked = service.rows.page_link({"src": "org/run"})
+        assert shown[rv.column]["visible"] and "org/run" in str(linked.page)
+        asked = Counter(p.rsplit("/", 1)[-1] for p in hub.paths("GET") if "/rollouts/" in p)
+        assert set(asked) == {x.name for x in (repo / "rollouts").iterdir()}
+        # its footer, its keys (the open), then every column the page reads (a run this small is read whole) in
+        # one request, not one per stretch of column chunks
+        assert max(asked.values()) <= 3, asked
+        collection, _ = service.run_or_why("org/run")
+        t = table_of(collection.run)
+        hub.requests.clear()
+        names = ["rollout", "policy_version", "reward"]
+        got = t.rows_of(np.array([5000, 0, 70]), names)
+        assert not hub.paths("GET")  # read when the run was opened and its numbers made: no request
+        assert got.to_pylist() == [{c: t.column(c)[i].as_py() for c in names} for i in (5000, 0, 70)]
+        assert got["rollout"].to_pylist() == [5000 % 64, 0, 70 % 64]
+        assert t.rows_of(np.array([5000]), ["text"])["text"][0].as_py() and hub.paths("GET")

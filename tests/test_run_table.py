@@ -22,7 +22,16 @@ from rollout_trace.artifact import run_table as rt
 from rollout_trace.artifact.run import open_run
 from rollout_trace.artifact.run_format import FILES_DIR
 from rollout_trace.artifact.run_schema import FILE_PLACE, ROLLOUTS, ROLLOUTS_TABLE
-from rollout_trace.artifact.run_shards import RolloutWriter, ShardWriter
+from rollout_trace.artifact.run_shards import (
+    HOLE_BYTES,
+    RolloutWriter,
+    Shard,
+    ShardWriter,
+    chunk_ranges,
+    fetched_first,
+    read_columns,
+    read_rows,
+)
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support.run_places import batch_bytes, placed, shard_reads, write_shard
 from support.run_tables import append_group, bundled_rows, changed, groups, shard_files, write_run
@@ -429,3 +438,76 @@ def test_the_shared_snapshots_keep_their_bound_and_forget_evicted_runs_locks(tmp
     kept = [f.resolve() for f in folders if rt._cache.peek(f.resolve()) is not None]
     assert kept == [f.resolve() for f in folders[-rt.MAX_TABLES:]]
     assert not {f.resolve() for f in folders[:2]} & set(rt._open_locks)
+
+
+class _Asked:
+    """A file over the network as a Parquet reader sees it: each read is a request, recorded as (offset, size)."""
+
+    def __init__(self, data: bytes):
+        self.f = pa.BufferReader(data)
+        self.asked: list[tuple[int, int]] = []
+
+    def read(self, n: int = -1) -> bytes:
+        at = self.f.tell()
+        got = self.f.read(n)
+        self.asked.append((at, len(got)))
+        return got
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        return self.f.seek(pos, whence)
+
+    def tell(self) -> int:
+        return self.f.tell()
+
+    def size(self) -> int:
+        return self.f.size()
+
+    closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_read_over_the_network_asks_for_its_column_chunks_in_one_range(tmp_path):
+    """A Parquet reader asks for each column chunk (joined across gaps of 8 KiB): over the network a shard's
+    columns are fetched first as one range where the gaps between them are small (`fetched_first`), the footer
+    given is not read again, the rows are the same, and no range reaches past the file's size (a footer may
+    claim any offset)."""
+    rng = np.random.default_rng(0)
+    n = 20_000  # the advantages between the two columns read: ~160 kB that do not compress
+    local = pa.table({"reward": pa.array(np.arange(n) % 7 / 7), "advantage": pa.array(rng.standard_normal(n)),
+                      "title": pa.array([f"task {i % 13}" for i in range(n)])})
+    path = tmp_path / "s-00000.parquet"
+    pq.write_table(local, path, compression="zstd")
+    data = path.read_bytes()
+    shard = Shard(path.name, "s", 0, True, len(data))
+    columns = ("reward", "title")
+    opened: list[_Asked] = []
+
+    def open_file(_: str) -> pa.PythonFile:
+        opened.append(_Asked(data))
+        return pa.PythonFile(opened[-1], mode="r")
+
+    first = read_columns(open_file, path.name, shard, ROLLOUTS, columns)
+    assert not first.problems
+    again = read_columns(open_file, path.name, shard, ROLLOUTS, columns, metadata=first.metadata)
+    assert len(opened[-1].asked) == 1  # both chunks in one request, the footer not read again
+    for c in columns:
+        assert again.table[c].to_pylist() == first.table[c].to_pylist() == local[c].to_pylist()
+    rows = read_rows(open_file, path.name, shard, [0, 3, n - 1], ["reward", "title"], metadata=first.metadata)
+    assert len(opened[-1].asked) == 1 and rows.to_pylist() == local.take([0, 3, n - 1]).select(columns).to_pylist()
+
+    every = range(first.metadata.num_row_groups)
+    apart = chunk_ranges(first.metadata, columns, every, len(data), hole=0)
+    assert len(apart) == 2 and apart[1][0] - apart[0][1] > 100_000  # what a reader would ask for in two
+    assert chunk_ranges(first.metadata, columns, every, len(data)) == [(apart[0][0], apart[1][1])]
+    assert HOLE_BYTES > apart[1][0] - apart[0][1]
+    cut = apart[0][0] + 10
+    assert chunk_ranges(first.metadata, columns, every, cut) == [(apart[0][0], cut)]
+    # a read the ranges do not hold goes to the file itself
+    source = fetched_first(asked := _Asked(data), [(4, 20)])
+    source.seek(10)
+    assert source.read(5) == data[10:15] and asked.asked == [(4, 16)]
+    source.seek(len(data) - 8)
+    assert source.read(8) == data[-8:] and asked.asked[-1] == (len(data) - 8, 8)
+    assert fetched_first(buffer := pa.BufferReader(data), [(4, 20)]) is buffer  # in memory: read as it is

@@ -9,7 +9,9 @@ number started. A sealed shard is never rewritten.
 The reader reads what a listing of the table's folder names (`shards`): each sealed shard, and each tail whose
 number has no sealed shard yet, up to its last whole batch (the rest of a batch cut short by SIGKILL is left out
 with a note). Files are read through a store's `open` (rollout_trace/artifact/stores.py: a local folder, a zip,
-the Hub with range reads), only the columns asked for, and a Parquet file only in the row groups asked for.
+the Hub with range reads), only the columns asked for, and a Parquet file only in the row groups asked for; over
+the network the column chunks one read needs are fetched as one range where little lies between them
+(`fetched_first`), and a file's footer is read once (the caller keeps it).
 No Gradio, no pages here.
 """
 
@@ -44,6 +46,10 @@ FILES_SEAL_BYTES = 256 * 2**20
 FILES_ROW_GROUP = 32
 COMPRESSION = "zstd"
 MAX_ROW_BYTES = 4096  # what a row's numbers and names (not its text) decompress to, at most, on average
+# A read over the network (a Hub run) fetches the byte ranges of the column chunks it needs as one range where
+# the gap between two is at most this: a request to the Hub costs more than this many bytes take to arrive
+# (a page's columns of a rollouts shard came in 1-5 requests each read, a consumption shard's in 5)
+HOLE_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -253,14 +259,11 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
     try:
         with open_file(path) as f:
             if shard.sealed:
-                # the footer read once per file (`metadata`), the column chunks asked for at once (coalesced
-                # range reads on the Hub)
-                pf = pq.ParquetFile(f, metadata=metadata, pre_buffer=True)
-                metadata = pf.metadata
-                have = pf.schema_arrow
+                # the footer read once per file (`metadata`), the column chunks asked for at once
+                if metadata is None:
+                    metadata = pq.read_metadata(f)
+                have = metadata.schema.to_arrow_schema()
                 encoded = [c for c in columns if c in dictionary and c in have.names and have.field(c).type == pa.string()]
-                if encoded:  # the footer is read already: this only says which columns stay encoded
-                    pf = pq.ParquetFile(f, metadata=metadata, pre_buffer=True, read_dictionary=encoded)
                 wanted = [c for c in columns if c in have.names]
                 for c in [c for c in wanted if c in small]:
                     size = _decoded_size(metadata, [c])
@@ -271,7 +274,9 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
                                                 found=f"{size:,} bytes for {metadata.num_rows:,} rows"))
                         wanted.remove(c)
                 budget.decoded(path, _decoded_size(metadata, wanted))
-                table = pf.read(columns=wanted)
+                source = fetched_first(f, chunk_ranges(metadata, wanted, range(metadata.num_row_groups), shard.size))
+                table = pq.ParquetFile(source, metadata=metadata, pre_buffer=True,
+                                       read_dictionary=encoded or None).read(columns=wanted)
             else:
                 table, note = read_tail(_in_memory(f), path, None)
                 notes += [note] if note else []
@@ -333,23 +338,106 @@ def schema_problems(have: pa.Schema, want: pa.Schema, path: str) -> list[Problem
 
 
 def read_rows(open_file: Callable[[str], Any], path: str, shard: Shard, rows: Sequence[int],
-              columns: Sequence[str]) -> pa.Table:
+              columns: Sequence[str], metadata: Any = None) -> pa.Table:
     """Rows `rows` (positions in the shard, in order) of `columns` of the file at `path` (a sealed shard's part, or
-    its tail): of a Parquet file only the row groups that hold them are read; a tail to its last whole batch."""
+    its tail): of a Parquet file only the row groups that hold them are read (its footer read again unless given
+    as `metadata`); a tail to its last whole batch."""
     with open_file(path) as f:
         if not shard.sealed:
             table, _ = read_tail(_in_memory(f), path, columns)
             return table.take(pa.array(list(rows), pa.int64()))
-        pf = pq.ParquetFile(f)
+        if metadata is None:
+            metadata = pq.read_metadata(f)
         starts, at = [], 0
-        for i in range(pf.metadata.num_row_groups):
+        for i in range(metadata.num_row_groups):
             starts.append(at)
-            at += pf.metadata.row_group(i).num_rows
+            at += metadata.row_group(i).num_rows
         picked = sorted({_group_of(starts, r) for r in rows})
-        part = pf.read_row_groups(picked, columns=list(columns))
-        base = {g: sum(pf.metadata.row_group(x).num_rows for x in picked[:k]) for k, g in enumerate(picked)}
+        source = fetched_first(f, chunk_ranges(metadata, columns, picked, shard.size))
+        part = pq.ParquetFile(source, metadata=metadata).read_row_groups(picked, columns=list(columns))
+        base = {g: sum(metadata.row_group(x).num_rows for x in picked[:k]) for k, g in enumerate(picked)}
         return part.take(pa.array([base[_group_of(starts, r)] + r - starts[_group_of(starts, r)] for r in rows],
                                   pa.int64()))
+
+
+def chunk_ranges(metadata: Any, columns: Collection[str], row_groups: Collection[int], size: int,
+                 hole: int = HOLE_BYTES) -> list[tuple[int, int]]:
+    """The byte ranges [start, end) holding the column chunks of `columns` (top-level names) in `row_groups`, as
+    the file's footer places them, joined where at most `hole` bytes lie between two, and none past `size` (the
+    file's size as listed, when known: a footer can claim any offset)."""
+    top = set(columns)
+    spans = []
+    for g in row_groups:
+        rg = metadata.row_group(g)
+        for i in range(rg.num_columns):
+            c = rg.column(i)
+            if c.path_in_schema.split(".")[0] not in top:
+                continue
+            start = c.data_page_offset
+            if c.has_dictionary_page and 0 < c.dictionary_page_offset < start:
+                start = c.dictionary_page_offset
+            spans.append((max(start, 0), start + c.total_compressed_size))
+    joined: list[list[int]] = []
+    for a, b in sorted(spans):
+        if joined and a - joined[-1][1] <= hole:
+            joined[-1][1] = max(joined[-1][1], b)
+        else:
+            joined.append([a, b])
+    return [(a, min(b, size) if size > 0 else b) for a, b in joined if not size or a < size]
+
+
+def fetched_first(f: Any, spans: Sequence[tuple[int, int]]) -> Any:
+    """`f` itself when reading it costs no request (memory-mapped, or in memory); else `spans` fetched first, one
+    read each, and the file read from them (a read they do not hold goes to `f`): a Parquet reader asks for each
+    column chunk (joined only across gaps of 8 KiB), and over the network each ask is a request."""
+    if isinstance(f, (pa.MemoryMappedFile, pa.BufferReader)) or not spans:
+        return f
+    return pa.PythonFile(_Fetched(f, spans), mode="r")
+
+
+class _Fetched:
+    """A file's byte ranges read ahead, serving the reads they hold (see `fetched_first`)."""
+
+    def __init__(self, f: Any, spans: Sequence[tuple[int, int]]):
+        self.f, self.pos = f, 0
+        self.held: list[tuple[int, bytes]] = []
+        for a, b in spans:
+            f.seek(a)
+            self.held.append((a, f.read(b - a)))
+
+    def read(self, n: int = -1) -> bytes:
+        for a, data in self.held:
+            if a <= self.pos and n >= 0 and self.pos + n <= a + len(data):
+                got = data[self.pos - a:self.pos - a + n]
+                self.pos += n
+                return got
+        self.f.seek(self.pos)
+        got = self.f.read(n)
+        self.pos += len(got)
+        return got
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        self.pos = pos if whence == 0 else self.pos + pos if whence == 1 else self.f.size() + pos
+        return self.pos
+
+    def tell(self) -> int:
+        return self.pos
+
+    def size(self) -> int:
+        return self.f.size()
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    @property
+    def closed(self) -> bool:
+        return self.f.closed
+
+    def close(self) -> None:
+        """The file it reads from is closed by its opener."""
 
 
 def _in_memory(f: Any) -> pa.BufferReader:

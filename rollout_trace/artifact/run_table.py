@@ -51,6 +51,7 @@ from .run_columns import (
     codes_in,
     fits,
     name_columns,
+    plain,
     segment_values,
     take_rows,
     uniform,
@@ -188,7 +189,7 @@ class RunTable:
         missing: dict[str, list[str]] = {}
         live = self._live(folder, s)  # a tail sealed since this snapshot was made: the shard of its number
         for name in columns:
-            hit = self._cache.peek((self.label, self.prefix, folder, s.name, s.size, name)) if s.sealed else \
+            hit = self._cache.peek(self._key(folder, s, name)) if s.sealed else \
                 self._tails.get((folder, s.name, name))
             if hit is not None:
                 out[name] = hit
@@ -196,7 +197,7 @@ class RunTable:
                 missing.setdefault(self._path(folder, live), []).append(name)
         for path, names in missing.items():
             budget.check(s.name)  # the visitor left, or the request ran out of time: stop here
-            meta_key = (self.label, self.prefix, folder, live.name, live.size, "__footer")
+            meta_key = self._key(folder, live, "__footer")
             got = read_columns(self.store.open, path, live, schema, tuple(names), check,
                                metadata=self._cache.peek(meta_key) if live.sealed else None,
                                small=INDEX_COLUMNS if folder == ROLLOUTS_DIR else CONSUMED.names, dictionary=DICTIONARY)
@@ -210,7 +211,7 @@ class RunTable:
                 out[name] = pa.chunked_array([as_read(name, c) for c in table[name].chunks],
                                              as_scanned(schema.field(name)).type)
                 if s.sealed and not problems and keep:  # a read that found something is not kept: each snapshot names it
-                    self._cache.put((self.label, self.prefix, folder, s.name, s.size, name), out[name])
+                    self._cache.put(self._key(folder, s, name), out[name])
                 elif not s.sealed and live is s:
                     self._tails[(folder, s.name, name)] = out[name]
         n = max((len(c) for c in out.values()), default=0)
@@ -219,6 +220,11 @@ class RunTable:
         cols = {c: out[c] if len(out[c]) == n else pa.chunked_array([pa.nulls(n, as_scanned(schema.field(c)).type)])
                 for c in columns}
         return pa.table(cols)
+
+    def _key(self, folder: str, s: Shard, what: str) -> tuple:
+        """Where the shard cache keeps a sealed shard's column `what` as read (every row of the shard), or its
+        "__footer" or "__fragment": one read serves every later one, and every snapshot of the run."""
+        return (self.label, self.prefix, folder, s.name, s.size, what)
 
     def _live(self, folder: str, s: Shard) -> Shard:
         """The file that holds shard `s`'s rows now: a local tail the recorder has sealed since (it writes the
@@ -241,7 +247,7 @@ class RunTable:
         """A local sealed shard as a Parquet fragment with its footer read once (kept for every snapshot), or
         None when it is not a plain file (a symbolic link is never followed) or cannot be read (the per-file read
         then names why)."""
-        key = (self.label, self.prefix, folder, s.name, s.size, "__fragment")
+        key = self._key(folder, s, "__fragment")
         hit = self._cache.peek(key)
         if hit is not None:
             return hit
@@ -267,7 +273,7 @@ class RunTable:
         if self._local() is None:
             return
         todo = [s for s in shards if s.sealed and any(
-            self._cache.peek((self.label, self.prefix, folder, s.name, s.size, n)) is None for n in names)]
+            self._cache.peek(self._key(folder, s, n)) is None for n in names)]
         frags = []
         for s in todo:
             f = self._fragment(folder, s)
@@ -296,7 +302,7 @@ class RunTable:
                 if problems:  # not kept: each snapshot reads it again and names it (as `_read` keeps no such read)
                     continue
             for name in names:
-                self._cache.put((self.label, self.prefix, folder, s.name, s.size, name), part[name])
+                self._cache.put(self._key(folder, s, name), part[name])
 
     def _said(self, problems: Sequence[Problem], notes: Sequence[str]) -> None:
         """Problems and notes found reading a shard, each said once however often it is read."""
@@ -569,11 +575,17 @@ class RunTable:
         (checked: the files row must name the same rollout, or they are read as missing, named)."""
         s = self._live(ROLLOUTS_DIR, s)
         files = [c for c in columns if c in ARTIFACT_FILES]
-        plain = [c for c in columns if c not in ARTIFACT_FILES]
-        budget.check(s.name)
-        got = read_rows(self.store.open, self._path(ROLLOUTS_DIR, s), s, positions,
-                        list(dict.fromkeys([*plain, *((*FILE_PLACE, *FILE_KEYS) if files else ())])))
-        out = {c: got[c] for c in plain}
+        direct = [c for c in columns if c not in ARTIFACT_FILES]
+        wanted = list(dict.fromkeys([*direct, *((*FILE_PLACE, *FILE_KEYS) if files else ())]))
+        held = {c: self._cache.peek(self._key(ROLLOUTS_DIR, s, c)) for c in wanted} if s.sealed else {}
+        if all(held.get(c) is not None for c in wanted):  # the shard's columns read already (its keys, at the open)
+            at = pa.array(positions, pa.int64())
+            got = pa.table({c: plain(held[c].take(at)) for c in wanted})
+        else:
+            budget.check(s.name)
+            got = read_rows(self.store.open, self._path(ROLLOUTS_DIR, s), s, positions, wanted,
+                            metadata=self._cache.peek(self._key(ROLLOUTS_DIR, s, "__footer")) if s.sealed else None)
+        out = {c: got[c] for c in direct}
         if files:
             out |= self._files_of(s, got, files)
         return pa.table({c: out[c] for c in columns})

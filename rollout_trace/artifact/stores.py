@@ -448,8 +448,9 @@ class HubStore:
         budget.check(path)
         fs = HfFileSystem(token=self.token)
         with hub_errors(self.where, self.ref.revision):
-            # no read-ahead: a Parquet reader asks for exactly the byte ranges it needs (its footer, then the
-            # column chunks, coalesced), and every byte read counts in a visitor's budget
+            # no read-ahead: a shard's reader asks for the byte ranges it needs (its footer, then its column
+            # chunks, joined where the gaps are small: run_shards.fetched_first), and every byte read counts in a
+            # visitor's budget
             f = fs.open(f"datasets/{self.ref.repo_id}@{self.commit}/{full}", "rb", block_size=HUB_BLOCK, cache_type="none")
         return pa.PythonFile(_Counted(f, path), mode="r")
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, quote, unquote, urlsplit
@@ -38,8 +39,9 @@ class HubStandIn:
     """`with HubStandIn({"org/name": folder}) as hub:` serves those folders at `hub.url`."""
 
     def __init__(self, repos: dict[str, Path], page_size: int = 1000, revisions: tuple[str, ...] = ("main",),
-                 uploads: Path | None = None):
+                 uploads: Path | None = None, latency: float = 0.0):
         self.repos = {k: Path(v) for k, v in repos.items()}
+        self.latency = latency  # seconds each GET or HEAD waits before it is answered (the Hub is not loopback)
         self.uploads = Path(uploads) if uploads is not None else None
         self.commits: list[tuple[str, list[str]]] = []  # (repo, paths written) per commit
         self.page_size = page_size
@@ -105,6 +107,8 @@ class HubStandIn:
         path = unquote(url.path)
         with self._lock:
             self.requests.append(("HEAD" if head else "GET", path))
+        if self.latency:
+            time.sleep(self.latency)
         parts = path.strip("/").split("/")
         if parts == ["api", "agent-harnesses"]:  # huggingface_hub 2.x asks once for its user-agent registry
             return self._json(h, {"standardEnvVars": [], "harnesses": {}})
