@@ -200,13 +200,24 @@ def test_outside_an_event_the_visitor_is_there():
 def test_a_hub_runs_page_asks_for_each_shard_a_few_times(tmp_path, monkeypatch):
     """Over the network each read is a request (tens of milliseconds on the Hub): a public visitor's page load
     (the run page, then its index) reads a rollouts shard's footer once, each set of its columns in one request,
-    and the rows a page names from the columns read already (their keys, read when the run is opened)."""
+    several shards at once, and the rows a page names from the columns read already (their keys, read when the
+    run is opened)."""
     from collections import Counter
 
     import gradio as gr
 
+    from rollout_trace.artifact import run_table
     from viewer.ui.run_view import RunView
     from viewer.ui.service import Service
+
+    readers: list[str] = []
+    real = run_table.read_columns
+
+    def read_columns(*args, **kw):
+        readers.append(threading.current_thread().name)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(run_table, "read_columns", read_columns)
 
     repo = tmp_path / "repo"
     # groups of 64: the index names few of the run's rows (each group's first), read row by row, not whole
@@ -226,6 +237,7 @@ def test_a_hub_runs_page_asks_for_each_shard_a_few_times(tmp_path, monkeypatch):
         # its footer, its keys (the open), then every column the page reads (a run this small is read whole) in
         # one request, not one per stretch of column chunks
         assert max(asked.values()) <= 3, asked
+        assert any(name.startswith("shard-read") for name in readers)  # the shards after the first, at once
         collection, _ = service.run_or_why("org/run")
         t = table_of(collection.run)
         hub.requests.clear()

@@ -511,3 +511,37 @@ def test_a_read_over_the_network_asks_for_its_column_chunks_in_one_range(tmp_pat
     source.seek(len(data) - 8)
     assert source.read(8) == data[-8:] and asked.asked[-1] == (len(data) - 8, 8)
     assert fetched_first(buffer := pa.BufferReader(data), [(4, 20)]) is buffer  # in memory: read as it is
+
+
+def test_shards_read_several_at_once_come_in_order_within_the_request_s_budget():
+    """A Hub run's shards are read FETCHES at once (`in_order`): each read in the request's context (its budget
+    counts what they read), the results in the shards' order, an error raised in its turn; a local run's one after
+    another on the caller's thread."""
+    import threading
+
+    from rollout_trace.artifact.budget import Budget, bounded, current
+
+    together = threading.Barrier(3, timeout=120)
+
+    def read(i: int) -> tuple[int, object]:
+        if i in (1, 2, 3):
+            together.wait()  # three reads at once, or this one waits out the timeout and breaks the barrier
+        return i, current()
+
+    with bounded(Budget(max_bytes=1, max_files=1, max_rows=1, seconds=60.0)) as mine:
+        got = list(rt.in_order(read, range(7), 4))
+    assert [i for i, _ in got] == list(range(7)) and all(b is mine for _, b in got)
+
+    def failing(i: int) -> int:
+        if i == 3:
+            raise ValueError("shard 3")
+        return i
+
+    results = rt.in_order(failing, range(7), 4)
+    assert [next(results) for _ in range(3)] == [0, 1, 2]
+    with pytest.raises(ValueError, match="shard 3"):
+        next(results)
+    threads: set[int] = set()
+    assert list(rt.in_order(lambda i: threads.add(threading.get_ident()) or i, range(4), 1)) == [0, 1, 2, 3]
+    assert threads == {threading.get_ident()}
+    assert rt.FETCHES > 1

@@ -23,13 +23,16 @@ segment without its start file, an unreadable small file.
 
 from __future__ import annotations
 
+import contextvars
 import posixpath
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import numpy as np
@@ -84,11 +87,16 @@ FATE_KEYS = ("segment", "ordinal", "fate", "step")  # the consumption table's co
 # trained rows' tokens, and why none of its rows was trained (None: one was)
 FATE_COLUMNS: dict[str, pa.DataType] = {"trained_step": pa.int64(), "trainer_tokens": pa.int64(),
                                         "dropped": pa.dictionary(pa.int8(), pa.string())}
+# A Hub run's shards read at once (in order, each in the request's context: its budget): each read waits on
+# the network (a request to the Hub takes tens of milliseconds), not on a core
+FETCHES = 8
 _FORMAT = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=list(DICTIONARY)))
 _LOCAL_FS = pafs.LocalFileSystem()
 
 
 Step = Callable[[int, pa.Table], None]  # (a shard's first row number, its standing rows of the columns named)
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -131,6 +139,31 @@ class RunTableError(RolloutTraceError, ValueError):
     """A source that is not a run, or a column a query names that the table does not hold."""
 
 
+def in_order(read: Callable[[_T], _R], items: Iterable[_T], at_once: int) -> Iterator[_R]:
+    """`read(item)` of each item, in order, up to `at_once` of them running at a time on threads of their own, each
+    in the caller's context (a request's budget counts every byte they read); what one raised is raised here, in its
+    turn. The first is read on this thread before any other starts (it fills the caches the others share: a Hub
+    client's of the commit and the folder's files, asked for once rather than by every thread at once)."""
+    items = iter(items)
+    if at_once <= 1:
+        yield from map(read, items)
+        return
+    for item in items:
+        yield read(item)
+        break
+    pool = ThreadPoolExecutor(at_once, thread_name_prefix="shard-read")
+    ahead: deque[Future[_R]] = deque()
+    try:
+        for item in items:
+            ahead.append(pool.submit(contextvars.copy_context().run, read, item))
+            if len(ahead) >= at_once:
+                yield ahead.popleft().result()
+        while ahead:
+            yield ahead.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 class ShardCache:
     """Columns of a run's sealed shards as read, one entry per (shard, column): a sealed shard never changes, so
     every snapshot of the run shares them; a tail is read afresh by each snapshot."""
@@ -147,6 +180,11 @@ class ShardCache:
     def put(self, key: tuple, value: Any) -> None:
         with self._lock:
             self._got[key] = value
+
+    def read_files(self, count: int = 1) -> None:
+        """Count shard files read (a Hub run's are read on several threads at once)."""
+        with self._lock:
+            self.reads += count
 
 
 class RunTable:
@@ -203,7 +241,7 @@ class RunTable:
                                small=INDEX_COLUMNS if folder == ROLLOUTS_DIR else CONSUMED.names, dictionary=DICTIONARY)
             if got.metadata is not None and not got.problems:
                 self._cache.put(meta_key, got.metadata)
-            self._cache.reads += 1
+            self._cache.read_files()
             problems = list(got.problems)
             table = utf8_fixed(got.table, path, problems)
             self._said(problems, got.notes)
@@ -234,6 +272,12 @@ class RunTable:
         if s.sealed or local is None or (local / folder / s.name).exists():
             return s
         return Shard(shard_name(s.segment, s.number, SEALED), s.segment, s.number, True, 0)
+
+    def _in_order(self, read: Callable[[_T], _R], items: Iterable[_T]) -> Iterator[_R]:
+        """`read` of each shard in `items`, in order: a Hub run's FETCHES at once (each read waits on the network),
+        a local folder's or a zip's one after another on this thread (a read there costs a core, not a wait)."""
+        hub = getattr(getattr(self.store, "store", None), "kind", None) == "hub"
+        return in_order(read, items, FETCHES if hub else 1)
 
     def _local(self) -> Path | None:
         """The run's folder on this machine (a bundled run, a local folder), None for a zip or a Hub run."""
@@ -288,7 +332,7 @@ class RunTable:
                 columns=list(names), use_threads=False)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
             return  # a value that does not convert: each file read on its own names where
-        self._cache.reads += len(frags)
+        self._cache.read_files(len(frags))
         whole_ok = utf8_valid(table)  # the usual case: one check of the scan, not one per shard
         at = 0
         for s, f in frags:
@@ -316,9 +360,10 @@ class RunTable:
         (named), and a rollout recorded twice kept once (the first)."""
         self._bulk(ROLLOUTS_DIR, self.shards, ROLLOUTS, KEYS, check=ROLLOUTS_TABLE)
         # a tail's index columns are read now, whole: what this snapshot counts of it
-        tables = [uniform(self._read(ROLLOUTS_DIR, s, ROLLOUTS, KEYS, check=ROLLOUTS_TABLE) if s.sealed else
-                           self._read(ROLLOUTS_DIR, s, ROLLOUTS, INDEX_COLUMNS, check=ROLLOUTS_TABLE).select(list(KEYS)))
-                  for s in self.shards]
+        tables = list(self._in_order(
+            lambda s: uniform(self._read(ROLLOUTS_DIR, s, ROLLOUTS, KEYS, check=ROLLOUTS_TABLE) if s.sealed else
+                              self._read(ROLLOUTS_DIR, s, ROLLOUTS, INDEX_COLUMNS, check=ROLLOUTS_TABLE).select(list(KEYS))),
+            self.shards))
         self._lengths = [t.num_rows for t in tables]
         problems: list[Problem] = []
         keys = pa.concat_tables(tables) if tables else pa.table({k: pa.array([], ROLLOUTS.field(k).type) for k in KEYS})
@@ -388,7 +433,8 @@ class RunTable:
     def _consumed(self) -> pa.Table:
         """The consumption table's columns the fates are joined on (its fingerprints are read by `consumed_all`)."""
         self._bulk(CONSUMED_DIR, self.consumed_shards, CONSUMED, FATE_KEYS, check=CONSUMED)
-        parts = [uniform(self._read(CONSUMED_DIR, s, CONSUMED, FATE_KEYS, check=CONSUMED)) for s in self.consumed_shards]
+        parts = list(self._in_order(lambda s: uniform(self._read(CONSUMED_DIR, s, CONSUMED, FATE_KEYS, check=CONSUMED)),
+                                    self.consumed_shards))
         return pa.concat_tables(parts) if parts else \
             pa.schema([as_scanned(CONSUMED.field(c)) for c in FATE_KEYS]).empty_table()
 
@@ -446,10 +492,9 @@ class RunTable:
                 self._bulk(ROLLOUTS_DIR, [s for s, keep in zip(self.shards, self._keep, strict=True) if len(keep)],
                            ROLLOUTS, want)
                 chunks: dict[str, list] = {c: [] for c in want}
-                for k in range(len(self.shards)):
-                    if not len(self._keep[k]):  # no row of it stands (a shard left out is not read, nor named, again)
-                        continue
-                    got = self._standing(k, want, keep=True)
+                # a shard no row of which stands (left out) is not read, nor named, again
+                standing = [k for k in range(len(self.shards)) if len(self._keep[k])]
+                for got in self._in_order(lambda k: self._standing(k, want, keep=True), standing):
                     for c in want:
                         chunks[c].extend(got[c].chunks)
                 for c in want:
@@ -492,12 +537,10 @@ class RunTable:
             with self._reading:
                 self._bulk(ROLLOUTS_DIR, [s for s, k in zip(self.shards, self._keep, strict=True) if len(k)], ROLLOUTS,
                            want)
-        for k in range(len(self.shards)):
-            n = len(self._keep[k])
-            if not n:
-                continue
-            start = int(self._starts[k])
-            got = self._standing(k, want, keep=keep) if want else pa.table({})
+        standing = [k for k in range(len(self.shards)) if len(self._keep[k])]
+        for k, got in zip(standing, self._in_order(
+                lambda k: self._standing(k, want, keep=keep) if want else pa.table({}), standing), strict=True):
+            start, n = int(self._starts[k]), len(self._keep[k])
             yield start, pa.table({c: held[c].slice(start, n) if c in held else got[c] for c in names})
 
     def reduced(self, name: str) -> Any:
