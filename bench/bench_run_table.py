@@ -18,9 +18,11 @@ part itself costs) are its own:
             and 0.3 s have passed), then the rest of the run from where that stopped. Targets: first hits <= 1 s,
             the full count (both answers) <= 5 s
     public  a public visitor opening the run served as a Hub dataset by the loopback stand-in
-            (tests/support/hub_standin.py, in this process; the visitor in a child): the run page's handlers of a
-            public Service (its opening under viewer/ui/visitor.py's budget): CPU seconds, peak memory, the bytes
-            the Hub served and the budget counted, and what the visitor is told: target <= 2 s CPU, <= 100 MB
+            (tests/support/hub_standin.py, in this process, answering each request `--hub-latency-ms` late: the
+            Hub is not loopback; the visitor in a child): the run page's handlers of a public Service (its opening
+            under viewer/ui/visitor.py's budget): CPU seconds, wall seconds, peak memory, the bytes and requests
+            the Hub served and the bytes the budget counted, and what the visitor is told: target <= 2 s CPU,
+            <= 100 MB
     table   the snapshot itself: first open, a cached reopen, filters and sorts, ten visitors' memory
     drill   the index's queries and the drill-down from the run page (a group's map, a rollout, Back, another
             group), which read one group's rows, never the whole run into Python rows (counted)
@@ -39,14 +41,16 @@ Prints a short table and a JSON summary (`--json FILE` writes it too).
 
 Measured on the 2-core machine, quiet (load 0.7-1.3), at 1,024,000 rollouts (bench/make_run.py 2000x8x64): stats
 1.2 s (1.4-1.6 s CPU), 376 MB above imports; the run page's first visitor 2.5 s (3.2 s CPU), 700 MB, later ones 42 ms
-against a rollout's 2 ms; a word's first hits 0.25 s, its full count 3.0 s; the public visitor 5.6-5.8 s CPU (load
-1.9-2.6), 422-430 MB, the stand-in serving 33 MiB in 728 requests, every reduction of the page made in one pass
-over the shards (`RunTable.reduced`; one pass each: 6.6-7.5 s CPU, 392 MB, 917 requests; before the reductions were
-read shard by shard at all: 5.9-6.9 s CPU, 777 MB, 808 requests). Against 26d0a46 at 128,000 rollouts (medians of 5): stats 0.18x
+against a rollout's 2 ms; a word's first hits 0.25 s, its full count 3.0 s; the public visitor 4.2 s CPU (quiet),
+443 MB, the stand-in serving 37 MiB in 328 requests, 5.2 s wall when each request is answered 30 ms late. Before a
+read's column chunks came in one range and eight shards at once, that visitor took 4.3-5.1 s CPU, 438 MB and 728
+requests (29 s wall at 30 ms); before every reduction of the page was made in one pass over the shards
+(`RunTable.reduced`), 6.6-7.5 s CPU and 917 requests; before they were read shard by shard at all, 777 MB.
+Against 26d0a46 at 128,000 rollouts (medians of 5): stats 0.18x
 (CPU 0.13x, memory 0.81x), first visit 0.41x, later visits 1.02x, page memory 0.77x.
 
     .venv/bin/python bench/bench_run_table.py [--run /work/bench-runs/run-1m] [--parts stats page search public]
-        [--rounds 3] [--baseline-ref 26d0a46 --baseline-shape 2000x8x8]
+        [--rounds 3] [--baseline-ref 26d0a46 --baseline-shape 2000x8x8] [--hub-latency-ms 30]
 """
 
 from __future__ import annotations
