@@ -65,3 +65,32 @@ def test_a_public_request_is_bounded_by_what_its_data_decompresses_to(bomb):
     [p] = e.value.problems
     assert "decompresses to more than" in p.message and p.file.startswith("rollouts/") and p.expected == \
         "at most 1,024 bytes decompressed per request"
+
+
+def test_an_ordinal_far_past_the_run_s_rows_sizes_no_array(tmp_path):
+    """The fates look a row up by its ordinal in an array as long as the segment's queue; one consumption row of
+    ordinal 2,000,000,000 made that array 2**31 long (13 s and 9.7 GB for the bundled run). Such a table is
+    looked up by a sorted search instead, and a row no rollout holds changes no number."""
+    import glob
+    import tracemalloc
+
+    import pyarrow.parquet as pq
+
+    from rollout_trace.artifact.run_table import run_table
+    from rollout_trace.artifact.sources import EXAMPLES_DIR
+
+    root = tmp_path / "run"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
+    before = version_stats(run_table(str(root)))
+    path = sorted(glob.glob(str(root / "consumed" / "*.parquet")))[0]
+    t = pq.read_table(path)
+    far = t.slice(t.num_rows - 1).to_pylist()[0] | {"ordinal": 2_000_000_000, "fate": "stale", "step": None}
+    pq.write_table(pa.concat_tables([t, pa.Table.from_pylist([far], t.schema)]), path)
+    tracemalloc.start()
+    try:
+        after = version_stats(run_table(str(root)))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2**20, f"{peak:,} bytes"
+    assert after == before

@@ -23,7 +23,8 @@ FATES: tuple[str, ...] = get_args(RowFate)
 
 def row_fates(o: pa.Table, consumed: pa.Table, names: list[str], logged: set[str], files: RunFiles) -> pa.Table:
     """Each TRL row's fate by array lookups: a segment's rows are numbered 0, 1, 2... in its queue (the ordinal),
-    so the consumption table's rows of a segment are an array indexed by ordinal (its later row wins), no join.
+    so the consumption table's rows of a segment are an array indexed by ordinal (its later row wins), no join
+    (`_latest`: a sorted search where a hostile table's ordinals reach far past its rows).
     Numbers as narrow as they fit (a row's ordinal and step in 32 bits): a million rollouts' rows are millions."""
     if not o.num_rows:
         return pa.table({"fate": pa.array([], pa.string()), "step": pa.array([], pa.int64())})
@@ -41,16 +42,8 @@ def row_fates(o: pa.Table, consumed: pa.Table, names: list[str], logged: set[str
     for k, name in enumerate(names):
         here = slice(None) if one else np.flatnonzero(seg == k)
         mine = (c_seg == k) & (c_ord >= 0) & (c_fate >= 0)
-        at = c_ord[mine]
-        top = int(max(ordinal[here].max(initial=-1), at.max(initial=-1))) + 1
-        by_code = np.full(top + 1, -1, np.int8)  # the last slot answers a missing ordinal (-1)
-        by_step = np.full(top + 1, -1, np.int32)
-        by_code[at] = c_fate[mine]  # in table order: a later row of the same ordinal wins
-        by_step[at] = c_step[mine]
-        by_code[-1], by_step[-1] = -1, -1
         mine_ord = ordinal[here]
-        part = by_code[mine_ord]
-        step[here] = by_step[mine_ord]
+        part, step[here] = _latest(c_ord[mine], c_fate[mine], c_step[mine], mine_ord)
         unfated = part < 0
         if name in files.ends:  # past what the trainer took: in the queue; before it and without a fate: unknown
             part[unfated & (mine_ord >= files.ends[name])] = FATES.index("in-queue")
@@ -62,6 +55,29 @@ def row_fates(o: pa.Table, consumed: pa.Table, names: list[str], logged: set[str
     fate = pa.DictionaryArray.from_arrays(pa.array(code, pa.int8()), pa.array(FATES))
     trained = code == 0
     return pa.table({"fate": fate, "step": pa.array(step.astype(np.int64), mask=~trained | (step < 0))})
+
+
+def _latest(at: np.ndarray, codes: np.ndarray, steps: np.ndarray, asked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each ordinal of `asked` (-1: none), the fate code and step of the last consumption row of that ordinal
+    (`at`, in table order), or -1 and -1. By array index when the ordinals are about as many as the rows (a
+    recorder numbers them 0, 1, 2...); else by a sorted search: one row of ordinal 2**31 in a hostile table must not
+    make an array of 2**31."""
+    top = int(max(asked.max(initial=-1), at.max(initial=-1))) + 1
+    if top <= 4 * (len(asked) + len(at)) + 2**16:
+        by_code = np.full(top + 1, -1, np.int8)  # the last slot answers a missing ordinal (-1)
+        by_step = np.full(top + 1, -1, np.int32)
+        by_code[at] = codes  # in table order: a later row of the same ordinal wins
+        by_step[at] = steps
+        by_code[-1], by_step[-1] = -1, -1
+        return by_code[asked], by_step[asked]
+    order = np.argsort(at, kind="stable")  # rows of one ordinal in table order: the last of each run wins
+    ordered = at[order]
+    last = order[np.r_[ordered[1:] != ordered[:-1], True]] if len(order) else order
+    keys = at[last]
+    pos = np.minimum(np.searchsorted(keys, asked), max(len(keys) - 1, 0))
+    hit = (keys[pos] == asked) & (asked >= 0) if len(keys) else np.zeros(len(asked), bool)
+    return (np.where(hit, codes[last][pos] if len(keys) else -1, -1).astype(np.int8),
+            np.where(hit, steps[last][pos] if len(keys) else -1, -1).astype(np.int32))
 
 
 def _int32(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
