@@ -545,3 +545,35 @@ def test_shards_read_several_at_once_come_in_order_within_the_request_s_budget()
     assert list(rt.in_order(lambda i: threads.add(threading.get_ident()) or i, range(4), 1)) == [0, 1, 2, 3]
     assert threads == {threading.get_ident()}
     assert rt.FETCHES > 1
+
+
+def test_training_row_lists_of_another_length_are_named_not_raised(root):
+    """A rollout's training rows are parallel lists (`row_ordinal`, `row_trained_tokens`, `row_tokens`,
+    `row_turns`); a hostile shard's of different lengths raised (ArrowInvalid, IndexError) in every page. Now a
+    rollout whose trained-token list does not match its ordinals has no rows in any view, one whose token or turn
+    list is short has its rows with that value missing, and each is named with its file, row and field."""
+    path = sorted((root / "rollouts").glob("*.parquet"))[0]
+    t = pq.read_table(path)
+    ordinals = t["row_ordinal"].to_pylist()
+    with_rows = [i for i, o in enumerate(ordinals) if o]
+    a, b = with_rows[0], with_rows[1]
+    ordinals[a] = [*ordinals[a], 10**6]
+    tokens = t["row_tokens"].to_pylist()
+    tokens[b] = tokens[b][:-1]
+    t = t.set_column(t.schema.get_field_index("row_ordinal"), "row_ordinal", pa.array(ordinals, t["row_ordinal"].type))
+    t = t.set_column(t.schema.get_field_index("row_tokens"), "row_tokens", pa.array(tokens, t["row_tokens"].type))
+    pq.write_table(t, path)
+
+    table = rt.run_table(str(root))
+    assert sum(s.rollouts for s in version_stats(table)) == len(table)
+    ra, rb = (int(np.flatnonzero(table.positions(0) == i)[0]) for i in (a, b))
+    assert table.fates()["dropped"][ra].as_py() == "no rows"
+    got = table.queued([ra, rb])
+    assert ra not in got and len(got[rb]) == len(ordinals[b]) and got[rb][-1].tokens == 0
+    said = {p.field: p for p in table.problems() if "differ in length" in p.message}
+    # the rollout with one more ordinal than its other lists: each of them named
+    assert set(said) == {f"row {a} row_trained_tokens", f"row {a} row_tokens", f"row {a} row_turns",
+                         f"row {b} row_tokens"}
+    p = said[f"row {a} row_trained_tokens"]
+    assert p.file == f"rollouts/{path.name}" and "left out" in p.message
+    assert (p.expected, p.found) == (f"{len(ordinals[a])} values (one per row_ordinal)", f"{len(ordinals[a]) - 1}")

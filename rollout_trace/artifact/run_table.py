@@ -164,6 +164,11 @@ def in_order(read: Callable[[_T], _R], items: Iterable[_T], at_once: int) -> Ite
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _nth(values: list | None, k: int) -> Any:
+    """The k-th value of a rollout's list, None past its end (a hostile shard's list shorter than its rows')."""
+    return values[k] if values is not None and k < len(values) else None
+
+
 class ShardCache:
     """Columns of a run's sealed shards as read, one entry per (shard, column): a sealed shard never changes, so
     every snapshot of the run shares them; a tail is read afresh by each snapshot."""
@@ -707,13 +712,39 @@ class RunTable:
         def make() -> pa.Table:
             cols = self.columns(["row_ordinal", "row_trained_tokens", "segment"])
             flat = cols["row_ordinal"].combine_chunks()
+            tokens = cols["row_trained_tokens"].combine_chunks()
+            uneven = self._uneven(flat, tokens, "row_trained_tokens")
+            if uneven is not None:  # a hostile shard's: that rollout has no rows in any view
+                flat = pc.if_else(uneven, pa.scalar(None, flat.type), flat)
+                tokens = pc.if_else(uneven, pa.scalar(None, tokens.type), tokens)
             # a rollout's row number: 32 bits (a run's rows are far fewer than 2**31), half of what the memo holds
             entry = pc.list_parent_indices(flat).to_numpy().astype(np.int32)
             codes = self._segment_codes()
             return pa.table({"entry": entry, "segment": codes[entry] if len(entry) else np.zeros(0, np.int32),
-                             "ordinal": pc.list_flatten(flat),
-                             "trained_tokens": pc.list_flatten(cols["row_trained_tokens"].combine_chunks())})
+                             "ordinal": pc.list_flatten(flat), "trained_tokens": pc.list_flatten(tokens)})
         return self.memo("__ordinals", make)
+
+    def _uneven(self, ordinals: Any, other: Any, name: str, rows: Sequence[int] | None = None) -> pa.Array | None:
+        """Which rollouts' `name` list is not one value per training row (`row_ordinal`), each named (at most
+        MAX_PROBLEMS, once however often it is read); None when every one is (as the recorder writes them). `rows`:
+        the run's rows these are, when not every row in order. A missing list of tokens or turns is one not
+        recorded (read as missing); a missing list of trained tokens is uneven."""
+        have = pc.fill_null(pc.list_value_length(ordinals), 0).to_numpy(zero_copy_only=False)
+        got = pc.fill_null(pc.list_value_length(other), 0).to_numpy(zero_copy_only=False)
+        bad = have != got
+        if name != "row_trained_tokens":
+            bad &= pc.is_valid(other).to_numpy(zero_copy_only=False)
+        if not bad.any():
+            return None
+        problems = []
+        for i in np.flatnonzero(bad)[:MAX_PROBLEMS].tolist():
+            shard, pos = self.locate(rows[i] if rows is not None else i)
+            problems.append(Problem(f"{ROLLOUTS_DIR}/{shard.name}", "a rollout's training-row lists differ in length"
+                                    + ("; its rows are left out" if name == "row_trained_tokens" else
+                                       "; a value it lacks is read as missing"), field=f"row {pos} {name}",
+                                    expected=f"{have[i]} values (one per row_ordinal)", found=f"{got[i]}"))
+        self._said(problems, [])
+        return pa.array(bad)
 
     def unrecorded_trained(self) -> pa.Table:
         """The consumption table's rows trained at a step whose training row no rollout of the run holds (the
@@ -780,20 +811,27 @@ class RunTable:
         rows = sorted(set(int(r) for r in rows))
         if not rows:
             return {}
-        mine = self.take(np.array(rows), ["row_ordinal", "row_tokens", "row_trained_tokens", "row_turns"]).to_pylist()
+        got = self.take(np.array(rows), ["row_ordinal", "row_tokens", "row_trained_tokens", "row_turns"])
+        for name in ("row_tokens", "row_turns"):  # named; a value it lacks is read as 0 tokens, turns not recorded
+            self._uneven(got["row_ordinal"], got[name], name, rows)
+        mine = got.to_pylist()
         o = self.ordinals()
         entry = o["entry"].to_numpy()
         rf = self.row_fates()
         fate, step = rf["fate"], rf["step"]
         out: dict[int, list[Any]] = {}
-        # each rollout's first TRL row in ordinals() order, found at once in `entry`'s own width (a Python int
+        # each rollout's TRL rows in ordinals() order, found at once in `entry`'s own width (a Python int
         # searched in 32-bit numbers would copy all of them to 64 bits for each search)
-        firsts = np.searchsorted(entry, np.array(rows, dtype=entry.dtype)).tolist()
-        for row, x, at in zip(rows, mine, firsts, strict=True):
+        asked = np.array(rows, dtype=entry.dtype)
+        firsts = np.searchsorted(entry, asked).tolist()
+        ends = np.searchsorted(entry, asked, side="right").tolist()
+        for row, x, at, end in zip(rows, mine, firsts, ends, strict=True):
+            if end - at != len(x["row_ordinal"] or ()):  # its rows were left out (`ordinals`)
+                continue
             for k, ordinal in enumerate(x["row_ordinal"] or ()):
-                turns = (x["row_turns"] or [None] * len(x["row_ordinal"]))[k]
+                turns = _nth(x["row_turns"], k)
                 out.setdefault(row, []).append(QueuedRow(
-                    ordinal=ordinal, turns=None if turns is None else tuple(turns), tokens=x["row_tokens"][k],
+                    ordinal=ordinal, turns=None if turns is None else tuple(turns), tokens=_nth(x["row_tokens"], k) or 0,
                     trained_tokens=x["row_trained_tokens"][k], fate=fate[at + k].as_py(), step=step[at + k].as_py()))
         return out
 
