@@ -323,3 +323,29 @@ def test_a_collections_search_answers_whole_when_asked_for_its_first_hits(run_in
     _, index = run_index
     first = answers.search(index, {"pattern": "Wrote file", "first": True}, public=False)
     assert first.resume is None and first.rollouts == answers.search(index, {"pattern": "Wrote file"}, public=False).rollouts
+
+
+def test_a_rollout_whose_text_lists_differ_in_length_is_not_searched_and_is_named(tmp_path):
+    """A rollout's text pieces are parallel lists (`text`, `text_field`, `text_turn`, `text_start`,
+    `text_offsets`); a hostile shard's of different lengths raised in the search (ArrowInvalid) or located a hit
+    in another piece's turn. Such a rollout is left out of the search, and the answer names its file and row."""
+    import pyarrow as pa
+
+    from rollout_trace.artifact.run_table import run_table
+    from support.run_tables import bundled_rows, write_run
+    from viewer.find.columns import searched
+
+    rows = bundled_rows()
+    q = parse_query("Wrote file")
+    whole = searched(run_table(write_run(tmp_path / "run", rows))).search(q)
+    texts = rows["text"].to_pylist()
+    hit = next(i for i, t in enumerate(texts) if any("wrote file" in x.lower() for x in t or ()))
+    fields = rows["text_field"].to_pylist()
+    fields[hit] = fields[hit][:-1]
+    hostile = rows.set_column(rows.schema.get_field_index("text_field"), "text_field",
+                              pa.array(fields, rows.schema.field("text_field").type))
+    got = searched(run_table(write_run(tmp_path / "hostile", hostile))).search(q)
+    assert got.rollouts == whole.rollouts - 1
+    said = [n for n in got.notes if "not searched" in n]
+    assert len(said) == 1 and said[0].startswith("1 rollout(s) not searched")
+    assert "rollouts/" in said[0] and f"text_field has {len(fields[hit])} values, text {len(texts[hit])}" in said[0]

@@ -56,6 +56,23 @@ def _rule_bits(t: RunTable) -> tuple[Step, Callable[[], np.ndarray]]:
 register("find_bits", Reduction(("findings",), _rule_bits))
 
 
+def _even(cols: pa.Table, file: str, positions: np.ndarray, uneven: list[str]) -> tuple[pa.Table, int]:
+    """A shard's text columns with each rollout whose lists are not one value per piece (`text`) left without
+    pieces (a hostile shard's: the lists are read side by side), and how many; the first few named in `uneven`."""
+    pieces = pc.fill_null(pc.list_value_length(cols["text"]), 0).to_numpy(zero_copy_only=False)
+    bad = np.zeros(cols.num_rows, bool)
+    for name in TEXT[1:]:
+        got = pc.fill_null(pc.list_value_length(cols[name]), 0).to_numpy(zero_copy_only=False)
+        for i in np.flatnonzero((got != pieces) & ~bad)[:max(0, 3 - len(uneven))].tolist():
+            uneven.append(f"{file} row {int(positions[i])}: {name} has {got[i]} values, text {pieces[i]}")
+        bad |= got != pieces
+    if not bad.any():
+        return cols, 0
+    gone = pa.array(bad)
+    return pa.table({c: pc.if_else(gone, pa.scalar(None, cols[c].type), cols[c]) for c in cols.column_names}), \
+        int(bad.sum())
+
+
 class RunFind:
     """The search and findings of one run snapshot."""
 
@@ -110,6 +127,8 @@ class RunFind:
         hits: list[Hit] = []
         seen: dict[int, int] = {}  # row -> version of the rollouts with a match
         pieces, partial, resume, read = 0, False, None, 0
+        uneven: list[str] = []  # rollouts whose text lists are not one value per piece: not searched, named
+        unsearched = 0
         for k, rows in t.shard_rows():
             if k < q.start:
                 continue
@@ -123,7 +142,9 @@ class RunFind:
             mine = rows[allowed[rows]]
             if not len(mine):
                 continue
-            cols = t.shard_columns(k, TEXT).take(pa.array(t.positions(k)[allowed[rows]]))
+            at = t.positions(k)[allowed[rows]]
+            cols, bad = _even(t.shard_columns(k, TEXT).take(pa.array(at)), f"rollouts/{t.shards[k].name}", at, uneven)
+            unsearched += bad
             text = cols["text"].combine_chunks()
             parent = pc.list_parent_indices(text).to_numpy()
             flat = pc.list_flatten(text)
@@ -147,6 +168,9 @@ class RunFind:
             ["this pattern has no plain substring of 3+ characters: every piece was read"]
         if partial:
             notes.append(f"the search stopped after its time budget ({q.budget_s:g} s): counts are of what was read")
+        if uneven:
+            notes.append(f"{unsearched} rollout(s) not searched: their text pieces are lists of different lengths "
+                         f"(first: {uneven[0]})")
         return SearchResult(hits[:q.limit], len(seen), pieces, dict(per), partial, notes, resume, read)
 
     def _locate(self, cols: pa.Table, mine: np.ndarray, parent: np.ndarray, flat: pa.Array, matched: list[int],
