@@ -349,3 +349,24 @@ def test_a_rollout_whose_text_lists_differ_in_length_is_not_searched_and_is_name
     said = [n for n in got.notes if "not searched" in n]
     assert len(said) == 1 and said[0].startswith("1 rollout(s) not searched")
     assert "rollouts/" in said[0] and f"text_field has {len(fields[hit])} values, text {len(texts[hit])}" in said[0]
+
+
+def test_a_piece_whose_token_offsets_cannot_be_read_is_named_and_its_hit_kept(tmp_path):
+    """A piece's token offsets are 32-bit numbers; a hostile shard's of 3 bytes raised in the search (ValueError).
+    Its hits are kept, placed at the piece's first token, and the answer says so."""
+    import pyarrow as pa
+
+    from rollout_trace.artifact.run_table import run_table
+    from support.run_tables import bundled_rows, write_run
+    from viewer.find.columns import searched
+
+    rows = bundled_rows()
+    q = parse_query("Wrote file")
+    whole = searched(run_table(write_run(tmp_path / "run", rows))).search(q)
+    offsets = [[b"\x01\x02\x03" if x else x for x in o] if o else o for o in rows["text_offsets"].to_pylist()]
+    hostile = rows.set_column(rows.schema.get_field_index("text_offsets"), "text_offsets",
+                              pa.array(offsets, rows.schema.field("text_offsets").type))
+    got = searched(run_table(write_run(tmp_path / "hostile", hostile))).search(q)
+    assert got.rollouts == whole.rollouts and len(got.hits) == len(whole.hits)
+    said = [n for n in got.notes if "cannot be read" in n]
+    assert len(said) == 1 and "first token" in said[0] and "turn" in said[0]

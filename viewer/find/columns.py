@@ -129,6 +129,7 @@ class RunFind:
         pieces, partial, resume, read = 0, False, None, 0
         uneven: list[str] = []  # rollouts whose text lists are not one value per piece: not searched, named
         unsearched = 0
+        odd: list[str] = []  # pieces whose token offsets are not 32-bit numbers
         for k, rows in t.shard_rows():
             if k < q.start:
                 continue
@@ -158,7 +159,7 @@ class RunFind:
                 row = int(mine[parent[i]])
                 seen[row] = int(version[row])
             if len(hits) < q.limit and matched:
-                hits += self._locate(cols, mine, parent, flat, matched, q, deadline)
+                hits += self._locate(cols, mine, parent, flat, matched, q, deadline, odd)
             if partial:
                 break
         per: dict[int, int] = defaultdict(int)
@@ -168,14 +169,18 @@ class RunFind:
             ["this pattern has no plain substring of 3+ characters: every piece was read"]
         if partial:
             notes.append(f"the search stopped after its time budget ({q.budget_s:g} s): counts are of what was read")
+        if odd:
+            notes.append(f"{len(odd)} hit piece(s) hold token offsets that cannot be read (not 32-bit numbers): their "
+                         f"hits point at the piece's first token (first: {odd[0]})")
         if uneven:
             notes.append(f"{unsearched} rollout(s) not searched: their text pieces are lists of different lengths "
                          f"(first: {uneven[0]})")
         return SearchResult(hits[:q.limit], len(seen), pieces, dict(per), partial, notes, resume, read)
 
     def _locate(self, cols: pa.Table, mine: np.ndarray, parent: np.ndarray, flat: pa.Array, matched: list[int],
-                q: Query, deadline: float) -> list[Hit]:
-        """The listed hits of this shard: each match located among its piece's tokens."""
+                q: Query, deadline: float, odd: list[str]) -> list[Hit]:
+        """The listed hits of this shard: each match located among its piece's tokens (a piece whose token
+        offsets cannot be read named in `odd`, its hits placed at its first token)."""
         from rollout_trace.analysis.texts import Piece
 
         t = self.t
@@ -192,6 +197,9 @@ class RunFind:
                                                    "rollout"]).to_pylist()[0]
             blob = offsets[i].as_py()
             text = flat[i].as_py()
+            if blob and len(blob) % 4:  # a hostile shard's: not 32-bit offsets; the hit is at the piece's start
+                odd.append(f"{place['path']} turn {turns[i].as_py()}")
+                blob = None
             piece = Piece(fields[i].as_py(), turns[i].as_py(), text, starts[i].as_py(),
                           np.frombuffer(blob, dtype="<i4") if blob else None)
             for m in q.compiled.finditer(text):  # RE2: linear in the piece
