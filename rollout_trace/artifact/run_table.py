@@ -315,10 +315,10 @@ class RunTable:
 
     def _bulk(self, folder: str, shards: Sequence[Shard], schema: pa.Schema, names: Sequence[str],
               check: pa.Schema | None = None) -> None:
-        """`names` of every sealed shard in `shards` not cached yet, read in one multi-threaded scan of a local
-        run's Parquet files into the cache (one scan instead of one read per file: a page of a run of a million
-        rollouts reads 500 files). A shard whose schema does not fit `check` is left to the per-file read, which
-        names it."""
+        """`names` of every sealed shard in `shards` not cached yet, read in one scan of a local run's Parquet files
+        into the cache (one scan instead of one read per file: a page of a run of a million rollouts reads 500
+        files), on one thread (a visitor's read takes one core). A shard whose schema does not fit `check` is left
+        to the per-file read, which names it."""
         if self._local() is None:
             return
         todo = [s for s in shards if s.sealed and any(
