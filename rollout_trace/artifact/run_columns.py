@@ -143,6 +143,11 @@ def uniform(table: pa.Table) -> pa.Table:
     return table
 
 
+def list_lengths(col: Any) -> np.ndarray:
+    """How many values each row's list holds (a missing list: 0): what parallel list columns are checked by."""
+    return pc.fill_null(pc.list_value_length(col), 0).to_numpy(zero_copy_only=False)
+
+
 def plain(col: Any) -> Any:
     """A dictionary-encoded column as its plain values (what a few readers of single values want)."""
     return pc.cast(col, col.type.value_type) if pa.types.is_dictionary(col.type) else col

@@ -53,6 +53,7 @@ from .run_columns import (
     as_scanned,
     codes_in,
     fits,
+    list_lengths,
     name_columns,
     plain,
     segment_values,
@@ -729,8 +730,7 @@ class RunTable:
         MAX_PROBLEMS, once however often it is read); None when every one is (as the recorder writes them). `rows`:
         the run's rows these are, when not every row in order. A missing list of tokens or turns is one not
         recorded (read as missing); a missing list of trained tokens is uneven."""
-        have = pc.fill_null(pc.list_value_length(ordinals), 0).to_numpy(zero_copy_only=False)
-        got = pc.fill_null(pc.list_value_length(other), 0).to_numpy(zero_copy_only=False)
+        have, got = list_lengths(ordinals), list_lengths(other)
         bad = have != got
         if name != "row_trained_tokens":
             bad &= pc.is_valid(other).to_numpy(zero_copy_only=False)

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rollout_trace.analysis.findings import RULES, Finding
+from rollout_trace.artifact.run_columns import list_lengths
 from rollout_trace.artifact.run_table import Reduction, RunTable, Step, register
 
 from .query import FIRST_S, Query
@@ -59,10 +60,10 @@ register("find_bits", Reduction(("findings",), _rule_bits))
 def _even(cols: pa.Table, file: str, positions: np.ndarray, uneven: list[str]) -> tuple[pa.Table, int]:
     """A shard's text columns with each rollout whose lists are not one value per piece (`text`) left without
     pieces (a hostile shard's: the lists are read side by side), and how many; the first few named in `uneven`."""
-    pieces = pc.fill_null(pc.list_value_length(cols["text"]), 0).to_numpy(zero_copy_only=False)
+    pieces = list_lengths(cols["text"])
     bad = np.zeros(cols.num_rows, bool)
     for name in TEXT[1:]:
-        got = pc.fill_null(pc.list_value_length(cols[name]), 0).to_numpy(zero_copy_only=False)
+        got = list_lengths(cols[name])
         for i in np.flatnonzero((got != pieces) & ~bad)[:max(0, 3 - len(uneven))].tolist():
             uneven.append(f"{file} row {int(positions[i])}: {name} has {got[i]} values, text {pieces[i]}")
         bad |= got != pieces
