@@ -155,17 +155,43 @@ def browser(browser_profile):
             b.close()
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.call_failed = report.failed  # the page fixture tells what the page showed when its test failed
+    return report
+
+
+def tell_failed_page(pg) -> None:
+    """What a page showed and heard when its test failed, printed into the test's report: a browser test's failure
+    on CI is otherwise only a timeout (the screenshot stays on the CI machine)."""
+    try:
+        text = pg.evaluate("() => document.body ? document.body.innerText : ''")
+    except Exception as e:  # noqa: BLE001 - the page may be gone; say so and go on
+        text = f"(page text unreadable: {e})"
+    print(f"\n--- the page at failure: {pg.url}\n{text[:3000]}")
+    for name in ("errors", "console_errors", "bad_responses", "failed_requests"):
+        print(f"--- {name}: {getattr(pg, name, [])[-20:]}")
+
+
 @pytest.fixture
 def page(browser, request):
-    """A fresh page that records outside requests and page errors, and saves a screenshot at the end."""
+    """A fresh page that records outside requests and page errors, and saves a screenshot at the end; a failed
+    test's report says what the page showed and which requests failed."""
     ctx = browser.new_context()
     pg = ctx.new_page()
-    pg.outside_requests = []
-    pg.errors = []
+    pg.outside_requests, pg.errors, pg.console_errors, pg.bad_responses, pg.failed_requests = [], [], [], [], []
     pg.on("request", lambda r: pg.outside_requests.append(r.url)
           if not r.url.startswith(("http://127.0.0.1", "http://localhost", "file://", "data:", "blob:")) else None)
     pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    pg.on("console", lambda m: pg.console_errors.append(m.text[:300]) if m.type in ("error", "warning") else None)
+    pg.on("response", lambda r: pg.bad_responses.append(f"{r.status} {r.request.method} {r.url[:200]}")
+          if r.status >= 400 else None)
+    pg.on("requestfailed", lambda r: pg.failed_requests.append(f"{r.method} {r.url[:200]}: {r.failure}"))
     yield pg
+    if getattr(request.node, "call_failed", False):
+        tell_failed_page(pg)
     SHOTS.mkdir(parents=True, exist_ok=True)
     try:
         pg.screenshot(path=str(SHOTS / f"{request.node.name}.png"), full_page=True)
