@@ -88,6 +88,19 @@ def test_every_reward_at_a_version_is_one_value(tmp_path):
         health_notes([_stats(13)])  # one scored rollout is not "every reward"
 
 
+def test_a_long_run_s_note_names_a_few_versions_and_counts_them():
+    """At 2,000 versions, one value at every 50th is a note of a line, not of 40 numbers; eight runs still read
+    in full."""
+    flat = [_stats(v, scored=4, reward_min=0.0, reward_max=0.0) if v % 50 == 0 else _stats(v)
+            for v in range(1, 2001)]
+    assert health_notes(flat)[0] == ("every reward at versions 50, 100, 150, 200, 250, 300, 350, … 2000 "
+                                     "(40 versions) is 0: GRPO learns nothing there")
+    eight = [_stats(v, scored=4, reward_min=0.0, reward_max=0.0) if v in (1, 2, 4, 6, 8, 10, 12, 14, 16) else
+             _stats(v) for v in range(1, 20)]
+    assert health_notes(eight)[0] == ("every reward at versions 1–2, 4, 6, 8, 10, 12, 14 and 16 is 0: GRPO learns "
+                                      "nothing there")
+
+
 def test_unscorable_since_a_version():
     stats = [_stats(v, unscorable=2) for v in range(1, 30)] + [_stats(v, unscorable=22) for v in range(30, 41)]
     notes = health_notes(stats)

@@ -552,6 +552,10 @@ def test_a_click_sets_the_cursor(browser, app_url, scheme):
 
 # -- 14. the histogram draws the band where the counted tokens are -----------------------------------------------------------
 
+HIST_OVERFLOW = """() => {
+  const box = document.querySelector('.tv-trainer-out').getBoundingClientRect();
+  return Math.max(...[...document.querySelectorAll('.tv-hist, .tv-hist figcaption')].map(e => e.getBoundingClientRect().right - box.right));
+}"""
 OUTSIDE_BARS = "() => [...document.querySelectorAll('[data-testid=trainer-histogram] rect.b-out')].reduce((s, r) => s + Number(r.dataset.count), 0)"
 
 
@@ -568,6 +572,10 @@ def test_histogram_band_holds_the_tokens_counted_outside(browser, app_url, schem
         page.locator("[data-testid=trainer-histogram]").scroll_into_view_if_needed()
         shot(page, f"14-histogram-{scheme}")
         shots_at(page, f"14-histogram-{scheme}")
+        page.set_viewport_size({"width": 1024, "height": 768})  # a projector: the caption wraps inside its panel
+        landed(page)
+        assert page.evaluate(HIST_OVERFLOW) <= 0.5, "the histogram's caption reaches past the trainer's panel"
+        page.set_viewport_size({"width": 1440, "height": 900})
         page.click("[data-teps='1']")  # DAPO's band: the line moves to log(1.28)
         page.wait_for_function("(document.querySelector('[data-testid=clip-band]') || {innerText: ''}).innerText.includes('1.28')")
         page.wait_for_function(f"[...document.querySelectorAll('[data-testid=band-line]')].some(l => Math.abs(l.dataset.edge - {math.log(1.28)}) < 1e-9)",

@@ -43,6 +43,7 @@ UNSCORABLE_SHARE = 0.2  # a suffix of versions where at least this share of roll
 ZERO_SPREAD_SHARE = 0.5  # ... where at least half the groups teach GRPO nothing
 TIMEOUT_SHARE = 0.2
 MIN_HITS = 3  # one timed-out rollout in the last small version is not a trend
+SPANS_SHOWN = 8  # a note names at most this many runs of versions (a 2,000-version run's list is a wall of numbers)
 
 
 class VersionStats(msgspec.Struct, frozen=True, kw_only=True):
@@ -342,8 +343,9 @@ def _num(x: float) -> str:
     return f"{x:g}" if x == round(x, 3) else f"{x:.3f}"
 
 
-def _spans(versions: Sequence[int]) -> str:
-    """[3, 4, 5, 9] -> "versions 3–5 and 9"; [12] -> "version 12"."""
+def _spans(versions: Sequence[int], most: int = SPANS_SHOWN) -> str:
+    """[3, 4, 5, 9] -> "versions 3–5 and 9"; [12] -> "version 12"; past `most` runs of versions, the first ones,
+    the last and how many versions in all: "versions 50, 100, … 2000 (40 versions)"."""
     parts: list[list[int]] = []
     for v in versions:
         if parts and v == parts[-1][-1] + 1:
@@ -351,6 +353,8 @@ def _spans(versions: Sequence[int]) -> str:
         else:
             parts.append([v])
     texts = [f"{p[0]}–{p[-1]}" if len(p) > 1 else str(p[0]) for p in parts]
+    if len(texts) > most:
+        return f"versions {', '.join(texts[:most - 1])}, … {texts[-1]} ({len(versions)} versions)"
     one = len(versions) == 1
     joined = texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
     return ("version " if one else "versions ") + joined
