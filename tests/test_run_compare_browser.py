@@ -6,6 +6,8 @@ dark at 1440x900 and 1024x768."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conftest import SHOTS
@@ -54,6 +56,19 @@ def test_two_runs_side_by_side_and_one_task_in_both(page, app_url, other):
     for c in charts:
         assert c["points"] == 4 and c["painted"] > 200, c  # both runs' lines over versions 1-4
         assert "this run: trl-run" in c["legend"] and "other run: " + other in c["legend"]
+    # the crosshair reads both runs at the version under the pointer: the other's rewards are 1 - r, its passes
+    # this run's failures, so at version 4 the two values add up to 1 (and to 100%)
+    for plot, whole in (("cmp-reward-plot", 1.0), ("cmp-pass-plot", 100.0)):
+        page.locator(f"#{plot}").scroll_into_view_if_needed()
+        over = page.locator(f"#{plot} .u-over").bounding_box()
+        page.mouse.move(over["x"] + over["width"] * 0.98, over["y"] + over["height"] / 2)
+        readout = page.locator(f"#{plot} [data-testid=chart-readout]")
+        readout.wait_for(state="visible", timeout=TIMEOUT)
+        rows = readout.locator(".rp-read-row").all_inner_texts()
+        assert "version 4" in readout.inner_text() and len(rows) == 2, rows
+        assert rows[0].startswith("this run") and rows[1].startswith("other run"), rows
+        a, b = (float(re.findall(r"-?[0-9.]+", r)[-1]) for r in rows)
+        assert a + b == pytest.approx(whole, abs=0.01 * whole), rows
 
     before = _before(page)
     task5 = page.eval_on_selector("[data-testid=run-vs-task-pick]", "s => Array.from(s.options).find((o) => "

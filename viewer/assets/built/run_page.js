@@ -720,15 +720,26 @@ var RunPage = (() => {
     const keys = [{ label: "this run: " + c.a.src, color: pal.accent }, { label: "other run: " + c.b.src, color: pal.warn, dash: [6, 4] }];
     const series = [line(pal.accent, void 0), line(pal.warn, [6, 4])];
     const pctFmt = (v) => v >= 0 && v <= 1 ? Math.round(v * 100) + "%" : "";
-    const chart = (title, f, more) => {
-      const r = reduceLines(xs, both(f), ["line", "line"], bins);
-      return { title, xs: r.xs, ys: r.ys, drawn: xs.length, keys, series, ...more };
+    const tokens = (v) => v === null ? "–" : count2(v);
+    const chart = (title, f, more, show = val) => {
+      const [ya, yb] = both(f);
+      const r = reduceLines(xs, [ya, yb], ["line", "line"], bins);
+      const hover = {
+        xs,
+        y: ya,
+        head: (i) => `version ${xs[i]}`,
+        rows: (i) => [
+          { label: "this run", value: sa[i] ? show(ya[i]) : "no such version", color: pal.accent },
+          { label: "other run", value: sb[i] ? show(yb[i]) : "no such version", color: pal.warn }
+        ]
+      };
+      return { title, xs: r.xs, ys: r.ys, drawn: xs.length, keys, series, hover, ...more };
     };
     return {
       "cmp-reward-plot": chart("Reward mean per version", (s) => s.reward_mean, {}),
-      "cmp-pass-plot": chart("Pass rate per version", (s) => s.pass_rate, { yRange: [-0.04, 1.04], fmt: pctFmt, note: "passed every held-out test" }),
-      "cmp-spread-plot": chart("Groups with zero spread", (s) => share(s.zero_spread, s.groups), { yRange: [-0.04, 1.04], fmt: pctFmt, note: "GRPO learns nothing from them" }),
-      "cmp-tokens-plot": chart("Trained tokens per version", (s) => s.trained_tokens, {})
+      "cmp-pass-plot": chart("Pass rate per version", (s) => s.pass_rate, { yRange: [-0.04, 1.04], fmt: pctFmt, note: "passed every held-out test" }, pct),
+      "cmp-spread-plot": chart("Groups with zero spread", (s) => share(s.zero_spread, s.groups), { yRange: [-0.04, 1.04], fmt: pctFmt, note: "GRPO learns nothing from them" }, pct),
+      "cmp-tokens-plot": chart("Trained tokens per version", (s) => s.trained_tokens, {}, tokens)
     };
   }
   function mount(grid, open) {

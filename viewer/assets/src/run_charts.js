@@ -463,16 +463,23 @@ function compareSpecs(c, width, pal) {
   const keys = [{label: "this run: " + c.a.src, color: pal.accent}, {label: "other run: " + c.b.src, color: pal.warn, dash: [6, 4]}];
   const series = [line(pal.accent, undefined), line(pal.warn, [6, 4])];
   const pctFmt = (/** @type {number} */ v) => (v >= 0 && v <= 1 ? Math.round(v * 100) + "%" : "");
-  /** @param {string} title @param {(s: VersionStats) => number | null} f @param {Partial<Spec>} more @returns {Spec} */
-  const chart = (title, f, more) => {
-    const r = reduceLines(xs, both(f), ["line", "line"], bins);
-    return {title, xs: r.xs, ys: r.ys, drawn: xs.length, keys, series, ...more};
+  const tokens = (/** @type {number | null} */ v) => (v === null ? "–" : count(v));
+  /** Both runs' value at each version, read out at the crosshair (the dot on this run's line).
+   *  @param {string} title @param {(s: VersionStats) => number | null} f @param {Partial<Spec>} more
+   *  @param {(v: number | null) => string} show @returns {Spec} */
+  const chart = (title, f, more, show = val) => {
+    const [ya, yb] = both(f);
+    const r = reduceLines(xs, [ya, yb], ["line", "line"], bins);
+    const hover = {xs, y: ya, head: (/** @type {number} */ i) => `version ${xs[i]}`,
+                   rows: (/** @type {number} */ i) => [{label: "this run", value: sa[i] ? show(ya[i]) : "no such version", color: pal.accent},
+                                                       {label: "other run", value: sb[i] ? show(yb[i]) : "no such version", color: pal.warn}]};
+    return {title, xs: r.xs, ys: r.ys, drawn: xs.length, keys, series, hover, ...more};
   };
   return {
     "cmp-reward-plot": chart("Reward mean per version", (s) => s.reward_mean, {}),
-    "cmp-pass-plot": chart("Pass rate per version", (s) => s.pass_rate, {yRange: [-0.04, 1.04], fmt: pctFmt, note: "passed every held-out test"}),
-    "cmp-spread-plot": chart("Groups with zero spread", (s) => share(s.zero_spread, s.groups), {yRange: [-0.04, 1.04], fmt: pctFmt, note: "GRPO learns nothing from them"}),
-    "cmp-tokens-plot": chart("Trained tokens per version", (s) => s.trained_tokens, {}),
+    "cmp-pass-plot": chart("Pass rate per version", (s) => s.pass_rate, {yRange: [-0.04, 1.04], fmt: pctFmt, note: "passed every held-out test"}, pct),
+    "cmp-spread-plot": chart("Groups with zero spread", (s) => share(s.zero_spread, s.groups), {yRange: [-0.04, 1.04], fmt: pctFmt, note: "GRPO learns nothing from them"}, pct),
+    "cmp-tokens-plot": chart("Trained tokens per version", (s) => s.trained_tokens, {}, tokens),
   };
 }
 
