@@ -22,6 +22,7 @@ from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support.run_places import batch_bytes, placed, shard_reads, without_end
 from support.run_tables import append_group, bundled_rows, changed, groups, shard_files, write_run
 from viewer import run_stats
+from viewer.page_link import MAX_SRC_CHARS
 from viewer.run_stats import VersionStats, health_notes, resolve_link, task_track, version_stats
 
 TASK5 = "74d89d7f7e5acc942702473f02fc90c09392e730"  # scored at versions 2 and 3 of the bundled run
@@ -280,7 +281,7 @@ def test_a_run_request_is_checked_once():
     """Everything the page sends (event data, server requests, link values) goes through one parse."""
     req = run_stats.run_request({"action": "open", "src": " trl-run ", "row": "g" * 5000, "task": "t" * 100,
                                 "version": "3", "turn": "-1", "a": 7, "b": None})
-    assert req.action == "open" and req.src == "trl-run" and len(req.row) == run_stats.MAX_TEXT
+    assert req.action == "open" and req.src == "trl-run" and len(req.row) == MAX_SRC_CHARS
     assert req.task == "t" * run_stats.MAX_TASK and req.version == 3 and req.turn == 0 and req.a == "" == req.b
     for bad in ("1.5", "1e3", "99999999999", True, [3], "٣"):
         assert run_stats.run_request({"version": bad}).version is None

@@ -35,6 +35,7 @@ from rollout_trace.artifact.run_columns import plain
 from rollout_trace.artifact.run_table import Reduction, RunTable, Step, register
 
 from .numbers import percent
+from .page_link import MAX_SRC_CHARS
 from .untrusted import number, whole
 
 ZERO_ADVANTAGE = 1e-9
@@ -575,7 +576,6 @@ def _pass_rates(groups: Sequence[TaskGroup]) -> list[TaskPoint]:
 # -- the deep link -----------------------------------------------------------------------------------
 
 
-MAX_TEXT = 1000  # a source or a rollout path from the page
 MAX_TASK = 64  # a task id (40 hex digits)
 
 
@@ -615,7 +615,7 @@ def run_request(data: object) -> RunRequest:
     if not isinstance(data, Mapping):
         return RunRequest()
 
-    def text(key: str, most: int = MAX_TEXT) -> str:
+    def text(key: str, most: int = MAX_SRC_CHARS) -> str:
         v = data.get(key)
         return v.strip()[:most] if isinstance(v, str) else ""
 

@@ -25,11 +25,12 @@ from viewer import assets
 from viewer import server_api as api
 from viewer.contract import Initial
 from viewer.index.contract import IndexPage
+from viewer.page_link import MAX_SRC_CHARS
 from viewer.router import rollout_param
 from viewer.untrusted import whole_or
 
 from .parts import ViewParts
-from .rows import CLEARED, MAX_SRC_CHARS, Shown, next_serial, problems_of
+from .rows import CLEARED, Shown, next_serial, problems_of
 from .service import Service
 
 MOUNT_JS = "CollectionIndex.mountInApp(element, props, server, watch, trigger);"

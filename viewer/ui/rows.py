@@ -47,7 +47,6 @@ from viewer.source_kinds import Kind
 from .live import LIVE_SOURCE
 from .token_values import TokenValues
 
-MAX_SRC_CHARS = 1000  # a collection's name, or a row's path: longer is refused before any lookup
 # The token view's value while the index shows: a `Failed` with no problems, so the token view (which
 # mounts whatever it is given) clears itself and hides.
 CLEARED = encode_value(Failed(None))

@@ -31,13 +31,14 @@ from viewer.find.columns import searched
 from viewer.find.text_index import Search
 from viewer.index.cache import CollectionCache, collection_identity
 from viewer.index.facts import RowFacts
+from viewer.page_link import MAX_SRC_CHARS
 from viewer.render.safe import source_label
 from viewer.rollout import Rollout
 from viewer.source_kinds import Kind, classify
 
 from .follower import RunFollower
 from .live import LiveRuns
-from .rows import MAX_SRC_CHARS, Rows
+from .rows import Rows
 from .store import RolloutStore
 from .token_values import TokenValues
 from .visitor import open_bounded
