@@ -160,8 +160,9 @@ class ViewTab:
         r = self.service.store.get(req.key or "")
         if r is None:
             return api.refused("this rollout was never opened here: open it again")
-        sent = data if isinstance(data, dict) else {}
-        initial = initial_from_params({k: str(sent[k]) for k in ("turn", "mode", "scope") if k in sent})
+        # the request's place as a link's: an unknown mode or scope falls back to the default, as a link's does
+        initial = initial_from_params({k: v for k, v in (("turn", str(req.turn)), ("mode", req.mode), ("scope", req.scope))
+                                       if v})
         turn = initial.turn if req.what == "turn" else None
         advantage = _advantage(req.advantage)
         run = req.run
