@@ -247,3 +247,12 @@ def test_a_hub_runs_page_asks_for_each_shard_a_few_times(tmp_path, monkeypatch):
         assert got.to_pylist() == [{c: t.column(c)[i].as_py() for c in names} for i in (5000, 0, 70)]
         assert got["rollout"].to_pylist() == [5000 % 64, 0, 70 % 64]
         assert t.rows_of(np.array([5000]), ["text"])["text"][0].as_py() and hub.paths("GET")
+        # a rollout's files: its files shard's footer (the file's end, then the footer), then its row's range; a
+        # next rollout of that shard (a visitor clicking through a group) asks for its row only
+        files = lambda: [p for p in hub.paths("GET") if "/files/" in p]  # noqa: E731
+        hub.requests.clear()
+        first = t.rollout_files(5000, ["file_turns"])["file_turns"]
+        one = len(files())
+        hub.requests.clear()
+        second = t.rollout_files(5001, ["file_turns"])["file_turns"]
+        assert first and second and len(files()) == 1 < one, (one, files())

@@ -338,16 +338,19 @@ def schema_problems(have: pa.Schema, want: pa.Schema, path: str) -> list[Problem
 
 
 def read_rows(open_file: Callable[[str], Any], path: str, shard: Shard, rows: Sequence[int],
-              columns: Sequence[str], metadata: Any = None) -> pa.Table:
+              columns: Sequence[str], metadata: Any = None,
+              on_footer: Callable[[Any], None] | None = None) -> pa.Table:
     """Rows `rows` (positions in the shard, in order) of `columns` of the file at `path` (a sealed shard's part, or
     its tail): of a Parquet file only the row groups that hold them are read (its footer read again unless given
-    as `metadata`); a tail to its last whole batch."""
+    as `metadata`, and handed to `on_footer` when read); a tail to its last whole batch."""
     with open_file(path) as f:
         if not shard.sealed:
             table, _ = read_tail(_in_memory(f), path, columns)
             return table.take(pa.array(list(rows), pa.int64()))
         if metadata is None:
             metadata = pq.read_metadata(f)
+            if on_footer is not None:
+                on_footer(metadata)
         starts, at = [], 0
         for i in range(metadata.num_row_groups):
             starts.append(at)

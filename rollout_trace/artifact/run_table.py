@@ -24,6 +24,7 @@ segment without its start file, an unreadable small file.
 from __future__ import annotations
 
 import contextvars
+import functools
 import posixpath
 import re
 import threading
@@ -91,6 +92,7 @@ FATE_COLUMNS: dict[str, pa.DataType] = {"trained_step": pa.int64(), "trainer_tok
 # A Hub run's shards read at once (in order, each in the request's context: its budget): each read waits on
 # the network (a request to the Hub takes tens of milliseconds), not on a core
 FETCHES = 8
+FILE_FOOTERS = 64  # files shards' footers kept per run (ShardCache.file_footers)
 _FORMAT = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=list(DICTIONARY)))
 _LOCAL_FS = pafs.LocalFileSystem()
 
@@ -176,6 +178,9 @@ class ShardCache:
 
     def __init__(self) -> None:
         self._got: dict[tuple, Any] = {}  # columns, and a shard's footer or fragment
+        # the footers of the files shards rollouts were opened from: a run has hundreds, a visitor clicks through
+        # the rollouts of a few (over the network, each footer read again is a request before the rollout's)
+        self.file_footers: Bounded[tuple, Any] = Bounded(FILE_FOOTERS)
         self._lock = threading.Lock()
         self.reads = 0  # shard files read (tests and benchmarks count them)
 
@@ -670,8 +675,11 @@ class RunTable:
             fs = self._live(FILES_DIR, fs)
             try:
                 budget.check(fs.name)
+                footer = self._key(FILES_DIR, fs, "__footer") if fs.sealed else None  # a tail has none
                 part = read_rows(self.store.open, self._path(FILES_DIR, fs), fs, [places[i] for i in mine],
-                                 [*FILE_KEYS, *columns])
+                                 [*FILE_KEYS, *columns],
+                                 metadata=self._cache.file_footers.get(footer) if footer else None,
+                                 on_footer=functools.partial(self._cache.file_footers.put, footer) if footer else None)
             except (IndexError, pa.ArrowInvalid, OSError, EOFError, ValueError) as e:
                 problems.append(Problem(f"{FILES_DIR}/{fs.name}", f"a rollout's files cannot be read: {e}",
                                         field="files_row"))
