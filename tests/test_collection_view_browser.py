@@ -206,16 +206,18 @@ def test_screenshots(browser, app_url, coll, scheme, size):
 
 
 @pytest.mark.parametrize("size", [(1440, 900), (1024, 768)])
-@pytest.mark.parametrize("src", ["trl-run", "examples"])
-def test_the_index_table_fits_its_captured_column_too(page, app_url, src, size):
+@pytest.mark.parametrize("src", ["trl-run", "examples", "coll"])
+def test_the_index_table_fits_its_captured_column_too(page, app_url, src, size, request):
     """At 1440x900 and on a 1024x768 projector the whole table is inside its box, no sideways scroll: the last
-    column (captured) is whole, for the bundled run's long group paths and for the examples folder; the run
+    column (captured) is whole, for the bundled run's long group paths, for the examples folder and for a
+    collection of nested folders, a group's rollouts (each with its advantage) and an invalid row; the run
     page's versions table above the run's index fits too (its last column, trainer mismatch, whole)."""
     from conftest import ROOT
     from support import pages
 
     page.set_viewport_size({"width": size[0], "height": size[1]})
-    page.goto(url_of(app_url, src if src == "trl-run" else str(ROOT / src)))
+    where = {"trl-run": "trl-run", "examples": str(ROOT / "examples"), "coll": str(request.getfixturevalue("coll"))}
+    page.goto(url_of(app_url, where[src]))
     page.wait_for_selector(".ci[data-mode=index] .ci-table td", timeout=TIMEOUT)
     # measured in its last layout: after the findings column filled in (the search panel's index, built after the page)
     page.wait_for_function("() => document.querySelector('#collection-index [data-testid=index-findings] .ci-finding')"

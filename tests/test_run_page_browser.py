@@ -68,6 +68,13 @@ def test_run_page_chart_versions_groups_and_back(page, app_url):
     page.locator("[data-testid=run-version][data-version='3']").click()
     page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
     assert page.locator("[data-testid=run-group]").count() == 5 and query(page)["version"] == "3"
+    for w, h in ((1024, 768), (1280, 720)):  # a version's groups inside the versions table: every column in its box
+        page.set_viewport_size({"width": w, "height": h})
+        settle(page)
+        assert page.evaluate(FITS), f"the versions table with a version's groups is wider than its box at {w}"
+        page.locator("[data-testid=run-group]").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / f"run-groups-{w}x{h}.png"))
+    page.set_viewport_size({"width": 1400, "height": 1000})
     page.locator("[data-testid=run-group] .rp-open").nth(2).click()
     page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
     assert not page.locator("#run-page").is_visible()  # the group map has the screen
@@ -76,6 +83,12 @@ def test_run_page_chart_versions_groups_and_back(page, app_url):
     page.wait_for_selector("[data-testid=run-versions]", state="visible", timeout=TIMEOUT)
     assert "row" not in query(page)
     assert page.errors == []
+
+
+# the versions box scrolls nothing sideways, and its groups' last column (the follow-task button) is inside it
+FITS = """() => { const box = document.querySelector('.rp-vbox'), b = box.getBoundingClientRect();
+  const follow = [...box.querySelectorAll('.rp-follow')].map(e => e.getBoundingClientRect().right);
+  return box.scrollWidth <= box.clientWidth + 1 && follow.length > 0 && Math.max(...follow) <= b.right; }"""
 
 
 def test_filters_work_inside_a_run(page, app_url):
