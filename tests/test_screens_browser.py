@@ -126,6 +126,18 @@ def grp(tmp_path_factory) -> Path:
 
 # -- 1. the first screen shows the model's tokens ------------------------------------------------------
 
+# WCAG's contrast ratio of the intro's subdued hint ("Open an example, ...") against the page behind it
+HINT_CONTRAST = """() => {
+  const rgb = (c) => c.match(/[0-9.]+/g).slice(0, 3).map(Number);
+  const lum = (c) => { const [r, g, b] = rgb(c).map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+                       return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  let bg = document.querySelector('#intro');
+  while (bg && getComputedStyle(bg).backgroundColor.match(/[0-9.]+/g)?.[3] === '0') bg = bg.parentElement;
+  const back = bg ? getComputedStyle(bg).backgroundColor : 'rgb(255, 255, 255)';
+  const [a, b] = [lum(getComputedStyle(document.querySelector('#intro .tv-title > span:not(.tv-what)')).color), lum(back)];
+  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+}"""
+
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("size,public", [((1440, 900), False), ((1280, 720), False), ((1280, 720), True),
                                          ((1024, 768), False)])
@@ -136,6 +148,8 @@ def test_first_screen_shows_generated_tokens(browser, app_url, public_url, schem
         assert page.evaluate(GEN_ON_SCREEN) >= 10, "generated tokens on the first screen, without scrolling"
         bar = page.locator("#source").bounding_box()
         assert bar["y"] + bar["height"] < 170, "a compact source bar"
+        hint = page.evaluate(HINT_CONTRAST)  # the intro's secondary line, on a projector in either scheme
+        assert hint >= 4.5, f"the intro's hint is {hint:.1f}:1 against the page"
         shot(page, f"1-first-screen-{size[0]}x{size[1]}{'-public' if public else ''}-{scheme}")
         assert page.errors == []
 
