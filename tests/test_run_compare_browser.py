@@ -55,7 +55,8 @@ def test_two_runs_side_by_side_and_one_task_in_both(page, app_url, other):
     assert [c["id"] for c in charts] == list(PLOTS)
     for c in charts:
         assert c["points"] == 4 and c["painted"] > 200, c  # both runs' lines over versions 1-4
-        assert "this run: trl-run" in c["legend"] and "other run: " + other in c["legend"]
+        # a long source by its end (the table above names both in full)
+        assert "this run: trl-run" in c["legend"] and "other run: …" + other[-27:] in c["legend"], c["legend"]
     # the crosshair reads both runs at the version under the pointer: the other's rewards are 1 - r, its passes
     # this run's failures, so at version 4 the two values add up to 1 (and to 100%)
     for plot, whole in (("cmp-reward-plot", 1.0), ("cmp-pass-plot", 100.0)):

@@ -706,6 +706,7 @@ var RunPage = (() => {
       } }
     };
   }
+  var LEGEND_SRC = 28;
   function compareSpecs(c, width, pal) {
     const xs = Array.from(new Set([...c.a.versions, ...c.b.versions].map((s) => s.version))).sort((x, y) => x - y);
     const bins = Math.max(8, Math.floor(width / 2));
@@ -717,7 +718,8 @@ var RunPage = (() => {
     const share = (part, whole) => whole ? part / whole : null;
     const both = (f) => [sa.map((s) => s ? fin(f(s)) : null), sb.map((s) => s ? fin(f(s)) : null)];
     const line = (col, dash) => ({ stroke: col, width: 2.25, dash, points: { show: xs.length < 40, size: 5, fill: col }, spanGaps: true });
-    const keys = [{ label: "this run: " + c.a.src, color: pal.accent }, { label: "other run: " + c.b.src, color: pal.warn, dash: [6, 4] }];
+    const tail = (src) => src.length > LEGEND_SRC ? "…" + src.slice(-(LEGEND_SRC - 1)) : src;
+    const keys = [{ label: "this run: " + tail(c.a.src), color: pal.accent }, { label: "other run: " + tail(c.b.src), color: pal.warn, dash: [6, 4] }];
     const series = [line(pal.accent, void 0), line(pal.warn, [6, 4])];
     const pctFmt = (v) => v >= 0 && v <= 1 ? Math.round(v * 100) + "%" : "";
     const tokens = (v) => v === null ? "–" : count2(v);

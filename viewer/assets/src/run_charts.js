@@ -444,6 +444,8 @@ function taskSpec(t, width, pal, smooth) {
           }}};
 }
 
+const LEGEND_SRC = 28;  // characters of a run's source a compared chart's legend shows
+
 /**
  * Two runs' numbers per version overlaid (a run page compared with another run, RunCompare): on the versions
  * either run has, each run's line joined across a version it lacks. A is solid, B dashed.
@@ -460,7 +462,10 @@ function compareSpecs(c, width, pal) {
   const both = (f) => [sa.map((s) => (s ? fin(f(s)) : null)), sb.map((s) => (s ? fin(f(s)) : null))];
   const line = (/** @type {string} */ col, /** @type {number[] | undefined} */ dash) =>
     ({stroke: col, width: 2.25, dash, points: {show: xs.length < 40, size: 5, fill: col}, spanGaps: true});
-  const keys = [{label: "this run: " + c.a.src, color: pal.accent}, {label: "other run: " + c.b.src, color: pal.warn, dash: [6, 4]}];
+  // a source as a legend names it: a long path by its end (the table above the charts names both in full), so four
+  // charts in a row on a 1024 px projector keep their plots larger than their legends
+  const tail = (/** @type {string} */ src) => (src.length > LEGEND_SRC ? "…" + src.slice(-(LEGEND_SRC - 1)) : src);
+  const keys = [{label: "this run: " + tail(c.a.src), color: pal.accent}, {label: "other run: " + tail(c.b.src), color: pal.warn, dash: [6, 4]}];
   const series = [line(pal.accent, undefined), line(pal.warn, [6, 4])];
   const pctFmt = (/** @type {number} */ v) => (v >= 0 && v <= 1 ? Math.round(v * 100) + "%" : "");
   const tokens = (/** @type {number | null} */ v) => (v === null ? "–" : count(v));
