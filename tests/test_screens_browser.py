@@ -154,6 +154,31 @@ def test_first_screen_shows_generated_tokens(browser, app_url, public_url, schem
         assert page.errors == []
 
 
+# Lines of tokens the window shows of the token pane, without scrolling: tokens wholly inside both
+TOKEN_LINES_ON_SCREEN = """() => { const b = document.querySelector('.tv-tokens').getBoundingClientRect();
+  const tops = [...document.querySelectorAll('.tv-tokens .t[data-mask]')].map(e => e.getBoundingClientRect())
+    .filter(r => r.width > 0 && r.top >= Math.max(0, b.top) && r.bottom <= Math.min(innerHeight, b.bottom)).map(r => Math.round(r.top));
+  return new Set(tops).size; }"""
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_a_rollout_opened_in_a_run_shows_its_tokens_on_a_projectors_first_screen(browser, app_url, scheme):
+    """A run's rollout brings the search panel and the back bar above its own header: at 1024x768 the token pane
+    still starts on the first screen with lines of tokens in it (they once started below it)."""
+    with screen(browser, (1024, 768), scheme) as page:
+        open_view(page, url_of(app_url, "trl-run", version=3, group=2, rollout=1))
+        assert page.locator("[data-testid=back-to-index]").is_visible() and page.locator("#find-panel").is_visible()
+        assert page.evaluate("window.scrollY") == 0
+        bar = page.locator("[data-testid=back-to-index]").bounding_box()
+        find = page.locator("#find-panel .fp-bar").bounding_box()
+        assert find["height"] < 40, "the folded search panel is one line"
+        assert bar["y"] - (find["y"] + find["height"]) < 48, "no empty band between the search panel and Back"
+        lines = page.evaluate(TOKEN_LINES_ON_SCREEN)
+        shot(page, f"1-run-rollout-1024x768-{scheme}")
+        assert lines >= 3, f"{lines} lines of tokens on the first screen"
+        assert page.errors == []
+
+
 # -- 2. trainer modes keep the tokens where they were ----------------------------------------------------
 
 # The trainer's numbers for the turn have landed: its generated tokens wear their mismatch colours.
