@@ -256,6 +256,13 @@ FITS = """() => [...document.querySelectorAll('.tv.present .tv-toolbar button, .
     return r.left >= 0 && r.right <= innerWidth && r.top >= 0 && r.bottom <= innerHeight; })"""
 LEGEND_WHOLE = """() => { const l = document.querySelector('.tv.present .tv-legend');
   return l.scrollWidth <= l.clientWidth + 1 && getComputedStyle(l).textOverflow !== 'ellipsis'; }"""
+# The legend's swatches that end a line while their label starts the next one
+ORPHAN_SWATCHES = """() => [...document.querySelectorAll('.tv-legend .sw')].filter(sw => {
+  let n = sw.nextSibling; while (n && n.nodeType === 3 && !n.textContent.trim()) n = n.nextSibling;
+  if (!n) return false;
+  const r = document.createRange();
+  if (n.nodeType === 3) { const i = n.textContent.search(/\\S/); r.setStart(n, i); r.setEnd(n, i + 1); } else r.selectNode(n);
+  return r.getBoundingClientRect().top >= sw.getBoundingClientRect().bottom; }).length"""
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
@@ -272,6 +279,7 @@ def test_presentation_controls_fit(browser, app_url, grp, scheme, size):
             landed(page, "!document.querySelector('.tv-legend').textContent.includes(\"loading the trainer's numbers\")")
             assert page.evaluate(FITS), f"every control is in the window in {mode}"
             assert page.evaluate(LEGEND_WHOLE), f"the {mode} legend is whole"
+            assert page.evaluate(ORPHAN_SWATCHES) == 0, f"a swatch of the {mode} legend ends a line without its label"
             assert page.evaluate(GEN_ON_SCREEN) == 70, f"a mode change keeps the turn's 70 generated tokens on screen ({mode})"
             active = page.locator(f"[data-mode={mode}].on").bounding_box()
             assert active and active["x"] >= 0 and active["x"] + active["width"] <= size[0]
