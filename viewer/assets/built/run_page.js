@@ -77,6 +77,11 @@ var RunPage = (() => {
     const cs = Array.from(value);
     return cs.length <= limit ? value : cs.slice(0, limit - 1).join("") + "…";
   }
+  function end(value, limit) {
+    if (value.length <= limit) return value;
+    const cs = Array.from(value);
+    return cs.length <= limit ? value : "…" + cs.slice(cs.length - (limit - 1)).join("");
+  }
 
   // src/values.js
   var count = (v) => v === null || v === void 0 ? "-" : v.toLocaleString("en-US");
@@ -718,8 +723,10 @@ var RunPage = (() => {
     const share = (part, whole) => whole ? part / whole : null;
     const both = (f) => [sa.map((s) => s ? fin(f(s)) : null), sb.map((s) => s ? fin(f(s)) : null)];
     const line = (col, dash) => ({ stroke: col, width: 2.25, dash, points: { show: xs.length < 40, size: 5, fill: col }, spanGaps: true });
-    const tail = (src) => src.length > LEGEND_SRC ? "…" + src.slice(-(LEGEND_SRC - 1)) : src;
-    const keys = [{ label: "this run: " + tail(c.a.src), color: pal.accent }, { label: "other run: " + tail(c.b.src), color: pal.warn, dash: [6, 4] }];
+    const keys = [
+      { label: "this run: " + end(c.a.src, LEGEND_SRC), color: pal.accent },
+      { label: "other run: " + end(c.b.src, LEGEND_SRC), color: pal.warn, dash: [6, 4] }
+    ];
     const series = [line(pal.accent, void 0), line(pal.warn, [6, 4])];
     const pctFmt = (v) => v >= 0 && v <= 1 ? Math.round(v * 100) + "%" : "";
     const tokens = (v) => v === null ? "–" : count2(v);

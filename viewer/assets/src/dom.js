@@ -94,6 +94,16 @@ export function short(value, limit) {
 }
 
 /**
+ * At most `limit` characters (code points), its start cut: a long path or source named by its end.
+ * @param {string} value @param {number} limit
+ */
+export function end(value, limit) {
+  if (value.length <= limit) return value;
+  const cs = Array.from(value);
+  return cs.length <= limit ? value : "…" + cs.slice(cs.length - (limit - 1)).join("");
+}
+
+/**
  * At most `limit` characters (code points), cut in the middle: a path's start and its last folder both stay.
  * @param {string} value @param {number} limit
  */

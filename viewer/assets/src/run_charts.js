@@ -9,7 +9,7 @@
 // Pointing at a chart (or the arrow keys on a focused one) reads one version, not a reduced bin: a crosshair
 // and a readout of its numbers, built as elements over the canvas; a click (or Enter) opens it in the versions
 // table. The line charts can be smoothed (an EMA, as W&B's), their raw curves kept faint beneath.
-import {el} from "./dom.js";
+import {el, end} from "./dom.js";
 
 /** @typedef {"line" | "lo" | "hi"} Keep */
 
@@ -464,8 +464,8 @@ function compareSpecs(c, width, pal) {
     ({stroke: col, width: 2.25, dash, points: {show: xs.length < 40, size: 5, fill: col}, spanGaps: true});
   // a source as a legend names it: a long path by its end (the table above the charts names both in full), so four
   // charts in a row on a 1024 px projector keep their plots larger than their legends
-  const tail = (/** @type {string} */ src) => (src.length > LEGEND_SRC ? "…" + src.slice(-(LEGEND_SRC - 1)) : src);
-  const keys = [{label: "this run: " + tail(c.a.src), color: pal.accent}, {label: "other run: " + tail(c.b.src), color: pal.warn, dash: [6, 4]}];
+  const keys = [{label: "this run: " + end(c.a.src, LEGEND_SRC), color: pal.accent},
+                {label: "other run: " + end(c.b.src, LEGEND_SRC), color: pal.warn, dash: [6, 4]}];
   const series = [line(pal.accent, undefined), line(pal.warn, [6, 4])];
   const pctFmt = (/** @type {number} */ v) => (v >= 0 && v <= 1 ? Math.round(v * 100) + "%" : "");
   const tokens = (/** @type {number | null} */ v) => (v === null ? "–" : count(v));
