@@ -303,3 +303,43 @@ def test_a_links_sort_and_smoothing_are_checked_and_named_when_wrong():
     assert run_link_problem(run, {"vsort": "pass_rate", "smooth": "0.5"}) is None
     assert "vsort is not a column" in (run_link_problem(run, {"vsort": "nope"}) or "")
     assert "smooth is not a smoothing weight" in (run_link_problem(run, {"smooth": "2"}) or "")
+
+
+def _plain_task_choices(t) -> list[tuple[str, str, int]]:
+    """The task choices as a plain reading of every standing row gives them: each task's first rollout in the run's
+    order (segment, version, group, row), those scored at more than one version first."""
+    rows = t.table.select(["task_id", "title", "segment", "policy_version", "group_id"]).to_pylist()
+    segments = t.segment_names()
+    first: dict[str, tuple] = {}
+    versions: dict[str, set] = {}
+    for i, r in enumerate(rows):
+        if r["task_id"] is None:
+            continue
+        place = (segments.index(r["segment"]), -1 if r["policy_version"] is None else r["policy_version"],
+                 r["group_id"], i)
+        if r["task_id"] not in first or place < first[r["task_id"]][0]:
+            first[r["task_id"]] = (place, r["title"] or "")
+        versions.setdefault(r["task_id"], set()).add(place[1])
+    order = sorted(first, key=lambda k: (len(versions[k]) <= 1, first[k][0]))
+    return [(k, first[k][1], len(versions[k])) for k in order]
+
+
+def test_task_choices_are_what_every_row_says(tmp_path):
+    """The tasks to follow, reduced shard by shard in numbers (task ids through their distinct values), are each
+    task's first rollout and its count of versions as a plain reading of every row gives them: on the bundled run,
+    and on one written in reverse (versions descending across shards of three rows, a task's rows in several
+    shards and both segments) with a rollout without a task id and two tasks' titles changed in later rows."""
+    bundled = open_run("trl-run")
+    assert [(c.task_id, c.title, c.versions) for c in run_stats.task_choices(bundled)] == \
+        _plain_task_choices(bundled.table) != []
+    rows = bundled_rows()
+    rows = rows.take(pa.array(np.arange(rows.num_rows)[::-1]))
+    tasks = rows["task_id"].to_pylist()
+    tasks[5] = None
+    titles = rows["title"].to_pylist()
+    titles[0], titles[-1] = "a later title", "the first title"
+    t = open_run(str(write_run(tmp_path / "run", changed(rows, task_id=tasks, title=titles), seal_rows=3))).table
+    assert len(shard_files(tmp_path / "run")) > 10
+    got = [(c.task_id, c.title, c.versions) for c in run_stats.task_choices(t)]
+    assert got == _plain_task_choices(t) and len(got) == len({x for x in tasks if x})
+    assert any(v > 1 for _, _, v in got) and any(v == 1 for _, _, v in got)

@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from rollout_trace.artifact.group import grpo_advantages, reward_spread
 from rollout_trace.artifact.numbers import finite_summary
 from rollout_trace.artifact.run import Run
-from rollout_trace.artifact.run_columns import plain
+from rollout_trace.artifact.run_columns import codes_in, plain, segment_values
 from rollout_trace.artifact.run_table import Reduction, RunTable, Step, register
 
 from .numbers import percent
@@ -131,7 +131,7 @@ class TaskTrack(msgspec.Struct, frozen=True, kw_only=True):
 class TaskChoice(msgspec.Struct, frozen=True):
     task_id: str
     title: str
-    groups: int
+    versions: int  # how many policy versions scored it (a task scored at one version cannot be followed)
 
 
 class RunHead(msgspec.Struct, frozen=True, kw_only=True):
@@ -479,41 +479,46 @@ def task_choices(run: RunLike, limit: int = 200) -> list[TaskChoice]:
     return t.memo(f"task_choices:{limit}", lambda: _task_choices(t, limit))
 
 
-_ORDER = [("seg", "ascending"), ("version", "ascending"), ("gid", "ascending"), ("row", "ascending")]
+# a task: its id, its first row's title, that row's place in the run's order, how many versions scored it
+_TaskFirst = tuple[str, str | None, tuple[int, int, int, int], int]
 
 
-def _first_of(t: pa.Table) -> pa.Table:
-    """Each task's first row of `t` in the run's order (segment, version, group, row)."""
-    t = t.sort_by(_ORDER)
-    return t.group_by("task", use_threads=False).aggregate([(c, "first") for c in ("title", *(k for k, _ in _ORDER))]
-                                                           ).rename_columns(["task", "title", *(k for k, _ in _ORDER)])
-
-
-def _task_rows(t: RunTable) -> tuple[Step, Callable[[], tuple[pa.Table, dict[str, int]] | None]]:
-    """Each task's first row (in the run's order) and how many versions scored it, shard by shard (a reduction,
-    `RunTable.reduced`): a million rollouts' task ids and titles are ~130 MB."""
+def _task_rows(t: RunTable) -> tuple[Step, Callable[[], list[_TaskFirst] | None]]:
+    """Each task's first row in the run's order (segment, version, group, row) with that row's title, and how many
+    versions scored it, shard by shard (a reduction, `RunTable.reduced`), in numbers: a shard's task ids through
+    their few distinct values (`codes_in`), never a million rollouts' ids and titles as strings (~130 MB)."""
     if not len(t):
         return (lambda start, part: None), lambda: None
     keys = t.group_keys()
     version = pc.fill_null(t.column("policy_version"), -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    firsts: list[pa.Table] = []
-    pairs: list[pa.Table] = []
+    first: dict[str, tuple[tuple[int, int, int, int], str | None]] = {}  # task: (its first row's place, that row's title)
+    versions: dict[str, set[int]] = defaultdict(set)
 
     def step(start: int, part: pa.Table) -> None:
         n = part.num_rows
-        k = keys[start:start + n]
-        rows = pa.table({"task": plain(part["task_id"]), "title": plain(part["title"]), "seg": k >> 40,
-                         "version": version[start:start + n], "gid": k & (2**40 - 1),
-                         "row": np.arange(start, start + n, dtype=np.int64)})
-        rows = rows.filter(pc.is_valid(rows["task"]))
-        firsts.append(_first_of(rows))
-        pairs.append(rows.group_by(["task", "version"], use_threads=False).aggregate([]))
+        names = segment_values(part["task_id"])
+        code = codes_in(part["task_id"], names)
+        k, ver = keys[start:start + n], version[start:start + n]
+        seg, gid, row = k >> 40, k & (2**40 - 1), np.arange(start, start + n, dtype=np.int64)
+        order = np.lexsort((row, gid, ver, seg))
+        order = order[code[order] >= 0]  # a rollout without a task id is no task's
+        best = np.full(len(names), len(order), np.int64)
+        np.minimum.at(best, code[order], np.arange(len(order)))  # each task's first row in the run's order
+        tasks = np.flatnonzero(best < len(order))
+        rows = order[best[tasks]]
+        titles = plain(part["title"].take(pa.array(rows))).to_pylist()
+        for c, i, title in zip(tasks.tolist(), rows.tolist(), titles, strict=True):
+            place = (int(seg[i]), int(ver[i]), int(gid[i]), int(row[i]))
+            task = names[c]
+            if task not in first or place < first[task][0]:
+                first[task] = (place, title)
+        scored = code >= 0
+        vs, which = np.unique(ver[scored], return_inverse=True)  # the (task, version) pairs as one number each
+        for pair in np.unique(code[scored].astype(np.int64) * len(vs) + which).tolist():
+            versions[names[pair // len(vs)]].add(int(vs[pair % len(vs)]))
 
-    def finish() -> tuple[pa.Table, dict[str, int]]:
-        first = _first_of(pa.concat_tables(firsts))
-        versions = pa.concat_tables(pairs).group_by(["task", "version"], use_threads=False).aggregate([]).group_by(
-            "task", use_threads=False).aggregate([("version", "count")])
-        return first, dict(zip(versions["task"].to_pylist(), versions["version_count"].to_pylist(), strict=True))
+    def finish() -> list[_TaskFirst]:
+        return [(task, title, place, len(versions[task])) for task, (place, title) in first.items()]
 
     return step, finish
 
@@ -536,11 +541,9 @@ def _task_choices(t: RunTable, limit: int) -> list[TaskChoice]:
     got = t.reduced("task_rows")
     if got is None:
         return []
-    first, count = got
     # those scored at more than one version first, each kind in the run's order
-    ordered = first.sort_by(_ORDER).to_pylist()
-    ordered.sort(key=lambda x: count[x["task"]] <= 1)
-    return [TaskChoice(x["task"], x["title"] or "", count[x["task"]]) for x in ordered[:limit]]
+    ordered = sorted(got, key=lambda x: (x[3] <= 1, x[2]))
+    return [TaskChoice(task, title or "", count) for task, title, _, count in ordered[:limit]]
 
 
 def task_track(run: RunLike, task_id: str) -> TaskTrack | None:

@@ -726,7 +726,7 @@ interface Tally {
 interface TaskChoice {
   task_id: string;
   title: string;
-  groups: number;
+  versions: number;
 }
 
 interface TaskGroup {

@@ -1174,7 +1174,7 @@ var RunPage = (() => {
   function taskPanel(body) {
     const pick = el("select", { class: "rp-taskpick", "data-testid": "run-task-pick" });
     pick.append(new Option("follow a task across versions…", ""));
-    for (const t2 of body.tasks) pick.append(new Option(`${t2.title} (${t2.groups} versions)`, t2.task_id));
+    for (const t2 of body.tasks) pick.append(new Option(`${t2.title} (${t2.versions} versions)`, t2.task_id));
     pick.value = body.task ? body.task.task_id : "";
     const parts = [el("div", { class: "rp-taskbar" }, pick)];
     const t = body.task;

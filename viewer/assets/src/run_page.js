@@ -163,7 +163,7 @@ function versionsTable(body, state) {
 function taskPanel(body) {
   const pick = el("select", {class: "rp-taskpick", "data-testid": "run-task-pick"});
   pick.append(new Option("follow a task across versions…", ""));
-  for (const t of body.tasks) pick.append(new Option(`${t.title} (${t.groups} versions)`, t.task_id));
+  for (const t of body.tasks) pick.append(new Option(`${t.title} (${t.versions} versions)`, t.task_id));
   /** @type {HTMLSelectElement} */ (pick).value = body.task ? body.task.task_id : "";
   const parts = [el("div", {class: "rp-taskbar"}, pick)];
   const t = body.task;
