@@ -343,3 +343,25 @@ def test_task_choices_are_what_every_row_says(tmp_path):
     got = [(c.task_id, c.title, c.versions) for c in run_stats.task_choices(t)]
     assert got == _plain_task_choices(t) and len(got) == len({x for x in tasks if x})
     assert any(v > 1 for _, _, v in got) and any(v == 1 for _, _, v in got)
+
+
+def test_version_stats_do_not_depend_on_the_rows_order(tmp_path):
+    """The per-version numbers of a run whose rows are in group order (as recorded: each group's rows added up side
+    by side) and of the same rows written in reverse (added up by a hash table) are equal, zero-spread groups
+    included, and so is a group TRL gave no advantages (its spread by the formula)."""
+    rows = bundled_rows()
+    adv = rows["advantage"].to_pylist()
+    place = list(zip(rows["segment"].to_pylist(), rows["group_id"].to_pylist(), strict=True))
+    for i, p in enumerate(place):
+        if p == place[0]:
+            adv[i] = None  # the first group's: zero spread or not by GRPO's formula
+        elif p == place[-1]:
+            adv[i] = 0.0  # the last group's: zero spread
+    rows = changed(rows, advantage=adv)
+    ordered = open_run(str(write_run(tmp_path / "ordered", rows))).table
+    backwards = open_run(str(write_run(tmp_path / "backwards", rows.take(pa.array(np.arange(rows.num_rows)[::-1])),
+                                       seal_rows=3))).table
+    keys = backwards.group_keys()
+    assert not np.all(keys[1:] >= keys[:-1]) and np.all(ordered.group_keys()[1:] >= ordered.group_keys()[:-1])
+    got = version_stats(ordered)
+    assert got == version_stats(backwards) and sum(s.zero_spread for s in got) > 0

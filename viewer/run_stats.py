@@ -259,23 +259,35 @@ def _zero_spread_groups(t: RunTable) -> tuple[np.ndarray, np.ndarray]:
     adv = v["advantage"]
     # a group by its number: its segment's and its id (its name is made of these, and strings cost more)
     key = t.group_keys()
-    g = pa.table({"g": key, "version": v["policy_version"],
-                  "small": pc.cast(pc.fill_null(pc.less(pc.abs(adv), ZERO_ADVANTAGE), False), pa.int64()),
-                  "missing": pc.cast(pc.is_null(adv), pa.int64())})
-    agg = g.group_by("g", use_threads=False).aggregate([("version", "min"), ("version", "count"), ("small", "sum"),
-                                                        ("missing", "sum")])
-    zero = (agg["small_sum"].to_numpy() == agg["version_count"].to_numpy())
-    missing = agg["missing_sum"].to_numpy() > 0
+    version = v["policy_version"]
+    small = pc.fill_null(pc.less(pc.abs(adv), ZERO_ADVANTAGE), False).to_numpy(zero_copy_only=False)
+    missing_row = pc.is_null(adv).to_numpy(zero_copy_only=False)
+    if len(key) and bool(np.all(key[1:] >= key[:-1])):
+        # a run's rows in group order, as recorded: each group's rows side by side, added up without a hash table
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        groups = key[starts]
+        vmin = np.minimum.reduceat(pc.fill_null(version, np.iinfo(np.int64).max).to_numpy(zero_copy_only=False),
+                                   starts)
+        count = np.diff(np.r_[starts, len(key)])
+        zero = np.add.reduceat(small.astype(np.int64), starts) == count
+        missing = np.add.reduceat(missing_row.astype(np.int64), starts) > 0
+    else:
+        agg = pa.table({"g": key, "version": version, "small": small.astype(np.int64),
+                        "missing": missing_row.astype(np.int64)}).group_by("g", use_threads=False).aggregate(
+            [("version", "min"), ("version", "count"), ("small", "sum"), ("missing", "sum")])
+        groups, vmin = agg["g"].to_numpy(), agg["version_min"].to_numpy(zero_copy_only=False)
+        zero = agg["small_sum"].to_numpy() == agg["version_count"].to_numpy()
+        missing = agg["missing_sum"].to_numpy() > 0
     if missing.any():
-        wanted = pc.filter(agg["g"], pa.array(missing))
+        wanted = pa.array(groups[missing])
         rows = np.flatnonzero(pc.is_in(pa.array(key), value_set=wanted).to_numpy(zero_copy_only=False))
         members_of: dict[int, list[ROW]] = defaultdict(list)
         for k, m in zip(key[rows].tolist(), t.take(rows, _ROW_COLUMNS).to_pylist(), strict=True):
             members_of[k].append(m)
-        at = {k: i for i, k in enumerate(agg["g"].to_pylist())}
+        at = {k: i for i, k in enumerate(groups.tolist())}
         for k, members in members_of.items():
             zero[at[k]] = _zero(_advantages(sorted(members, key=lambda m: m["rollout"])))
-    return agg["version_min"].to_numpy(), zero
+    return vmin, zero
 
 
 def version_stats(run: RunLike) -> list[VersionStats]:

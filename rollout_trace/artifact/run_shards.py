@@ -323,11 +323,12 @@ def _decoded_size(metadata: Any, columns: Sequence[str]) -> int:
 def schema_problems(have: pa.Schema, want: pa.Schema, path: str) -> list[Problem]:
     """Why a file's columns do not fit the run table's (`want`): a column missing, or of a type that does not
     convert to the table's. One problem per file: its rows are left out."""
+    types = dict(zip(have.names, have.types, strict=True))  # `names` makes a list at each call
     for f in want:
-        if f.name not in have.names:
+        got = types.get(f.name)
+        if got is None:
             return [Problem(path, "a column of the run table is missing; its rows are left out", field=f.name,
                             expected=str(f.type), found="no such column")]
-        got = have.field(f.name).type
         if got != f.type:
             try:
                 pa.array([], got).cast(f.type)
