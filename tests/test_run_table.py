@@ -577,3 +577,42 @@ def test_training_row_lists_of_another_length_are_named_not_raised(root):
     p = said[f"row {a} row_trained_tokens"]
     assert p.file == f"rollouts/{path.name}" and "left out" in p.message
     assert (p.expected, p.found) == (f"{len(ordinals[a])} values (one per row_ordinal)", f"{len(ordinals[a]) - 1}")
+
+
+def test_text_codes_are_the_same_through_one_dictionary_or_one_per_chunk():
+    """`codes_in` of a run's column: chunks of one dictionary each (a shard's row groups) are looked up through one
+    dictionary made of them all; nulls, empty chunks, values not asked for and plain chunks give what a lookup of
+    each value gives."""
+    from rollout_trace.artifact.run_columns import codes_in
+
+    values = [["x", None, "y"], [], ["z", "y", None, "q"], ["x"] * 3]
+    names = ["y", "z", "x"]
+    plain = [names.index(v) if v in names else -1 for chunk in values for v in chunk]
+    encoded = pa.chunked_array([pa.array(v, pa.string()).dictionary_encode() for v in values])
+    assert codes_in(encoded, names).tolist() == plain
+    assert codes_in(pa.chunked_array([pa.array(v, pa.string()) for v in values]), names).tolist() == plain
+    mixed = pa.chunked_array([pa.array(v, pa.string()).dictionary_encode() for v in values[:2]])
+    assert codes_in(mixed, names).tolist() == plain[:3] and codes_in(encoded, []).tolist() == [-1] * len(plain)
+    assert codes_in(encoded.chunk(0), names).tolist() == plain[:3]
+
+
+@pytest.mark.parametrize("far", [False, True])
+def test_trained_rows_no_rollout_holds_are_found_by_segment_and_ordinal(far):
+    """`unrecorded` (what `unrecorded_trained` reads): a row asked for is unrecorded unless a held row has its
+    segment and ordinal; one of a segment the rollouts do not name (-1) or without an ordinal (-1) is held by
+    none. The same by array index and, with an ordinal far past the rows (a hostile table's), by a sorted
+    search; with one segment and with three."""
+    from rollout_trace.artifact.run_fates import unrecorded
+
+    rng = np.random.default_rng(7)
+    for segments in (1, 3):
+        held_seg = rng.integers(0, segments, 400)
+        held = rng.integers(-1, 300, 400)
+        asked_seg = np.r_[rng.integers(0 if segments == 1 else -1, segments, 500), [0, 0]]  # one: every row of one
+        asked = np.r_[rng.integers(-1, 320, 500), [-1, 2**40 if far else 5]]
+        pairs = {(s, o) for s, o in zip(held_seg.tolist(), held.tolist(), strict=True) if o >= 0}
+        plain = [s < 0 or o < 0 or (s, o) not in pairs for s, o in zip(asked_seg.tolist(), asked.tolist(), strict=True)]
+        got = unrecorded(held_seg, held, asked_seg, asked)
+        assert got.tolist() == plain and 0 < got.sum() < len(asked)
+    assert unrecorded(np.zeros(0, np.int64), np.zeros(0, np.int64), np.array([0]), np.array([3])).tolist() == [True]
+    assert unrecorded(np.zeros(2, np.int64), np.array([1, 2]), np.zeros(0, np.int64), np.zeros(0, np.int64)).size == 0

@@ -107,8 +107,16 @@ def codes_in(col: Any, names: list[str]) -> np.ndarray:
     """Each value of a text column as its position in `names` (-1: not there, or null), in 32 bits; a
     dictionary-encoded column through its few distinct values (never decoding a million strings)."""
     want = pa.array(names, pa.string())
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    if len(chunks) > 1 and all(pa.types.is_dictionary(c.type) for c in chunks):
+        try:  # a run's shards' chunks: their dictionaries made one, its values looked up once for every chunk
+            chunks = pa.chunked_array(chunks).unify_dictionaries().chunks
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            pass  # chunks of different dictionary types: each looked up on its own
+        else:
+            return _codes_of(chunks, want)
     parts = []
-    for chunk in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
+    for chunk in chunks:
         if pa.types.is_dictionary(chunk.type):
             of_value = pc.fill_null(pc.index_in(pc.cast(chunk.dictionary, pa.string()), value_set=want), -1).to_numpy(
                 zero_copy_only=False).astype(np.int32)
@@ -123,6 +131,18 @@ def codes_in(col: Any, names: list[str]) -> np.ndarray:
                 zero_copy_only=False).astype(np.int32)
         parts.append(got)
     return np.concatenate(parts) if parts else np.zeros(0, np.int32)
+
+
+def _codes_of(chunks: list[pa.DictionaryArray], want: pa.Array) -> np.ndarray:
+    """`codes_in` of dictionary chunks sharing one dictionary."""
+    of_value = pc.fill_null(pc.index_in(pc.cast(chunks[0].dictionary, pa.string()), value_set=want), -1).to_numpy(
+        zero_copy_only=False).astype(np.int32)
+    indices = np.concatenate([(pc.fill_null(c.indices, 0) if c.null_count else c.indices).to_numpy(zero_copy_only=False)
+                              for c in chunks])
+    got = of_value[indices] if len(of_value) else np.full(len(indices), -1, np.int32)
+    if any(c.null_count for c in chunks):
+        got[np.concatenate([c.is_null().to_numpy(zero_copy_only=False) for c in chunks])] = -1
+    return got
 
 
 def as_read(name: str, chunk: pa.Array) -> pa.Array:

@@ -80,6 +80,36 @@ def _latest(at: np.ndarray, codes: np.ndarray, steps: np.ndarray, asked: np.ndar
             np.where(hit, steps[last][pos] if len(keys) else -1, -1).astype(np.int32))
 
 
+def unrecorded(held_seg: np.ndarray, held: np.ndarray, asked_seg: np.ndarray, asked: np.ndarray) -> np.ndarray:
+    """Which of the rows asked for (a segment's number and an ordinal each; -1: none) no row held has: a row of a
+    segment the held rows do not name, or without an ordinal, is held by none. By array index per segment when
+    the ordinals are about as many as the rows (as `_latest`), else by a sorted search."""
+    out = np.ones(len(asked), dtype=bool)
+    one = len(asked_seg) and bool(np.all(asked_seg == asked_seg[0])) and bool(np.all(held_seg == asked_seg[0]))
+    # the segments asked for: a run's few, numbered from 0
+    segments = ([int(asked_seg[0])] if asked_seg[0] >= 0 else []) if one else \
+        np.flatnonzero(np.bincount(asked_seg[asked_seg >= 0].astype(np.int64))).tolist()
+    for k in segments:
+        here = slice(None) if one else asked_seg == k
+        mine = held if one else held[held_seg == k]
+        mine = mine[mine >= 0]
+        want = asked[here]
+        top = int(max(mine.max(initial=-1), want.max(initial=-1))) + 1
+        if top <= 4 * (len(mine) + len(want)) + 2**16:
+            has = np.zeros(top + 1, dtype=bool)  # the last slot answers a missing ordinal (-1): held by none
+            has[mine] = True
+            out[here] = ~has[want]
+        else:
+            out[here] = ~(np.isin(want, mine) & (want >= 0))
+    return out
+
+
+def ordinals_of(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """A column of ordinals as 64-bit numbers, a null and anything below -1 as -1."""
+    x = pc.fill_null(col, -1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return np.maximum(x, -1) if len(x) and x.min() < -1 else x
+
+
 def _int32(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """A column of ordinals or steps as 32-bit numbers, a null and anything below -1 as -1 and anything past 32 bits
     as the largest (no such row exists in a run that fits one machine)."""

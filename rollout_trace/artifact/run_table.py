@@ -63,7 +63,7 @@ from .run_columns import (
     utf8_fixed,
     utf8_valid,
 )
-from .run_fates import RowFate, rollout_fates, row_fates
+from .run_fates import RowFate, ordinals_of, rollout_fates, row_fates, unrecorded
 from .run_files import RunFiles, read_files
 from .run_format import (
     CONSUMED_DIR,
@@ -759,16 +759,13 @@ class RunTable:
         recorder lost its group)."""
         def make() -> pa.Table:
             c = self.consumed
-            took = c.filter(pc.equal(c["fate"], "trained"))
-            if not took.num_rows:
-                return took
-            names = self.segment_names()
+            took = codes_in(c["fate"], ["trained"]) == 0
+            if not took.any():
+                return c.filter(pa.array(took))
             o = self.ordinals()
-            have = o["segment"].to_numpy().astype(np.int64) * 2**40 + pc.fill_null(o["ordinal"], -1).to_numpy()
-            seg = pc.fill_null(pc.index_in(pc.cast(took["segment"], pa.string()), value_set=pa.array(names, pa.string())),
-                               -1).to_numpy(zero_copy_only=False).astype(np.int64)
-            want = np.where(seg >= 0, seg * 2**40 + pc.fill_null(took["ordinal"], -1).to_numpy(zero_copy_only=False), -1)
-            return took.filter(pa.array(~np.isin(want, have)))
+            lost = unrecorded(o["segment"].to_numpy(), ordinals_of(o["ordinal"]), codes_in(c["segment"], self.segment_names()),
+                              ordinals_of(c["ordinal"]))
+            return c.filter(pa.array(took & lost))
         return self.memo("__unrecorded", make)
 
     def group_keys(self) -> np.ndarray:
