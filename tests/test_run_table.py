@@ -616,3 +616,34 @@ def test_trained_rows_no_rollout_holds_are_found_by_segment_and_ordinal(far):
         assert got.tolist() == plain and 0 < got.sum() < len(asked)
     assert unrecorded(np.zeros(0, np.int64), np.zeros(0, np.int64), np.array([0]), np.array([3])).tolist() == [True]
     assert unrecorded(np.zeros(2, np.int64), np.array([1, 2]), np.zeros(0, np.int64), np.zeros(0, np.int64)).size == 0
+
+
+def test_the_index_rows_order_is_the_same_from_rows_in_order_or_not(tmp_path, monkeypatch):
+    """The run's index rows (each group, then its rollouts; by segment, version, group id, index) are in the same
+    order whether the rows lie in it as recorded (placed without a sort) or not: written in reverse, and with one
+    group's version set below its predecessor's (the groups' number order then is not their version order)."""
+    from viewer.index import run_index as module
+
+    placed: list[bool] = []
+    in_order = module._in_order
+    monkeypatch.setattr(module, "_in_order", lambda *a: placed.append((got := in_order(*a)) is not None) or got)
+
+    def paths(t: rt.RunTable) -> list[str]:
+        return module._values(t, module.run_index(t), "path").to_pylist()
+
+    rows = bundled_rows()
+    ordered = rt.run_table(write_run(tmp_path / "ordered", rows))
+    expected = paths(ordered)
+    assert len(expected) > len(ordered) and expected == sorted(expected)  # names sort as the numbers do here
+    backwards = rt.run_table(write_run(tmp_path / "backwards", rows.take(pa.array(np.arange(rows.num_rows)[::-1])),
+                                       seal_rows=3))
+    assert paths(backwards) == expected
+    version = rows["policy_version"].to_pylist()
+    last = [i for i, g in enumerate(rows["group_id"].to_pylist()) if g == rows["group_id"][-1].as_py()
+            and rows["segment"][i] == rows["segment"][-1]]
+    for i in last:
+        version[i] = 0  # the last group scored at version 0: its row comes first in its segment
+    early = rt.run_table(write_run(tmp_path / "early", changed(rows, policy_version=version)))
+    got = paths(early)
+    assert got == sorted(got) and got != expected and len(got) == len(expected)  # in the names' order
+    assert placed == [True, False, False]  # placed, then sorted

@@ -202,17 +202,40 @@ def run_index(t: RunTable) -> RunIndex:
         version = groups["policy_version"].to_numpy(zero_copy_only=False)
         r_group = np.searchsorted(gkeys, keys[art]) if len(gkeys) else np.zeros(0, np.int64)
         rollout = pc.fill_null(t.column("rollout"), 0).to_numpy(zero_copy_only=False)[art]
-        # each index row: (segment, version, group id, 0 for the group and 1 + index for a rollout)
-        g_rows = (gkeys >> 40, version, gkeys & (2**40 - 1), np.zeros(len(gkeys), np.int64))
-        r_rows = (gkeys[r_group] >> 40, version[r_group], gkeys[r_group] & (2**40 - 1), rollout + 1)
-        cols = [np.concatenate([a, b]).astype(np.int64) for a, b in zip(g_rows, r_rows, strict=True)]
-        order = np.lexsort(cols[::-1])
         n = len(gkeys)
+        order = _in_order(gkeys, version, r_group, rollout)
+        if order is None:
+            # each index row: (segment, version, group id, 0 for the group and 1 + index for a rollout)
+            g_rows = (gkeys >> 40, version, gkeys & (2**40 - 1), np.zeros(len(gkeys), np.int64))
+            r_rows = (gkeys[r_group] >> 40, version[r_group], gkeys[r_group] & (2**40 - 1), rollout + 1)
+            cols = [np.concatenate([a, b]).astype(np.int64) for a, b in zip(g_rows, r_rows, strict=True)]
+            order = np.lexsort(cols[::-1])
         src = (order >= n).astype(np.int8)
         at = np.where(src == 0, order, art[np.maximum(order - n, 0)])
         group = np.where(src == 0, order, r_group[np.maximum(order - n, 0)])
         return RunIndex(groups=groups, src=src, at=at, group=group)
     return t.memo("index_rows", make)
+
+
+def _in_order(gkeys: np.ndarray, version: np.ndarray, r_group: np.ndarray, rollout: np.ndarray) -> np.ndarray | None:
+    """The index rows' order (groups 0..n-1, then rollouts n...) without a sort when the run's rows already lie in
+    it, as a recorder writes them: the groups (in number order) in version order within each segment, the rollouts
+    by group and index. Then each group's row is followed by its rollouts'. None when they do not lie so."""
+    n, m = len(gkeys), len(r_group)
+    same_segment = (gkeys[1:] >> 40) == (gkeys[:-1] >> 40)
+    if np.any(same_segment & (version[1:] < version[:-1])):
+        return None
+    step = np.diff(r_group)
+    if np.any(step < 0) or np.any(np.diff(rollout)[step == 0] <= 0):
+        return None
+    counts = np.bincount(r_group, minlength=n) if m else np.zeros(n, np.int64)
+    at = np.arange(n) + np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)  # each group's row's place
+    order = np.empty(n + m, np.int64)
+    order[at] = np.arange(n)
+    rest = np.ones(n + m, dtype=bool)
+    rest[at] = False
+    order[rest] = n + np.arange(m)
+    return order
 
 
 def _values(t: RunTable, ix: RunIndex, name: str) -> pa.ChunkedArray | None:
