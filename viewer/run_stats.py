@@ -503,7 +503,7 @@ def _task_rows(t: RunTable) -> tuple[Step, Callable[[], list[_TaskFirst] | None]
         return (lambda start, part: None), lambda: None
     keys = t.group_keys()
     version = pc.fill_null(t.column("policy_version"), -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    first: dict[str, tuple[tuple[int, int, int, int], str | None]] = {}  # task: (its first row's place, that row's title)
+    first: dict[str, tuple[tuple[int, int, int, int], str | None]] = {}  # task: (first row's place, its title)
     versions: dict[str, set[int]] = defaultdict(set)
 
     def step(start: int, part: pa.Table) -> None:

@@ -763,8 +763,8 @@ class RunTable:
             if not took.any():
                 return c.filter(pa.array(took))
             o = self.ordinals()
-            lost = unrecorded(o["segment"].to_numpy(), ordinals_of(o["ordinal"]), codes_in(c["segment"], self.segment_names()),
-                              ordinals_of(c["ordinal"]))
+            lost = unrecorded(o["segment"].to_numpy(), ordinals_of(o["ordinal"]),
+                              codes_in(c["segment"], self.segment_names()), ordinals_of(c["ordinal"]))
             return c.filter(pa.array(took & lost))
         return self.memo("__unrecorded", make)
 
