@@ -20,9 +20,9 @@ part itself costs) are its own:
     public  a public visitor opening the run served as a Hub dataset by the loopback stand-in
             (tests/support/hub_standin.py, in this process, answering each request `--hub-latency-ms` late: the
             Hub is not loopback; the visitor in a child): the run page's handlers of a public Service (its opening
-            under viewer/ui/visitor.py's budget): CPU seconds, wall seconds, peak memory, the bytes and requests
-            the Hub served and the bytes the budget counted, and what the visitor is told: target <= 2 s CPU,
-            <= 100 MB
+            and each computation of the whole run under a budget of viewer/ui/visitor.py's): CPU seconds, wall
+            seconds, peak memory, the bytes and requests the Hub served and the bytes each budget counted, and what
+            the visitor is told: target <= 2 s CPU, <= 100 MB
     table   the snapshot itself: first open, a cached reopen, filters and sorts, ten visitors' memory
     drill   the index's queries and the drill-down from the run page (a group's map, a rollout, Back, another
             group), which read one group's rows, never the whole run into Python rows (counted)
@@ -209,7 +209,8 @@ def child_search(folder: str, word: str) -> dict:
 
 def child_public(src: str) -> dict:
     """(d) A public visitor's page load of the Hub run `src`: the run page's and index's handlers of a public
-    Service, each opening under the visitor's budget (viewer/ui/visitor.py), whose bytes are kept to report."""
+    Service, its opening and each computation of the whole run under a budget of the visitor's
+    (viewer/ui/visitor.py), whose bytes are kept to report."""
     import msgspec
 
     from viewer.index.contract import IndexPage
@@ -525,10 +526,11 @@ def report(s: dict) -> None:
               f"imports {_vs('public_mb', r['public_mb'], 'MB')}; the Hub served {r['hub_bytes'] / 2**20:.1f} MiB in "
               f"{r['hub_requests']} requests ({r['hub_shards_read']} rollouts shards read; range reads "
               f"{r['hub_range_reads']})")
-        used = ", ".join(f"{b['used'] / 2**20:.1f} of {b['max_bytes'] / 2**20:.0f} MiB in {b['seconds']:g} s"
-                         for b in r["budgets"])
-        print(f"    {'opened' if r['opened'] else 'not opened'}; {len(r['budgets'])} openings, each under its own budget "
-              f"(read: {used}); the visitor is told: {r['why'] or '(nothing)'}")
+        used = ", ".join(f"{b['used'] / 2**20:.1f}" for b in r["budgets"] if b["used"])
+        most = max((b["max_bytes"] for b in r["budgets"]), default=0) / 2**20
+        print(f"    {'opened' if r['opened'] else 'not opened'}; {len(r['budgets'])} budgets (the opening, then each "
+              f"computation of the whole run), read {used} of {most:.0f} MiB each; the visitor is told: "
+              f"{r['why'] or '(nothing)'}")
     if "table" in s:
         r = s["table"]
         print(f"snapshot: first open {r['first_open_s']:.2f} s ({r['first_open_cpu_s']:.2f} s CPU) "

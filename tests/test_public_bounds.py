@@ -8,6 +8,7 @@ Gradio's own report: a real server, a client that joins the queue and hangs up i
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 import time
@@ -256,3 +257,50 @@ def test_a_hub_runs_page_asks_for_each_shard_a_few_times(tmp_path, monkeypatch):
         hub.requests.clear()
         second = t.rollout_files(5001, ["file_turns"])["file_turns"]
         assert first and second and len(files()) == 1 < one, (one, files())
+
+
+def test_what_a_public_page_computes_of_a_hub_run_is_bounded_as_its_opening_is(hub_run, monkeypatch):
+    """After a visitor opened a Hub run, what its pages compute of the whole run (the per-version numbers, the
+    index, the findings, a task followed, a version's groups) runs under a budget of its own: past it, or when its
+    visitor left, the work stops, nothing is kept, and each page says why (the run page hides; the index, the
+    search panel and the server functions name the bound), never raising. The next visitor within the bounds is
+    answered in full; the owner's own server bounds nothing."""
+    import gradio as gr
+
+    from rollout_trace.artifact import collection
+    from viewer.ui.find_panel import FindPanel
+    from viewer.ui.mcp_tools import McpTools
+    from viewer.ui.run_view import RunView
+    from viewer.ui.service import Service
+
+    monkeypatch.setattr(collection, "MAX_RECORDS", 10)  # a run too large for a row per rollout: opened lazily
+    service = Service("", public=True)
+    rv = RunView(service)
+    with gr.Blocks():
+        rv.render()
+    c = service.run("org/run")
+    assert c is not None and c.run.table.bounds is visitor.public_budget  # set by the opening
+    t = service.run_table("org/run")
+    made: list[Budget] = []
+
+    def tiny() -> Budget:  # what the run's columns decompress to is far more
+        made.append(_budget(max_decoded=1000))
+        return made[-1]
+
+    t.bounds = tiny
+    shown = rv.on_page_load({"src": "org/run"})
+    assert shown[rv.column]["visible"] is False and made
+    assert not {"version_stats", "__fates", "__reduced"} & set(t._memo)  # nothing it computed was kept
+    page = service.rows.index_page("org/run", {})
+    said = " ".join(page.problems.items) if page.problems else ""
+    assert "decompresses to more than a public Space reads per request" in said and "at most 1,000 bytes" in said
+    assert "decompresses to more than" in rv.version({"src": "org/run", "version": 3})["error"]
+    assert rv.on_task(gr.EventData(None, {"action": "task", "src": "org/run", "task": "x"})) == {}
+    assert "decompresses to more than" in FindPanel(service).summary({"src": "org/run"})["error"]
+    assert "decompresses to more than" in json.loads(McpTools(service).run_summary("org/run"))["error"]
+    t.bounds = lambda: _budget(abandoned=lambda: True)  # the visitor left
+    assert rv.on_page_load({"src": "org/run"})[rv.column]["visible"] is False
+    t.bounds = visitor.public_budget  # the next visitor, within the bounds
+    assert rv.on_page_load({"src": "org/run"})[rv.column]["visible"] is True
+    assert not service.rows.index_page("org/run", {}).problems
+    assert Service("", public=False).run("org/run").run.table.bounds is None

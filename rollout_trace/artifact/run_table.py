@@ -201,6 +201,11 @@ class ShardCache:
 class RunTable:
     """One state of a recorded run (see the module docstring). Made by `open_table` or `follow`."""
 
+    # The bounds of every whole-run computation (a memo's `make`, a read of whole columns) of a request that has no
+    # budget of its own: a public server sets them on a run a visitor opened (viewer/ui/visitor.py), so what a page
+    # reads of a stranger's run after opening it is bounded as its opening is, and stops when its visitor leaves
+    bounds: Callable[[], budget.Budget] | None = None
+
     def __init__(self, store: Any, label: str, kind: str, files: RunFiles, rollouts: list[Shard],
                  consumed_shards: list[Shard], cache: ShardCache, root: Path | None = None, changes: int = 0):
         self.store, self.label, self.kind, self.run_files = store, label, kind, files
@@ -499,7 +504,7 @@ class RunTable:
             have = {n: self._memo[f"col:{n}"] for n in names if f"col:{n}" in self._memo}
         want = [n for n in names if n not in have and n not in FATE_COLUMNS and n not in ("group", "path", "trained")]
         if want:
-            with self._reading:
+            with self._reading, self._bounded():
                 self._bulk(ROLLOUTS_DIR, [s for s, keep in zip(self.shards, self._keep, strict=True) if len(keep)],
                            ROLLOUTS, want)
                 chunks: dict[str, list] = {c: [] for c in want}
@@ -842,9 +847,16 @@ class RunTable:
 
     # -- queries ---------------------------------------------------------------------------------------
 
+    def _bounded(self) -> Any:
+        """The budget a whole-run computation runs under: the request's own when it has one, else a new one of
+        `bounds` (None: unbounded)."""
+        return budget.bounded(self.bounds() if self.bounds is not None and budget.current() is None else
+                              budget.current())
+
     def memo(self, key: str, make: Callable[[], Any]) -> Any:
         """`make()` once per snapshot (what a page builds from the whole table: shared by every visitor; ten
-        visitors asking at once wait for the one computing it, so its memory is spent once)."""
+        visitors asking at once wait for the one computing it, so its memory is spent once). Under `bounds`: a
+        computation past them (or whose visitor left) raises, keeps nothing, and the next visitor asking makes it."""
         with self._lock:
             if key in self._memo:
                 return self._memo[key]
@@ -853,7 +865,8 @@ class RunTable:
             with self._lock:
                 if key in self._memo:
                     return self._memo[key]
-            got = make()
+            with self._bounded():
+                got = make()
             with self._lock:
                 self._memo[key] = got
                 self._making.pop(key, None)
@@ -980,8 +993,10 @@ class RunTable:
         listing = _listing(self.store)
         if listing == self._listing_at:
             return None
-        return open_table(self.store, self.label, self.kind, cache=self._cache, root=self.root,
-                          changes=self.changes + 1, listing=listing)
+        later = open_table(self.store, self.label, self.kind, cache=self._cache, root=self.root,
+                           changes=self.changes + 1, listing=listing)
+        later.bounds = self.bounds
+        return later
 
     _listing_at: tuple = ()
 

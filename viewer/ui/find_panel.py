@@ -17,6 +17,7 @@ from typing import Any
 
 import gradio as gr
 
+from rollout_trace.artifact import ArtifactError
 from viewer import assets
 from viewer import server_api as api
 from viewer.contract import Initial, encode_value
@@ -65,11 +66,13 @@ class FindPanel:
             return api.answer(api.FindPending(rollouts=pending))
         try:
             index = self.index_of(req.src)
+            if index is None:
+                return api.refused("this source is not a collection or a run")
+            return api.answer(answers.summary(index))
         except Building as e:
             return api.refused(str(e))
-        if index is None:
-            return api.refused("this source is not a collection or a run")
-        return api.answer(answers.summary(index))
+        except ArtifactError as e:  # a public visitor's bound crossed, or the visitor left
+            return api.refused(str(e.problems[0]) if e.problems else "it cannot be read")
 
     def search(self, data: object) -> dict:
         """A search's answer, within its time budget counted from now (building the index, or waiting for another
@@ -80,11 +83,13 @@ class FindPanel:
             return api.refused("a request is {src, pattern, fields, versions, rule}")
         try:
             index = self.index_of(req.src)
+            if index is None:
+                return api.refused("this source is not a collection or a run")
+            return api.answer(answers.search(index, req, self.service.public, deadline))
         except Building as e:
             return api.answer(answers.SearchAnswer(partial=True, notes=[str(e)]))
-        if index is None:
-            return api.refused("this source is not a collection or a run")
-        return api.answer(answers.search(index, req, self.service.public, deadline))
+        except ArtifactError as e:  # a public visitor's bound crossed, or the visitor left
+            return api.refused(str(e.problems[0]) if e.problems else "it cannot be read")
 
     # -- events ----------------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ marked "undocumented" so that they are neither listed as tools nor in the API do
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -46,6 +47,17 @@ MAX_SHARED_TASKS = 50  # tasks a compare_runs answer lists
 MAX_ANSWER_BYTES = 100_000  # one answer's JSON (about 25k tokens of an agent's context)
 MAX_CLIENTS = 1_000  # clients whose opened sources list_open remembers
 MAX_OPENED = 32  # sources remembered per client
+
+
+def _said_if_refused(tool: Callable[..., str]) -> Callable[..., str]:
+    """`tool` answering {error} where reading the run crossed a public visitor's bound, or the visitor left."""
+    @functools.wraps(tool)
+    def answered(*args: Any, **kwargs: Any) -> str:
+        try:
+            return tool(*args, **kwargs)
+        except ArtifactError as e:
+            return json.dumps({"error": "; ".join(str(p) for p in e.problems[:5]) or "it cannot be read"})
+    return answered
 
 
 def _size(doc: object) -> int:
@@ -180,6 +192,7 @@ class McpTools:
                 seen.add(name)
         return json.dumps({"sources": out})
 
+    @_said_if_refused
     def run_summary(self, source: str, versions: str = "") -> str:
         """A recorded TRL run's numbers per policy version (groups, rollouts, reward mean/sd/min/max, pass rate,
         zero-spread groups, trained tokens, rollouts never trained) and its health notes in plain language, with
@@ -229,6 +242,7 @@ class McpTools:
 
         return _bounded(_fit(doc, "versions", rest))
 
+    @_said_if_refused
     def find_rollouts(self, source: str, pattern: str = "", rule: str = "", where: str = "", versions: str = "",
                       status: str = "") -> str:
         """Find rollouts of a collection or run: by a text search over what the model generated, its tool calls
@@ -382,6 +396,7 @@ class McpTools:
         return json.dumps({"a": side(ca, ra, xa, got.a), "b": side(cb, rb, xb, got.b),
                            **{k: v for k, v in doc.items() if k not in ("a", "b")}}, ensure_ascii=False)
 
+    @_said_if_refused
     def compare_runs(self, a: str, b: str, task: str = "", versions: str = "") -> str:
         """Compare two recorded TRL runs per policy version: for every version either run has, each run's numbers
         there (groups, rollouts, reward mean/sd/min/max, pass rate, zero-spread groups, trained tokens, rollouts

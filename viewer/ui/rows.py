@@ -135,7 +135,10 @@ class Rows:
     def index_page(self, src: str, params: Mapping[str, object]) -> IndexPage:
         t = self.service.run_table(src)
         if t is not None:  # a run (local, zip or Hub): its index from its columns (its findings a column), the page's rows only
-            return build_run_page(t, src, params, next(_serial), find=searched(t))
+            try:
+                return build_run_page(t, src, params, next(_serial), find=searched(t))
+            except ArtifactError as e:  # a public visitor's bound crossed, or the visitor left
+                return IndexPage(serial=next(_serial), mode="index", src=src, problems=problems_of(src, e.problems))
         index = self.service.findings_ready(src)  # a collection's, once its text index is built
         findings = index.rules_by_path() if index is not None else None
         try:

@@ -47,6 +47,10 @@ MAX_PUBLIC_VERSIONS = 5000  # on a public Space a page holds at most this many v
 _serial = itertools.count(1)
 
 
+def _why(e: ArtifactError) -> str:
+    return str(e.problems[0]) if e.problems else "the run cannot be read"
+
+
 class RunView:
     """Owns the run page's components and events."""
 
@@ -91,10 +95,13 @@ class RunView:
         run = self.service.run_table(src)
         if run is None:
             return self._hidden()
-        stats = self.service.follower.stats(run)
         link = run_stats.run_request(params)
-        body = self.body(src, run, link.version, link.task, stats=stats, sort=link.sort, smooth=link.smooth)
-        head = self.head(src, run, stats)
+        try:
+            stats = self.service.follower.stats(run)
+            body = self.body(src, run, link.version, link.task, stats=stats, sort=link.sort, smooth=link.smooth)
+            head = self.head(src, run, stats)
+        except ArtifactError:  # a public visitor's bound crossed, or the visitor left: the index below says which
+            return self._hidden()
         if (bad_link := run_link_problem(run, params)) is not None:  # said first, where the visitor looks
             head = msgspec.structs.replace(head, notes=[bad_link, *head.notes])
         return {self.column: gr.update(visible=True), self.head_html: encode_value(head),
@@ -130,7 +137,10 @@ class RunView:
         t = self.service.run_table(req.src)
         if t is None:
             return {}
-        return {self.body_html: encode_value(self.body(req.src, t, req.version, req.task))}
+        try:
+            return {self.body_html: encode_value(self.body(req.src, t, req.version, req.task))}
+        except ArtifactError:  # a public visitor's bound crossed: the body stays as it was
+            return {}
 
     def poll(self, seen: Any) -> dict:
         """The timer: the run's parts again when its files grew since this visitor's last value, else only the
@@ -142,9 +152,12 @@ class RunView:
         live = run.run_files.live
         if run.state == stamp:
             return {self.timer: gr.Timer(active=live)}
-        stats = self.service.follower.stats(run)
-        return {self.head_html: encode_value(self.head(src, run, stats)),
-                self.body_html: encode_value(self.body(src, run, None, None, refresh=True, stats=stats)),
+        try:
+            stats = self.service.follower.stats(run)
+            head, body = self.head(src, run, stats), self.body(src, run, None, None, refresh=True, stats=stats)
+        except ArtifactError:  # a public visitor's bound crossed: the page stays as it was
+            return {self.timer: gr.Timer(active=False)}
+        return {self.head_html: encode_value(head), self.body_html: encode_value(body),
                 self.timer: gr.Timer(active=live), self.src_state: (src, run.state)}
 
     # -- server functions (skip the queue) -------------------------------------------------------------
@@ -157,7 +170,10 @@ class RunView:
         t = self.service.run_table((req.src or "").strip())
         if t is None or req.version is None:
             return api.refused("no such run or version")
-        return api.answer(api.RunVersionAnswer(run_stats.group_rows(t, req.version)))
+        try:
+            return api.answer(api.RunVersionAnswer(run_stats.group_rows(t, req.version)))
+        except ArtifactError as e:  # a public visitor's bound crossed
+            return api.refused(_why(e))
 
     def compare(self, data: object) -> dict:
         """{src, a, b (rollout paths, from different versions or groups), turn} -> {compare: Compare} (viewer/group.py),
@@ -212,12 +228,15 @@ class RunView:
             return api.refused(f"the other run cannot be compared: {why}" +
                                (" (a public app opens bundled runs and Hub dataset ids)" if self.service.public
                                 and why == "it is not a recorded run" else ""))
-        sa, sb = self._stats(src, a), self._stats(other, b)
-        if self._bounded(sa):
-            sa = sa[-MAX_PUBLIC_VERSIONS:]
-        if self._bounded(sb):
-            sb = sb[-MAX_PUBLIC_VERSIONS:]
-        got = run_compare.compare(src, a, sa, other, b, sb, task, serial=next(_serial))
+        try:
+            sa, sb = self._stats(src, a), self._stats(other, b)
+            if self._bounded(sa):
+                sa = sa[-MAX_PUBLIC_VERSIONS:]
+            if self._bounded(sb):
+                sb = sb[-MAX_PUBLIC_VERSIONS:]
+            got = run_compare.compare(src, a, sa, other, b, sb, task, serial=next(_serial))
+        except ArtifactError as e:  # a public visitor's bound crossed
+            return api.refused(f"the runs cannot be compared: {_why(e)}")
         return api.answer(api.RunVersusAnswer(got))
 
     # -- layout ----------------------------------------------------------------------------------------

@@ -1,10 +1,14 @@
-"""What one public visitor's request may cost while it opens a source, and whether that visitor is still there.
+"""What one public visitor's request may cost while it opens a source or reads a run, and whether that visitor is
+still there.
 
 On a public Space every source a visitor names is opened under a budget (rollout_trace/artifact/budget.py):
-at most MAX_FILES files listed, MAX_BYTES read, MAX_ROWS index rows, MAX_SECONDS of time; a bound crossed
-is a message naming the file, the count and the limit. The work runs on the request's own thread, under no
-lock but the one its source's cache entry holds (viewer/index/cache.py: visitors of other sources never
-wait for it), and stops at the next file or row block once Gradio says the visitor is gone:
+at most MAX_FILES files listed, MAX_BYTES read, MAX_ROWS index rows, MAX_DECODED decompressed, MAX_SECONDS of
+time; a bound crossed is a message naming the file, the count and the limit. A run opened so keeps the same
+bounds for what its pages compute of the whole run later (its per-version numbers, its index, its findings:
+rollout_trace/artifact/run_table.py `RunTable.bounds`), each computation under a budget of its own. The work
+runs on the request's own thread, under no lock but the one its source's cache entry (or the computation) holds
+(viewer/index/cache.py: visitors of other sources never wait for it), and stops at the next file or row block
+once Gradio says the visitor is gone:
 
 - the page closed or its connection dropped: Gradio's queue sees its `/queue/data` stream disconnect and
   calls `Queue.clean_events(session_hash=...)`, which sets `alive = False` on the session's running events;
@@ -25,14 +29,15 @@ from rollout_trace.artifact.collection import Collection
 from viewer.index import open_index
 
 MAX_FILES = 20_000  # files listed in one source (a collection's rows; a run's segment, index and log files)
-# read per request: what a run page's first visit reads of a run of a million rollouts from the Hub (its place,
-# reward and training-row columns and its consumption table, ~21 MiB; later requests read what they add)
+# read per request: a run of a million rollouts from the Hub reads ~10 MiB to open (its rollouts' places, its
+# consumption table), then ~16 MiB for its per-version numbers and ~12 MiB for its index and tasks, each under a
+# budget of its own (bench/bench_run_table.py `public`)
 MAX_BYTES = 24 * 2**20
-# rollouts of one run: a million rollouts' snapshot (shared by every visitor of the run) costs ~6 s of CPU and
-# ~400 MB while its first page is made (bench/bench_run_table.py `public`); the bound keeps columns that
+# rollouts of one run: a million rollouts' snapshot (shared by every visitor of the run) costs ~4.5 s of CPU and
+# ~360 MB while its first page is made (bench/bench_run_table.py `public`); the bound keeps columns that
 # decompress far beyond their bytes from costing more
 MAX_ROWS = 1_100_000
-MAX_SECONDS = 30.0  # wall time of one request's opening (Hub downloads included)
+MAX_SECONDS = 30.0  # wall time of one request's opening, or of one computation (Hub reads included)
 # what the Parquet data a request reads may decompress to: a million rollouts' run page needs ~150 MiB; a value
 # of one letter repeated 100 MB (a few KB on disk) is refused before it is decompressed
 MAX_DECODED = 512 * 2**20
@@ -69,4 +74,7 @@ def open_bounded(source: str, allow_local: bool, public: bool) -> Collection:
     if not public:
         return open_index(source, allow_local=allow_local)
     with budget.bounded(public_budget()):
-        return open_index(source, allow_local=allow_local)
+        c = open_index(source, allow_local=allow_local)
+    if c.run is not None:  # what its pages compute of the whole run later is bounded as its opening was
+        c.run.table.bounds = public_budget
+    return c
