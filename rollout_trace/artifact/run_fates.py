@@ -43,7 +43,10 @@ def row_fates(o: pa.Table, consumed: pa.Table, names: list[str], logged: set[str
         here = slice(None) if one else np.flatnonzero(seg == k)
         mine = (c_seg == k) & (c_ord >= 0) & (c_fate >= 0)
         mine_ord = ordinal[here]
-        part, step[here] = _latest(c_ord[mine], c_fate[mine], c_step[mine], mine_ord)
+        if mine.all():  # the usual case: every consumption row one of this segment's, each with an ordinal and fate
+            part, step[here] = _latest(c_ord, c_fate, c_step, mine_ord)
+        else:
+            part, step[here] = _latest(c_ord[mine], c_fate[mine], c_step[mine], mine_ord)
         unfated = part < 0
         if name in files.ends:  # past what the trainer took: in the queue; before it and without a fate: unknown
             part[unfated & (mine_ord >= files.ends[name])] = FATES.index("in-queue")
@@ -113,7 +116,7 @@ def ordinals_of(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
 def _int32(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """A column of ordinals or steps as 32-bit numbers, a null and anything below -1 as -1 and anything past 32 bits
     as the largest (no such row exists in a run that fits one machine)."""
-    x = pc.fill_null(col, -1).to_numpy(zero_copy_only=False)
+    x = (pc.fill_null(col, -1) if col.null_count else col).to_numpy(zero_copy_only=False)
     if len(x) and (x.min() < -1 or x.max() > 2**31 - 1):
         x = np.clip(x, -1, 2**31 - 1)
     return x.astype(np.int32)
@@ -127,16 +130,19 @@ def rollout_fates(n: int, o: pa.Table, rf: pa.Table, status: pa.ChunkedArray) ->
     was trained (its first row's fate; "failed" or "no rows" when it has none), in numpy over fate codes."""
     entry = o["entry"].to_numpy() if o.num_rows else np.zeros(0, np.int32)
     codes = rf["fate"].combine_chunks().indices.to_numpy(zero_copy_only=False) if o.num_rows else np.zeros(0, np.int8)
-    tokens = pc.fill_null(o["trained_tokens"], 0).to_numpy() if o.num_rows else np.zeros(0, np.int64)
+    col = o["trained_tokens"]
+    tokens = (pc.fill_null(col, 0) if col.null_count else col).to_numpy() if o.num_rows else np.zeros(0, np.int64)
     steps = pc.fill_null(rf["step"], -1).to_numpy() if o.num_rows else np.zeros(0, np.int64)
     took = codes == 0
+    took_entry = entry[took]
     trained = np.zeros(n, dtype=bool)
-    trained[entry[took]] = True
-    trainer_tokens = np.bincount(entry[took], weights=tokens[took], minlength=n).astype(np.int64)
-    first_step = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    trained[took_entry] = True
+    trainer_tokens = np.bincount(took_entry, weights=tokens[took], minlength=n).astype(np.int64)
+    never = np.iinfo(np.int64).max
+    first_step = np.full(n, never, dtype=np.int64)
     stepped = took & (steps >= 0)
     np.minimum.at(first_step, entry[stepped], steps[stepped])
-    trained_step = pa.array(first_step, mask=first_step == np.iinfo(np.int64).max)
+    trained_step = pa.array(first_step, mask=first_step == never)
     failed = codes_in(status, ["failed"]) == 0  # through the status dictionary: no million strings made
     # one byte per rollout throughout: these are a million rollouts' worth each
     why = np.where(failed, np.int8(DROPPED.index("failed")), np.int8(DROPPED.index("no rows")))

@@ -167,6 +167,18 @@ def in_order(read: Callable[[_T], _R], items: Iterable[_T], at_once: int) -> Ite
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _parents(lists: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Each value of a list column's lists as the row its list is in, in 32 bits, chunk by chunk."""
+    chunks = lists.chunks if isinstance(lists, pa.ChunkedArray) else [lists]
+    parts, at = [], 0
+    for chunk in chunks:
+        got = pc.list_parent_indices(chunk).to_numpy().astype(np.int32)
+        got += at
+        parts.append(got)
+        at += len(chunk)
+    return np.concatenate(parts) if parts else np.zeros(0, np.int32)
+
+
 def _nth(values: list | None, k: int) -> Any:
     """The k-th value of a rollout's list, None past its end (a hostile shard's list shorter than its rows')."""
     return values[k] if values is not None and k < len(values) else None
@@ -725,14 +737,13 @@ class RunTable:
         rollout's row, `segment` its segment's number in `segment_names()`."""
         def make() -> pa.Table:
             cols = self.columns(["row_ordinal", "row_trained_tokens", "segment"])
-            flat = cols["row_ordinal"].combine_chunks()
-            tokens = cols["row_trained_tokens"].combine_chunks()
+            flat, tokens = cols["row_ordinal"], cols["row_trained_tokens"]  # each shard's chunks, not copied whole
             uneven = self._uneven(flat, tokens, "row_trained_tokens")
             if uneven is not None:  # a hostile shard's: that rollout has no rows in any view
-                flat = pc.if_else(uneven, pa.scalar(None, flat.type), flat)
-                tokens = pc.if_else(uneven, pa.scalar(None, tokens.type), tokens)
+                flat = pc.if_else(uneven, pa.scalar(None, flat.type), flat.combine_chunks())
+                tokens = pc.if_else(uneven, pa.scalar(None, tokens.type), tokens.combine_chunks())
             # a rollout's row number: 32 bits (a run's rows are far fewer than 2**31), half of what the memo holds
-            entry = pc.list_parent_indices(flat).to_numpy().astype(np.int32)
+            entry = _parents(flat)
             codes = self._segment_codes()
             return pa.table({"entry": entry, "segment": codes[entry] if len(entry) else np.zeros(0, np.int32),
                              "ordinal": pc.list_flatten(flat), "trained_tokens": pc.list_flatten(tokens)})
