@@ -647,3 +647,24 @@ def test_the_index_rows_order_is_the_same_from_rows_in_order_or_not(tmp_path, mo
     got = paths(early)
     assert got == sorted(got) and got != expected and len(got) == len(expected)  # in the names' order
     assert placed == [True, False, False]  # placed, then sorted
+
+
+def test_a_local_shard_of_narrower_types_reads_as_the_run_tables(tmp_path):
+    """A local shard whose numbers are of types that convert safely (a version in 32 bits, a reward in 32-bit
+    floats), among shards of the table's own types, is read at once with them and cast: the same rows and numbers
+    as the table's types give, nothing named."""
+    rows = bundled_rows()
+    root = write_run(tmp_path / "run", rows.slice(0, 0))
+    versions, rewards = [], []
+    for k, g in enumerate(groups(rows)[:6]):
+        if k == 2:
+            g = g.set_column(g.schema.get_field_index("policy_version"), "policy_version",
+                             pc.cast(g["policy_version"], pa.int32()))
+            g = g.set_column(g.schema.get_field_index("reward"), "reward", pc.cast(g["reward"], pa.float32()))
+        write_shard(root, f"{g['segment'][0].as_py()}-{k:05d}.parquet", g)
+        versions += g["policy_version"].to_pylist()
+        rewards += pc.cast(g["reward"], pa.float64()).to_pylist()
+    t = rt.run_table(root)
+    assert len(t) == len(versions) and not t.problems()
+    assert t.column("policy_version").type == pa.int64() and t.column("reward").type == pa.float64()
+    assert t.column("policy_version").to_pylist() == versions and t.column("reward").to_pylist() == rewards

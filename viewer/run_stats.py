@@ -249,7 +249,9 @@ def mismatch(run: RunLike) -> dict[int, tuple[int, float | None, float | None]]:
 
 
 def _np(col: pa.ChunkedArray | pa.Array, fill: Any) -> np.ndarray:
-    return pc.fill_null(col, fill).to_numpy(zero_copy_only=False) if len(col) else np.zeros(0)
+    if not len(col):
+        return np.zeros(0)
+    return (pc.fill_null(col, fill) if col.null_count else col).to_numpy(zero_copy_only=False)
 
 
 def _zero_spread_groups(t: RunTable) -> tuple[np.ndarray, np.ndarray]:
