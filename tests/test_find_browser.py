@@ -38,6 +38,7 @@ def test_search_on_the_run_page_opens_the_hit_at_its_tokens(app_url, page):
         const d = g.getImageData(0, 0, c.width, c.height).data; let n = 0;
         for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; }""")
     assert drawn > 100  # the bars of drift-fork per version are painted
+    assert page.eval_on_selector("[data-testid=find-chart]", "c => c.clientHeight") == 150  # four versions' bars
     assert "drift-fork" in page.inner_text("[data-testid=find-legend]")
     # a run's every rollout is searched from its columns; one rule is one rule
     assert page.inner_text("[data-testid=find-status]").startswith("50 rollouts searchable; findings of 1 rule (")
@@ -152,6 +153,10 @@ def test_a_link_with_marks_opens_them_and_a_bad_one_is_named(app_url, page):
 def test_a_finding_lists_its_rollouts_and_a_bad_regex_is_named(app_url, page):
     page.goto(url_of(app_url, "smollm2-group"))
     _ready(page)
+    # one bar (one rule, no versions): a low chart, its bar still painted
+    assert page.eval_on_selector("[data-testid=find-chart]", "c => c.clientHeight") <= 80
+    assert page.eval_on_selector("[data-testid=find-chart]", """c => { const d = c.getContext('2d').getImageData(0, 0,
+        c.width, c.height).data; let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; }""") > 100
     before = page.eval_on_selector(".fp-mount", "b => b.dataset.answered || ''")
     page.click("[data-testid=find-legend] [data-rule=cut-at-limit]")
     page.wait_for_function("b => document.querySelector('.fp-mount').dataset.answered !== b", arg=before)

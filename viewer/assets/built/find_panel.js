@@ -315,6 +315,7 @@ var FindPanel = (() => {
       summary = s;
       document.dispatchEvent(new CustomEvent("fp-indexed", { detail: { src } }));
       const found = s.rules.filter((r) => r.total > 0);
+      canvas.classList.toggle("fp-few", (s.versions.length || found.length) <= 2);
       for (const r of s.rules) rule.append(el("option", { value: r.rule, text: `${r.rule} (${r.total})` }));
       legend.replaceChildren(...found.map((r) => el(
         "button",

@@ -187,6 +187,8 @@ function mount(box, value, api) {
     summary = s;
     document.dispatchEvent(new CustomEvent("fp-indexed", {detail: {src}}));  // the index's findings column fills in
     const found = s.rules.filter((r) => r.total > 0);
+    // one or two bars (a group, a collection, a run of one or two versions) need no 150 px of a projector's screen
+    canvas.classList.toggle("fp-few", (s.versions.length || found.length) <= 2);
     for (const r of s.rules) rule.append(el("option", {value: r.rule, text: `${r.rule} (${r.total})`}));
     legend.replaceChildren(...found.map((r) => el("button", {type: "button", class: "fp-key", "data-rule": r.rule,
       title: "list the rollouts with this finding"}, el("i", {style: `background:${COLOURS[s.rules.indexOf(r) % COLOURS.length]}`}),
