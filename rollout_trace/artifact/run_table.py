@@ -170,8 +170,8 @@ def in_order(read: Callable[[_T], _R], items: Iterable[_T], at_once: int) -> Ite
 
 def _read_local(fragment: Any, want: pa.Schema) -> pa.Table:
     """The columns of `want` of a local sealed shard (its footer read already), every row group on this thread: a
-    dataset scan of the same columns decodes on Arrow's threads too, for about three times the CPU and a third more
-    wall time here (bench/bench_run_table.py `stats`)."""
+    dataset scan of the same columns also decodes on Arrow's threads, for the same wall time here and about twice
+    the CPU (a visitor's read takes one core; bench/bench_run_table.py `stats`)."""
     meta = fragment.metadata
     got = pq.ParquetFile(fragment.path, metadata=meta, read_dictionary=[n for n in want.names if n in DICTIONARY]
                          ).read_row_groups(range(meta.num_row_groups), columns=want.names, use_threads=False)
