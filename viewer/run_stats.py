@@ -521,15 +521,16 @@ def _task_rows(t: RunTable) -> tuple[Step, Callable[[], list[_TaskFirst] | None]
         tasks = np.flatnonzero(best < len(order))
         rows = order[best[tasks]]
         titles = plain(part["title"].take(pa.array(rows))).to_pylist()
-        for c, i, title in zip(tasks.tolist(), rows.tolist(), titles, strict=True):
-            place = (int(seg[i]), int(ver[i]), int(gid[i]), int(row[i]))
-            task = names[c]
+        places = np.stack([seg[rows], ver[rows], gid[rows], row[rows]], axis=1).tolist()  # plain Python numbers
+        for c, (s, v, g, r), title in zip(tasks.tolist(), places, titles, strict=True):
+            task, place = names[c], (s, v, g, r)
             if task not in first or place < first[task][0]:
                 first[task] = (place, title)
         scored = code >= 0
         vs, which = np.unique(ver[scored], return_inverse=True)  # the (task, version) pairs as one number each
+        seen = vs.tolist()
         for pair in np.unique(code[scored].astype(np.int64) * len(vs) + which).tolist():
-            versions[names[pair // len(vs)]].add(int(vs[pair % len(vs)]))
+            versions[names[pair // len(vs)]].add(seen[pair % len(vs)])
 
     def finish() -> list[_TaskFirst]:
         return [(task, title, place, len(versions[task])) for task, (place, title) in first.items()]
