@@ -40,9 +40,12 @@ median over the baseline's. (That make_run picks its 8 rewards by `(r + v + g) %
 Prints a short table and a JSON summary (`--json FILE` writes it too).
 
 Measured on the 2-core machine, quiet (load 0.7-1.3), at 1,024,000 rollouts (bench/make_run.py 2000x8x64): stats
-1.2 s (1.4-1.6 s CPU), 376 MB above imports; the run page's first visitor 2.5 s (3.2 s CPU), 700 MB, later ones 42 ms
-against a rollout's 2 ms; a word's first hits 0.25 s, its full count 3.0 s; the public visitor 4.2 s CPU (quiet),
-443 MB, the stand-in serving 37 MiB in 328 requests, 5.2 s wall when each request is answered 30 ms late. Before a
+1.1-1.2 s (as much CPU: one core), 336 MB above imports; the run page's first visitor 2.5 s (3.2 s CPU), 700 MB, later
+ones 42 ms against a rollout's 2 ms; a word's first hits 0.25 s, its full count 3.0 s; the public visitor 4.1-4.7 s
+CPU, 330-360 MB, the stand-in serving 37 MiB in 327 requests, 5.2 s wall when each request is answered 30 ms late.
+Against the same run read by the code before the tasks, fates and local reads were made in numbers on one thread
+(4f8d121, alternately, medians of 6 and 3): stats 0.84x wall, 0.66x CPU, 0.91x memory; the public visitor 0.83x CPU,
+0.75x memory. Before a
 read's column chunks came in one range and eight shards at once, that visitor took 4.3-5.1 s CPU, 438 MB and 728
 requests (29 s wall at 30 ms); before every reduction of the page was made in one pass over the shards
 (`RunTable.reduced`), 6.6-7.5 s CPU and 917 requests; before they were read shard by shard at all, 777 MB.
