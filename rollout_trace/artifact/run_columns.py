@@ -115,26 +115,14 @@ def codes_in(col: Any, names: list[str]) -> np.ndarray:
             pass  # chunks of different dictionary types: each looked up on its own
         else:
             return _codes_of(chunks, want)
-    parts = []
-    for chunk in chunks:
-        if pa.types.is_dictionary(chunk.type):
-            of_value = pc.fill_null(pc.index_in(pc.cast(chunk.dictionary, pa.string()), value_set=want), -1).to_numpy(
-                zero_copy_only=False).astype(np.int32)
-            if not len(of_value):
-                parts.append(np.full(len(chunk), -1, np.int32))
-                continue
-            got = of_value[pc.fill_null(chunk.indices, 0).to_numpy()]
-            if chunk.null_count:
-                got[chunk.is_null().to_numpy(zero_copy_only=False)] = -1
-        else:
-            got = pc.fill_null(pc.index_in(pc.cast(chunk, pa.string()), value_set=want), -1).to_numpy(
-                zero_copy_only=False).astype(np.int32)
-        parts.append(got)
+    parts = [_codes_of([chunk], want) if pa.types.is_dictionary(chunk.type) else
+             pc.fill_null(pc.index_in(pc.cast(chunk, pa.string()), value_set=want), -1).to_numpy(
+                 zero_copy_only=False).astype(np.int32) for chunk in chunks]
     return np.concatenate(parts) if parts else np.zeros(0, np.int32)
 
 
 def _codes_of(chunks: list[pa.DictionaryArray], want: pa.Array) -> np.ndarray:
-    """`codes_in` of dictionary chunks sharing one dictionary."""
+    """`codes_in` of dictionary chunks sharing one dictionary (one chunk, or a run's shards' made one)."""
     of_value = pc.fill_null(pc.index_in(pc.cast(chunks[0].dictionary, pa.string()), value_set=want), -1).to_numpy(
         zero_copy_only=False).astype(np.int32)
     indices = np.concatenate([(pc.fill_null(c.indices, 0) if c.null_count else c.indices).to_numpy(zero_copy_only=False)
