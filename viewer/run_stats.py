@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from rollout_trace.artifact.group import grpo_advantages, reward_spread
 from rollout_trace.artifact.numbers import finite_summary
 from rollout_trace.artifact.run import Run
-from rollout_trace.artifact.run_columns import codes_in, plain, segment_values
+from rollout_trace.artifact.run_columns import codes_in, filled, plain, segment_values
 from rollout_trace.artifact.run_table import Reduction, RunTable, Step, register
 
 from .numbers import percent
@@ -251,7 +251,7 @@ def mismatch(run: RunLike) -> dict[int, tuple[int, float | None, float | None]]:
 def _np(col: pa.ChunkedArray | pa.Array, fill: Any) -> np.ndarray:
     if not len(col):
         return np.zeros(0)
-    return (pc.fill_null(col, fill) if col.null_count else col).to_numpy(zero_copy_only=False)
+    return filled(col, fill)
 
 
 def _zero_spread_groups(t: RunTable) -> tuple[np.ndarray, np.ndarray]:
@@ -268,8 +268,7 @@ def _zero_spread_groups(t: RunTable) -> tuple[np.ndarray, np.ndarray]:
         # a run's rows in group order, as recorded: each group's rows side by side, added up without a hash table
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         groups = key[starts]
-        vmin = np.minimum.reduceat(pc.fill_null(version, np.iinfo(np.int64).max).to_numpy(zero_copy_only=False),
-                                   starts)
+        vmin = np.minimum.reduceat(filled(version, np.iinfo(np.int64).max), starts)
         count = np.diff(np.r_[starts, len(key)])
         zero = np.add.reduceat(small.astype(np.int64), starts) == count
         missing = np.add.reduceat(missing_row.astype(np.int64), starts) > 0

@@ -125,8 +125,7 @@ def _codes_of(chunks: list[pa.DictionaryArray], want: pa.Array) -> np.ndarray:
     """`codes_in` of dictionary chunks sharing one dictionary (one chunk, or a run's shards' made one)."""
     of_value = pc.fill_null(pc.index_in(pc.cast(chunks[0].dictionary, pa.string()), value_set=want), -1).to_numpy(
         zero_copy_only=False).astype(np.int32)
-    indices = np.concatenate([(pc.fill_null(c.indices, 0) if c.null_count else c.indices).to_numpy(zero_copy_only=False)
-                              for c in chunks])
+    indices = np.concatenate([filled(c.indices, 0) for c in chunks])
     got = of_value[indices] if len(of_value) else np.full(len(indices), -1, np.int32)
     if any(c.null_count for c in chunks):
         got[np.concatenate([c.is_null().to_numpy(zero_copy_only=False) for c in chunks])] = -1
@@ -149,6 +148,11 @@ def uniform(table: pa.Table) -> pa.Table:
             table = table.set_column(i, name, pa.chunked_array([as_read(name, c) for c in col.chunks],
                                                                pa.dictionary(pa.int32(), pa.string())))
     return table
+
+
+def filled(col: Any, fill: Any) -> np.ndarray:
+    """A column's values as numpy, a null as `fill` (a column without nulls is read as it is: no pass to fill none)."""
+    return (pc.fill_null(col, fill) if col.null_count else col).to_numpy(zero_copy_only=False)
 
 
 def list_lengths(col: Any) -> np.ndarray:

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .run_columns import codes_in
+from .run_columns import codes_in, filled
 from .run_files import RunFiles
 
 # What became of a row, as the reader reports it: the trainer's Fate, or "in-queue" (recorded, not taken
@@ -109,17 +109,15 @@ def unrecorded(held_seg: np.ndarray, held: np.ndarray, asked_seg: np.ndarray, as
 
 def ordinals_of(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """A column of ordinals as 64-bit numbers, a null and anything below -1 as -1."""
-    x = pc.fill_null(col, -1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    x = filled(col, -1).astype(np.int64, copy=False)
     return np.maximum(x, -1) if len(x) and x.min() < -1 else x
 
 
 def _int32(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """A column of ordinals or steps as 32-bit numbers, a null and anything below -1 as -1 and anything past 32 bits
     as the largest (no such row exists in a run that fits one machine)."""
-    x = (pc.fill_null(col, -1) if col.null_count else col).to_numpy(zero_copy_only=False)
-    if len(x) and (x.min() < -1 or x.max() > 2**31 - 1):
-        x = np.clip(x, -1, 2**31 - 1)
-    return x.astype(np.int32)
+    x = ordinals_of(col)
+    return (np.minimum(x, 2**31 - 1) if len(x) and x.max() > 2**31 - 1 else x).astype(np.int32)
 
 
 DROPPED = (*FATES, "failed", "no rows")  # why a rollout's rows were never trained (FATES, or it has none)
@@ -130,8 +128,7 @@ def rollout_fates(n: int, o: pa.Table, rf: pa.Table, status: pa.ChunkedArray) ->
     was trained (its first row's fate; "failed" or "no rows" when it has none), in numpy over fate codes."""
     entry = o["entry"].to_numpy() if o.num_rows else np.zeros(0, np.int32)
     codes = rf["fate"].combine_chunks().indices.to_numpy(zero_copy_only=False) if o.num_rows else np.zeros(0, np.int8)
-    col = o["trained_tokens"]
-    tokens = (pc.fill_null(col, 0) if col.null_count else col).to_numpy() if o.num_rows else np.zeros(0, np.int64)
+    tokens = filled(o["trained_tokens"], 0) if o.num_rows else np.zeros(0, np.int64)
     steps = pc.fill_null(rf["step"], -1).to_numpy() if o.num_rows else np.zeros(0, np.int64)
     took = codes == 0
     took_entry = entry[took]
