@@ -45,6 +45,10 @@ class ArtifactError(RolloutTraceError):
         self.problems = list(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
 
+    def first(self, otherwise: str) -> str:
+        """The first reason in words (what a page shows where its answer would be), `otherwise` when none is given."""
+        return str(self.problems[0]) if self.problems else otherwise
+
 
 @dataclass
 class Findings:

@@ -72,7 +72,7 @@ class FindPanel:
         except Building as e:
             return api.refused(str(e))
         except ArtifactError as e:  # a public visitor's bound crossed, or the visitor left
-            return api.refused(str(e.problems[0]) if e.problems else "it cannot be read")
+            return api.refused(e.first("it cannot be read"))
 
     def search(self, data: object) -> dict:
         """A search's answer, within its time budget counted from now (building the index, or waiting for another
@@ -89,7 +89,7 @@ class FindPanel:
         except Building as e:
             return api.answer(answers.SearchAnswer(partial=True, notes=[str(e)]))
         except ArtifactError as e:  # a public visitor's bound crossed, or the visitor left
-            return api.refused(str(e.problems[0]) if e.problems else "it cannot be read")
+            return api.refused(e.first("it cannot be read"))
 
     # -- events ----------------------------------------------------------------------------------------
 

@@ -220,7 +220,7 @@ class Rows:
                 try:
                     rollout = self.service.rollout(c, src, m.path)
                 except ArtifactError as e:
-                    problem = str(e.problems[0]) if e.problems else "could not be read"
+                    problem = e.first("could not be read")
                 except Exception as e:  # one unreadable sibling never hides the others
                     problem = f"could not be read: {type(e).__name__}"
             elif m is not None:
@@ -336,7 +336,7 @@ class Rows:
             ra, rb = self.service.rollout(c, src, members[a].path), self.service.rollout(c, src, members[b].path)
             got = self.with_fates(c, src, group_compare(ra, a, rb, b, req.turn), (members[a], ra), (members[b], rb))
         except ArtifactError as e:
-            return api.refused(str(e.problems[0]) if e.problems else "could not read the rollouts")
+            return api.refused(e.first("could not read the rollouts"))
         except ValueError as e:
             return api.refused(str(e))
         return api.answer(api.CompareAnswer(got))

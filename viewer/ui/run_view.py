@@ -47,10 +47,6 @@ MAX_PUBLIC_VERSIONS = 5000  # on a public Space a page holds at most this many v
 _serial = itertools.count(1)
 
 
-def _why(e: ArtifactError) -> str:
-    return str(e.problems[0]) if e.problems else "the run cannot be read"
-
-
 class RunView:
     """Owns the run page's components and events."""
 
@@ -173,7 +169,7 @@ class RunView:
         try:
             return api.answer(api.RunVersionAnswer(run_stats.group_rows(t, req.version)))
         except ArtifactError as e:  # a public visitor's bound crossed
-            return api.refused(_why(e))
+            return api.refused(e.first("the run cannot be read"))
 
     def compare(self, data: object) -> dict:
         """{src, a, b (rollout paths, from different versions or groups), turn} -> {compare: Compare} (viewer/group.py),
@@ -197,7 +193,7 @@ class RunView:
             xa, xb = self.service.rollout(ca, src, a), self.service.rollout(cb, src, b)
             got = group_compare(xa, ra.rollout or 0, xb, rb.rollout or 0, req.turn)
         except ArtifactError as e:
-            return api.refused(str(e.problems[0]) if e.problems else "could not read the rollouts")
+            return api.refused(e.first("could not read the rollouts"))
         except ValueError as e:
             return api.refused(str(e))
         # each side headed by where it sits in the run: the two may come from different versions
@@ -236,7 +232,7 @@ class RunView:
                 sb = sb[-MAX_PUBLIC_VERSIONS:]
             got = run_compare.compare(src, a, sa, other, b, sb, task, serial=next(_serial))
         except ArtifactError as e:  # a public visitor's bound crossed
-            return api.refused(f"the runs cannot be compared: {_why(e)}")
+            return api.refused(f"the runs cannot be compared: {e.first('the run cannot be read')}")
         return api.answer(api.RunVersusAnswer(got))
 
     # -- layout ----------------------------------------------------------------------------------------

@@ -180,7 +180,7 @@ class Service:
         try:
             c = self.collections.get(src.strip(), self.allow_local(src))
         except ArtifactError as e:
-            return None, str(e.problems[0]) if e.problems else "it cannot be read"
+            return None, e.first("it cannot be read")
         return (c, None) if c.run is not None else (None, "it is not a recorded run")
 
     # -- one row's rollout ----------------------------------------------------------------------------
