@@ -166,7 +166,8 @@ def plain(col: Any) -> Any:
 
 
 def segment_values(col: Any) -> list[str]:
-    """The distinct segment names of a column, through its dictionaries when it is dictionary-encoded."""
+    """The distinct values of a text column (a run's segment names, a shard's task ids), sorted, through its
+    dictionaries when it is dictionary-encoded."""
     values = [c.dictionary for c in col.chunks] if pa.types.is_dictionary(col.type) else [pc.unique(col)]
     return sorted({x for v in values for x in pc.cast(v, pa.string()).to_pylist() if x is not None})
 
