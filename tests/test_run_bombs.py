@@ -94,3 +94,29 @@ def test_an_ordinal_far_past_the_run_s_rows_sizes_no_array(tmp_path):
         tracemalloc.stop()
     assert peak < 64 * 2**20, f"{peak:,} bytes"
     assert after == before
+
+
+def test_a_list_of_one_value_repeated_is_sized_by_its_values_not_its_bytes(tmp_path):
+    """A rollout whose training rows' ordinals are one value repeated five million times is a few KB on disk, and
+    its pages decompress to a few KB too (a run of one value): the footer's count of values says what it decodes
+    to (40 MB), so the column is named and read as missing, never decoded (the run zipped: read shard by shard,
+    as a Hub run is)."""
+    import numpy as np
+
+    root = write_run(tmp_path / "run")
+    g = placed(groups(bundled_rows())[0], group_id=900)
+    many = 5_000_000
+    lengths = [many] + [len(x) for x in g["row_ordinal"].to_pylist()[1:]]
+    values = np.concatenate([np.zeros(many, np.int64), *[np.asarray(x, np.int64) for x in
+                                                        g["row_ordinal"].to_pylist()[1:]]])
+    ordinals = pa.ListArray.from_arrays(pa.array(np.r_[0, np.cumsum(lengths)], pa.int32()), pa.array(values))
+    g = g.set_column(g.schema.get_field_index("row_ordinal"), "row_ordinal", ordinals)
+    seg = g["segment"][0].as_py()
+    write_shard(root, f"{seg}-00099.parquet", g)
+    assert (root / "rollouts" / f"{seg}-00099.parquet").stat().st_size < 2**20  # small on disk
+    t = open_run(str(_zipped(root, tmp_path / "run.zip"))).table  # read shard by shard, as a Hub run is
+    assert sum(s.rollouts for s in version_stats(t)) == bundled_rows().num_rows + 4  # its rows still count
+    assert max(len(x) for x in t.column("row_ordinal").to_pylist() if x is not None) < 1000
+    said = [p for p in t.problems() if p.field == "row_ordinal"]
+    assert len(said) == 1 and "-00099.parquet" in said[0].file and "read as missing" in said[0].message
+    assert said[0].found.startswith(f"{many * 8:,}"[:7])  # its values at 8 bytes each

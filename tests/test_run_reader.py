@@ -257,6 +257,39 @@ def test_duckdb_reads_the_rollouts_table_with_the_run_pages_pass_rates():
     assert any(s.pass_rate for s in stats)  # not all zero: the query would not tell a swapped rule
 
 
+def _encodings(path) -> dict[str, tuple[str, ...]]:
+    """Each column path's encodings, booleans left out (Parquet stores them as bits, never in a dictionary)."""
+    md = pq.ParquetFile(path).metadata.row_group(0)
+    return {c.path_in_schema: c.encodings for c in map(md.column, range(md.num_columns)) if c.physical_type != "BOOLEAN"}
+
+
+def test_a_sealed_shard_stores_its_ordinals_as_their_differences(tmp_path):
+    """The writer stores the columns run_schema.py's ENCODINGS names so: the ordinals as their differences (a
+    few bytes where a dictionary of them took most of the shard's ordinals' bytes), the advantages without a
+    dictionary; every other column dictionary-encoded. The bundled run is stored as the writer stores it, and
+    reads the same rows (the `datasets` and DuckDB tests above read it)."""
+    from rollout_trace.artifact.run_schema import ENCODINGS
+
+    root = write_run(tmp_path / "run")
+    for run in (root, RUN):
+        for folder in ("rollouts", "consumed"):
+            for path in sorted((run / folder).glob("*.parquet")):
+                got = _encodings(path)
+                for column, kind in got.items():
+                    if column in ENCODINGS:
+                        assert ENCODINGS[column] in kind and "RLE_DICTIONARY" not in kind, (path, column, kind)
+                    else:  # a list's values and a struct's fields too (the writer names them by their paths)
+                        assert "RLE_DICTIONARY" in kind, (path, column, kind)
+                assert {"segment", "ordinal" if folder == "consumed" else "text_offsets.list.element"} <= set(got)
+    rows = pq.read_table(sorted((root / "rollouts").glob("*.parquet"))[0], columns=["row_ordinal"])
+    ordinals = [o for r in rows["row_ordinal"].to_pylist() for o in r]
+    assert ordinals == sorted(ordinals) and len(ordinals) > 20
+    written = pa.concat_tables(pq.read_table(p) for p in sorted((root / "consumed").glob("*.parquet")))
+    want = bundled_consumed()
+    assert sorted(zip(written["segment"].to_pylist(), written["ordinal"].to_pylist(), strict=True)) == \
+        sorted(zip(want["segment"].to_pylist(), want["ordinal"].to_pylist(), strict=True))
+
+
 def test_a_format_1_run_is_refused_naming_the_convert_command(tmp_path):
     from rollout_trace.artifact import ArtifactError
     from rollout_trace.artifact.run import open_run

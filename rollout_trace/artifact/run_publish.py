@@ -23,10 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from .run_format import CONSUMED_DIR, FILES_DIR, MANIFEST, RESCORED_DIR, ROLLOUTS_DIR, SEGMENTS_DIR, TAIL
-from .run_shards import COMPRESSION, FILES_ROW_GROUP, SEAL_ROWS, read_tail_file, shards
+from .run_shards import FILES_ROW_GROUP, SEAL_ROWS, read_tail_file, shards, write_sealed
 from .schema import TOKENIZER_DIR
 
 MAX_COMMIT_FILES = 50  # the Hub's advice is fewer than 100 files a commit
@@ -89,7 +87,7 @@ def _sealed(path: Path, row_group: int) -> bytes:
     """An open tail as the Parquet file its shard would be sealed as (its whole batches)."""
     table = read_tail_file(path)[0]
     buf = io.BytesIO()
-    pq.write_table(table, buf, row_group_size=row_group, compression=COMPRESSION)
+    write_sealed(table, buf, row_group)
     return buf.getvalue()
 
 

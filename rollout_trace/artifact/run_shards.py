@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -33,6 +33,7 @@ from . import budget
 from .atomic import _sync
 from .problems import Problem
 from .run_format import SEALED, SHARD_NAME, TAIL, shard_name
+from .run_schema import ENCODINGS
 
 # A table a page scans (rollouts, consumed) is sealed in shards of one large row group: reading a column costs
 # a fixed amount per row group and per file (its footer), so a million rollouts are about 60 shards of one row
@@ -194,11 +195,32 @@ class RolloutWriter:
         self.rollouts.close()
 
 
+def _leaves(name: str, kind: pa.DataType) -> Iterator[str]:
+    """The Parquet column paths of an Arrow column (a list's values are "NAME.list.element", a struct's fields
+    "NAME.FIELD"): what the writer's per-column options name."""
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        yield from _leaves(f"{name}.list.element", kind.value_type)
+    elif pa.types.is_struct(kind):
+        for f in kind:
+            yield from _leaves(f"{name}.{f.name}", f.type)
+    else:
+        yield name
+
+
+def write_sealed(table: pa.Table, where: Any, row_group: int = SEAL_ROWS) -> None:
+    """`table` as a sealed shard's Parquet bytes, to a path or a file object: zstd, statistics, and each column of
+    run_schema.py's ENCODINGS stored so (the rest dictionary-encoded, Parquet's default)."""
+    leaves = [path for f in table.schema for path in _leaves(f.name, f.type)]
+    pq.write_table(table, where, row_group_size=row_group, compression=COMPRESSION, write_statistics=True,
+                   use_dictionary=[p for p in leaves if p not in ENCODINGS],
+                   column_encoding={p: k for p, k in ENCODINGS.items() if p in leaves and k != "PLAIN"} or None)
+
+
 def write_parquet(table: pa.Table, dest: Path, row_group: int = SEAL_ROWS) -> None:
     """`table` as a Parquet file at `dest`, atomically: built under a hidden name beside it, synced, renamed."""
     tmp = dest.with_name(f".{dest.name}.{secrets.token_hex(4)}.partial")
     try:
-        pq.write_table(table, tmp, row_group_size=row_group, compression=COMPRESSION, write_statistics=True)
+        write_sealed(table, tmp, row_group)
         _sync(tmp)
         os.replace(tmp, dest)
         _sync(dest.parent)
@@ -307,8 +329,15 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
                      metadata if shard.sealed else None)
 
 
+# What one value of a Parquet physical type decodes to in Arrow at least (a text's offset, a boolean's byte at most)
+_WIDTH = {"BOOLEAN": 1, "INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96": 12, "BYTE_ARRAY": 4,
+          "FIXED_LEN_BYTE_ARRAY": 4}
+
+
 def _decoded_size(metadata: Any, columns: Sequence[str]) -> int:
-    """What the column chunks of `columns` decompress to, as the file's footer says (every row group)."""
+    """What the column chunks of `columns` decode to, as the file's footer says (every row group): their pages
+    decompressed, or their values at their type's width where that is more (a run of one value, or an ordinal
+    stored as its differences, is a few bytes in a page however many values it holds)."""
     top = set(columns)
     total = 0
     for g in range(metadata.num_row_groups):
@@ -316,7 +345,7 @@ def _decoded_size(metadata: Any, columns: Sequence[str]) -> int:
         for i in range(rg.num_columns):
             c = rg.column(i)
             if c.path_in_schema.split(".")[0] in top:
-                total += c.total_uncompressed_size
+                total += max(c.total_uncompressed_size, c.num_values * _WIDTH.get(c.physical_type, 1))
     return total
 
 
