@@ -668,3 +668,35 @@ def test_a_local_shard_of_narrower_types_reads_as_the_run_tables(tmp_path):
     assert len(t) == len(versions) and not t.problems()
     assert t.column("policy_version").type == pa.int64() and t.column("reward").type == pa.float64()
     assert t.column("policy_version").to_pylist() == versions and t.column("reward").to_pylist() == rewards
+
+
+def test_each_rollout_s_fate_is_what_its_rows_say():
+    """`rollout_fates` (a run's rollouts from its TRL rows' fates, each rollout's rows added up side by side) against
+    a plain reading of every row: rollouts whose rows met different fates, several trained at different steps,
+    trained without a step, none trained, no rows (failed or not)."""
+    from rollout_trace.artifact.run_fates import DROPPED, FATES, rollout_fates
+
+    rng = np.random.default_rng(3)
+    n = 400
+    per = rng.integers(0, 5, size=n)  # rows per rollout, 0 for some
+    entry = np.repeat(np.arange(n, dtype=np.int32), per)
+    codes = rng.choice([0, 0, 1, 3, 4, 6], size=len(entry)).astype(np.int8)
+    steps = np.where(codes == 0, rng.integers(1, 50, size=len(entry)), -1)
+    steps[(codes == 0) & (rng.random(len(entry)) < 0.1)] = -1  # trained, its step not known
+    tokens = rng.integers(0, 900, size=len(entry))
+    status = pa.chunked_array([pa.array(rng.choice(["ok", "failed", "timed-out"], size=n)).dictionary_encode()])
+    o = pa.table({"entry": entry, "trained_tokens": tokens})  # as RunTable.ordinals() gives them
+    rf = pa.table({"fate": pa.DictionaryArray.from_arrays(pa.array(codes, pa.int8()), pa.array(FATES)),
+                   "step": pa.array(steps, mask=steps < 0)})
+    got = rollout_fates(n, o, rf, status).to_pylist()
+    statuses = status.to_pylist()
+    for r in range(n):
+        mine = np.flatnonzero(entry == r)  # in ordinals() order: the first is the rollout's first row
+        took = [i for i in mine if codes[i] == 0]
+        stepped = [int(steps[i]) for i in took if steps[i] >= 0]
+        want_why = None if took else (FATES[codes[mine[0]]] if len(mine) else
+                                      "failed" if statuses[r] == "failed" else "no rows")
+        assert got[r] == {"trained_step": min(stepped) if stepped else None,
+                          "trainer_tokens": int(sum(tokens[i] for i in took)), "dropped": want_why}, r
+        assert want_why is None or want_why in DROPPED
+    assert {g["dropped"] for g in got} >= {None, "failed", "no rows", "stale"}

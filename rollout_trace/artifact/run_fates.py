@@ -125,28 +125,28 @@ DROPPED = (*FATES, "failed", "no rows")  # why a rollout's rows were never train
 
 def rollout_fates(n: int, o: pa.Table, rf: pa.Table, status: pa.ChunkedArray) -> pa.Table:
     """Per rollout, from its rows' fates: its first trained step, its trained rows' tokens, and why none of them
-    was trained (its first row's fate; "failed" or "no rows" when it has none), in numpy over fate codes."""
+    was trained (its first row's fate; "failed" or "no rows" when it has none), in numpy over fate codes. A
+    rollout's rows lie side by side in `o` (`RunTable.ordinals()` lists them rollout by rollout, in queue order), so
+    each is added up over its own run of rows (`reduceat`), without a scatter over a million rollouts."""
     entry = o["entry"].to_numpy() if o.num_rows else np.zeros(0, np.int32)
     codes = rf["fate"].combine_chunks().indices.to_numpy(zero_copy_only=False) if o.num_rows else np.zeros(0, np.int8)
     tokens = filled(o["trained_tokens"], 0) if o.num_rows else np.zeros(0, np.int64)
     steps = pc.fill_null(rf["step"], -1).to_numpy() if o.num_rows else np.zeros(0, np.int64)
     took = codes == 0
-    took_entry = entry[took]
+    firsts = np.flatnonzero(np.r_[True, entry[1:] != entry[:-1]]) if len(entry) else np.zeros(0, np.int64)
+    rollouts = entry[firsts]  # each rollout with rows, once
     trained = np.zeros(n, dtype=bool)
-    trained[took_entry] = True
-    trainer_tokens = np.bincount(took_entry, weights=tokens[took], minlength=n).astype(np.int64)
+    trainer_tokens = np.zeros(n, dtype=np.int64)
     never = np.iinfo(np.int64).max
     first_step = np.full(n, never, dtype=np.int64)
-    stepped = took & (steps >= 0)
-    np.minimum.at(first_step, entry[stepped], steps[stepped])
+    if len(entry):
+        trained[rollouts] = np.logical_or.reduceat(took, firsts)
+        trainer_tokens[rollouts] = np.add.reduceat(np.where(took, tokens, 0), firsts)
+        first_step[rollouts] = np.minimum.reduceat(np.where(took & (steps >= 0), steps, never), firsts)
     trained_step = pa.array(first_step, mask=first_step == never)
     failed = codes_in(status, ["failed"]) == 0  # through the status dictionary: no million strings made
     # one byte per rollout throughout: these are a million rollouts' worth each
     why = np.where(failed, np.int8(DROPPED.index("failed")), np.int8(DROPPED.index("no rows")))
-    if len(entry):  # each rollout's first row: its fate stands for all when none was trained
-        firsts = np.flatnonzero(np.r_[True, entry[1:] != entry[:-1]])
-        why[entry[firsts]] = codes[firsts]
+    why[rollouts] = codes[firsts]  # each rollout's first row: its fate stands for all when none was trained
     dropped = pa.DictionaryArray.from_arrays(pa.array(why, pa.int8(), mask=trained), pa.array(DROPPED))
     return pa.table({"trained_step": trained_step, "trainer_tokens": pa.array(trainer_tokens), "dropped": dropped})
-
-

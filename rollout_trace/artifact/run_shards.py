@@ -287,15 +287,16 @@ def read_columns(open_file: Callable[[str], Any], path: str, shard: Shard, schem
                 have = metadata.schema.to_arrow_schema()
                 encoded = [c for c in columns if c in dictionary and c in have.names and have.field(c).type == pa.string()]
                 wanted = [c for c in columns if c in have.names]
+                sizes = _decoded_sizes(metadata, wanted)
                 for c in [c for c in wanted if c in small]:
-                    size = _decoded_size(metadata, [c])
+                    size = sizes[c]
                     if size > MAX_ROW_BYTES * metadata.num_rows + 2**20:
                         problems.append(Problem(path, "a column's values are far larger than the run table's "
                                                 "(a value this size is not one the recorder writes); read as missing",
                                                 field=c, expected=f"at most {MAX_ROW_BYTES:,} bytes a row",
                                                 found=f"{size:,} bytes for {metadata.num_rows:,} rows"))
                         wanted.remove(c)
-                budget.decoded(path, _decoded_size(metadata, wanted))
+                budget.decoded(path, sum(sizes[c] for c in wanted))
                 source = fetched_first(f, chunk_ranges(metadata, wanted, range(metadata.num_row_groups), shard.size))
                 table = pq.ParquetFile(source, metadata=metadata, pre_buffer=True,
                                        read_dictionary=encoded or None).read(columns=wanted)
@@ -334,19 +335,20 @@ _WIDTH = {"BOOLEAN": 1, "INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96"
           "FIXED_LEN_BYTE_ARRAY": 4}
 
 
-def _decoded_size(metadata: Any, columns: Sequence[str]) -> int:
-    """What the column chunks of `columns` decode to, as the file's footer says (every row group): their pages
-    decompressed, or their values at their type's width where that is more (a run of one value, or an ordinal
-    stored as its differences, is a few bytes in a page however many values it holds)."""
-    top = set(columns)
-    total = 0
+def _decoded_sizes(metadata: Any, columns: Sequence[str]) -> dict[str, int]:
+    """What the column chunks of each of `columns` decode to, as the file's footer says (every row group): their
+    pages decompressed, or their values at their type's width where that is more (a run of one value, or an
+    ordinal stored as its differences, is a few bytes in a page however many values it holds). One pass over
+    the footer for all of them."""
+    sizes = dict.fromkeys(columns, 0)
     for g in range(metadata.num_row_groups):
         rg = metadata.row_group(g)
         for i in range(rg.num_columns):
             c = rg.column(i)
-            if c.path_in_schema.split(".")[0] in top:
-                total += max(c.total_uncompressed_size, c.num_values * _WIDTH.get(c.physical_type, 1))
-    return total
+            top = c.path_in_schema.split(".")[0]
+            if top in sizes:
+                sizes[top] += max(c.total_uncompressed_size, c.num_values * _WIDTH.get(c.physical_type, 1))
+    return sizes
 
 
 def schema_problems(have: pa.Schema, want: pa.Schema, path: str) -> list[Problem]:
