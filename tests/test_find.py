@@ -325,10 +325,13 @@ def test_a_collections_search_answers_whole_when_asked_for_its_first_hits(run_in
     assert first.resume is None and first.rollouts == answers.search(index, {"pattern": "Wrote file"}, public=False).rollouts
 
 
-def test_a_rollout_whose_text_lists_differ_in_length_is_not_searched_and_is_named(tmp_path):
+@pytest.mark.parametrize("column", ["text_field", "text_offsets"])
+def test_a_rollout_whose_text_lists_differ_in_length_is_not_searched_and_is_named(tmp_path, column):
     """A rollout's text pieces are parallel lists (`text`, `text_field`, `text_turn`, `text_start`,
     `text_offsets`); a hostile shard's of different lengths raised in the search (ArrowInvalid) or located a hit
-    in another piece's turn. Such a rollout is left out of the search, and the answer names its file and row."""
+    in another piece's turn. Such a rollout is left out of the search, and the answer names its file and row:
+    whether the list is one every shard's search reads (`text_field`) or one read only in a shard where a piece
+    matched (`text_offsets`, where a hit is placed among its tokens)."""
     import pyarrow as pa
 
     from rollout_trace.artifact.run_table import run_table
@@ -340,15 +343,16 @@ def test_a_rollout_whose_text_lists_differ_in_length_is_not_searched_and_is_name
     whole = searched(run_table(write_run(tmp_path / "run", rows))).search(q)
     texts = rows["text"].to_pylist()
     hit = next(i for i, t in enumerate(texts) if any("wrote file" in x.lower() for x in t or ()))
-    fields = rows["text_field"].to_pylist()
-    fields[hit] = fields[hit][:-1]
-    hostile = rows.set_column(rows.schema.get_field_index("text_field"), "text_field",
-                              pa.array(fields, rows.schema.field("text_field").type))
+    values = rows[column].to_pylist()
+    values[hit] = values[hit][:-1]
+    hostile = rows.set_column(rows.schema.get_field_index(column), column,
+                              pa.array(values, rows.schema.field(column).type))
     got = searched(run_table(write_run(tmp_path / "hostile", hostile))).search(q)
-    assert got.rollouts == whole.rollouts - 1
+    assert got.rollouts == whole.rollouts - 1 and len(got.hits) == len(whole.hits) - sum(
+        h.path == rows["path"][hit].as_py() for h in whole.hits)
     said = [n for n in got.notes if "not searched" in n]
     assert len(said) == 1 and said[0].startswith("1 rollout(s) not searched")
-    assert "rollouts/" in said[0] and f"text_field has {len(fields[hit])} values, text {len(texts[hit])}" in said[0]
+    assert "rollouts/" in said[0] and f"{column} has {len(values[hit])} values, text {len(texts[hit])}" in said[0]
 
 
 def test_a_piece_whose_token_offsets_cannot_be_read_is_named_and_its_hit_kept(tmp_path):

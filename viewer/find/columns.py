@@ -57,21 +57,27 @@ def _rule_bits(t: RunTable) -> tuple[Step, Callable[[], np.ndarray]]:
 register("find_bits", Reduction(("findings",), _rule_bits))
 
 
-def _even(cols: pa.Table, file: str, positions: np.ndarray, uneven: list[str]) -> tuple[pa.Table, int]:
+def _even(cols: pa.Table, file: str, positions: np.ndarray, uneven: list[str],
+          gone: np.ndarray | None = None) -> tuple[pa.Table, np.ndarray]:
     """A shard's text columns with each rollout whose lists are not one value per piece (`text`) left without
-    pieces (a hostile shard's: the lists are read side by side), and how many; the first few named in `uneven`."""
+    pieces (a hostile shard's: the lists are read side by side), and which rollouts those are (`gone`: left out
+    already); the first few named in `uneven`."""
     pieces = list_lengths(cols["text"])
-    bad = np.zeros(cols.num_rows, bool)
-    for name in TEXT[1:]:
+    bad = np.zeros(cols.num_rows, bool) if gone is None else gone.copy()
+    for name in cols.column_names[1:]:
         got = list_lengths(cols[name])
         for i in np.flatnonzero((got != pieces) & ~bad)[:max(0, 3 - len(uneven))].tolist():
             uneven.append(f"{file} row {int(positions[i])}: {name} has {got[i]} values, text {pieces[i]}")
         bad |= got != pieces
     if not bad.any():
-        return cols, 0
-    gone = pa.array(bad)
-    return pa.table({c: pc.if_else(gone, pa.scalar(None, cols[c].type), cols[c]) for c in cols.column_names}), \
-        int(bad.sum())
+        return cols, bad
+    left = pa.array(bad)
+    return pa.table({c: pc.if_else(left, pa.scalar(None, cols[c].type), cols[c]) for c in cols.column_names}), bad
+
+
+def _at(cols: pa.Table, positions: np.ndarray) -> pa.Table:
+    """Rows `positions` of a shard's columns (increasing): the table itself when they are all of its rows."""
+    return cols if len(positions) == cols.num_rows else cols.take(pa.array(positions))
 
 
 class RunFind:
@@ -145,16 +151,18 @@ class RunFind:
             if not len(mine):
                 continue
             at = t.positions(k)[allowed[rows]]
-            cols, bad = _even(t.shard_columns(k, TEXT).take(pa.array(at)), f"rollouts/{t.shards[k].name}", at, uneven)
-            unsearched += bad
-            text = cols["text"].combine_chunks()
-            parent = pc.list_parent_indices(text).to_numpy()
-            flat = pc.list_flatten(text)
-            ok = pc.is_in(pc.list_flatten(cols["text_field"].combine_chunks()), value_set=fields)
-            if q.literal:  # every match holds it: Arrow's substring kernel narrows the pieces first
-                ok = pc.and_(ok, pc.match_substring(flat, q.literal, ignore_case=True))
-            candidates = np.flatnonzero(pc.fill_null(ok, False).to_numpy(zero_copy_only=False))
-            matched = _matching(flat, candidates, q) if q.is_regex or not q.literal else candidates.tolist()
+            file = f"rollouts/{t.shards[k].name}"
+            # the pieces and their fields first; their turns and token places only in a shard where one matched
+            cols, gone = _even(_at(t.shard_columns(k, TEXT[:2]), at), file, at, uneven)
+            parent, flat, matched = _matches(cols, fields, q)
+            if matched:
+                rest = _at(t.shard_columns(k, TEXT[2:]), at)
+                cols, now = _even(pa.table({**{c: cols[c] for c in TEXT[:2]}, **{c: rest[c] for c in TEXT[2:]}}),
+                                  file, at, uneven, gone)
+                if now.sum() > gone.sum():  # a matched rollout's other lists are uneven: it is left out too
+                    parent, flat, matched = _matches(cols, fields, q)
+                gone = now
+            unsearched += int(gone.sum())
             pieces += len(matched)
             for i in matched:
                 row = int(mine[parent[i]])
@@ -306,6 +314,19 @@ class RunFind:
         rows = pc.unique(f.filter(pc.is_in(f["rule"], value_set=pa.array(wanted)))["row"]).to_pylist()
         paths = self.t.column("path")
         return {paths[r].as_py() for r in rows}
+
+
+def _matches(cols: pa.Table, fields: pa.Array, q: Query) -> tuple[np.ndarray, pa.Array, list[int]]:
+    """A shard's pieces (each one's row among `cols`, and the flat list of them) and which of them `q` matches in
+    the fields it asks for."""
+    text = cols["text"].combine_chunks()
+    parent = pc.list_parent_indices(text).to_numpy()
+    flat = pc.list_flatten(text)
+    ok = pc.is_in(pc.list_flatten(cols["text_field"].combine_chunks()), value_set=fields)
+    if q.literal:  # every match holds it: Arrow's substring kernel narrows the pieces first
+        ok = pc.and_(ok, pc.match_substring(flat, q.literal, ignore_case=True))
+    candidates = np.flatnonzero(pc.fill_null(ok, False).to_numpy(zero_copy_only=False))
+    return parent, flat, _matching(flat, candidates, q) if q.is_regex or not q.literal else candidates.tolist()
 
 
 def _matching(flat: pa.Array, candidates: np.ndarray, q: Query) -> list[int]:
