@@ -39,13 +39,17 @@ median over the baseline's. (That make_run picks its 8 rewards by `(r + v + g) %
 
 Prints a short table and a JSON summary (`--json FILE` writes it too).
 
-Measured on the 2-core machine, quiet (load 0.7-1.3), at 1,024,000 rollouts (bench/make_run.py 2000x8x64): stats
-1.1-1.2 s (as much CPU: one core), 336 MB above imports; the run page's first visitor 2.5 s (3.2 s CPU), 700 MB, later
-ones 42 ms against a rollout's 2 ms; a word's first hits 0.25 s, its full count 3.0 s; the public visitor 4.1-4.7 s
-CPU, 330-360 MB, the stand-in serving 37 MiB in 327 requests, 5.2 s wall when each request is answered 30 ms late.
-Against the same run read by the code before the tasks, fates and local reads were made in numbers on one thread
-(4f8d121, alternately, medians of 6 and 3): stats 0.84x wall, 0.66x CPU, 0.91x memory; the public visitor 0.83x CPU,
-0.75x memory. Before a
+Measured on the 2-core machine at 1,024,000 rollouts (bench/make_run.py 2000x8x64 from today's bundled run, whose
+rollouts hold more text than the run these lines measured before), on a slower hour than earlier measurements
+(the base code's per-version numbers took 1.25-1.67 s where they had taken 1.1-1.2 s): stats 1.25-1.62 s (as much
+CPU: one core), 331 MB above imports; the run page's first visitor 3.2 s (3.2 s CPU), later ones 136 ms against a
+rollout's 7 ms; a word's first hits 0.34-0.41 s, its full count 3.9-5.3 s; the public visitor 3.9-5.6 s CPU,
+345 MB, the stand-in serving 27.1 MiB in 327-331 requests (the opening 6.4 MiB, the per-version numbers 9.5, the
+index and tasks 11.1). Against the same run stored as before the ordinals were delta-encoded (the same rows),
+the Hub served 36.8 MiB; against the code before a search read a shard's other text lists only where a piece
+matched (51da869, alternately, 3 rounds): the full count 0.74x wall, 0.62x CPU. Before the tasks, fates and local
+reads were made in numbers on one thread (4f8d121, medians of 6 and 3): stats 0.84x wall, 0.66x CPU, 0.91x memory;
+the public visitor 0.83x CPU, 0.75x memory. Before a
 read's column chunks came in one range and eight shards at once, that visitor took 4.3-5.1 s CPU, 438 MB and 728
 requests (29 s wall at 30 ms); before every reduction of the page was made in one pass over the shards
 (`RunTable.reduced`), 6.6-7.5 s CPU and 917 requests; before they were read shard by shard at all, 777 MB.
@@ -239,7 +243,7 @@ def child_public(src: str) -> dict:
     told = " ".join(problems.items)[:600] if problems is not None else ""
     return {"public_s": c.wall, "public_cpu_s": c.cpu, "public_mb": _mb() - base, "rss_mb": _mb(),
             "run_shown": bool(shown.get(rv.column, {}).get("visible")), "opened": run is not None, "why": why,
-            "index_told": told, "budgets": [{"used": b.used, "max_bytes": b.max_bytes, "max_rows": b.max_rows,
+            "index_told": told, "budgets": [{"used": b.used, "decoded": b.decoded_used, "max_bytes": b.max_bytes, "max_rows": b.max_rows,
                                              "seconds": round(time.monotonic() - b.started, 1)} for b in budgets]}
 
 

@@ -29,8 +29,8 @@ from rollout_trace.artifact.collection import Collection
 from viewer.index import open_index
 
 MAX_FILES = 20_000  # files listed in one source (a collection's rows; a run's segment, index and log files)
-# read per request: a run of a million rollouts from the Hub reads ~10 MiB to open (its rollouts' places, its
-# consumption table), then ~16 MiB for its per-version numbers and ~12 MiB for its index and tasks, each under a
+# read per request: a run of a million rollouts from the Hub reads ~6.4 MiB to open (its rollouts' places, its
+# consumption table), then ~9.5 MiB for its per-version numbers and ~11 MiB for its index and tasks, each under a
 # budget of its own (bench/bench_run_table.py `public`)
 MAX_BYTES = 24 * 2**20
 # rollouts of one run: a million rollouts' snapshot (shared by every visitor of the run) costs ~4.5 s of CPU and
@@ -38,8 +38,9 @@ MAX_BYTES = 24 * 2**20
 # decompress far beyond their bytes from costing more
 MAX_ROWS = 1_100_000
 MAX_SECONDS = 30.0  # wall time of one request's opening, or of one computation (Hub reads included)
-# what the Parquet data a request reads may decompress to: a million rollouts' run page needs ~150 MiB; a value
-# of one letter repeated 100 MB (a few KB on disk) is refused before it is decompressed
+# what the Parquet data a request reads may decode to (its values counted at their width at least): a million
+# rollouts' run page decodes ~68 MiB to open, ~52 MiB for its per-version numbers, ~88 MiB for its index and tasks;
+# a value of one letter repeated 100 MB (a few KB on disk) is refused before it is decompressed
 MAX_DECODED = 512 * 2**20
 WHERE = "a public Space"  # who sets these bounds, as a refusal says
 
