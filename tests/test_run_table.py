@@ -700,3 +700,29 @@ def test_each_rollout_s_fate_is_what_its_rows_say():
                           "trainer_tokens": int(sum(tokens[i] for i in took)), "dropped": want_why}, r
         assert want_why is None or want_why in DROPPED
     assert {g["dropped"] for g in got} >= {None, "failed", "no rows", "stale"}
+
+
+def test_a_group_and_a_rollout_are_found_by_their_names_without_naming_every_rollout():
+    """A group's rows (viewer/run_part.py `group_rows`: opening a group's map) and a rollout's row (`Run.row_at`:
+    opening it, and each rollout of a group's map) are the rows whose name is the one asked for, as a search of
+    every row's name finds them, without making a name for each rollout of the run (~1 s and ~100 MB at a
+    million); a name of no rollout is refused."""
+    from rollout_trace.artifact import ArtifactError
+    from viewer.run_part import group_rows
+
+    run = open_run(str(EXAMPLES_DIR / "trl-run"))
+    t = run.table
+    named = t.take(np.arange(len(t)), ["group", "path"])
+    found = {p: run.row_at(p) for p in named["path"].to_pylist() if p is not None}
+    groups = {g: group_rows(t, g).tolist() for g in named["group"].to_pylist()}
+    assert "__names" not in t._memo
+    paths, names = t.column("path").to_pylist(), t.column("group").to_pylist()  # every name, made here to compare
+    assert len(found) == sum(p is not None for p in paths) >= 40 and len(groups) >= 12
+    assert all(paths[row] == p and paths.index(p) == row for p, row in found.items())
+    assert all(rows == [i for i, x in enumerate(names) if x == g] for g, rows in groups.items())
+    assert group_rows(t, "groups/x-v000001-g000001").tolist() == [] == group_rows(t, next(iter(groups)) + "0").tolist()
+    some = next(iter(found))
+    for wrong in ("", "groups/x", some + "0", some.replace("/rollout-0", "/rollout-"), some.replace("-g0", "-g9"),
+                  "groups/" + some.split("/")[1] + "/rollout-99", "groups/a-v1-g" + "9" * 5000 + "/rollout-01"):
+        with pytest.raises(ArtifactError):
+            run.row_at(wrong)

@@ -1,8 +1,8 @@
 """A part of a recorded run as a Collection, from its snapshot's columns (rollout_trace/artifact/run_table.py): one
 group without making a Python row of every rollout of the run.
 
-A page that opens one group of eight needs eight rows, not a million: the part's rows are found by a filter over
-one column, and only those become RunRows (run.py `rows_of`, the same rows `open_run` makes) and their collection
+A page that opens one group of eight needs eight rows, not a million: the part's rows are found by the group's
+number, and only those become RunRows (run.py `rows_of`, the same rows `open_run` makes) and their collection
 rows (`run_collection`).
 
     c = group_part(run_table(root), "groups/seg-v000007-g000012")   # that group and its rollouts
@@ -13,7 +13,6 @@ from __future__ import annotations
 import posixpath
 
 import numpy as np
-import pyarrow.compute as pc
 
 from rollout_trace.artifact.collection import Collection, run_collection
 from rollout_trace.artifact.run import Run
@@ -27,11 +26,9 @@ def group_of(path: str) -> str:
 
 
 def group_rows(t: RunTable, group_path: str) -> np.ndarray:
-    """The row numbers of the group named `group_path` (a filter over one column; empty when it is none)."""
-    if not len(t):
-        return np.zeros(0, np.int64)
-    return np.flatnonzero(pc.fill_null(pc.equal(t.column("group"), group_path), False).to_numpy(
-        zero_copy_only=False)).astype(np.int64)
+    """The row numbers of the group named `group_path` (empty when it is none), found by its number
+    (`RunTable.named`): no name is made for the run's other rollouts."""
+    return t.named("group", group_path)
 
 
 def part_run(t: RunTable, rows: np.ndarray) -> Run:

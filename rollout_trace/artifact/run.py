@@ -26,7 +26,6 @@ from typing import Any
 
 import msgspec
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from .group import grpo_advantages, reward_spread
@@ -250,12 +249,12 @@ class Run:
         return self._tokenizer
 
     def row_at(self, path: str) -> int:
-        """The snapshot's row of the rollout named `path`; raises ArtifactError when the run has none."""
-        col = self.table.column("path")
-        at = pc.index(col, pa.scalar(path, pa.string())).as_py() if path else -1
-        if at is None or at < 0:
+        """The snapshot's row of the rollout named `path` (the first whose name it is: `RunTable.named`); raises
+        ArtifactError when the run has none."""
+        rows = self.table.named("path", path).tolist()
+        if not rows:
             raise ArtifactError([Problem(path or "(root)", "no recorded rollout at this path in the run")])
-        return int(at)
+        return rows[0]
 
     def files(self, path: str) -> dict[str, bytes]:
         """The rollout's artifact files (folder path -> bytes) as recorded, and its rescore parts' files."""
