@@ -69,8 +69,8 @@ from .run_files import RunFiles, read_files
 from .run_format import (
     CONSUMED_DIR,
     FILES_DIR,
-    GROUPS,
     MANIFEST,
+    PLACE_NAME,
     RESCORED_DIR,
     ROLLOUTS_DIR,
     SEALED,
@@ -96,9 +96,6 @@ FATE_COLUMNS: dict[str, pa.DataType] = {"trained_step": pa.int64(), "trainer_tok
 FETCHES = 8
 FILE_FOOTERS = 64  # files shards' footers kept per run (ShardCache.file_footers)
 _FORMAT = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=list(DICTIONARY)))
-# a group's or a rollout's name (run_columns.name_columns): its segment and group id, read from the right (a segment
-# name may hold "-v" and "-g" itself)
-_NAME = re.compile(rf"^{GROUPS}/(?P<segment>.+)-v\d+-g(?P<group>\d{{1,12}})(/rollout-\d+)?$", re.ASCII)
 _LOCAL_FS = pafs.LocalFileSystem()
 
 
@@ -810,13 +807,12 @@ class RunTable:
         """The rows whose `column` ("group" or "path") is `name`, in order: looked for among the rows of the group
         the name gives (`group_keys`, in numbers), whose names alone are made and compared; never a name for each of
         a million rollouts (~100 MB, ~1 s)."""
-        m = _NAME.match(name)
+        m = PLACE_NAME.match(name)
         names = self.segment_names() if m is not None and len(self) else []
         if m is None or m["segment"] not in names:
             return np.zeros(0, np.int64)
         rows = np.flatnonzero(self.group_keys() == names.index(m["segment"]) * 2**40 + int(m["group"]))
-        return rows[np.array([x == name for x in self.take(rows, [column])[column].to_pylist()], bool)] \
-            if len(rows) else rows.astype(np.int64)
+        return rows[np.array([x == name for x in self.take(rows, [column])[column].to_pylist()], bool)]
 
     def index_rows(self) -> int:
         """How many rows the run's collection index has: its groups and its rollouts with an artifact."""
