@@ -13,6 +13,8 @@ import pytest
 
 from rollout_trace.analysis.texts import Piece, RolloutText, TurnText
 from rollout_trace.analysis.tokens import decode
+from rollout_trace.artifact.run import open_run
+from rollout_trace.artifact.sources import EXAMPLES_DIR
 from viewer.cli.find import find, open_index_of
 from viewer.find.build import Vocabs, index_collection, item_of
 from viewer.find.query import QueryError, parse_query
@@ -374,3 +376,48 @@ def test_a_piece_whose_token_offsets_cannot_be_read_is_named_and_its_hit_kept(tm
     assert got.rollouts == whole.rollouts and len(got.hits) == len(whole.hits)
     said = [n for n in got.notes if "cannot be read" in n]
     assert len(said) == 1 and "first token" in said[0] and "turn" in said[0]
+
+
+@pytest.mark.parametrize("versions, pattern", [("", ""), ("2:3", ""), ("3", ""), ("", "solution.py")])
+def test_the_rollouts_with_a_finding_are_the_same_from_a_runs_columns_and_a_text_index(run_index, versions, pattern,
+                                                                                        monkeypatch):
+    """A findings query (answers.search with a rule) counts and lists the same rollouts and findings from the run's
+    columns (RunFind) as from the text index of the same rollouts, as a plain reading of every rollout's findings
+    says; it lists at most MAX_FINDING_ROWS findings, of the first rollouts by version, and names only those: no
+    name is made for every rollout of the run, whose findings it filters once (not once per rollout)."""
+    from viewer.find import answers
+    from viewer.find.columns import RunFind
+    from viewer.find.query import parse_versions
+
+    c, index = run_index
+    t = open_run(str(EXAMPLES_DIR / "trl-run")).table
+    find = RunFind(t)
+    every = index.all_findings()
+    lo, hi = parse_versions(versions or None)
+    with_pattern = {h.path for h in index.search(parse_query(pattern, limit=200)).hits} if pattern else None
+    for rule in find.present():
+        expected = {rec.path: rec.policy_version for rec in c.records
+                    if any(f.rule == rule for f in every.get(rec.path, []))
+                    and (lo is None or rec.policy_version >= lo) and (hi is None or rec.policy_version <= hi)
+                    and (with_pattern is None or rec.path in with_pattern)}
+        ask = {"rule": rule, "versions": versions, "pattern": pattern}
+        run, text = answers.search(find, ask, public=False), answers.search(index, ask, public=False)
+        assert run.error is None and text.error is None
+        assert run.rollouts == text.rollouts == len(expected)
+        per = {}
+        for v in sorted(expected.values()):
+            per[str(v)] = per.get(str(v), 0) + 1
+        assert run.per_version == text.per_version == per
+        listed = {(h.path, h.turn, h.token, h.token_end, h.excerpt) for h in run.hits}
+        assert listed == {(h.path, h.turn, h.token, h.token_end, h.excerpt) for h in text.hits}
+        assert listed == {(p, f.turn, f.start, f.end, f.sentence) for p in expected for f in every[p] if f.rule == rule}
+        assert all(h.group is not None and h.field == f"finding: {rule}" for h in run.hits)
+        monkeypatch.setattr(answers, "MAX_FINDING_ROWS", 2)
+        cut = answers.search(find, ask, public=False)
+        monkeypatch.undo()
+        assert cut.rollouts == len(expected) and len(cut.hits) == min(2, len(run.hits))
+        assert [h.path for h in cut.hits] == [h.path for h in run.hits][:len(cut.hits)]
+        assert [h.version for h in run.hits] == sorted(h.version for h in run.hits)
+    assert "__names" not in t._memo
+    assert find.present() and all(find.findings_of(p) == every.get(p, []) for p in expected)
+    assert find.findings_of("groups/nothing") == [] and "groups/nothing" not in find and next(iter(every)) in find

@@ -133,26 +133,15 @@ def _with_rule(index: Search, rule: str, versions: str | None, pattern: str, dea
         lo, hi = parse_versions(versions)
     except QueryError as e:
         return SearchAnswer(error=str(e))
-    paths = index.with_rules([rule])
+    paths = None
     if pattern.strip():  # a rule and a pattern: the rollouts with both
         try:
-            hits = index.search(parse_query(pattern, limit=200), deadline).hits
+            paths = {h.path for h in index.search(parse_query(pattern, limit=200), deadline).hits}
         except QueryError as e:
             return SearchAnswer(error=str(e))
-        paths &= {h.path for h in hits}
-    rows: list[HitRow] = []
-    per: dict[str, int] = {}
-    matched = 0
-    for path, row in sorted(index.rows(paths).items(), key=lambda kv: (kv[1][0] is None, kv[1][0] or 0, kv[0])):
-        version, rollout = row
-        if (lo is not None and (version is None or version < lo)) or (hi is not None and (version is None or version > hi)):
-            continue
-        matched += 1
-        if version is not None:
-            per[str(version)] = per.get(str(version), 0) + 1
-        for f in index.findings_of(path):
-            if f.rule == rule and len(rows) < MAX_FINDING_ROWS:
-                rows.append(HitRow(path, version, rollout, f.turn, f"finding: {rule}", f.start, f.end, f.sentence,
-                                   (0, 0)))
-    return SearchAnswer(hits=rows, rollouts=matched, per_version=per, notes=[index.covers] if index.covers else [],
-                        **_coverage(index, None, False))
+    # each rollout listed has at least one finding of the rule: the first MAX_FINDING_ROWS rollouts fill the rows
+    got = index.with_rule(rule, (lo, hi), paths, MAX_FINDING_ROWS)
+    rows = [HitRow(r.path, r.version, r.rollout, f.turn, f"finding: {rule}", f.start, f.end, f.sentence, (0, 0),
+                   r.group_id) for r in got.first for f in r.findings][:MAX_FINDING_ROWS]
+    return SearchAnswer(hits=rows, rollouts=got.count, per_version={str(v): n for v, n in got.per_version.items()},
+                        notes=[index.covers] if index.covers else [], **_coverage(index, None, False))

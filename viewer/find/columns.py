@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -27,7 +27,7 @@ from rollout_trace.artifact.run_columns import list_lengths
 from rollout_trace.artifact.run_table import Reduction, RunTable, Step, register
 
 from .query import FIRST_S, Query
-from .text_index import EXCERPT, Hit, SearchResult
+from .text_index import EXCERPT, Hit, Ruled, RuleRollouts, SearchResult
 
 TEXT = ("text", "text_field", "text_turn", "text_start", "text_offsets")
 
@@ -91,14 +91,17 @@ class RunFind:
     def close(self) -> None:
         pass
 
-    def _paths(self) -> dict[str, int]:
-        def make() -> dict[str, int]:
-            paths = self.t.column("path").to_pylist()
-            return {p: i for i, p in enumerate(paths) if p is not None}
-        return self.t.memo("find:paths", make)
-
     def __contains__(self, path: str) -> bool:
-        return path in self._paths()
+        return len(self._row_of(path)) > 0
+
+    def _row_of(self, path: str) -> np.ndarray:
+        """The row of the rollout at `path` (none: no such rollout, or one without an artifact), found by its
+        group's number (`RunTable.named`): never a name made for every rollout of the run."""
+        return self.t.named("path", path)[:1]
+
+    def _has_artifact(self) -> pa.ChunkedArray:
+        """Which rows are rollouts with an artifact (those have a path, text and findings), without naming them."""
+        return pc.is_valid(self.t.column("agent_turns"))
 
     def __len__(self) -> int:
         """The run's rollouts (its standing rows: counted without making a million paths)."""
@@ -109,7 +112,7 @@ class RunFind:
     def _allowed(self, q: Query) -> np.ndarray:
         """Which rows the query's versions and statuses keep (rollouts with an artifact: those have text)."""
         t = self.t
-        keep = pc.is_valid(t.column("path"))
+        keep = self._has_artifact()
         lo, hi = q.versions
         if lo is not None:
             keep = pc.and_(keep, pc.greater_equal(t.column("policy_version"), lo))
@@ -247,13 +250,20 @@ class RunFind:
         return [rule for i, rule in enumerate(RULES) if bits >> i & 1]
 
     def findings_of(self, path: str) -> list[Finding]:
-        row = self._paths().get(path)
-        if row is None:
-            return []
-        f = self._findings()
-        mine = f.filter(pc.equal(f["row"], row))
-        return [Finding(x["rule"], x["turn"], x["start"], x["end"], x["sentence"]) for x in mine.to_pylist()]
+        rows = self._row_of(path)
+        return self._found(rows).get(int(rows[0]), []) if len(rows) else []
 
+    def _found(self, rows: np.ndarray, rule: str | None = None) -> dict[int, list[Finding]]:
+        """The findings of rows `rows` (of `rule` alone, unless None), per row, in the order recorded: one filter
+        of the run's findings for all of them."""
+        f = self._findings()
+        keep = pc.is_in(f["row"], value_set=pa.array(rows, f["row"].type))
+        if rule is not None:
+            keep = pc.and_(keep, pc.equal(f["rule"], rule))
+        out: dict[int, list[Finding]] = defaultdict(list)
+        for x in f.filter(keep).to_pylist():
+            out[x["row"]].append(Finding(x["rule"], x["turn"], x["start"], x["end"], x["sentence"]))
+        return out
     def all_findings(self) -> dict[str, list[Finding]]:
         paths = self.t.column("path").to_pylist()
         out: dict[str, list[Finding]] = defaultdict(list)
@@ -270,8 +280,8 @@ class RunFind:
             got: dict[int, list[str]] = defaultdict(list)
             for row, rule in zip(pairs["row"].to_pylist(), pairs["rule"].to_pylist(), strict=True):
                 got[row].append(rule)
-            out: dict[str, tuple[str, ...]] = dict.fromkeys(self._paths(), ())
             paths = self.t.column("path").to_pylist()
+            out: dict[str, tuple[str, ...]] = {p: () for p in paths if p is not None}
             for row, rules in got.items():
                 out[paths[row]] = tuple(sorted(rules, key=lambda r: order.get(r, len(order))))
             return out
@@ -293,27 +303,35 @@ class RunFind:
 
     def rollouts_per_version(self) -> dict[int | None, int]:
         t = self.t
-        has = pc.is_valid(t.column("path"))
-        got = pa.table({"v": t.column("policy_version").filter(has)}).group_by("v").aggregate([("v", "count")])
+        got = pa.table({"v": t.column("policy_version").filter(self._has_artifact())}).group_by("v").aggregate([("v", "count")])
         return dict(zip(got["v"].to_pylist(), got["v_count"].to_pylist(), strict=True))
 
-    def rows(self, paths: Iterable[str]) -> dict[str, tuple[int | None, int | None]]:
-        """(version, rollout) of each of `paths` the run holds."""
-        at = self._paths()
-        wanted = [(p, at[p]) for p in paths if p in at]
-        if not wanted:
-            return {}
-        got = self.t.take(np.array([r for _, r in wanted]), ["policy_version", "rollout"]).to_pylist()
-        return {p: (g["policy_version"], g["rollout"]) for (p, _), g in zip(wanted, got, strict=True)}
-
-    def with_rules(self, rules: Iterable[str]) -> set[str]:
-        wanted = list(rules)
-        if not wanted:
-            return set()
+    def with_rule(self, rule: str, versions: tuple[int | None, int | None], paths: set[str] | None,
+                  limit: int) -> RuleRollouts:
+        """The rollouts with a finding of `rule` in `versions` (inclusive; None: open) and, unless None, among
+        `paths`: counted from the columns, and only the first `limit` (by version, then in the run's order) named
+        and read with their findings of it. A rule found in most of a million rollouts makes no name of them."""
+        t = self.t
         f = self._findings()
-        rows = pc.unique(f.filter(pc.is_in(f["rule"], value_set=pa.array(wanted)))["row"]).to_pylist()
-        paths = self.t.column("path")
-        return {paths[r].as_py() for r in rows}
+        rows = np.unique(f["row"].filter(pc.equal(f["rule"], rule)).to_numpy())
+        if paths is not None:
+            rows = np.intersect1d(rows, np.concatenate([self._row_of(p) for p in paths] + [np.zeros(0, np.int64)]))
+        version = t.column("policy_version").to_numpy()[rows]
+        lo, hi = versions
+        keep = self._has_artifact().to_numpy(zero_copy_only=False)[rows]  # a hostile shard's findings of no artifact
+        if lo is not None:
+            keep &= version >= lo
+        if hi is not None:
+            keep &= version <= hi
+        rows, version = rows[keep], version[keep]
+        order = np.argsort(version, kind="stable")[:limit]  # rows are in the run's order already
+        first = rows[order]
+        found = self._found(first, rule)
+        place = t.take(first, ["path", "policy_version", "rollout", "group_id"]).to_pylist()
+        vs, counts = np.unique(version, return_counts=True)
+        return RuleRollouts(len(rows), dict(zip(vs.tolist(), counts.tolist(), strict=True)),
+                            [Ruled(p["path"], p["policy_version"], p["rollout"], found[r], p["group_id"])
+                             for r, p in zip(first.tolist(), place, strict=True)])
 
 
 def _matches(cols: pa.Table, fields: pa.Array, q: Query) -> tuple[np.ndarray, pa.Array, list[int]]:

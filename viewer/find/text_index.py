@@ -74,6 +74,27 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class Ruled:
+    """A rollout with a finding of one rule, and its findings of that rule."""
+
+    path: str
+    version: int | None
+    rollout: int | None
+    findings: list[Finding]
+    group_id: int | None = None  # a run's group number
+
+
+@dataclass(frozen=True)
+class RuleRollouts:
+    """The rollouts with a finding of one rule, within the versions (and paths) asked: how many, how many per
+    version, and the first `limit` of them (by version, then in the source's order) with their findings of it."""
+
+    count: int
+    per_version: dict[int, int]
+    first: list[Ruled]
+
+
+@dataclass(frozen=True)
 class SearchResult:
     hits: list[Hit]
     rollouts: int  # rollouts with at least one match
@@ -99,8 +120,8 @@ class Search(Protocol):
     def rules_by_path(self) -> dict[str, tuple[str, ...]]: ...
     def finding_counts(self) -> dict[int | None, dict[str, int]]: ...
     def rollouts_per_version(self) -> dict[int | None, int]: ...
-    def rows(self, paths: Iterable[str]) -> dict[str, tuple[int | None, int | None]]: ...
-    def with_rules(self, rules: Iterable[str]) -> set[str]: ...
+    def with_rule(self, rule: str, versions: tuple[int | None, int | None], paths: set[str] | None,
+                  limit: int) -> RuleRollouts: ...
     def close(self) -> None: ...
 
 
@@ -322,24 +343,26 @@ class FindIndex:
         with self._lock:
             return dict(self._db.execute("SELECT version, count(*) FROM rollouts GROUP BY version").fetchall())
 
-    def rows(self, paths: Iterable[str]) -> dict[str, tuple[int | None, int | None]]:
-        """(version, rollout) of each of `paths` the index holds."""
-        wanted = [p for p in paths if p in self._paths]
-        out: dict[str, tuple[int | None, int | None]] = {}
+    def with_rule(self, rule: str, versions: tuple[int | None, int | None], paths: set[str] | None,
+                  limit: int) -> RuleRollouts:
+        """The indexed rollouts with a finding of `rule` in `versions` (inclusive; None: open) and, unless None,
+        among `paths`: counted, and the first `limit` by version and path with their findings of it."""
+        lo, hi = versions
         with self._lock:
-            for k in range(0, len(wanted), 500):
-                part = wanted[k:k + 500]
-                for path, v, r in self._db.execute(f"SELECT path, version, rollout FROM rollouts WHERE path IN "
-                                                   f"({','.join('?' * len(part))})", part):
-                    out[path] = (v, r)
-        return out
-
-    def with_rules(self, rules: Iterable[str]) -> set[str]:
-        """Paths of the rollouts with a finding of any of `rules`."""
-        wanted = list(rules)
-        if not wanted:
-            return set()
+            got = self._db.execute(
+                "SELECT id, path, version, rollout FROM rollouts WHERE id IN (SELECT rid FROM findings WHERE rule = ?) "
+                "AND (? IS NULL OR version >= ?) AND (? IS NULL OR version <= ?) "
+                "ORDER BY version IS NULL, version, path", (rule, lo, lo, hi, hi)).fetchall()
+        if paths is not None:
+            got = [g for g in got if g[1] in paths]
+        first = got[:limit]
+        found: dict[int, list[Finding]] = defaultdict(list)
         with self._lock:
-            rows = self._db.execute(f"SELECT DISTINCT r.path FROM findings f JOIN rollouts r ON r.id = f.rid "
-                                    f"WHERE f.rule IN ({','.join('?' * len(wanted))})", wanted).fetchall()
-        return {p for (p,) in rows}
+            for k in range(0, len(first), 500):
+                part = [g[0] for g in first[k:k + 500]]
+                for rid, *rest in self._db.execute(
+                        f"SELECT rid, rule, turn, start, end, sentence FROM findings WHERE rule = ? AND rid IN "
+                        f"({','.join('?' * len(part))}) ORDER BY rowid", [rule, *part]):
+                    found[rid].append(Finding(*rest))
+        return RuleRollouts(len(got), dict(Counter(g[2] for g in got if g[2] is not None)),
+                            [Ruled(path, v, r, found[rid]) for rid, path, v, r in first])
