@@ -16,7 +16,8 @@ part itself costs) are its own:
             word bench/make_run.py's `rare_word` holds about once per `--rare-every` rollouts, asked as the
             search panel asks: its first hits (`first`: the answer comes once a shard with a hit has been read
             and 0.3 s have passed), then the rest of the run from where that stopped. Targets: first hits <= 1 s,
-            the full count (both answers) <= 5 s
+            the full count (both answers) <= 5 s. Then the findings query of the run's first rule (the rollouts
+            with it, counted per version, the first 200 findings listed: viewer/find/answers.py `search`)
     public  a public visitor opening the run served as a Hub dataset by the loopback stand-in
             (tests/support/hub_standin.py, in this process, answering each request `--hub-latency-ms` late: the
             Hub is not loopback; the visitor in a child): the run page's handlers of a public Service (its opening
@@ -209,6 +210,13 @@ def child_search(folder: str, word: str) -> dict:
                      "budget_s": q.budget_s, "notes": first.notes + (rest.notes if rest else [])}
         if not partial:
             break
+    rules = find.present()  # the findings query: the rollouts with the run's first rule, as the panel asks
+    if rules:
+        from viewer.find import answers
+
+        with _Clock() as c:
+            got = answers.search(find, {"rule": rules[0]}, public=False)
+        out["rule"] = {"rule": rules[0], "s": c.wall, "cpu_s": c.cpu, "rollouts": got.rollouts, "rows": len(got.hits)}
     out["search_mb"] = _mb() - base
     out["rss_mb"] = _mb()
     return out
@@ -525,6 +533,10 @@ def report(s: dict) -> None:
                       f"{x['first_rollouts']:,} rollouts) {_vs('first_hits_s', x['first_s'])}; full count "
                       f"{x['s']:.2f} s ({x['cpu_s']:.2f} s CPU): {x['rollouts']:,} rollouts{cut} "
                       f"{_vs('search_count_s', x['s'], ok=not x['partial'])}")
+        if "rule" in r:
+            x = r["rule"]
+            print(f"    the rollouts with finding {x['rule']!r}: {x['s']:.2f} s ({x['cpu_s']:.2f} s CPU), "
+                  f"{x['rollouts']:,} rollouts, {x['rows']} listed")
     if "public" in s:
         r = s["public"]
         print(f"(d) public visitor of the run on the Hub stand-in: {r['public_cpu_s']:.2f} s CPU "

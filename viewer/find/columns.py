@@ -264,6 +264,7 @@ class RunFind:
         for x in f.filter(keep).to_pylist():
             out[x["row"]].append(Finding(x["rule"], x["turn"], x["start"], x["end"], x["sentence"]))
         return out
+
     def all_findings(self) -> dict[str, list[Finding]]:
         paths = self.t.column("path").to_pylist()
         out: dict[str, list[Finding]] = defaultdict(list)
