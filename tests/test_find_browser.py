@@ -121,7 +121,10 @@ def test_a_bar_of_the_findings_chart_lists_its_rollouts(app_url, page):
     rule = page.input_value("[data-testid=find-rule]")
     assert version.isdigit() and rule, (version, rule)
     hits = page.locator("[data-testid=find-hit] .fp-where")
-    assert hits.count() > 0 and all(w.startswith(f"v{version} · ") for w in hits.all_inner_texts())
+    # each a rollout of that version, named by its group (a version's groups each have a rollout 0)
+    assert hits.count() > 0 and all(w.startswith(f"v{version} · group ") and " · rollout " in w
+                                    for w in hits.all_inner_texts())
+    shots(page, "find-run-finding")
     assert not page.errors
 
 
