@@ -14,7 +14,7 @@ from test_run_stats import TASK5, add_version
 from conftest import SHOTS
 from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support import pages
-from support.pages import query, url_of
+from support.pages import error_toasts, query, url_of
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 60_000
@@ -136,7 +136,8 @@ def test_task_across_versions_and_compare(page, app_url):
     page.locator("[data-testid=run-task-pick]").select_option(index=2)
     page.wait_for_function(f"new URL(location.href).searchParams.get('task') !== '{TASK5}'", timeout=TIMEOUT)
     page.wait_for_function("() => !/first solved at version 2 · /.test(document.body.innerText) || true")
-    assert page.errors == []
+    page.locator("[data-testid=run-task-summary]").wait_for(timeout=TIMEOUT)
+    assert page.errors == [] and error_toasts(page) == []
 
 
 def test_presentation_mode_on_the_run_page(page, app_url):
@@ -510,4 +511,51 @@ def test_back_from_a_linked_group_map_lands_on_that_group(page, app_url):
         if (!r) return false; const b = r.getBoundingClientRect(); return b.top >= 0 && b.bottom <= innerHeight; }}""",
                            timeout=TIMEOUT)
     assert query(page).get("version") == "3" and "rp-came" in (row.get_attribute("class") or "")
+    assert page.errors == []
+
+
+@pytest.fixture(scope="module")
+def long_task_run(tmp_path_factory):
+    """2,000 versions of 2 groups: each task (tests/support/scale_run.py: every 97th group) has 41-42 groups."""
+    from support.scale_run import make_run
+
+    root = tmp_path_factory.mktemp("long-task") / "run"
+    make_run(root, versions=2000, groups=2, k=2)
+    return root
+
+
+def test_a_task_of_a_long_run_lists_its_groups_near_the_open_version(page, app_url, long_task_run):
+    """Following a task with more groups than a page lists: its chart has every version, its table the groups
+    nearest the open version (else the latest), and it says so; opening another version lists those near it."""
+    from viewer.run_stats import MAX_TASK_GROUPS
+
+    task = f"{5:040x}"
+    page.set_viewport_size({"width": 1440, "height": 900})
+    open_run_page(page, url_of(app_url, str(long_task_run), task=task))
+    cut = page.locator("[data-testid=run-task-cut]")
+    cut.wait_for(timeout=TIMEOUT)
+    assert f"showing {MAX_TASK_GROUPS} of 42 groups, at versions" in cut.inner_text()
+    rows = page.locator("[data-testid=run-task-group]")
+
+    def listed() -> list[int]:
+        return [int(v[1:]) for v in rows.locator("td:first-child").all_inner_texts()]
+
+    assert rows.count() == MAX_TASK_GROUPS and max(listed()) > 1900  # the latest
+    page.locator("#run-task-plot").scroll_into_view_if_needed()
+    readout = point_at(page, "run-task-plot", 0.5)  # every version's counts, listed or not
+    assert "1 group" in readout.inner_text() and "passed" in readout.inner_text()
+    page.locator("[data-testid=run-version][data-version='30']").click()  # an early version opened
+    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=run-task-group] td:first-child')]"
+                           ".some((td) => td.textContent === 'v3')", timeout=TIMEOUT)
+    assert rows.count() == MAX_TASK_GROUPS and min(listed()) == 3 and query(page)["version"] == "30"
+    page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)  # version 30's own groups, opened
+    # both of the body's click handlers hear each event: the one it is not for leaves every output as it is
+    assert error_toasts(page) == []
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        for w, h in ((1440, 900), (1024, 768)):
+            page.set_viewport_size({"width": w, "height": h})
+            cut.scroll_into_view_if_needed()
+            settle(page)
+            page.screenshot(path=str(SHOTS / f"run-task-cut-{w}x{h}-{scheme}.png"))
     assert page.errors == []

@@ -171,3 +171,39 @@ def test_a_group_read_from_columns_is_the_run_readers(tmp_path):
         assert part.records == [r for r in full.records if g.path in (r.path, r.group)]
         assert part.run.rows == [r for r in full.run.rows if r.group == g.path]
         assert part.run.groups == [x for x in full.run.groups if x.path == g.path]
+
+
+@pytest.mark.parametrize("near", [None, 1234, 1, 2000])
+def test_a_task_of_a_long_run_is_followed_by_its_numbers_and_lists_the_groups_near_a_version(big, page, near):
+    """A task sampled throughout a long run (tests/support/scale_run.py: task 5 is every 97th group, 42 groups) is
+    followed by its pass rate at every version it was scored at, from every rollout of it (as a plain reading of its
+    rows says), and lists MAX_TASK_GROUPS of its groups: those nearest the open version, else the latest (a task
+    of a million-rollout run has thousands of groups, which no page lists)."""
+    from viewer.run_stats import MAX_TASK_GROUPS, passed, task_track
+
+    task = f"{5:040x}"
+    t = run_table(big)
+    _, rows = t.page(None, limit=len(t), columns=["policy_version", "group_id", "env_reward", "task_id"])
+    mine = [r for r in rows if r["task_id"] == task]
+    plain: dict[int, list] = {}
+    for r in mine:
+        plain.setdefault(r["policy_version"], []).append(r)
+    gids = sorted({r["group_id"] for r in mine})
+    track = task_track(t, task, near=near)
+    assert track is not None and track.group_count == len(gids) > MAX_TASK_GROUPS == len(track.groups)
+    assert track.versions == len(plain) and track.title == "[task 5] synthetic"
+    assert [(p.version, p.pass_rate, p.passed, p.verified, p.groups) for p in track.pass_rates] == [
+        (v, sum(map(passed, rs)) / len(rs), sum(map(passed, rs)), len(rs), len({r["group_id"] for r in rs}))
+        for v, rs in sorted(plain.items())]
+    solved = [v for v, rs in sorted(plain.items()) if any(map(passed, rs))]
+    assert track.first_solved == solved[0]
+    listed = [g.group_id for g in track.groups]
+    at = len(gids) - MAX_TASK_GROUPS if near is None else \
+        max(0, min(len(gids) - MAX_TASK_GROUPS, sum(g < (near - 1) * GROUPS for g in gids) - MAX_TASK_GROUPS // 2))
+    assert listed == gids[at:at + MAX_TASK_GROUPS]
+    if near is not None and 1 < near < 2000:
+        assert track.groups[0].version <= near <= track.groups[-1].version
+    assert all(len(g.rollouts) == K and g.path.endswith(f"-g{g.group_id:06d}") for g in track.groups)
+    got = page.rv.show(page.src, {"task": task, **({"version": str(near)} if near is not None else {})})
+    body = msgspec.json.decode(got[page.rv.body_html], type=RunBody)
+    assert body.task == track

@@ -39,6 +39,7 @@ from .page_link import MAX_SRC_CHARS
 from .untrusted import number, whole
 
 ZERO_ADVANTAGE = 1e-9
+MAX_TASK_GROUPS = 24  # a followed task's groups listed with their rollouts (its chart has every version)
 MAX_NOTES = 8
 UNSCORABLE_SHARE = 0.2  # a suffix of versions where at least this share of rollouts has no reward is noted
 ZERO_SPREAD_SHARE = 0.5  # ... where at least half the groups teach GRPO nothing
@@ -115,6 +116,9 @@ class TaskPoint(msgspec.Struct, frozen=True):
 
     version: int
     pass_rate: float
+    passed: int = 0  # its rollouts that passed there
+    verified: int = 0  # ... that have a verifier score
+    groups: int = 0  # its groups there
 
 
 class TaskTrack(msgspec.Struct, frozen=True, kw_only=True):
@@ -122,10 +126,11 @@ class TaskTrack(msgspec.Struct, frozen=True, kw_only=True):
 
     task_id: str
     title: str
-    groups: list[TaskGroup]  # by version
-    pass_rates: list[TaskPoint]  # by version: the page's pass-rate chart
+    groups: list[TaskGroup]  # by version: at most MAX_TASK_GROUPS of them, those nearest the version asked
+    pass_rates: list[TaskPoint]  # by version, over every rollout of it: the page's pass-rate chart
     first_solved: int | None  # the first version at which a rollout of it passed
     versions: int  # how many versions it appeared at
+    group_count: int = 0  # how many groups of it the run has (`groups` lists some)
 
 
 class TaskChoice(msgspec.Struct, frozen=True):
@@ -193,6 +198,11 @@ def pass_rate(rows: Sequence[Any]) -> float | None:
     return sum(passed(r) for r in verified) / len(verified) if verified else None
 
 
+def _verdicts(env: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Of rollouts' verifier scores (`env_reward`): which have one, and which passed (`passed`, in numbers)."""
+    return pc.is_valid(env).to_numpy(zero_copy_only=False), _np(pc.greater_equal(env, 1.0), False).astype(bool)
+
+
 def _advantages(members: Sequence[ROW]) -> list[float]:
     """TRL's advantage where it queued a row; the same formula only for a rollout without rows (run.py)."""
     if all(m["advantage"] is not None for m in members):
@@ -207,7 +217,11 @@ def _zero(advantages: Sequence[float]) -> bool:
 
 def _rows(t: RunTable, where: pc.Expression) -> dict[str, list[ROW]]:
     """The rollouts matching `where` by group, each group's in rollout order, groups in run order."""
-    _, rows = t.page(where, limit=len(t), columns=_ROW_COLUMNS)
+    return _by_group(t.page(where, limit=len(t), columns=_ROW_COLUMNS)[1])
+
+
+def _by_group(rows: list[ROW]) -> dict[str, list[ROW]]:
+    """Rollouts (rows of _ROW_COLUMNS) by group, each group's in rollout order, groups in run order."""
     by: dict[str, list[ROW]] = defaultdict(list)
     for r in sorted(rows, key=lambda r: (r["segment"], r["policy_version"], r["group_id"], r["rollout"])):
         by[r["group"]].append(r)
@@ -312,9 +326,7 @@ def _version_stats(t: RunTable) -> list[VersionStats]:
     versions = ordered[starts]
     ends = np.r_[starts[1:], len(ver)]
     reward = _np(v["reward"], math.nan)[order]
-    env = v["env_reward"]
-    verified = pc.is_valid(env).to_numpy(zero_copy_only=False)[order]
-    passes = _np(pc.greater_equal(env, 1.0), False).astype(bool)[order]
+    verified, passes = (x[order] for x in _verdicts(v["env_reward"]))
     sums = {name: np.add.reduceat(col[order], starts) for name, col in (
         ("timeouts", _np(v["timed_out"], False).astype(np.int64)),
         ("tokens", _np(v["trainer_tokens"], 0).astype(np.int64)),
@@ -560,13 +572,40 @@ def _task_choices(t: RunTable, limit: int) -> list[TaskChoice]:
     return [TaskChoice(task, title or "", count) for task, title, _, count in ordered[:limit]]
 
 
-def task_track(run: RunLike, task_id: str) -> TaskTrack | None:
-    """Every group of one task, by version, its pass rate at each, and the first version that solved it."""
+def task_track(run: RunLike, task_id: str, near: int | None = None) -> TaskTrack | None:
+    """One task followed across the versions it was scored at: its pass rate at each and the first version that
+    solved it, from every rollout of it in numbers; and MAX_TASK_GROUPS of its groups with their rollouts, those
+    nearest version `near` (else the latest): a task sampled at every step of a long run has thousands of groups,
+    which no page lists (16,000 groups of 10 rollouts are 25 MB and 160,000 checkboxes)."""
     t = table_of(run)
+    _, picked = t.select(pc.field("task_id") == task_id, limit=len(t))
+    rows = picked.to_numpy(zero_copy_only=False).astype(np.int64)
+    if not len(rows):
+        return None
+    got = t.take(rows, ["policy_version", "rollout", "env_reward"])
+    version = _np(got["policy_version"], -1).astype(np.int64)
+    verified, passes = _verdicts(got["env_reward"])
+    keys = t.group_keys()[rows]
+    versions, at = np.unique(version, return_inverse=True)
+    n_verified = np.bincount(at, weights=verified, minlength=len(versions)).astype(np.int64)
+    n_passed = np.bincount(at, weights=passes, minlength=len(versions)).astype(np.int64)
+    gkeys, g_at = np.unique(keys, return_inverse=True)
+    g_version = np.full(len(gkeys), np.iinfo(np.int64).max)
+    np.minimum.at(g_version, g_at, version)
+    per_version = np.bincount(np.searchsorted(versions, g_version), minlength=len(versions))
+    points = [TaskPoint(v, p / n, passed=p, verified=n, groups=g) for v, p, n, g in zip(
+        versions.tolist(), n_passed.tolist(), n_verified.tolist(), per_version.tolist(), strict=True) if n]
+    solved = versions[n_passed > 0].tolist()
+    # its groups in (version, segment, group id) order; those listed: a window of them around `near`, else the last
+    order = np.lexsort((gkeys & (2**40 - 1), gkeys >> 40, g_version))
+    n = len(order)
+    at_near = n if near is None else int(np.searchsorted(g_version[order], near))
+    start = max(0, min(n - MAX_TASK_GROUPS, at_near - MAX_TASK_GROUPS // 2))
+    listed = rows[np.isin(keys, gkeys[order[start:start + MAX_TASK_GROUPS]])]
+    first = rows[np.lexsort((_np(got["rollout"], 0), keys & (2**40 - 1), version, keys >> 40))[0]]
+    title = t.take(np.array([first]), ["title"])["title"][0].as_py() or ""
     groups = []
-    title = ""
-    for path, ms in _rows(t, pc.field("task_id") == task_id).items():
-        title = title or ms[0]["title"]
+    for path, ms in _by_group(t.take(listed, _ROW_COLUMNS).to_pylist()).items():
         groups.append(TaskGroup(
             version=ms[0]["policy_version"], path=collection_path(t, path) or path, group_id=ms[0]["group_id"],
             segment=ms[0]["segment"],
@@ -574,20 +613,9 @@ def task_track(run: RunLike, task_id: str) -> TaskTrack | None:
                                   passed=passed(m), status=m["status"], verified=m["env_reward"] is not None)
                       for m in ms],
             pass_rate=pass_rate(ms)))
-    if not groups:
-        return None
-    groups.sort(key=lambda t: (t.version, t.segment, t.group_id))
-    solved = [t.version for t in groups if any(x.passed for x in t.rollouts)]
-    return TaskTrack(task_id=task_id, title=title, groups=groups, pass_rates=_pass_rates(groups),
-                     first_solved=min(solved) if solved else None, versions=len({t.version for t in groups}))
-
-
-def _pass_rates(groups: Sequence[TaskGroup]) -> list[TaskPoint]:
-    """Per version, over the task's rollouts with a verifier score (`pass_rate`'s rule)."""
-    by: dict[int, list[bool]] = defaultdict(list)
-    for g in groups:
-        by[g.version] += [x.passed for x in g.rollouts if x.verified]
-    return [TaskPoint(v, sum(xs) / len(xs)) for v, xs in sorted(by.items()) if xs]
+    groups.sort(key=lambda g: (g.version, g.segment, g.group_id))
+    return TaskTrack(task_id=task_id, title=title, groups=groups, pass_rates=points,
+                     first_solved=solved[0] if solved else None, versions=len(versions), group_count=n)
 
 
 # -- the deep link -----------------------------------------------------------------------------------

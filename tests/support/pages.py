@@ -27,3 +27,9 @@ def shots(page, name: str, settle_ms: int = 150) -> None:
             page.screenshot(path=str(SHOTS / f"{name}-{w}x{h}-{'dark' if dark else 'light'}.png"))
     page.evaluate("document.body.classList.remove('dark')")
     page.set_viewport_size({"width": 1400, "height": 1000})
+
+
+def error_toasts(page) -> list[str]:
+    """The texts of Gradio's error toasts on the page: a handler that raised, or answered its event in a shape
+    Gradio refuses (a page's own errors are `page.errors`)."""
+    return page.locator("[data-testid=toast-body].error").all_inner_texts()

@@ -742,6 +742,9 @@ interface TaskGroup {
 interface TaskPoint {
   version: number;
   pass_rate: number;
+  passed: number;
+  verified: number;
+  groups: number;
 }
 
 interface TaskRollout {
@@ -761,6 +764,7 @@ interface TaskTrack {
   pass_rates: TaskPoint[];
   first_solved: number | null;
   versions: number;
+  group_count: number;
 }
 
 /** The visible example tests beside the held-out tests that produce the reward (or a run's verifier). */

@@ -109,7 +109,7 @@ class FindPanel:
         """A hit's "open" event: the token view on its turn, the hit's tokens marked."""
         data = getattr(evt, "_data", None) or {}
         if not isinstance(data, dict) or data.get("action") != "open-hit":
-            return {}
+            return gr.skip()  # every output as it is
         src = str(data.get("src") or "").strip()[:MAX_SRC_CHARS]
         initial = Initial(turn=whole(data.get("turn"), MAX_TURN) or 0, scope="full", found=span(data.get("found"), MAX_TURN))
         return self.parts.of(self.service.rows.open_row(src, str(data.get("row") or "")[:MAX_SRC_CHARS], {}, initial,

@@ -77,7 +77,7 @@ class RunView:
             stats = stats[-MAX_PUBLIC_VERSIONS:]
         if version not in {s.version for s in stats}:
             version = None
-        track = run_stats.task_track(run, task) if task else None
+        track = run_stats.task_track(run, task, near=version) if task else None  # its groups near the open version
         return run_stats.RunBody(serial=next(_serial), src=src, versions=stats, open_version=version,
                                 groups=run_stats.group_rows(run, version) if version is not None else [],
                                 tasks=run_stats.task_choices(run), task=track, refresh=refresh, sort=sort, smooth=smooth)
@@ -121,7 +121,7 @@ class RunView:
         data = getattr(evt, "_data", None)
         req = run_stats.run_request(data)
         if req.action != "open":
-            return {}
+            return gr.skip()  # the body's other handler's event (both hear its clicks): every output as it is
         rollout = rollout_param(data.get("rollout")) if isinstance(data, dict) else None
         return self.parts.of(self.service.rows.open_row(req.src, req.row, {}, Initial(turn=req.turn), rollout))
 
@@ -129,14 +129,14 @@ class RunView:
         """The body's "task" events: the body with that task followed (its pass-rate chart is drawn from it)."""
         req = run_stats.run_request(getattr(evt, "_data", None))
         if req.action != "task":
-            return {}
+            return gr.skip()  # the body's other handler's event
         t = self.service.run_table(req.src)
         if t is None:
-            return {}
+            return gr.skip()
         try:
             return {self.body_html: encode_value(self.body(req.src, t, req.version, req.task))}
         except ArtifactError:  # a public visitor's bound crossed: the body stays as it was
-            return {}
+            return gr.skip()
 
     def poll(self, seen: Any) -> dict:
         """The timer: the run's parts again when its files grew since this visitor's last value, else only the

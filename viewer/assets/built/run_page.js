@@ -86,6 +86,11 @@ var RunPage = (() => {
   // src/values.js
   var count = (v) => v === null || v === void 0 ? "-" : v.toLocaleString("en-US");
   var sign = (v) => v === null || v === void 0 ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero";
+  function groupsListed(t) {
+    if (t.group_count <= t.groups.length || !t.groups.length) return "";
+    const first = t.groups[0].version, last = t.groups[t.groups.length - 1].version;
+    return `showing ${t.groups.length} of ${count(t.group_count)} groups, at version${first === last ? ` ${first}` : `s ${first}–${last}`}`;
+  }
 
   // src/group_map.js
   function strip(s, at) {
@@ -688,7 +693,6 @@ var RunPage = (() => {
     const smoothed = smooth > 0, ysS = ema(ys, smooth);
     const r = reduceLines(xs, smoothed ? [ys, ysS] : [ys], smoothed ? ["line", "line"] : ["line"], Math.max(8, Math.floor(width / 2)));
     const rawLine = { stroke: pal.good, width: 2.5, points: { show: true, size: 5, fill: pal.good } };
-    const groups = new Map(t.groups.map((g) => [g.version, g]));
     return {
       title: "This task's pass rate per version",
       xs: r.xs,
@@ -702,11 +706,10 @@ var RunPage = (() => {
       ],
       series: smoothed ? [{ ...rawLine, width: 1, alpha: 0.3 }, { stroke: pal.good, width: 2.5, points: { show: false } }] : [rawLine],
       hover: { xs, y: smoothed ? ysS : ys, head: (i) => `version ${xs[i]}`, rows: (i) => {
-        const g = groups.get(xs[i]);
-        const verified = g ? g.rollouts.filter((x) => x.verified) : [];
+        const p = t.pass_rates[i];
         return [
           { label: "pass rate", value: pct(ys[i]) + (smoothed ? ` (EMA ${+smooth.toFixed(2)}: ${pct(ysS[i])})` : ""), color: pal.good },
-          ...g ? [{ label: "counts", value: `group g${g.group_id} · ${many(g.rollouts.length, "rollout")} · ${verified.filter((x) => x.passed).length}/${verified.length} passed` }] : []
+          { label: "counts", value: `${many(p.groups, "group")} · ${p.passed}/${p.verified} passed` }
         ];
       } }
     };
@@ -895,7 +898,7 @@ var RunPage = (() => {
     return el(
       "div",
       { class: "rp-vsside" },
-      el("div", { class: "rp-tasksum", text: `${who} · ${t.versions} version${t.versions === 1 ? "" : "s"} · ` + (t.first_solved === null ? "never solved" : `first solved at version ${t.first_solved}`) }),
+      el("div", { class: "rp-tasksum", text: `${who} · ${t.versions} version${t.versions === 1 ? "" : "s"} · ` + (t.first_solved === null ? "never solved" : `first solved at version ${t.first_solved}`) + (groupsListed(t) ? ` · ${groupsListed(t)}` : "") }),
       el(
         "table",
         {},
@@ -1200,6 +1203,8 @@ var RunPage = (() => {
           el("span", { class: "rp-r " + sign(r.reward), text: `#${r.rollout} ${r.reward === null ? r.status : signed2(r.reward)}` })
         )))
       ));
+      const cut = groupsListed(t);
+      if (cut) parts.push(el("div", { class: "rp-dim", "data-testid": "run-task-cut", text: `${cut}: open a version (a chart or the table) for the task's groups near it` }));
       parts.push(el("table", { class: "rp-taskgroups" }, el("thead", {}, el("tr", {}, ...["version", "group", "pass rate", "rollouts (tick two to compare)"].map((x) => el("th", { text: x })))), el("tbody", {}, ...rows)));
       parts.push(el("div", { class: "rp-cmpbar" }, el("button", {
         type: "button",
@@ -1304,6 +1309,7 @@ var RunPage = (() => {
         draw2();
         if (state.version === null) return;
       }
+      if (!again && state.task && state.body_task && groupsListed(state.body_task)) followTask(state.task);
       const got = await api.version({ src: state.src, version: v });
       if (state.version !== v) return;
       state.groups = got && got.groups || [];

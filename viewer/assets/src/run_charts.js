@@ -430,17 +430,15 @@ function taskSpec(t, width, pal, smooth) {
   const smoothed = smooth > 0, ysS = ema(ys, smooth);
   const r = reduceLines(xs, smoothed ? [ys, ysS] : [ys], smoothed ? ["line", "line"] : ["line"], Math.max(8, Math.floor(width / 2)));
   const rawLine = {stroke: pal.good, width: 2.5, points: {show: true, size: 5, fill: pal.good}};
-  const groups = new Map(t.groups.map((g) => [g.version, g]));
   return {title: "This task's pass rate per version", xs: r.xs, ys: r.ys, drawn: xs.length, yRange: [-0.04, 1.04],
           fmt: (v) => (v >= 0 && v <= 1 ? Math.round(v * 100) + "%" : ""),
           keys: [{label: "rollouts passing every held-out test" + (smoothed ? " (raw)" : ""), color: pal.good, faint: smoothed},
                  ...(smoothed ? [{label: `EMA ${+smooth.toFixed(2)}`, color: pal.good}] : [])],
           series: smoothed ? [{...rawLine, width: 1, alpha: 0.3}, {stroke: pal.good, width: 2.5, points: {show: false}}] : [rawLine],
           hover: {xs, y: smoothed ? ysS : ys, head: (i) => `version ${xs[i]}`, rows: (i) => {
-            const g = groups.get(xs[i]);
-            const verified = g ? g.rollouts.filter((x) => x.verified) : [];
+            const p = t.pass_rates[i];
             return [{label: "pass rate", value: pct(ys[i]) + (smoothed ? ` (EMA ${+smooth.toFixed(2)}: ${pct(ysS[i])})` : ""), color: pal.good},
-                    ...(g ? [{label: "counts", value: `group g${g.group_id} · ${many(g.rollouts.length, "rollout")} · ${verified.filter((x) => x.passed).length}/${verified.length} passed`}] : [])];
+                    {label: "counts", value: `${many(p.groups, "group")} · ${p.passed}/${p.verified} passed`}];
           }}};
 }
 

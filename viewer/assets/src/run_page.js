@@ -12,7 +12,7 @@
 // click opens a version through the same path as its row.
 import {el, goTo, sentValue, working} from "./dom.js";
 import {showCompare} from "./group_map.js";
-import {sign} from "./values.js";
+import {groupsListed, sign} from "./values.js";
 import * as RunCharts from "./run_charts.js";
 import * as RunVersus from "./run_versus.js";
 
@@ -179,6 +179,8 @@ function taskPanel(body) {
         el("input", {type: "checkbox", class: "rp-pick", "data-path": r.path || "", disabled: !r.path,
                      "data-testid": "run-task-rollout", "aria-label": `version ${g.version} rollout ${r.rollout}`}),
         el("span", {class: "rp-r " + sign(r.reward), text: `#${r.rollout} ${r.reward === null ? r.status : signed(r.reward)}`}))))));
+    const cut = groupsListed(t);
+    if (cut) parts.push(el("div", {class: "rp-dim", "data-testid": "run-task-cut", text: `${cut}: open a version (a chart or the table) for the task's groups near it`}));
     parts.push(el("table", {class: "rp-taskgroups"}, el("thead", {}, el("tr", {}, ...["version", "group", "pass rate", "rollouts (tick two to compare)"]
       .map((x) => el("th", {text: x})))), el("tbody", {}, ...rows)));
     parts.push(el("div", {class: "rp-cmpbar"}, el("button", {type: "button", class: "rp-compare", disabled: true,
@@ -255,6 +257,8 @@ function mountBody(box, api) {
       draw();
       if (state.version === null) return;
     }
+    // a followed task listing some of its groups lists those near the version opened
+    if (!again && state.task && state.body_task && groupsListed(state.body_task)) followTask(state.task);
     const got = await api.version({src: state.src, version: v});
     if (state.version !== v) return;
     state.groups = (got && got.groups) || [];

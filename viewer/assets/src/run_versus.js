@@ -5,7 +5,7 @@
 // with their rewards and fates, each a link that opens it. Every text goes through textContent or an attribute
 // (dom.js's `el`).
 import {el} from "./dom.js";
-import {sign} from "./values.js";
+import {groupsListed, sign} from "./values.js";
 import * as RunCharts from "./run_charts.js";
 
 /** @typedef {{versus(req: {src: string, vs: string, task: string}): Promise<{compare?: RunCompare, error?: string}>,
@@ -54,7 +54,8 @@ function taskSide(src, t, who) {
     }))));
   return el("div", {class: "rp-vsside"},
     el("div", {class: "rp-tasksum", text: `${who} · ${t.versions} version${t.versions === 1 ? "" : "s"} · ` +
-      (t.first_solved === null ? "never solved" : `first solved at version ${t.first_solved}`)}),
+      (t.first_solved === null ? "never solved" : `first solved at version ${t.first_solved}`) +
+      (groupsListed(t) ? ` · ${groupsListed(t)}` : "")}),
     el("table", {}, el("thead", {}, el("tr", {}, ...["version · group", "pass rate", "rollouts (reward, fate; ✓ passed)"].map((x) => el("th", {text: x})))),
        el("tbody", {}, ...rows)));
 }

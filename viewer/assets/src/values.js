@@ -1,6 +1,7 @@
 // How the pages write a value the server sends, shared so each says it the same way: a reward or an advantage as
 // viewer/numbers.py writes it (signed to three places, an exact tie to the even digit, as Python's format does), a
-// count with separators, the class a value's colour comes from, and the class a trainer's fate is drawn with.
+// count with separators, the class a value's colour comes from, the class a trainer's fate is drawn with, and what a
+// followed task's list of groups leaves out.
 
 /** @typedef {number | null | undefined} Num */
 
@@ -24,3 +25,14 @@ export const count = (v) => (v === null || v === undefined ? "-" : v.toLocaleStr
 export const sign = (v) => (v === null || v === undefined ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero");
 /** The class a trainer's fate is drawn with: every row trained, some, or none. @param {Fate} f */
 export const fateKind = (f) => (f.trained ? "trained" : f.partly ? "partly" : "never");
+
+/**
+ * What a followed task's groups list says when it lists some of them (viewer/run_stats.py `task_track`: those near
+ * the open version); "" when it lists them all.
+ * @param {TaskTrack} t
+ */
+export function groupsListed(t) {
+  if (t.group_count <= t.groups.length || !t.groups.length) return "";
+  const first = t.groups[0].version, last = t.groups[t.groups.length - 1].version;
+  return `showing ${t.groups.length} of ${count(t.group_count)} groups, at version${first === last ? ` ${first}` : `s ${first}–${last}`}`;
+}
