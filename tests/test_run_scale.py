@@ -207,3 +207,13 @@ def test_a_task_of_a_long_run_is_followed_by_its_numbers_and_lists_the_groups_ne
     got = page.rv.show(page.src, {"task": task, **({"version": str(near)} if near is not None else {})})
     body = msgspec.json.decode(got[page.rv.body_html], type=RunBody)
     assert body.task == track
+
+
+def test_compare_runs_says_it_lists_a_long_tasks_latest_groups(big, capsys):
+    from viewer.cli import main
+    from viewer.run_stats import MAX_TASK_GROUPS
+
+    assert main(["compare-runs", str(big), str(big), "--task", f"{5:040x}"]) == 0
+    out = capsys.readouterr().out
+    assert out.count(f"(its latest {MAX_TASK_GROUPS} of 42 groups)") == 2, out[-2000:]
+    assert out.count("\n  v") == 2 * MAX_TASK_GROUPS

@@ -57,7 +57,9 @@ def text(c: RunCompare) -> str:
     for name, track in (("A", c.a_task), ("B", c.b_task)):
         if track is None:
             continue
-        lines.append(f"task in {name}: {track.title[:80]}")
+        cut = f" (its latest {len(track.groups)} of {track.group_count} groups)" \
+            if track.group_count > len(track.groups) else ""
+        lines.append(f"task in {name}: {track.title[:80]}{cut}")
         for g in track.groups:
             rs = ", ".join(f"r{r.rollout} {number(r.reward)} {r.status}"
                            f"{' passed' if r.passed else ''}" for r in g.rollouts)
