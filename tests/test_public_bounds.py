@@ -295,7 +295,7 @@ def test_what_a_public_page_computes_of_a_hub_run_is_bounded_as_its_opening_is(h
     said = " ".join(page.problems.items) if page.problems else ""
     assert "decompresses to more than a public Space reads per request" in said and "at most 1,000 bytes" in said
     assert "decompresses to more than" in rv.version({"src": "org/run", "version": 3})["error"]
-    assert rv.on_task(gr.EventData(None, {"action": "task", "src": "org/run", "task": "x"})) == {}
+    assert rv.on_task(gr.EventData(None, {"action": "task", "src": "org/run", "task": "x"})) == gr.skip()
     assert "decompresses to more than" in FindPanel(service).summary({"src": "org/run"})["error"]
     assert "decompresses to more than" in json.loads(McpTools(service).run_summary("org/run"))["error"]
     t.bounds = lambda: _budget(abandoned=lambda: True)  # the visitor left

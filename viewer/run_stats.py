@@ -599,7 +599,7 @@ def task_track(run: RunLike, task_id: str, near: int | None = None) -> TaskTrack
     # its groups in (version, segment, group id) order; those listed: a window of them around `near`, else the last
     order = np.lexsort((gkeys & (2**40 - 1), gkeys >> 40, g_version))
     n = len(order)
-    at_near = n if near is None else int(np.searchsorted(g_version[order], near))
+    at_near = n if near is None else np.searchsorted(g_version[order], near).tolist()
     start = max(0, min(n - MAX_TASK_GROUPS, at_near - MAX_TASK_GROUPS // 2))
     listed = rows[np.isin(keys, gkeys[order[start:start + MAX_TASK_GROUPS]])]
     first = rows[np.lexsort((_np(got["rollout"], 0), keys & (2**40 - 1), version, keys >> 40))[0]]
