@@ -421,3 +421,21 @@ def test_the_rollouts_with_a_finding_are_the_same_from_a_runs_columns_and_a_text
     assert "__names" not in t._memo
     assert find.present() and all(find.findings_of(p) == every.get(p, []) for p in expected)
     assert find.findings_of("groups/nothing") == [] and "groups/nothing" not in find and next(iter(every)) in find
+
+
+def test_the_panel_leaves_every_output_as_it_is_for_an_event_not_its_own():
+    """An event of the panel's component that is not a hit's "open" (or has no data): gr.skip(), every output as it
+    is; an empty dict is a value to Gradio, refused for the several outputs of the token view."""
+    from types import SimpleNamespace
+
+    import gradio as gr
+
+    from viewer.ui.find_panel import FindPanel
+    from viewer.ui.service import Service
+
+    panel = FindPanel(Service("", public=False))
+    try:
+        for data in ({"action": "open"}, {"action": "task"}, None, "open-hit"):
+            assert panel.on_open(SimpleNamespace(_data=data)) == gr.skip()
+    finally:
+        panel.cache.close()
