@@ -553,7 +553,7 @@ def test_a_task_of_a_long_run_lists_its_groups_near_the_open_version(page, app_u
     assert error_toasts(page) == []
     for scheme in ("light", "dark"):
         page.emulate_media(color_scheme=scheme)
-        for w, h in ((1440, 900), (1024, 768)):
+        for w, h in ((1440, 900), (1280, 720), (1024, 768)):
             page.set_viewport_size({"width": w, "height": h})
             cut.scroll_into_view_if_needed()
             settle(page)
