@@ -68,7 +68,7 @@ def hostile_run(dest: Path, n: int) -> Path:
     from rollout_trace.artifact.run import open_run
     from rollout_trace.artifact.run_format import FILES_DIR, ROLLOUTS_DIR, group_path
     from rollout_trace.artifact.run_schema import TEXT_COLUMNS
-    from rollout_trace.artifact.run_shards import FILES_ROW_GROUP, ROW_GROUP, write_parquet
+    from rollout_trace.artifact.run_shards import FILES_ROW_GROUP, write_parquet
     from rollout_trace.artifact.sources import EXAMPLES_DIR
     from support.hostile_rollouts import GENERATORS
 
@@ -107,7 +107,7 @@ def hostile_run(dest: Path, n: int) -> Path:
         for c in names:
             k = rows.schema.get_field_index(c)
             rows = rows.set_column(k, rows.schema.field(k), pa.array(cols[c], rows.schema.field(k).type))
-        write_parquet(rows, shard, ROW_GROUP)
+        write_parquet(rows, shard)  # the recorder's row groups (SEAL_ROWS)
     run.close()
     return dest
 
