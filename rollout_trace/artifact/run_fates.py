@@ -27,7 +27,7 @@ def row_fates(o: pa.Table, consumed: pa.Table, names: list[str], logged: set[str
     (`_latest`: a sorted search where a hostile table's ordinals reach far past its rows).
     Numbers as narrow as they fit (a row's ordinal and step in 32 bits): a million rollouts' rows are millions."""
     if not o.num_rows:
-        return pa.table({"fate": pa.array([], pa.string()), "step": pa.array([], pa.int64())})
+        return pa.table({"fate": pa.array([], pa.string()), "step": pa.array([], pa.int32())})
     seg = o["segment"].to_numpy()
     ordinal = _int32(o["ordinal"])
     code = np.full(len(ordinal), -1, np.int8)
@@ -57,7 +57,7 @@ def row_fates(o: pa.Table, consumed: pa.Table, names: list[str], logged: set[str
     code[code < 0] = FATES.index("unknown")
     fate = pa.DictionaryArray.from_arrays(pa.array(code, pa.int8()), pa.array(FATES))
     trained = code == 0
-    return pa.table({"fate": fate, "step": pa.array(step.astype(np.int64), mask=~trained | (step < 0))})
+    return pa.table({"fate": fate, "step": pa.array(step, mask=~trained | (step < 0))})  # a step in 32 bits (`_int32`)
 
 
 def _latest(at: np.ndarray, codes: np.ndarray, steps: np.ndarray, asked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -131,7 +131,7 @@ def rollout_fates(n: int, o: pa.Table, rf: pa.Table, status: pa.ChunkedArray) ->
     entry = o["entry"].to_numpy() if o.num_rows else np.zeros(0, np.int32)
     codes = rf["fate"].combine_chunks().indices.to_numpy(zero_copy_only=False) if o.num_rows else np.zeros(0, np.int8)
     tokens = filled(o["trained_tokens"], 0) if o.num_rows else np.zeros(0, np.int64)
-    steps = pc.fill_null(rf["step"], -1).to_numpy() if o.num_rows else np.zeros(0, np.int64)
+    steps = pc.fill_null(rf["step"], -1).to_numpy().astype(np.int64) if o.num_rows else np.zeros(0, np.int64)
     took = codes == 0
     firsts = np.flatnonzero(np.r_[True, entry[1:] != entry[:-1]]) if len(entry) else np.zeros(0, np.int64)
     rollouts = entry[firsts]  # each rollout with rows, once

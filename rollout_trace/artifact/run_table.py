@@ -406,8 +406,9 @@ class RunTable:
         self._lengths = [t.num_rows for t in tables]
         problems: list[Problem] = []
         keys = pa.concat_tables(tables) if tables else pa.table({k: pa.array([], ROLLOUTS.field(k).type) for k in KEYS})
-        shard_of = np.repeat(np.arange(len(tables), dtype=np.int64), self._lengths) if tables else np.zeros(0, np.int64)
-        pos = np.concatenate([np.arange(n, dtype=np.int64) for n in self._lengths]) if tables else np.zeros(0, np.int64)
+        # a shard's number and a row's place in it in 32 bits: each is a million rollouts' worth, kept per shard
+        shard_of = np.repeat(np.arange(len(tables), dtype=np.int32), self._lengths) if tables else np.zeros(0, np.int32)
+        pos = np.concatenate([np.arange(n, dtype=np.int32) for n in self._lengths]) if tables else np.zeros(0, np.int32)
         names = segment_values(keys["segment"])
         seg = codes_in(keys["segment"], names)
         ok = fits(keys, seg, names)

@@ -211,8 +211,9 @@ def run_index(t: RunTable) -> RunIndex:
             cols = [np.concatenate([a, b]).astype(np.int64) for a, b in zip(g_rows, r_rows, strict=True)]
             order = np.lexsort(cols[::-1])
         src = (order >= n).astype(np.int8)
-        at = np.where(src == 0, order, art[np.maximum(order - n, 0)])
-        group = np.where(src == 0, order, r_group[np.maximum(order - n, 0)])
+        # row numbers in 32 bits: each of these is an index row's worth (a million rollouts and their groups)
+        at = np.where(src == 0, order, art[np.maximum(order - n, 0)]).astype(np.int32)
+        group = np.where(src == 0, order, r_group[np.maximum(order - n, 0)]).astype(np.int32)
         return RunIndex(groups=groups, src=src, at=at, group=group)
     return t.memo("index_rows", make)
 
