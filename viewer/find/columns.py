@@ -32,11 +32,15 @@ from .text_index import EXCERPT, Hit, Ruled, RuleRollouts, SearchResult
 TEXT = ("text", "text_field", "text_turn", "text_start", "text_offsets")
 
 
+# a row's rules as bits in the narrowest unsigned integer holding one bit per rule: a million rollouts' worth
+RULE_BITS = np.min_scalar_type((1 << len(RULES)) - 1)
+
+
 def _rule_bits(t: RunTable) -> tuple[Step, Callable[[], np.ndarray]]:
     """Per row of the run, the rules it has a finding of as bits (bit i: RULES' i-th), shard by shard (a
     reduction, `RunTable.reduced`): kept as bits only, a million rollouts' findings with their sentences are
     ~100 MB."""
-    bits = np.zeros(len(t), np.int64)
+    bits = np.zeros(len(t), RULE_BITS)
     rules = pa.array(list(RULES))
 
     def step(start: int, part: pa.Table) -> None:
@@ -48,7 +52,7 @@ def _rule_bits(t: RunTable) -> tuple[Step, Callable[[], np.ndarray]]:
                     zero_copy_only=False)
                 rows = at + pc.list_parent_indices(chunk).to_numpy(zero_copy_only=False)
                 ok = rule >= 0
-                np.bitwise_or.at(bits, rows[ok], np.left_shift(1, rule[ok]).astype(np.int64))
+                np.bitwise_or.at(bits, rows[ok], np.left_shift(1, rule[ok]).astype(RULE_BITS))
             at += len(chunk)
 
     return step, lambda: bits

@@ -433,10 +433,10 @@ def _queued(t: RunTable, ix: RunIndex, shown: np.ndarray, records: list[Record])
 def _bits(ix: RunIndex, find: RunFind) -> np.ndarray:
     """Every index row's finding rules as bits: a rollout's own, a group's every rule of any of its rollouts."""
     rows = find.row_bits()
-    out = np.zeros(len(ix), np.int64)
+    out = np.zeros(len(ix), rows.dtype)
     rollout = ix.src == 1
     out[rollout] = rows[ix.at[rollout]]
-    per_group = np.zeros(ix.groups.num_rows, np.int64)
+    per_group = np.zeros(ix.groups.num_rows, rows.dtype)
     np.bitwise_or.at(per_group, ix.group[rollout], out[rollout])
     out[~rollout] = per_group[ix.at[~rollout]]
     return out
