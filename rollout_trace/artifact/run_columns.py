@@ -88,6 +88,12 @@ def _valid(v: bytes) -> bool:
 NAME_PARTS = ("segment", "policy_version", "group_id", "rollout", "agent_turns")  # what a group's and path's name is
 
 
+def has_artifact(c: Any) -> Any:
+    """Which rows are rollouts with an artifact (their files, a path, text and findings): those whose turns were
+    counted (`agent_turns`; a rollout recorded without its files has none). Of a table's or a dict's columns."""
+    return pc.is_valid(c["agent_turns"])
+
+
 def name_columns(c: Any) -> dict[str, Any]:
     """`group` and `path` from NAME_PARTS' columns (arrays, chunked or not, or a table's columns)."""
     group = pc.binary_join_element_wise(
@@ -95,7 +101,7 @@ def name_columns(c: Any) -> dict[str, Any]:
         pc.utf8_lpad(pc.cast(c["policy_version"], pa.string()), 6, "0"), "-g",
         pc.utf8_lpad(pc.cast(c["group_id"], pa.string()), 6, "0"), "")
     path = pc.binary_join_element_wise(group, "/rollout-", pc.utf8_lpad(pc.cast(c["rollout"], pa.string()), 2, "0"), "")
-    return {"group": group, "path": pc.if_else(pc.is_valid(c["agent_turns"]), path, pa.scalar(None, pa.string()))}
+    return {"group": group, "path": pc.if_else(has_artifact(c), path, pa.scalar(None, pa.string()))}
 
 
 def as_scanned(f: pa.Field) -> pa.Field:

@@ -55,6 +55,7 @@ from .run_columns import (
     as_scanned,
     codes_in,
     fits,
+    has_artifact,
     list_lengths,
     name_columns,
     plain,
@@ -815,12 +816,16 @@ class RunTable:
         rows = np.flatnonzero(self.group_keys() == names.index(m["segment"]) * 2**40 + int(m["group"]))
         return rows[np.array([x == name for x in self.take(rows, [column])[column].to_pylist()], bool)]
 
+    def has_artifact(self) -> pa.ChunkedArray:
+        """Which rows are rollouts with an artifact (run_columns.has_artifact), without naming them."""
+        return has_artifact({"agent_turns": self.column("agent_turns")})
+
     def index_rows(self) -> int:
         """How many rows the run's collection index has: its groups and its rollouts with an artifact."""
         def make() -> int:
             if not len(self):
                 return 0
-            return len(np.unique(self.group_keys())) + len(self) - self.column("agent_turns").null_count
+            return len(np.unique(self.group_keys())) + pc.sum(self.has_artifact()).as_py()
         return self.memo("__index_rows", make)
 
     def segment_names(self) -> list[str]:

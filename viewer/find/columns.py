@@ -103,10 +103,6 @@ class RunFind:
         group's number (`RunTable.named`): never a name made for every rollout of the run."""
         return self.t.named("path", path)[:1]
 
-    def _has_artifact(self) -> pa.ChunkedArray:
-        """Which rows are rollouts with an artifact (those have a path, text and findings), without naming them."""
-        return pc.is_valid(self.t.column("agent_turns"))
-
     def __len__(self) -> int:
         """The run's rollouts (its standing rows: counted without making a million paths)."""
         return len(self.t)
@@ -116,7 +112,7 @@ class RunFind:
     def _allowed(self, q: Query) -> np.ndarray:
         """Which rows the query's versions and statuses keep (rollouts with an artifact: those have text)."""
         t = self.t
-        keep = self._has_artifact()
+        keep = self.t.has_artifact()
         lo, hi = q.versions
         if lo is not None:
             keep = pc.and_(keep, pc.greater_equal(t.column("policy_version"), lo))
@@ -308,7 +304,7 @@ class RunFind:
 
     def rollouts_per_version(self) -> dict[int | None, int]:
         t = self.t
-        got = pa.table({"v": t.column("policy_version").filter(self._has_artifact())}).group_by("v").aggregate([("v", "count")])
+        got = pa.table({"v": t.column("policy_version").filter(self.t.has_artifact())}).group_by("v").aggregate([("v", "count")])
         return dict(zip(got["v"].to_pylist(), got["v_count"].to_pylist(), strict=True))
 
     def with_rule(self, rule: str, versions: tuple[int | None, int | None], paths: set[str] | None,
@@ -323,7 +319,7 @@ class RunFind:
             rows = np.intersect1d(rows, np.concatenate([self._row_of(p) for p in paths] + [np.zeros(0, np.int64)]))
         version = t.column("policy_version").to_numpy()[rows]
         lo, hi = versions
-        keep = self._has_artifact().to_numpy(zero_copy_only=False)[rows]  # a hostile shard's findings of no artifact
+        keep = self.t.has_artifact().to_numpy(zero_copy_only=False)[rows]  # a hostile shard's findings of no artifact
         if lo is not None:
             keep &= version >= lo
         if hi is not None:

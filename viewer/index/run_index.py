@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from rollout_trace.analysis.findings import RULES
 from rollout_trace.artifact.collection import Record
 from rollout_trace.artifact.group import grpo_advantages, reward_spread
-from rollout_trace.artifact.run_columns import plain
+from rollout_trace.artifact.run_columns import has_artifact, plain
 from rollout_trace.artifact.run_schema import ROLLOUTS
 from rollout_trace.artifact.run_table import QueuedRow, Reduction, RunTable, Step, register
 
@@ -66,7 +66,7 @@ def _partial(keys: np.ndarray, fates: pa.Table, start: int, part: pa.Table) -> t
     n = part.num_rows
     rows_at = np.arange(start, start + n, dtype=np.int64)
     f = fates.slice(start, n)
-    known = pc.is_valid(part["agent_turns"])  # a rollout with an artifact (the one with a path)
+    known = has_artifact(part)  # a rollout with an artifact (the one with a path)
     reward = pc.if_else(pc.is_finite(part["reward"]), part["reward"], None)
     rows = pa.table({
         "g": keys[start:start + n], "reward": reward, "reward_n": pc.cast(pc.is_valid(reward), pa.int64()),
@@ -197,7 +197,7 @@ def run_index(t: RunTable) -> RunIndex:
     def make() -> RunIndex:
         groups = _groups(t)
         keys = t.group_keys()
-        art = np.flatnonzero(pc.is_valid(t.column("agent_turns")).to_numpy(zero_copy_only=False))
+        art = np.flatnonzero(t.has_artifact().to_numpy(zero_copy_only=False))
         gkeys = groups["key"].to_numpy()  # sorted (`_groups`)
         version = groups["policy_version"].to_numpy(zero_copy_only=False)
         r_group = np.searchsorted(gkeys, keys[art]) if len(gkeys) else np.zeros(0, np.int64)
