@@ -252,7 +252,7 @@ def test_shards_and_row_groups_cut_anywhere_read_the_same_rows(tmp_path, seal_ro
     every = np.arange(len(whole))
     assert len(small) == len(whole) == 52
     assert small.take(every).to_pylist() == whole.take(every).to_pylist()  # index and fate columns
-    assert small.ordinals().to_pylist() == whole.ordinals().to_pylist()
+    assert small.queued(every) == whole.queued(every) and small.fates().equals(whole.fates())  # TRL rows, fates
     assert small.consumed.to_pylist() == whole.consumed.to_pylist() and small.consumed.num_rows
     columns = [c for c in ROLLOUTS.names if c not in FILE_PLACE]  # where the files sit differs, not what they are
     assert small.rows_of(every[::-1], columns).to_pylist() == whole.rows_of(every[::-1], columns).to_pylist()
@@ -297,12 +297,15 @@ def test_what_a_page_reduces_shard_by_shard_is_the_whole_runs(tmp_path):
     assert task_choices(zipped) == task_choices(whole) and run_index(zipped).groups.num_rows
     kept = {k[-1] for k in zipped._cache._got}
     assert not kept & {"title", "task_id", "findings", "tools", "recorded_at"}, kept
-    # every reduction in one pass: each shard read once for all of them (on the Hub a read is a request)
+    # every reduction in one pass, the rollouts' fates made in it: each shard read once for all of them (on the Hub
+    # a read is a request), and no TRL rows held
     fresh = open_run(str(zip_folder(root, tmp_path / "again.zip", prefix="run"))).table
-    fresh.group_keys(), fresh.fates(), fresh.column("policy_version")  # what the reductions begin from
+    fresh.group_keys(), fresh.column("policy_version")  # what the reductions begin from
     before = fresh._cache.reads
     assert run_index(fresh).groups.to_pylist() == run_index(whole).groups.to_pylist()
     assert fresh._cache.reads - before == len(fresh.shards)
+    assert fresh.fates().equals(whole.fates()) and fresh.unrecorded_trained().equals(whole.unrecorded_trained())
+    assert not [k for k in fresh._memo if k in ("col:row_ordinal", "col:row_trained_tokens")]
     assert task_choices(fresh) == task_choices(whole) and recorder_notes(fresh) == recorder_notes(whole)
     assert list(RunFind(fresh).row_bits()) == list(RunFind(whole).row_bits())
     assert fresh._cache.reads - before == len(fresh.shards)

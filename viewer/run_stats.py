@@ -315,8 +315,9 @@ def _version_stats(t: RunTable) -> list[VersionStats]:
     if not len(t):
         return []
     rescored = mismatch(t)
-    t.columns(["policy_version", "reward", "env_reward", "timed_out", "advantage", "status", "segment", "group_id",
-               "row_ordinal", "row_trained_tokens"])  # what this reads, in one pass over the run's files
+    # what this reads, in one pass over the run's files (the TRL rows' columns are read shard by shard for the
+    # fates, never held: RunTable.fates)
+    t.columns(["policy_version", "reward", "env_reward", "timed_out", "advantage", "status", "segment", "group_id"])
     v = t.view()
     ver = v["policy_version"].to_numpy()
     # a run's rows are in version order as recorded: then every column is read in place, not copied sorted

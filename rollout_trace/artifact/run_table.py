@@ -65,7 +65,7 @@ from .run_columns import (
     utf8_fixed,
     utf8_valid,
 )
-from .run_fates import RowFate, ordinals_of, rollout_fates, row_fates, unrecorded
+from .run_fates import FateLookup, RowFate, ordinals_of, rollout_fates, unrecorded
 from .run_files import RunFiles, read_files
 from .run_format import (
     CONSUMED_DIR,
@@ -122,8 +122,10 @@ REDUCTIONS: dict[str, Reduction] = {}
 
 
 def register(name: str, reduction: Reduction) -> None:
-    """Make `reduction` one of the run's reductions, asked for by `name` (`RunTable.reduced`)."""
-    bad = [c for c in reduction.columns if c not in ROLLOUTS_TABLE.names or c in ("group", "path")]
+    """Make `reduction` one of the run's reductions, asked for by `name` (`RunTable.reduced`): it reads columns of
+    the rollouts table and the rollouts' fates (FATE_COLUMNS)."""
+    bad = [c for c in reduction.columns if (c not in ROLLOUTS_TABLE.names or c in ("group", "path"))
+           and c not in FATE_COLUMNS]
     if bad:
         raise RunTableError(f"reduction {name!r} reads no column {bad[0]!r}")
     REDUCTIONS[name] = reduction
@@ -223,6 +225,57 @@ class ShardCache:
             self.reads += count
 
 
+TRAINER_READS = ("row_ordinal", "row_trained_tokens", "status")  # what a rollout's fate is made from
+
+
+class _TrainerPass:
+    """The fates of a run's rollouts made shard by shard (`RunTable._reduce`): each shard's TRL rows looked up in
+    the consumption table (`FateLookup`), never a column of every rollout's rows held (a million rollouts' rows
+    are millions); what no rollout holds of the consumption table's trained rows found at the end."""
+
+    def __init__(self, t: RunTable):
+        self.t = t
+        self.lookup, self.codes = t._fate_lookup(), t._segment_codes()
+        self.logged = {s.segment for s in t.consumed_shards}
+        self.parts: list[pa.Table] = []
+        self.held_seg: list[np.ndarray] = []
+        self.held: list[np.ndarray] = []
+        self.named = 0
+
+    def step(self, start: int, part: pa.Table) -> pa.Table:
+        """The fates of the rollouts of one shard (rows `start`...)."""
+        n = part.num_rows
+        flat, tokens = part["row_ordinal"], part["row_trained_tokens"]
+        uneven = self.t._uneven(flat, tokens, "row_trained_tokens", np.arange(start, start + n),
+                                most=max(0, MAX_PROBLEMS - self.named))
+        if uneven is not None:  # a hostile shard's: that rollout has no rows in any view
+            self.named += int(pc.sum(uneven).as_py())
+            flat = pc.if_else(uneven, pa.scalar(None, flat.type), flat.combine_chunks())
+            tokens = pc.if_else(uneven, pa.scalar(None, tokens.type), tokens.combine_chunks())
+        entry = _parents(flat)  # a rollout's number within the shard: its rows lie side by side
+        o = pa.table({"entry": entry, "segment": self.codes[start + entry] if len(entry) else np.zeros(0, np.int32),
+                      "ordinal": pc.list_flatten(flat), "trained_tokens": pc.list_flatten(tokens)})
+        got = rollout_fates(n, o, self.lookup.rows(o, self.logged, self.t.run_files), part["status"])
+        self.parts.append(got)
+        self.held_seg.append(o["segment"].to_numpy())
+        self.held.append(ordinals_of(o["ordinal"]))
+        return got
+
+    def finish(self) -> tuple[pa.Table, pa.Table]:
+        """(every rollout's fates, the consumption table's trained rows no rollout holds)."""
+        t = self.t
+        fates = pa.concat_tables(self.parts) if self.parts else rollout_fates(
+            0, pa.table({"entry": np.zeros(0, np.int32), "trained_tokens": np.zeros(0, np.int64)}),
+            self.lookup.rows(pa.table({}), self.logged, t.run_files), t.column("status"))
+        c = t.consumed
+        took = codes_in(c["fate"], ["trained"]) == 0
+        if took.any():
+            took &= unrecorded(np.concatenate(self.held_seg) if self.held_seg else np.zeros(0, np.int32),
+                               np.concatenate(self.held) if self.held else np.zeros(0, np.int64),
+                               codes_in(c["segment"], t.segment_names()), ordinals_of(c["ordinal"]))
+        return fates, c.filter(pa.array(took))
+
+
 class RunTable:
     """One state of a recorded run (see the module docstring). Made by `open_table` or `follow`."""
 
@@ -317,8 +370,11 @@ class RunTable:
     def _in_order(self, read: Callable[[_T], _R], items: Iterable[_T]) -> Iterator[_R]:
         """`read` of each shard in `items`, in order: a Hub run's FETCHES at once (each read waits on the network),
         a local folder's or a zip's one after another on this thread (a read there costs a core, not a wait)."""
-        hub = getattr(getattr(self.store, "store", None), "kind", None) == "hub"
-        return in_order(read, items, FETCHES if hub else 1)
+        return in_order(read, items, FETCHES if self._remote() else 1)
+
+    def _remote(self) -> bool:
+        """Whether each read of the run waits on the network (a Hub run), not on a core."""
+        return getattr(getattr(self.store, "store", None), "kind", None) == "hub"
 
     def _local(self) -> Path | None:
         """The run's folder on this machine (a bundled run, a local folder), None for a zip or a Hub run."""
@@ -596,11 +652,32 @@ class RunTable:
         return self.memo(f"__reduced:{name}", lambda: self._reduce({name: REDUCTIONS[name]})[name])
 
     def _reduce(self, todo: dict[str, Reduction]) -> dict[str, Any]:
+        """One pass over the shards for the reductions `todo`, which makes the fates too when this snapshot has
+        none yet (`_trainer`): each shard's rollouts' fates are made before its reductions' steps, which read them
+        as the columns FATE_COLUMNS."""
+        with self._lock:
+            made = self._memo.get("__trainer")
+        trainer = _TrainerPass(self) if made is None else None
         begun = {name: r.begin(self) for name, r in todo.items()}
-        names = list(dict.fromkeys(c for r in todo.values() for c in r.columns))
+        asked = list(dict.fromkeys(c for r in todo.values() for c in r.columns))
+        names = [c for c in asked if c not in FATE_COLUMNS]
+        if trainer is not None:
+            names = list(dict.fromkeys([*names, *TRAINER_READS]))
         for start, part in self.shard_tables(names):
+            if trainer is not None:
+                fates = trainer.step(start, part)
+            else:
+                assert made is not None
+                fates = made[0].slice(start, part.num_rows)
+            for c in FATE_COLUMNS:
+                if c in asked:
+                    part = part.append_column(c, fates[c])
             for name, r in todo.items():
                 begun[name][0](start, part.select(list(r.columns)))
+        if trainer is not None:
+            done = trainer.finish()
+            with self._lock:
+                self._memo.setdefault("__trainer", done)
         return {name: finish() for name, (_, finish) in begun.items()}
 
     def _keep_column(self, name: str, col: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -745,28 +822,32 @@ class RunTable:
 
     # -- the trainer's side ------------------------------------------------------------------------------
 
-    def ordinals(self) -> pa.Table:
-        """One row per TRL row of every standing rollout: (entry, segment, ordinal, trained_tokens), `entry` its
-        rollout's row, `segment` its segment's number in `segment_names()`."""
-        def make() -> pa.Table:
-            cols = self.columns(["row_ordinal", "row_trained_tokens", "segment"])
-            flat, tokens = cols["row_ordinal"], cols["row_trained_tokens"]  # each shard's chunks, not copied whole
-            uneven = self._uneven(flat, tokens, "row_trained_tokens")
-            if uneven is not None:  # a hostile shard's: that rollout has no rows in any view
-                flat = pc.if_else(uneven, pa.scalar(None, flat.type), flat.combine_chunks())
-                tokens = pc.if_else(uneven, pa.scalar(None, tokens.type), tokens.combine_chunks())
-            # a rollout's row number: 32 bits (a run's rows are far fewer than 2**31), half of what the memo holds
-            entry = _parents(flat)
-            codes = self._segment_codes()
-            return pa.table({"entry": entry, "segment": codes[entry] if len(entry) else np.zeros(0, np.int32),
-                             "ordinal": pc.list_flatten(flat), "trained_tokens": pc.list_flatten(tokens)})
-        return self.memo("__ordinals", make)
+    def _trainer(self) -> tuple[pa.Table, pa.Table]:
+        """What the consumption table says of the run: each rollout's fate (`fates`) and the consumption table's
+        trained rows no rollout holds (`unrecorded_trained`), made in a pass over the shards' TRL rows: a Hub
+        run's in the pass that makes every registered reduction (`reduced`: a page asks for both, and there each
+        pass is a request a shard), a local run's in a pass of its own (two columns read from disk)."""
+        with self._lock:
+            got = self._memo.get("__trainer")
+        if got is None and self._remote():
+            self.memo("__reduced", lambda: self._reduce(dict(REDUCTIONS)))
+            with self._lock:
+                got = self._memo.get("__trainer")
+        if got is None:
+            self.memo("__reduced:__trainer", lambda: self._reduce({}))
+            with self._lock:
+                got = self._memo["__trainer"]
+        return got
 
-    def _uneven(self, ordinals: Any, other: Any, name: str, rows: Sequence[int] | None = None) -> pa.Array | None:
-        """Which rollouts' `name` list is not one value per training row (`row_ordinal`), each named (at most
-        MAX_PROBLEMS, once however often it is read); None when every one is (as the recorder writes them). `rows`:
-        the run's rows these are, when not every row in order. A missing list of tokens or turns is one not
-        recorded (read as missing); a missing list of trained tokens is uneven."""
+    def _fate_lookup(self) -> FateLookup:
+        return self.memo("__fate_lookup", lambda: FateLookup(self.consumed, self.segment_names()))
+
+    def _uneven(self, ordinals: Any, other: Any, name: str, rows: Sequence[int] | np.ndarray,
+                most: int = MAX_PROBLEMS) -> pa.Array | None:
+        """Which rollouts' `name` list is not one value per training row (`row_ordinal`), each named (the first
+        `most`, once however often it is read); None when every one is (as the recorder writes them). `rows`: the
+        run's rows these are. A missing list of tokens or turns is one not recorded (read as missing); a missing
+        list of trained tokens is uneven."""
         have, got = list_lengths(ordinals), list_lengths(other)
         bad = have != got
         if name != "row_trained_tokens":
@@ -774,8 +855,8 @@ class RunTable:
         if not bad.any():
             return None
         problems = []
-        for i in np.flatnonzero(bad)[:MAX_PROBLEMS].tolist():
-            shard, pos = self.locate(rows[i] if rows is not None else i)
+        for i in np.flatnonzero(bad)[:most].tolist():
+            shard, pos = self.locate(int(rows[i]))
             problems.append(Problem(f"{ROLLOUTS_DIR}/{shard.name}", "a rollout's training-row lists differ in length"
                                     + ("; its rows are left out" if name == "row_trained_tokens" else
                                        "; a value it lacks is read as missing"), field=f"row {pos} {name}",
@@ -786,16 +867,7 @@ class RunTable:
     def unrecorded_trained(self) -> pa.Table:
         """The consumption table's rows trained at a step whose training row no rollout of the run holds (the
         recorder lost its group)."""
-        def make() -> pa.Table:
-            c = self.consumed
-            took = codes_in(c["fate"], ["trained"]) == 0
-            if not took.any():
-                return c.filter(pa.array(took))
-            o = self.ordinals()
-            lost = unrecorded(o["segment"].to_numpy(), ordinals_of(o["ordinal"]),
-                              codes_in(c["segment"], self.segment_names()), ordinals_of(c["ordinal"]))
-            return c.filter(pa.array(took & lost))
-        return self.memo("__unrecorded", make)
+        return self._trainer()[1]
 
     def group_keys(self) -> np.ndarray:
         """Each rollout's group as one number (its segment's number in `segment_names()` and its group id): what
@@ -829,7 +901,7 @@ class RunTable:
         return self.memo("__index_rows", make)
 
     def segment_names(self) -> list[str]:
-        """The segments the rollouts name, in order: what `ordinals()`' segment numbers index."""
+        """The segments the rollouts name, in order: what a segment's number (`_segment_codes`) indexes."""
         def make() -> list[str]:
             return segment_values(self.column("segment"))
         return self.memo("__segment_names", make)
@@ -840,48 +912,39 @@ class RunTable:
             return codes_in(self.column("segment"), self.segment_names())
         return self.memo("__segment_codes", make)
 
-    def row_fates(self) -> pa.Table:
-        """Per TRL row, in `ordinals()`' order: its fate (the consumption table's row, the later one when it has
-        two; else "in-queue" past what the trainer took or while its log is open, else "unknown") and the step
-        it was trained at."""
-        return self.memo("__row_fates", lambda: row_fates(
-            self.ordinals(), self.consumed, self.segment_names(), {s.segment for s in self.consumed_shards},
-            self.run_files))
-
     def fates(self) -> pa.Table:
         """Per rollout: the first step a row of it was trained at, its trained rows' tokens, and why none of its
         rows was trained (None: one was)."""
-        return self.memo("__fates", lambda: rollout_fates(len(self), self.ordinals(), self.row_fates(),
-                                                       self.column("status")))
+        return self._trainer()[0]
 
     def queued(self, rows: Sequence[int]) -> dict[int, list[Any]]:
         """The TRL rows of the rollouts at rows `rows`, with their fates (`QueuedRow`), by row number: their
-        row columns read for these rows only."""
+        row columns read for these rows only, their fates looked up for these rows only (`FateLookup`)."""
         rows = sorted(set(int(r) for r in rows))
         if not rows:
             return {}
         got = self.take(np.array(rows), ["row_ordinal", "row_tokens", "row_trained_tokens", "row_turns"])
         for name in ("row_tokens", "row_turns"):  # named; a value it lacks is read as 0 tokens, turns not recorded
             self._uneven(got["row_ordinal"], got[name], name, rows)
+        # a rollout whose trained-token list is uneven has no rows in any view (named by `fates`' pass)
+        even = list_lengths(got["row_ordinal"]) == list_lengths(got["row_trained_tokens"])
         mine = got.to_pylist()
-        o = self.ordinals()
-        entry = o["entry"].to_numpy()
-        rf = self.row_fates()
-        fate, step = rf["fate"], rf["step"]
+        kept = [(row, x) for row, x, ok in zip(rows, mine, even.tolist(), strict=True) if ok and x["row_ordinal"]]
+        ordinals = [o for _, x in kept for o in x["row_ordinal"]]
+        segment = np.repeat(self._segment_codes()[[row for row, _ in kept]],
+                            [len(x["row_ordinal"]) for _, x in kept]) if kept else np.zeros(0, np.int32)
+        fates = self._fate_lookup().rows(pa.table({"segment": segment, "ordinal": pa.array(ordinals, pa.int64())}),
+                                         {s.segment for s in self.consumed_shards}, self.run_files)
+        fate, step = fates["fate"].to_pylist() if ordinals else [], fates["step"].to_pylist() if ordinals else []
         out: dict[int, list[Any]] = {}
-        # each rollout's TRL rows in ordinals() order, found at once in `entry`'s own width (a Python int
-        # searched in 32-bit numbers would copy all of them to 64 bits for each search)
-        asked = np.array(rows, dtype=entry.dtype)
-        firsts = np.searchsorted(entry, asked).tolist()
-        ends = np.searchsorted(entry, asked, side="right").tolist()
-        for row, x, at, end in zip(rows, mine, firsts, ends, strict=True):
-            if end - at != len(x["row_ordinal"] or ()):  # its rows were left out (`ordinals`)
-                continue
-            for k, ordinal in enumerate(x["row_ordinal"] or ()):
+        at = 0
+        for row, x in kept:
+            for k, ordinal in enumerate(x["row_ordinal"]):
                 turns = _nth(x["row_turns"], k)
                 out.setdefault(row, []).append(QueuedRow(
                     ordinal=ordinal, turns=None if turns is None else tuple(turns), tokens=_nth(x["row_tokens"], k) or 0,
-                    trained_tokens=x["row_trained_tokens"][k], fate=fate[at + k].as_py(), step=step[at + k].as_py()))
+                    trained_tokens=x["row_trained_tokens"][k], fate=fate[at], step=step[at]))
+                at += 1
         return out
 
     # -- queries ---------------------------------------------------------------------------------------

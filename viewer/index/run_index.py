@@ -23,7 +23,7 @@ from rollout_trace.artifact.collection import Record
 from rollout_trace.artifact.group import grpo_advantages, reward_spread
 from rollout_trace.artifact.run_columns import has_artifact, plain
 from rollout_trace.artifact.run_schema import ROLLOUTS
-from rollout_trace.artifact.run_table import QueuedRow, Reduction, RunTable, Step, register
+from rollout_trace.artifact.run_table import FATE_COLUMNS, QueuedRow, Reduction, RunTable, Step, register
 
 from ..find.columns import RunFind
 from . import render
@@ -51,7 +51,8 @@ _ROLLOUT = {"path": "path", "task_id": "task_id", "title": "title", "reward": "r
             "dropped": "dropped", "tools": "tools"}
 _TEXT = pa.string()
 _GROUP_READS = ["reward", "timed_out", "agent_turns", "trained_turns", "seed_trained_turns", "tokens", "drift",
-                "trained_tokens", "task_id", "title", "recorded_at", "segment", "policy_version", "group_id"]
+                "trained_tokens", "task_id", "title", "recorded_at", "segment", "policy_version", "group_id",
+                *FATE_COLUMNS]
 _FIRST = ("task_id", "title", "recorded_at", "segment", "policy_version", "group_id")  # a group's first rollout's
 # each group's numbers over its rollouts, as partial aggregates (one per shard) that add up across shards
 _SUMS = ("count", "reward_count", "reward_sum", "tokens", "known", "unknown_turns", "drifted", "trained_tokens",
@@ -60,12 +61,12 @@ _MINS = ("row", "reward_min", "trained_step")
 _MAXES = ("reward_max", "timed_out", "trained_turns", "seed")
 
 
-def _partial(keys: np.ndarray, fates: pa.Table, start: int, part: pa.Table) -> tuple[pa.Table, pa.Table]:
+def _partial(keys: np.ndarray, start: int, part: pa.Table) -> tuple[pa.Table, pa.Table]:
     """One shard's groups (rows `start`... of the view): each group's partial aggregates with its first
     rollout's fields, and (group, row, why) for its first rollout none of whose rows was trained."""
     n = part.num_rows
     rows_at = np.arange(start, start + n, dtype=np.int64)
-    f = fates.slice(start, n)
+    f = part  # its rollouts' fates: FATE_COLUMNS, made in the same pass (RunTable.reduced)
     known = has_artifact(part)  # a rollout with an artifact (the one with a path)
     reward = pc.if_else(pc.is_finite(part["reward"]), part["reward"], None)
     rows = pa.table({
@@ -106,19 +107,19 @@ def _firsts(t: pa.Table, by: str) -> pa.Table:
 def _group_partials(t: RunTable) -> tuple[Step, Callable[[], tuple[pa.Table, pa.Table | None]]]:
     """The run's groups shard by shard (a reduction, `RunTable.reduced`): every shard's partial aggregates of its
     groups, and each group's first rollout none of whose rows was trained (None: no shard)."""
-    keys, fates = t.group_keys(), t.fates()
+    keys = t.group_keys()
     partials: list[pa.Table] = []
     whys: list[pa.Table] = []
 
     def step(start: int, part: pa.Table) -> None:
-        got, why = _partial(keys, fates, start, part)
+        got, why = _partial(keys, start, part)
         partials.append(got)
         whys.append(_firsts(why, "row"))
 
     def finish() -> tuple[pa.Table, pa.Table | None]:
         if not partials:
-            partials.append(_partial(keys, fates, 0, pa.table({c: pa.array([], ROLLOUTS.field(c).type)
-                                                               for c in _GROUP_READS}))[0])
+            partials.append(_partial(keys, 0, pa.table({c: pa.array([], ROLLOUTS.field(c).type if c in ROLLOUTS.names
+                                                                     else FATE_COLUMNS[c]) for c in _GROUP_READS}))[0])
         why = _firsts(pa.concat_tables(whys, promote_options="permissive"), "row") if whys else None
         return pa.concat_tables(partials), why
 
