@@ -621,6 +621,62 @@ def test_trained_rows_no_rollout_holds_are_found_by_segment_and_ordinal(far):
     assert unrecorded(np.zeros(2, np.int64), np.array([1, 2]), np.zeros(0, np.int64), np.zeros(0, np.int64)).size == 0
 
 
+def _plain_fate(last: dict, names: list[str], ends: dict[str, int], logged: set[str], seg: int,
+                ordinal: int) -> tuple[str, int | None]:
+    """A TRL row's fate and step read plainly: its segment's last consumption row of its ordinal (past 32 bits read
+    as the largest), else in the queue past what the trainer took, or while its segment's log is open."""
+    hit = last.get((seg, min(ordinal, 2**31 - 1))) if seg >= 0 and ordinal >= 0 else None
+    if hit is not None:
+        return hit[0], hit[1] if hit[0] == "trained" else None
+    if seg < 0:
+        return "unknown", None
+    name = names[seg]
+    if name in ends:
+        return ("in-queue" if ordinal >= ends[name] else "unknown"), None
+    return ("in-queue" if name in logged else "unknown"), None
+
+
+@pytest.mark.parametrize("far", [False, True])
+def test_a_training_rows_fate_is_its_segments_last_consumption_row_of_its_ordinal(far):
+    """`FateLookup` (what every rollout's fate and a page's few rows' fates are looked up in): a TRL row's fate and
+    step are those of the last consumption row of its segment and ordinal; a row with none is "in-queue" past what
+    the trainer took and "unknown" before it, or "in-queue" in a segment whose log is open and "unknown" in one
+    without a log; a row of no segment (-1) or without an ordinal is unknown. The same by array index and, with an
+    ordinal far past the rows (a hostile table's), by a sorted search; with one segment and with three; asked for
+    all at once or a few rows at a time."""
+    from rollout_trace.artifact.run_fates import FATES, FateLookup
+    from rollout_trace.artifact.run_files import RunFiles
+
+    rng = np.random.default_rng(11)
+    fates = ["trained", "stale", "oversize", "read-ahead"]
+    for segments in (1, 3):
+        names = [f"s{k}" for k in range(segments)]
+        n = 600
+        c_seg = rng.integers(0, segments, n)
+        c_ord = np.r_[rng.integers(0, 300, n - 1), [2**40 if far else 7]]
+        c_fate = rng.integers(0, len(fates), n)
+        c_step = rng.integers(0, 50, n)
+        consumed = pa.table({"segment": pa.array([names[k] for k in c_seg]), "ordinal": c_ord,
+                             "fate": pa.array([fates[k] for k in c_fate]), "step": c_step})
+        last = {}
+        for s_, o, f, st in zip(c_seg.tolist(), c_ord.tolist(), c_fate.tolist(), c_step.tolist(), strict=True):
+            last[(s_, min(o, 2**31 - 1))] = (fates[f], st)  # later rows win; past 32 bits read as the largest
+        files = RunFiles(ends={"s0": 250})  # s0's trainer took 250 rows; s1's log is open; s2 has none
+        logged = {"s0", "s1"}
+        seg = np.r_[rng.integers(-1 if segments > 1 else 0, segments, 800), [0, 0]].astype(np.int32)
+        ordinal = np.r_[rng.integers(-1, 320, 800), [2**40 if far else 7, 299]]
+
+        lookup = FateLookup(consumed, names)
+        expected = [_plain_fate(last, names, files.ends, logged, s_, o)
+                    for s_, o in zip(seg.tolist(), ordinal.tolist(), strict=True)]
+        whole = lookup.rows(pa.table({"segment": seg, "ordinal": ordinal}), logged, files)
+        assert list(zip(whole["fate"].to_pylist(), whole["step"].to_pylist(), strict=True)) == expected
+        for a in range(0, len(seg), 97):  # a few rows at a time (a page's), the same answers
+            few = lookup.rows(pa.table({"segment": seg[a:a + 97], "ordinal": ordinal[a:a + 97]}), logged, files)
+            assert list(zip(few["fate"].to_pylist(), few["step"].to_pylist(), strict=True)) == expected[a:a + 97]
+        assert {f for f, _ in expected} >= {"trained", "unknown", "in-queue"} and set(FATES) >= {f for f, _ in expected}
+
+
 def test_the_index_rows_order_is_the_same_from_rows_in_order_or_not(tmp_path, monkeypatch):
     """The run's index rows (each group, then its rollouts; by segment, version, group id, index) are in the same
     order whether the rows lie in it as recorded (placed without a sort) or not: written in reverse, and with one

@@ -123,7 +123,8 @@ REDUCTIONS: dict[str, Reduction] = {}
 
 def register(name: str, reduction: Reduction) -> None:
     """Make `reduction` one of the run's reductions, asked for by `name` (`RunTable.reduced`): it reads columns of
-    the rollouts table and the rollouts' fates (FATE_COLUMNS)."""
+    the rollouts table and the rollouts' fates (FATE_COLUMNS), those as its steps' columns: its `begin` never asks
+    the table for fates (a Hub run's are made in the very pass that runs it)."""
     bad = [c for c in reduction.columns if (c not in ROLLOUTS_TABLE.names or c in ("group", "path"))
            and c not in FATE_COLUMNS]
     if bad:
