@@ -124,7 +124,7 @@ REDUCTIONS: dict[str, Reduction] = {}
 def register(name: str, reduction: Reduction) -> None:
     """Make `reduction` one of the run's reductions, asked for by `name` (`RunTable.reduced`): it reads columns of
     the rollouts table and the rollouts' fates (FATE_COLUMNS), those as its steps' columns: its `begin` never asks
-    the table for fates (a Hub run's are made in the very pass that runs it)."""
+    the table for fates (they may be made in the very pass that runs it)."""
     bad = [c for c in reduction.columns if (c not in ROLLOUTS_TABLE.names or c in ("group", "path"))
            and c not in FATE_COLUMNS]
     if bad:
@@ -371,11 +371,8 @@ class RunTable:
     def _in_order(self, read: Callable[[_T], _R], items: Iterable[_T]) -> Iterator[_R]:
         """`read` of each shard in `items`, in order: a Hub run's FETCHES at once (each read waits on the network),
         a local folder's or a zip's one after another on this thread (a read there costs a core, not a wait)."""
-        return in_order(read, items, FETCHES if self._remote() else 1)
-
-    def _remote(self) -> bool:
-        """Whether each read of the run waits on the network (a Hub run), not on a core."""
-        return getattr(getattr(self.store, "store", None), "kind", None) == "hub"
+        hub = getattr(getattr(self.store, "store", None), "kind", None) == "hub"
+        return in_order(read, items, FETCHES if hub else 1)
 
     def _local(self) -> Path | None:
         """The run's folder on this machine (a bundled run, a local folder), None for a zip or a Hub run."""
@@ -825,15 +822,11 @@ class RunTable:
 
     def _trainer(self) -> tuple[pa.Table, pa.Table]:
         """What the consumption table says of the run: each rollout's fate (`fates`) and the consumption table's
-        trained rows no rollout holds (`unrecorded_trained`), made in a pass over the shards' TRL rows: a Hub
-        run's in the pass that makes every registered reduction (`reduced`: a page asks for both, and there each
-        pass is a request a shard), a local run's in a pass of its own (two columns read from disk)."""
+        trained rows no rollout holds (`unrecorded_trained`), made in a pass over the shards' TRL rows: the pass
+        of the page's reductions when it comes first (`reduced`), else a pass of its own (two columns: a public
+        visitor's budget of bytes is one computation's, and the reductions' already read the most)."""
         with self._lock:
             got = self._memo.get("__trainer")
-        if got is None and self._remote():
-            self.memo("__reduced", lambda: self._reduce(dict(REDUCTIONS)))
-            with self._lock:
-                got = self._memo.get("__trainer")
         if got is None:
             self.memo("__reduced:__trainer", lambda: self._reduce({}))
             with self._lock:
