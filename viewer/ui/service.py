@@ -194,9 +194,12 @@ class Service:
             return f"hub-row|{c.source_of(path)}"  # pinned to a commit: never changes
         return f"{collection_identity(src, self.allow_local(src))}|row|{path}"
 
-    def load_row(self, src: str, path: str) -> Rollout:
-        """Read one row fully (the collection is looked up again, so a reload after eviction works)."""
-        c = self.row_collection(src, path)
+    def load_row(self, src: str, path: str, c: Collection | None = None) -> Rollout:
+        """Read one row fully, from `c` when it is the part of a run the row is in (a group map opens each of its
+        rollouts from the part it was made of: not a look at the run's files per rollout), else from the
+        collection looked up again (so a reload after eviction works)."""
+        if c is None or c.run is None or c.part_of is None or c.record(path) is None:
+            c = self.row_collection(src, path)
         if c.run is not None:  # a run's rollout: read from its row, with the run's tokenizer (Collection.open)
             return Rollout.load(c.open(path))
         folder = c.folder(path)
@@ -210,7 +213,7 @@ class Service:
     def rollout(self, c: Collection, src: str, path: str) -> Rollout:
         """One row's rollout, loaded once through the shared store (a group map, a compare and the token view
         share it). Raises ArtifactError."""
-        _, r = self.store.open(self.identity(c, src, path), lambda: self.load_row(src, path))
+        _, r = self.store.open(self.identity(c, src, path), lambda: self.load_row(src, path, c))
         return r
 
     # -- text indexes ---------------------------------------------------------------------------------
