@@ -920,10 +920,11 @@ class RunTable:
         got = self.take(np.array(rows), ["row_ordinal", "row_tokens", "row_trained_tokens", "row_turns"])
         for name in ("row_tokens", "row_turns"):  # named; a value it lacks is read as 0 tokens, turns not recorded
             self._uneven(got["row_ordinal"], got[name], name, rows)
-        # a rollout whose trained-token list is uneven has no rows in any view (named by `fates`' pass)
-        even = list_lengths(got["row_ordinal"]) == list_lengths(got["row_trained_tokens"])
+        # a rollout whose trained-token list is uneven has no rows in any view (named by `fates`' pass, not here)
+        uneven = self._uneven(got["row_ordinal"], got["row_trained_tokens"], "row_trained_tokens", rows, most=0)
+        left = uneven.to_pylist() if uneven is not None else [False] * len(rows)
         mine = got.to_pylist()
-        kept = [(row, x) for row, x, ok in zip(rows, mine, even.tolist(), strict=True) if ok and x["row_ordinal"]]
+        kept = [(row, x) for row, x, out in zip(rows, mine, left, strict=True) if not out and x["row_ordinal"]]
         ordinals = [o for _, x in kept for o in x["row_ordinal"]]
         segment = np.repeat(self._segment_codes()[[row for row, _ in kept]],
                             [len(x["row_ordinal"]) for _, x in kept]) if kept else np.zeros(0, np.int32)
