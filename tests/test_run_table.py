@@ -761,15 +761,21 @@ def test_each_rollout_s_fate_is_what_its_rows_say():
     assert {g["dropped"] for g in got} >= {None, "failed", "no rows", "stale"}
 
 
-def test_a_group_and_a_rollout_are_found_by_their_names_without_naming_every_rollout():
+@pytest.mark.parametrize("backwards", [False, True])
+def test_a_group_and_a_rollout_are_found_by_their_names_without_naming_every_rollout(tmp_path, backwards):
     """A group's rows (viewer/run_part.py `group_rows`: opening a group's map) and a rollout's row (`Run.row_at`:
     opening it, and each rollout of a group's map) are the rows whose name is the one asked for, as a search of
     every row's name finds them, without making a name for each rollout of the run (~1 s and ~100 MB at a
-    million); a name of no rollout is refused."""
+    million); a name of no rollout is refused. The group is found by a binary search of the group keys when they
+    are in order, as recorded, and the same rows by a scan when they are not (rows written in reverse)."""
     from rollout_trace.artifact import ArtifactError
     from viewer.run_part import group_rows
 
-    run = open_run(str(EXAMPLES_DIR / "trl-run"))
+    root = EXAMPLES_DIR / "trl-run"
+    if backwards:
+        rows = bundled_rows()
+        root = write_run(tmp_path / "backwards", rows.take(pa.array(np.arange(rows.num_rows)[::-1])), seal_rows=5)
+    run = open_run(str(root))
     t = run.table
     named = t.take(np.arange(len(t)), ["group", "path"])
     found = {p: run.row_at(p) for p in named["path"].to_pylist() if p is not None}
@@ -785,3 +791,4 @@ def test_a_group_and_a_rollout_are_found_by_their_names_without_naming_every_rol
                   "groups/" + some.split("/")[1] + "/rollout-99", "groups/a-v1-g" + "9" * 5000 + "/rollout-01"):
         with pytest.raises(ArtifactError):
             run.row_at(wrong)
+    assert t._memo["__group_keys_sorted"] is not backwards

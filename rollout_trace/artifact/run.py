@@ -249,13 +249,9 @@ class Run:
         return self._tokenizer
 
     def row_at(self, path: str) -> int:
-        """The snapshot's row of the rollout named `path` (the first whose name it is: `RunTable.named`; a part's
-        among its own rows, whose names alone are made); raises ArtifactError when the run has none."""
-        if self.at is not None and len(self.at) <= 4096:  # a group's rows: a group of 64 opens 64 rollouts
-            names = self.table.take(self.at, ["path"])["path"].to_pylist()
-            rows = [int(r) for r, name in zip(self.at.tolist(), names, strict=True) if name == path][:1]
-        else:
-            rows = self.table.named("path", path).tolist()
+        """The snapshot's row of the rollout named `path` (the first whose name it is: `RunTable.named`); raises
+        ArtifactError when the run has none."""
+        rows = self.table.named("path", path).tolist()
         if not rows:
             raise ArtifactError([Problem(path or "(root)", "no recorded rollout at this path in the run")])
         return rows[0]
