@@ -261,12 +261,13 @@ def test_shards_and_row_groups_cut_anywhere_read_the_same_rows(tmp_path, seal_ro
 
 def test_what_a_page_reduces_shard_by_shard_is_the_whole_runs(tmp_path):
     """The reductions a page makes of the whole run one shard at a time (each group's numbers and first
-    rollout, the tasks to follow, the findings' rules, the tools, the rollouts recorded without files) are the
+    rollout, the per-version numbers, the tasks to follow, the findings' rules, the tools, the rollouts recorded
+    without files) are the
     same when the shards cut groups anywhere (three rows a shard: a group's partial numbers add up), and keep no
     column of every rollout in the snapshot."""
     from viewer.find.columns import RunFind
     from viewer.index.run_index import run_index
-    from viewer.run_stats import recorder_notes, task_choices
+    from viewer.run_stats import recorder_notes, task_choices, version_stats
 
     rows = bundled_rows()
     root = write_run(tmp_path / "run", rows.slice(0, 0), small_files=True)
@@ -286,10 +287,13 @@ def test_what_a_page_reduces_shard_by_shard_is_the_whole_runs(tmp_path):
     assert task_choices(cut) == task_choices(whole) and task_choices(whole)
     assert list(RunFind(cut).row_bits()) == list(RunFind(whole).row_bits())
     assert recorder_notes(cut) == recorder_notes(whole)
+    assert version_stats(cut) == version_stats(whole) and len(version_stats(whole)) == 4  # versions and groups cut
     parts = list(cut.shard_tables(["title", "reward"]))
     assert [start for start, _ in parts] == list(np.cumsum([0] + [p.num_rows for _, p in parts[:-1]]))
     assert pa.concat_tables([p for _, p in parts])["title"].to_pylist() == whole.column("title").to_pylist()
-    assert not [k for k in cut._memo if k in ("col:title", "col:task_id", "col:findings", "col:tools")]
+    assert not [k for k in cut._memo if k in ("col:title", "col:task_id", "col:findings", "col:tools",
+                                              "col:env_reward", "col:advantage", "col:status")]
+    assert cut.column("reward").equals(whole.column("reward"))  # kept by the per-version pass: the groups read it
     with pytest.raises(rt.RunTableError, match="no column 'path' to read shard by shard"):
         next(cut.shard_tables(["path"]))
     # a zip never grows: what was reduced is not kept for a next snapshot either
@@ -311,6 +315,9 @@ def test_what_a_page_reduces_shard_by_shard_is_the_whole_runs(tmp_path):
     assert fresh._cache.reads - before == len(fresh.shards)
     with pytest.raises(rt.RunTableError, match="no reduction 'nothing'"):
         fresh.reduced("nothing")
+    with pytest.raises(rt.RunTableError, match="keeps 'advantage'"):  # a kept column is one its pass reads
+        rt.register("nothing", rt.Reduction(("reward",), lambda t: (lambda s, p: None, lambda: None),
+                                            keep=("advantage",)))
 
 
 # -- hostile shards -------------------------------------------------------------------------------------

@@ -268,34 +268,39 @@ def _np(col: pa.ChunkedArray | pa.Array, fill: Any) -> np.ndarray:
     return filled(col, fill)
 
 
-def _zero_spread_groups(t: RunTable) -> tuple[np.ndarray, np.ndarray]:
-    """(each group's version, whether its advantages are all 0), over every group of the run: in Arrow where
-    TRL gave every rollout an advantage, by the formula (Python, those groups only) where it did not."""
-    v = t.view()
-    adv = v["advantage"]
-    # a group by its number: its segment's and its id (its name is made of these, and strings cost more)
-    key = t.group_keys()
-    version = v["policy_version"]
-    small = pc.fill_null(pc.less(pc.abs(adv), ZERO_ADVANTAGE), False).to_numpy(zero_copy_only=False)
-    missing_row = pc.is_null(adv).to_numpy(zero_copy_only=False)
-    if len(key) and bool(np.all(key[1:] >= key[:-1])):
-        # a run's rows in group order, as recorded: each group's rows side by side, added up without a hash table
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        groups = key[starts]
-        vmin = np.minimum.reduceat(filled(version, np.iinfo(np.int64).max), starts)
-        count = np.diff(np.r_[starts, len(key)])
-        zero = np.add.reduceat(small.astype(np.int64), starts) == count
-        missing = np.add.reduceat(missing_row.astype(np.int64), starts) > 0
-    else:
-        agg = pa.table({"g": key, "version": version, "small": small.astype(np.int64),
-                        "missing": missing_row.astype(np.int64)}).group_by("g", use_threads=False).aggregate(
-            [("version", "min"), ("version", "count"), ("small", "sum"), ("missing", "sum")])
-        groups, vmin = agg["g"].to_numpy(), agg["version_min"].to_numpy(zero_copy_only=False)
-        zero = agg["small_sum"].to_numpy() == agg["version_count"].to_numpy()
-        missing = agg["missing_sum"].to_numpy() > 0
+def _group_partial(keys: np.ndarray, version: np.ndarray, advantage: Any) -> np.ndarray:
+    """Of some rows (one shard's): each group's key, least version, rows, rows whose advantage is 0 and rows
+    without one, as the columns of one int64 array (a group cut by a shard has a partial in each)."""
+    small = pc.fill_null(pc.less(pc.abs(advantage), ZERO_ADVANTAGE), False).to_numpy(zero_copy_only=False)
+    missing = pc.is_null(advantage).to_numpy(zero_copy_only=False)
+    return _by_key(keys, np.stack([version, np.ones(len(keys), np.int64), small.astype(np.int64),
+                                   missing.astype(np.int64)], axis=1))
+
+
+def _by_key(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """[key, least of column 0, sums of the others] per distinct key of `keys`, in key order: by adding each
+    key's rows side by side when they are in key order (a run's groups, as recorded), else after a sort."""
+    if not len(keys):
+        return np.zeros((0, values.shape[1] + 1), np.int64)
+    if not bool(np.all(keys[1:] >= keys[:-1])):
+        order = np.argsort(keys, kind="stable")
+        keys, values = keys[order], values[order]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return np.column_stack([keys[starts], np.minimum.reduceat(values[:, 0], starts),
+                            np.add.reduceat(values[:, 1:], starts, axis=0)])
+
+
+def _zero_spread(t: RunTable, parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(each group's version, whether its advantages are all 0), over every group of the run, from its shards'
+    partials (`_group_partial`): in numbers where TRL gave every rollout an advantage, by the formula (Python,
+    those groups' rows only) where it did not."""
+    got = np.concatenate(parts) if parts else np.zeros((0, 5), np.int64)
+    got = _by_key(got[:, 0], got[:, 1:]) if len(got) and not bool(np.all(got[1:, 0] > got[:-1, 0])) else got
+    groups, vmin, count, small, missing = got.T
+    zero = small == count
     if missing.any():
-        wanted = pa.array(groups[missing])
-        rows = np.flatnonzero(pc.is_in(pa.array(key), value_set=wanted).to_numpy(zero_copy_only=False))
+        key = t.group_keys()
+        rows = np.flatnonzero(np.isin(key, groups[missing > 0]))
         members_of: dict[int, list[ROW]] = defaultdict(list)
         for k, m in zip(key[rows].tolist(), t.take(rows, _ROW_COLUMNS).to_pylist(), strict=True):
             members_of[k].append(m)
@@ -303,6 +308,79 @@ def _zero_spread_groups(t: RunTable) -> tuple[np.ndarray, np.ndarray]:
         for k, members in members_of.items():
             zero[at[k]] = _zero(_advantages(sorted(members, key=lambda m: m["rollout"])))
     return vmin, zero
+
+
+# a version's numbers added up over the shards: what `_version_parts` sums per version, in this order
+_SUMMED = ("rollouts", "timeouts", "tokens", "trained", "passed", "verified")
+_VERSION_READS = ("policy_version", "reward", "env_reward", "timed_out", "advantage", "trainer_tokens",
+                  "trained_step", "dropped")
+
+
+class _Versions(msgspec.Struct, frozen=True):
+    """The run's per-version numbers before they become VersionStats: each version's sums (`_SUMMED`), its finite
+    rewards (every one: a summary's sd is exact, `finite_summary`), its rollouts dropped by why, its groups'
+    versions and which of them teach GRPO nothing."""
+
+    versions: np.ndarray
+    sums: np.ndarray
+    rewards: list[np.ndarray]
+    dropped: dict[int, dict[str, int]]
+    group_version: np.ndarray
+    zero: np.ndarray
+
+
+def _version_parts(t: RunTable) -> tuple[Step, Callable[[], _Versions]]:
+    """The per-version numbers shard by shard (a reduction, `RunTable.reduced`, in a pass of its own): no column
+    of every rollout is held for them, only each shard's sums per version and group, and the finite rewards."""
+    keys = t.group_keys()
+    versions: list[np.ndarray] = []
+    sums: list[np.ndarray] = []
+    rewards: dict[int, list[np.ndarray]] = defaultdict(list)
+    groups: list[np.ndarray] = []
+    dropped: dict[int, Counter[str]] = defaultdict(Counter)
+
+    def step(start: int, part: pa.Table) -> None:
+        n = part.num_rows
+        ver = part["policy_version"].to_numpy()
+        # a run's rows are in version order as recorded: then every column is read in place, not copied sorted
+        order: Any = slice(None) if bool(np.all(ver[1:] >= ver[:-1])) else np.argsort(ver, kind="stable")
+        ordered = ver[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if n else np.zeros(0, np.int64)
+        verified, passes = _verdicts(part["env_reward"])
+        summed = np.stack([np.ones(n, np.int64), _np(part["timed_out"], False).astype(np.int64),
+                           _np(part["trainer_tokens"], 0).astype(np.int64),
+                           pc.is_valid(part["trained_step"]).to_numpy(zero_copy_only=False).astype(np.int64),
+                           passes.astype(np.int64), verified.astype(np.int64)], axis=1)
+        if n:
+            versions.append(ordered[starts])
+            sums.append(np.add.reduceat(summed[order], starts, axis=0))
+            reward = _np(part["reward"], math.nan)[order]
+            for v, a, b in zip(ordered[starts].tolist(), starts.tolist(), [*starts[1:].tolist(), n], strict=True):
+                got = reward[a:b]
+                rewards[v].append(got[np.isfinite(got)])
+        why = pa.table({"version": part["policy_version"], "dropped": plain(part["dropped"])}).filter(
+            pc.is_valid(part["dropped"]))
+        for x in why.group_by(["version", "dropped"]).aggregate([("version", "count")]).to_pylist():
+            dropped[x["version"]][x["dropped"]] += x["version_count"]
+        groups.append(_group_partial(keys[start:start + n], filled(part["policy_version"], np.iinfo(np.int64).max)
+                                     .astype(np.int64), part["advantage"]))
+
+    def finish() -> _Versions:
+        every = np.concatenate(versions) if versions else np.zeros(0, np.int64)
+        out = np.unique(every)
+        total = np.zeros((len(out), len(_SUMMED)), np.int64)
+        if len(every):
+            np.add.at(total, np.searchsorted(out, every), np.concatenate(sums))
+        group_version, zero = _zero_spread(t, groups)
+        return _Versions(out, total, [np.concatenate(rewards[v]) for v in out.tolist()],
+                         {v: dict(sorted(c.items())) for v, c in dropped.items()}, group_version, zero)
+
+    return step, finish
+
+
+# its pass makes the fates too (its columns lie beside the TRL rows'); the index's groups read reward and
+# timed_out again, and on the Hub reading them again would fetch the advantages that lie between them and the rest
+register("version_parts", Reduction(_VERSION_READS, _version_parts, alone=True, keep=("reward", "timed_out")))
 
 
 def version_stats(run: RunLike) -> list[VersionStats]:
@@ -315,51 +393,26 @@ def _version_stats(t: RunTable) -> list[VersionStats]:
     if not len(t):
         return []
     rescored = mismatch(t)
-    # what this reads, in one pass over the run's files (the TRL rows' columns are read shard by shard for the
-    # fates, never held: RunTable.fates)
-    t.columns(["policy_version", "reward", "env_reward", "timed_out", "advantage", "status", "segment", "group_id"])
-    v = t.view()
-    ver = v["policy_version"].to_numpy()
-    # a run's rows are in version order as recorded: then every column is read in place, not copied sorted
-    order: Any = slice(None) if bool(np.all(ver[1:] >= ver[:-1])) else np.argsort(ver, kind="stable")
-    ordered = ver[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(ordered) else np.zeros(0, np.int64)
-    versions = ordered[starts]
-    ends = np.r_[starts[1:], len(ver)]
-    reward = _np(v["reward"], math.nan)[order]
-    verified, passes = (x[order] for x in _verdicts(v["env_reward"]))
-    sums = {name: np.add.reduceat(col[order], starts) for name, col in (
-        ("timeouts", _np(v["timed_out"], False).astype(np.int64)),
-        ("tokens", _np(v["trainer_tokens"], 0).astype(np.int64)),
-        ("trained", pc.is_valid(v["trained_step"]).to_numpy(zero_copy_only=False).astype(np.int64)))}
-    n_pass = np.add.reduceat(passes.astype(np.int64), starts)
-    n_verified = np.add.reduceat(verified.astype(np.int64), starts)
-    group_version, zero = _zero_spread_groups(t)
-    at = np.searchsorted(versions, group_version)
-    groups = np.bincount(at, minlength=len(versions))
-    zeros = np.bincount(at, weights=zero.astype(np.int64), minlength=len(versions)).astype(np.int64)
-    dropped: dict[int, dict[str, int]] = defaultdict(dict)
-    counts = pa.table({"version": v["policy_version"], "dropped": v["dropped"]}).filter(
-        pc.is_valid(v["dropped"])).group_by(["version", "dropped"]).aggregate([("version", "count")])
-    for x in counts.to_pylist():
-        dropped[x["version"]][x["dropped"]] = x["version_count"]
+    got: _Versions = t.reduced("version_parts")
+    at = np.searchsorted(got.versions, got.group_version)
+    groups = np.bincount(at, minlength=len(got.versions))
+    zeros = np.bincount(at, weights=got.zero.astype(np.int64), minlength=len(got.versions)).astype(np.int64)
+    col = dict(zip(_SUMMED, got.sums.T.tolist(), strict=True))  # plain Python numbers, one list per column
+    col["groups"], col["zeros"] = groups.tolist(), zeros.tolist()
     out = []
-    # plain Python numbers (numpy's `tolist`), one list per column
-    col = {name: x.tolist() for name, x in (("start", starts), ("end", ends), ("groups", groups), ("zeros", zeros),
-                                            ("passed", n_pass), ("verified", n_verified), *sums.items())}
-    for i, version in enumerate(versions.tolist()):
-        a, b = col["start"][i], col["end"][i]
-        summary = finite_summary(reward[a:b])
-        got = rescored.get(version, (0, None, None))
+    for i, version in enumerate(got.versions.tolist()):
+        summary = finite_summary(got.rewards[i])
+        mis = rescored.get(version, (0, None, None))
+        rollouts, verified = col["rollouts"][i], col["verified"][i]
         out.append(VersionStats(
-            version=version, groups=col["groups"][i], rollouts=b - a, scored=summary.n,
+            version=version, groups=col["groups"][i], rollouts=rollouts, scored=summary.n,
             reward_mean=summary.mean, reward_sd=summary.sd, reward_min=summary.min, reward_max=summary.max,
-            passed=col["passed"][i], pass_rate=col["passed"][i] / col["verified"][i] if col["verified"][i] else None,
+            passed=col["passed"][i], pass_rate=col["passed"][i] / verified if verified else None,
             zero_spread=col["zeros"][i],
             trained_tokens=col["tokens"][i],  # the rows the trainer trained, not every row queued
-            trained=col["trained"][i], dropped=dict(sorted(dropped[version].items())),
-            timeouts=col["timeouts"][i], unscorable=b - a - summary.n,
-            rescored=got[0], mismatch_max=got[1], outside_share=got[2]))
+            trained=col["trained"][i], dropped=got.dropped.get(version, {}),
+            timeouts=col["timeouts"][i], unscorable=rollouts - summary.n,
+            rescored=mis[0], mismatch_max=mis[1], outside_share=mis[2]))
     return out
 
 

@@ -109,10 +109,15 @@ _R = TypeVar("_R")
 class Reduction:
     """What a page reduces the whole run to, one shard at a time (`RunTable.reduced`): `begin(table)` gives a
     step, called with each shard's standing rows of `columns` in the run's order, and what the result is once
-    every shard was stepped through."""
+    every shard was stepped through. `alone`: made in a pass of its own, not in the pass that makes the others
+    (its columns with theirs would be more than one computation of a public visitor may read). `keep`: of its
+    columns, those its pass keeps whole for the snapshot (`column`), read by a later pass too (on the Hub, a
+    column read again costs its bytes and whatever lies between it and the others a read asks for)."""
 
     columns: tuple[str, ...]
     begin: Callable[[RunTable], tuple[Step, Callable[[], Any]]]
+    alone: bool = False
+    keep: tuple[str, ...] = ()
 
 
 # Every reduction the modules that read a run have registered (`register`): the first one a snapshot is asked
@@ -129,6 +134,10 @@ def register(name: str, reduction: Reduction) -> None:
            and c not in FATE_COLUMNS]
     if bad:
         raise RunTableError(f"reduction {name!r} reads no column {bad[0]!r}")
+    kept = [c for c in reduction.keep if c not in reduction.columns or c in FATE_COLUMNS]
+    if kept:
+        raise RunTableError(f"reduction {name!r} keeps {kept[0]!r}: expected one of the rollouts table's columns it "
+                            "reads")
     REDUCTIONS[name] = reduction
 
 
@@ -641,12 +650,13 @@ class RunTable:
     def reduced(self, name: str) -> Any:
         """The result of the registered reduction `name` (`register`) over the whole run, once per snapshot. The
         first one asked for makes every registered reduction in the same pass over the shards (`shard_tables`
-        of all their columns); one registered after that pass is made in a pass of its own."""
+        of all their columns); one registered after that pass, or `alone`, is made in a pass of its own."""
         if name not in REDUCTIONS:
             raise RunTableError(f"no reduction {name!r}: expected one of {', '.join(sorted(REDUCTIONS))}")
-        made = self.memo("__reduced", lambda: self._reduce(dict(REDUCTIONS)))
-        if name in made:
-            return made[name]
+        if not REDUCTIONS[name].alone:
+            made = self.memo("__reduced", lambda: self._reduce({n: r for n, r in REDUCTIONS.items() if not r.alone}))
+            if name in made:
+                return made[name]
         return self.memo(f"__reduced:{name}", lambda: self._reduce({name: REDUCTIONS[name]})[name])
 
     def _reduce(self, todo: dict[str, Reduction]) -> dict[str, Any]:
@@ -661,7 +671,10 @@ class RunTable:
         names = [c for c in asked if c not in FATE_COLUMNS]
         if trainer is not None:
             names = list(dict.fromkeys([*names, *TRAINER_READS]))
+        keep: dict[str, list[pa.Array]] = {c: [] for r in todo.values() for c in r.keep}
         for start, part in self.shard_tables(names):
+            for c, chunks in keep.items():
+                chunks.extend(part[c].chunks)
             if trainer is not None:
                 fates = trainer.step(start, part)
             else:
@@ -672,6 +685,8 @@ class RunTable:
                     part = part.append_column(c, fates[c])
             for name, r in todo.items():
                 begun[name][0](start, part.select(list(r.columns)))
+        for c, chunks in keep.items():
+            self._keep_column(c, pa.chunked_array(chunks, as_scanned(ROLLOUTS.field(c)).type))
         if trainer is not None:
             done = trainer.finish()
             with self._lock:
