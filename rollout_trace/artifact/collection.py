@@ -130,10 +130,21 @@ class Collection:
         if rec is None or rec.kind != "artifact":
             raise ArtifactError([Problem(path or "(root)", "no artifact at this path in the collection")])
         if self.run is not None:  # a run's rollouts render with the run's tokenizer
-            prefix = self.run.store.prefix
-            return self.run.open(path[len(prefix) + 1:] if prefix and path.startswith(prefix + "/") else path)
+            return self.run.open(self._in_run(path))
         where = f"{self.source}:{path}" if path else self.source
         return load_artifact(self.folder(path), source=self.source_of(path) or where)
+
+    def read_ahead(self, paths: list[str]) -> None:
+        """A run's rollouts `paths` about to be opened one by one (a group map's): their files read at once
+        (`Run.read_ahead`); nothing for another collection, whose artifacts are folders."""
+        if self.run is not None and paths:
+            self.run.read_ahead([self._in_run(p) for p in paths])
+
+    def _in_run(self, path: str) -> str:
+        """A run's row path as the run names it (a Hub run's rows carry the folder it lies in)."""
+        assert self.run is not None
+        prefix = self.run.store.prefix
+        return path[len(prefix) + 1:] if prefix and path.startswith(prefix + "/") else path
 
     def release(self, folder: Path) -> None:
         """Done with a folder `folder()` gave: a zip's unpacked copy is removed; a real folder is left alone."""

@@ -116,6 +116,7 @@ class RowSources(Protocol):
     def identity(self, c: Collection, src: str, path: str) -> str: ...
     def load_row(self, src: str, path: str) -> Rollout: ...
     def rollout(self, c: Collection, src: str, path: str) -> Rollout: ...
+    def loaded(self, c: Collection, src: str, path: str) -> bool: ...
 
 
 class Rows:
@@ -211,6 +212,7 @@ class Rows:
         """The group map of `group`: each rollout read (for its turns), rows sorted by advantage."""
         members = self._members(c, group)
         run_rows = self._run_rows(c, group)
+        c.read_ahead([m.path for m in members.values() if m.valid and not self.service.loaded(c, src, m.path)])
         rows = []
         fates: list[Fate] = []
         for i, status in enumerate(group.statuses):

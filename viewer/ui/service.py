@@ -210,6 +210,10 @@ class Service:
         finally:
             c.release(folder)  # the rollout is in memory now: remove what opening it unpacked
 
+    def loaded(self, c: Collection, src: str, path: str) -> bool:
+        """Whether the shared store holds the rollout of `path` now (`rollout` reads nothing)."""
+        return self.store.loaded(self.identity(c, src, path))
+
     def rollout(self, c: Collection, src: str, path: str) -> Rollout:
         """One row's rollout, loaded once through the shared store (a group map, a compare and the token view
         share it). Raises ArtifactError."""

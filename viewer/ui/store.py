@@ -106,6 +106,11 @@ class RolloutStore:
         self._recount(entry)
         return key, self._materialise(entry)
 
+    def loaded(self, identity: str) -> bool:
+        """Whether the rollout of `identity` is held now (opening it reads nothing)."""
+        entry = self._entries.peek(self.key_for(identity))
+        return entry is not None and entry.rollout is not None
+
     def put(self, identity: str, rollout: Rollout) -> str:
         """Keep `rollout` under `identity`, replacing what was there: a watched capture's newest snapshot.
 
