@@ -94,3 +94,12 @@ def test_the_rollouts_of_a_run_share_one_display_table(tmp_path, monkeypatch):
     (other / "tokenizer.json").write_text((other / "tokenizer.json").read_text().replace('"<|im_end|>"', '"<|im_END|>"'))
     v, _ = resolve_vocab(other, None)
     assert len(built) == 2 and v is not vocabs[0]
+    # the file's digest is made once while it stays the same file; rewritten, its contents are hashed again
+    hashed = []
+    real_sha = tokens.hashlib.sha256
+    monkeypatch.setattr(tokens.hashlib, "sha256", lambda data=b"": hashed.append(len(data)) or real_sha(data))
+    assert resolve_vocab(other, None)[0] is v and resolve_vocab(run.open(paths[0]).tokenizer_dir, None)[0] is vocabs[0]
+    assert hashed == []
+    (other / "tokenizer.json").write_text((other / "tokenizer.json").read_text().replace('"<|im_END|>"', '"<|IM_end|>"'))
+    again, _ = resolve_vocab(other, None)
+    assert len(hashed) == 1 and len(built) == 3 and again is not v

@@ -165,6 +165,7 @@ def _load_tokenizer(path: Path):
 
 # A run's rollouts share one tokenizer, and its display table takes ~0.5 s to build: built once per content
 _VOCABS: Bounded[tuple[str, str], Vocab] = Bounded(4)
+_DIGESTS: Bounded[tuple[str, int, int, int], str] = Bounded(16)  # a tokenizer file's (path, inode, size, mtime)
 
 
 def _content_key(origin: str, tokenizer_dir: Path | None, tokenizer_json: bytes | None) -> tuple[str, str] | None:
@@ -175,12 +176,17 @@ def _content_key(origin: str, tokenizer_dir: Path | None, tokenizer_json: bytes 
         f = _tokenizer_file(tokenizer_dir)
         if f is None:
             return None
-        data = f.read_bytes()
-    elif tokenizer_json is not None:
-        data = tokenizer_json
-    else:
-        return None
-    return origin, hashlib.sha256(data).hexdigest()
+        st = f.stat()
+        # a run's rollouts share its tokenizer's file: read and hashed once while it stays the same file
+        same = (str(f.resolve()), st.st_ino, st.st_size, st.st_mtime_ns)
+        digest = _DIGESTS.get(same)
+        if digest is None:
+            digest = hashlib.sha256(f.read_bytes()).hexdigest()
+            _DIGESTS.put(same, digest)
+        return origin, digest
+    if tokenizer_json is not None:
+        return origin, hashlib.sha256(tokenizer_json).hexdigest()
+    return None
 
 
 def resolve_vocab(tokenizer_dir: Path | None, model: str | None, user_path: str | None = None,

@@ -88,7 +88,7 @@ def group_path(segment: str, policy_version: int, group_id: int) -> str:
 
 # A group's name (`group_path`) or one of its rollouts' (`<group>/rollout-NN`) read back: its segment and group id,
 # from the right (a segment name may hold "-v" and "-g" itself)
-PLACE_NAME = re.compile(rf"^{GROUPS}/(?P<segment>.+)-v\d+-g(?P<group>\d{{1,12}})(/rollout-\d+)?$", re.ASCII)
+PLACE_NAME = re.compile(rf"^{GROUPS}/(?P<segment>.+)-v\d+-g(?P<group>\d{{1,12}})(/rollout-(?P<rollout>\d+))?$", re.ASCII)
 
 
 class RunManifest(msgspec.Struct, omit_defaults=True):

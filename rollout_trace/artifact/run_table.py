@@ -888,8 +888,8 @@ class RunTable:
 
     def named(self, column: str, name: str) -> np.ndarray:
         """The rows whose `column` ("group" or "path") is `name`, in order: looked for among the rows of the group
-        the name gives (`group_keys`, in numbers), whose names alone are made and compared; never a name for each of
-        a million rollouts (~100 MB, ~1 s). The group's rows are found by a binary search when the keys are in
+        the name gives (`group_keys`, in numbers), of the rollout index a path gives, whose names alone are made and
+        compared; never a name for each of a million rollouts (~100 MB, ~1 s). The group's rows are found by a binary search when the keys are in
         order, as a recorder writes them (a group of a million-rollout run in microseconds), else by a scan."""
         m = PLACE_NAME.match(name)
         names = self.segment_names() if m is not None and len(self) else []
@@ -900,6 +900,11 @@ class RunTable:
             rows = np.arange(np.searchsorted(keys, key, "left"), np.searchsorted(keys, key, "right"))
         else:
             rows = np.flatnonzero(keys == key)
+        if column == "path" and m["rollout"] is not None:  # the group's rollout of that index: one name made
+            if len(m["rollout"]) > 9:
+                return np.zeros(0, np.int64)
+            index = self.take(rows, ["rollout"])["rollout"]
+            rows = rows[pc.fill_null(pc.equal(index, int(m["rollout"])), False).to_numpy(zero_copy_only=False)]
         return rows[np.array([x == name for x in self.take(rows, [column])[column].to_pylist()], bool)]
 
     def has_artifact(self) -> pa.ChunkedArray:
