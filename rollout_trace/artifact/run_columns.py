@@ -145,6 +145,21 @@ def as_read(name: str, chunk: pa.Array) -> pa.Array:
     return chunk
 
 
+def narrowed(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A column as narrow as its values let it be held: whole numbers in 32 bits, a text's dictionary indices in 8
+    (the consumption table of a million-rollout run, 1.4M rows: 14 MB instead of 33); as read where one does not
+    fit. Its values stay the same."""
+    t = col.type
+    narrow = pa.int32() if pa.types.is_int64(t) else \
+        pa.dictionary(pa.int8(), t.value_type) if pa.types.is_dictionary(t) and t.index_type.bit_width > 8 else None
+    if narrow is None:
+        return col
+    try:
+        return col.cast(narrow, safe=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # a value past the narrow type: kept as it was read
+        return col
+
+
 def uniform(table: pa.Table) -> pa.Table:
     """`table` with its DICTIONARY columns dictionary-encoded whichever way they were read (a scan, a file, a tail),
     so the tables of a run's shards concatenate."""

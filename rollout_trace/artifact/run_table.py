@@ -58,6 +58,7 @@ from .run_columns import (
     has_artifact,
     list_lengths,
     name_columns,
+    narrowed,
     plain,
     segment_values,
     take_rows,
@@ -352,6 +353,8 @@ class RunTable:
             for name in names:  # held as every chunk of it is (a tail's text dictionary-encoded here)
                 out[name] = pa.chunked_array([as_read(name, c) for c in table[name].chunks],
                                              as_scanned(schema.field(name)).type)
+                if folder == CONSUMED_DIR:
+                    out[name] = narrowed(out[name])
                 if s.sealed and not problems and keep:  # a read that found something is not kept: each snapshot names it
                     self._cache.put(self._key(folder, s, name), out[name])
                 elif not s.sealed and live is s:
@@ -449,7 +452,8 @@ class RunTable:
                 if problems:  # not kept: each snapshot reads it again and names it (as `_read` keeps no such read)
                     continue
             for name in names:
-                self._cache.put(self._key(folder, s, name), part[name])
+                self._cache.put(self._key(folder, s, name), narrowed(part[name]) if folder == CONSUMED_DIR else
+                                part[name])
 
     def _said(self, problems: Sequence[Problem], notes: Sequence[str]) -> None:
         """Problems and notes found reading a shard, each said once however often it is read."""
@@ -539,13 +543,15 @@ class RunTable:
         self._bulk(CONSUMED_DIR, self.consumed_shards, CONSUMED, FATE_KEYS, check=CONSUMED)
         parts = list(self._in_order(lambda s: uniform(self._read(CONSUMED_DIR, s, CONSUMED, FATE_KEYS, check=CONSUMED)),
                                     self.consumed_shards))
-        return pa.concat_tables(parts) if parts else \
+        # its columns held narrow (`narrowed`): a shard's number too large for one is read as it is
+        return pa.concat_tables(parts, promote_options="permissive") if parts else \
             pa.schema([as_scanned(CONSUMED.field(c)) for c in FATE_KEYS]).empty_table()
 
     def consumed_all(self) -> pa.Table:
         """Every column of the consumption table (`viewer check` compares fingerprints)."""
         parts = [uniform(self._read(CONSUMED_DIR, s, CONSUMED, CONSUMED.names)) for s in self.consumed_shards]
-        return pa.concat_tables(parts) if parts else pa.schema([as_scanned(f) for f in CONSUMED]).empty_table()
+        return pa.concat_tables(parts, promote_options="permissive") if parts else \
+            pa.schema([as_scanned(f) for f in CONSUMED]).empty_table()
 
     def __len__(self) -> int:
         return int(self._starts[-1])
