@@ -290,7 +290,7 @@ def test_what_a_public_page_computes_of_a_hub_run_is_bounded_as_its_opening_is(h
     t.bounds = tiny
     shown = rv.on_page_load({"src": "org/run"})
     assert shown[rv.column]["visible"] is False and made
-    assert not {"version_stats", "__fates", "__reduced"} & set(t._memo)  # nothing it computed was kept
+    assert not {"__reduced:version_stats", "__trainer", "__reduced"} & set(t._memo)  # nothing it computed was kept
     page = service.rows.index_page("org/run", {})
     said = " ".join(page.problems.items) if page.problems else ""
     assert "decompresses to more than a public Space reads per request" in said and "at most 1,000 bytes" in said

@@ -316,22 +316,10 @@ _VERSION_READS = ("policy_version", "reward", "env_reward", "timed_out", "advant
                   "trained_step", "dropped")
 
 
-class _Versions(msgspec.Struct, frozen=True):
-    """The run's per-version numbers before they become VersionStats: each version's sums (`_SUMMED`), its finite
-    rewards (every one: a summary's sd is exact, `finite_summary`), its rollouts dropped by why, its groups'
-    versions and which of them teach GRPO nothing."""
-
-    versions: np.ndarray
-    sums: np.ndarray
-    rewards: list[np.ndarray]
-    dropped: dict[int, dict[str, int]]
-    group_version: np.ndarray
-    zero: np.ndarray
-
-
-def _version_parts(t: RunTable) -> tuple[Step, Callable[[], _Versions]]:
+def _version_parts(t: RunTable) -> tuple[Step, Callable[[], list[VersionStats]]]:
     """The per-version numbers shard by shard (a reduction, `RunTable.reduced`, in a pass of its own): no column
-    of every rollout is held for them, only each shard's sums per version and group, and the finite rewards."""
+    of every rollout is held for them, only each shard's sums per version and group, and the finite rewards (every
+    one, until the end: a version's sd is exact, `finite_summary`)."""
     keys = t.group_keys()
     versions: list[np.ndarray] = []
     sums: list[np.ndarray] = []
@@ -365,55 +353,47 @@ def _version_parts(t: RunTable) -> tuple[Step, Callable[[], _Versions]]:
         groups.append(_group_partial(keys[start:start + n], filled(part["policy_version"], np.iinfo(np.int64).max)
                                      .astype(np.int64), part["advantage"]))
 
-    def finish() -> _Versions:
+    def finish() -> list[VersionStats]:
         every = np.concatenate(versions) if versions else np.zeros(0, np.int64)
         out = np.unique(every)
+        if not len(out):
+            return []
         total = np.zeros((len(out), len(_SUMMED)), np.int64)
-        if len(every):
-            np.add.at(total, np.searchsorted(out, every), np.concatenate(sums))
+        np.add.at(total, np.searchsorted(out, every), np.concatenate(sums))
         group_version, zero = _zero_spread(t, groups)
-        return _Versions(out, total, [np.concatenate(rewards[v]) for v in out.tolist()],
-                         {v: dict(sorted(c.items())) for v, c in dropped.items()}, group_version, zero)
+        at = np.searchsorted(out, group_version)
+        col = dict(zip(_SUMMED, total.T.tolist(), strict=True))  # plain Python numbers, one list per column
+        col["groups"] = np.bincount(at, minlength=len(out)).tolist()
+        col["zeros"] = np.bincount(at, weights=zero.astype(np.int64), minlength=len(out)).astype(np.int64).tolist()
+        rescored = mismatch(t)
+        stats = []
+        for i, version in enumerate(out.tolist()):
+            summary = finite_summary(np.concatenate(rewards.pop(version)))
+            mis = rescored.get(version, (0, None, None))
+            rollouts, verified = col["rollouts"][i], col["verified"][i]
+            stats.append(VersionStats(
+                version=version, groups=col["groups"][i], rollouts=rollouts, scored=summary.n,
+                reward_mean=summary.mean, reward_sd=summary.sd, reward_min=summary.min, reward_max=summary.max,
+                passed=col["passed"][i], pass_rate=col["passed"][i] / verified if verified else None,
+                zero_spread=col["zeros"][i],
+                trained_tokens=col["tokens"][i],  # the rows the trainer trained, not every row queued
+                trained=col["trained"][i], dropped=dict(sorted(dropped[version].items())),
+                timeouts=col["timeouts"][i], unscorable=rollouts - summary.n,
+                rescored=mis[0], mismatch_max=mis[1], outside_share=mis[2]))
+        return stats
 
     return step, finish
 
 
 # its pass makes the fates too (its columns lie beside the TRL rows'); the index's groups read reward and
 # timed_out again, and on the Hub reading them again would fetch the advantages that lie between them and the rest
-register("version_parts", Reduction(_VERSION_READS, _version_parts, alone=True, keep=("reward", "timed_out")))
+register("version_stats", Reduction(_VERSION_READS, _version_parts, alone=True, keep=("reward", "timed_out")))
 
 
 def version_stats(run: RunLike) -> list[VersionStats]:
-    """One VersionStats per policy version, in version order: once per run state (RunTable.memo)."""
+    """One VersionStats per policy version, in version order: once per run state (`RunTable.reduced`)."""
     t = table_of(run)
-    return t.memo("version_stats", lambda: _version_stats(t))
-
-
-def _version_stats(t: RunTable) -> list[VersionStats]:
-    if not len(t):
-        return []
-    rescored = mismatch(t)
-    got: _Versions = t.reduced("version_parts")
-    at = np.searchsorted(got.versions, got.group_version)
-    groups = np.bincount(at, minlength=len(got.versions))
-    zeros = np.bincount(at, weights=got.zero.astype(np.int64), minlength=len(got.versions)).astype(np.int64)
-    col = dict(zip(_SUMMED, got.sums.T.tolist(), strict=True))  # plain Python numbers, one list per column
-    col["groups"], col["zeros"] = groups.tolist(), zeros.tolist()
-    out = []
-    for i, version in enumerate(got.versions.tolist()):
-        summary = finite_summary(got.rewards[i])
-        mis = rescored.get(version, (0, None, None))
-        rollouts, verified = col["rollouts"][i], col["verified"][i]
-        out.append(VersionStats(
-            version=version, groups=col["groups"][i], rollouts=rollouts, scored=summary.n,
-            reward_mean=summary.mean, reward_sd=summary.sd, reward_min=summary.min, reward_max=summary.max,
-            passed=col["passed"][i], pass_rate=col["passed"][i] / verified if verified else None,
-            zero_spread=col["zeros"][i],
-            trained_tokens=col["tokens"][i],  # the rows the trainer trained, not every row queued
-            trained=col["trained"][i], dropped=got.dropped.get(version, {}),
-            timeouts=col["timeouts"][i], unscorable=rollouts - summary.n,
-            rescored=mis[0], mismatch_max=mis[1], outside_share=mis[2]))
-    return out
+    return t.reduced("version_stats") if len(t) else []
 
 
 # -- health notes ------------------------------------------------------------------------------------
