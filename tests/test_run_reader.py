@@ -383,10 +383,10 @@ def test_not_a_run_is_said():
         open_run(str(EXAMPLES_DIR / "smollm2-group"))
 
 
-def test_rollouts_files_read_ahead_are_the_ones_read_one_by_one_and_each_is_taken_once(tmp_path):
+def test_rollouts_files_read_ahead_are_the_ones_read_one_by_one_and_each_is_taken_once(tmp_path, monkeypatch):
     """`Run.read_ahead` (a group map's rollouts, read at once) gives each rollout the files `files` reads for it
-    alone, across shards cut anywhere; each is taken once (a second `files` reads it again), and a name of no
-    rollout is left for `files` to refuse."""
+    alone, across shards cut anywhere; each is taken once (a second `files` reads it again), what none took is let
+    go of at its end however it ends, and a name of no rollout, or a read that fails, is left for `files`."""
     from rollout_trace.artifact import ArtifactError
     from rollout_trace.artifact.run import MAX_AHEAD, open_run
 
@@ -394,10 +394,20 @@ def test_rollouts_files_read_ahead_are_the_ones_read_one_by_one_and_each_is_take
     ahead, alone = open_run(str(root)), open_run(str(root))
     paths = [p for p in ahead.table.column("path").to_pylist() if p is not None]
     assert len(paths) > 20
-    ahead.read_ahead([*paths[::-1], "groups/nope/rollout-00", paths[0]])
-    assert len(ahead._ahead) == len(paths) <= MAX_AHEAD
-    for p in paths:
-        assert ahead.files(p) == alone.files(p) and ahead.files(p)
-    assert len(ahead._ahead) == 0 and ahead.files(paths[3]) == alone.files(paths[3])
-    with pytest.raises(ArtifactError):
-        ahead.files("groups/nope/rollout-00")
+    with ahead.read_ahead([*paths[::-1], "groups/nope/rollout-00", paths[0]]):
+        assert len(ahead._ahead) == len(paths) <= MAX_AHEAD
+        for p in paths:
+            assert ahead.files(p) == alone.files(p) and ahead.files(p)
+        assert len(ahead._ahead) == 0 and ahead.files(paths[3]) == alone.files(paths[3])
+        with pytest.raises(ArtifactError):
+            ahead.files("groups/nope/rollout-00")
+    with pytest.raises(RuntimeError), ahead.read_ahead(paths[:5]):
+        assert len(ahead._ahead) == 5
+        raise RuntimeError("the visitor left")
+    assert len(ahead._ahead) == 0
+    def broken(*a, **k):
+        raise OSError("the network went away")
+    monkeypatch.setattr(ahead.table, "rows_of", broken)  # the read ahead fails: each rollout is read on its own
+    with ahead.read_ahead(paths[:5]):
+        assert len(ahead._ahead) == 0
+        assert ahead.files(paths[0]) == alone.files(paths[0])

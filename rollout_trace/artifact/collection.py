@@ -19,6 +19,7 @@ import dataclasses
 import posixpath
 from collections import defaultdict
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -134,11 +135,12 @@ class Collection:
         where = f"{self.source}:{path}" if path else self.source
         return load_artifact(self.folder(path), source=self.source_of(path) or where)
 
-    def read_ahead(self, paths: list[str]) -> None:
-        """A run's rollouts `paths` about to be opened one by one (a group map's): their files read at once
-        (`Run.read_ahead`); nothing for another collection, whose artifacts are folders."""
-        if self.run is not None and paths:
-            self.run.read_ahead([self._in_run(p) for p in paths])
+    def read_ahead(self, paths: list[str]) -> AbstractContextManager[None]:
+        """Within it, a run's rollouts `paths` about to be opened one by one (a group map's) have their files read
+        at once (`Run.read_ahead`); nothing for another collection, whose artifacts are folders."""
+        if self.run is None or not paths:
+            return nullcontext()
+        return self.run.read_ahead([self._in_run(p) for p in paths])
 
     def _in_run(self, path: str) -> str:
         """A run's row path as the run names it (a Hub run's rows carry the folder it lies in)."""

@@ -19,7 +19,8 @@ snapshot's columns, not these rows.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -267,21 +268,30 @@ class Run:
             raise ArtifactError([Problem(path or "(root)", "no recorded rollout at this path in the run")])
         return rows[0]
 
-    def read_ahead(self, paths: Sequence[str]) -> None:
-        """The artifact files of the rollouts named `paths` (the first MAX_AHEAD of them) read in one pass, each
-        shard's row group once, and held for their `files`: a group map opens each of its rollouts, and one by one
-        each read its row group again (0.3 s of a group of 64's 1 s open at a million rollouts). A name of no
-        rollout is left for `files` to refuse."""
+    @contextmanager
+    def read_ahead(self, paths: Sequence[str]) -> Iterator[None]:
+        """Within it, the artifact files of the rollouts named `paths` (the first MAX_AHEAD of them) read in one
+        pass, each shard's row group once, and held for their `files`; what no `files` took is let go of at its
+        end. A group map opens each of its rollouts, and one by one each read its row group again (0.3 s of a
+        group of 64's 1 s open at a million rollouts). A name of no rollout, or a read that fails, is left for
+        `files` (each rollout's own read names its problem)."""
         rows: dict[str, int] = {}
-        for path in list(dict.fromkeys(paths))[:MAX_AHEAD]:
-            found = self.table.named("path", path)
-            if len(found):
-                rows[path] = int(found[0])
-        if not rows:
-            return
-        got = self.table.rows_of(np.array(list(rows.values()), np.int64), list(ARTIFACT_FILES)).to_pylist()
+        try:
+            for path in list(dict.fromkeys(paths))[:MAX_AHEAD]:
+                found = self.table.named("path", path)
+                if len(found):
+                    rows[path] = int(found[0])
+            got = self.table.rows_of(np.array(list(rows.values()), np.int64), list(ARTIFACT_FILES)).to_pylist() \
+                if rows else []
+        except Exception:  # noqa: BLE001 -- each rollout read on its own below says what is wrong
+            rows, got = {}, []
         for path, x in zip(rows, got, strict=True):
             self._ahead.put(path, _files_of(x))
+        try:
+            yield
+        finally:
+            for path in rows:
+                self._ahead.pop(path)
 
     def files(self, path: str) -> dict[str, bytes]:
         """The rollout's artifact files (folder path -> bytes) as recorded (or as read ahead), and its rescore

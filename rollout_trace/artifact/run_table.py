@@ -895,8 +895,9 @@ class RunTable:
     def named(self, column: str, name: str) -> np.ndarray:
         """The rows whose `column` ("group" or "path") is `name`, in order: looked for among the rows of the group
         the name gives (`group_keys`, in numbers), of the rollout index a path gives, whose names alone are made and
-        compared; never a name for each of a million rollouts (~100 MB, ~1 s). The group's rows are found by a binary search when the keys are in
-        order, as a recorder writes them (a group of a million-rollout run in microseconds), else by a scan."""
+        compared; never a name for each of a million rollouts (~100 MB, ~1 s). The group's rows are found by a
+        binary search when the keys are in order, as a recorder writes them (a group of a million-rollout run in
+        microseconds), else by a scan."""
         m = PLACE_NAME.match(name)
         names = self.segment_names() if m is not None and len(self) else []
         if m is None or m["segment"] not in names:

@@ -212,32 +212,34 @@ class Rows:
         """The group map of `group`: each rollout read (for its turns), rows sorted by advantage."""
         members = self._members(c, group)
         run_rows = self._run_rows(c, group)
-        c.read_ahead([m.path for m in members.values() if m.valid and not self.service.loaded(c, src, m.path)])
         rows = []
         fates: list[Fate] = []
-        for i, status in enumerate(group.statuses):
-            m = members.get(i)
-            rollout, problem = None, None
-            if m is not None and m.valid:
-                try:
-                    rollout = self.service.rollout(c, src, m.path)
-                except ArtifactError as e:
-                    problem = e.first("could not be read")
-                except Exception as e:  # one unreadable sibling never hides the others
-                    problem = f"could not be read: {type(e).__name__}"
-            elif m is not None:
-                problem = m.problem or "invalid"
-            reward = group.rewards[i] if i < len(group.rewards) else None
-            adv: float | None = group.advantages[i] if i < len(group.advantages) else 0.0
-            fate, turn_fates = None, None
-            rr = run_rows.get(i)
-            if rr is not None:  # a recorded run: TRL's own status and advantage (none without a row), the fates
-                ctx = run_context(src, rr, group.k or 0)
-                if rollout is not None:
-                    ctx = complete_run(rollout, ctx)
-                status, adv, fate, turn_fates = rr.status, rr.advantage, ctx.fate, ctx.turns or None
-                fates.append(fate)
-            rows.append(group_row(i, status, reward, adv, m, rollout, problem, fate, turn_fates))
+        # its rollouts' files read at once, let go of at the end however the loop ends
+        ahead = [m.path for m in members.values() if m.valid and not self.service.loaded(c, src, m.path)]
+        with c.read_ahead(ahead):
+            for i, status in enumerate(group.statuses):
+                m = members.get(i)
+                rollout, problem = None, None
+                if m is not None and m.valid:
+                    try:
+                        rollout = self.service.rollout(c, src, m.path)
+                    except ArtifactError as e:
+                        problem = e.first("could not be read")
+                    except Exception as e:  # one unreadable sibling never hides the others
+                        problem = f"could not be read: {type(e).__name__}"
+                elif m is not None:
+                    problem = m.problem or "invalid"
+                reward = group.rewards[i] if i < len(group.rewards) else None
+                adv: float | None = group.advantages[i] if i < len(group.advantages) else 0.0
+                fate, turn_fates = None, None
+                rr = run_rows.get(i)
+                if rr is not None:  # a recorded run: TRL's own status and advantage (none without a row), the fates
+                    ctx = run_context(src, rr, group.k or 0)
+                    if rollout is not None:
+                        ctx = complete_run(rollout, ctx)
+                    status, adv, fate, turn_fates = rr.status, rr.advantage, ctx.fate, ctx.turns or None
+                    fates.append(fate)
+                rows.append(group_row(i, status, reward, adv, m, rollout, problem, fate, turn_fates))
         place = None
         if run_rows and group.segment is not None:
             never: dict[str, int] = {}
