@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 import crash_log
+from viewer.memory_pool import settle_startup
 from viewer.settings import settings
 from viewer.ui.app import build_app, configured_source, launch_options
 
@@ -25,6 +26,7 @@ def main() -> None:
     args = ap.parse_args()
     public = args.public or env.on_space
     demo = build_app(default_source=configured_source(args.source), public=public)
+    settle_startup()  # the start-up's objects out of every full collection the server makes
     demo.launch(server_name=args.host, server_port=args.port, **launch_options(public, demo))
 
 

@@ -145,6 +145,7 @@ def _app(public: bool) -> tuple[Any, Any]:
     import gradio as gr
 
     from rollout_trace.analysis.training import import_trl
+    from viewer.memory_pool import settle_startup
     from viewer.ui.run_view import RunView
     from viewer.ui.service import Service
 
@@ -153,6 +154,7 @@ def _app(public: bool) -> tuple[Any, Any]:
     rv = RunView(service)
     with gr.Blocks():
         rv.render()
+    settle_startup()  # as app.py does before it serves
     return service, rv
 
 

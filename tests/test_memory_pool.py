@@ -49,3 +49,21 @@ del kept
 print(rss() - base)
 """
     assert int(_pool(code)) < 16
+
+
+def test_the_server_freezes_what_its_start_up_made_before_it_serves():
+    """app.py builds the app, then freezes the start-up's objects (the imports', the app's: hundreds of thousands)
+    out of Python's full collections before it serves (viewer/memory_pool.py `settle_startup`): a full collection
+    walked all of them every few requests, adding 0.3 s to the request it fell in."""
+    code = """
+import gc, sys
+import app
+class Demo:
+    def launch(self, **kw):
+        print(gc.get_freeze_count())
+app.build_app = lambda **kw: Demo()
+sys.argv = ["app.py", "scripted-smollm2", "--port", "0"]
+app.main()
+"""
+    frozen = int(_pool(code))
+    assert frozen > 100_000

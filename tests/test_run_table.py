@@ -253,6 +253,9 @@ def test_shards_and_row_groups_cut_anywhere_read_the_same_rows(tmp_path, seal_ro
     assert len(small) == len(whole) == 52
     assert small.take(every).to_pylist() == whole.take(every).to_pylist()  # index and fate columns
     assert small.queued(every) == whole.queued(every) and small.fates().equals(whole.fates())  # TRL rows, fates
+    outcomes = {r: [(q.fate, q.step) for q in qs] for r, qs in whole.queued(every).items()}
+    assert {r: [(o.fate, o.step) for o in os] for r, os in small.outcomes(every).items()} == outcomes  # a group cell's
+    assert len({f for rows in outcomes.values() for f, _ in rows}) >= 3
     assert small.consumed.to_pylist() == whole.consumed.to_pylist() and small.consumed.num_rows
     columns = [c for c in ROLLOUTS.names if c not in FILE_PLACE]  # where the files sit differs, not what they are
     assert small.rows_of(every[::-1], columns).to_pylist() == whole.rows_of(every[::-1], columns).to_pylist()

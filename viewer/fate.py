@@ -24,7 +24,7 @@ import msgspec
 from rollout_trace.analysis.training import queued_rows_train
 from rollout_trace.artifact import Artifact
 from rollout_trace.artifact.run import RunRow
-from rollout_trace.artifact.run_table import QueuedRow
+from rollout_trace.artifact.run_table import QueuedRow, RowOutcome
 
 from .contract import Fate, RunContext
 
@@ -168,7 +168,7 @@ def _steps_short(steps: list[int]) -> str:
     return ("step " if len(steps) == 1 else "steps ") + ",".join(map(str, steps))
 
 
-def brief(rows: Sequence[QueuedRow], dropped: str | None) -> str:
+def brief(rows: Sequence[QueuedRow] | Sequence[RowOutcome], dropped: str | None) -> str:
     """A rollout's rows (or a group's rollouts' rows) in a table cell: "step 5", "never: read-ahead", or rows of
     different fates "step 5 + never: read-ahead (1 of 2 rows)"."""
     if not rows:
@@ -183,7 +183,7 @@ def brief(rows: Sequence[QueuedRow], dropped: str | None) -> str:
     return f"{_steps_short(steps)} + never: {causes} ({sum(never.values())} of {len(rows)} rows)"
 
 
-def kind(rows: Sequence[QueuedRow]) -> str:
+def kind(rows: Sequence[QueuedRow] | Sequence[RowOutcome]) -> str:
     """How a cell is drawn: "trained" (every row), "partly", "never", or "" without rows."""
     trained = sum(q.fate == "trained" for q in rows)
     return "" if not rows else "trained" if trained == len(rows) else "partly" if trained else "never"

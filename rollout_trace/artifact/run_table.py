@@ -154,6 +154,13 @@ class QueuedRow(msgspec.Struct, frozen=True, kw_only=True):
     step: int | None  # the global step it was trained at ("trained" only)
 
 
+class RowOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What became of one training row: its fate and the step it was trained at ("trained" only)."""
+
+    fate: RowFate
+    step: int | None
+
+
 class RunTableError(RolloutTraceError, ValueError):
     """A source that is not a run, or a column a query names that the table does not hold."""
 
@@ -943,7 +950,7 @@ class RunTable:
         rows was trained (None: one was)."""
         return self._trainer()[0]
 
-    def queued(self, rows: Sequence[int]) -> dict[int, list[Any]]:
+    def queued(self, rows: Sequence[int]) -> dict[int, list[QueuedRow]]:
         """The TRL rows of the rollouts at rows `rows`, with their fates (`QueuedRow`), by row number: their
         row columns read for these rows only, their fates looked up for these rows only (`FateLookup`)."""
         rows = sorted(set(int(r) for r in rows))
@@ -952,27 +959,47 @@ class RunTable:
         got = self.take(np.array(rows), ["row_ordinal", "row_tokens", "row_trained_tokens", "row_turns"])
         for name in ("row_tokens", "row_turns"):  # named; a value it lacks is read as 0 tokens, turns not recorded
             self._uneven(got["row_ordinal"], got[name], name, rows)
-        # a rollout whose trained-token list is uneven has no rows in any view (named by `fates`' pass, not here)
-        uneven = self._uneven(got["row_ordinal"], got["row_trained_tokens"], "row_trained_tokens", rows, most=0)
-        left = uneven.to_pylist() if uneven is not None else [False] * len(rows)
+        entry, fate, step = self._row_outcomes(rows, got)
         mine = got.to_pylist()
-        kept = [(row, x) for row, x, out in zip(rows, mine, left, strict=True) if not out and x["row_ordinal"]]
-        ordinals = [o for _, x in kept for o in x["row_ordinal"]]
-        segment = np.repeat(self._segment_codes()[[row for row, _ in kept]],
-                            [len(x["row_ordinal"]) for _, x in kept]) if kept else np.zeros(0, np.int32)
-        fates = self._fate_lookup().rows(pa.table({"segment": segment, "ordinal": pa.array(ordinals, pa.int64())}),
-                                         {s.segment for s in self.consumed_shards}, self.run_files)
-        fate, step = fates["fate"].to_pylist() if ordinals else [], fates["step"].to_pylist() if ordinals else []
-        out: dict[int, list[Any]] = {}
-        at = 0
-        for row, x in kept:
-            for k, ordinal in enumerate(x["row_ordinal"]):
-                turns = _nth(x["row_turns"], k)
-                out.setdefault(row, []).append(QueuedRow(
-                    ordinal=ordinal, turns=None if turns is None else tuple(turns), tokens=_nth(x["row_tokens"], k) or 0,
-                    trained_tokens=x["row_trained_tokens"][k], fate=fate[at], step=step[at]))
-                at += 1
+        out: dict[int, list[QueuedRow]] = {}
+        for i, f, st in zip(entry.tolist(), fate, step, strict=True):
+            row, x = rows[i], mine[i]
+            held = out.setdefault(row, [])
+            k = len(held)
+            turns = _nth(x["row_turns"], k)
+            held.append(QueuedRow(ordinal=x["row_ordinal"][k], turns=None if turns is None else tuple(turns),
+                                  tokens=_nth(x["row_tokens"], k) or 0, trained_tokens=x["row_trained_tokens"][k],
+                                  fate=f, step=st))
         return out
+
+    def outcomes(self, rows: Sequence[int]) -> dict[int, list[RowOutcome]]:
+        """What became of each TRL row of the rollouts at rows `rows` (its fate and step: `RowOutcome`), by row
+        number, in queue order: `queued` without the rows' tokens and turns (a group's cell in the index reads
+        only these, of its k rollouts' rows)."""
+        rows = sorted(set(int(r) for r in rows))
+        if not rows:
+            return {}
+        entry, fate, step = self._row_outcomes(rows, self.take(np.array(rows), ["row_ordinal", "row_trained_tokens"]))
+        out: dict[int, list[RowOutcome]] = {}
+        for i, f, st in zip(entry.tolist(), fate, step, strict=True):
+            out.setdefault(rows[i], []).append(RowOutcome(fate=f, step=st))
+        return out
+
+    def _row_outcomes(self, rows: list[int], got: pa.Table) -> tuple[np.ndarray, list[Any], list[Any]]:
+        """Of the rollouts at `rows` (their `row_ordinal` and `row_trained_tokens` in `got`): each TRL row's rollout
+        (its position in `rows`), fate and step, in queue order. A rollout whose trained-token list is uneven has no
+        rows in any view (named by the fates' pass, not here)."""
+        flat = got["row_ordinal"]
+        uneven = self._uneven(flat, got["row_trained_tokens"], "row_trained_tokens", rows, most=0)
+        if uneven is not None:
+            flat = pc.if_else(uneven, pa.scalar(None, flat.type), flat.combine_chunks())
+        entry = _parents(flat)
+        if not len(entry):
+            return entry, [], []
+        segment = self._segment_codes()[np.asarray(rows, np.int64)[entry]]
+        fates = self._fate_lookup().rows(pa.table({"segment": segment, "ordinal": pc.list_flatten(flat)}),
+                                         {s.segment for s in self.consumed_shards}, self.run_files)
+        return entry, fates["fate"].to_pylist(), fates["step"].to_pylist()
 
     # -- queries ---------------------------------------------------------------------------------------
 

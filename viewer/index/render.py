@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from urllib.parse import parse_qsl
 
 from rollout_trace.artifact.collection import Record
-from rollout_trace.artifact.run_table import QueuedRow
+from rollout_trace.artifact.run_table import QueuedRow, RowOutcome
 
 from ..contract import RunContext
 from ..fate import brief, kind, rollout_fate
@@ -67,9 +67,9 @@ RUN_HEADINGS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def index_row(r: Record, rows: Sequence[QueuedRow] | None = None) -> IndexRow:
+def index_row(r: Record, rows: Sequence[QueuedRow] | Sequence[RowOutcome] | None = None) -> IndexRow:
     """The row as shown: formatted values, "-" where the small files do not tell. `rows`: a recorded run's row, its
-    TRL rows with their fates (a group's: its rollouts')."""
+    TRL rows with their fates (a group's: what became of its rollouts' rows)."""
     spread = f"{number(r.reward_min)}..{number(r.reward_max)}" if r.kind == "group" and r.reward_min is not None else ""
     return IndexRow(
         path=r.path, kind=r.kind if r.kind in ("group", "run") else "rollout" if r.group is not None else "artifact",
@@ -84,10 +84,12 @@ def index_row(r: Record, rows: Sequence[QueuedRow] | None = None) -> IndexRow:
     )
 
 
-def _run_fields(r: Record, rows: Sequence[QueuedRow]) -> dict:
+def _run_fields(r: Record, rows: Sequence[QueuedRow] | Sequence[RowOutcome]) -> dict:
     status = r.status if r.kind != "group" else ", ".join(dict.fromkeys(r.statuses)) or None
-    why = rollout_fate(rows, r.dropped).why if r.kind != "group" else \
-        f"{sum(q.fate == 'trained' for q in rows)} of {len(rows)} training rows of its rollouts trained"
+    if r.kind == "group":
+        why = f"{sum(q.fate == 'trained' for q in rows)} of {len(rows)} training rows of its rollouts trained"
+    else:  # a rollout's own rows, with the turns each trains
+        why = rollout_fate([q for q in rows if isinstance(q, QueuedRow)], r.dropped).why
     return {"version": r.policy_version, "group_id": r.group_id, "status": status, "fate": brief(rows, r.dropped),
             "fate_kind": kind(rows) or "never", "fate_why": why}
 

@@ -23,7 +23,7 @@ from rollout_trace.artifact.collection import Record
 from rollout_trace.artifact.group import grpo_advantages, reward_spread
 from rollout_trace.artifact.run_columns import has_artifact, plain
 from rollout_trace.artifact.run_schema import ROLLOUTS
-from rollout_trace.artifact.run_table import FATE_COLUMNS, QueuedRow, Reduction, RunTable, Step, register
+from rollout_trace.artifact.run_table import FATE_COLUMNS, QueuedRow, Reduction, RowOutcome, RunTable, Step, register
 
 from ..find.columns import RunFind
 from . import render
@@ -417,16 +417,19 @@ def _records(t: RunTable, ix: RunIndex, shown: np.ndarray, model: str, trl: str)
     return out
 
 
-def _queued(t: RunTable, ix: RunIndex, shown: np.ndarray, records: list[Record]) -> list[list[QueuedRow]]:
-    """Each shown index row's TRL rows with their fates (a group's: its rollouts', in rollout order): the fate
-    column reads them (viewer/fate.py)."""
+def _queued(t: RunTable, ix: RunIndex, shown: np.ndarray,
+            records: list[Record]) -> list[Sequence[QueuedRow] | Sequence[RowOutcome]]:
+    """Each shown index row's TRL rows with their fates: a rollout's (`QueuedRow`), a group's rollouts' in rollout
+    order (only what became of each, `RowOutcome`: a page of 50 groups of 64 is tens of thousands of rows). The
+    fate column reads them (viewer/fate.py)."""
     groups_at = ix.src[shown] == 0
     own = ix.at[shown]
     members = _members(t, ix, own[groups_at])
-    q = t.queued(np.concatenate([own[~groups_at], members]).tolist())
-    of_group: dict[str, list[QueuedRow]] = {}
+    q = t.queued(own[~groups_at].tolist())
+    outcomes = t.outcomes(members.tolist())
+    of_group: dict[str, list[RowOutcome]] = {}
     for m, g in zip(members.tolist(), t.take(members, ["group"])["group"].to_pylist(), strict=True):
-        of_group.setdefault(g, []).extend(q.get(m, []))
+        of_group.setdefault(g, []).extend(outcomes.get(m, []))
     return [of_group.get(r.path, []) if g else q.get(int(a), [])
             for r, g, a in zip(records, groups_at.tolist(), own.tolist(), strict=True)]
 
