@@ -802,6 +802,12 @@ def test_a_group_and_a_rollout_are_found_by_their_names_without_naming_every_rol
         with pytest.raises(ArtifactError):
             run.row_at(wrong)
     assert t._memo["__group_keys_sorted"] is not backwards
+    from viewer.run_part import part_run  # a group's part finds its rollouts among its own names, the same rows
+    for rows in groups.values():
+        part = part_run(t, np.array(rows))
+        assert all(part.row_at(p) == row for p, row in found.items() if row in rows)
+        assert set(part._part_rows.values()) == {row for row in found.values() if row in rows}
+        assert part.row_at(next(iter(found))) == found[next(iter(found))]  # a rollout of another group: the run's
 
 
 @pytest.mark.parametrize("zipped", [False, True])
