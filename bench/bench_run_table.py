@@ -41,14 +41,16 @@ median over the baseline's. (That make_run picks its 8 rewards by `(r + v + g) %
 Prints a short table and a JSON summary (`--json FILE` writes it too).
 
 Measured on the 2-core machine at 1,024,000 rollouts (bench/make_run.py 2000x8x64 from today's bundled run), on a
-quiet hour (load 0.6-1.0): stats 0.73-0.88 s (as much CPU: one core), 290 MB above imports (331 MB while every
-rollout's training rows were held for the fates); the run page's first visitor 1.45-1.7 s, later ones 54 ms against
-a rollout's 3 ms; a word's first hits 0.34 s, its full count 2.3 s; the
+quiet hour (load 0.6-1.0): stats 0.73-0.88 s (as much CPU: one core), 277 MB above imports (290 MB while the
+per-version numbers read whole columns, 331 MB while every rollout's training rows were held for the fates); the run
+page's first visitor 1.45-1.7 s, later ones 54-60 ms against a rollout's 3 ms; a word's first hits 0.34 s, its full count 2.3 s; the
 rollouts with a finding found in 543,349 of them 0.3-0.8 s (naming every rollout and filtering the findings once
 per rollout, 05199e8: 164 s); following a task scored in 160,000 of them 72-80 ms (listing its 16,000 groups: 2.0 s);
-the public visitor 2.7-2.9 s CPU, 275 MB (347 MB before the fates were made shard by shard: alternately, medians of
-3, 0.79x memory, 1.01x CPU), the stand-in serving 27.2 MiB in 392-394 requests (the opening 6.4 MiB, the per-version
-numbers and fates 9.5, the index and tasks 11.1); at 30 ms a request, 4.0 s wall. Against the same run stored as before the ordinals were delta-encoded (the same rows),
+the public visitor 2.65-2.95 s CPU, 233 MB (275 MB before the per-version numbers were a reduction of their own and
+the consumption table was held narrow: alternately against e28a702, medians of 3, 0.85x memory, 1.01x CPU; 347 MB
+before the fates were made shard by shard), the stand-in serving 27.6 MiB in 328-332 requests (the opening 6.4 MiB,
+the per-version numbers and fates 9.5, the index and tasks 11.1); at 30 ms a request, 3.7 s wall. Opening a group
+of 64 (drill) 0.57-0.61 s, another 0.29 s (against e28a702, alternately, medians of 3: 1.19 and 0.78 s). Against the same run stored as before the ordinals were delta-encoded (the same rows),
 the Hub served 36.8 MiB; against the code before a search read a shard's other text lists only where a piece
 matched (51da869, alternately, 3 rounds): the full count 0.74x wall, 0.62x CPU. Before the tasks, fates and local
 reads were made in numbers on one thread (4f8d121, medians of 6 and 3): stats 0.84x wall, 0.66x CPU, 0.91x memory;
