@@ -74,7 +74,9 @@ QUERIES = [{}, {"sort": "-reward"}, {"sort": "reward"}, {"kind": "group"}, {"tas
            {"reward_min": "0.5"}, {"timed_out": "yes"}, {"tool": "bash"}, {"no_tool": "bash"}, {"drift": "none"},
            {"sort": "-trained_step"}, {"sort": "tokens"}, {"sort": "-trained_turns", "kind": "group"},
            {"sort": "dropped"}, {"sort": "captured"}, {"page": "2"}, {"sort": "advantage"}, {"sort": "-k"},
-           {"trained_min": "2"}, {"sort": "status"}, {"model": "nope"}, {"valid": "no"}]
+           {"trained_min": "2"}, {"sort": "status"}, {"model": "nope"}, {"valid": "no"},
+           # a word in a rollout's path: in its group's name, in its ending, across the two, in any case
+           {"q": "G000002/ROLLOUT-0"}, {"q": "0/rollout-01"}, {"q": "lout-03"}, {"q": "z-506fa9-v"}, {"q": "/r"}]
 
 
 @pytest.mark.parametrize("query", QUERIES, ids=lambda q: "&".join(f"{k}={v}" for k, v in q.items()) or "all")
@@ -247,3 +249,31 @@ def test_compare_runs_says_it_lists_a_long_tasks_latest_groups(big, capsys):
     out = capsys.readouterr().out
     assert out.count(f"(its latest {MAX_TASK_GROUPS} of 42 groups)") == 2, out[-2000:]
     assert out.count("\n  v") == 2 * MAX_TASK_GROUPS
+
+
+def test_a_word_is_found_in_rollouts_paths_without_a_path_made_for_each(tmp_path):
+    """The index's word filter (`q`) finds a rollout by its path as a search of every path would, in its group's
+    name, its ending ("/rollout-NN") or across them, in any case, with rows in order or not and a group whose
+    rollouts were scored at two versions (their names differ), and makes no path for each rollout of the run."""
+    import numpy as np
+    import pyarrow as pa
+
+    from support.run_tables import bundled_rows, changed, write_run
+    from viewer.index.run_index import _contains, _paths_containing
+
+    rows = bundled_rows()
+    version = rows["policy_version"].to_pylist()
+    version[1] += 7  # one rollout of the first group scored at another version: its own group name
+    runs = [EXAMPLES_DIR / "trl-run",
+            write_run(tmp_path / "backwards", rows.take(pa.array(np.arange(rows.num_rows)[::-1])), seal_rows=5),
+            write_run(tmp_path / "versions", changed(rows, policy_version=version))]
+    for root in runs:
+        t = run_table(root)
+        some = next(p for p in t.take(np.arange(len(t)), ["path"])["path"].to_pylist() if p)
+        words = (some, some[-12:].upper(), some[7:30], "/rollout-0", "-v0", "9/rollout-", "rollout-1", "nope",
+                 "g000003/ROLLOUT-02", "v000008-g", "/", "ſ", "groups/x", "0" * 7)
+        got = {w: _paths_containing(t, w).tolist() for w in words}
+        assert "__names" not in t._memo  # no path made for each rollout
+        for w in words:
+            assert got[w] == _contains(t.view()["path"], w).tolist(), (root, w)
+        assert any(any(x) for x in got.values()) and not any(got["nope"])

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from rollout_trace.analysis.findings import RULES
 from rollout_trace.artifact.collection import Record
 from rollout_trace.artifact.group import grpo_advantages, reward_spread
-from rollout_trace.artifact.run_columns import has_artifact, plain
+from rollout_trace.artifact.run_columns import NAME_PARTS, filled, has_artifact, name_columns, plain
 from rollout_trace.artifact.run_schema import ROLLOUTS
 from rollout_trace.artifact.run_table import FATE_COLUMNS, QueuedRow, Reduction, RowOutcome, RunTable, Step, register
 
@@ -319,14 +319,44 @@ class _Sides:
 
 
 def _tools_mask(sides: _Sides, tool: str) -> np.ndarray:
-    """Whether each index row used `tool` (a group: any of its rollouts)."""
-    v = sides.v
-    tools = v["tools"].combine_chunks()
+    """Whether each index row used `tool` (a group: any of its rollouts, found by the groups' numbers)."""
+    tools = sides.v["tools"].combine_chunks()
     used = np.zeros(len(sides.t), dtype=bool)
     hit = _bool(pc.equal(pc.list_flatten(tools), tool))
     used[pc.list_parent_indices(tools).to_numpy()[hit]] = True
-    names = pc.unique(pc.filter(v["group"], pa.array(used)))
-    return sides.mask(_bool(pc.is_in(sides.ix.groups["path"], value_set=names)), used)
+    return sides.mask(np.isin(sides.ix.groups["key"].to_numpy(), sides.t.group_keys()[used]), used)
+
+
+def _names_of(t: RunTable, rows: np.ndarray) -> dict[str, Any]:
+    """The `group` and `path` names of the rows `rows`, a path made whether or not the rollout has its files."""
+    got = t.take(rows, list(NAME_PARTS))
+    return name_columns({**{c: got[c] for c in NAME_PARTS}, "agent_turns": pa.array(np.zeros(len(rows), np.int64))})
+
+
+def _paths_containing(t: RunTable, needle: str) -> np.ndarray:
+    """Which rollouts' paths hold `needle` (ignoring case), as `_contains` of their path column says, without a path
+    made for each of the run's rollouts (~100 MB at a million): a path is its group's name then its own ending
+    ("/rollout-NN"), so the needle is looked for in each group's name, in each distinct ending, and across the two
+    (a suffix of the name, then a prefix of the ending)."""
+    if not len(t):
+        return np.zeros(0, dtype=bool)
+    keys, version = t.group_keys(), filled(t.column("policy_version"), -1)
+    # a group's rows side by side, as recorded: each run of one group (and version) named once
+    change = np.r_[True, (keys[1:] != keys[:-1]) | (version[1:] != version[:-1])]
+    of_name = np.cumsum(change) - 1
+    names = _names_of(t, np.flatnonzero(change))["group"]
+    _, first, of_end = np.unique(filled(t.column("rollout"), 0), return_index=True, return_inverse=True)
+    made = _names_of(t, first)  # one rollout of each index: its path's ending after its group's name
+    endings = pa.array([p[len(g):] for p, g in zip(made["path"].to_pylist(), made["group"].to_pylist(), strict=True)],
+                       pa.string())
+    hit = _bool(pc.match_substring(names, needle, ignore_case=True))[of_name] | \
+        _bool(pc.match_substring(endings, needle, ignore_case=True))[of_end]
+    for k in range(1, len(needle)):
+        tail = _bool(pc.ends_with(names, needle[:k], ignore_case=True))
+        head = _bool(pc.starts_with(endings, needle[k:], ignore_case=True))
+        if tail.any() and head.any():
+            hit |= tail[of_name] & head[of_end]
+    return hit & t.has_artifact().to_numpy(zero_copy_only=False)
 
 
 def _mask(t: RunTable, ix: RunIndex, f: Filters, model: str) -> np.ndarray | None:
@@ -358,7 +388,10 @@ def _mask(t: RunTable, ix: RunIndex, f: Filters, model: str) -> np.ndarray | Non
         parts.append(~_tools_mask(s, f.no_tool))
     if f.q:
         q = f.q
-        parts.append(s.test(lambda c: _contains(c("title"), q) | _contains(c("task_id"), q) | _contains(c("path"), q)))
+
+        def texts(c: Callable[[str], Any]) -> np.ndarray:
+            return _contains(c("title"), q) | _contains(c("task_id"), q)
+        parts.append(s.mask(texts(s.group) | _contains(s.group("path"), q), texts(s.rollout) | _paths_containing(t, q)))
     if f.kind:
         parts.append(ix.src == (0 if f.kind == "group" else 1) if f.kind != "run" else np.zeros(n, dtype=bool))
     if f.valid is False:  # every row of a run's index is read from its index line: valid
