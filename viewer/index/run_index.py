@@ -351,10 +351,12 @@ def _paths_containing(t: RunTable, needle: str) -> np.ndarray:
                        pa.string())
     hit = _bool(pc.match_substring(names, needle, ignore_case=True))[of_name] | \
         _bool(pc.match_substring(endings, needle, ignore_case=True))[of_end]
-    for k in range(1, len(needle)):
+    for k in range(1, len(needle)):  # a needle is at most 200 characters (filters.py): a pass over the names each
         tail = _bool(pc.ends_with(names, needle[:k], ignore_case=True))
+        if not tail.any():
+            continue
         head = _bool(pc.starts_with(endings, needle[k:], ignore_case=True))
-        if tail.any() and head.any():
+        if head.any():
             hit |= tail[of_name] & head[of_end]
     return hit & t.has_artifact().to_numpy(zero_copy_only=False)
 
