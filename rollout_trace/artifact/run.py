@@ -320,6 +320,8 @@ class Run:
     def _rescore_files(self, at: int, path: str) -> dict[str, bytes]:
         """The rescore parts `viewer rescore` wrote for the rollout (rescored/<group>/rollout-NN/<part>/, as the
         rescore log names them)."""
+        if not self.rescored:  # the usual run: nothing rescored, no rollout's place to look up
+            return {}
         place = self.table.take(np.array([at]), ["segment", "group_id", "rollout"]).to_pylist()[0]
         parts = sorted({r.part for r in self.rescored if (r.segment, r.group_id, r.rollout) ==
                         (place["segment"], place["group_id"], place["rollout"])})
