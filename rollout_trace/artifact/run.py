@@ -298,7 +298,7 @@ class Run:
                     continue
             got = self.table.rows_of(np.array(list(rows.values()), np.int64), list(ARTIFACT_FILES)).to_pylist() \
                 if rows else []
-        except Exception:  # noqa: BLE001 -- each rollout read on its own below says what is wrong
+        except Exception:  # noqa: BLE001 - each rollout read on its own below says what is wrong
             rows, got = {}, []
         for path, x in zip(rows, got, strict=True):
             self._ahead.put(path, _files_of(x))
