@@ -20,8 +20,9 @@ part itself costs) are its own:
             with it, counted per version, the first 200 findings listed: viewer/find/answers.py `search`)
     public  a public visitor opening the run served as a Hub dataset by the loopback stand-in
             (tests/support/hub_standin.py, in this process, answering each request `--hub-latency-ms` late: the
-            Hub is not loopback; the visitor in a child): the run page's handlers of a public Service (its opening
-            and each computation of the whole run under a budget of viewer/ui/visitor.py's): CPU seconds, wall
+            Hub is not loopback; the visitor in a child): the run page's handlers of a public Service and the
+            search panel's chart, which the panel asks for once it is on the page (its opening and each
+            computation of the whole run under a budget of viewer/ui/visitor.py's): CPU seconds, wall
             seconds, peak memory, the bytes and requests the Hub served and the bytes each budget counted, and what
             the visitor is told: target <= 2 s CPU, <= 100 MB
     table   the snapshot itself: first open, a cached reopen, filters and sorts, ten visitors' memory
@@ -46,9 +47,10 @@ per-version numbers read whole columns, 331 MB while every rollout's training ro
 page's first visitor 1.45-1.7 s, later ones 54-60 ms against a rollout's 3 ms; a word's first hits 0.34 s, its full count 2.3 s; the
 rollouts with a finding found in 543,349 of them 0.3-0.8 s (naming every rollout and filtering the findings once
 per rollout, 05199e8: 164 s); following a task scored in 160,000 of them 72-80 ms (listing its 16,000 groups: 2.0 s);
-the public visitor 2.65-2.95 s CPU, 233 MB (275 MB before the per-version numbers were a reduction of their own and
-the consumption table was held narrow: alternately against e28a702, medians of 3, 0.85x memory, 1.01x CPU; 347 MB
-before the fates were made shard by shard), the stand-in serving 27.6 MiB in 328-332 requests (the opening 6.4 MiB,
+the public visitor 2.65-2.95 s CPU, 233 MB without the search panel's chart (275 MB before the per-version numbers
+were a reduction of their own and the consumption table was held narrow: alternately against e28a702, medians of
+3, 0.85x memory, 1.01x CPU; 347 MB before the fates were made shard by shard), 2.9-3.1 s and 237 MB with it (3.44 s
+and 401 MB while the chart's counts read every finding with its sentence), the stand-in serving 27.6 MiB in 328-332 requests (the opening 6.4 MiB,
 the per-version numbers and fates 9.5, the index and tasks 11.1); at 30 ms a request, 3.7 s wall. Opening a group
 of 64 (drill) 0.57-0.61 s, another 0.29 s (against e28a702, alternately, medians of 3: 1.19 and 0.78 s). Against the same run stored as before the ordinals were delta-encoded (the same rows),
 the Hub served 36.8 MiB; against the code before a search read a shard's other text lists only where a piece
@@ -236,6 +238,7 @@ def child_public(src: str) -> dict:
 
     from viewer.index.contract import IndexPage
     from viewer.ui import visitor
+    from viewer.ui.find_panel import FindPanel
 
     budgets: list = []
     real = visitor.public_budget
@@ -247,16 +250,19 @@ def child_public(src: str) -> dict:
 
     visitor.public_budget = recorded  # what open_bounded calls for each opening
     service, rv = _app(public=True)
+    panel = FindPanel(service)
     base = _now_mb()
     with _Clock() as c:
         shown = rv.on_page_load({"src": src})
         linked = service.rows.page_link({"src": src})
+        found = panel.summary({"src": src})  # the search panel asks for its chart's data once it is on the page
     run, why = service.run_or_why(src)  # the shared collection's answer: from the cache, or opened again
     page = str(linked.page or "")
     problems = msgspec.json.decode(page, type=IndexPage).problems if page else None
     told = " ".join(problems.items)[:600] if problems is not None else ""
     return {"public_s": c.wall, "public_cpu_s": c.cpu, "public_mb": _mb() - base, "rss_mb": _mb(),
             "run_shown": bool(shown.get(rv.column, {}).get("visible")), "opened": run is not None, "why": why,
+            "findings_answer": sorted(found)[:4],
             "index_told": told, "budgets": [{"used": b.used, "decoded": b.decoded_used, "max_bytes": b.max_bytes, "max_rows": b.max_rows,
                                              "seconds": round(time.monotonic() - b.started, 1)} for b in budgets]}
 

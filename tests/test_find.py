@@ -423,6 +423,27 @@ def test_the_rollouts_with_a_finding_are_the_same_from_a_runs_columns_and_a_text
     assert find.findings_of("groups/nothing") == [] and "groups/nothing" not in find and next(iter(every)) in find
 
 
+def test_the_findings_chart_counts_are_the_same_from_a_runs_rule_bits_and_a_text_index(run_index):
+    """The search panel's chart (answers.summary: rollouts with each rule's finding, per version), asked on every
+    page load, counts from the run's rule bits the same rollouts as the text index of the same rollouts and a plain
+    reading of every rollout's findings, without holding the run's findings with their sentences."""
+    from viewer.find import answers
+    from viewer.find.columns import RunFind
+
+    c, index = run_index
+    t = open_run(str(EXAMPLES_DIR / "trl-run")).table
+    find = RunFind(t)
+    every = index.all_findings()
+    plain: dict = {}
+    for rec in c.records:
+        for rule in {f.rule for f in every.get(rec.path, [])}:
+            plain.setdefault(rec.policy_version, {}).setdefault(rule, 0)
+            plain[rec.policy_version][rule] += 1
+    assert find.finding_counts() == index.finding_counts() == plain and len(plain) >= 2
+    assert answers.summary(find) == answers.summary(index)
+    assert "find:findings" not in t._memo
+
+
 def test_the_panel_leaves_every_output_as_it_is_for_an_event_not_its_own():
     """An event of the panel's component that is not a hit's "open" (or has no data): gr.skip(), every output as it
     is; an empty dict is a value to Gradio, refused for the several outputs of the token view."""
