@@ -44,7 +44,8 @@ Prints a short table and a JSON summary (`--json FILE` writes it too).
 Measured on the 2-core machine at 1,024,000 rollouts (bench/make_run.py 2000x8x64 from today's bundled run), on a
 quiet hour (load 0.6-1.0): stats 0.73-0.88 s (as much CPU: one core), 277 MB above imports (290 MB while the
 per-version numbers read whole columns, 331 MB while every rollout's training rows were held for the fates); the run
-page's first visitor 1.45-1.7 s, later ones 54-60 ms against a rollout's 3 ms; a word's first hits 0.34 s, its full count 2.3 s; the
+page's first visitor 1.7-1.95 s with the search panel's chart (1.45-1.7 s without it), later ones 57-60 ms against a
+rollout's 3 ms; a word's first hits 0.34 s, its full count 2.3 s; the
 rollouts with a finding found in 543,349 of them 0.3-0.8 s (naming every rollout and filtering the findings once
 per rollout, 05199e8: 164 s); following a task scored in 160,000 of them 72-80 ms (listing its 16,000 groups: 2.0 s);
 the public visitor 2.65-2.95 s CPU, 233 MB without the search panel's chart (275 MB before the per-version numbers
@@ -135,11 +136,15 @@ def child_stats(folder: str) -> dict:
 
 def _page_load(rv: Any, service: Any, src: str) -> dict:
     """What a page load of `?src=SRC` runs on the server (viewer/ui/app.py `ViewPage.load`): the run page's
-    handler, then the token view's and index's; their wall and CPU seconds and the bytes of what they answer."""
+    handler, then the token view's and index's, and the search panel's chart it asks for once it is on the page;
+    their wall and CPU seconds and the bytes of what they answer."""
+    from viewer.ui.find_panel import FindPanel
+
     params = {"src": src}
     with _Clock() as c:
         shown = rv.on_page_load(params)
         linked = service.rows.page_link(params)
+        FindPanel(service).summary(params)
     size = sum(len(v) for v in (*shown.values(), *linked) if isinstance(v, str))
     return {"s": c.wall, "cpu_s": c.cpu, "bytes": size, "run_shown": bool(shown.get(rv.column, {}).get("visible"))}
 

@@ -292,21 +292,26 @@ class RunFind:
         """Rollouts with each rule's finding, per version: counted from the rows' rule bits (`row_bits`, the
         reduction the index reads too), never the run's findings with their sentences (~100 MB at a million
         rollouts: the search panel asks for these counts on every page load)."""
-        bits = self.row_bits()
-        if not len(bits) or not bits.any():
-            return {}
-        versions, at = np.unique(filled(self.t.column("policy_version"), -1), return_inverse=True)
-        out: dict[int | None, dict[str, int]] = defaultdict(dict)
-        for i, rule in enumerate(RULES):
-            mine = np.bincount(at[(bits >> i) & 1 == 1], minlength=len(versions))
-            for v, n in zip(versions[mine > 0].tolist(), mine[mine > 0].tolist(), strict=True):
-                out[v][rule] = n
-        return dict(out)
+        def make() -> dict[int | None, dict[str, int]]:
+            bits = self.row_bits()
+            if not len(bits) or not bits.any():
+                return {}
+            versions, at = np.unique(filled(self.t.column("policy_version"), -1), return_inverse=True)
+            out: dict[int | None, dict[str, int]] = defaultdict(dict)
+            for i, rule in enumerate(RULES):
+                mine = np.bincount(at[(bits >> i) & 1 == 1], minlength=len(versions))
+                for v, n in zip(versions[mine > 0].tolist(), mine[mine > 0].tolist(), strict=True):
+                    out[v][rule] = n
+            return dict(out)
+        return self.t.memo("find:counts", make)  # once per snapshot: every page load's panel asks
 
     def rollouts_per_version(self) -> dict[int | None, int]:
-        t = self.t
-        got = pa.table({"v": t.column("policy_version").filter(self.t.has_artifact())}).group_by("v").aggregate([("v", "count")])
-        return dict(zip(got["v"].to_pylist(), got["v_count"].to_pylist(), strict=True))
+        def make() -> dict[int | None, int]:
+            t = self.t
+            got = pa.table({"v": t.column("policy_version").filter(t.has_artifact())}).group_by("v").aggregate(
+                [("v", "count")])
+            return dict(zip(got["v"].to_pylist(), got["v_count"].to_pylist(), strict=True))
+        return self.t.memo("find:per_version", make)
 
     def with_rule(self, rule: str, versions: tuple[int | None, int | None], paths: set[str] | None,
                   limit: int) -> RuleRollouts:
