@@ -850,9 +850,9 @@ class RunTable:
 
     def _trainer(self) -> tuple[pa.Table, pa.Table]:
         """What the consumption table says of the run: each rollout's fate (`fates`) and the consumption table's
-        trained rows no rollout holds (`unrecorded_trained`), made in a pass over the shards' TRL rows: the pass
-        of the page's reductions when it comes first (`reduced`), else a pass of its own (two columns: a public
-        visitor's budget of bytes is one computation's, and the reductions' already read the most)."""
+        trained rows no rollout holds (`unrecorded_trained`), made in a pass over the shards' TRL rows: the pass of
+        whichever reduction comes first (`reduced`: the per-version numbers' on the run page, whose columns lie
+        beside them), else a pass of its own."""
         with self._lock:
             got = self._memo.get("__trainer")
         if got is None:
