@@ -235,10 +235,11 @@ def child_search(folder: str, word: str) -> dict:
     return out
 
 
-def child_public(src: str) -> dict:
+def child_public(src: str, panel_first: bool = False) -> dict:
     """(d) A public visitor's page load of the Hub run `src`: the run page's and index's handlers of a public
     Service, its opening and each computation of the whole run under a budget of the visitor's
-    (viewer/ui/visitor.py), whose bytes are kept to report."""
+    (viewer/ui/visitor.py), whose bytes are kept to report. `panel_first`: the search panel's request is answered
+    first (a browser sends it beside the page's own: either may reach a fresh snapshot first)."""
     import msgspec
 
     from viewer.index.contract import IndexPage
@@ -258,16 +259,19 @@ def child_public(src: str) -> dict:
     panel = FindPanel(service)
     base = _now_mb()
     with _Clock() as c:
+        if panel_first:
+            found = panel.summary({"src": src})
         shown = rv.on_page_load({"src": src})
         linked = service.rows.page_link({"src": src})
-        found = panel.summary({"src": src})  # the search panel asks for its chart's data once it is on the page
+        if not panel_first:
+            found = panel.summary({"src": src})  # the search panel asks for its chart's data once it is on the page
     run, why = service.run_or_why(src)  # the shared collection's answer: from the cache, or opened again
     page = str(linked.page or "")
     problems = msgspec.json.decode(page, type=IndexPage).problems if page else None
     told = " ".join(problems.items)[:600] if problems is not None else ""
     return {"public_s": c.wall, "public_cpu_s": c.cpu, "public_mb": _mb() - base, "rss_mb": _mb(),
             "run_shown": bool(shown.get(rv.column, {}).get("visible")), "opened": run is not None, "why": why,
-            "findings_answer": sorted(found)[:4],
+            "findings_answer": sorted(found)[:4], "findings_error": found.get("error"),
             "index_told": told, "budgets": [{"used": b.used, "decoded": b.decoded_used, "max_bytes": b.max_bytes, "max_rows": b.max_rows,
                                              "seconds": round(time.monotonic() - b.started, 1)} for b in budgets]}
 
@@ -401,8 +405,8 @@ def child(part: str, folder: str, rounds: int, word: str) -> dict:
         return child_page(folder, rounds)
     if part == "search":
         return child_search(folder, word)
-    if part == "public":
-        return child_public(folder)
+    if part in ("public", "public-panel-first"):
+        return child_public(folder, panel_first=part == "public-panel-first")
     if part == "table":
         return child_table(folder)
     return child_drill(folder)
@@ -453,15 +457,16 @@ def hub_env(url: str, cache: Path) -> dict[str, str]:
             "HF_HUB_DISABLE_PROGRESS_BARS": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "TRL_EXPERIMENTAL_SILENCE": "1"}
 
 
-def measure_public(folder: Path, latency_ms: float = 0.0, code: Path = ROOT) -> dict:
+def measure_public(folder: Path, latency_ms: float = 0.0, code: Path = ROOT, part: str = "public") -> dict:
     """(d): the run served as a Hub dataset by the stand-in in this process (each request answered after
-    `latency_ms`), the visitor in a child (importing the code at `code`)."""
+    `latency_ms`), the visitor in a child (importing the code at `code`; `part`: "public-panel-first" for the
+    search panel's request answered first)."""
     sys.path.insert(0, str(ROOT / "tests"))
     from support.hub_standin import HubStandIn
 
     with tempfile.TemporaryDirectory(prefix="bench-hub-") as tmp, \
             HubStandIn({HUB_REPO: folder}, latency=latency_ms / 1000) as hub:
-        got = run_child("public", HUB_REPO, code=code, env=hub_env(hub.url, Path(tmp) / "cache"))
+        got = run_child(part, HUB_REPO, code=code, env=hub_env(hub.url, Path(tmp) / "cache"))
         got["hub_latency_ms"] = latency_ms
         paths = hub.paths("GET")
         got["hub_bytes"] = sum(hub.served.values())
@@ -568,6 +573,13 @@ def report(s: dict) -> None:
         print(f"    {'opened' if r['opened'] else 'not opened'}; {len(r['budgets'])} budgets (the opening, then each "
               f"computation of the whole run), read {used} of {most:.0f} MiB each; the visitor is told: "
               f"{r['why'] or '(nothing)'}")
+    if "public_panel_first" in s:
+        r = s["public_panel_first"]
+        used = ", ".join(f"{b['used'] / 2**20:.1f}" for b in r["budgets"] if b["used"])
+        print(f"    the search panel's request first: {r['public_cpu_s']:.2f} s CPU, {r['public_mb']:.0f} MB, the Hub "
+              f"served {r['hub_bytes'] / 2**20:.1f} MiB in {r['hub_requests']} requests; budgets read {used} MiB; the "
+              f"run page {'shown' if r['run_shown'] else 'hidden'}, its search panel "
+              f"{'answered' if not r['findings_error'] else 'refused: ' + r['findings_error'][:300]}")
     if "table" in s:
         r = s["table"]
         print(f"snapshot: first open {r['first_open_s']:.2f} s ({r['first_open_cpu_s']:.2f} s CPU) "
@@ -611,7 +623,7 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write the summary here too")
     ap.add_argument("--hub-latency-ms", type=float, default=0.0,
                     help="public: the Hub stand-in answers each request this much later (the Hub is not loopback)")
-    ap.add_argument("--child", choices=PARTS, help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=[*PARTS, "public-panel-first"], help=argparse.SUPPRESS)
     ap.add_argument("--code", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--word", default="", help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
@@ -644,6 +656,8 @@ def main() -> None:
         load()
     if "public" in args.parts:
         summary["public"] = measure_public(folder, args.hub_latency_ms)
+        load()
+        summary["public_panel_first"] = measure_public(folder, args.hub_latency_ms, part="public-panel-first")
         load()
     for part in ("table", "drill"):
         if part in args.parts:

@@ -304,3 +304,44 @@ def test_what_a_public_page_computes_of_a_hub_run_is_bounded_as_its_opening_is(h
     assert rv.on_page_load({"src": "org/run"})[rv.column]["visible"] is True
     assert not service.rows.index_page("org/run", {}).problems
     assert Service("", public=False).run("org/run").run.table.bounds is None
+
+
+def test_each_computation_of_a_public_run_page_is_bounded_alone_whichever_request_comes_first(hub_run, monkeypatch):
+    """A browser sends the run page's request and its search panel's side by side, so on a fresh snapshot either
+    may come first. Each whole-run computation is read under a budget of its own in both orders: the panel's
+    chart counts come from the index's reduction, whose pass needs the fates; those are made in the per-version
+    numbers' pass (their columns lie side by side), each under its own budget, never charged to the computation
+    that asked. So the most one budget reads, and with it the largest run a visitor can open, is the same in both
+    orders."""
+    import gradio as gr
+
+    from rollout_trace.artifact import collection
+    from viewer.ui.find_panel import FindPanel
+    from viewer.ui.run_view import RunView
+    from viewer.ui.service import Service
+
+    monkeypatch.setattr(collection, "MAX_RECORDS", 10)  # a run too large for a row per rollout: opened lazily
+    budgets: list[Budget] = []
+    real = visitor.public_budget
+
+    def recorded() -> Budget:
+        budgets.append(real())
+        return budgets[-1]
+
+    monkeypatch.setattr(visitor, "public_budget", recorded)
+    used: dict[str, list[int]] = {}
+    for first in ("page", "panel"):
+        budgets.clear()
+        service = Service("", public=True)
+        rv = RunView(service)
+        with gr.Blocks():
+            rv.render()
+        panel = FindPanel(service)
+        src = {"src": "org/run"}
+        found = panel.summary(src) if first == "panel" else None
+        shown = rv.on_page_load(src)
+        assert not service.rows.index_page("org/run", {}).problems
+        found = found or panel.summary(src)
+        assert shown[rv.column]["visible"] is True and not found.get("error"), found
+        used[first] = sorted(b.used for b in budgets if b.used)
+    assert used["panel"] == used["page"], used

@@ -297,9 +297,9 @@ class _TrainerPass:
 class RunTable:
     """One state of a recorded run (see the module docstring). Made by `open_table` or `follow`."""
 
-    # The bounds of every whole-run computation (a memo's `make`, a read of whole columns) of a request that has no
-    # budget of its own: a public server sets them on a run a visitor opened (viewer/ui/visitor.py), so what a page
-    # reads of a stranger's run after opening it is bounded as its opening is, and stops when its visitor leaves
+    # The bounds of every whole-run computation (a memo's `make`, a read of whole columns), each under a budget of
+    # its own: a public server sets them on a run a visitor opened (viewer/ui/visitor.py), so what a page reads of
+    # a stranger's run after opening it is bounded as its opening is, and stops when its visitor leaves
     bounds: Callable[[], budget.Budget] | None = None
 
     def __init__(self, store: Any, label: str, kind: str, files: RunFiles, rollouts: list[Shard],
@@ -663,14 +663,31 @@ class RunTable:
     def reduced(self, name: str) -> Any:
         """The result of the registered reduction `name` (`register`) over the whole run, once per snapshot. The
         first one asked for makes every registered reduction in the same pass over the shards (`shard_tables`
-        of all their columns); one registered after that pass, or `alone`, is made in a pass of its own."""
+        of all their columns; on a bounded snapshot, after the fates' pass: `_fated`); one registered after that
+        pass, or `alone`, is made in a pass of its own."""
         if name not in REDUCTIONS:
             raise RunTableError(f"no reduction {name!r}: expected one of {', '.join(sorted(REDUCTIONS))}")
         if not REDUCTIONS[name].alone:
+            with self._lock:
+                fated = "__trainer" in self._memo or "__reduced" in self._memo
+            if not fated and self.bounds is not None:
+                self._fated()
             made = self.memo("__reduced", lambda: self._reduce({n: r for n, r in REDUCTIONS.items() if not r.alone}))
             if name in made:
                 return made[name]
         return self.memo(f"__reduced:{name}", lambda: self._reduce({name: REDUCTIONS[name]})[name])
+
+    def _fated(self) -> None:
+        """Make the fates before the shared pass of a bounded snapshot (`bounds`), which never makes them: its
+        columns and theirs would be more than one computation of a public visitor may read. The first `alone`
+        reduction that reads them makes them in its pass (the per-version numbers, which the run page asks for
+        first: its search panel may ask before it), else a pass of their own. Unbounded, the first pass makes
+        them, whichever it is: each shard read once for all."""
+        first = next((n for n, r in REDUCTIONS.items() if r.alone and set(r.columns) & set(FATE_COLUMNS)), None)
+        if first is not None:
+            self.reduced(first)
+        else:
+            self._trainer()
 
     def _reduce(self, todo: dict[str, Reduction]) -> dict[str, Any]:
         """One pass over the shards for the reductions `todo`, which makes the fates too when this snapshot has
@@ -851,8 +868,8 @@ class RunTable:
     def _trainer(self) -> tuple[pa.Table, pa.Table]:
         """What the consumption table says of the run: each rollout's fate (`fates`) and the consumption table's
         trained rows no rollout holds (`unrecorded_trained`), made in a pass over the shards' TRL rows: the pass of
-        whichever reduction comes first (`reduced`: the per-version numbers' on the run page, whose columns lie
-        beside them), else a pass of its own."""
+        the first `alone` reduction that reads them (`_fated`: the per-version numbers', whose columns lie beside
+        them), else a pass of its own."""
         with self._lock:
             got = self._memo.get("__trainer")
         if got is None:
@@ -1004,10 +1021,10 @@ class RunTable:
     # -- queries ---------------------------------------------------------------------------------------
 
     def _bounded(self) -> Any:
-        """The budget a whole-run computation runs under: the request's own when it has one, else a new one of
-        `bounds` (None: unbounded)."""
-        return budget.bounded(self.bounds() if self.bounds is not None and budget.current() is None else
-                              budget.current())
+        """The budget a whole-run computation runs under: a new one of `bounds`, also for one computation made
+        inside another (each is shared by every later visitor, and is bounded alone), else the request's own
+        (None: unbounded)."""
+        return budget.bounded(self.bounds() if self.bounds is not None else budget.current())
 
     def memo(self, key: str, make: Callable[[], Any]) -> Any:
         """`make()` once per snapshot (what a page builds from the whole table: shared by every visitor; ten
