@@ -772,14 +772,21 @@ def test_each_rollout_s_fate_is_what_its_rows_say():
 
 
 @pytest.mark.parametrize("backwards", [False, True])
-def test_a_group_and_a_rollout_are_found_by_their_names_without_naming_every_rollout(tmp_path, backwards):
+@pytest.mark.parametrize("large", [False, True])
+def test_a_group_and_a_rollout_are_found_by_their_names_without_naming_every_rollout(tmp_path, monkeypatch,
+                                                                                      backwards, large):
     """A group's rows (viewer/run_part.py `group_rows`: opening a group's map) and a rollout's row (`Run.row_at`:
     opening it, and each rollout of a group's map) are the rows whose name is the one asked for, as a search of
     every row's name finds them, without making a name for each rollout of the run (~1 s and ~100 MB at a
     million); a name of no rollout is refused. The group is found by a binary search of the group keys when they
-    are in order, as recorded, and the same rows by a scan when they are not (rows written in reverse)."""
+    are in order, as recorded, and the same rows by a scan when they are not (rows written in reverse). A group's
+    names are made once and kept for its next lookups, a bounded few groups' (`NAMED_GROUPS`); a group larger
+    than `MAX_GROUP_NAMES` (`large`) keeps none, and a path is looked for among its rollouts of the path's index."""
     from rollout_trace.artifact import ArtifactError
     from viewer.run_part import group_rows
+
+    if large:
+        monkeypatch.setattr(rt, "MAX_GROUP_NAMES", 0)
 
     root = EXAMPLES_DIR / "trl-run"
     if backwards:
@@ -802,12 +809,17 @@ def test_a_group_and_a_rollout_are_found_by_their_names_without_naming_every_rol
         with pytest.raises(ArtifactError):
             run.row_at(wrong)
     assert t._memo["__group_keys_sorted"] is not backwards
-    from viewer.run_part import part_run  # a group's part finds its rollouts among its own names, the same rows
+    from viewer.run_part import part_run  # a group's part finds its rollouts as the run does, the same rows
     for rows in groups.values():
         part = part_run(t, np.array(rows))
         assert all(part.row_at(p) == row for p, row in found.items() if row in rows)
-        assert set(part._part_rows.values()) == {row for row in found.values() if row in rows}
         assert part.row_at(next(iter(found))) == found[next(iter(found))]  # a rollout of another group: the run's
+    assert len(t._group_names) == (0 if large else rt.NAMED_GROUPS)  # the groups looked up last, each column's
+    if not large:  # a group looked up again makes no name
+        taken = []
+        monkeypatch.setattr(t, "take", lambda *a, **kw: taken.append(a) or rt.RunTable.take(t, *a, **kw))
+        last = list(found)[-3:]
+        assert [run.row_at(p) for p in last] == [found[p] for p in last] and not taken
 
 
 @pytest.mark.parametrize("zipped", [False, True])

@@ -46,7 +46,6 @@ from .stores import store_for
 from .unpack import remove_folder, temporary_folder
 
 MAX_AHEAD = 64  # rollouts' files read ahead and held per run view (a group map's: k is 64 or fewer in practice)
-MAX_PART_NAMES = 4096  # a part whose rollouts' names are made once to find them (a group's: k is far below this)
 
 
 class RunRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -261,23 +260,10 @@ class Run:
             self._tokenizer = self.store.folder(TOKENIZER_DIR)
         return self._tokenizer
 
-    @cached_property
-    def _part_rows(self) -> dict[str, int]:
-        """A group's part's rows by their paths, its few names made once (a group map looks up each of its rollouts,
-        twice); none for the whole run or a larger part (a name for each of a million rollouts is ~100 MB)."""
-        if self.at is None or len(self.at) > MAX_PART_NAMES:
-            return {}
-        out: dict[str, int] = {}
-        for row, name in zip(self.at.tolist(), self.table.take(self.at, ["path"])["path"].to_pylist(), strict=True):
-            if name is not None:
-                out.setdefault(name, row)
-        return out
-
     def row_at(self, path: str) -> int:
-        """The snapshot's row of the rollout named `path` (the first whose name it is: a part's own, else
-        `RunTable.named`); raises ArtifactError when the run has none."""
-        held = self._part_rows.get(path)
-        rows = [held] if held is not None else self.table.named("path", path).tolist()
+        """The snapshot's row of the rollout named `path` (the first whose name it is: `RunTable.named`); raises
+        ArtifactError when the run has none."""
+        rows = self.table.named("path", path).tolist()
         if not rows:
             raise ArtifactError([Problem(path or "(root)", "no recorded rollout at this path in the run")])
         return rows[0]

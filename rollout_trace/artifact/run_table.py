@@ -97,6 +97,11 @@ FATE_COLUMNS: dict[str, pa.DataType] = {"trained_step": pa.int64(), "trainer_tok
 # the network (a request to the Hub takes tens of milliseconds), not on a core
 FETCHES = 8
 FILE_FOOTERS = 64  # files shards' footers kept per run (ShardCache.file_footers)
+# groups (of a column) whose rollouts' names a snapshot keeps (`named`: a group map looks each of its rollouts up,
+# twice), and the largest group whose names are made at once: at most ~4 MB of names a snapshot (a hostile group
+# of a million rows makes no million names)
+NAMED_GROUPS = 16
+MAX_GROUP_NAMES = 1024
 _FORMAT = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=list(DICTIONARY)))
 _LOCAL_FS = pafs.LocalFileSystem()
 
@@ -309,6 +314,7 @@ class RunTable:
         self.prefix = getattr(store, "prefix", "")
         self.shards, self.consumed_shards, self._cache = rollouts, consumed_shards, cache
         self._file_shards: dict[tuple[str, int], Shard] | None = None
+        self._group_names: Bounded[tuple[str, int], dict[str, list[int]]] = Bounded(NAMED_GROUPS)
         self.changes = changes
         self._memo: dict[str, Any] = {}
         self._making: dict[str, threading.Lock] = {}
@@ -918,8 +924,9 @@ class RunTable:
 
     def named(self, column: str, name: str) -> np.ndarray:
         """The rows whose `column` ("group" or "path") is `name`, in order: looked for among the rows of the group
-        the name gives (`group_keys`, in numbers), of the rollout index a path gives, whose names alone are made and
-        compared; never a name for each of a million rollouts (~100 MB, ~1 s). The group's rows are found by a
+        the name gives (`group_keys`, in numbers), whose names are made once and kept (NAMED_GROUPS; a group map
+        looks each of its rollouts up), or, in a group past MAX_GROUP_NAMES, among the rows of the rollout index a
+        path gives; never a name for each of a million rollouts (~100 MB, ~1 s). The group's rows are found by a
         binary search when the keys are in order, as a recorder writes them (a group of a million-rollout run in
         microseconds), else by a scan."""
         m = PLACE_NAME.match(name)
@@ -927,10 +934,20 @@ class RunTable:
         if m is None or m["segment"] not in names:
             return np.zeros(0, np.int64)
         keys, key = self.group_keys(), names.index(m["segment"]) * 2**40 + int(m["group"])
+        held = self._group_names.get((column, key))
+        if held is not None:
+            return np.array(held.get(name, ()), np.int64)
         if self.memo("__group_keys_sorted", lambda: bool(np.all(keys[1:] >= keys[:-1]))):
             rows = np.arange(np.searchsorted(keys, key, "left"), np.searchsorted(keys, key, "right"))
         else:
             rows = np.flatnonzero(keys == key)
+        if 0 < len(rows) <= MAX_GROUP_NAMES:
+            by_name: dict[str, list[int]] = {}
+            for row, x in zip(rows.tolist(), self.take(rows, [column])[column].to_pylist(), strict=True):
+                if x is not None:
+                    by_name.setdefault(x, []).append(row)
+            self._group_names.put((column, key), by_name)
+            return np.array(by_name.get(name, ()), np.int64)
         if column == "path" and m["rollout"] is not None:  # the group's rollout of that index: one name made
             if len(m["rollout"]) > 9:
                 return np.zeros(0, np.int64)
