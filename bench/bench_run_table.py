@@ -24,7 +24,8 @@ part itself costs) are its own:
             search panel's chart, which the panel asks for once it is on the page (its opening and each
             computation of the whole run under a budget of viewer/ui/visitor.py's): CPU seconds, wall
             seconds, peak memory, the bytes and requests the Hub served and the bytes each budget counted, and what
-            the visitor is told: target <= 2 s CPU, <= 100 MB
+            the visitor is told: target <= 2 s CPU, <= 100 MB. Then the same with the search panel's request
+            answered first (a browser sends both at once: either may reach a fresh snapshot first)
     table   the snapshot itself: first open, a cached reopen, filters and sorts, ten visitors' memory
     drill   the index's queries and the drill-down from the run page (a group's map, a rollout, Back, another
             group), which read one group's rows, never the whole run into Python rows (counted)

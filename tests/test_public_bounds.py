@@ -12,6 +12,7 @@ import json
 import shutil
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import numpy as np
@@ -311,8 +312,8 @@ def test_each_computation_of_a_public_run_page_is_bounded_alone_whichever_reques
     may come first. Each whole-run computation is read under a budget of its own in both orders: the panel's
     chart counts come from the index's reduction, whose pass needs the fates; those are made in the per-version
     numbers' pass (their columns lie side by side), each under its own budget, never charged to the computation
-    that asked. So the most one budget reads, and with it the largest run a visitor can open, is the same in both
-    orders."""
+    that asked. So the most one budget reads, and with it the largest run a visitor can open, is the same in either
+    order, and with both at once."""
     import gradio as gr
 
     from rollout_trace.artifact import collection
@@ -330,7 +331,7 @@ def test_each_computation_of_a_public_run_page_is_bounded_alone_whichever_reques
 
     monkeypatch.setattr(visitor, "public_budget", recorded)
     used: dict[str, list[int]] = {}
-    for first in ("page", "panel"):
+    for first in ("page", "panel", "both at once"):
         budgets.clear()
         service = Service("", public=True)
         rv = RunView(service)
@@ -338,10 +339,17 @@ def test_each_computation_of_a_public_run_page_is_bounded_alone_whichever_reques
             rv.render()
         panel = FindPanel(service)
         src = {"src": "org/run"}
-        found = panel.summary(src) if first == "panel" else None
-        shown = rv.on_page_load(src)
+        got: dict[str, dict] = {}
+        if first == "both at once":  # each on its own thread, as Gradio runs two requests
+            with ThreadPoolExecutor(2) as pool:
+                asked = pool.submit(panel.summary, src), pool.submit(rv.on_page_load, src)
+                got.update(found=asked[0].result(), shown=asked[1].result())
+        if first == "panel":
+            got["found"] = panel.summary(src)
+        if first != "both at once":
+            got["shown"] = rv.on_page_load(src)
         assert not service.rows.index_page("org/run", {}).problems
-        found = found or panel.summary(src)
-        assert shown[rv.column]["visible"] is True and not found.get("error"), found
+        found = got.get("found") or panel.summary(src)
+        assert got["shown"][rv.column]["visible"] is True and not found.get("error"), found
         used[first] = sorted(b.used for b in budgets if b.used)
-    assert used["panel"] == used["page"], used
+    assert used["panel"] == used["page"] == used["both at once"], used
