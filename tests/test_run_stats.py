@@ -226,6 +226,31 @@ def test_follow_reads_the_sealed_shards_once(tmp_path, monkeypatch):
     assert not any("cut short" in n for n in whole.notes)
 
 
+def test_a_large_live_runs_snapshot_stands_a_while_before_the_run_is_read_again(tmp_path, monkeypatch):
+    """The pages watching a live run compute each new snapshot again in full (~1 s of CPU at a million rollouts,
+    against a poll every 2 s), so a snapshot stands at least its rollouts / FOLLOW_ROWS_S seconds before the run
+    is read again, for the run page's shared snapshot (`run_table`) and a run's own (`follow`) alike: a large live
+    run is read again every ~10 s at a million, a small one at every poll. What was written meanwhile is read once
+    that time has passed: nothing is lost."""
+    from rollout_trace.artifact import run_table as rt
+
+    root = tmp_path / "run"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
+    now = [1000.0]
+    monkeypatch.setattr(rt, "clock", lambda: now[0])
+    monkeypatch.setattr(rt, "FOLLOW_ROWS_S", 10)  # the bundled run's 52 rollouts stand 5.2 s
+    run, shared = open_run(str(root)), rt.run_table(root)
+    new = add_version(root, 5)
+    now[0] += 5.1
+    assert follow(run) is None and rt.run_table(root) is shared  # written, not read yet
+    assert version_stats(shared)[-1].version == 4
+    now[0] += 0.2
+    grown, later = follow(run), rt.run_table(root)
+    assert grown is not None and grown.versions() == [1, 2, 3, 4, 5] and new in {g.path for g in grown.groups}
+    assert later is not shared and [s.version for s in version_stats(later)] == [1, 2, 3, 4, 5]
+    assert rt.run_table(root) is later  # a new snapshot stands its time again
+
+
 def test_follow_after_truncate_and_rewrite(tmp_path):
     """An open tail cut back (a group gone), written again whole, or rewritten in place with the same size and
     other content is read again whole: no false problem, no rows lost, the new value seen."""

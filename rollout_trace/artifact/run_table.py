@@ -28,6 +28,7 @@ import functools
 import posixpath
 import re
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -85,6 +86,12 @@ from .run_store import RunStore
 
 AGGREGATES = ("count", "sum", "min", "max", "mean")
 MAX_TABLES = 4  # run snapshots kept (each holds the columns its pages read)
+# A followed run's snapshot stands at least (its rollouts / this) seconds before the run is read again: the pages
+# watching it compute each snapshot again in full (~0.65 s of CPU at a million rollouts, against a poll every 2 s:
+# a quarter of a core), so a large live run is read again every ~10 s at a million (0.07 of a core,
+# bench/bench_follow.py), a run under 200,000 rollouts at every poll
+FOLLOW_ROWS_S = 100_000
+clock = time.monotonic
 MAX_PROBLEMS = 20  # rows left out that are named one by one
 # read first: which rows stand (a rollout's `group` and `path` are names its place gives, never read from a shard)
 KEYS = ("segment", "policy_version", "group_id", "rollout", "agent_turns")
@@ -316,6 +323,7 @@ class RunTable:
         self._file_shards: dict[tuple[str, int], Shard] | None = None
         self._group_names: Bounded[tuple[str, int], dict[str, list[int]]] = Bounded(NAMED_GROUPS)
         self.changes = changes
+        self.opened_at = clock()
         self._memo: dict[str, Any] = {}
         self._making: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -1176,9 +1184,10 @@ class RunTable:
 
     def follow(self) -> RunTable | None:
         """A new snapshot when the recorder wrote more (a shard sealed, a tail grew, a small file changed); None
-        when nothing changed. Sealed shards' columns are shared with it. A zip or a Hub run never changes here
-        (a Hub run is read again at its next commit: viewer/ui/follower.py)."""
-        if self.root is None:
+        when nothing changed, or this snapshot has stood less than its rollouts / FOLLOW_ROWS_S seconds (what was
+        written meanwhile is read then). Sealed shards' columns are shared with it. A zip or a Hub run never
+        changes here (a Hub run is read again at its next commit: viewer/ui/follower.py)."""
+        if self.root is None or clock() - self.opened_at < len(self) / FOLLOW_ROWS_S:
             return None
         listing = _listing(self.store)
         if listing == self._listing_at:
