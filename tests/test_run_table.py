@@ -304,6 +304,17 @@ def test_what_a_page_reduces_shard_by_shard_is_the_whole_runs(tmp_path):
     assert task_choices(zipped) == task_choices(whole) and run_index(zipped).groups.num_rows
     kept = {k[-1] for k in zipped._cache._got}
     assert not kept & {"title", "task_id", "findings", "tools", "recorded_at"}, kept
+    # nor an ended local run (at a million rollouts ~235 MB held for no next snapshot); a local run still being
+    # recorded keeps them, so its next snapshot reads only what the recorder wrote since
+    kept = {k[-1] for k in cut._cache._got}
+    assert not cut.run_files.live and not kept & {"title", "task_id", "findings", "tools", "recorded_at"}, kept
+    shutil.copytree(root, tmp_path / "live")
+    for end in (tmp_path / "live" / "segments").glob("*.end.json"):
+        end.unlink()
+    live = rt.run_table(tmp_path / "live")
+    assert live.run_files.live and task_choices(live) == task_choices(whole)
+    assert run_index(live).groups.to_pylist() == run_index(whole).groups.to_pylist()
+    assert {"title", "task_id", "tools"} <= {k[-1] for k in live._cache._got}
     # every reduction in one pass, the rollouts' fates made in it: each shard read once for all of them (on the Hub
     # a read is a request), and no TRL rows held
     fresh = open_run(str(zip_folder(root, tmp_path / "again.zip", prefix="run"))).table

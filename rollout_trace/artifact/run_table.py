@@ -436,6 +436,21 @@ class RunTable:
         self._cache.put(key, frag)
         return frag
 
+    def _local_part(self, s: Shard, names: Sequence[str]) -> pa.Table | None:
+        """`names` of a local run's sealed rollouts shard `s`, read on this thread as `_bulk` reads them and not
+        kept; None where its own read (`_read`) has to name a problem (a value that does not convert, text that
+        is not UTF-8) or `s` is a tail."""
+        f = self._fragment(ROLLOUTS_DIR, s) if s.sealed else None
+        if f is None:
+            return None
+        budget.check(ROLLOUTS_DIR)
+        try:
+            part = _read_local(f, pa.schema([as_scanned(ROLLOUTS.field(n)) for n in names]))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
+            return None
+        self._cache.read_files()
+        return part if utf8_valid(part) else None
+
     def _bulk(self, folder: str, shards: Sequence[Shard], schema: pa.Schema, names: Sequence[str],
               check: pa.Schema | None = None) -> None:
         """`names` of every sealed shard in `shards` not cached yet, read in one scan of a local run's Parquet files
@@ -635,12 +650,12 @@ class RunTable:
                 have[c] = self.column(c)
         return have
 
-    def _standing(self, k: int, names: Sequence[str], keep: bool) -> pa.Table:
+    def _standing(self, k: int, names: Sequence[str], keep: bool, got: pa.Table | None = None) -> pa.Table:
         """Shard `k`'s standing rows of `names` (rollouts table columns) as every chunk of them is held (a tail
         as long as this snapshot counted it; a shard that could not be read, nulls); its sealed columns cached
-        for later snapshots when `keep`."""
+        for later snapshots when `keep`. `got`: its rows read already (`_local_part`)."""
         s, stand, size = self.shards[k], self._keep[k], self._lengths[k]
-        got = self._read(ROLLOUTS_DIR, s, ROLLOUTS, names, keep=keep)
+        got = got if got is not None else self._read(ROLLOUTS_DIR, s, ROLLOUTS, names, keep=keep)
         out = {}
         for c in names:  # `_read` gives each column as it is held already
             if got.num_rows == size or (not s.sealed and got.num_rows > size):  # a tail grew since
@@ -654,8 +669,9 @@ class RunTable:
         """(its first row's number, its standing rows of `names`) for each shard in the run's order: what a page
         reduces the whole run to (each group's numbers, the rules found, the tasks) without the snapshot keeping
         a column of every rollout. A column the snapshot holds is sliced from it; the others are read for this
-        call, and kept in the shard cache only for a local run (followed: its next snapshot reads only what the
-        recorder wrote since), never for a zip or a Hub run (which never grows)."""
+        call, and kept in the shard cache only for a local run still being recorded (followed: its next snapshot
+        reads only what the recorder wrote since), never for an ended run, a zip or a Hub run (which do not grow
+        here: at a million rollouts ~235 MB held for no next snapshot)."""
         bad = [n for n in names if n not in ROLLOUTS_TABLE.names or n in ("group", "path")]
         if bad:
             raise RunTableError(f"no column {bad[0]!r} to read shard by shard: expected one of "
@@ -663,14 +679,20 @@ class RunTable:
         with self._lock:
             held = {n: self._memo[f"col:{n}"] for n in names if f"col:{n}" in self._memo}
         want = [n for n in names if n not in held]
-        keep = self.root is not None
+        keep = self.root is not None and self.run_files.live
         if want and keep:  # a local run's sealed shards scanned at once into the cache (`_bulk`), then sliced
             with self._reading:
                 self._bulk(ROLLOUTS_DIR, [s for s, k in zip(self.shards, self._keep, strict=True) if len(k)], ROLLOUTS,
                            want)
+        local = bool(want) and not keep and self._local() is not None
+
+        def read(k: int) -> pa.Table:
+            if not want:
+                return pa.table({})
+            return self._standing(k, want, keep, self._local_part(self.shards[k], want) if local else None)
+
         standing = [k for k in range(len(self.shards)) if len(self._keep[k])]
-        for k, got in zip(standing, self._in_order(
-                lambda k: self._standing(k, want, keep=keep) if want else pa.table({}), standing), strict=True):
+        for k, got in zip(standing, self._in_order(read, standing), strict=True):
             start, n = int(self._starts[k]), len(self._keep[k])
             yield start, pa.table({c: held[c].slice(start, n) if c in held else got[c] for c in names})
 
