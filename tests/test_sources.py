@@ -45,6 +45,29 @@ def test_bundled_examples_listed():
     assert "scripted-smollm2" in bundled_examples()
 
 
+def test_the_examples_folder_is_listed_once_per_state(tmp_path, monkeypatch):
+    """Whether a source is a bundled example is asked of every source a visitor names (twice for each rollout of
+    a group map): examples/ is listed once while it stays as it is, and again once a folder is added to it."""
+    from rollout_trace.artifact import sources
+
+    examples = tmp_path / "examples"
+    shutil.copytree(EXAMPLE, examples / "one")
+    (examples / "runs").mkdir()
+    (examples / "runs" / "run.json").write_text("{}")
+    monkeypatch.setattr(sources, "EXAMPLES_DIR", examples)
+    listed: list[Path] = []
+    real = Path.iterdir
+    monkeypatch.setattr(Path, "iterdir", lambda self: listed.append(self) or real(self))
+    for _ in range(3):
+        assert sources.bundled_examples() == ["one"] and sources.bundled_runs() == ["runs"]
+        assert sources.bundled_groups() == []
+    assert listed == [examples]
+    st = examples.stat()
+    shutil.copytree(EXAMPLE, examples / "two")  # a new folder: examples/ changed
+    os.utime(examples, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a clock coarser than the test: still newer
+    assert sources.bundled_examples() == ["one", "two"] and listed == [examples, examples]
+
+
 def test_zip_of_a_folder(tmp_path):
     z = tmp_path / "rollout.zip"
     with zipfile.ZipFile(z, "w") as zf:

@@ -47,14 +47,35 @@ class HubRef:
     subfolder: str | None = None
 
 
+_LISTED: dict[tuple[str, int, int], dict[str, list[str]]] = {}  # examples/ listed, per state of the folder
+
+
+def _bundled(marker: str) -> list[str]:
+    """Names of the folders under examples/ holding `marker`, listed once per state of examples/ (its mtime and
+    link count: the folder ships with the app; every source a visitor names is asked whether it is one, 3
+    listings of ~15 folders each, ~0.5 ms, twice for each rollout of a group map)."""
+    try:
+        st = EXAMPLES_DIR.stat()
+        key = (str(EXAMPLES_DIR), st.st_mtime_ns, st.st_nlink)
+    except OSError:
+        return []
+    listed = _LISTED.get(key)
+    if listed is None:
+        folders = [p for p in EXAMPLES_DIR.iterdir() if p.is_dir()]
+        listed = {m: sorted(p.name for p in folders if (p / m).is_file()) for m in ("turns.json", "group.json", "run.json")}
+        _LISTED.clear()
+        _LISTED[key] = listed
+    return list(listed[marker])
+
+
 def bundled_examples() -> list[str]:
     """Names of the example artifacts shipped under examples/."""
-    return sorted(p.name for p in EXAMPLES_DIR.iterdir() if (p / "turns.json").is_file()) if EXAMPLES_DIR.is_dir() else []
+    return _bundled("turns.json")
 
 
 def bundled_groups() -> list[str]:
     """Names of the GRPO groups shipped under examples/ (a folder with group.json); they open as a group map."""
-    return sorted(p.name for p in EXAMPLES_DIR.iterdir() if (p / "group.json").is_file()) if EXAMPLES_DIR.is_dir() else []
+    return _bundled("group.json")
 
 
 def revision_ok(revision: str) -> bool:
@@ -79,7 +100,7 @@ def subfolder_ok(sub: str) -> bool:
 
 def bundled_runs() -> list[str]:
     """Names of the recorded TRL runs shipped under examples/ (a folder with run.json, rollout_trace/artifact/run.py)."""
-    return sorted(p.name for p in EXAMPLES_DIR.iterdir() if (p / "run.json").is_file()) if EXAMPLES_DIR.is_dir() else []
+    return _bundled("run.json")
 
 
 def parse_hub_id(text: str) -> HubRef | None:
