@@ -57,14 +57,15 @@ def _bundled(marker: str) -> list[str]:
     try:
         st = EXAMPLES_DIR.stat()
         key = (str(EXAMPLES_DIR), st.st_mtime_ns, st.st_nlink)
-    except OSError:
+        listed = _LISTED.get(key)
+        if listed is None:
+            folders = [p for p in EXAMPLES_DIR.iterdir() if p.is_dir()]
+            listed = {m: sorted(p.name for p in folders if (p / m).is_file())
+                      for m in ("turns.json", "group.json", "run.json")}
+            _LISTED.clear()
+            _LISTED[key] = listed
+    except OSError:  # no examples/ folder (an installed package ships none)
         return []
-    listed = _LISTED.get(key)
-    if listed is None:
-        folders = [p for p in EXAMPLES_DIR.iterdir() if p.is_dir()]
-        listed = {m: sorted(p.name for p in folders if (p / m).is_file()) for m in ("turns.json", "group.json", "run.json")}
-        _LISTED.clear()
-        _LISTED[key] = listed
     return list(listed[marker])
 
 
