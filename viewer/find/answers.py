@@ -74,10 +74,14 @@ def summary(index: Search) -> FindSummary:
     counts = index.finding_counts()
     per = index.rollouts_per_version()
     versions = sorted(v for v in per if v is not None)
-    rules = []
-    for rule in RULES:
-        by = {str(v): n[rule] for v, n in counts.items() if v is not None and rule in n}
-        rules.append(RuleCount(rule, sum(n.get(rule, 0) for n in counts.values()), by))
+    by: dict[str, dict[str, int]] = {rule: {} for rule in RULES}
+    totals = dict.fromkeys(RULES, 0)
+    for v, n in counts.items():  # once over the versions (a run may have 100,000), each with the rules it has
+        for rule, c in n.items():
+            totals[rule] = totals.get(rule, 0) + c
+            if v is not None and rule in by:
+                by[rule][str(v)] = c
+    rules = [RuleCount(rule, totals[rule], by[rule]) for rule in RULES]
     return FindSummary(rollouts=sum(per.values()), versions=versions, rules=rules, covers=index.covers)
 
 
