@@ -27,11 +27,12 @@ the app refuses to queue for its visitor (429: too many of theirs in flight) is 
 Targets: (a), (b) at most 2 s of server CPU and 100 MB of server memory per visitor; others' p95 at most 1.5x
 quiet while the attack runs; (c) at most one Hub request per 5 s per run.
 
-Measured on the 2-core machine (2 rounds, 20 s of following): (a) 0.11-0.12 s and +1-4 MB for the first visitor
-(the title named and read as missing), 0.03-0.04 s after; (b) 2.06 s and +186 MB for the first visitor (the
-snapshot, 100,000 versions' numbers and a 1.9 MB reply), 0.18 s and +4 MB after: both over their targets;
-inside the bounds (19,200 rollouts) 1.14 s and +81 MB, then 0.07 s; others' p95 1.01x quiet under (a), 1.09x
-under (b); (c) one Hub request per 10 s.
+Measured on the 2-core machine (2 rounds, 20 s of following): (a) 0.12-0.14 s and +1-2 MB for the first visitor
+(the title named and read as missing), 0.03-0.04 s after; (b) 1.65 s and +183 MB for the first visitor (the
+snapshot, 100,000 versions' numbers as Python objects and a 1.9 MB reply: the memory is over its target; 2.06 s
+before a version's few rewards were summarised as Python floats), 0.18 s and +6 MB after; inside the bounds
+(19,200 rollouts) 1.07 s and +80 MB, then 0.06 s; others' p95 0.96-1.01x quiet under (a), 1.09-1.33x under
+(b); (c) one Hub request per 10 s.
 
     .venv/bin/python bench/bench_public_attacks.py [--rounds 3] [--follow-s 30] [--versions 100000] [--title-mb 100]
 """
