@@ -54,7 +54,11 @@ were a reduction of their own and the consumption table was held narrow: alterna
 3, 0.85x memory, 1.01x CPU; 347 MB before the fates were made shard by shard), 2.9-3.1 s and 237 MB with it (3.44 s
 and 401 MB while the chart's counts read every finding with its sentence), the stand-in serving 27.6 MiB in 328-332 requests (the opening 6.4 MiB,
 the per-version numbers and fates 9.5, the index and tasks 11.1); at 30 ms a request, 3.7 s wall. Opening a group
-of 64 (drill) 0.57-0.61 s, another 0.29 s (against e28a702, alternately, medians of 3: 1.19 and 0.78 s). Against the same run stored as before the ordinals were delta-encoded (the same rows),
+of 64 (drill) 0.53-0.58 s, another 0.21-0.24 s, the same again 7 ms (against e28a702, alternately, medians of 3: 1.19
+and 0.78 s). The run page's first visit of this local run 259 MB above imports, the per-version numbers 238 MB
+(480 and 277 while an ended local run kept what its reductions read for a next snapshot). With the search panel's
+request answered first, the public visitor's budgets read the same 6.4, 9.5 and 11.1 MiB (20.6 MiB under one
+budget and 36.6 MiB served before the per-version numbers' pass made the fates first). Against the same run stored as before the ordinals were delta-encoded (the same rows),
 the Hub served 36.8 MiB; against the code before a search read a shard's other text lists only where a piece
 matched (51da869, alternately, 3 rounds): the full count 0.74x wall, 0.62x CPU. Before the tasks, fates and local
 reads were made in numbers on one thread (4f8d121, medians of 6 and 3): stats 0.84x wall, 0.66x CPU, 0.91x memory;
