@@ -757,6 +757,7 @@ var CollectionIndex = (() => {
       button(".ci-prev").disabled = pg.page <= 0;
       button(".ci-next").disabled = pg.page >= pg.pages - 1;
       syncForm(pg);
+      lateForFindings(pg);
     }
     async function ask(query) {
       const mine = ++asked;
@@ -769,6 +770,9 @@ var CollectionIndex = (() => {
         if (mine === asked) ui.root.classList.remove("ci-busy");
       }
     }
+    const askAgain = () => {
+      ask(lastAsked ?? page.query + (page.page > 0 ? `${page.query ? "&" : ""}page=${page.page + 1}` : ""));
+    };
     const onIndexed = (ev) => {
       if (!document.body.contains(ui.root)) {
         document.removeEventListener("fp-indexed", onIndexed);
@@ -778,11 +782,16 @@ var CollectionIndex = (() => {
         /** @type {CustomEvent<{src: string}>} */
         ev.detail
       );
-      if (page && page.mode === "index" && !page.findings_known && detail && detail.src === page.src) {
-        ask(lastAsked ?? page.query + (page.page > 0 ? `${page.query ? "&" : ""}page=${page.page + 1}` : ""));
-      }
+      if (page && page.mode === "index" && !page.findings_known && detail && detail.src === page.src) askAgain();
     };
     document.addEventListener("fp-indexed", onIndexed);
+    const askedAgain = /* @__PURE__ */ new Set();
+    const lateForFindings = (pg) => {
+      if (pg.mode !== "index" || pg.findings_known || document.documentElement.dataset.fpIndexed !== pg.src) return;
+      if (askedAgain.has(pg.src)) return;
+      askedAgain.add(pg.src);
+      askAgain();
+    };
     function open(path) {
       const pg = shown(), u = new URL(window.location.href);
       u.searchParams.set("row", path);

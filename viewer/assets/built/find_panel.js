@@ -313,6 +313,7 @@ var FindPanel = (() => {
         return;
       }
       summary = s;
+      document.documentElement.dataset.fpIndexed = src;
       document.dispatchEvent(new CustomEvent("fp-indexed", { detail: { src } }));
       const found = s.rules.filter((r) => r.total > 0);
       canvas.classList.toggle("fp-few", (s.versions.length || found.length) <= 2);

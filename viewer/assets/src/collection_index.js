@@ -303,6 +303,7 @@ function mount(box, api) {
     button(".ci-prev").disabled = pg.page <= 0;
     button(".ci-next").disabled = pg.page >= pg.pages - 1;
     syncForm(pg);
+    lateForFindings(pg);
   }
 
   /** @param {string} query */
@@ -320,16 +321,28 @@ function mount(box, api) {
 
   // The search panel computed this source's findings (viewer/assets/src/find_panel.js): ask for the page again, so the
   // findings column and filter fill in.
+  const askAgain = () => {
+    // the visitor's latest ask, which may still be on its way: asking for the shown page would undo their change
+    ask(lastAsked ?? page.query + (page.page > 0 ? `${page.query ? "&" : ""}page=${page.page + 1}` : ""));
+  };
   /** @param {Event} ev */
   const onIndexed = (ev) => {
     if (!document.body.contains(ui.root)) { document.removeEventListener("fp-indexed", onIndexed); return; }
     const detail = /** @type {CustomEvent<{src: string}>} */ (ev).detail;
-    if (page && page.mode === "index" && !page.findings_known && detail && detail.src === page.src) {
-      // the visitor's latest ask, which may still be on its way: asking for the shown page would undo their change
-      ask(lastAsked ?? page.query + (page.page > 0 ? `${page.query ? "&" : ""}page=${page.page + 1}` : ""));
-    }
+    if (page && page.mode === "index" && !page.findings_known && detail && detail.src === page.src) askAgain();
   };
   document.addEventListener("fp-indexed", onIndexed);
+  // A page made before the panel's findings were known that arrives after its signal (both are asked at once when
+  // the page loads) asks once more: the signal came before there was a page to fill in
+  /** @type {Set<string>} */
+  const askedAgain = new Set();
+  /** @param {IndexPage} pg */
+  const lateForFindings = (pg) => {
+    if (pg.mode !== "index" || pg.findings_known || document.documentElement.dataset.fpIndexed !== pg.src) return;
+    if (askedAgain.has(pg.src)) return;
+    askedAgain.add(pg.src);
+    askAgain();
+  };
 
   /** @param {string} path */
   function open(path) {

@@ -185,7 +185,9 @@ function mount(box, value, api) {
     }
     if (failed(s)) { status.textContent = s.error; return; }
     summary = s;
-    document.dispatchEvent(new CustomEvent("fp-indexed", {detail: {src}}));  // the index's findings column fills in
+    // the index's findings column fills in; the source is noted too, for an index page that arrives after this
+    document.documentElement.dataset.fpIndexed = src;
+    document.dispatchEvent(new CustomEvent("fp-indexed", {detail: {src}}));
     const found = s.rules.filter((r) => r.total > 0);
     // one or two bars (a group, a collection, a run of one or two versions) need no 150 px of a projector's screen
     canvas.classList.toggle("fp-few", (s.versions.length || found.length) <= 2);
