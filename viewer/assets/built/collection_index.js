@@ -771,7 +771,8 @@ var CollectionIndex = (() => {
       }
     }
     const askAgain = () => {
-      ask(lastAsked ?? page.query + (page.page > 0 ? `${page.query ? "&" : ""}page=${page.page + 1}` : ""));
+      const pg = shown();
+      ask(lastAsked ?? pg.query + (pg.page > 0 ? `${pg.query ? "&" : ""}page=${pg.page + 1}` : ""));
     };
     const onIndexed = (ev) => {
       if (!document.body.contains(ui.root)) {

@@ -322,8 +322,9 @@ function mount(box, api) {
   // The search panel computed this source's findings (viewer/assets/src/find_panel.js): ask for the page again, so the
   // findings column and filter fill in.
   const askAgain = () => {
+    const pg = shown();
     // the visitor's latest ask, which may still be on its way: asking for the shown page would undo their change
-    ask(lastAsked ?? page.query + (page.page > 0 ? `${page.query ? "&" : ""}page=${page.page + 1}` : ""));
+    ask(lastAsked ?? pg.query + (pg.page > 0 ? `${pg.query ? "&" : ""}page=${pg.page + 1}` : ""));
   };
   /** @param {Event} ev */
   const onIndexed = (ev) => {
