@@ -202,6 +202,11 @@ def in_order(read: Callable[[_T], _R], items: Iterable[_T], at_once: int) -> Ite
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+# what a local shard read on the fast path (`_bulk`, `_local_part`) raises for a value that does not convert, or a
+# file that cannot be read: the shard is then read on its own (`_read`), which names the problem
+_NOT_READ = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError)
+
+
 def _read_local(fragment: Any, want: pa.Schema) -> pa.Table:
     """The columns of `want` of a local sealed shard (its footer read already), every row group on this thread: a
     dataset scan of the same columns also decodes on Arrow's threads, for the same wall time here and about twice
@@ -446,7 +451,7 @@ class RunTable:
         budget.check(ROLLOUTS_DIR)
         try:
             part = _read_local(f, pa.schema([as_scanned(ROLLOUTS.field(n)) for n in names]))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
+        except _NOT_READ:
             return None
         self._cache.read_files()
         return part if utf8_valid(part) else None
@@ -472,7 +477,7 @@ class RunTable:
         budget.check(folder)
         try:
             table = pa.concat_tables([_read_local(f, want) for _, f in frags])
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
+        except _NOT_READ:
             return  # a value that does not convert: each file read on its own names where
         self._cache.read_files(len(frags))
         whole_ok = utf8_valid(table)  # the usual case: one check of the scan, not one per shard
