@@ -196,6 +196,7 @@ def test_following_a_run_while_it_is_recorded(page, app_url, tmp_path):
     (root / "segments" / next(p.name for p in (root / "segments").glob("*.end.json"))).unlink()  # not ended
     open_run_page(page, url_of(app_url, str(root)))
     page.wait_for_selector("[data-testid=run-live]", timeout=TIMEOUT)
+    assert page.locator("[data-testid=run-live]").inner_text() == "● recording · following"  # read at every poll
     page.locator("[data-testid=run-version][data-version='4']").click()
     page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
     joined: list[str] = []  # each poll of the run is one Gradio event: a request to its queue
@@ -216,6 +217,26 @@ def test_following_a_run_while_it_is_recorded(page, app_url, tmp_path):
     page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
     page.locator("[data-testid=run-group] .rp-open").first.click()  # the new group opens: the collection followed
     page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
+    assert page.errors == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_large_live_run_says_how_often_it_is_read_again(page, app_url, tmp_path, monkeypatch, scheme):
+    """A run so large that its snapshot stands longer than the page's poll (rollout_trace/artifact/run_table.py
+    FOLLOW_ROWS_S: ~10 s at a million rollouts) says so on its live badge, not "following" as if at every poll."""
+    from rollout_trace.artifact import run_table as rt
+
+    monkeypatch.setattr(rt, "FOLLOW_ROWS_S", 10)  # the bundled run's 52 rollouts stand 5.2 s
+    root = tmp_path / "live-run"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
+    (root / "segments" / next(p.name for p in (root / "segments").glob("*.end.json"))).unlink()  # not ended
+    page.set_viewport_size({"width": 1024, "height": 768})
+    open_run_page(page, url_of(app_url, str(root), **({"__theme": "dark"} if scheme == "dark" else {})))
+    badge = page.locator("[data-testid=run-live]")
+    badge.wait_for(timeout=TIMEOUT)
+    assert badge.inner_text() == "● recording · read every ~5 s"
+    assert "read again every ~5 s" in badge.get_attribute("title")
+    page.screenshot(path=str(SHOTS / f"run-live-large-1024x768-{scheme}.png"))
     assert page.errors == []
 
 

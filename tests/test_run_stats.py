@@ -251,6 +251,37 @@ def test_a_large_live_runs_snapshot_stands_a_while_before_the_run_is_read_again(
     assert rt.run_table(root) is later  # a new snapshot stands its time again
 
 
+def test_the_run_page_says_how_often_a_large_live_run_is_read_again(tmp_path, monkeypatch):
+    """A visitor watching a live run is told when the page reads it less often than it asks: the head's `every_s`
+    is the snapshot's standing time for a large local run, 0 (at every poll) for a small one or an ended run."""
+    import gradio as gr
+
+    from rollout_trace.artifact import run_table as rt
+    from viewer.ui import follower, run_view
+    from viewer.ui.service import Service
+
+    root = tmp_path / "run"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
+    ended = tmp_path / "ended"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", ended)
+    (root / "segments" / next(p.name for p in (root / "segments").glob("*.end.json"))).unlink()  # not ended
+    rv = run_view.RunView(Service("trl-run", public=False))
+    with gr.Blocks():
+        rv.render()
+
+    def every(src: Path) -> float:
+        head = msgspec.json.decode(rv.show(str(src), {})[rv.head_html])
+        assert head["live"] == (src == root)
+        return head["every_s"]
+
+    assert every(root) == 0.0  # 52 rollouts: read at every poll
+    monkeypatch.setattr(rt, "FOLLOW_ROWS_S", 10)  # 52 rollouts now stand 5.2 s, more than the page's poll
+    assert every(root) == pytest.approx(5.2) and run_view.POLL_S < 5.2
+    assert every(ended) == 0.0  # an ended run is not followed at all
+    hub = type("HubTable", (), {"kind": "hub", "stands_s": lambda self: 0.5})()  # asked for its commit every 10 s
+    assert rv.service.follower.every_s(hub, run_view.POLL_S) == follower.HUB_CHECK_S > run_view.POLL_S
+
+
 def test_follow_after_truncate_and_rewrite(tmp_path):
     """An open tail cut back (a group gone), written again whole, or rewritten in place with the same size and
     other content is read again whole: no false problem, no rows lost, the new value seen."""

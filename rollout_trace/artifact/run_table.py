@@ -1209,12 +1209,18 @@ class RunTable:
 
     # -- following -------------------------------------------------------------------------------------
 
+    def stands_s(self) -> float:
+        """How long this snapshot stands before `follow` reads the run again: its rollouts / FOLLOW_ROWS_S seconds
+        (reading a run again costs time in proportion to its size; a run being recorded is read at most this
+        often, however often its pages ask)."""
+        return len(self) / FOLLOW_ROWS_S
+
     def follow(self) -> RunTable | None:
         """A new snapshot when the recorder wrote more (a shard sealed, a tail grew, a small file changed); None
         when nothing changed, or this snapshot has stood less than its rollouts / FOLLOW_ROWS_S seconds (what was
         written meanwhile is read then). Sealed shards' columns are shared with it. A zip or a Hub run never
         changes here (a Hub run is read again at its next commit: viewer/ui/follower.py)."""
-        if self.root is None or clock() - self.opened_at < len(self) / FOLLOW_ROWS_S:
+        if self.root is None or clock() - self.opened_at < self.stands_s():
             return None
         listing = _listing(self.store)
         if listing == self._listing_at:

@@ -634,6 +634,7 @@ interface RunHead {
   versions: number;
   groups: number;
   rollouts: number;
+  every_s: number;
   notes: string[];
   problems: string[];
 }

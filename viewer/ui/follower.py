@@ -54,6 +54,12 @@ class RunFollower:
                 self._stats.put(id(t), stats)
         return stats
 
+    def every_s(self, t: RunTable, poll_s: float) -> float:
+        """How often a page asking every `poll_s` seconds sees the run of `t` read again while it is recorded: a
+        Hub run at most every HUB_CHECK_S (its latest commit asked for), a local run at each poll unless it is so
+        large that its snapshot stands longer (`RunTable.stands_s`)."""
+        return max(poll_s, HUB_CHECK_S if t.kind == "hub" else t.stands_s())
+
     def follow(self, src: str) -> RunTable | None:
         """The run `src` names with what its recorder wrote since: a local run's grown tails (and its shared
         collection's, when one is open), a Hub run at its latest commit; None when it cannot be read."""

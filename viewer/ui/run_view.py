@@ -64,8 +64,14 @@ class RunView:
             serial=next(_serial), src=src, model=m.model if m else "?", trl=m.versions.get("trl", "?") if m else "?",
             started_at=m.started_at if m else "", live=files.live, versions=len(stats),
             groups=sum(s.groups for s in stats), rollouts=len(t),
+            every_s=self._every_s(t) if files.live else 0.0,
             notes=run_stats.recorder_notes(t) + bound + run_stats.health_notes(stats, files.live),
             problems=[str(p) for p in t.problems()[:20]] + files.notes[:5])
+
+    def _every_s(self, t: RunTable) -> float:
+        """How often the page sees the run read again, when that is less often than its timer asks (else 0)."""
+        every = self.service.follower.every_s(t, POLL_S)
+        return every if every > POLL_S else 0.0
 
     def _bounded(self, stats: list[run_stats.VersionStats]) -> bool:
         return self.service.public and len(stats) > MAX_PUBLIC_VERSIONS

@@ -1039,7 +1039,12 @@ var RunPage = (() => {
   function renderHead(box, h) {
     const n = (n2) => n2.toLocaleString("en-US");
     const facts = `${n(h.versions)} policy versions · ${n(h.groups)} groups · ${n(h.rollouts)} rollouts · TRL ${h.trl}` + (h.started_at ? ` · started ${h.started_at.slice(0, 16).replace("T", " ")}` : "");
-    const live = h.live ? el("span", { class: "rp-live", "data-testid": "run-live", title: "a segment of this run has not ended: new versions appear here as the recorder writes them" }, "● recording · following") : null;
+    const slow = h.every_s > 0;
+    const live = h.live ? el(
+      "span",
+      { class: "rp-live", "data-testid": "run-live", title: "a segment of this run has not ended: new versions appear here as the recorder writes them" + (slow ? `; this run is read again every ~${Math.round(h.every_s)} s (a run this large, or on the Hub, is not read at every poll): what is recorded meanwhile appears then` : "") },
+      slow ? `● recording · read every ~${Math.round(h.every_s)} s` : "● recording · following"
+    ) : null;
     const notes = h.notes.length ? el(
       "ul",
       { class: "rp-notes", "data-testid": "run-notes" },
