@@ -287,6 +287,10 @@ def test_what_a_page_reduces_shard_by_shard_is_the_whole_runs(tmp_path):
     whole, cut = rt.run_table(EXAMPLES_DIR / "trl-run"), rt.run_table(root)
     assert len(shard_files(root)) > 10 and len(cut) == len(whole) == 52
     assert run_index(cut).groups.to_pylist() == run_index(whole).groups.to_pylist()
+    for t in (cut, whole):  # each group's numbers held once: one row a group, its index row made of its columns
+        kept, shown = t.reduced("index_groups"), run_index(t).groups
+        assert kept.num_rows == shown.num_rows == 13
+        assert kept["title"].chunk(0).buffers()[-1].address == shown["title"].chunk(0).buffers()[-1].address
     assert task_choices(cut) == task_choices(whole) and task_choices(whole)
     assert list(RunFind(cut).row_bits()) == list(RunFind(whole).row_bits())
     assert recorder_notes(cut) == recorder_notes(whole)

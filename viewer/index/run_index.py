@@ -104,9 +104,10 @@ def _firsts(t: pa.Table, by: str) -> pa.Table:
     return t.take(pa.array(np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else np.zeros(0, np.int64)))
 
 
-def _group_partials(t: RunTable) -> tuple[Step, Callable[[], tuple[pa.Table, pa.Table | None]]]:
+def _group_partials(t: RunTable) -> tuple[Step, Callable[[], pa.Table]]:
     """The run's groups shard by shard (a reduction, `RunTable.reduced`): every shard's partial aggregates of its
-    groups, and each group's first rollout none of whose rows was trained (None: no shard)."""
+    groups and each group's first rollout none of whose rows was trained, added up once every shard was read
+    (`_added`); the partials are let go."""
     keys = t.group_keys()
     partials: list[pa.Table] = []
     whys: list[pa.Table] = []
@@ -116,14 +117,35 @@ def _group_partials(t: RunTable) -> tuple[Step, Callable[[], tuple[pa.Table, pa.
         partials.append(got)
         whys.append(_firsts(why, "row"))
 
-    def finish() -> tuple[pa.Table, pa.Table | None]:
+    def finish() -> pa.Table:
         if not partials:
             partials.append(_partial(keys, 0, pa.table({c: pa.array([], ROLLOUTS.field(c).type if c in ROLLOUTS.names
                                                                      else FATE_COLUMNS[c]) for c in _GROUP_READS}))[0])
         why = _firsts(pa.concat_tables(whys, promote_options="permissive"), "row") if whys else None
-        return pa.concat_tables(partials), why
+        every = pa.concat_tables(partials)
+        partials.clear()
+        return _added(every, why)
 
     return step, finish
+
+
+def _added(every: pa.Table, why: pa.Table | None) -> pa.Table:
+    """One row per group, in number order, from the shards' partial aggregates (`_partial`) and each group's first
+    rollout none of whose rows was trained: what the run keeps of its groups (one copy: the index's group rows
+    are made from its columns, `_groups`)."""
+    if len(np.unique(every["g"].to_numpy())) == every.num_rows:  # the usual case: a group is in one shard
+        agg = every.sort_by("g")
+    else:  # a group's rollouts in more than one shard: its partial aggregates added up
+        first = _firsts(every, "row")
+        added = every.group_by("g", use_threads=False).aggregate(
+            [(c, "sum") for c in _SUMS] + [(c, "min") for c in _MINS] + [(c, "max") for c in _MAXES]).sort_by("g")
+        agg = pa.table({"g": added["g"], **{c: added[f"{c}_{op}"] for op, names in
+                                            (("sum", _SUMS), ("min", _MINS), ("max", _MAXES)) for c in names},
+                        **{c: first[c] for c in _FIRST}})
+    # why none was trained: its first rollout's that says (`run_records`), none when one was trained
+    dropped = pa.nulls(agg.num_rows, _TEXT) if why is None or not why.num_rows else \
+        pc.take(pc.cast(why["dropped"], _TEXT), pc.index_in(agg["g"], why["g"]))
+    return agg.append_column("dropped", pc.if_else(pc.is_valid(agg["trained_step"]), pa.scalar(None, _TEXT), dropped))
 
 
 def _tool_names(t: RunTable) -> tuple[Step, Callable[[], list[str]]]:
@@ -144,22 +166,9 @@ def _groups(t: RunTable) -> pa.Table:
     """One row per group (`run_records`' group row): aggregated over its rollouts (keyed by number: its segment's
     and its id), `first` its first rollout's row number in the view, `key` its number. Shard by shard: only the
     groups' numbers are kept, never a column of every rollout's text."""
-    every, why = t.reduced("index_groups")
-    if len(np.unique(every["g"].to_numpy())) == every.num_rows:  # the usual case: a group is in one shard
-        agg = every.sort_by("g")
-    else:  # a group's rollouts in more than one shard: its partial aggregates added up
-        first = _firsts(every, "row")
-        added = every.group_by("g", use_threads=False).aggregate(
-            [(c, "sum") for c in _SUMS] + [(c, "min") for c in _MINS] + [(c, "max") for c in _MAXES]).sort_by("g")
-        agg = pa.table({"g": added["g"], **{c: added[f"{c}_{op}"] for op, names in
-                                            (("sum", _SUMS), ("min", _MINS), ("max", _MAXES)) for c in names},
-                        **{c: first[c] for c in _FIRST}})
+    agg = t.reduced("index_groups")
     first = agg["row"]
     any_known = pc.greater(agg["known"], 0)
-    # why none was trained: its first rollout's that says (`run_records`), none when one was trained
-    dropped = pa.nulls(agg.num_rows, _TEXT) if why is None or not why.num_rows else \
-        pc.take(pc.cast(why["dropped"], _TEXT), pc.index_in(agg["g"], why["g"]))
-    dropped = pc.if_else(pc.is_valid(agg["trained_step"]), pa.scalar(None, _TEXT), dropped)
     mean = pc.if_else(pc.greater(agg["reward_count"], 0), pc.divide(agg["reward_sum"], pc.cast(agg["reward_count"],
                                                                                               pa.float64())), None)
     return pa.table({
@@ -174,7 +183,7 @@ def _groups(t: RunTable) -> pa.Table:
         "drift": pc.if_else(pc.greater(agg["drifted"], 0), "drift", pc.if_else(any_known, "none", "unknown")),
         "captured": agg["recorded_at"], "segment": agg["segment"], "policy_version": agg["policy_version"],
         "group_id": agg["group_id"], "trained_tokens": agg["trained_tokens"], "trainer_tokens": agg["trainer_tokens"],
-        "trained_step": agg["trained_step"], "dropped": dropped})
+        "trained_step": agg["trained_step"], "dropped": agg["dropped"]})
 
 
 @dataclass(frozen=True)
