@@ -106,16 +106,18 @@ def test_a_bar_of_the_findings_chart_lists_its_rollouts(app_url, page):
     """A click on a version's bar, on its bottom part: the rollouts of that version with that part's finding."""
     page.goto(url_of(app_url, "trl-run"))
     _ready(page)
+    # the run page's charts lie above the panel: drawn, they no longer move it
+    page.wait_for_function("() => !!document.querySelector('[data-testid=run-charts]')?.dataset.drawn", timeout=60_000)
     before = page.eval_on_selector(".fp-mount", "b => b.dataset.answered || ''")
-    page.locator("[data-testid=find-chart]").scroll_into_view_if_needed()
-    box = page.locator("[data-testid=find-chart]").bounding_box()
+    chart = page.locator("[data-testid=find-chart]")
+    chart.scroll_into_view_if_needed()
     # the plot ends 22 px above the canvas's bottom (find_panel.js place): the first painted pixel there is a bar's foot
-    y = box["height"] - 22 - 3
+    y = chart.bounding_box()["height"] - 22 - 3
     x = page.eval_on_selector("[data-testid=find-chart]", """(c, y) => { const k = c.width / c.clientWidth;
         const row = c.getContext('2d').getImageData(0, Math.round(y * k), c.width, 1).data;
         for (let i = Math.round(37 * k); i < c.width; i++) if (row[4 * i + 3] > 0) return i / k + 2; return null; }""", y)
     assert x is not None, "a bar is drawn"
-    page.mouse.click(box["x"] + x, box["y"] + y)
+    chart.click(position={"x": x, "y": y})  # where the canvas is when clicked (Playwright waits until it stands still)
     page.wait_for_function("b => document.querySelector('.fp-mount').dataset.answered !== b", arg=before, timeout=60_000)
     version = page.input_value("[data-testid=find-versions]")
     rule = page.input_value("[data-testid=find-rule]")
