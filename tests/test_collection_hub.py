@@ -8,12 +8,14 @@ cache folder and offline switch are read per call from `constants` too, and are 
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 from test_collection import PATHS
 
 from rollout_trace.artifact import ArtifactError
 from rollout_trace.artifact.collection import open_collection
+from rollout_trace.artifact.sources import EXAMPLES_DIR
 from support.collection_data import build
 from support.hub_standin import SHA, HubStandIn
 
@@ -100,3 +102,21 @@ def test_hub_check_collection_and_single(hub_env, capfd):
     assert "INVALID runs/broken/c\n" in out and "INVALID runs/broken/d\n" in out and "OK runs/grp/rollout-03\n" in out
     assert out.rstrip().endswith("7 of 9 valid; invalid: runs/broken/c, runs/broken/d")
     assert main(["check", "org/rollouts:runs/a"]) == 0  # one artifact: today's single check
+
+
+def test_a_hub_run_opens_asking_for_its_commit_once_and_each_folder_once(tmp_path, monkeypatch):
+    """Opening a run on the Hub as the app does (`open_collection`) resolves its revision once and lists each of its
+    folders once before its first shard is read: the store that found the run's run.json opens the run, and a
+    folder at a commit never changes. Each of these requests is a round trip before the page can be made."""
+    with HubStandIn({"org/run": EXAMPLES_DIR / "trl-run"}) as hub:
+        hub.patch(monkeypatch, tmp_path / "cache")
+        c = open_collection("org/run")
+        assert c.run is not None and len(c.run.table) == 52
+        gets = hub.paths("GET")
+        # up to the first shard's read (huggingface_hub's file system, which asks for the commit and the shard's
+        # folder on its own first)
+        before = gets[:next(i for i, p in enumerate(gets) if "/revision/" in p or p.endswith(".parquet"))]
+        assert [p for p in before if p.rstrip("/") == "/api/datasets/org/run"] == ["/api/datasets/org/run"], before
+        folders = Counter(p.split("/tree/", 1)[1] for p in before if "/tree/" in p)
+        assert {f"{SHA}", f"{SHA}/rollouts", f"{SHA}/consumed", f"{SHA}/segments"} <= set(folders), folders
+        assert max(folders.values()) == 1, folders

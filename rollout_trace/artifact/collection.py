@@ -477,13 +477,11 @@ def open_collection(source: str, token: str | None = None, allow_local: bool = T
                     title_of: TitleOf = first_line) -> Collection:
     """List a collection and index it from its small files; raises ArtifactError when it cannot be listed.
     `title_of` makes a row's title from its task's instruction (the recipe's skips its directions)."""
-    from .run import find_run, open_run  # run.py reads records through this module's stores
+    from .run import find_run, run_in  # run.py reads records through this module's stores
 
     store = store_for(source, token=token, allow_local=allow_local)
     if find_run(store) is not None:
-        if hasattr(store, "close"):
-            store.close()
-        return run_collection(open_run(source, token=token, allow_local=allow_local))
+        return run_collection(run_in(store, source))
     listing = store.list(budget.max_files(MAX_ENTRIES))
     budget.files(store.label, len(listing.files), cut=True)  # a public request's bound (budget.py), named
     records, problems, notes = index(listing, store.read, title_of)

@@ -353,7 +353,13 @@ def follow(run: Run) -> Run | None:
 def open_run(source: str, token: str | None = None, allow_local: bool = True) -> Run:
     """Open a recorded run (folder, .zip, Hub dataset id, bundled example); raises ArtifactError when it is not one
     (a run of the folder format, format 1, is named as one with the command that converts it)."""
-    store = store_for(source, token=token, allow_local=allow_local)
+    return run_in(store_for(source, token=token, allow_local=allow_local), source)
+
+
+def run_in(store: Any, source: str) -> Run:
+    """The run in `store` (the one `source` names, opened by the caller: a Hub store keeps the commit it resolved
+    and the folders it listed, so opening the run there asks for neither again); closes the store when it holds
+    no run (see `open_run`)."""
     prefix = find_run(store)
     if prefix is None:
         if hasattr(store, "close"):

@@ -335,6 +335,7 @@ class HubStore:
         self.label = label or self.where + (f":{ref.subfolder}" if ref.subfolder else "")
         self.commit: str | None = None
         self._offline_root: Path | None = None
+        self._folders: dict[tuple[str, str], dict[str, int]] = {}  # (commit, folder) -> its files (`list_dir`)
 
     def _full(self, path: str) -> str:
         return "/".join(p for p in (self.ref.subfolder, path) if p)
@@ -410,13 +411,18 @@ class HubStore:
         with hub_errors(self.where, self.ref.revision):
             if self.commit is None:
                 self.commit = commit_of(self.ref, self.token)
+            # a folder at a commit never changes: listed once per store (opening a run lists a few folders twice)
+            key = (self.commit, full)
+            if (known := self._folders.get(key)) is not None:
+                return dict(known)
             try:
                 tree = list(api.list_repo_tree(self.ref.repo_id, path_in_repo=full or None, repo_type="dataset",
                                                recursive=False, revision=self.commit))
             except EntryNotFoundError:
-                return {}
+                tree = []
         cut = len(full) + 1 if full else 0
-        return {e.path[cut:]: e.size for e in tree if isinstance(e, RepoFile)}
+        self._folders[key] = got = {e.path[cut:]: e.size for e in tree if isinstance(e, RepoFile)}
+        return dict(got)
 
     def _download(self, path: str, max_bytes: int = MAX_SMALL_BYTES) -> bytes | str:
         from huggingface_hub import hf_hub_download
