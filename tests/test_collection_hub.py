@@ -120,3 +120,49 @@ def test_a_hub_run_opens_asking_for_its_commit_once_and_each_folder_once(tmp_pat
         folders = Counter(p.split("/tree/", 1)[1] for p in before if "/tree/" in p)
         assert {f"{SHA}", f"{SHA}/rollouts", f"{SHA}/consumed", f"{SHA}/segments"} <= set(folders), folders
         assert max(folders.values()) == 1, folders
+
+
+
+def test_a_hub_stores_files_read_on_several_threads_list_their_folder_once(tmp_path, monkeypatch):
+    """A run's shards are read several at once (run_table.in_order: the first alone, then the rest on threads),
+    each through huggingface_hub's file system, which lists a file's folder before its first read. Its instances
+    are one per thread, a new one starting from the main thread's state, and the app reads on its request threads:
+    each reading thread listed the folder again. The store reads through one file system: the first read lists
+    the folder for every thread."""
+    import threading
+
+    from bench.make_run import make as make_run
+    from rollout_trace.artifact.stores import store_for
+
+    repo = tmp_path / "repo"
+    make_run(repo, versions=20, groups=2, k=4, rare_every=0, seal_rows=16)
+    names = sorted(p.name for p in (repo / "rollouts").glob("*.parquet"))
+    assert len(names) >= 5
+    with HubStandIn({"org/run": repo}) as hub:
+        hub.patch(monkeypatch, tmp_path / "cache")
+        store = store_for("org/run")
+        together = threading.Barrier(len(names) - 1)  # the others on threads alive at once (each its own ident)
+        got: list[bytes] = []
+
+        def read(name: str, wait: bool = True) -> None:
+            if wait:
+                together.wait()
+            with store.open(f"rollouts/{name}") as f:
+                got.append(f.read(4))
+
+        def request() -> None:  # as a request's handler does, on a thread of its own
+            read(names[0], wait=False)  # the first, alone
+            threads = [threading.Thread(target=read, args=(n,)) for n in names[1:]]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+
+        handler = threading.Thread(target=request)
+        handler.start()
+        handler.join()
+        assert got == [b"PAR1"] * len(names)
+        listed = [p for p in hub.paths("GET") if p.endswith(f"/tree/{SHA}/rollouts")]
+        assert len(listed) == 1, listed
+
+

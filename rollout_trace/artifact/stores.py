@@ -336,6 +336,7 @@ class HubStore:
         self.commit: str | None = None
         self._offline_root: Path | None = None
         self._folders: dict[tuple[str, str], dict[str, int]] = {}  # (commit, folder) -> its files (`list_dir`)
+        self._fs: Any = None  # the file system its large files are read through (`open`)
 
     def _full(self, path: str) -> str:
         return "/".join(p for p in (self.ref.subfolder, path) if p)
@@ -452,7 +453,13 @@ class HubStore:
         if self.commit is None:
             self.commit = commit_of(self.ref, self.token)
         budget.check(path)
-        fs = HfFileSystem(token=self.token)
+        if self._fs is None:
+            # one for every thread reading the store's files: huggingface_hub keeps an instance per thread (a new
+            # one starting from the main thread's), each listing a file's folder before its first read, and the app
+            # reads on request threads: a run's shards read eight at once listed their folder eight times more.
+            # Shared, the first read (run_table.in_order reads it alone) lists it for all
+            self._fs = HfFileSystem(token=self.token, skip_instance_cache=True)
+        fs = self._fs
         with hub_errors(self.where, self.ref.revision):
             # no read-ahead: a shard's reader asks for the byte ranges it needs (its footer, then its column
             # chunks, joined where the gaps are small: run_shards.fetched_first), and every byte read counts in a
