@@ -122,7 +122,6 @@ def test_a_hub_run_opens_asking_for_its_commit_once_and_each_folder_once(tmp_pat
         assert max(folders.values()) == 1, folders
 
 
-
 def test_a_hub_stores_files_read_on_several_threads_list_their_folder_once(tmp_path, monkeypatch):
     """A run's shards are read several at once (run_table.in_order: the first alone, then the rest on threads),
     each through huggingface_hub's file system, which lists a file's folder before its first read. Its instances
