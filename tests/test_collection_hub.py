@@ -107,7 +107,8 @@ def test_hub_check_collection_and_single(hub_env, capfd):
 def test_a_hub_run_opens_asking_for_its_commit_once_and_each_folder_once(tmp_path, monkeypatch):
     """Opening a run on the Hub as the app does (`open_collection`) resolves its revision once and lists each of its
     folders once before its first shard is read: the store that found the run's run.json opens the run, and a
-    folder at a commit never changes. Each of these requests is a round trip before the page can be made."""
+    folder at a commit never changes; its small files are read side by side. Each of these requests is a round
+    trip before the page can be made."""
     with HubStandIn({"org/run": EXAMPLES_DIR / "trl-run"}) as hub:
         hub.patch(monkeypatch, tmp_path / "cache")
         c = open_collection("org/run")
@@ -120,6 +121,9 @@ def test_a_hub_run_opens_asking_for_its_commit_once_and_each_folder_once(tmp_pat
         folders = Counter(p.split("/tree/", 1)[1] for p in before if "/tree/" in p)
         assert {f"{SHA}", f"{SHA}/rollouts", f"{SHA}/consumed", f"{SHA}/segments"} <= set(folders), folders
         assert max(folders.values()) == 1, folders
+        # its small files (run.json, the segments' and the consumption's) read side by side once listed
+        first_file = next(i for i, p in enumerate(before) if "/resolve/" in p)
+        assert not [p for p in before[first_file:] if "/tree/" in p], before
 
 
 def test_a_hub_stores_files_read_on_several_threads_list_their_folder_once(tmp_path, monkeypatch):

@@ -96,7 +96,12 @@ def read_files(store: Any) -> RunFiles:
     named, never raised (an unreadable run.json leaves `manifest` None)."""
     problems: list[Problem] = []
     notes: list[str] = []
-    manifest = _one(MANIFEST, store.read([MANIFEST], MAX_SMALL_BYTES).get(MANIFEST), RunManifest, problems)
+    # every small file read at once (on the Hub each read is a round trip, or two; they are read side by side)
+    folders = ((SEGMENTS_DIR, ".json"), (CONSUMED_DIR, ".end.json"), (RESCORED_DIR, ".jsonl"))
+    listed = {folder: [f"{folder}/{n}" for n in sorted(store.list_dir(folder)) if n.endswith(keep) and not n.startswith(".")]
+              for folder, keep in folders}
+    got = store.read([MANIFEST, *(p for paths in listed.values() for p in paths)], MAX_SMALL_BYTES)
+    manifest = _one(MANIFEST, got.get(MANIFEST), RunManifest, problems)
     if manifest is not None and manifest.format_version > RUN_FORMAT_VERSION:
         problems.append(Problem(MANIFEST, "written by a newer version of this tool", field="format_version",
                                 expected=f"at most {RUN_FORMAT_VERSION}", found=str(manifest.format_version)))
@@ -104,10 +109,8 @@ def read_files(store: Any) -> RunFiles:
     stops: dict[str, SegmentEnd] = {}
     ends: dict[str, ConsumptionEnd] = {}
     rescored: list[Rescored] = []
-    for folder, keep in ((SEGMENTS_DIR, ".json"), (CONSUMED_DIR, ".end.json"), (RESCORED_DIR, ".jsonl")):
-        names = sorted(n for n in store.list_dir(folder) if n.endswith(keep) and not n.startswith("."))
-        paths = [f"{folder}/{n}" for n in names]
-        for path, data in (store.read(paths, MAX_SMALL_BYTES) if paths else {}).items():
+    for folder, paths in listed.items():
+        for path, data in ((p, got.get(p)) for p in paths):
             if folder == RESCORED_DIR:
                 rescored += _lines(path, data, Rescored, problems, notes)
             elif folder == CONSUMED_DIR:
