@@ -85,6 +85,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -263,13 +264,20 @@ def child_public(src: str, panel_first: bool = False) -> dict:
     service, rv = _app(public=True)
     panel = FindPanel(service)
     base = _now_mb()
+
+    def handled(fn: Any, arg: Any) -> Any:
+        """`fn(arg)` on a thread of its own, as Gradio answers a request on a worker thread (a Hub client's per-thread
+        state starts from the main thread's, which then holds nothing of the run's)."""
+        with ThreadPoolExecutor(1) as worker:
+            return worker.submit(fn, arg).result()
+
     with _Clock() as c:
         if panel_first:
-            found = panel.summary({"src": src})
-        shown = rv.on_page_load({"src": src})
-        linked = service.rows.page_link({"src": src})
+            found = handled(panel.summary, {"src": src})
+        shown = handled(rv.on_page_load, {"src": src})
+        linked = handled(service.rows.page_link, {"src": src})
         if not panel_first:
-            found = panel.summary({"src": src})  # the search panel asks for its chart's data once it is on the page
+            found = handled(panel.summary, {"src": src})  # the search panel asks for its chart's data once it is on the page
     run, why = service.run_or_why(src)  # the shared collection's answer: from the cache, or opened again
     page = str(linked.page or "")
     problems = msgspec.json.decode(page, type=IndexPage).problems if page else None
