@@ -121,6 +121,7 @@ def test_a_hub_run_opens_asking_for_its_commit_once_and_each_folder_once(tmp_pat
         folders = Counter(p.split("/tree/", 1)[1] for p in before if "/tree/" in p)
         assert {f"{SHA}", f"{SHA}/rollouts", f"{SHA}/consumed", f"{SHA}/segments"} <= set(folders), folders
         assert max(folders.values()) == 1, folders
+        assert not {f"{SHA}/index", f"{SHA}/rescored"} & set(folders)  # not in the repo's listing: not asked for
         # its small files (run.json, the segments' and the consumption's) read side by side once listed
         first_file = next(i for i, p in enumerate(before) if "/resolve/" in p)
         assert not [p for p in before[first_file:] if "/tree/" in p], before

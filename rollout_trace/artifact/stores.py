@@ -335,7 +335,8 @@ class HubStore:
         self.label = label or self.where + (f":{ref.subfolder}" if ref.subfolder else "")
         self.commit: str | None = None
         self._offline_root: Path | None = None
-        self._folders: dict[tuple[str, str], dict[str, int]] = {}  # (commit, folder) -> its files (`list_dir`)
+        # (commit, folder) -> its files and its folders' names (`list_dir`)
+        self._folders: dict[tuple[str, str], tuple[dict[str, int], frozenset[str]]] = {}
         self._fs: Any = None  # the file system its large files are read through (`open`)
 
     def _full(self, path: str) -> str:
@@ -403,7 +404,7 @@ class HubStore:
         """The files directly in folder `path` of the repo (name -> size): one non-recursive tree request."""
         from huggingface_hub import HfApi, constants
         from huggingface_hub.errors import EntryNotFoundError
-        from huggingface_hub.hf_api import RepoFile
+        from huggingface_hub.hf_api import RepoFile, RepoFolder
 
         if constants.is_offline_mode() or self._offline_root is not None:
             return self._cache_store(self._offline_root or self._cached_root()).list_dir(path)
@@ -412,17 +413,22 @@ class HubStore:
         with hub_errors(self.where, self.ref.revision):
             if self.commit is None:
                 self.commit = commit_of(self.ref, self.token)
-            # a folder at a commit never changes: listed once per store (opening a run lists a few folders twice)
+            # a folder at a commit never changes: listed once per store (opening a run lists a few folders twice),
+            # and one its parent's listing does not hold is not asked for (a run without rescored/)
             key = (self.commit, full)
             if (known := self._folders.get(key)) is not None:
-                return dict(known)
+                return dict(known[0])
+            parent, _, name = full.rpartition("/")
+            if full and (above := self._folders.get((self.commit, parent))) is not None and name not in above[1]:
+                return {}
             try:
                 tree = list(api.list_repo_tree(self.ref.repo_id, path_in_repo=full or None, repo_type="dataset",
                                                recursive=False, revision=self.commit))
             except EntryNotFoundError:
                 tree = []
         cut = len(full) + 1 if full else 0
-        self._folders[key] = got = {e.path[cut:]: e.size for e in tree if isinstance(e, RepoFile)}
+        got = {e.path[cut:]: e.size for e in tree if isinstance(e, RepoFile)}
+        self._folders[key] = (got, frozenset(e.path[cut:] for e in tree if isinstance(e, RepoFolder)))
         return dict(got)
 
     def _download(self, path: str, max_bytes: int = MAX_SMALL_BYTES) -> bytes | str:
