@@ -66,7 +66,10 @@ the public visitor 0.83x CPU, 0.75x memory. Before a
 read's column chunks came in one range and eight shards at once, that visitor took 4.3-5.1 s CPU, 438 MB and 728
 requests (29 s wall at 30 ms); before every reduction of the page was made in one pass over the shards
 (`RunTable.reduced`), 6.6-7.5 s CPU and 917 requests; before they were read shard by shard at all, 777 MB.
-Against 26d0a46 at 128,000 rollouts (medians of 5): stats 0.18x
+The visitor's handlers answered on worker threads, as Gradio's are, against c470b2e (before a Hub run's opening
+asked for its commit and each folder once, read its small files side by side and read its shards through one file
+system for all threads), alternately, medians of 3: 363 -> 321 requests, CPU 3.17 -> 3.16 s, 233 -> 226 MB; at 60 ms
+a request 6.31 -> 5.19 s wall. Against 26d0a46 at 128,000 rollouts (medians of 5): stats 0.18x
 (CPU 0.13x, memory 0.81x), first visit 0.41x, later visits 1.02x, page memory 0.77x.
 
     .venv/bin/python bench/bench_run_table.py [--run /work/bench-runs/run-1m] [--parts stats page search public]
