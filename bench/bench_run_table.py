@@ -69,7 +69,8 @@ requests (29 s wall at 30 ms); before every reduction of the page was made in on
 The visitor's handlers answered on worker threads, as Gradio's are, against c470b2e (before a Hub run's opening
 asked for its commit and each folder once, read its small files side by side and read its shards through one file
 system for all threads), alternately, medians of 3: 363 -> 321 requests, CPU 3.17 -> 3.16 s, 233 -> 226 MB; at 60 ms
-a request 6.31 -> 5.19 s wall. Against 26d0a46 at 128,000 rollouts (medians of 5): stats 0.18x
+a request 6.31 -> 5.19 s wall; sixteen shards read at once instead of eight (alternately, medians of 3, at 60 ms a
+request): 5.37 -> 4.56 s wall, 230 -> 231 MB. Against 26d0a46 at 128,000 rollouts (medians of 5): stats 0.18x
 (CPU 0.13x, memory 0.81x), first visit 0.41x, later visits 1.02x, page memory 0.77x.
 
     .venv/bin/python bench/bench_run_table.py [--run /work/bench-runs/run-1m] [--parts stats page search public]

@@ -462,7 +462,7 @@ class HubStore:
         if self._fs is None:
             # one for every thread reading the store's files: huggingface_hub keeps an instance per thread (a new
             # one starting from the main thread's), each listing a file's folder before its first read, and the app
-            # reads on request threads: a run's shards read eight at once listed their folder eight times more.
+            # reads on request threads: a run's shards read sixteen at once listed their folder sixteen times more.
             # Shared, the first read (run_table.in_order reads it alone) lists it for all
             self._fs = HfFileSystem(token=self.token, skip_instance_cache=True)
         fs = self._fs
