@@ -168,5 +168,3 @@ def test_a_hub_stores_files_read_on_several_threads_list_their_folder_once(tmp_p
         assert got == [b"PAR1"] * len(names)
         listed = [p for p in hub.paths("GET") if p.endswith(f"/tree/{SHA}/rollouts")]
         assert len(listed) == 1, listed
-
-

@@ -279,7 +279,7 @@ def test_the_run_page_says_how_often_a_large_live_run_is_read_again(tmp_path, mo
     assert every(root) == pytest.approx(5.2) and run_view.POLL_S < 5.2
     assert every(ended) == 0.0  # an ended run is not followed at all
     hub = type("HubTable", (), {"kind": "hub", "stands_s": lambda self: 0.5})()  # asked for its commit every 10 s
-    assert rv.service.follower.every_s(hub, run_view.POLL_S) == follower.HUB_CHECK_S > run_view.POLL_S
+    assert rv.service.follower.every_s(hub) == follower.HUB_CHECK_S > run_view.POLL_S
 
 
 def test_follow_after_truncate_and_rewrite(tmp_path):

@@ -54,11 +54,10 @@ class RunFollower:
                 self._stats.put(id(t), stats)
         return stats
 
-    def every_s(self, t: RunTable, poll_s: float) -> float:
-        """How often a page asking every `poll_s` seconds sees the run of `t` read again while it is recorded: a
-        Hub run at most every HUB_CHECK_S (its latest commit asked for), a local run at each poll unless it is so
-        large that its snapshot stands longer (`RunTable.stands_s`)."""
-        return max(poll_s, HUB_CHECK_S if t.kind == "hub" else t.stands_s())
+    def every_s(self, t: RunTable) -> float:
+        """The least seconds between two reads of the run of `t` while it is recorded, however often its pages ask:
+        a Hub run's latest commit is asked for every HUB_CHECK_S, a local run's snapshot stands `RunTable.stands_s`."""
+        return HUB_CHECK_S if t.kind == "hub" else t.stands_s()
 
     def follow(self, src: str) -> RunTable | None:
         """The run `src` names with what its recorder wrote since: a local run's grown tails (and its shared

@@ -70,7 +70,7 @@ class RunView:
 
     def _every_s(self, t: RunTable) -> float:
         """How often the page sees the run read again, when that is less often than its timer asks (else 0)."""
-        every = self.service.follower.every_s(t, POLL_S)
+        every = self.service.follower.every_s(t)
         return every if every > POLL_S else 0.0
 
     def _bounded(self, stats: list[run_stats.VersionStats]) -> bool:
