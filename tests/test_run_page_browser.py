@@ -240,6 +240,24 @@ def test_a_large_live_run_says_how_often_it_is_read_again(page, app_url, tmp_pat
     assert page.errors == []
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_zip_of_a_live_run_says_it_is_a_copy(page, app_url, tmp_path, scheme):
+    """A zip of a run still being recorded never changes: its badge says it is a copy that is not followed, not
+    "following" (its page sets no timer: tests/test_run_view.py)."""
+    root = tmp_path / "live-run"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
+    (root / "segments" / next(p.name for p in (root / "segments").glob("*.end.json"))).unlink()  # not ended
+    zipped = shutil.make_archive(str(tmp_path / "copy"), "zip", root)
+    page.set_viewport_size({"width": 1024, "height": 768})
+    open_run_page(page, url_of(app_url, zipped, **({"__theme": "dark"} if scheme == "dark" else {})))
+    badge = page.locator("[data-testid=run-live]")
+    badge.wait_for(timeout=TIMEOUT)
+    assert badge.inner_text() == "● recorded live · a copy, not followed"
+    assert "not read again" in badge.get_attribute("title")
+    page.screenshot(path=str(SHOTS / f"run-live-copy-1024x768-{scheme}.png"))
+    assert page.errors == []
+
+
 @pytest.fixture(scope="module")
 def big_run(tmp_path_factory):
     """2,000 versions (1 group of 2 rollouts each: the charts' width, not the index's length, is the point)."""

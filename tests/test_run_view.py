@@ -152,3 +152,32 @@ def test_hub_follow_one_request_per_interval_per_run_and_new_commits(tmp_path, m
         now[0] += HUB_CHECK_S
         last = rv.poll(grown[rv.src_state])
         assert last[rv.timer].active is False
+
+
+def test_a_copy_of_a_live_run_says_it_is_not_followed(tmp_path, monkeypatch):
+    """A zip of a run being recorded, or a Hub run pinned to a commit, never changes: its head says it is a copy
+    that is not followed, its page sets no timer, and a poll asks the Hub nothing. The same run at its branch is
+    followed."""
+    from support.hub_standin import HubStandIn
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", repo)
+    next((repo / "segments").glob("*.end.json")).unlink()  # the run is being recorded
+    zipped = shutil.make_archive(str(tmp_path / "copy"), "zip", repo)
+    with HubStandIn({"org/run": repo}) as hub:
+        hub.patch(monkeypatch, tmp_path / "cache")
+        rv = RunView(Service("", public=False))
+        with gr.Blocks():
+            rv.render()
+        now = [1000.0]
+        rv.service.follower.clock = lambda: now[0]
+        for src, followed in ((str(repo), True), ("org/run", True), (zipped, False), (f"org/run@{hub.sha}", False)):
+            shown = rv.show(src, {})
+            head = _decode(shown[rv.head_html], RunHead)
+            assert head.live and head.followed is followed, src
+            assert shown[rv.timer].active is followed, src
+            if not followed:
+                assert head.every_s == 0.0
+                hub.requests.clear()
+                now[0] += 2 * HUB_CHECK_S
+                assert rv.poll(shown[rv.src_state])[rv.timer].active is False  # a stale timer is stopped
+                assert hub.paths() == [], src  # a pinned commit is not asked for again

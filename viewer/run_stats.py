@@ -151,8 +151,11 @@ class RunHead(msgspec.Struct, frozen=True, kw_only=True):
     versions: int
     groups: int
     rollouts: int
-    # while live, how often the page sees the run read again when that is less often than it asks (a large run,
-    # a Hub run: RunFollower.every_s); 0: at every ask
+    # while live, whether the page reads the run again: False for a copy of a live run (a zip, a Hub run pinned
+    # to a commit), which no later read changes (RunTable.followed)
+    followed: bool = False
+    # while followed, how often the page sees the run read again when that is less often than it asks (a large
+    # run, a Hub run: RunFollower.every_s); 0: at every ask
     every_s: float = 0.0
     notes: list[str]  # plain-language health notes, most important first
     problems: list[str]  # what the reader found wrong (file, line, field)

@@ -614,6 +614,12 @@ class RunTable:
     def live(self) -> bool:
         return self.run_files.live
 
+    @property
+    def followed(self) -> bool:
+        """Reading the run again can show more: it is live, and its store can change (a folder, a Hub branch); a
+        zip, or a Hub run pinned to a commit, is a copy of a live run that no later read changes."""
+        return self.live and bool(getattr(getattr(self.store, "store", None), "moves", False))
+
     # -- columns -------------------------------------------------------------------------------------
 
     def column(self, name: str) -> pa.ChunkedArray:

@@ -82,6 +82,11 @@ class FolderStore:
         self.label = label or str(root)
         self.links_within = links_within
 
+    @property
+    def moves(self) -> bool:
+        """Reading it again can find more: a folder a recorder writes to can grow; a Hub cache's snapshot cannot."""
+        return self.links_within is None
+
     def list(self, max_entries: int = MAX_ENTRIES) -> Listing:
         listing = Listing()
         stack = [(str(self.root), "")]  # plain strings: pathlib costs more than the walk itself here
@@ -203,6 +208,7 @@ class ZipStore:
     """A .zip read in place: the listing is its central directory; small members are read, nothing is unpacked."""
 
     kind: Literal["zip"] = "zip"
+    moves = False  # a copy: what it holds never changes
 
     def __init__(self, path: Path, label: str | None = None):
         self.path = Path(path)
@@ -338,6 +344,13 @@ class HubStore:
         # (commit, folder) -> its files and its folders' names (`list_dir`)
         self._folders: dict[tuple[str, str], tuple[dict[str, int], frozenset[str]]] = {}
         self._fs: Any = None  # the file system its large files are read through (`open`)
+
+    @property
+    def moves(self) -> bool:
+        """Reading it again can find more: a branch or tag gets new commits; a revision that is a commit never does."""
+        from huggingface_hub.file_download import REGEX_COMMIT_HASH
+
+        return not (self.ref.revision and REGEX_COMMIT_HASH.fullmatch(self.ref.revision))
 
     def _full(self, path: str) -> str:
         return "/".join(p for p in (self.ref.subfolder, path) if p)

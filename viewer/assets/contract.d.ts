@@ -634,6 +634,7 @@ interface RunHead {
   versions: number;
   groups: number;
   rollouts: number;
+  followed: boolean;
   every_s: number;
   notes: string[];
   problems: string[];

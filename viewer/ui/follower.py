@@ -100,7 +100,7 @@ class RunFollower:
         self._hub_checked[src] = now
         store = run.store.store if run.store is not None else None
         ref, seen = getattr(store, "ref", None), getattr(store, "commit", None)
-        if ref is None or seen is None:
+        if ref is None or seen is None or not getattr(store, "moves", False):  # a commit: a copy, never newer
             return None
         try:
             latest = commit_of(ref, getattr(store, "token", None))

@@ -62,9 +62,9 @@ class RunView:
         files, m = t.run_files, t.run_files.manifest
         return run_stats.RunHead(
             serial=next(_serial), src=src, model=m.model if m else "?", trl=m.versions.get("trl", "?") if m else "?",
-            started_at=m.started_at if m else "", live=files.live, versions=len(stats),
+            started_at=m.started_at if m else "", live=files.live, followed=t.followed, versions=len(stats),
             groups=sum(s.groups for s in stats), rollouts=len(t),
-            every_s=self._every_s(t) if files.live else 0.0,
+            every_s=self._every_s(t) if t.followed else 0.0,
             notes=run_stats.recorder_notes(t) + bound + run_stats.health_notes(stats, files.live),
             problems=[str(p) for p in t.problems()[:20]] + files.notes[:5])
 
@@ -107,7 +107,7 @@ class RunView:
         if (bad_link := run_link_problem(run, params)) is not None:  # said first, where the visitor looks
             head = msgspec.structs.replace(head, notes=[bad_link, *head.notes])
         return {self.column: gr.update(visible=True), self.head_html: encode_value(head),
-                self.body_html: encode_value(body), self.timer: gr.Timer(active=run.run_files.live),
+                self.body_html: encode_value(body), self.timer: gr.Timer(active=run.followed),
                 self.src_state: (src, run.state)}
 
     # -- events ----------------------------------------------------------------------------------------
@@ -146,12 +146,12 @@ class RunView:
 
     def poll(self, seen: Any) -> dict:
         """The timer: the run's parts again when its files grew since this visitor's last value, else only the
-        timer (on while the run is live); reading only the grown tails of its line files."""
+        timer (on while the run is followed: live, and not a copy); reading only what grew since."""
         src, stamp = seen if isinstance(seen, tuple) and len(seen) == 2 else ("", None)
         run = self.service.follower.follow(src) if src and self.service.is_run(src) else None
         if run is None:
             return {self.timer: gr.Timer(active=False)}
-        live = run.run_files.live
+        live = run.followed
         if run.state == stamp:
             return {self.timer: gr.Timer(active=live)}
         try:

@@ -1040,11 +1040,9 @@ var RunPage = (() => {
     const n = (n2) => n2.toLocaleString("en-US");
     const facts = `${n(h.versions)} policy versions · ${n(h.groups)} groups · ${n(h.rollouts)} rollouts · TRL ${h.trl}` + (h.started_at ? ` · started ${h.started_at.slice(0, 16).replace("T", " ")}` : "");
     const slow = h.every_s > 0;
-    const live = h.live ? el(
-      "span",
-      { class: "rp-live", "data-testid": "run-live", title: "a segment of this run has not ended: new versions appear here as the recorder writes them" + (slow ? `; this run is read again every ~${Math.round(h.every_s)} s (a run this large, or on the Hub, is not read at every poll): what is recorded meanwhile appears then` : "") },
-      slow ? `● recording · read every ~${Math.round(h.every_s)} s` : "● recording · following"
-    ) : null;
+    const badge = !h.followed ? "● recorded live · a copy, not followed" : slow ? `● recording · read every ~${Math.round(h.every_s)} s` : "● recording · following";
+    const title = !h.followed ? "a segment of this run had not ended when this copy was made (a zip, or a Hub run pinned to a commit): it is not read again; open the run's folder, or its Hub branch, to follow it" : "a segment of this run has not ended: new versions appear here as the recorder writes them" + (slow ? `; this run is read again every ~${Math.round(h.every_s)} s (a run this large, or on the Hub, is not read at every poll): what is recorded meanwhile appears then` : "");
+    const live = h.live ? el("span", { class: h.followed ? "rp-live" : "rp-live rp-copy", "data-testid": "run-live", title }, badge) : null;
     const notes = h.notes.length ? el(
       "ul",
       { class: "rp-notes", "data-testid": "run-notes" },

@@ -76,13 +76,18 @@ function renderHead(box, h) {
   const n = (n) => n.toLocaleString("en-US");  // 1,024,000 as the index writes it
   const facts = `${n(h.versions)} policy versions · ${n(h.groups)} groups · ${n(h.rollouts)} rollouts · TRL ${h.trl}` +
     (h.started_at ? ` · started ${h.started_at.slice(0, 16).replace("T", " ")}` : "");
-  // a large run is read again less often than the page asks (RunHead.every_s): the badge says how often
+  // a large run is read again less often than the page asks (RunHead.every_s): the badge says how often; a copy
+  // of a live run (a zip, a Hub commit) is never read again (RunHead.followed): the badge says so
   const slow = h.every_s > 0;
-  const live = h.live ? el("span", {class: "rp-live", "data-testid": "run-live", title:
-    "a segment of this run has not ended: new versions appear here as the recorder writes them" + (slow ?
+  const badge = !h.followed ? "● recorded live · a copy, not followed"
+    : slow ? `● recording · read every ~${Math.round(h.every_s)} s` : "● recording · following";
+  const title = !h.followed
+    ? "a segment of this run had not ended when this copy was made (a zip, or a Hub run pinned to a commit): " +
+      "it is not read again; open the run's folder, or its Hub branch, to follow it"
+    : "a segment of this run has not ended: new versions appear here as the recorder writes them" + (slow ?
       `; this run is read again every ~${Math.round(h.every_s)} s (a run this large, or on the Hub, is not read at ` +
-      "every poll): what is recorded meanwhile appears then" : "")},
-    slow ? `● recording · read every ~${Math.round(h.every_s)} s` : "● recording · following") : null;
+      "every poll): what is recorded meanwhile appears then" : "");
+  const live = h.live ? el("span", {class: h.followed ? "rp-live" : "rp-live rp-copy", "data-testid": "run-live", title}, badge) : null;
   const notes = h.notes.length ? el("ul", {class: "rp-notes", "data-testid": "run-notes"},
     ...h.notes.map((n) => el("li", {text: n}))) : el("div", {class: "rp-ok", "data-testid": "run-notes"}, "nothing looks off");
   const problems = h.problems.length ? el("details", {class: "rp-problems"},
