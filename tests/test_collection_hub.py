@@ -168,3 +168,36 @@ def test_a_hub_stores_files_read_on_several_threads_list_their_folder_once(tmp_p
         assert got == [b"PAR1"] * len(names)
         listed = [p for p in hub.paths("GET") if p.endswith(f"/tree/{SHA}/rollouts")]
         assert len(listed) == 1, listed
+
+
+def test_a_hub_runs_problems_come_in_the_order_of_its_shards_whichever_read_ends_first(tmp_path, monkeypatch):
+    """A Hub run's shards are read several at once, and its consumption table beside its rollouts: what each read
+    finds is said in the shards' order, rollouts before consumption, as the same run read from its folder (one
+    shard after another) says it, however the reads interleave. Here the first bad shard's read ends last."""
+    import time
+
+    from bench.make_run import make as make_run
+    from rollout_trace.artifact import run_shards, run_table
+    from rollout_trace.artifact.run import open_run
+
+    repo = tmp_path / "repo"
+    make_run(repo, versions=20, groups=2, k=4, rare_every=0, seal_rows=16)
+    shards = sorted((repo / "rollouts").glob("*.parquet"))
+    consumed = sorted((repo / "consumed").glob("*.parquet"))
+    assert len(shards) >= 5 and consumed
+    for bad in (shards[1], shards[3], consumed[0]):
+        bad.write_bytes(b"PAR1" + b"not a table" * 100)
+    local = [str(p) for p in open_run(str(repo)).problems]
+    assert len(local) == 3 and "rollouts/" + shards[1].name in local[0] and "consumed/" in local[2]
+    real = run_table.read_columns
+
+    def slow(open_file, path, *args, **kwargs):  # the first bad shard's read, and the consumption's, end last
+        if path.endswith((shards[1].name, consumed[0].name)):
+            time.sleep(0.3)
+        return real(open_file, path, *args, **kwargs)
+
+    monkeypatch.setattr(run_table, "read_columns", slow)
+    assert run_shards.read_columns is not slow
+    with HubStandIn({"org/run": repo}) as hub:
+        hub.patch(monkeypatch, tmp_path / "cache")
+        assert [str(p) for p in open_run("org/run").problems] == local

@@ -116,7 +116,7 @@ def test_zero_spread_and_live_notes():
     stats = [_stats(1), _stats(2, zero_spread=6), _stats(3, zero_spread=8, dropped={"in-queue": 64})]
     notes = health_notes(stats, live=True)
     assert "88% of groups with zero reward spread (GRPO learns nothing from them) since version 2" in notes
-    assert "64 rollouts recorded and not yet taken by the trainer (training runs)" in notes
+    assert "64 rollouts recorded and not yet taken by the trainer (it was still training)" in notes
     assert not any("never trained" in n for n in notes)  # waiting for the trainer is not dropped while it runs
     assert health_notes([], live=True)[0].startswith("no rollout is recorded yet: the run is being recorded")
 

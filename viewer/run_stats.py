@@ -512,7 +512,7 @@ def health_notes(stats: Sequence[VersionStats], live: bool = False) -> list[str]
         detail = ", ".join(f"{c} {n}" for c, n in causes.most_common())
         notes.append(f"{never} of {total} rollouts were never trained ({detail})")
     if waiting:
-        notes.append(f"{waiting} rollouts recorded and not yet taken by the trainer (training runs)")
+        notes.append(f"{waiting} rollouts recorded and not yet taken by the trainer (it was still training)")
     if stats and all(s.passed == 0 for s in stats) and any(s.pass_rate is not None for s in stats):
         notes.append("no rollout passed every held-out test at any version")
     return notes[:MAX_NOTES]

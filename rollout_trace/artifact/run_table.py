@@ -32,7 +32,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -178,11 +178,49 @@ class RunTableError(RolloutTraceError, ValueError):
     """A source that is not a run, or a column a query names that the table does not hold."""
 
 
+# What a shard read found, held back while the read runs beside others (`in_order`, `held`) and said in the
+# shards' order once its turn comes: a run's problems are named in one order however its reads interleave
+_held: contextvars.ContextVar[list[Callable[[], None]] | None] = contextvars.ContextVar("held_said", default=None)
+
+
+@dataclass
+class Held:
+    """What `held` ran: its result or what it raised, and the calls that say what it found (`say`)."""
+
+    value: Any = None
+    error: BaseException | None = None
+    said: list[Callable[[], None]] = field(default_factory=list)
+
+    def say(self) -> Any:
+        """Say what was held back, in the order it was found (into the caller's own hold, when it holds), then the
+        result, or raise what was raised."""
+        for call in self.said:
+            call()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+def held(fn: Callable[..., _R], *args: Any) -> Held:
+    """`fn(*args)` with what it finds held back (`RunTable._said`), for its caller to say in its turn."""
+    out = Held()
+    token = _held.set(out.said)
+    try:
+        out.value = fn(*args)
+    except BaseException as e:  # raised in its turn, by `say`, after what was found before it
+        out.error = e
+    finally:
+        _held.reset(token)
+    return out
+
+
 def in_order(read: Callable[[_T], _R], items: Iterable[_T], at_once: int) -> Iterator[_R]:
     """`read(item)` of each item, in order, up to `at_once` of them running at a time on threads of their own, each
     in the caller's context (a request's budget counts every byte they read); what one raised is raised here, in its
-    turn. The first is read on this thread before any other starts (it fills the caches the others share: a Hub
-    client's of the commit and the folder's files, asked for once rather than by every thread at once)."""
+    turn, and what one found is said here in its turn too (`held`), so problems come in the items' order whichever
+    read ends first. The first is read on this thread before any other starts (it fills the caches the others
+    share: a Hub client's of the commit and the folder's files, asked for once rather than by every thread at
+    once)."""
     items = iter(items)
     if at_once <= 1:
         yield from map(read, items)
@@ -191,14 +229,14 @@ def in_order(read: Callable[[_T], _R], items: Iterable[_T], at_once: int) -> Ite
         yield read(item)
         break
     pool = ThreadPoolExecutor(at_once, thread_name_prefix="shard-read")
-    ahead: deque[Future[_R]] = deque()
+    ahead: deque[Future[Held]] = deque()
     try:
         for item in items:
-            ahead.append(pool.submit(contextvars.copy_context().run, read, item))
+            ahead.append(pool.submit(contextvars.copy_context().run, held, read, item))
             if len(ahead) >= at_once:
-                yield ahead.popleft().result()
+                yield ahead.popleft().result().say()
         while ahead:
-            yield ahead.popleft().result()
+            yield ahead.popleft().result().say()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -342,8 +380,19 @@ class RunTable:
         self._tails: dict[tuple[str, str, str], pa.ChunkedArray] = {}
         self._starts = np.zeros(1, np.int64)
         self._reading = threading.Lock()  # one visitor reads a run's columns at a time: memory is spent once
-        self._stand()
-        self.consumed = self._consumed()
+        if self._at_once() == 1:
+            self._stand()
+            self.consumed = self._consumed()
+            return
+        # on the Hub each read waits on the network: the consumption table is read beside the rollouts' keys, and
+        # what it finds is said after what they found, as it is when they are read one after the other
+        with ThreadPoolExecutor(1, thread_name_prefix="consumed-read") as pool:
+            consumed = pool.submit(contextvars.copy_context().run, held, self._consumed)
+            try:
+                self._stand()
+            finally:
+                got = consumed.result()
+        self.consumed = got.say()
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -410,8 +459,11 @@ class RunTable:
     def _in_order(self, read: Callable[[_T], _R], items: Iterable[_T]) -> Iterator[_R]:
         """`read` of each shard in `items`, in order: a Hub run's FETCHES at once (each read waits on the network),
         a local folder's or a zip's one after another on this thread (a read there costs a core, not a wait)."""
-        hub = getattr(getattr(self.store, "store", None), "kind", None) == "hub"
-        return in_order(read, items, FETCHES if hub else 1)
+        return in_order(read, items, self._at_once())
+
+    def _at_once(self) -> int:
+        """How many reads of this run run at a time: a Hub run's FETCHES, a local folder's or a zip's one."""
+        return FETCHES if getattr(getattr(self.store, "store", None), "kind", None) == "hub" else 1
 
     def _local(self) -> Path | None:
         """The run's folder on this machine (a bundled run, a local folder), None for a zip or a Hub run."""
@@ -498,7 +550,12 @@ class RunTable:
                                 part[name])
 
     def _said(self, problems: Sequence[Problem], notes: Sequence[str]) -> None:
-        """Problems and notes found reading a shard, each said once however often it is read."""
+        """Problems and notes found reading a shard, each said once however often it is read (held back, when read
+        beside other shards, until the shard's turn: `in_order`)."""
+        hold = _held.get()
+        if hold is not None:
+            hold.append(functools.partial(self._said, list(problems), list(notes)))
+            return
         with self._lock:
             self.read_problems += [p for p in problems if p not in self.read_problems]
             self.read_notes += [n for n in notes if n not in self.read_notes]
