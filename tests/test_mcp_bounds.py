@@ -93,3 +93,19 @@ def test_a_turn_of_long_tokens_and_two_long_answers_are_cut_to_fit():
     cut = bounded_compare(both)
     doc = json.loads(cut)
     assert len(cut.encode()) <= MAX_ANSWER_BYTES and "generated_cut" in doc["a"] and doc["prompt_differs_at"] == 3
+
+
+def test_run_summary_says_whether_asking_again_can_show_more(tmp_path):
+    """A run being recorded is live; its folder is followed (asked again, it shows what was recorded since), a zip
+    of it is not (a copy never changes)."""
+    import shutil
+
+    from rollout_trace.artifact.sources import EXAMPLES_DIR
+
+    run = tmp_path / "live-run"
+    shutil.copytree(EXAMPLES_DIR / "trl-run", run)
+    next((run / "segments").glob("*.end.json")).unlink()
+    zipped = shutil.make_archive(str(tmp_path / "copy"), "zip", run)
+    tools = McpTools(Service("trl-run", public=False))
+    said = {src: json.loads(tools.run_summary(src)) for src in (str(run), zipped, "trl-run")}
+    assert [(d["live"], d["followed"]) for d in said.values()] == [(True, True), (True, False), (False, False)]

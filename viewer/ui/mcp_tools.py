@@ -202,7 +202,8 @@ class McpTools:
         Args:
             source: the run: a bundled example name (e.g. "trl-run") or a Hub dataset id
             versions: policy versions to list, A:B (inclusive), A:, :B or A; empty for all (as many as fit)
-        Returns JSON: {versions: [...], notes: [...], findings: {...}, next_versions?} or {error}."""
+        Returns JSON: {live, followed, versions: [...], notes: [...], findings: {...}, next_versions?} or {error}:
+        live, a segment has not ended; followed, asking again can show more (false for a zip or a Hub commit)."""
         try:
             lo, hi = parse_versions(versions or None)
         except QueryError as e:
@@ -228,7 +229,7 @@ class McpTools:
         shown = [v for v in stats if _in_range(v.version, lo, hi)]
         rules = [msgspec.structs.replace(r, per_version={k: n for k, n in r.per_version.items()
                                                         if _in_range(int(k), lo, hi)}) for r in found.rules] if found else []
-        doc = msgspec.to_builtins({"source": src, "model": model, "live": live, "versions": shown,
+        doc = msgspec.to_builtins({"source": src, "model": model, "live": live, "followed": t.followed, "versions": shown,
                                    "notes": run_stats.health_notes(stats, live) + ([found.covers] if found and found.covers else []),
                                    "findings": rules})
 
