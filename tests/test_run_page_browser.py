@@ -388,6 +388,52 @@ def test_a_chart_reads_the_version_under_the_pointer_and_a_click_opens_it(page, 
     assert page.errors == []
 
 
+IN_BOX = """v => { const b = document.querySelector('.rp-vbox').getBoundingClientRect();
+    const r = document.querySelector(`[data-testid=run-version][data-version='${v}']`).getBoundingClientRect();
+    const g = document.querySelector('[data-testid=run-group]').getBoundingClientRect();
+    return r.top >= b.top - 1 && g.bottom <= b.bottom + 1; }"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_version_opened_far_down_the_table_stays_in_sight(page, app_url, big_run, scheme):
+    """2,000 versions in a table with its own scroll: a row clicked past the first screen, a version a chart's click
+    opens beyond the rows listed, and a link's version are each shown with their groups in the table's box (its
+    scroll once went back to the top when the groups arrived, and a chart's version was left out of sight). A
+    click opens the version the readout names, though a pixel holds several versions and the click's position
+    is not the pointer's last one to the fraction of a pixel."""
+    page.set_viewport_size({"width": 1024, "height": 768})
+    dark = {"__theme": "dark"} if scheme == "dark" else {}
+    open_run_page(page, url_of(app_url, str(big_run), **dark))
+    box = page.locator(".rp-vbox")
+    box.evaluate("b => { b.scrollTop = b.scrollHeight / 3; }")
+    row = page.locator("[data-testid=run-version][data-version='45']")
+    row.click()
+    page.wait_for_selector("[data-testid=run-version][data-version='45'][aria-expanded=true]", timeout=TIMEOUT)
+    page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
+    page.wait_for_function(IN_BOX, arg=45, timeout=TIMEOUT)
+    assert box.evaluate("b => b.scrollTop") > 0
+    # a chart's click, within a pixel of where the readout was read: the readout's version opens, in sight
+    page.locator("#run-reward-plot").scroll_into_view_if_needed()
+    over = page.locator("#run-reward-plot .u-over").bounding_box()
+    x, y = round(over["x"] + over["width"] * 0.7), round(over["y"] + over["height"] / 2)
+    page.mouse.move(x + 0.45, y)
+    page.wait_for_function("document.querySelector('#run-reward-plot').dataset.hover", timeout=TIMEOUT)
+    read = page.locator("#run-reward-plot").get_attribute("data-hover")
+    assert int(read) > 100  # beyond the rows the table lists
+    # the click as a browser may report it, at the whole pixel (a real click does not move the pointer first)
+    page.locator("#run-reward-plot .u-over").dispatch_event("click", {"clientX": x, "clientY": y, "bubbles": True})
+    page.wait_for_selector(f"[data-testid=run-version][data-version='{read}'][aria-expanded=true]", timeout=TIMEOUT)
+    assert query(page)["version"] == read
+    page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
+    page.wait_for_function(IN_BOX, arg=int(read), timeout=TIMEOUT)
+    page.screenshot(path=str(SHOTS / f"run-2000-chart-opened-1024x768-{scheme}.png"))
+    # a link to a version beyond the rows listed opens with it in sight
+    open_run_page(page, url_of(app_url, str(big_run), version="1500", **dark))
+    page.wait_for_selector("[data-testid=run-version][data-version='1500'][aria-expanded=true]", timeout=TIMEOUT)
+    page.wait_for_function(IN_BOX, arg=1500, timeout=TIMEOUT)
+    assert page.errors == []
+
+
 def test_the_versions_table_sorts_every_version_and_the_link_keeps_it(page, app_url, big_run):
     """2,000 versions, 100 listed: a heading sorts all of them (the worst reward mean first, then reversed),
     aria-sort says which way, the link keeps it and a reload restores it."""

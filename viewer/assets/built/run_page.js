@@ -399,12 +399,17 @@ var RunPage = (() => {
       cross.hidden = dot.hidden = read.hidden = true;
       delete box.dataset.hover;
     }
-    over.addEventListener("pointermove", (ev) => show(under(ev)));
+    let readAt = NaN;
+    over.addEventListener("pointermove", (ev) => {
+      readAt = ev.clientX;
+      show(under(ev));
+    });
     over.addEventListener("pointerleave", () => {
+      readAt = NaN;
       if (document.activeElement !== box) hide();
     });
     over.addEventListener("click", (ev) => {
-      const i = under(ev);
+      const i = at >= 0 && Math.abs(ev.clientX - readAt) <= 1 ? at : under(ev);
       show(i);
       if (open) open(hv.xs[i]);
     });
@@ -1062,7 +1067,7 @@ var RunPage = (() => {
         { class: "rp-title" },
         el("b", { text: "Run " }),
         el("span", { class: "rp-model", text: h.model }),
-        el("span", { class: "rp-facts", text: " · " + facts }),
+        el("span", { class: "rp-facts", text: facts }),
         live,
         el("button", { type: "button", class: "rp-present", title: "presentation mode (p): large type, j/k move, Enter opens" }, "present")
       ),
@@ -1180,7 +1185,7 @@ var RunPage = (() => {
   function taskPanel(body) {
     const pick = el("select", { class: "rp-taskpick", "data-testid": "run-task-pick" });
     pick.append(new Option("follow a task across versions…", ""));
-    for (const t2 of body.tasks) pick.append(new Option(`${t2.title} (${t2.versions} versions)`, t2.task_id));
+    for (const t2 of body.tasks) pick.append(new Option(`${t2.title} (${t2.versions} version${t2.versions === 1 ? "" : "s"})`, t2.task_id));
     pick.value = body.task ? body.task.task_id : "";
     const parts = [el("div", { class: "rp-taskbar" }, pick)];
     const t = body.task;
@@ -1294,12 +1299,16 @@ var RunPage = (() => {
       const b = state.body;
       if (!b) return;
       top.dataset.serial = String(b.serial);
+      const was = box.querySelector(".rp-vbox");
+      const scrolled = was ? was.scrollTop : 0;
       list.replaceChildren(
         el("h3", { text: "Versions → groups" }),
         el("div", { class: "rp-dim", text: "Click a version for its groups, a group for its map (then a rollout for its tokens). pass = every held-out test passed · zero spread = every advantage 0 · never trained = no row of it in the loss" }),
         el("div", { class: "rp-vbox" }, versionsTable(b, state)),
         taskPanel(b)
       );
+      const vb = box.querySelector(".rp-vbox");
+      if (vb) vb.scrollTop = scrolled;
       const rs = box.querySelectorAll("tr.rp-cur");
       if (state.cursor >= rs.length) state.cursor = rs.length - 1;
       if (state.cursor >= 0) rs[state.cursor].classList.add("rp-cursor");
@@ -1318,9 +1327,19 @@ var RunPage = (() => {
       state.groups = got && got.groups || [];
       draw2();
       if (again) return;
+      showOpen();
       const first = box.querySelector("tr.rp-grow");
       const row = box.querySelector("tr.rp-vrow.open");
       if (presenting() && first && row && first.getBoundingClientRect().bottom > innerHeight) row.scrollIntoView({ block: "start" });
+    }
+    function showOpen() {
+      const vb = box.querySelector(".rp-vbox");
+      const row = box.querySelector("tr.rp-vrow.open");
+      if (!vb || !row) return;
+      const b = vb.getBoundingClientRect(), r = row.getBoundingClientRect();
+      const first = box.querySelector("tr.rp-grow");
+      const below = first ? first.getBoundingClientRect().bottom : r.bottom;
+      if (r.top < b.top || below > b.bottom) vb.scrollTop += r.top - b.top;
     }
     const groupPlace = (path) => {
       const m = /-v(\d+)-g(\d+)$/.exec(path || "");
@@ -1563,6 +1582,7 @@ var RunPage = (() => {
         const linked = !same && new URL(window.location.href).searchParams.get("row");
         if (linked && !state.opened) state.opened = linked.replace(/\/rollout-\d+$/, "");
         draw2();
+        if (!same && state.version !== null) showOpen();
         if (!same) versus.start(b.src);
         charts.update(b.versions, b.task);
         if (b.refresh && state.version !== null) openVersion(state.version, true);

@@ -227,9 +227,16 @@ function attachHover(box, u, hv, open) {
     cross.hidden = dot.hidden = read.hidden = true;
     delete box.dataset.hover;
   }
-  over.addEventListener("pointermove", (ev) => show(under(ev)));
-  over.addEventListener("pointerleave", () => { if (document.activeElement !== box) hide(); });
-  over.addEventListener("click", (ev) => { const i = under(ev); show(i); if (open) open(hv.xs[i]); });
+  // where the pointer was when the readout was last moved: a click within a pixel of it opens the version the
+  // readout names (a pixel holds several versions of a long run, and a click's position is rounded, a move's not)
+  let readAt = NaN;
+  over.addEventListener("pointermove", (ev) => { readAt = ev.clientX; show(under(ev)); });
+  over.addEventListener("pointerleave", () => { readAt = NaN; if (document.activeElement !== box) hide(); });
+  over.addEventListener("click", (ev) => {
+    const i = at >= 0 && Math.abs(ev.clientX - readAt) <= 1 ? at : under(ev);
+    show(i);
+    if (open) open(hv.xs[i]);
+  });
   box.addEventListener("focus", () => show(at < 0 ? hv.xs.length - 1 : at));
   box.addEventListener("blur", hide);
   box.addEventListener("keydown", (ev) => {

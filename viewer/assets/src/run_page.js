@@ -94,7 +94,7 @@ function renderHead(box, h) {
     el("summary", {text: `${h.problems.length} reader notes and problems`}), ...h.problems.map((p) => el("div", {text: p}))) : null;
   box.replaceChildren(el("div", {class: "rp rp-head", "data-testid": "run-head", "data-serial": String(h.serial)},
     el("div", {class: "rp-title"}, el("b", {text: "Run "}), el("span", {class: "rp-model", text: h.model}),
-       el("span", {class: "rp-facts", text: " · " + facts}), live,
+       el("span", {class: "rp-facts", text: facts}), live,
        el("button", {type: "button", class: "rp-present", title: "presentation mode (p): large type, j/k move, Enter opens"}, "present")),
     notes, problems));
   box.querySelector(".rp-present")?.addEventListener("click", () => document.dispatchEvent(new CustomEvent("rp-present")));
@@ -173,7 +173,7 @@ function versionsTable(body, state) {
 function taskPanel(body) {
   const pick = el("select", {class: "rp-taskpick", "data-testid": "run-task-pick"});
   pick.append(new Option("follow a task across versions…", ""));
-  for (const t of body.tasks) pick.append(new Option(`${t.title} (${t.versions} versions)`, t.task_id));
+  for (const t of body.tasks) pick.append(new Option(`${t.title} (${t.versions} version${t.versions === 1 ? "" : "s"})`, t.task_id));
   /** @type {HTMLSelectElement} */ (pick).value = body.task ? body.task.task_id : "";
   const parts = [el("div", {class: "rp-taskbar"}, pick)];
   const t = body.task;
@@ -248,10 +248,14 @@ function mountBody(box, api) {
     const b = state.body;
     if (!b) return;
     top.dataset.serial = String(b.serial);
+    const was = box.querySelector(".rp-vbox");  // the table is made anew: its scroll kept, the reader's place
+    const scrolled = was ? was.scrollTop : 0;
     list.replaceChildren(el("h3", {text: "Versions → groups"}),
       el("div", {class: "rp-dim", text: "Click a version for its groups, a group for its map (then a rollout for its tokens). " +
         "pass = every held-out test passed · zero spread = every advantage 0 · never trained = no row of it in the loss"}),
       el("div", {class: "rp-vbox"}, versionsTable(b, state)), taskPanel(b));
+    const vb = box.querySelector(".rp-vbox");
+    if (vb) vb.scrollTop = scrolled;
     const rs = box.querySelectorAll("tr.rp-cur");  // the cursor keeps its place: Enter on a version, then j, is its first group
     if (state.cursor >= rs.length) state.cursor = rs.length - 1;
     if (state.cursor >= 0) rs[state.cursor].classList.add("rp-cursor");
@@ -274,10 +278,22 @@ function mountBody(box, api) {
     state.groups = (got && got.groups) || [];
     draw();
     if (again) return;
+    showOpen();
     // presenting, large type puts a version's groups below the window: its row goes to the top, its groups under it
     const first = box.querySelector("tr.rp-grow");
     const row = box.querySelector("tr.rp-vrow.open");
     if (presenting() && first && row && first.getBoundingClientRect().bottom > innerHeight) row.scrollIntoView({block: "start"});
+  }
+  /** The open version's row and its first groups in the table's box (its own scroll, not the page's): a version
+   * opened far down the table (a chart's click, a link, a row past the first screen) is not left out of sight. */
+  function showOpen() {
+    const vb = box.querySelector(".rp-vbox");
+    const row = box.querySelector("tr.rp-vrow.open");
+    if (!vb || !row) return;
+    const b = vb.getBoundingClientRect(), r = row.getBoundingClientRect();
+    const first = box.querySelector("tr.rp-grow");
+    const below = first ? first.getBoundingClientRect().bottom : r.bottom;
+    if (r.top < b.top || below > b.bottom) vb.scrollTop += r.top - b.top;
   }
   /** A group's path "groups/<segment>-v000003-g000002" read as its place, or null @param {string | undefined} path */
   const groupPlace = (path) => {
@@ -462,6 +478,7 @@ function mountBody(box, api) {
       const linked = !same && new URL(window.location.href).searchParams.get("row");
       if (linked && !state.opened) state.opened = linked.replace(/\/rollout-\d+$/, "");
       draw();
+      if (!same && state.version !== null) showOpen();  // a link's version, in sight in its table
       if (!same) versus.start(b.src);
       charts.update(b.versions, b.task);
       if (b.refresh && state.version !== null) openVersion(state.version, true);
