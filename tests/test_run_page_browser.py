@@ -147,6 +147,7 @@ def test_presentation_mode_on_the_run_page(page, app_url):
     assert not page.locator("#source").is_visible() or page.evaluate(
         "getComputedStyle(document.querySelector('.tv-sourcebar')).visibility") == "hidden"
     assert page.evaluate("parseFloat(getComputedStyle(document.querySelector('.rp-versions')).fontSize)") >= 19
+    assert page.locator("button.rp-present").inner_text() == "leave (Esc)"  # the way out, on screen
     page.set_viewport_size({"width": 1024, "height": 768})
     page.wait_for_timeout(300)
     page.screenshot(path=str(SHOTS / "run-present-1024x768-light.png"))
@@ -163,10 +164,12 @@ def test_presentation_mode_on_the_run_page(page, app_url):
     page.keyboard.press("Enter")  # the cursor's group opens its map, still presenting
     page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
     assert page.locator(".ci.present").count() == 1
+    assert page.locator(".gm-present").inner_text() == "leave (Esc)"
     page.keyboard.press("Escape")
     # leaving presentation on the group map brings the app's chrome back: no blank room above the map
     page.wait_for_function("!document.body.classList.contains('tv-present')")
     assert page.evaluate("getComputedStyle(document.querySelector('.tv-sourcebar')).visibility") == "visible"
+    assert page.locator(".gm-present").inner_text() == "present"
     # the search panel (viewer/ui/find_panel.py) sits between the source bar and the index, above the map too:
     # the room measured is what lies below the last of them that shows
     gap = page.evaluate("""(() => {

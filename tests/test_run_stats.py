@@ -121,6 +121,15 @@ def test_zero_spread_and_live_notes():
     assert health_notes([], live=True)[0].startswith("no rollout is recorded yet: the run is being recorded")
 
 
+def test_a_large_runs_counts_are_written_with_separators():
+    """A note's counts are written as the head writes them (1,024,000), not as digits to count on a projector."""
+    stats = [_stats(v, rollouts=512_000, dropped={"in-queue": 101_888, "read-ahead": 512}) for v in (1, 2)]
+    notes = health_notes(stats)
+    assert "204,800 of 1,024,000 rollouts were never trained (in-queue 203,776, read-ahead 1,024)" in notes, notes
+    assert "203,776 rollouts recorded and not yet taken by the trainer (it was still training)" in health_notes(
+        stats, live=True)
+
+
 def test_task_track_follows_one_task_across_versions(run):
     t = task_track(run, TASK5)
     assert t is not None and [g.version for g in t.groups] == [2, 3] and t.versions == 2

@@ -464,8 +464,10 @@ def test_presentation_shows_the_drift_whole(browser, app_url, scheme, size):
     page = ctx.new_page()
     try:
         open_view(page, f"{app_url}/?turn=1")
+        assert page.locator(".tv-present-btn").inner_text() == "present"
         page.keyboard.press("p")
         page.wait_for_selector(".tv.present", timeout=TIMEOUT)
+        assert page.locator(".tv-present-btn").inner_text() == "leave (Esc)"  # the way out, on screen
         banner = page.locator(".tv-boundary.drift")
         said = banner.inner_text()
         assert "TURN 0 HAD" in said.upper() and "TURN 1'S PROMPT HAS" in said.upper() and "likely cause: whitespace" in said

@@ -461,7 +461,7 @@ def recorder_notes(run: RunLike) -> list[str]:
     lost = sum(s.end.groups_lost for s in segments if s.end is not None)
     first = next((s.end.first_error for s in segments if s.end is not None and s.end.first_error), None)
     if errors or lost:
-        notes.append(f"the recorder could not write {errors + lost} scored group(s) ({errors} write errors, {lost} "
+        notes.append(f"the recorder could not write {errors + lost:,} scored group(s) ({errors:,} write errors, {lost:,} "
                      "still queued when it stopped): this run's record is incomplete"
                      + (f"; first: {first}" if first else ""))
     elif first:
@@ -472,11 +472,11 @@ def recorder_notes(run: RunLike) -> list[str]:
     missing = t.unrecorded_trained()
     if missing.num_rows:
         steps = sorted({x for x in missing["step"].to_pylist() if x is not None})
-        notes.append(f"{missing.num_rows} row(s) the trainer trained have nothing recorded behind them (step(s) "
+        notes.append(f"{missing.num_rows:,} row(s) the trainer trained have nothing recorded behind them (step(s) "
                      f"{', '.join(map(str, steps[:6]))}): `python -m viewer check` names them")
     misfits = t.reduced("misfits")
     if misfits:
-        notes.append(f"{misfits} rollout(s) recorded without their files (TRL's rows, reward and advantage kept)")
+        notes.append(f"{misfits:,} rollout(s) recorded without their files (TRL's rows, reward and advantage kept)")
     return notes
 
 
@@ -509,10 +509,10 @@ def health_notes(stats: Sequence[VersionStats], live: bool = False) -> list[str]
     total = sum(s.rollouts for s in stats)
     never = sum(causes.values())
     if never:
-        detail = ", ".join(f"{c} {n}" for c, n in causes.most_common())
-        notes.append(f"{never} of {total} rollouts were never trained ({detail})")
+        detail = ", ".join(f"{c} {n:,}" for c, n in causes.most_common())  # 1,024,000 as the head writes it
+        notes.append(f"{never:,} of {total:,} rollouts were never trained ({detail})")
     if waiting:
-        notes.append(f"{waiting} rollouts recorded and not yet taken by the trainer (it was still training)")
+        notes.append(f"{waiting:,} rollouts recorded and not yet taken by the trainer (it was still training)")
     if stats and all(s.passed == 0 for s in stats) and any(s.pass_rate is not None for s in stats):
         notes.append("no rollout passed every held-out test at any version")
     return notes[:MAX_NOTES]

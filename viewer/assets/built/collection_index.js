@@ -36,6 +36,9 @@ var CollectionIndex = (() => {
     for (const c of children) if (c !== null && c !== void 0) e.append(c);
     return e;
   }
+  function presentLabel() {
+    return [el("span", { class: "present-off", text: "present" }), el("span", { class: "present-on", text: "leave (Esc)" })];
+  }
   function goTo(u, push) {
     if (push) history.pushState(push, "", u.toString());
     else history.replaceState(history.state, "", u.toString());
@@ -254,7 +257,7 @@ var CollectionIndex = (() => {
           class: "gm-present",
           "data-testid": "present",
           title: "presentation mode (p): large type, j/k move between rollouts, Enter opens one"
-        }, "present")
+        }, ...presentLabel())
       ),
       note,
       el("div", { class: "gm-help gm-dim", text: "Rows are sorted by advantage, best first. Click a rollout or a turn to open it; tick two rows and press compare to see a turn of both side by side; p presents the map." }),
@@ -475,7 +478,7 @@ var CollectionIndex = (() => {
         "div",
         { class: "ci-head" },
         el("span", { class: "ci-counts", "data-testid": "index-counts", "aria-live": "polite" }),
-        el("button", { type: "button", class: "ci-present", title: "presentation mode (p): large type, j/k move between rows, Enter opens one" }, "present"),
+        el("button", { type: "button", class: "ci-present", title: "presentation mode (p): large type, j/k move between rows, Enter opens one" }, ...presentLabel()),
         el(
           "span",
           { class: "ci-pager" },

@@ -36,6 +36,9 @@ var RunPage = (() => {
     for (const c of children) if (c !== null && c !== void 0) e.append(c);
     return e;
   }
+  function presentLabel() {
+    return [el("span", { class: "present-off", text: "present" }), el("span", { class: "present-on", text: "leave (Esc)" })];
+  }
   function goTo(u, push) {
     if (push) history.pushState(push, "", u.toString());
     else history.replaceState(history.state, "", u.toString());
@@ -1069,7 +1072,7 @@ var RunPage = (() => {
         el("span", { class: "rp-model", text: h.model }),
         el("span", { class: "rp-facts", text: facts }),
         live,
-        el("button", { type: "button", class: "rp-present", title: "presentation mode (p): large type, j/k move, Enter opens" }, "present")
+        el("button", { type: "button", class: "rp-present", title: "presentation mode (p): large type, j/k move, Enter opens" }, ...presentLabel())
       ),
       notes,
       problems

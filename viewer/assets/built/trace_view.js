@@ -37,6 +37,9 @@ var TraceView = (() => {
     for (const c of children) if (c !== null && c !== void 0) e.append(c);
     return e;
   }
+  function presentLabel() {
+    return [el("span", { class: "present-off", text: "present" }), el("span", { class: "present-on", text: "leave (Esc)" })];
+  }
   function sentValue(props) {
     document.dispatchEvent(new Event("rtv-shown"));
     return typeof props.value === "string" ? JSON.parse(props.value) : props.value;
@@ -943,7 +946,7 @@ top-${d.topk_text[k].length}: ${alts}`;
             "data-testid": "export",
             text: "export"
           }) : null,
-          el("button", { class: "tv-present-btn", title: "presentation mode (p)", "aria-pressed": "false", text: "present" }),
+          el("button", { class: "tv-present-btn", title: "presentation mode (p)", "aria-pressed": "false" }, ...presentLabel()),
           el("button", { class: "tv-help-btn", title: "keyboard shortcuts (?)", "aria-label": "keyboard shortcuts", "aria-expanded": "false", text: "?" })
         ),
         el(

@@ -7,7 +7,7 @@
 // the page through textContent, attribute values and option values.
 // Presentation (`p`, as in the token view): the index or group map covers the window in large type, j/k
 // move a row cursor and Enter opens its row; a rollout opened from it stays in presentation.
-import {el, goTo, middle, problemsBox, sentValue, short, working} from "./dom.js";
+import {el, goTo, middle, presentLabel, problemsBox, sentValue, short, working} from "./dom.js";
 import {advantage, mountGroupMap} from "./group_map.js";
 import {fateKind} from "./values.js";
 
@@ -66,7 +66,7 @@ function skeleton(box) {
     el("button", {type: "reset", class: "ci-clear", "data-testid": "clear-filters"}, "clear filters"));
   const main = el("div", {class: "ci-main"},
     el("div", {class: "ci-head"}, el("span", {class: "ci-counts", "data-testid": "index-counts", "aria-live": "polite"}),
-       el("button", {type: "button", class: "ci-present", title: "presentation mode (p): large type, j/k move between rows, Enter opens one"}, "present"),
+       el("button", {type: "button", class: "ci-present", title: "presentation mode (p): large type, j/k move between rows, Enter opens one"}, ...presentLabel()),
        el("span", {class: "ci-pager"},
           el("button", {type: "button", class: "ci-prev", "data-testid": "prev-page"}, "‹ previous"),
           el("span", {class: "ci-pageno"}),

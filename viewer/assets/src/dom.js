@@ -24,6 +24,15 @@ export function el(tag, attrs, ...children) {
 }
 
 /**
+ * A presentation button's label: "present", and while presenting "leave (Esc)" (each page's CSS shows one of them
+ * by its presentation class), so the way out is on screen.
+ * @returns {HTMLElement[]}
+ */
+export function presentLabel() {
+  return [el("span", {class: "present-off", text: "present"}), el("span", {class: "present-on", text: "leave (Esc)"})];
+}
+
+/**
  * The page's place is `u` now: a history entry with state `push` (Back returns through it), or, without, in place
  * of the current one. Parts that depend on the place (the search panel folds away on a group or a rollout) hear of
  * it as "rtv-place" on document, as they hear of Back as "popstate" on window.

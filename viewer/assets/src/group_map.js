@@ -3,7 +3,7 @@
 // two rollouts of one task (run_page.js). Tool names, statuses, problems and token texts come from artifacts and are
 // untrusted: they reach the page only as textContent or attribute values. Numbers are written as viewer/numbers.py
 // writes them, so the map says a reward as the index beside it does.
-import {el, short} from "./dom.js";
+import {el, presentLabel, short} from "./dom.js";
 import {count, fateKind, number, sign, signed} from "./values.js";
 
 /** @import {Num} from "./values.js" */
@@ -113,7 +113,7 @@ export function drawGroupMap(m) {
        el("b", {text: `GRPO group · K=${m.k}`}), " ",
        el("span", {class: "gm-dim", text: `${short(m.model, 40)} · ${short(m.title, 100)}`}), " ",
        el("button", {type: "button", class: "gm-present", "data-testid": "present",
-                     title: "presentation mode (p): large type, j/k move between rollouts, Enter opens one"}, "present")),
+                     title: "presentation mode (p): large type, j/k move between rollouts, Enter opens one"}, ...presentLabel())),
     note,
     el("div", {class: "gm-help gm-dim", text: "Rows are sorted by advantage, best first. Click a rollout or a turn to open it; " +
       "tick two rows and press compare to see a turn of both side by side; p presents the map."}),

@@ -10,7 +10,7 @@
 // compared with this one (viewer/assets/src/run_versus.js).
 // The versions table sorts by any heading over every version the body holds (vsort= in the URL), and a chart's
 // click opens a version through the same path as its row.
-import {el, goTo, sentValue, working} from "./dom.js";
+import {el, goTo, presentLabel, sentValue, working} from "./dom.js";
 import {showCompare} from "./group_map.js";
 import {groupsListed, sign} from "./values.js";
 import * as RunCharts from "./run_charts.js";
@@ -95,7 +95,7 @@ function renderHead(box, h) {
   box.replaceChildren(el("div", {class: "rp rp-head", "data-testid": "run-head", "data-serial": String(h.serial)},
     el("div", {class: "rp-title"}, el("b", {text: "Run "}), el("span", {class: "rp-model", text: h.model}),
        el("span", {class: "rp-facts", text: facts}), live,
-       el("button", {type: "button", class: "rp-present", title: "presentation mode (p): large type, j/k move, Enter opens"}, "present")),
+       el("button", {type: "button", class: "rp-present", title: "presentation mode (p): large type, j/k move, Enter opens"}, ...presentLabel())),
     notes, problems));
   box.querySelector(".rp-present")?.addEventListener("click", () => document.dispatchEvent(new CustomEvent("rp-present")));
 }

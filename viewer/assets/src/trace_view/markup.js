@@ -1,6 +1,6 @@
 // -- the view's skeleton: the boxes every part fills, the actions, the keyboard help ---------------------
 // Built as elements; text goes in as textContent. The rollout's panels are drawn into their boxes by panels.js.
-import {el} from "../dom.js";
+import {el, presentLabel} from "../dom.js";
 
 /** A help line: its keys (each a <kbd>, space between) and what they do. @param {string[]} keys @param {string} what
  *  @param {string} [after] words after the keys */
@@ -19,7 +19,7 @@ export function viewNodes(O, canExport) {
       el("span", {class: "tv-actions"},
         canExport ? el("button", {class: "tv-export-btn", title: "download one HTML file that opens offline on what is on screen",
                                   "aria-haspopup": "dialog", "aria-expanded": "false", "data-testid": "export", text: "export"}) : null,
-        el("button", {class: "tv-present-btn", title: "presentation mode (p)", "aria-pressed": "false", text: "present"}),
+        el("button", {class: "tv-present-btn", title: "presentation mode (p)", "aria-pressed": "false"}, ...presentLabel()),
         el("button", {class: "tv-help-btn", title: "keyboard shortcuts (?)", "aria-label": "keyboard shortcuts", "aria-expanded": "false", text: "?"})),
       el("div", {class: "tv-export-menu", hidden: true, role: "dialog", "aria-label": "export", "data-testid": "export-menu"},
         el("b", {text: "Export one HTML file"}), " ",
