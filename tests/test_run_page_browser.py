@@ -647,3 +647,37 @@ def test_a_task_of_a_long_run_lists_its_groups_near_the_open_version(page, app_u
             settle(page)
             page.screenshot(path=str(SHOTS / f"run-task-cut-{w}x{h}-{scheme}.png"))
     assert page.errors == []
+
+
+@pytest.fixture(scope="module")
+def wide_groups(tmp_path_factory):
+    """3 versions of 2 groups of 16 rollouts: a group too large to write its rewards out."""
+    from support.scale_run import make_run
+
+    root = tmp_path_factory.mktemp("wide") / "run"
+    make_run(root, versions=3, groups=2, k=16)
+    return root
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_large_groups_rewards_are_a_strip_not_a_wall_of_numbers(page, app_url, wide_groups, scheme):
+    """A group of 16 rollouts shows its rewards as one strip of bars (highest first) with its range, every value in
+    its title, on one line: a version of 8 groups of 64 once took twenty lines a group."""
+    page.set_viewport_size({"width": 1024, "height": 768})
+    open_run_page(page, url_of(app_url, str(wide_groups), **({"__theme": "dark"} if scheme == "dark" else {})))
+    page.locator("[data-testid=run-version][data-version='1']").click()
+    group = page.locator("[data-testid=run-group]").first
+    group.wait_for(timeout=TIMEOUT)
+    strip = group.locator(".rp-strip")
+    assert strip.locator("i").count() == 16
+    label, title = strip.get_attribute("aria-label"), strip.get_attribute("title")
+    assert label.startswith("16 rewards") and len(title.split()) == 16, (label, title)
+    heights = strip.locator("i").evaluate_all("bs => bs.map(b => b.getBoundingClientRect().height)")
+    assert heights == sorted(heights, reverse=True) and heights[0] > heights[-1] > 0, heights
+    line = page.evaluate("parseFloat(getComputedStyle(document.querySelector('.rp-groups td')).lineHeight) || 20")
+    assert group.bounding_box()["height"] < 1.8 * line  # one line, not a wall
+    top = strip.bounding_box()["y"]
+    assert abs(group.locator(".rp-dimnum").bounding_box()["y"] - top) < line  # its range beside it
+    group.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / f"run-wide-groups-1024x768-{scheme}.png"))
+    assert page.errors == []

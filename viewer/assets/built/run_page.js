@@ -1079,10 +1079,36 @@ var RunPage = (() => {
     ));
     box.querySelector(".rp-present")?.addEventListener("click", () => document.dispatchEvent(new CustomEvent("rp-present")));
   }
+  var LISTED_REWARDS = 8;
+  function rewardsCell(rewards) {
+    if (rewards.length <= LISTED_REWARDS) {
+      return el("span", { class: "rp-rewards" }, ...rewards.map((r) => el("span", { class: "rp-r " + sign(r), text: r === null ? "×" : signed2(r), title: r === null ? "no reward" : String(r) })));
+    }
+    const known = rewards.filter((r) => r !== null).map(Number).sort((a, b) => b - a);
+    const lo = Math.min(0, ...known), hi = Math.max(0, ...known);
+    const none = rewards.length - known.length;
+    const strip2 = el(
+      "span",
+      {
+        class: "rp-strip",
+        role: "img",
+        "aria-label": `${rewards.length} rewards` + (known.length ? ` from ${signed2(known[known.length - 1])} to ${signed2(known[0])}` : "") + (none ? `, ${none} without a reward` : ""),
+        title: rewards.map((r) => r === null ? "×" : signed2(r)).join(" ")
+      },
+      ...known.map((r) => {
+        const bar = el("i", { class: sign(r) });
+        bar.style.height = `${hi > lo ? Math.max(8, Math.round(100 * (r - lo) / (hi - lo))) : 50}%`;
+        return bar;
+      }),
+      ...Array.from({ length: none }, () => el("i", { class: "rp-none" }))
+    );
+    const range = known.length ? `${signed2(known[known.length - 1])} … ${signed2(known[0])}` : "no reward";
+    return el("span", { class: "rp-rewards rp-stripped" }, strip2, el("span", { class: "rp-dimnum", text: range + (none ? ` · ${none} ×` : "") }));
+  }
   function groupTable(groups) {
     const head = el("tr", {}, ...["group", "task", "rewards", "mean", "passed", "trained tokens", "never trained", ""].map((t) => el("th", { text: t })));
     const rows = groups.map((g) => {
-      const rewards = el("span", { class: "rp-rewards" }, ...g.rewards.map((r) => el("span", { class: "rp-r " + sign(r), text: r === null ? "×" : signed2(r), title: r === null ? "no reward" : String(r) })));
+      const rewards = rewardsCell(g.rewards);
       const follow = g.task_id ? el("button", {
         type: "button",
         class: "rp-follow",

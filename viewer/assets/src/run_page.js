@@ -101,13 +101,40 @@ function renderHead(box, h) {
 }
 
 // -- body --------------------------------------------------------------------------------------------
+const LISTED_REWARDS = 8;  // a group's rewards written out up to this many; a larger group's drawn as a strip
+
+/**
+ * A group's rewards: written out for a small group; a larger one (64 rollouts: twenty lines of numbers) as a strip
+ * of bars, highest first, each its reward's height between the group's least and greatest, with its range beside
+ * and every value in its title. @param {(number | null)[]} rewards
+ */
+function rewardsCell(rewards) {
+  if (rewards.length <= LISTED_REWARDS) {
+    return el("span", {class: "rp-rewards"}, ...rewards.map((r) =>
+      el("span", {class: "rp-r " + sign(r), text: r === null ? "×" : signed(r), title: r === null ? "no reward" : String(r)})));
+  }
+  const known = rewards.filter((r) => r !== null).map(Number).sort((a, b) => b - a);
+  const lo = Math.min(0, ...known), hi = Math.max(0, ...known);
+  const none = rewards.length - known.length;
+  const strip = el("span", {class: "rp-strip", role: "img",
+    "aria-label": `${rewards.length} rewards` + (known.length ? ` from ${signed(known[known.length - 1])} to ${signed(known[0])}` : "") +
+      (none ? `, ${none} without a reward` : ""),
+    title: rewards.map((r) => (r === null ? "×" : signed(r))).join(" ")},
+    ...known.map((r) => {
+      const bar = el("i", {class: sign(r)});
+      bar.style.height = `${hi > lo ? Math.max(8, Math.round(100 * (r - lo) / (hi - lo))) : 50}%`;
+      return bar;
+    }), ...Array.from({length: none}, () => el("i", {class: "rp-none"})));
+  const range = known.length ? `${signed(known[known.length - 1])} … ${signed(known[0])}` : "no reward";
+  return el("span", {class: "rp-rewards rp-stripped"}, strip, el("span", {class: "rp-dimnum", text: range + (none ? ` · ${none} ×` : "")}));
+}
+
 /** @param {RunGroupRow[]} groups */
 function groupTable(groups) {
   const head = el("tr", {}, ...["group", "task", "rewards", "mean", "passed", "trained tokens", "never trained", ""]
     .map((t) => el("th", {text: t})));
   const rows = groups.map((g) => {
-    const rewards = el("span", {class: "rp-rewards"}, ...g.rewards.map((r) =>
-      el("span", {class: "rp-r " + sign(r), text: r === null ? "×" : signed(r), title: r === null ? "no reward" : String(r)})));
+    const rewards = rewardsCell(g.rewards);
     const follow = g.task_id ? el("button", {type: "button", class: "rp-follow", "data-task": g.task_id,
       title: "follow this task across versions"}, "follow task") : "";
     const tr = el("tr", {class: "rp-grow rp-cur", "data-path": g.path, "data-testid": "run-group", tabindex: "0"},
