@@ -59,7 +59,8 @@ def wait_rows(page, expected: list[str]):
 def test_open_sort_filter_open_row_and_back(page, app_url, coll):
     open_index(page, url_of(app_url, str(coll)), len(ALL_ROWS))
     assert rows(page) == ALL_ROWS
-    assert "9 matching rows · 9 in the collection · 1 invalid" in page.locator("[data-testid=index-counts]").inner_text()
+    assert "9 matching rows (1 group, 8 rollouts) · 9 in the collection · 1 invalid" in page.locator(
+        "[data-testid=index-counts]").inner_text()
     bad = page.locator("tr.ci-row[data-path='broken/c']")
     assert "invalid" in bad.get_attribute("class") and bad.locator(".ci-bad").inner_text() == "invalid"
     assert "agent_turns" in page.locator("tr.ci-problem-row[data-path='broken/c']").inner_text()

@@ -6,6 +6,7 @@ and dark at 1440x900 and 1024x768."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -95,6 +96,9 @@ def test_filters_work_inside_a_run(page, app_url):
     open_run_page(page, url_of(app_url, "trl-run", timed_out="yes"))
     counts = page.locator("[data-testid=index-counts]")
     page.wait_for_function("el => / 4 matching rows/.test(el.textContent)", arg=counts.element_handle(), timeout=TIMEOUT)
+    # the rows are groups and rollouts, said apart: the head counts rollouts only
+    said = re.search(r"(\d+) matching rows \((\d+) groups?, (\d+) rollouts\)", counts.inner_text())
+    assert said and int(said[2]) >= 1 and int(said[2]) + int(said[3]) == int(said[1]) == 4, counts.inner_text()
     assert page.locator("[data-testid=run-version]").count() == 4  # the run page still shows the whole run
     # a run's table says TRL's status: a timed-out rollout (a group: one of its rollouts) reads "timed-out"
     statuses = page.locator("#collection-index tr.ci-row [data-testid=run-status]").all_inner_texts()

@@ -317,6 +317,7 @@ interface IndexPage {
   page_size: number;
   total: number;
   matched: number;
+  matched_groups: number;
   first: number;
   shown: number;
   invalid: number;

@@ -113,6 +113,7 @@ class IndexPage(msgspec.Struct, frozen=True, kw_only=True):
     page_size: int = 200
     total: int = 0  # rows in the collection
     matched: int = 0  # rows passing the filters
+    matched_groups: int = 0  # of them, the rows that are a group (the rest are rollouts)
     first: int = 0  # 1-based number of the first row shown (0 when none)
     shown: int = 0
     invalid: int = 0  # invalid rows in the collection

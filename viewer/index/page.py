@@ -141,6 +141,7 @@ def build_page(c: Collection, src: str, params: Mapping[str, object], serial: in
         serial=serial, mode="index", src=src, query=with_finding_query(to_query(filters), want),
         filters={**filter_values(filters), **({FINDING_KEY: want} if want else {})},
         sort=filters.sort, page=page, pages=pages, page_size=page_size, total=len(c.records), matched=len(rows),
+        matched_groups=sum(r.kind == "group" for r in rows),
         first=page * page_size + 1 if shown else 0, shown=len(shown), invalid=sum(not r.valid for r in c.records),
         kind=c.kind, models=models, tools=tools,
         table=render.table([with_findings(render.index_row(r, queued.get(_place(r)) if queued is not None else None),

@@ -517,6 +517,7 @@ def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: 
             (picked >> list(RULES).index(want)) & 1 == 1
         order = order[keep]
     matched = len(order)
+    groups = int(np.count_nonzero(ix.src[order] == 0))
     pages = max(1, -(-matched // page_size))
     page = min(page_number(params), pages - 1)
     at = order[page * page_size:(page + 1) * page_size]
@@ -529,6 +530,7 @@ def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: 
         serial=serial, mode="index", src=src, query=with_finding_query(to_query(filters), want),
         filters={**filter_values(filters), **({FINDING_KEY: want} if want else {})},
         sort=filters.sort, page=page, pages=pages, page_size=page_size, total=len(ix), matched=matched,
+        matched_groups=groups,
         first=page * page_size + 1 if len(shown) else 0, shown=len(shown), invalid=0, kind="folder",
         models=model_choices([model] if model else []), tools=tools,
         table=render.table([with_findings(render.index_row(r, q), known) for r, q in zip(shown, queued, strict=True)],

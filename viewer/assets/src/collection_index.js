@@ -296,7 +296,10 @@ function mount(box, api) {
     const what = pg.kind === "hub" ? "Hub dataset" : pg.kind === "zip" ? "zip" : "folder";
     const range = pg.shown ? `${pg.first.toLocaleString()}–${(pg.first + pg.shown - 1).toLocaleString()} of ` : "";
     part(".ci-counts").textContent = pg.problems ? "" :
-      `${what} ${pg.src}: showing ${range}${pg.matched.toLocaleString()} matching rows · ` +
+      `${what} ${pg.src}: showing ${range}${pg.matched.toLocaleString()} matching rows` +
+      // a run's or a group's rows are its groups and their rollouts: said, so the head's count of rollouts is found
+      (pg.matched_groups ? ` (${pg.matched_groups.toLocaleString()} group${pg.matched_groups === 1 ? "" : "s"}, ` +
+        `${(pg.matched - pg.matched_groups).toLocaleString()} rollouts)` : "") + " · " +
       `${pg.total.toLocaleString()} in the collection` + (pg.invalid ? ` · ${pg.invalid.toLocaleString()} invalid` : "");
     part(".ci-pager").hidden = pg.pages <= 1;
     part(".ci-pageno").textContent = `page ${pg.page + 1} of ${pg.pages}`;
