@@ -685,3 +685,17 @@ def test_a_large_groups_rewards_are_a_strip_not_a_wall_of_numbers(page, app_url,
     group.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / f"run-wide-groups-1024x768-{scheme}.png"))
     assert page.errors == []
+
+
+def test_the_findings_chart_of_2000_versions_writes_round_versions(page, app_url, big_run):
+    """The search panel's chart of 2,000 versions writes round versions under its bars (250, 500, …), not every
+    n-th version (1, 99, 197, …)."""
+    page.set_viewport_size({"width": 1024, "height": 768})
+    open_run_page(page, url_of(app_url, str(big_run)))
+    chart = page.locator("[data-testid=find-chart][data-ticks]")
+    chart.wait_for(state="attached", timeout=TIMEOUT)
+    ticks = [int(v) for v in chart.get_attribute("data-ticks").split()]
+    step = ticks[1] - ticks[0]
+    assert len(ticks) >= 3 and str(step).strip("0") in ("1", "2", "5"), ticks
+    assert all(v % step == 0 for v in ticks) and ticks == sorted(ticks), ticks
+

@@ -92,7 +92,7 @@ var FindPanel = (() => {
   var MAX_LISTED = 100;
   function place(w, h, summary, hits) {
     const rules = summary.rules.filter((r) => r.total > 0);
-    const left = 36, bottom = 22, top = 8, right = 8, pw = w - left - right, ph = h - top - bottom;
+    const left = 36, bottom = 22, top = hits ? 22 : 8, right = 8, pw = w - left - right, ph = h - top - bottom;
     const versions = summary.versions.length ? summary.versions.map(String) : null;
     if (!versions) {
       return {
@@ -109,8 +109,7 @@ var FindPanel = (() => {
       };
     }
     const stack = versions.map((v) => rules.reduce((s, r) => s + (r.per_version[v] || 0), 0));
-    const hitMax = hits ? Math.max(0, ...versions.map((v) => hits[v] || 0)) : 0;
-    return { w, h, left, top, pw, ph, rules, versions, max: Math.max(1, ...stack, hitMax), bw: pw / versions.length };
+    return { w, h, left, top, pw, ph, rules, versions, max: Math.max(1, ...stack), bw: pw / versions.length };
   }
   function pick(at, x, y) {
     const i = Math.floor((x - at.left) / at.bw);
@@ -162,29 +161,37 @@ var FindPanel = (() => {
       });
     });
     if (hits) {
+      const hitMax = Math.max(1, ...versions.map((v) => hits[v] || 0));
       g.strokeStyle = fg;
-      g.lineWidth = 2;
-      g.beginPath();
-      versions.forEach((v, i) => {
-        const x = left + (i + 0.5) * bw, y = top + ph - ph * (hits[v] || 0) / max;
-        if (i) g.lineTo(x, y);
-        else g.moveTo(x, y);
-      });
-      g.stroke();
       g.fillStyle = fg;
+      g.lineWidth = 2;
       versions.forEach((v, i) => {
+        const n = hits[v] || 0;
+        if (!n) return;
+        const x = left + (i + 0.5) * bw, y = top + ph - ph * n / hitMax;
         g.beginPath();
-        g.arc(left + (i + 0.5) * bw, top + ph - ph * (hits[v] || 0) / max, 3, 0, 7);
+        g.moveTo(x, top + ph);
+        g.lineTo(x, y);
+        g.stroke();
+        g.beginPath();
+        g.arc(x, y, 3, 0, 7);
         g.fill();
       });
+      g.textAlign = "right";
+      g.fillText(`● hits per version (own scale, top ${hitMax.toLocaleString("en-US")})`, left + pw, top - 8);
     }
     axis(g, left, top, pw, ph, max, fg, dim);
     g.fillStyle = fg;
     g.textAlign = "center";
-    const every = Math.max(1, Math.ceil(versions.length / Math.max(1, pw / 40)));
-    versions.forEach((v, i) => {
-      if (i % every === 0) g.fillText(v, left + (i + 0.5) * bw, h - 6);
-    });
+    const raw = versions.length / Math.max(1, pw / 40);
+    const ten = 10 ** Math.floor(Math.log10(Math.max(1, raw)));
+    const step = [1, 2, 5, 10].map((m) => m * ten).find((s) => s >= raw) || 10 * ten;
+    const round = versions.map((v, i) => [v, i]).filter(([v]) => Number(v) % step === 0);
+    const marked = round.length ? round : [[versions[0], 0], [versions[versions.length - 1], versions.length - 1]];
+    const every = Math.max(1, Math.ceil(marked.length / Math.max(1, pw / 40)));
+    const written = marked.filter((_, j) => j % every === 0);
+    written.forEach(([v, i]) => g.fillText(String(v), left + (Number(i) + 0.5) * bw, h - 6));
+    canvas.dataset.ticks = written.map(([v]) => v).join(" ");
   }
   function axis(g, left, top, pw, ph, max, fg, dim) {
     g.strokeStyle = dim;

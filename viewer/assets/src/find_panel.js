@@ -20,15 +20,15 @@ const MAX_LISTED = 100;  // hits a search lists (viewer/find/answers.py's defaul
  *  @returns {ChartPlace} */
 function place(w, h, summary, hits) {
   const rules = summary.rules.filter((r) => r.total > 0);
-  const left = 36, bottom = 22, top = 8, right = 8, pw = w - left - right, ph = h - top - bottom;
+  // with hits, room above the plot for their scale's label
+  const left = 36, bottom = 22, top = hits ? 22 : 8, right = 8, pw = w - left - right, ph = h - top - bottom;
   const versions = summary.versions.length ? summary.versions.map(String) : null;
   if (!versions) {  // outside a run: one bar per rule
     return {w, h, left, top, pw, ph, rules, versions, max: Math.max(1, ...rules.map((r) => r.total)),
             bw: Math.min(pw / Math.max(1, rules.length), 140)};
   }
   const stack = versions.map((v) => rules.reduce((s, r) => s + (r.per_version[v] || 0), 0));
-  const hitMax = hits ? Math.max(0, ...versions.map((v) => hits[v] || 0)) : 0;
-  return {w, h, left, top, pw, ph, rules, versions, max: Math.max(1, ...stack, hitMax), bw: pw / versions.length};
+  return {w, h, left, top, pw, ph, rules, versions, max: Math.max(1, ...stack), bw: pw / versions.length};
 }
 
 /** The bar (a version, in a run) and the rule of the segment under a point of the chart, or null.
@@ -81,20 +81,34 @@ function drawChart(canvas, summary, hits) {
       y -= bh;
     });
   });
-  if (hits) {  // hits per version: a line over the bars
-    g.strokeStyle = fg; g.lineWidth = 2; g.beginPath();
+  if (hits) {
+    // hits per version on a scale of their own (a word found 15 times beside findings in 300 rollouts a version
+    // would lie flat on the bars' scale): a stick at each version with hits, its height their count, the scale's
+    // top written at the right
+    const hitMax = Math.max(1, ...versions.map((v) => hits[v] || 0));
+    g.strokeStyle = fg; g.fillStyle = fg; g.lineWidth = 2;
     versions.forEach((v, i) => {
-      const x = left + (i + 0.5) * bw, y = top + ph - ph * (hits[v] || 0) / max;
-      if (i) g.lineTo(x, y); else g.moveTo(x, y);
+      const n = hits[v] || 0;
+      if (!n) return;
+      const x = left + (i + 0.5) * bw, y = top + ph - ph * n / hitMax;
+      g.beginPath(); g.moveTo(x, top + ph); g.lineTo(x, y); g.stroke();
+      g.beginPath(); g.arc(x, y, 3, 0, 7); g.fill();
     });
-    g.stroke();
-    g.fillStyle = fg;
-    versions.forEach((v, i) => { g.beginPath(); g.arc(left + (i + 0.5) * bw, top + ph - ph * (hits[v] || 0) / max, 3, 0, 7); g.fill(); });
+    g.textAlign = "right";
+    g.fillText(`● hits per version (own scale, top ${hitMax.toLocaleString("en-US")})`, left + pw, top - 8);
   }
   axis(g, left, top, pw, ph, max, fg, dim);
   g.fillStyle = fg; g.textAlign = "center";
-  const every = Math.max(1, Math.ceil(versions.length / Math.max(1, pw / 40)));
-  versions.forEach((v, i) => { if (i % every === 0) g.fillText(v, left + (i + 0.5) * bw, h - 6); });
+  // a version written every `step` versions, a round number (1, 2 or 5 times a power of ten): 250, 500, … not 99, 197
+  const raw = versions.length / Math.max(1, pw / 40);
+  const ten = 10 ** Math.floor(Math.log10(Math.max(1, raw)));
+  const step = [1, 2, 5, 10].map((m) => m * ten).find((s) => s >= raw) || 10 * ten;
+  const round = versions.map((v, i) => [v, i]).filter(([v]) => Number(v) % step === 0);
+  const marked = round.length ? round : [[versions[0], 0], [versions[versions.length - 1], versions.length - 1]];
+  const every = Math.max(1, Math.ceil(marked.length / Math.max(1, pw / 40)));  // versions that are not 1, 2, 3, …
+  const written = marked.filter((_, j) => j % every === 0);
+  written.forEach(([v, i]) => g.fillText(String(v), left + (Number(i) + 0.5) * bw, h - 6));
+  canvas.dataset.ticks = written.map(([v]) => v).join(" ");  // what the axis says, for a reader without the pixels
 }
 
 /** @param {CanvasRenderingContext2D} g @param {number} left @param {number} top @param {number} pw
