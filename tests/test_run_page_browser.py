@@ -197,10 +197,16 @@ def test_question_mark_shows_the_run_pages_keys(page, app_url):
     assert page.errors == []
 
 
-def test_following_a_run_while_it_is_recorded(page, app_url, tmp_path):
+def live_copy(tmp_path):
+    """The bundled run as if still recorded (its segment's end file removed), in a folder of its own."""
     root = tmp_path / "live-run"
     shutil.copytree(EXAMPLES_DIR / "trl-run", root)
     (root / "segments" / next(p.name for p in (root / "segments").glob("*.end.json"))).unlink()  # not ended
+    return root
+
+
+def test_following_a_run_while_it_is_recorded(page, app_url, tmp_path):
+    root = live_copy(tmp_path)
     open_run_page(page, url_of(app_url, str(root)))
     page.wait_for_selector("[data-testid=run-live]", timeout=TIMEOUT)
     assert page.locator("[data-testid=run-live]").inner_text() == "● recording · following"  # read at every poll
@@ -234,45 +240,44 @@ def test_a_large_live_run_says_how_often_it_is_read_again(page, app_url, tmp_pat
     from rollout_trace.artifact import run_table as rt
 
     monkeypatch.setattr(rt, "FOLLOW_ROWS_S", 10)  # the bundled run's 52 rollouts stand 5.2 s
-    root = tmp_path / "live-run"
-    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
-    (root / "segments" / next(p.name for p in (root / "segments").glob("*.end.json"))).unlink()  # not ended
+    text, title = live_badge(page, app_url, str(live_copy(tmp_path)), scheme, "large")
+    assert text == "● recording · read every ~5 s" and "read again every ~5 s" in title
+    assert page.errors == []
+
+
+def live_badge(page, app_url, src: str, scheme: str, shot: str) -> tuple[str, str]:
+    """The live badge's text and title on the run page of `src` at 1024x768 in `scheme` (a screenshot kept)."""
     page.set_viewport_size({"width": 1024, "height": 768})
-    open_run_page(page, url_of(app_url, str(root), **({"__theme": "dark"} if scheme == "dark" else {})))
+    open_run_page(page, url_of(app_url, src, **({"__theme": "dark"} if scheme == "dark" else {})))
     badge = page.locator("[data-testid=run-live]")
     badge.wait_for(timeout=TIMEOUT)
-    assert badge.inner_text() == "● recording · read every ~5 s"
-    assert "read again every ~5 s" in badge.get_attribute("title")
-    page.screenshot(path=str(SHOTS / f"run-live-large-1024x768-{scheme}.png"))
-    assert page.errors == []
+    page.screenshot(path=str(SHOTS / f"run-live-{shot}-1024x768-{scheme}.png"))
+    return badge.inner_text(), badge.get_attribute("title") or ""
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_a_zip_of_a_live_run_says_it_is_a_copy(page, app_url, tmp_path, scheme):
     """A zip of a run still being recorded never changes: its badge says it is a copy that is not followed, not
     "following" (its page sets no timer: tests/test_run_view.py)."""
-    root = tmp_path / "live-run"
-    shutil.copytree(EXAMPLES_DIR / "trl-run", root)
-    (root / "segments" / next(p.name for p in (root / "segments").glob("*.end.json"))).unlink()  # not ended
-    zipped = shutil.make_archive(str(tmp_path / "copy"), "zip", root)
-    page.set_viewport_size({"width": 1024, "height": 768})
-    open_run_page(page, url_of(app_url, zipped, **({"__theme": "dark"} if scheme == "dark" else {})))
-    badge = page.locator("[data-testid=run-live]")
-    badge.wait_for(timeout=TIMEOUT)
-    assert badge.inner_text() == "● recorded live · a copy, not followed"
-    assert "not read again" in badge.get_attribute("title")
-    page.screenshot(path=str(SHOTS / f"run-live-copy-1024x768-{scheme}.png"))
+    zipped = shutil.make_archive(str(tmp_path / "copy"), "zip", live_copy(tmp_path))
+    text, title = live_badge(page, app_url, zipped, scheme, "copy")
+    assert text == "● recorded live · a copy, not followed" and "not read again" in title
     assert page.errors == []
+
+
+def _scale_run(tmp_path_factory, name: str, **shape: int):
+    """A synthetic run of `shape` (versions, groups, k: tests/support/scale_run.py) in a folder of its own."""
+    from support.scale_run import make_run
+
+    root = tmp_path_factory.mktemp(name) / "run"
+    make_run(root, **shape)
+    return root
 
 
 @pytest.fixture(scope="module")
 def big_run(tmp_path_factory):
     """2,000 versions (1 group of 2 rollouts each: the charts' width, not the index's length, is the point)."""
-    from support.scale_run import make_run
-
-    root = tmp_path_factory.mktemp("big") / "run"
-    make_run(root, versions=2000, groups=1, k=2)
-    return root
+    return _scale_run(tmp_path_factory, "big", versions=2000, groups=1, k=2)
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -656,11 +661,7 @@ def test_a_task_of_a_long_run_lists_its_groups_near_the_open_version(page, app_u
 @pytest.fixture(scope="module")
 def wide_groups(tmp_path_factory):
     """3 versions of 2 groups of 16 rollouts: a group too large to write its rewards out."""
-    from support.scale_run import make_run
-
-    root = tmp_path_factory.mktemp("wide") / "run"
-    make_run(root, versions=3, groups=2, k=16)
-    return root
+    return _scale_run(tmp_path_factory, "wide", versions=3, groups=2, k=16)
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

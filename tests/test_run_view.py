@@ -116,6 +116,17 @@ def test_a_public_page_bounds_the_versions_it_sends(page, monkeypatch):
     assert head.notes[0] == "a public Space shows the last 2 of this run's 4 versions" and head.versions == 4
 
 
+def _hub_view(hub, monkeypatch, tmp_path) -> tuple[RunView, list[float]]:
+    """A private app's run page reading the Hub stand-in `hub`, and its follower's clock (set `now[0]`)."""
+    hub.patch(monkeypatch, tmp_path / "cache")
+    rv = RunView(Service("", public=False))
+    with gr.Blocks():
+        rv.render()
+    now = [1000.0]
+    rv.service.follower.clock = lambda: now[0]
+    return rv, now
+
+
 def test_hub_follow_one_request_per_interval_per_run_and_new_commits(tmp_path, monkeypatch):
     """Ten visitors following a Hub run cost at most one Hub request per HUB_CHECK_S (the revision's commit);
     a push (a new commit) is seen, and the page stops polling when the run ends."""
@@ -126,12 +137,7 @@ def test_hub_follow_one_request_per_interval_per_run_and_new_commits(tmp_path, m
     ended = end.read_bytes()
     end.unlink()  # the run is being recorded
     with HubStandIn({"org/run": repo}) as hub:
-        hub.patch(monkeypatch, tmp_path / "cache")
-        rv = RunView(Service("", public=False))
-        with gr.Blocks():
-            rv.render()
-        now = [1000.0]
-        rv.service.follower.clock = lambda: now[0]
+        rv, now = _hub_view(hub, monkeypatch, tmp_path)
         shown = rv.show("org/run", {})
         assert shown[rv.timer].active is True
         seen = shown[rv.src_state]
@@ -164,12 +170,7 @@ def test_a_copy_of_a_live_run_says_it_is_not_followed(tmp_path, monkeypatch):
     next((repo / "segments").glob("*.end.json")).unlink()  # the run is being recorded
     zipped = shutil.make_archive(str(tmp_path / "copy"), "zip", repo)
     with HubStandIn({"org/run": repo}) as hub:
-        hub.patch(monkeypatch, tmp_path / "cache")
-        rv = RunView(Service("", public=False))
-        with gr.Blocks():
-            rv.render()
-        now = [1000.0]
-        rv.service.follower.clock = lambda: now[0]
+        rv, now = _hub_view(hub, monkeypatch, tmp_path)
         for src, followed in ((str(repo), True), ("org/run", True), (zipped, False), (f"org/run@{hub.sha}", False)):
             shown = rv.show(src, {})
             head = _decode(shown[rv.head_html], RunHead)
