@@ -105,8 +105,9 @@ const LISTED_REWARDS = 8;  // a group's rewards written out up to this many; a l
 
 /**
  * A group's rewards: written out for a small group; a larger one (64 rollouts: twenty lines of numbers) as a strip
- * of bars, highest first, each its reward's height between the group's least and greatest, with its range beside
- * and every value in its title. @param {(number | null)[]} rewards
+ * of bars, highest first, each as high as its reward stands between the group's least and greatest (0 counted in:
+ * a group of small positive rewards keeps short bars), with its range beside and every value in its title.
+ * @param {(number | null)[]} rewards
  */
 function rewardsCell(rewards) {
   if (rewards.length <= LISTED_REWARDS) {
