@@ -463,7 +463,7 @@ class RunTable:
 
     def _at_once(self) -> int:
         """How many reads of this run run at a time: a Hub run's FETCHES, a local folder's or a zip's one."""
-        return FETCHES if getattr(getattr(self.store, "store", None), "kind", None) == "hub" else 1
+        return FETCHES if self.kind == "hub" else 1
 
     def _local(self) -> Path | None:
         """The run's folder on this machine (a bundled run, a local folder), None for a zip or a Hub run."""

@@ -151,16 +151,16 @@ class RunView:
         run = self.service.follower.follow(src) if src and self.service.is_run(src) else None
         if run is None:
             return {self.timer: gr.Timer(active=False)}
-        live = run.followed
+        followed = run.followed
         if run.state == stamp:
-            return {self.timer: gr.Timer(active=live)}
+            return {self.timer: gr.Timer(active=followed)}
         try:
             stats = self.service.follower.stats(run)
             head, body = self.head(src, run, stats), self.body(src, run, None, None, refresh=True, stats=stats)
         except ArtifactError:  # a public visitor's bound crossed: the page stays as it was
             return {self.timer: gr.Timer(active=False)}
         return {self.head_html: encode_value(head), self.body_html: encode_value(body),
-                self.timer: gr.Timer(active=live), self.src_state: (src, run.state)}
+                self.timer: gr.Timer(active=followed), self.src_state: (src, run.state)}
 
     # -- server functions (skip the queue) -------------------------------------------------------------
 

@@ -103,12 +103,12 @@ function drawChart(canvas, summary, hits) {
   const raw = versions.length / Math.max(1, pw / 40);
   const ten = 10 ** Math.floor(Math.log10(Math.max(1, raw)));
   const step = [1, 2, 5, 10].map((m) => m * ten).find((s) => s >= raw) || 10 * ten;
-  const round = versions.map((v, i) => [v, i]).filter(([v]) => Number(v) % step === 0);
-  const marked = round.length ? round : [[versions[0], 0], [versions[versions.length - 1], versions.length - 1]];
+  const round = versions.flatMap((v, i) => (Number(v) % step === 0 ? [i] : []));  // the bars' places
+  const marked = round.length ? round : [0, versions.length - 1];
   const every = Math.max(1, Math.ceil(marked.length / Math.max(1, pw / 40)));  // versions that are not 1, 2, 3, …
   const written = marked.filter((_, j) => j % every === 0);
-  written.forEach(([v, i]) => g.fillText(String(v), left + (Number(i) + 0.5) * bw, h - 6));
-  canvas.dataset.ticks = written.map(([v]) => v).join(" ");  // what the axis says, for a reader without the pixels
+  written.forEach((i) => g.fillText(versions[i], left + (i + 0.5) * bw, h - 6));
+  canvas.dataset.ticks = written.map((i) => versions[i]).join(" ");  // what the axis says, for a reader without the pixels
 }
 
 /** @param {CanvasRenderingContext2D} g @param {number} left @param {number} top @param {number} pw
