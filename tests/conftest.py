@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from support.page_watch import forget, launched, told
+
 ROOT = Path(__file__).resolve().parent.parent  # on sys.path through pyproject.toml's pythonpath
 EXAMPLE = ROOT / "examples" / "scripted-smollm2"
 HERMES = (ROOT / "examples" / "hermes_chatml.jinja").read_text()
@@ -119,7 +121,7 @@ def launch_app(**kw):
 
     public = kw.pop("public", False)
     kw.setdefault("default_source", "scripted-smollm2")
-    demo = build_app(public=public, **kw)
+    demo = launched(build_app(public=public, **kw))  # its queue told when a browser test fails (page_watch.py)
     _, url, _ = demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True,
                             **launch_options(public, demo))
     return demo, url.rstrip("/")
@@ -158,8 +160,12 @@ def browser(browser_profile):
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
     report = yield
+    if report.when == "setup":
+        forget()  # the pages earlier tests closed are not this test's
     if report.when == "call":
         item.call_failed = report.failed  # the page fixture tells what the page showed when its test failed
+        if report.failed and item.get_closest_marker("browser"):
+            report.sections.append(("what the test's pages heard", told()))  # open ones, and any a `with` closed
     return report
 
 
@@ -171,8 +177,7 @@ def tell_failed_page(pg) -> None:
     except Exception as e:  # noqa: BLE001 - the page may be gone; say so and go on
         text = f"(page text unreadable: {e})"
     print(f"\n--- the page at failure: {pg.url}\n{text[:3000]}")
-    for name in ("errors", "console_errors", "bad_responses", "failed_requests"):
-        print(f"--- {name}: {getattr(pg, name, [])[-20:]}")
+    print(f"--- bad_responses: {getattr(pg, 'bad_responses', [])[-20:]}")
 
 
 @pytest.fixture
@@ -180,15 +185,7 @@ def page(browser, request):
     """A fresh page that records outside requests and page errors, and saves a screenshot at the end; a failed
     test's report says what the page showed and which requests failed."""
     ctx = browser.new_context()
-    pg = ctx.new_page()
-    pg.outside_requests, pg.errors, pg.console_errors, pg.bad_responses, pg.failed_requests = [], [], [], [], []
-    pg.on("request", lambda r: pg.outside_requests.append(r.url)
-          if not r.url.startswith(("http://127.0.0.1", "http://localhost", "file://", "data:", "blob:")) else None)
-    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
-    pg.on("console", lambda m: pg.console_errors.append(m.text[:300]) if m.type in ("error", "warning") else None)
-    pg.on("response", lambda r: pg.bad_responses.append(f"{r.status} {r.request.method} {r.url[:200]}")
-          if r.status >= 400 else None)
-    pg.on("requestfailed", lambda r: pg.failed_requests.append(f"{r.method} {r.url[:200]}: {r.failure}"))
+    pg = ctx.new_page()  # watched (tests/support/page_watch.py): its errors, outside and failed requests
     yield pg
     if getattr(request.node, "call_failed", False):
         tell_failed_page(pg)

@@ -159,6 +159,21 @@ def test_every_queued_handler_of_the_public_app_runs_in_its_visitors_slot(monkey
     assert queued and unwrapped == []  # public without capture: no generator handler is left out
 
 
+def test_a_page_load_is_one_chain_of_events():
+    """One event on the page's load, the next after it (viewer/ui/app.py says why): two loads side by side let one's
+    end close the page's event stream while the other's next event is joined, which then waits unanswered. The
+    search panel's value comes with the first."""
+    from viewer.ui.app import build_app
+
+    demo = build_app(default_source="scripted-smollm2")
+    loads = [fn for fn in demo.fns.values() if any(event == "load" for _, event in fn.targets)]
+    assert len(loads) == 1, [fn.name for fn in loads]
+    panel = [b for b in demo.blocks.values() if "fp-mount" in str(getattr(b, "html_template", ""))]
+    assert len(panel) == 1 and panel[0] in loads[0].outputs
+    after = [fn for fn in demo.fns.values() if fn.trigger_after == loads[0]._id]
+    assert [fn.name for fn in after] == ["on_page_load"]  # the index and token view, once the run page is shown
+
+
 def test_a_visitors_page_events_past_the_queue_bound_are_refused_at_join():
     class Event:
         def __init__(self, who):

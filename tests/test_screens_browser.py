@@ -57,12 +57,7 @@ def landed(page, also: str = "true") -> None:
 @contextmanager
 def screen(browser, size: tuple[int, int], scheme: str):
     ctx = browser.new_context(viewport={"width": size[0], "height": size[1]}, color_scheme=scheme, accept_downloads=True)
-    page = ctx.new_page()
-    page.errors = []
-    page.outside_requests = []
-    page.on("pageerror", lambda e: page.errors.append(str(e)))
-    page.on("request", lambda r: page.outside_requests.append(r.url)
-            if not r.url.startswith(("http://127.0.0.1", "http://localhost", "file://", "data:", "blob:")) else None)
+    page = ctx.new_page()  # watched (tests/support/page_watch.py): its errors and outside requests
     try:
         yield page
     finally:

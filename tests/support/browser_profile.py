@@ -19,6 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .page_watch import closing, watch
+
 DEFAULT_VIEWPORT = {"width": 1400, "height": 1000}
 
 
@@ -32,7 +34,7 @@ class Pages:
         self.pages: list[Any] = []
 
     def new_page(self) -> Any:
-        page = self._shared.new_page()
+        page = watch(self._shared.new_page())  # what it hears, told if its test fails (page_watch.py)
         page.set_viewport_size(self._viewport)
         page.emulate_media(color_scheme=self._scheme)  # before the load: Gradio picks its theme as it starts
         self.pages.append(page)
@@ -41,6 +43,7 @@ class Pages:
     def close(self) -> None:
         for page in self.pages:
             if not page.is_closed():
+                closing(page)
                 page.close()
         self.pages.clear()
 

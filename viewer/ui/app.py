@@ -94,13 +94,18 @@ class ViewPage:
         opened = gr.Textbox(visible=False)
         link = gr.State({})
 
+        # One chain of events, the search panel's value in its first: not two loads side by side. Gradio's page
+        # client (6.31) closes its event stream when the server says the session has nothing pending, and opens a
+        # new one only for an event it joins while no stream is open: an event it joined while that word was on its
+        # way waits until the visitor does something else. Side by side, one load's end can be that word while the
+        # other's next event is being joined.
         def run_page_first(search: str) -> dict:
             params = link_params(search)
-            return {**self.runs.on_page_load(params), link: params}
+            src = str(params.get("src") or self.service.default_source or "")
+            return {**self.runs.on_page_load(params), link: params, self.find.html: self.find.value(src)}
 
-        demo.load(run_page_first, opened, [*self.runs.outputs(), link], js=OPENED_LINK_JS).then(
+        demo.load(run_page_first, opened, [*self.runs.outputs(), link, self.find.html], js=OPENED_LINK_JS).then(
             self.index.on_page_load, link, [parts.view, parts.src, parts.loaded, parts.index])
-        demo.load(self.find.on_page_load, None, self.find.html)  # the search panel (viewer/ui/find_panel.py)
 
 
 def build_app(default_source: str | None = None, public: bool = False,

@@ -101,10 +101,6 @@ class FindPanel:
     def on_source(self, source: Any) -> str:
         return self.value(source if isinstance(source, str) else "")
 
-    def on_page_load(self, request: gr.Request) -> str:
-        q = dict(request.query_params) if request is not None else {}
-        return self.value(str(q.get("src") or self.service.default_source or ""))
-
     def on_open(self, evt: gr.EventData) -> dict:
         """A hit's "open" event: the token view on its turn, the hit's tokens marked."""
         data = getattr(evt, "_data", None) or {}
