@@ -2,11 +2,13 @@
 
     .venv/bin/python bench/make_run.py OUT --versions 2000 --groups 8 --k 64    # 1,024,000 rollouts
 
-Every rollout is a real one: a row of examples/trl-run (its files, token ids, logprobs, masks, text pieces and
-findings as recorded), placed at its synthetic version, group and index (its names and TRL's row ordinals
-renumbered, its reward drawn around a per-version mean that rises and falls so curves have a shape, its advantage
-TRL's z-score within its group; its files still name the bundled rollout's place, so `viewer check` of a synthetic
-run names each rollout's files as another's), written a group at a time by rollout_trace/artifact/run_shards.py's RolloutWriter
+Every rollout is a real one: a row of examples/trl-run (its files, token ids, logprobs, masks, text pieces,
+findings and rewards as recorded), placed at its synthetic version, group and index (its names and TRL's row
+ordinals renumbered, its advantage TRL's z-score within its synthetic group; its files still name the bundled
+rollout's place, so `viewer check` of a synthetic run names each rollout's files as another's). Which bundled
+rollouts a version's groups hold is drawn around a reward that rises and falls over the versions, so curves have
+a shape while a rollout's reward in the run's table stays the one its own summary and held-out tests give (the
+group map and the token view agree). The rows are written a group at a time by rollout_trace/artifact/run_shards.py's RolloutWriter
 into the segment's tail and sealed into Parquet shards, as the recorder writes. The consumption table gives each
 row a fate: trained at a step for most versions, the newest versions' rows read ahead or still in the queue. The
 bundled rollouts whose text holds a word no other bundled rollout's text holds (`rare_word`: "expected", in the
@@ -62,14 +64,16 @@ def rare_word(base: pa.Table) -> tuple[str, np.ndarray]:
     return best
 
 
-def advantages(rewards: np.ndarray) -> np.ndarray:
-    """TRL's GRPO advantage per group (rows of `rewards`): (r - mean) / (std + 1e-4), as rollout_trace/artifact/group.py."""
-    from rollout_trace.artifact.group import grpo_advantages
-
-    return np.array([grpo_advantages(list(map(float, g))) for g in rewards], dtype=np.float64)
+def reward_weights(rewards: np.ndarray, means: np.ndarray, spread: float = 0.4) -> np.ndarray:
+    """How likely each bundled rollout (`rewards`, NaN: unscorable) is drawn for each version (`means`, the reward
+    its rollouts are drawn around): a normal kernel of its reward's distance to the version's; an unscorable one as
+    likely as a rollout `spread` away (a failed session happens at every version). Rows: versions; unnormalised."""
+    far = np.where(np.isnan(rewards), spread, rewards[None, :] - means[:, None])
+    return np.exp(-0.5 * (far / spread) ** 2)
 
 
 def make(out: Path, versions: int, groups: int, k: int, rare_every: int, seed: int = 0, seal_rows: int | None = None) -> dict:
+    from rollout_trace.artifact.group import grpo_advantages
     from rollout_trace.artifact.run_format import (
         CONSUMED_DIR,
         MANIFEST,
@@ -87,9 +91,10 @@ def make(out: Path, versions: int, groups: int, k: int, rare_every: int, seed: i
     base = templates()
     n_t = base.num_rows
     word, rare = rare_word(base)
-    weights = np.ones(n_t)
-    weights[rare] = 0.0
-    weights /= weights.sum()
+    means = 0.3 + 0.3 * np.sin(np.linspace(0, 6, versions))  # the reward a version's rollouts are drawn around
+    weights = reward_weights(np.array([np.nan if r is None else r for r in base["reward"].to_pylist()], float), means)
+    weights[:, rare] = 0.0
+    weights /= weights.sum(axis=1, keepdims=True)
     if out.exists():
         shutil.rmtree(out)
     for d in (SEGMENTS_DIR, ROLLOUTS_DIR, CONSUMED_DIR):
@@ -106,17 +111,15 @@ def make(out: Path, versions: int, groups: int, k: int, rare_every: int, seed: i
     consumed = ShardWriter(out / CONSUMED_DIR, SEGMENT, CONSUMED, seal_rows=SEAL_ROWS)
     trained_until = int(versions * 0.9)  # the newest versions' rows: read ahead, or never taken
     ordinal, step, taken, t0 = 0, 0, 0, time.perf_counter()
-    means = 0.3 + 0.3 * np.sin(np.linspace(0, 6, versions))
     fate_rows: list[dict] = []
     gid = 0
     for v in range(1, versions + 1):
         for _ in range(groups):
-            pick = rng.choice(n_t, size=k, p=weights)
+            pick = rng.choice(n_t, size=k, p=weights[v - 1])
             if rare_every and rng.random() < k / rare_every:
                 pick[0] = rare[0]
             g = base.take(pa.array(pick))
-            rewards = np.clip(rng.normal(means[v - 1], 0.4, size=k), -0.1, 1.1).round(3)
-            adv = advantages(rewards[None, :])[0]
+            adv = grpo_advantages(g["reward"].to_pylist())  # within its synthetic group; a null reward gets 0
             n_rows = [len(x) for x in g["row_ordinal"].to_pylist()]
             ordinals = np.split(np.arange(ordinal, ordinal + sum(n_rows)), np.cumsum(n_rows)[:-1])
             ordinal += sum(n_rows)
@@ -127,7 +130,6 @@ def make(out: Path, versions: int, groups: int, k: int, rare_every: int, seed: i
                 "group_id": pa.array([gid] * k, pa.int64()), "rollout": pa.array(np.arange(k), pa.int64()),
                 "rollout_id": pa.array([f"{gid:012x}{i:04x}{v:016x}" for i in range(k)]),
                 "group": pa.array([name] * k), "path": pa.array([f"{name}/rollout-{i:02d}" for i in range(k)]),
-                "reward": pa.array(rewards, pa.float64()), "env_reward": pa.array(np.minimum(rewards, 1.0), pa.float64()),
                 "advantage": pa.array(adv, pa.float64()),
                 "row_ordinal": pa.array([o.tolist() for o in ordinals], pa.list_(pa.int64())),
             })

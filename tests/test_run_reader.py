@@ -411,3 +411,44 @@ def test_rollouts_files_read_ahead_are_the_ones_read_one_by_one_and_each_is_take
     with ahead.read_ahead(paths[:5]):
         assert len(ahead._ahead) == 0
         assert ahead.files(paths[0]) == alone.files(paths[0])
+
+
+def test_a_rollout_whose_files_give_another_reward_than_its_row_says_so(tmp_path):
+    """The recorder writes a row's rewards and its summary.json from TRL's one number: a run changed after it was
+    recorded may disagree, and the token view's header (the summary's) then says which numbers the pages count."""
+    from rollout_trace.artifact.run import open_run
+
+    rows = bundled_rows()
+    first = next(i for i, p in enumerate(rows["path"].to_pylist()) if p)
+    kept = rows["reward"][first].as_py()
+    rewards = rows["reward"].to_pylist()
+    rewards[first] = 1.062
+    run = open_run(write_run(tmp_path / "run", changed(rows, reward=rewards)))
+    path = rows["path"][first].as_py()
+    told = [n for n in run.open(path).notices if "rewards differ" in n]
+    assert told == [f"This rollout's rewards differ between the run and its own files: reward +1.062 in the run's "
+                    f"table, {kept:+.3f} in its summary.json (reward_after_penalties). The run page, the index and "
+                    "the group map count the table's; this header shows the summary's."]
+    others = [p for p in rows["path"].to_pylist() if p and p != path]
+    assert all(not any("rewards differ" in n for n in run.open(p).notices) for p in others[:8])
+    run.close()
+
+
+def test_a_synthetic_run_keeps_each_rollouts_own_rewards(tmp_path):
+    """bench/make_run.py draws which bundled rollouts a version holds, never their rewards: its group maps and
+    token views agree, and the reward still rises and falls over the versions."""
+    from bench.make_run import make
+    from rollout_trace.artifact.run import open_run
+
+    make(tmp_path / "run", versions=60, groups=2, k=8, rare_every=0)
+    run = open_run(tmp_path / "run")
+    for r in run.rows[::37]:
+        if r.path:
+            assert not any("rewards differ" in n for n in run.open(r.path).notices)
+    means = {}
+    for r in run.rows:
+        if r.reward is not None:
+            means.setdefault(r.policy_version, []).append(r.reward)
+    by_version = [sum(x) / len(x) for _, x in sorted(means.items())]
+    assert max(by_version[:15]) - min(by_version[25:40]) > 0.2  # the drawn curve's rise, then its fall
+    run.close()

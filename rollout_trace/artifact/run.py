@@ -18,6 +18,8 @@ snapshot's columns, not these rows.
 
 from __future__ import annotations
 
+import math
+import os
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -175,6 +177,12 @@ def groups_of(rows: list[RunRow]) -> list[RunGroup]:
     return out
 
 
+# a run row's reward columns, and the field of the rollout's own summary.json the recorder wrote each from
+_REWARDS = {"reward": "reward_after_penalties", "env_reward": "env_reward"}
+# what opening a rollout reads of its row: its artifact's files, and its rewards to check them against
+_RECORDED = [*ARTIFACT_FILES, *_REWARDS]
+
+
 def _files_of(row: dict[str, Any]) -> dict[str, bytes]:
     """A rollouts row's artifact files by their names in the artifact's folder."""
     return {name: row[col] for col, name in ARTIFACT_FILES.items() if row[col] is not None}
@@ -187,8 +195,8 @@ class Run:
     table: RunTable
     _tokenizer: Path | None = field(default=None, repr=False)
     at: np.ndarray | None = field(default=None, repr=False)  # the snapshot's rows this view holds (a part); None: all
-    # rollouts' files read ahead (`read_ahead`), each taken by its first `files`
-    _ahead: Bounded[str, dict[str, bytes]] = field(default_factory=lambda: Bounded(MAX_AHEAD), repr=False)
+    # rollouts' recorded columns read ahead (`read_ahead`), each taken by its first `files` or `open`
+    _ahead: Bounded[str, dict[str, Any]] = field(default_factory=lambda: Bounded(MAX_AHEAD), repr=False)
 
     @property
     def source(self) -> str:
@@ -282,12 +290,11 @@ class Run:
                     rows[path] = self.row_at(path)
                 except ArtifactError:
                     continue
-            got = self.table.rows_of(np.array(list(rows.values()), np.int64), list(ARTIFACT_FILES)).to_pylist() \
-                if rows else []
+            got = self.table.rows_of(np.array(list(rows.values()), np.int64), _RECORDED).to_pylist() if rows else []
         except Exception:  # noqa: BLE001 - each rollout read on its own below says what is wrong
             rows, got = {}, []
         for path, x in zip(rows, got, strict=True):
-            self._ahead.put(path, _files_of(x))
+            self._ahead.put(path, x)
         try:
             yield
         finally:
@@ -297,11 +304,14 @@ class Run:
     def files(self, path: str) -> dict[str, bytes]:
         """The rollout's artifact files (folder path -> bytes) as recorded (or as read ahead), and its rescore
         parts' files."""
+        at, row = self._recorded(path)
+        return _files_of(row) | self._rescore_files(at, path)
+
+    def _recorded(self, path: str) -> tuple[int, dict[str, Any]]:
+        """The rollout's row number and its recorded columns (`_RECORDED`), as read ahead or read now."""
         at = self.row_at(path)
-        out = self._ahead.pop(path)
-        if out is None:
-            out = _files_of(self.table.rollout_files(at, list(ARTIFACT_FILES)))
-        return out | self._rescore_files(at, path)
+        row = self._ahead.pop(path)
+        return at, row if row is not None else self.table.rollout_files(at, _RECORDED)
 
     def _rescore_files(self, at: int, path: str) -> dict[str, bytes]:
         """The rescore parts `viewer rescore` wrote for the rollout (rescored/<group>/rollout-NN/<part>/, as the
@@ -323,7 +333,8 @@ class Run:
     def open(self, path: str) -> Artifact:
         """One rollout's artifact, read from its row and validated fully, rendering with the run's tokenizer.
         Its files are laid out in a private temporary folder for the one reader, which is removed after."""
-        files = self.files(path)
+        at, row = self._recorded(path)
+        files = _files_of(row) | self._rescore_files(at, path)
         folder = temporary_folder("rollout-run-")
         try:
             for name, data in files.items():
@@ -337,11 +348,40 @@ class Run:
         tok = self.tokenizer_dir()
         if tok is not None and (tok / "tokenizer.json").is_file():
             a.tokenizer_dir = tok
+        told = rewards_disagree(row, a)
+        if told:
+            a.notices.append(told)
         return a
 
     def close(self) -> None:
         if hasattr(self.store.store, "close"):
             self.store.store.close()
+
+
+
+
+def _reward_text(v: float | None) -> str:
+    return "none (unscorable)" if v is None else f"{v:+.3f}"
+
+
+def rewards_disagree(row: dict, a: Artifact) -> str | None:
+    """What to tell when a run row's rewards (`row`: its reward columns) are not the ones its own summary.json holds:
+    the recorder writes both from TRL's one number, so they differ only in a run changed after it was recorded. The
+    run page, the index and the group map count the row's; the token view's header shows the summary's."""
+    differ = []
+    for column, name in _REWARDS.items():
+        ours, theirs = row.get(column), getattr(a.summary, name, None)
+        if ours is None or theirs is None:
+            same = ours is theirs
+        else:
+            same = math.isclose(ours, theirs, rel_tol=1e-9, abs_tol=1e-12)
+        if not same:
+            differ.append(f"{column} {_reward_text(ours)} in the run's table, {_reward_text(theirs)} in its "
+                          f"summary.json ({name})")
+    if not differ:
+        return None
+    return ("This rollout's rewards differ between the run and its own files: " + "; ".join(differ) +
+            ". The run page, the index and the group map count the table's; this header shows the summary's.")
 
 
 def follow(run: Run) -> Run | None:
@@ -350,9 +390,10 @@ def follow(run: Run) -> Run | None:
     return Run(later, run._tokenizer) if later is not None else None
 
 
-def open_run(source: str, token: str | None = None, allow_local: bool = True) -> Run:
+def open_run(source: str | os.PathLike[str], token: str | None = None, allow_local: bool = True) -> Run:
     """Open a recorded run (folder, .zip, Hub dataset id, bundled example); raises ArtifactError when it is not one
     (a run of the folder format, format 1, is named as one with the command that converts it)."""
+    source = os.fspath(source)
     return run_in(store_for(source, token=token, allow_local=allow_local), source)
 
 
