@@ -331,3 +331,25 @@ def test_the_verifier_panel_shows_the_verify_result_where_tests_would_be(page, a
     panel.evaluate("e => e.scrollIntoView({block: 'start'})")  # the whole panel in every shot
     pages.shots(page, "verifier-panel")
     assert page.errors == []
+
+
+def test_a_rollout_whose_files_give_another_reward_than_its_row_says_so_in_its_header(page, app_url, picks,
+                                                                                        tmp_path):
+    """A run whose table was changed after recording: the token view's header shows the summary's reward and says
+    the table's, which the run page and the group map count; both numbers readable in light and dark."""
+    from support.run_tables import bundled_rows, changed, write_run
+
+    r = picks["trained"]
+    rows = bundled_rows()
+    at = rows["path"].to_pylist().index(r.path)
+    rewards = rows["reward"].to_pylist()
+    rewards[at] = 1.062
+    src = str(write_run(tmp_path / "run", changed(rows, reward=rewards)))
+    _open_rollout(page, app_url, r, src=src)
+    notes = page.locator(".tv-notices li").all_inner_texts()
+    told = [n for n in notes if "rewards differ" in n]
+    assert len(told) == 1 and "reward +1.062 in the run's table" in told[0] and f"{r.reward:+.3f} in its summary" in told[0]
+    assert f"{r.reward:+.3f}" in page.locator(".tv-reward-value").inner_text()  # the header: the summary's reward
+    page.locator(".tv-notices").scroll_into_view_if_needed()
+    pages.shots(page, "rewards-differ")
+    assert page.errors == []
