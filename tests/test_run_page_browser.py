@@ -69,6 +69,17 @@ def test_run_page_chart_versions_groups_and_back(page, app_url):
     page.locator("[data-testid=run-version][data-version='3']").click()
     page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
     assert page.locator("[data-testid=run-group]").count() == 5 and query(page)["version"] == "3"
+    # the pass rate says its numerator and denominator: its groups' passed add up to the first, and the rollouts a
+    # failed session left without a verifier score are why the second is below the version's rollouts
+    from rollout_trace.artifact.run import open_run
+    from viewer.run_stats import version_stats
+
+    v3 = next(s for s in version_stats(open_run("trl-run")) if s.version == 3)
+    cell = page.locator("[data-testid=run-version][data-version='3'] td").nth(4)
+    assert cell.inner_text() == f"{round(100 * v3.passed / v3.verified)}% ({v3.passed}/{v3.verified})"
+    assert sum(int(t.split("/")[0]) for t in page.locator("[data-testid=run-group] td:nth-child(5)").all_inner_texts()) \
+        == v3.passed
+    assert v3.verified < v3.rollouts and "without one: a failed session is never verified" in cell.get_attribute("title")
     for w, h in ((1024, 768), (1280, 720)):  # a version's groups inside the versions table: every column in its box
         page.set_viewport_size({"width": w, "height": h})
         settle(page)

@@ -45,6 +45,8 @@ def test_version_stats_count_the_index_rows(run):
         assert s.scored == len(scored) and s.reward_min == min(scored) and s.reward_max == max(scored)
         assert s.reward_mean == pytest.approx(sum(scored) / len(scored))
         assert s.passed == sum(r.env_reward == 1.0 for r in rows)
+        assert s.verified == sum(r.env_reward is not None for r in rows)  # a failed session is never verified
+        assert s.pass_rate == (s.passed / s.verified if s.verified else None)
         assert s.timeouts == sum(r.timed_out for r in rows)
         assert sum(s.dropped.values()) == sum(r.dropped is not None for r in rows)
         # the rows the trainer trained: a rollout trained in part counts only its trained rows
@@ -61,7 +63,7 @@ def test_bundled_run_notes_say_what_was_never_trained(run):
 
 def _stats(version: int, **kw) -> VersionStats:
     base = {"groups": 8, "rollouts": 64, "scored": 64, "reward_mean": 0.5, "reward_sd": 0.2, "reward_min": 0.0,
-            "reward_max": 1.0, "passed": 10, "pass_rate": 10 / 64, "zero_spread": 0, "trained_tokens": 100,
+            "reward_max": 1.0, "passed": 10, "verified": 64, "pass_rate": 10 / 64, "zero_spread": 0, "trained_tokens": 100,
             "trained": 64, "dropped": {}, "timeouts": 0, "unscorable": 0}
     return VersionStats(version=version, **{**base, **kw})
 

@@ -60,7 +60,8 @@ class VersionStats(msgspec.Struct, frozen=True, kw_only=True):
     reward_min: float | None
     reward_max: float | None
     passed: int  # rollouts whose verifier score is 1
-    pass_rate: float | None  # passed / rollouts with a verifier score
+    verified: int  # rollouts with a verifier score (a failed session has none): the pass rate's denominator
+    pass_rate: float | None  # passed / verified
     zero_spread: int  # groups whose advantages are all 0
     trained_tokens: int
     trained: int  # rollouts with a trained row
@@ -380,7 +381,7 @@ def _version_parts(t: RunTable) -> tuple[Step, Callable[[], list[VersionStats]]]
             stats.append(VersionStats(
                 version=version, groups=col["groups"][i], rollouts=rollouts, scored=summary.n,
                 reward_mean=summary.mean, reward_sd=summary.sd, reward_min=summary.min, reward_max=summary.max,
-                passed=col["passed"][i], pass_rate=col["passed"][i] / verified if verified else None,
+                passed=col["passed"][i], verified=verified, pass_rate=col["passed"][i] / verified if verified else None,
                 zero_spread=col["zeros"][i],
                 trained_tokens=col["tokens"][i],  # the rows the trainer trained, not every row queued
                 trained=col["trained"][i], dropped=dict(sorted(dropped[version].items())),

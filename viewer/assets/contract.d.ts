@@ -978,6 +978,7 @@ interface VersionStats {
   reward_min: number | null;
   reward_max: number | null;
   passed: number;
+  verified: number;
   pass_rate: number | null;
   zero_spread: number;
   trained_tokens: number;

@@ -640,7 +640,7 @@ var RunPage = (() => {
         hover: { xs, y: (smoothed ? sharesS : shares)[0], head, rows: (i) => {
           const s = vs[i], u = untrained2(s);
           return [
-            { label: "passed every test", value: withEma(`${pct(s.pass_rate)} (${s.passed} passed)`, sharesS[0], i), color: pal.good },
+            { label: "passed every test", value: withEma(`${pct(s.pass_rate)} (${s.passed} of ${s.verified} verified)`, sharesS[0], i), color: pal.good },
             { label: "zero spread", value: withEma(`${s.zero_spread}/${many(s.groups, "group")}`, sharesS[1], i), color: pal.warn2 },
             { label: "unscorable", value: withEma(`${s.unscorable}/${s.rollouts}`, sharesS[2], i), color: pal.none },
             { label: "timed out", value: withEma(`${s.timeouts}/${s.rollouts}`, sharesS[3], i), color: pal.warn },
@@ -1172,7 +1172,11 @@ var RunPage = (() => {
         el("td", { class: "rp-num", text: String(s.groups) }),
         el("td", { class: "rp-num", text: String(s.rollouts) }),
         el("td", { class: "rp-num " + sign(s.reward_mean), text: `${num2(s.reward_mean)} (${num2(s.reward_min, 2)} … ${num2(s.reward_max, 2)})` }),
-        el("td", { class: "rp-num", text: pct3(s.pass_rate) }),
+        el("td", {
+          class: "rp-num",
+          text: `${pct3(s.pass_rate)} (${s.passed}/${s.verified})`,
+          title: `${s.passed} of the ${s.verified} rollouts with a verifier score passed every held-out test` + (s.verified < s.rollouts ? ` (${s.rollouts - s.verified} without one: a failed session is never verified)` : "")
+        }),
         el("td", { class: "rp-num", text: `${s.zero_spread}/${s.groups}` }),
         el("td", { class: "rp-num", text: String(s.trained_tokens) }),
         el("td", { class: "rp-num", text: String(untrained(s)), title: dropped || "none" }),

@@ -391,7 +391,7 @@ function specs(vs, width, pal, smooth) {
       series: smoothed ? [...shareLines.map(raw), ...shareLines] : shareLines,
       hover: {xs, y: (smoothed ? sharesS : shares)[0], head, rows: (i) => {
         const s = vs[i], u = untrained(s);
-        return [{label: "passed every test", value: withEma(`${pct(s.pass_rate)} (${s.passed} passed)`, sharesS[0], i), color: pal.good},
+        return [{label: "passed every test", value: withEma(`${pct(s.pass_rate)} (${s.passed} of ${s.verified} verified)`, sharesS[0], i), color: pal.good},
                 {label: "zero spread", value: withEma(`${s.zero_spread}/${many(s.groups, "group")}`, sharesS[1], i), color: pal.warn2},
                 {label: "unscorable", value: withEma(`${s.unscorable}/${s.rollouts}`, sharesS[2], i), color: pal.none},
                 {label: "timed out", value: withEma(`${s.timeouts}/${s.rollouts}`, sharesS[3], i), color: pal.warn},

@@ -170,7 +170,10 @@ function versionsTable(body, state) {
       el("td", {}, el("span", {class: "rp-caret", text: open ? "▾ " : "▸ "}), el("b", {text: String(s.version)})),
       el("td", {class: "rp-num", text: String(s.groups)}), el("td", {class: "rp-num", text: String(s.rollouts)}),
       el("td", {class: "rp-num " + sign(s.reward_mean), text: `${num(s.reward_mean)} (${num(s.reward_min, 2)} … ${num(s.reward_max, 2)})`}),
-      el("td", {class: "rp-num", text: pct(s.pass_rate)}), el("td", {class: "rp-num", text: `${s.zero_spread}/${s.groups}`}),
+      el("td", {class: "rp-num", text: `${pct(s.pass_rate)} (${s.passed}/${s.verified})`,
+                title: `${s.passed} of the ${s.verified} rollouts with a verifier score passed every held-out test` +
+                       (s.verified < s.rollouts ? ` (${s.rollouts - s.verified} without one: a failed session is never verified)` : "")}),
+      el("td", {class: "rp-num", text: `${s.zero_spread}/${s.groups}`}),
       el("td", {class: "rp-num", text: String(s.trained_tokens)}),
       el("td", {class: "rp-num", text: String(untrained(s)), title: dropped || "none"}),
       el("td", {class: "rp-num", text: String(s.timeouts)}),
