@@ -875,8 +875,8 @@ var RunPage = (() => {
         {},
         row("source", (s) => s.src),
         row("model", (s) => s.model),
-        row("versions", (s) => String(s.versions.length)),
-        row("groups · rollouts", (s) => `${s.groups} · ${s.rollouts}`),
+        row("versions", (s) => count(s.versions.length)),
+        row("groups · rollouts", (s) => `${count(s.groups)} · ${count(s.rollouts)}`),
         row("reward mean", (s) => num(s.reward_mean)),
         row("pass rate", (s) => pct2(s.pass_rate))
       )
@@ -969,7 +969,8 @@ var RunPage = (() => {
         el("select", { class: "rp-vspick", "data-testid": "run-vs-task-pick", "aria-label": "a task both runs ran" })
       );
       pick.append(new Option("follow a task in both runs…", ""));
-      for (const t of c.tasks) pick.append(new Option(`${t.title} (this run: ${t.a_versions} versions · other: ${t.b_versions})`, t.task_id));
+      const versions = (n) => `${count(n)} version${n === 1 ? "" : "s"}`;
+      for (const t of c.tasks) pick.append(new Option(`${t.title} (this run: ${versions(t.a_versions)} · other: ${versions(t.b_versions)})`, t.task_id));
       pick.value = c.task ? c.task.task_id : "";
       pick.addEventListener("change", () => load(vs, pick.value));
       taskBox.replaceChildren(...c.task ? [el("div", { class: "rp-vsgrid" }, taskSide(c.a.src, c.a_task, "this run"), taskSide(c.b.src, c.b_task, "other run"))] : []);

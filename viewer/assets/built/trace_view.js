@@ -702,9 +702,10 @@ ${text}${extra}`;
         ...wait
       ];
       const A = advantage();
+      const supposed = ts.adv === "group" ? "" : group === null ? " (supposed: a rollout opened on its own has no group advantage; the trainer's view below picks ±1)" : " (supposed, not its group's; the trainer's view below picks it)";
       return [
         ...part,
-        `per-token loss −min(r·A, clip(r)·A), A = ${A !== null && A > 0 ? "+" : ""}${num(A, 3)}: `,
+        `per-token loss −min(r·A, clip(r)·A), A = ${A !== null && A > 0 ? "+" : ""}${num(A, 3)}${supposed}: `,
         key("ls-u2", "raised (loss < 0)"),
         " ",
         key("ls-d2", "lowered (loss > 0)"),

@@ -5,7 +5,7 @@
 // with their rewards and fates, each a link that opens it. Every text goes through textContent or an attribute
 // (dom.js's `el`).
 import {el} from "./dom.js";
-import {groupsListed, sign} from "./values.js";
+import {count, groupsListed, sign} from "./values.js";
 import * as RunCharts from "./run_charts.js";
 
 /** @typedef {{versus(req: {src: string, vs: string, task: string}): Promise<{compare?: RunCompare, error?: string}>,
@@ -36,7 +36,7 @@ function sides(c) {
   return el("table", {class: "rp-vssides", "data-testid": "run-vs-sides"},
     el("thead", {}, el("tr", {}, el("th"), el("th", {text: "this run"}), el("th", {text: "other run"}))),
     el("tbody", {}, row("source", (s) => s.src), row("model", (s) => s.model),
-       row("versions", (s) => String(s.versions.length)), row("groups · rollouts", (s) => `${s.groups} · ${s.rollouts}`),
+       row("versions", (s) => count(s.versions.length)), row("groups · rollouts", (s) => `${count(s.groups)} · ${count(s.rollouts)}`),
        row("reward mean", (s) => num(s.reward_mean)), row("pass rate", (s) => pct(s.pass_rate))));
 }
 
@@ -95,7 +95,8 @@ export function mount(box, api) {
     const notes = c.notes.length ? el("ul", {class: "rp-notes", "data-testid": "run-vs-notes"}, ...c.notes.map((n) => el("li", {text: n}))) : null;
     const pick = /** @type {HTMLSelectElement} */ (el("select", {class: "rp-vspick", "data-testid": "run-vs-task-pick", "aria-label": "a task both runs ran"}));
     pick.append(new Option("follow a task in both runs…", ""));
-    for (const t of c.tasks) pick.append(new Option(`${t.title} (this run: ${t.a_versions} versions · other: ${t.b_versions})`, t.task_id));
+    const versions = (/** @type {number} */ n) => `${count(n)} version${n === 1 ? "" : "s"}`;
+    for (const t of c.tasks) pick.append(new Option(`${t.title} (this run: ${versions(t.a_versions)} · other: ${versions(t.b_versions)})`, t.task_id));
     pick.value = c.task ? c.task.task_id : "";
     pick.addEventListener("change", () => load(vs, pick.value));
     taskBox.replaceChildren(...(c.task ? [el("div", {class: "rp-vsgrid"}, taskSide(c.a.src, c.a_task, "this run"), taskSide(c.b.src, c.b_task, "other run"))] : []));

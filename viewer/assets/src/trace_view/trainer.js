@@ -103,7 +103,10 @@ export function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
     if (st.mode === "entropy") return [...part, "trainer entropy (nats): ", swatch("en-0"), "< 0.1 ", swatch("en-1"), "< 0.5 ",
       swatch("en-2"), "< 1.5 ", swatch("en-3"), "< 3 ", swatch("en-4"), "≥ 3", ...wait];
     const A = advantage();
-    return [...part, `per-token loss −min(r·A, clip(r)·A), A = ${A !== null && A > 0 ? "+" : ""}${num(A, 3)}: `,
+    // a supposed advantage is said to be one: the advantage mode says a rollout opened on its own has none
+    const supposed = ts.adv === "group" ? "" : group === null ? " (supposed: a rollout opened on its own has no group advantage; the trainer's view below picks ±1)"
+      : " (supposed, not its group's; the trainer's view below picks it)";
+    return [...part, `per-token loss −min(r·A, clip(r)·A), A = ${A !== null && A > 0 ? "+" : ""}${num(A, 3)}${supposed}: `,
       key("ls-u2", "raised (loss < 0)"), " ", key("ls-d2", "lowered (loss > 0)"), " ", key("ls-clip", `clipped by TRL, no gradient (band ${band})`), " ",
       key("tr-off", "not in the loss"), " ", miss(), el("br"), el("span", {class: "tv-dim", text: "paler / stronger shade: |loss| below / above |A|"}),
       ...wait, ...hypothetical(f)];
