@@ -6,6 +6,7 @@ and dark at 1440x900 and 1024x768."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 
@@ -64,6 +65,9 @@ def test_run_page_chart_versions_groups_and_back(page, app_url):
     assert {"in-queue", "read-ahead"} <= set(swatches) and len(set(swatches.values())) == len(swatches), swatches
     charts = page.evaluate(CHARTS)
     assert [c["id"] for c in charts] == list(PLOTS) and all(c["painted"] > 100 and c["drawn"] == 4 for c in charts)
+    for plot in ("run-dropped-plot", "run-tokens-plot"):  # counts: whole-number ticks, never 2.5 rollouts
+        ticks = json.loads(page.locator(f"#{plot}").get_attribute("data-yticks"))
+        assert len(ticks) >= 2 and all(float(t).is_integer() for t in ticks), (plot, ticks)
     assert page.locator("#collection-index [data-testid=index-filters]").is_visible()  # the run's filters below
     shots(page, "page")
     page.locator("[data-testid=run-version][data-version='3']").click()
@@ -710,4 +714,14 @@ def test_the_findings_chart_of_2000_versions_writes_round_versions(page, app_url
     step = ticks[1] - ticks[0]
     assert len(ticks) >= 3 and str(step).strip("0") in ("1", "2", "5"), ticks
     assert all(v % step == 0 for v in ticks) and ticks == sorted(ticks), ticks
+    for width in (1024, 1280):  # every version written whole inside the canvas, the last one too
+        page.set_viewport_size({"width": width, "height": 768})
+        page.wait_for_function(SIZED_CHART)
+        canvas = chart.evaluate("c => ({w: c.clientWidth, spans: JSON.parse(c.dataset.tickSpans)})")
+        assert canvas["spans"] and all(0 <= a < b <= canvas["w"] for a, b in canvas["spans"]), canvas
+
+
+# the findings chart drawn at its box's size (a resize redraws it: the canvas's pixels follow its CSS width)
+SIZED_CHART = """() => { const c = document.querySelector('[data-testid=find-chart]');
+  return !!c && !!c.dataset.tickSpans && c.width === Math.round(c.clientWidth * (window.devicePixelRatio || 1)); }"""
 

@@ -190,8 +190,13 @@ var FindPanel = (() => {
     const marked = round.length ? round : [0, versions.length - 1];
     const every = Math.max(1, Math.ceil(marked.length / Math.max(1, pw / 40)));
     const written = marked.filter((_, j) => j % every === 0);
-    written.forEach((i) => g.fillText(versions[i], left + (i + 0.5) * bw, h - 6));
+    const spans = written.map((i) => {
+      const half = g.measureText(String(versions[i])).width / 2 + 2, x = Math.min(w - half, Math.max(half, left + (i + 0.5) * bw));
+      g.fillText(versions[i], x, h - 6);
+      return [Math.round(x - half + 2), Math.round(x + half - 2)];
+    });
     canvas.dataset.ticks = written.map((i) => versions[i]).join(" ");
+    canvas.dataset.tickSpans = JSON.stringify(spans);
   }
   function axis(g, left, top, pw, ph, max, fg, dim) {
     g.strokeStyle = dim;

@@ -351,6 +351,36 @@ var RunPage = (() => {
   }
   var pct = (v) => v === null || v === void 0 || !Number.isFinite(v) ? "–" : Math.round(v * 100) + "%";
   var count2 = (n) => n.toLocaleString("en-US");
+  var WHOLE_STEPS = [
+    1,
+    2,
+    5,
+    10,
+    20,
+    50,
+    100,
+    200,
+    500,
+    1e3,
+    2e3,
+    5e3,
+    1e4,
+    2e4,
+    5e4,
+    1e5,
+    2e5,
+    5e5,
+    1e6,
+    2e6,
+    5e6,
+    1e7,
+    2e7,
+    5e7,
+    1e8,
+    2e8,
+    5e8,
+    1e9
+  ];
   var many = (n, what) => `${count2(n)} ${what}${n === 1 ? "" : "s"}`;
   function nearest(xs, x) {
     let lo = 0, hi = xs.length - 1;
@@ -451,6 +481,7 @@ var RunPage = (() => {
     const ends = xs.length ? [xs[0], xs[xs.length - 1]] : [0, 1];
     const space = Math.ceil(Math.max(...ends.map((x) => textWidth(String(Math.round(x))))) + pal.font * 1.2);
     let labels = [];
+    let yticks = [];
     const opts = {
       width,
       height,
@@ -466,34 +497,23 @@ var RunPage = (() => {
           ...axis,
           size: Math.round(pal.font * 2.4),
           space,
-          incrs: [
-            1,
-            2,
-            5,
-            10,
-            20,
-            50,
-            100,
-            200,
-            500,
-            1e3,
-            2e3,
-            5e3,
-            1e4,
-            2e4,
-            5e4,
-            1e5,
-            2e5,
-            5e5,
-            1e6
-          ],
+          incrs: WHOLE_STEPS,
           values: (_u, ticks) => {
             const out = ticks.map((t) => Number.isInteger(t) ? String(t) : "");
             labels = ticks.map((t, i) => [t, out[i]]);
             return out;
           }
         },
-        { ...axis, size: Math.round(pal.font * 3.6), values: (_u, ticks) => ticks.map(fmt) }
+        // a bar chart counts (rollouts, tokens): its ticks whole numbers, never 2.5 rollouts
+        {
+          ...axis,
+          size: Math.round(pal.font * 3.6),
+          ...spec.bars ? { incrs: WHOLE_STEPS } : {},
+          values: (_u, ticks) => {
+            yticks = ticks;
+            return ticks.map(fmt);
+          }
+        }
       ],
       series: [{}, ...spec.series],
       bands: (spec.bands || []).map(([hi, lo, fill]) => ({ series: [hi, lo], fill })),
@@ -503,6 +523,7 @@ var RunPage = (() => {
           const c = u2.valToPos(x, "x"), w = textWidth(t);
           return { text: t, left: c - w / 2, right: c + w / 2 };
         }));
+        box.dataset.yticks = JSON.stringify(yticks);
       }] }
     };
     const u = new uPlot(opts, [xs, ...spec.ys], plot);

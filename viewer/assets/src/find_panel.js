@@ -107,8 +107,13 @@ function drawChart(canvas, summary, hits) {
   const marked = round.length ? round : [0, versions.length - 1];
   const every = Math.max(1, Math.ceil(marked.length / Math.max(1, pw / 40)));  // versions that are not 1, 2, 3, …
   const written = marked.filter((_, j) => j % every === 0);
-  written.forEach((i) => g.fillText(versions[i], left + (i + 0.5) * bw, h - 6));
+  const spans = written.map((i) => {  // centred under its bar, but never past the canvas's edge (the last version's "2000")
+    const half = g.measureText(String(versions[i])).width / 2 + 2, x = Math.min(w - half, Math.max(half, left + (i + 0.5) * bw));
+    g.fillText(versions[i], x, h - 6);
+    return [Math.round(x - half + 2), Math.round(x + half - 2)];
+  });
   canvas.dataset.ticks = written.map((i) => versions[i]).join(" ");  // what the axis says, for a reader without the pixels
+  canvas.dataset.tickSpans = JSON.stringify(spans);  // where each is written (CSS pixels): inside the canvas
 }
 
 /** @param {CanvasRenderingContext2D} g @param {number} left @param {number} top @param {number} pw

@@ -173,6 +173,9 @@ function val(v) {
 }
 const pct = (/** @type {number | null | undefined} */ v) => (v === null || v === undefined || !Number.isFinite(v) ? "–" : Math.round(v * 100) + "%");
 const count = (/** @type {number} */ n) => n.toLocaleString("en-US");
+// the steps between ticks of an axis of whole numbers (versions, counts): 1, 2 or 5 times a power of ten
+const WHOLE_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6,
+                     1e7, 2e7, 5e7, 1e8, 2e8, 5e8, 1e9];
 const many = (/** @type {number} */ n, /** @type {string} */ what) => `${count(n)} ${what}${n === 1 ? "" : "s"}`;
 
 /** The index of the x in sorted `xs` nearest to `x`. @param {number[]} xs @param {number} x */
@@ -276,19 +279,22 @@ function draw(box, spec, pal, height, open) {
   const space = Math.ceil(Math.max(...ends.map((x) => textWidth(String(Math.round(x))))) + pal.font * 1.2);
   /** @type {[number, string][]} */
   let labels = [];
+  /** @type {number[]} */
+  let yticks = [];
   const opts = {
     width, height, legend: {show: false}, cursor: {show: false}, padding: [8, Math.round(pal.font * 1.6), 0, 0],
     scales: {x: {time: false, range: () => [xs.length ? xs[0] - half : 0, xs.length ? xs[xs.length - 1] + half : 1]},
              y: {range: (/** @type {any} */ _u, /** @type {number} */ lo, /** @type {number} */ hi) =>
                spec.yRange || (spec.bars ? [0, padded(0, Math.max(hi, 1))[1]] : padded(lo, hi))}},
-    axes: [{...axis, size: Math.round(pal.font * 2.4), space, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000,
-                                                                10000, 20000, 50000, 1e5, 2e5, 5e5, 1e6],
+    axes: [{...axis, size: Math.round(pal.font * 2.4), space, incrs: WHOLE_STEPS,
             values: (/** @type {any} */ _u, /** @type {number[]} */ ticks) => {
               const out = ticks.map((t) => (Number.isInteger(t) ? String(t) : ""));
               labels = ticks.map((t, i) => [t, out[i]]);
               return out;
             }},
-           {...axis, size: Math.round(pal.font * 3.6), values: (/** @type {any} */ _u, /** @type {number[]} */ ticks) => ticks.map(fmt)}],
+           // a bar chart counts (rollouts, tokens): its ticks whole numbers, never 2.5 rollouts
+           {...axis, size: Math.round(pal.font * 3.6), ...(spec.bars ? {incrs: WHOLE_STEPS} : {}),
+            values: (/** @type {any} */ _u, /** @type {number[]} */ ticks) => { yticks = ticks; return ticks.map(fmt); }}],
     series: [{}, ...spec.series],
     bands: (spec.bands || []).map(([hi, lo, fill]) => ({series: [hi, lo], fill})),
     // the x labels as drawn, each with its extent in CSS pixels: what a test checks for collisions
@@ -297,6 +303,7 @@ function draw(box, spec, pal, height, open) {
         const c = u.valToPos(x, "x"), w = textWidth(t);
         return {text: t, left: c - w / 2, right: c + w / 2};
       }));
+      box.dataset.yticks = JSON.stringify(yticks);  // the values the y axis marks, for a reader without the pixels
     }]},
   };
   const u = new uPlot(opts, [xs, ...spec.ys], plot);
