@@ -162,6 +162,11 @@ def launch_options(public: bool, demo: gr.Blocks | None = None) -> dict:
     # Gradio's subdued text (the intro's hint, every field's info line) is neutral-400 on white in the light scheme:
     # 1.9:1, unreadable on a projector; neutral-500 is 4.8:1 and still reads as secondary. Dark keeps its own.
     theme.set(body_text_color_subdued="*neutral_500", body_text_color_subdued_dark="*neutral_400")
+    # Its primary buttons (Load, Capture) are white on orange-500: 2.8:1. Orange-700 is 5.2:1 in either scheme.
+    theme.set(button_primary_background_fill="*primary_700", button_primary_background_fill_dark="*primary_700",
+              button_primary_background_fill_hover="*primary_800", button_primary_background_fill_hover_dark="*primary_800",
+              button_primary_border_color="*primary_700", button_primary_border_color_dark="*primary_700",
+              button_primary_border_color_hover="*primary_800", button_primary_border_color_hover_dark="*primary_800")
     # In public mode Gradio's own error texts (which can name server paths) become a generic message;
     # our handlers answer in the page and through gr.Error, which is always shown.
     opts: dict = {"theme": theme, "show_error": not public, "head": OPENED_LINK, "css": assets.read("app_chrome.css") + assets.read("run_chrome.css"),
