@@ -260,6 +260,11 @@ ORPHAN_SWATCHES = """() => [...document.querySelectorAll('.tv-legend .sw')].filt
   return r.getBoundingClientRect().top >= sw.getBoundingClientRect().bottom; }).length"""
 
 
+# the type sizes (px) a room reads in presentation: the drift banner's words, its side labels, the legend's
+PRESENT_TYPE = """() => { const px = (sel) => parseFloat(getComputedStyle(document.querySelector(sel)).fontSize);
+  return {banner: px('.tv.present .tv-boundary'), side: px('.tv.present .tv-boundary .tv-side-h'), legend: px('.tv.present .tv-legend')}; }"""
+
+
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("size", [(1024, 768), (1440, 900)])
 def test_presentation_controls_fit(browser, app_url, grp, scheme, size):
@@ -397,6 +402,9 @@ def test_presentation_lands_on_the_whole_story(browser, app_url, scheme, size):
         landed(page, "document.querySelector('.tv-navitem.active[data-turn=\"1\"]')")
         assert page.evaluate(GEN_ON_SCREEN) == 51, "all 51 generated tokens of turn 1"
         assert page.evaluate(CUT_AT_EDGES) == [], "no line cut at the pane's edges"
+        assert page.evaluate(ORPHAN_SWATCHES) == 0, "a swatch of the legend ends a line without its words"
+        sizes = page.evaluate(PRESENT_TYPE)
+        assert sizes["banner"] >= 15.9 and sizes["side"] >= 14 and sizes["legend"] >= 15, sizes  # read from the back
         shot(page, f"7-presentation-turn1-{size[0]}-{scheme}")
         page.keyboard.press("Escape")
         open_view(page, f"{app_url}/?turn=1&mode=mismatch")

@@ -11,9 +11,9 @@ var TraceView = (() => {
   };
   var __copyProps = (to, from, except, desc) => {
     if (from && typeof from === "object" || typeof from === "function") {
-      for (let key of __getOwnPropNames(from))
-        if (!__hasOwnProp.call(to, key) && key !== except)
-          __defProp(to, key, { get: () => from[key], enumerable: !(desc = __getOwnPropDesc(from, key)) || desc.enumerable });
+      for (let key2 of __getOwnPropNames(from))
+        if (!__hasOwnProp.call(to, key2) && key2 !== except)
+          __defProp(to, key2, { get: () => from[key2], enumerable: !(desc = __getOwnPropDesc(from, key2)) || desc.enumerable });
     }
     return to;
   };
@@ -138,6 +138,7 @@ var TraceView = (() => {
     return { cls: a > 0 ? " adv-pos" : a < 0 ? " adv-neg" : " adv-zero", alpha: (0.18 + 0.7 * Math.min(1, Math.abs(a) / 2)).toFixed(3) };
   }
   var swatch = (cls) => el("span", { class: `sw ${cls}` });
+  var key = (cls, words) => el("span", { class: "tv-nowrap" }, swatch(cls), words);
   function hypothetical(f) {
     if (!f) return [];
     return f.trained ? [" · ", el("span", { class: "tv-badge tv-fate trained", "data-testid": "push-fate", text: `${f.label}: this push was in the loss` })] : [" ", el("span", {
@@ -152,14 +153,14 @@ var TraceView = (() => {
     const failed = O.run && O.run.advantage === null;
     const val = failed ? el("span", { class: "tv-badge warn", "data-testid": "no-advantage", text: "TRL gave this rollout no advantage (it built no training row)" }) : a === null || a === void 0 ? el("span", { class: "tv-badge warn", "data-testid": "no-advantage", text: "no advantage here: this rollout was opened on its own, and a GRPO advantage comes with a group (open a group's map to see its rollouts' advantages)" }) : el("span", { class: "tv-nowrap" }, "this rollout's advantage ", el("b", { text: `${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}` }));
     return [
-      swatch("adv-pos"),
-      "pushed up (advantage > 0) ",
-      swatch("adv-neg"),
-      "pushed down (< 0) ",
-      swatch("adv-zero"),
-      "no push (0) ",
-      swatch("adv-ctx"),
-      "not trained · ",
+      key("adv-pos", "pushed up (advantage > 0)"),
+      " ",
+      key("adv-neg", "pushed down (< 0)"),
+      " ",
+      key("adv-zero", "no push (0)"),
+      " ",
+      key("adv-ctx", "not trained"),
+      " · ",
       val,
       ...hypothetical(f)
     ];
@@ -218,24 +219,22 @@ var TraceView = (() => {
     const t = O.turns[st.turn], f = fateHere(O, st, training);
     const never = f && !f.trained ? `, in TRL's mask: never trained, ${f.cause || ""})` : null;
     const mask = () => [
-      swatch("m0"),
-      "context the model read (mask 0) ",
-      swatch("m1"),
-      ...st.scope === "row" ? [`tokens the model generated (mask 1, underlined${never || ")"}`] : t.trained ? [`tokens the model generated (mask 1, underlined${never || ", trained)"}`] : ["tokens the model generated (mask 1, underlined) ", swatch("m1u"), "hatched: this turn is not trained"],
-      ...st.scope !== "row" && t.drift_at !== null ? [" ", swatch("dmark"), "rewritten at the turn boundary (drift)"] : []
+      key("m0", "context the model read (mask 0)"),
+      " ",
+      ...st.scope === "row" ? [key("m1", `tokens the model generated (mask 1, underlined${never || ")"}`)] : t.trained ? [key("m1", `tokens the model generated (mask 1, underlined${never || ", trained)"}`)] : [key("m1", "tokens the model generated (mask 1, underlined)"), " ", key("m1u", "hatched: this turn is not trained")],
+      ...st.scope !== "row" && t.drift_at !== null ? [" ", key("dmark", "rewritten at the turn boundary (drift)")] : []
     ];
     const modes = {
       mask,
-      logprob: () => [swatch("lp-hi"), "p ≈ 1 ", swatch("lp-lo"), "p ≈ 0 ", swatch("nolp"), "no logprob recorded (context, or none captured)"],
+      logprob: () => [key("lp-hi", "p ≈ 1"), " ", key("lp-lo", "p ≈ 0"), " ", key("nolp", "no logprob recorded (context, or none captured)")],
       drift: () => [
-        swatch("d-carried"),
-        "carried over exactly ",
-        swatch("d-rewritten"),
-        "rewritten (drift) ",
-        swatch("d-new"),
-        "new context ",
-        swatch("d-out"),
-        "generated"
+        key("d-carried", "carried over exactly"),
+        " ",
+        key("d-rewritten", "rewritten (drift)"),
+        " ",
+        key("d-new", "new context"),
+        " ",
+        key("d-out", "generated")
       ],
       advantage: () => advantageLegend(O, f)
     };
@@ -665,9 +664,8 @@ ${text}${extra}`;
       const [lo, hi] = eps(), band = `[${(1 - lo).toFixed(2)}, ${(1 + hi).toFixed(2)}]`;
       const d = data(st.turn);
       const wait = !d ? [" ", el("span", { class: "tv-dim", text: "(loading the trainer's numbers…)" })] : refused(d) ? [" ", el("span", { class: "tv-err", text: d.error })] : [];
-      const miss = () => el("span", { class: "tv-nowrap" }, swatch("nolp"), "no engine logprob");
+      const miss = () => key("nolp", "no engine logprob");
       const part = [el("span", { class: "tv-part", "data-testid": "legend-part" }, "part ", el("b", { text: partLabel() })), " · "];
-      const key = (cls, words) => el("span", { class: "tv-nowrap" }, swatch(cls), words);
       if (st.mode === "mismatch") return [
         ...part,
         "log ratio = trainer − engine: ",
@@ -689,16 +687,15 @@ ${text}${extra}`;
       if (st.mode === "entropy") return [
         ...part,
         "trainer entropy (nats): ",
-        swatch("en-0"),
-        "< 0.1 ",
-        swatch("en-1"),
-        "< 0.5 ",
-        swatch("en-2"),
-        "< 1.5 ",
-        swatch("en-3"),
-        "< 3 ",
-        swatch("en-4"),
-        "≥ 3",
+        key("en-0", "< 0.1"),
+        " ",
+        key("en-1", "< 0.5"),
+        " ",
+        key("en-2", "< 1.5"),
+        " ",
+        key("en-3", "< 3"),
+        " ",
+        key("en-4", "≥ 3"),
         ...wait
       ];
       const A = advantage();
@@ -1801,9 +1798,9 @@ top-${d.topk_text[k].length}: ${alts}`;
       const what = running ? `${L.stage} · ${fmt(L.calls)} turn${L.calls === 1 ? "" : "s"} so far` : L.state === "done" ? "the written artifact is on screen" : L.state === "cancelled" ? "what was seen before the capture stopped: nothing was written" : L.message || "the capture failed";
       const cancel = running && !!on.cancel;
       bar.hidden = false;
-      const key = JSON.stringify([L.state, L.recorded_at, what, next.rollout, L.siblings, cancel]);
-      if (key !== shownKey) {
-        shownKey = key;
+      const key2 = JSON.stringify([L.state, L.recorded_at, what, next.rollout, L.siblings, cancel]);
+      if (key2 !== shownKey) {
+        shownKey = key2;
         shownFollow = null;
         const sibs = L.siblings.length ? el("span", { class: "tv-group", role: "group", "aria-label": "rollout to follow" }, ...L.siblings.map((s) => el("button", {
           "data-live-rollout": s.rollout,

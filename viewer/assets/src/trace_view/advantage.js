@@ -16,6 +16,9 @@ export function advantageClass(O, t, mask, rowScope) {
 
 /** A legend's colour swatch. @param {string} cls */
 export const swatch = (cls) => el("span", {class: `sw ${cls}`});
+/** A swatch and its words, kept on one line (a legend breaks between its entries, never inside one).
+ *  @param {string} cls @param {string} words */
+export const key = (cls, words) => el("span", {class: "tv-nowrap"}, swatch(cls), words);
 
 /** A run's turn (or training row) the trainer never trained: the push a mode shows never happened. `f`: its fate
  *  (`fateOf`, or the row's), null outside a run. @param {Fate | null} f @returns {(Node | string)[]} */
@@ -34,6 +37,6 @@ export function advantageLegend(O, f) {
     : a === null || a === undefined
     ? el("span", {class: "tv-badge warn", "data-testid": "no-advantage", text: "no advantage here: this rollout was opened on its own, and a GRPO advantage comes with a group (open a group's map to see its rollouts' advantages)"})
     : el("span", {class: "tv-nowrap"}, "this rollout's advantage ", el("b", {text: `${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}`}));
-  return [swatch("adv-pos"), "pushed up (advantage > 0) ", swatch("adv-neg"), "pushed down (< 0) ", swatch("adv-zero"), "no push (0) ",
-          swatch("adv-ctx"), "not trained · ", val, ...hypothetical(f)];
+  return [key("adv-pos", "pushed up (advantage > 0)"), " ", key("adv-neg", "pushed down (< 0)"), " ", key("adv-zero", "no push (0)"), " ",
+          key("adv-ctx", "not trained"), " · ", val, ...hypothetical(f)];
 }

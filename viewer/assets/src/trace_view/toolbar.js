@@ -2,7 +2,7 @@
 // What each mode needs comes with it in the outline (viewer/contract.py `ModeChoice`): the page keeps no list.
 import {el} from "../dom.js";
 import {all, fmt} from "./format.js";
-import {advantageLegend, swatch} from "./advantage.js";
+import {advantageLegend, key} from "./advantage.js";
 import {fateOf} from "./navigator.js";
 /** @import {Trainer} from "./trainer.js" */
 
@@ -56,17 +56,17 @@ export function legendNodes(O, st, trainer, training) {
   const t = O.turns[st.turn], f = fateHere(O, st, training);
   const never = f && !f.trained ? `, in TRL's mask: never trained, ${f.cause || ""})` : null;
   /** @type {() => (Node | string)[]} */
-  const mask = () => [swatch("m0"), "context the model read (mask 0) ", swatch("m1"),
-    ...(st.scope === "row" ? [`tokens the model generated (mask 1, underlined${never || ")"}`]
-      : t.trained ? [`tokens the model generated (mask 1, underlined${never || ", trained)"}`]
-      : ["tokens the model generated (mask 1, underlined) ", swatch("m1u"), "hatched: this turn is not trained"]),
-    ...(st.scope !== "row" && t.drift_at !== null ? [" ", swatch("dmark"), "rewritten at the turn boundary (drift)"] : [])];
+  const mask = () => [key("m0", "context the model read (mask 0)"), " ",
+    ...(st.scope === "row" ? [key("m1", `tokens the model generated (mask 1, underlined${never || ")"}`)]
+      : t.trained ? [key("m1", `tokens the model generated (mask 1, underlined${never || ", trained)"}`)]
+      : [key("m1", "tokens the model generated (mask 1, underlined)"), " ", key("m1u", "hatched: this turn is not trained")]),
+    ...(st.scope !== "row" && t.drift_at !== null ? [" ", key("dmark", "rewritten at the turn boundary (drift)")] : [])];
   /** @type {Record<string, () => (Node | string)[]>} */
   const modes = {
     mask,
-    logprob: () => [swatch("lp-hi"), "p ≈ 1 ", swatch("lp-lo"), "p ≈ 0 ", swatch("nolp"), "no logprob recorded (context, or none captured)"],
-    drift: () => [swatch("d-carried"), "carried over exactly ", swatch("d-rewritten"), "rewritten (drift) ", swatch("d-new"), "new context ",
-                  swatch("d-out"), "generated"],
+    logprob: () => [key("lp-hi", "p ≈ 1"), " ", key("lp-lo", "p ≈ 0"), " ", key("nolp", "no logprob recorded (context, or none captured)")],
+    drift: () => [key("d-carried", "carried over exactly"), " ", key("d-rewritten", "rewritten (drift)"), " ", key("d-new", "new context"), " ",
+                  key("d-out", "generated")],
     advantage: () => advantageLegend(O, f),
   };
   const out = document.createDocumentFragment();

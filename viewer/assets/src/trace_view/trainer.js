@@ -4,7 +4,7 @@
 // TrainerSummary in viewer/contract.py), cached per turn, part, band and advantage.
 import {el} from "../dom.js";
 import {all, errorText, fmt, num, refused, target} from "./format.js";
-import {hypothetical, swatch} from "./advantage.js";
+import {hypothetical, key} from "./advantage.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 /** An SVG element `tag` with `attrs` (`text` is its textContent) and `children`.
@@ -91,17 +91,14 @@ export function trainerPart(box, nav, O, api, st, onData, onPart = () => {}) {
     const d = data(st.turn);
     const wait = !d ? [" ", el("span", {class: "tv-dim", text: "(loading the trainer's numbers…)"})]
       : refused(d) ? [" ", el("span", {class: "tv-err", text: d.error})] : [];
-    const miss = () => el("span", {class: "tv-nowrap"}, swatch("nolp"), "no engine logprob");
+    const miss = () => key("nolp", "no engine logprob");
     const part = [el("span", {class: "tv-part", "data-testid": "legend-part"}, "part ", el("b", {text: partLabel()})), " · "];
-    // each swatch stays with its words (a line breaks between entries, never inside one)
-    /** @param {string} cls @param {string} words */
-    const key = (cls, words) => el("span", {class: "tv-nowrap"}, swatch(cls), words);
     if (st.mode === "mismatch") return [...part, "log ratio = trainer − engine: ", key("mm-n4 tr-out", "below the clip band"), " ",
       key("mm-n2", "trainer lower"), " ", key("mm-0", "|log r| < 1e-3"), " ", key("mm-p2", "trainer higher"), " ",
       key("mm-p4 tr-out", "above the band"), " · ",
       el("span", {class: "tv-nowrap"}, el("b", {"data-testid": "clip-band", text: `clip band ${band}`}), ` (ε ${lo} / ${hi})`), " ", miss(), ...wait];
-    if (st.mode === "entropy") return [...part, "trainer entropy (nats): ", swatch("en-0"), "< 0.1 ", swatch("en-1"), "< 0.5 ",
-      swatch("en-2"), "< 1.5 ", swatch("en-3"), "< 3 ", swatch("en-4"), "≥ 3", ...wait];
+    if (st.mode === "entropy") return [...part, "trainer entropy (nats): ", key("en-0", "< 0.1"), " ", key("en-1", "< 0.5"), " ",
+      key("en-2", "< 1.5"), " ", key("en-3", "< 3"), " ", key("en-4", "≥ 3"), ...wait];
     const A = advantage();
     // a supposed advantage is said to be one: the advantage mode says a rollout opened on its own has none
     const supposed = ts.adv === "group" ? "" : group === null ? " (supposed: a rollout opened on its own has no group advantage; the trainer's view below picks ±1)"
