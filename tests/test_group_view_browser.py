@@ -118,8 +118,12 @@ def test_compare_two_siblings(page, app_url, grp):
     open_map(page, url_of(app_url, "smollm2-group"))
     page.locator("tr[data-rollout='0'] [data-testid=group-pick]").check()
     page.locator("tr[data-rollout='2'] [data-testid=group-pick]").check()
+    page.set_viewport_size({"width": 1280, "height": 720})
     page.locator("[data-testid=compare]").click()
     page.wait_for_selector("[data-testid=divergence]", timeout=TIMEOUT)
+    # the answer is brought into sight (it lands below the map): its heading in the screen's top half, its sides below
+    head = page.locator(".gm-cmp-h").bounding_box()
+    assert 0 <= head["y"] < 360, head
     shots(page, "compare-bundled")
     assert page.errors == []
 

@@ -410,6 +410,7 @@ var CollectionIndex = (() => {
         box.querySelector(".gm-cturn").value
       ) || 0);
       showCompare(out, await api.compare(a, b, turn));
+      if (out.getBoundingClientRect().top > window.innerHeight * 0.6) out.scrollIntoView({ block: "start" });
     });
     return {
       /** Why the group cannot be shown whole (if it cannot), over its map. @param {HTMLElement | null} problems @param {GroupMap | null} m */

@@ -237,6 +237,8 @@ export function mountGroupMap(box, api) {
     out.textContent = "comparing…";
     const turn = Math.max(0, Number(/** @type {HTMLInputElement} */ (box.querySelector(".gm-cturn")).value) || 0);
     showCompare(out, await api.compare(a, b, turn));
+    // the answer lands below the map, past the first screen of a group of 8 at 1280x720: brought into sight
+    if (out.getBoundingClientRect().top > window.innerHeight * 0.6) out.scrollIntoView({block: "start"});
   });
   return {
     /** Why the group cannot be shown whole (if it cannot), over its map. @param {HTMLElement | null} problems @param {GroupMap | null} m */
