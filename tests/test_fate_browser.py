@@ -113,6 +113,8 @@ def test_the_token_view_in_every_mode(page, app_url, picks, rescored, kind):
                      "trained at step" + ("s " if len(r.trained_steps) > 1 else " ") + ", ".join(map(str, r.trained_steps)))
     summary = page.locator("[data-testid=summary]").inner_text()
     assert "in TRL's mask" in summary and "trained by TRL" not in summary
+    before = page.locator("[data-testid=summary] [data-testid=fate]").evaluate("e => e.previousSibling.textContent")
+    assert "·" not in before  # a pill needs no dot, which a line wrapped before the pill leaves dangling
     if kind == "unscorable":
         assert "unscorable: no reward" in summary
     assert page.locator("[data-testid=verifier]").count() == 1  # what the verifier said, not "files are missing"

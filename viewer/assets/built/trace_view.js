@@ -1065,7 +1065,7 @@ top-${d.topk_text[k].length}: ${alts}`;
       value,
       " · ",
       el("span", { title: S.recorded ? "what TRL's completion mask would train, were its rows in the loss" : null, text: S.trained }),
-      ...S.recorded && run ? [" · ", fateBadge(run.fate)] : []
+      ...S.recorded && run ? [" ", fateBadge(run.fate)] : []
     );
   }
   function runBadge(run) {

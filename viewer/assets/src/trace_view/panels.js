@@ -57,7 +57,8 @@ export function summaryLine(S, run) {
                   text: `reward ${reward(S.reward)}`});
   return el("div", {class: "tv-summary", "data-testid": "summary"}, el("span", {text: S.tests}), " · ", value, " · ",
     el("span", {title: S.recorded ? "what TRL's completion mask would train, were its rows in the loss" : null, text: S.trained}),
-    ...(S.recorded && run ? [" · ", fateBadge(run.fate)] : []));
+    // the fate is a pill of its own: no "·" before it, which a wrapped line would leave dangling at its end
+    ...(S.recorded && run ? [" ", fateBadge(run.fate)] : []));
 }
 
 /** Where a run's rollout sits, on the rollout itself (an export carries it; the headline has its fate). @param {RunContext} run */
