@@ -57,6 +57,9 @@ def test_two_runs_side_by_side_and_one_task_in_both(page, app_url, other):
         assert c["points"] == 4 and c["painted"] > 200, c  # both runs' lines over versions 1-4
         # a long source by its end (the table above names both in full)
         assert "this run: trl-run" in c["legend"] and "other run: …" + other[-27:] in c["legend"], c["legend"]
+    # a scale on each: the versions table's numbers are 0.33-0.39, more than one tick apart
+    self_cmp = page.evaluate("ids => ids.map(id => JSON.parse(document.getElementById(id).dataset.yticks || '[]'))", list(PLOTS))
+    assert all(len(t) >= 2 for t in self_cmp), self_cmp
     # the crosshair reads both runs at the version under the pointer: the other's rewards are 1 - r, its passes
     # this run's failures, so at version 4 the two values add up to 1 (and to 100%)
     for plot, whole in (("cmp-reward-plot", 1.0), ("cmp-pass-plot", 100.0)):

@@ -505,9 +505,11 @@ var RunPage = (() => {
           }
         },
         // a bar chart counts (rollouts, tokens): its ticks whole numbers, never 2.5 rollouts
+        // ticks as close as their labels allow (uPlot's 30 px left a 76 px plot of 0.33-0.39 one tick: no scale)
         {
           ...axis,
           size: Math.round(pal.font * 3.6),
+          space: Math.round(pal.font * 1.5),
           ...spec.bars ? { incrs: WHOLE_STEPS } : {},
           values: (_u, ticks) => {
             yticks = ticks;

@@ -293,7 +293,8 @@ function draw(box, spec, pal, height, open) {
               return out;
             }},
            // a bar chart counts (rollouts, tokens): its ticks whole numbers, never 2.5 rollouts
-           {...axis, size: Math.round(pal.font * 3.6), ...(spec.bars ? {incrs: WHOLE_STEPS} : {}),
+           // ticks as close as their labels allow (uPlot's 30 px left a 76 px plot of 0.33-0.39 one tick: no scale)
+           {...axis, size: Math.round(pal.font * 3.6), space: Math.round(pal.font * 1.5), ...(spec.bars ? {incrs: WHOLE_STEPS} : {}),
             values: (/** @type {any} */ _u, /** @type {number[]} */ ticks) => { yticks = ticks; return ticks.map(fmt); }}],
     series: [{}, ...spec.series],
     bands: (spec.bands || []).map(([hi, lo, fill]) => ({series: [hi, lo], fill})),
