@@ -214,3 +214,18 @@ def test_the_panel_folds_away_on_a_group_and_a_rollout(app_url, page, size):
     _search(page, "Wrote file")  # a search unfolds it, with its hits
     assert page.evaluate(OPEN) and page.locator("[data-testid=find-hit]").count() > 0
     assert not page.errors and not page.outside_requests
+
+
+@pytest.mark.parametrize("width", [1024, 1280])
+def test_the_search_box_says_what_it_searches_whole(app_url, page, width):
+    """The box's placeholder reads whole at a projector's width (it was cut to "…tool calls, tool (")."""
+    page.set_viewport_size({"width": width, "height": 768})
+    page.goto(url_of(app_url, "trl-run"))
+    box = page.locator("[data-testid=find-input]")
+    box.wait_for(timeout=120_000)
+    fits = box.evaluate("""e => { const cs = getComputedStyle(e), c = document.createElement('canvas').getContext('2d');
+      c.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+      return {text: c.measureText(e.placeholder).width,
+              room: e.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 20}; }""")
+    assert fits["text"] <= fits["room"], fits  # 20 px for the search box's clear button
+    assert "tool calls" in box.get_attribute("title")

@@ -231,7 +231,8 @@ var FindPanel = (() => {
       class: "fp-input",
       "data-testid": "find-input",
       "aria-label": "search text or /regex/",
-      placeholder: "search generated text, tool calls, tool outputs — text or /regex/"
+      placeholder: "search the rollouts' text, or /regex/",
+      title: "words or /regex/ in what the model generated, its tool calls and the tool outputs"
     });
     const where = el(
       "select",

@@ -144,8 +144,10 @@ function revealFound() {
 /** @param {HTMLElement} box @param {{src: string, serial: number}} value @param {FindApi} api */
 function mount(box, value, api) {
   const src = value.src;
+  // short enough to read whole in the box at 1024 px (the select beside it says where); the title says the rest
   const input = el("input", {type: "search", class: "fp-input", "data-testid": "find-input", "aria-label": "search text or /regex/",
-    placeholder: "search generated text, tool calls, tool outputs — text or /regex/"});
+    placeholder: "search the rollouts' text, or /regex/",
+    title: "words or /regex/ in what the model generated, its tool calls and the tool outputs"});
   const where = el("select", {class: "fp-in", "data-testid": "find-in", "aria-label": "where to look"},
     el("option", {value: "", text: "everywhere"}), el("option", {value: "generated", text: "generated"}),
     el("option", {value: "tool-call", text: "tool calls"}), el("option", {value: "tool-output", text: "tool outputs"}));
