@@ -171,6 +171,7 @@ def test_presentation_mode_on_the_run_page(page, app_url):
     page.set_viewport_size({"width": 1024, "height": 768})
     page.wait_for_timeout(300)
     page.screenshot(path=str(SHOTS / "run-present-1024x768-light.png"))
+    assert not page.locator("[data-testid=run-vs-input]").is_visible()  # asking for another run is off-stage
     assert page.evaluate("document.querySelector('.rp-versions').getBoundingClientRect().right <= "
                          "document.querySelector('#run-page').clientWidth"), "every column on a 1024 px projector"
     page.keyboard.press("j")
