@@ -358,8 +358,6 @@ class Run:
             self.store.store.close()
 
 
-
-
 def _reward_text(v: float | None) -> str:
     return "none (unscorable)" if v is None else f"{v:+.3f}"
 
