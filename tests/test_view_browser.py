@@ -439,6 +439,25 @@ LOGPROB_CONTRAST = r"""(alpha) => {
 }"""
 
 
+# the same for the whitespace markers inside them (their opacity blended in: the colour the reader sees)
+WS_CONTRAST = r"""(alpha) => {
+  const rgba = (c) => { const v = c.match(/[0-9.]+/g).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+  const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const pane = rgba(getComputedStyle(document.querySelector('.tv-tokens')).backgroundColor);
+  const marks = [...document.querySelectorAll('.tv-tokens .t[style] .ws')].slice(0, 60);
+  return marks.map((m) => {
+    const e = m.closest('.t');
+    if (alpha !== null) e.style.setProperty('--a', String(alpha));
+    const [r, g, b, a] = rgba(getComputedStyle(e).backgroundColor);
+    const back = [0, 1, 2].map((k) => [r, g, b][k] * a + pane[k] * (1 - a));
+    const [cr, cg, cb, ca] = rgba(getComputedStyle(m).color), o = Number(getComputedStyle(m).opacity) * ca;
+    const fore = [cr, cg, cb].map((v, k) => v * o + back[k] * (1 - o));
+    const x = lum(fore), y = lum(back);
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); });
+}"""
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_logprob_mode_keeps_contrast(browser, app_url, scheme):
     """Token text on the logprob colours keeps 4.5:1 in both schemes, at the real logprobs and at both ends of the
@@ -451,6 +470,9 @@ def test_logprob_mode_keeps_contrast(browser, app_url, scheme):
         for alpha in (None, 0.93, 0.08):
             ratios = page.evaluate(LOGPROB_CONTRAST, alpha)
             assert ratios and min(ratios) >= 4.5, f"alpha {alpha} in {scheme}: {min(ratios):.2f}"
+            # a space's or a newline's marker is a graphic: 3:1 (WCAG's non-text contrast), on the strongest red too
+            marks = page.evaluate(WS_CONTRAST, alpha)
+            assert marks and min(marks) >= 3, f"whitespace marks at alpha {alpha} in {scheme}: {min(marks):.2f}"
         page.screenshot(path=str(SHOTS / f"logprob-strongest-{scheme}.png"))
     finally:
         ctx.close()
