@@ -175,3 +175,21 @@ def test_markup_in_a_map_and_a_compare_is_drawn_as_text(page):
     assert page.locator("[data-testid=divergence]").count() == 2
     assert page.locator("#x script, #x img, #x svg, #x u, #x b:not(.gm-head b, .gm-calls b, .gm-cmp-h b)").count() == 0
     assert page.evaluate("window.alerted") == 0 and page.errors == []
+
+
+@pytest.mark.parametrize("width", [1024, 1280])
+def test_a_run_groups_heading_keeps_its_name_whole(page, app_url, width):
+    """A run's group map names "GRPO group · K=4" on one line and its model whole (63 characters, was cut at 40)."""
+    from rollout_trace.artifact.run import open_run
+
+    run = open_run("trl-run")
+    g = next(g for g in run.groups if g.k == 4)
+    model = run.open(next(r.path for r in run.rows if r.path)).summary.model
+    run.close()
+    page.set_viewport_size({"width": width, "height": 720})
+    open_map(page, url_of(app_url, "trl-run", version=g.policy_version, group=g.group_id, segment=g.segment))
+    name = page.locator(".gm-head .gm-nowrap")
+    assert name.inner_text() == "GRPO group · K=4"
+    line = page.evaluate("parseFloat(getComputedStyle(document.querySelector('.gm-head')).lineHeight) || 20")
+    assert name.bounding_box()["height"] < 1.5 * line  # one line
+    assert len(model) > 40 and model in page.locator(".gm-head").inner_text()

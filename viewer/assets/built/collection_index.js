@@ -248,9 +248,9 @@ var CollectionIndex = (() => {
         { class: "gm-head" },
         m.place ? placeLine(m.place) : null,
         m.place ? " " : null,
-        el("b", { text: `GRPO group · K=${m.k}` }),
+        el("b", { class: "gm-nowrap", text: `GRPO group · K=${m.k}` }),
         " ",
-        el("span", { class: "gm-dim", text: `${short(m.model, 40)} · ${short(m.title, 100)}` }),
+        el("span", { class: "gm-dim", title: `${m.model} · ${m.title}`, text: `${short(m.model, 64)} · ${short(m.title, 100)}` }),
         " ",
         el("button", {
           type: "button",

@@ -110,8 +110,8 @@ export function drawGroupMap(m) {
     "nothing from this group (all rewards equal)"}) : null;
   return el("div", {class: "gm", "data-testid": "group-map"},
     el("div", {class: "gm-head"}, m.place ? placeLine(m.place) : null, m.place ? " " : null,
-       el("b", {text: `GRPO group · K=${m.k}`}), " ",
-       el("span", {class: "gm-dim", text: `${short(m.model, 40)} · ${short(m.title, 100)}`}), " ",
+       el("b", {class: "gm-nowrap", text: `GRPO group · K=${m.k}`}), " ",
+       el("span", {class: "gm-dim", title: `${m.model} · ${m.title}`, text: `${short(m.model, 64)} · ${short(m.title, 100)}`}), " ",
        el("button", {type: "button", class: "gm-present", "data-testid": "present",
                      title: "presentation mode (p): large type, j/k move between rollouts, Enter opens one"}, ...presentLabel())),
     note,
