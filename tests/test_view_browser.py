@@ -375,8 +375,8 @@ def test_hostile_artifact_renders_as_text(page, app_url, tmp_path, hf_tokenizer)
 
 def test_public_mode_refuses_server_paths(browser, tmp_path):
     demo, url = launch_app(public=True)
+    page = browser.new_page()
     try:
-        page = browser.new_page()
         page.goto(f"{url}/?src={EXAMPLE}")
         err = page.locator(".tv-error")
         err.wait_for(timeout=TIMEOUT)
@@ -384,8 +384,8 @@ def test_public_mode_refuses_server_paths(browser, tmp_path):
         page.screenshot(path=str(SHOTS / "public_mode_refuses_paths.png"))
         page.goto(f"{url}/?src=scripted-smollm2")
         page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
+    finally:  # the page told what it heard first (a failure's report), then closed before its app
         page.close()
-    finally:
         demo.close()
 
 

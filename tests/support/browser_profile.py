@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .page_watch import closing, watch
+from .page_watch import watch
 
 DEFAULT_VIEWPORT = {"width": 1400, "height": 1000}
 
@@ -43,8 +43,7 @@ class Pages:
     def close(self) -> None:
         for page in self.pages:
             if not page.is_closed():
-                closing(page)
-                page.close()
+                page.close()  # its record kept for a failure's report (page_watch.py)
         self.pages.clear()
 
 

@@ -60,6 +60,7 @@ def watch(page: Any) -> Any:
     page.on("console", lambda m: page.console_errors.append(m.text[:300]) if m.type in ("error", "warning") else None)
     page.on("response", lambda r: page.bad_responses.append(f"{r.status} {r.request.method} {r.url[:200]}")
             if r.status >= 400 else None)
+    page.on("close", lambda _: closing(page))  # however it is closed: by its test, its context, or a `with`
     return page
 
 
@@ -92,11 +93,11 @@ def _is_closed(page: Any) -> bool:
 
 
 def closing(page: Any) -> None:
-    """Keep `page`'s record as it is closed: a test whose `with` block closed its pages still has them told."""
-    if hasattr(page, "in_flight"):
-        _closed.append(record(page))
+    """Keep `page`'s record as it closes: a test that closed its pages (a `with` block, a `finally`) still has them
+    told."""
     if page in _open:
         _open.remove(page)
+        _closed.append(record(page))
 
 
 def queue_state(sessions: set[str]) -> list[str]:
