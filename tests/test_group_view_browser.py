@@ -125,6 +125,19 @@ def test_compare_two_siblings(page, app_url, grp):
     head = page.locator(".gm-cmp-h").bounding_box()
     assert 0 <= head["y"] < 360, head
     shots(page, "compare-bundled")
+    # the link says it: shared, it opens on the same comparison; anything else the page shows drops it
+    assert (query(page)["cmp"], query(page)["cturn"]) == ("0,2", "0")
+    shared = page.url
+    open_map(page, shared)
+    page.wait_for_selector("[data-testid=divergence]", timeout=TIMEOUT)
+    ticked = page.locator("[data-testid=group-pick]:checked").evaluate_all("cs => cs.map(c => c.dataset.rollout)")
+    assert ticked == ["0", "2"] or sorted(ticked) == ["0", "2"]
+    assert page.locator("[data-testid=compare-side]").count() == 2
+    page.locator("tr[data-rollout='2'] .gm-open").first.click()
+    page.wait_for_selector(".tv-tokens .t", timeout=TIMEOUT)
+    assert "cmp" not in query(page) and "cturn" not in query(page)
+    open_map(page, shared.replace("cmp=0%2C2", "cmp=0%2C99").replace("cmp=0,2", "cmp=0,99"))  # no rollout 99: the map alone
+    assert page.locator("[data-testid=group-pick]:checked").count() == 0
     assert page.errors == []
 
 

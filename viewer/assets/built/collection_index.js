@@ -398,7 +398,9 @@ var CollectionIndex = (() => {
         api.openRollout(Number(open.dataset.rollout), Number(open.dataset.turn));
         return;
       }
-      if (!target.closest(".gm-compare")) return;
+      if (target.closest(".gm-compare")) compareTicked();
+    });
+    async function compareTicked() {
       const [a, b] = ticked();
       const out = (
         /** @type {HTMLElement} */
@@ -409,16 +411,31 @@ var CollectionIndex = (() => {
         /** @type {HTMLInputElement} */
         box.querySelector(".gm-cturn").value
       ) || 0);
-      showCompare(out, await api.compare(a, b, turn));
+      const got = await api.compare(a, b, turn);
+      showCompare(out, got);
+      if (got && got.compare) api.compared(a, b, turn);
       if (out.getBoundingClientRect().top > window.innerHeight * 0.6) out.scrollIntoView({ block: "start" });
-    });
+    }
     return {
-      /** Why the group cannot be shown whole (if it cannot), over its map. @param {HTMLElement | null} problems @param {GroupMap | null} m */
-      show(problems, m) {
+      /** Why the group cannot be shown whole (if it cannot), over its map; `linked`, a comparison the page's link
+       *  names (two of its rollouts at a turn), made again.
+       *  @param {HTMLElement | null} problems @param {GroupMap | null} m
+       *  @param {{a: number, b: number, turn: number} | null} [linked] */
+      show(problems, m, linked = null) {
         box.replaceChildren();
         if (problems) box.append(problems);
         if (m) box.append(drawGroupMap(m));
         sync();
+        if (!m || !linked || linked.a === linked.b) return;
+        const picks = [linked.a, linked.b].map((r) => (
+          /** @type {HTMLInputElement | null} */
+          box.querySelector(`.gm-pick[data-rollout="${r}"]`)
+        ));
+        if (picks.some((c) => !c)) return;
+        for (const c of picks) c.checked = true;
+        box.querySelector(".gm-cturn").value = String(linked.turn);
+        sync();
+        compareTicked();
       }
     };
   }
@@ -700,7 +717,7 @@ var CollectionIndex = (() => {
     }
     function writeUrl(pg, push) {
       const u = new URL(window.location.href);
-      for (const k of [...pg.query_keys, "page", "row", "rollout"]) u.searchParams.delete(k);
+      for (const k of [...pg.query_keys, "page", "row", "rollout", ...COMPARE_KEYS]) u.searchParams.delete(k);
       if (pg.mode === "none") {
         goTo(u);
         return;
@@ -736,11 +753,12 @@ var CollectionIndex = (() => {
       ui.main.hidden = pg.mode !== "index";
       ui.group.hidden = pg.mode !== "group";
       const fromGroup = pg.mode === "row" && pg.rollout !== null && pg.rollout !== void 0;
+      const linked = pg.mode === "group" ? linkedCompare(pg.row) : null;
       part(".ci-back").textContent = fromGroup ? "← back to the group map" : "← back to the index";
       if (!fromUrl) writeUrl(pg, false);
       if (pg.mode === "group") {
         part(".ci-backinfo").textContent = "";
-        gm.show(pg.problems && problemsBox(pg.problems), pg.group);
+        gm.show(pg.problems && problemsBox(pg.problems), pg.group, linked);
         if (cursor < 0) markRow(0, false);
         return;
       }
@@ -944,6 +962,12 @@ var CollectionIndex = (() => {
     document.addEventListener("keydown", onKey);
     const gm = mountGroupMap(ui.group, {
       compare: (a, b, turn) => api.compare({ src: shown().src, row: shown().row, a, b, turn }),
+      compared(a, b, turn) {
+        const u = new URL(window.location.href);
+        u.searchParams.set("cmp", `${a},${b}`);
+        u.searchParams.set("cturn", String(turn));
+        history.replaceState(history.state, "", u.toString());
+      },
       openRollout(rollout, turn) {
         const u = new URL(window.location.href);
         u.searchParams.set("rollout", String(rollout));
@@ -975,6 +999,14 @@ var CollectionIndex = (() => {
     };
     window.addEventListener("popstate", onPop);
     return { box, render, state: () => page };
+  }
+  var COMPARE_KEYS = ["cmp", "cturn"];
+  function linkedCompare(row) {
+    const u = new URL(window.location.href);
+    if ((u.searchParams.get("row") || "") !== (row || "")) return null;
+    const m = /^(\d{1,6}),(\d{1,6})$/.exec(u.searchParams.get("cmp") || "");
+    const turn = Number(u.searchParams.get("cturn") || 0);
+    return m && Number.isInteger(turn) && turn >= 0 && turn < 1e6 ? { a: Number(m[1]), b: Number(m[2]), turn } : null;
   }
   function mountInApp(element, props, server, watch, trigger) {
     const api = {

@@ -243,7 +243,7 @@ function mount(box, api) {
   /** @param {IndexPage} pg @param {boolean} push */
   function writeUrl(pg, push) {
     const u = new URL(window.location.href);
-    for (const k of [...pg.query_keys, "page", "row", "rollout"]) u.searchParams.delete(k);
+    for (const k of [...pg.query_keys, "page", "row", "rollout", ...COMPARE_KEYS]) u.searchParams.delete(k);
     if (pg.mode === "none") { goTo(u); return; }
     u.searchParams.set("src", pg.src);
     for (const [k, v] of new URLSearchParams(pg.query)) u.searchParams.set(k, v);
@@ -279,11 +279,12 @@ function mount(box, api) {
     ui.main.hidden = pg.mode !== "index";
     ui.group.hidden = pg.mode !== "group";
     const fromGroup = pg.mode === "row" && pg.rollout !== null && pg.rollout !== undefined;
+    const linked = pg.mode === "group" ? linkedCompare(pg.row) : null;  // read before the link is written anew
     part(".ci-back").textContent = fromGroup ? "← back to the group map" : "← back to the index";
     if (!fromUrl) writeUrl(pg, false);
     if (pg.mode === "group") {
       part(".ci-backinfo").textContent = "";
-      gm.show(pg.problems && problemsBox(pg.problems), pg.group);
+      gm.show(pg.problems && problemsBox(pg.problems), pg.group, linked);
       if (cursor < 0) markRow(0, false);  // a starting cursor: Enter opens the best rollout without a j first
       return;
     }
@@ -450,6 +451,12 @@ function mount(box, api) {
   document.addEventListener("keydown", onKey);
   const gm = mountGroupMap(ui.group, {
     compare: (a, b, turn) => api.compare({src: shown().src, row: shown().row, a, b, turn}),
+    compared(a, b, turn) {  // kept in the link (in place: the map's history entry is the same page)
+      const u = new URL(window.location.href);
+      u.searchParams.set("cmp", `${a},${b}`);
+      u.searchParams.set("cturn", String(turn));
+      history.replaceState(history.state, "", u.toString());
+    },
     openRollout(rollout, turn) {  // a row or cell of the map: that rollout at that turn
       const u = new URL(window.location.href);
       u.searchParams.set("rollout", String(rollout));
@@ -475,6 +482,20 @@ function mount(box, api) {
   };
   window.addEventListener("popstate", onPop);
   return {box, render, state: () => page};
+}
+
+// A group map's comparison in its link: `cmp=A,B` (two of its rollouts) and `cturn=T`, dropped when the page
+// shows anything else
+const COMPARE_KEYS = ["cmp", "cturn"];
+
+/** The comparison the page's link names for the group map of `row` (the link's own row), or null.
+ *  @param {string | null | undefined} row @returns {{a: number, b: number, turn: number} | null} */
+function linkedCompare(row) {
+  const u = new URL(window.location.href);
+  if ((u.searchParams.get("row") || "") !== (row || "")) return null;
+  const m = /^(\d{1,6}),(\d{1,6})$/.exec(u.searchParams.get("cmp") || "");
+  const turn = Number(u.searchParams.get("cturn") || 0);
+  return m && Number.isInteger(turn) && turn >= 0 && turn < 1e6 ? {a: Number(m[1]), b: Number(m[2]), turn} : null;
 }
 
 /**

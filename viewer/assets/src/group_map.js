@@ -210,6 +210,7 @@ export function showCompare(out, got) {
  * ticked rows are compared at the chosen turn (api.compare).
  * @param {HTMLElement} box
  * @param {{compare(a: number, b: number, turn: number): Promise<{compare?: Compare, error?: string}>,
+ *          compared(a: number, b: number, turn: number): void,
  *          openRollout(rollout: number, turn: number): void}} api
  */
 export function mountGroupMap(box, api) {
@@ -231,22 +232,36 @@ export function mountGroupMap(box, api) {
     const target = /** @type {Element} */ (ev.target);
     const open = /** @type {HTMLElement | null} */ (target.closest(".gm-open"));
     if (open) { api.openRollout(Number(open.dataset.rollout), Number(open.dataset.turn)); return; }
-    if (!target.closest(".gm-compare")) return;
+    if (target.closest(".gm-compare")) compareTicked();
+  });
+  async function compareTicked() {
     const [a, b] = ticked();
     const out = /** @type {HTMLElement} */ (box.querySelector(".gm-comparebox"));
     out.textContent = "comparing…";
     const turn = Math.max(0, Number(/** @type {HTMLInputElement} */ (box.querySelector(".gm-cturn")).value) || 0);
-    showCompare(out, await api.compare(a, b, turn));
+    const got = await api.compare(a, b, turn);
+    showCompare(out, got);
+    if (got && got.compare) api.compared(a, b, turn);  // the link says it: shared, it opens on the same comparison
     // the answer lands below the map, past the first screen of a group of 8 at 1280x720: brought into sight
     if (out.getBoundingClientRect().top > window.innerHeight * 0.6) out.scrollIntoView({block: "start"});
-  });
+  }
   return {
-    /** Why the group cannot be shown whole (if it cannot), over its map. @param {HTMLElement | null} problems @param {GroupMap | null} m */
-    show(problems, m) {
+    /** Why the group cannot be shown whole (if it cannot), over its map; `linked`, a comparison the page's link
+     *  names (two of its rollouts at a turn), made again.
+     *  @param {HTMLElement | null} problems @param {GroupMap | null} m
+     *  @param {{a: number, b: number, turn: number} | null} [linked] */
+    show(problems, m, linked = null) {
       box.replaceChildren();
       if (problems) box.append(problems);
       if (m) box.append(drawGroupMap(m));
       sync();
+      if (!m || !linked || linked.a === linked.b) return;
+      const picks = [linked.a, linked.b].map((r) => /** @type {HTMLInputElement | null} */ (box.querySelector(`.gm-pick[data-rollout="${r}"]`)));
+      if (picks.some((c) => !c)) return;  // not rollouts of this group: the map alone
+      for (const c of picks) /** @type {HTMLInputElement} */ (c).checked = true;
+      /** @type {HTMLInputElement} */ (box.querySelector(".gm-cturn")).value = String(linked.turn);
+      sync();
+      compareTicked();
     },
   };
 }
