@@ -423,38 +423,25 @@ def test_a_rollout_without_agent_turns_shows_a_message(page, app_url, tmp_path):
     assert page.locator("[data-testid=held-out-test]").count() == 5 and page.errors == []
 
 
-# Text on a logprob-coloured token: its translucent red composited over the pane's background, as the screen shows it.
+# Text on a logprob-coloured token: its translucent red composited over the pane's background, as the screen shows it;
+# and the whitespace markers inside them, their opacity blended in. {text: ratios, marks: ratios}
 LOGPROB_CONTRAST = r"""(alpha) => {
   const rgba = (c) => { const v = c.match(/[0-9.]+/g).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
   const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
     return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const ratio = (x, y) => (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
   const pane = rgba(getComputedStyle(document.querySelector('.tv-tokens')).backgroundColor);
-  const toks = [...document.querySelectorAll('.tv-tokens .t[style]')].slice(0, 60);
-  return toks.map((e) => {
+  const shown = (e) => {  // the token's background as composited over the pane
     if (alpha !== null) e.style.setProperty('--a', String(alpha));
     const [r, g, b, a] = rgba(getComputedStyle(e).backgroundColor);
-    const shown = [0, 1, 2].map((k) => [r, g, b][k] * a + pane[k] * (1 - a));
-    const x = lum(rgba(getComputedStyle(e).color)), y = lum(shown);
-    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); });
-}"""
-
-
-# the same for the whitespace markers inside them (their opacity blended in: the colour the reader sees)
-WS_CONTRAST = r"""(alpha) => {
-  const rgba = (c) => { const v = c.match(/[0-9.]+/g).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
-  const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
-    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
-  const pane = rgba(getComputedStyle(document.querySelector('.tv-tokens')).backgroundColor);
-  const marks = [...document.querySelectorAll('.tv-tokens .t[style] .ws')].slice(0, 60);
-  return marks.map((m) => {
-    const e = m.closest('.t');
-    if (alpha !== null) e.style.setProperty('--a', String(alpha));
-    const [r, g, b, a] = rgba(getComputedStyle(e).backgroundColor);
-    const back = [0, 1, 2].map((k) => [r, g, b][k] * a + pane[k] * (1 - a));
+    return [0, 1, 2].map((k) => [r, g, b][k] * a + pane[k] * (1 - a)); };
+  const text = [...document.querySelectorAll('.tv-tokens .t[style]')].slice(0, 60)
+    .map((e) => ratio(lum(rgba(getComputedStyle(e).color)), lum(shown(e))));
+  const marks = [...document.querySelectorAll('.tv-tokens .t[style] .ws')].slice(0, 60).map((m) => {
+    const back = shown(m.closest('.t'));
     const [cr, cg, cb, ca] = rgba(getComputedStyle(m).color), o = Number(getComputedStyle(m).opacity) * ca;
-    const fore = [cr, cg, cb].map((v, k) => v * o + back[k] * (1 - o));
-    const x = lum(fore), y = lum(back);
-    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); });
+    return ratio(lum([cr, cg, cb].map((v, k) => v * o + back[k] * (1 - o))), lum(back)); });
+  return {text, marks};
 }"""
 
 
@@ -468,10 +455,10 @@ def test_logprob_mode_keeps_contrast(browser, app_url, scheme):
         open_view(page, f"{app_url}/?turn=1&mode=logprob")
         page.wait_for_selector(".tv-tokens .t[style]", timeout=TIMEOUT)
         for alpha in (None, 0.93, 0.08):
-            ratios = page.evaluate(LOGPROB_CONTRAST, alpha)
+            got = page.evaluate(LOGPROB_CONTRAST, alpha)
+            ratios, marks = got["text"], got["marks"]
             assert ratios and min(ratios) >= 4.5, f"alpha {alpha} in {scheme}: {min(ratios):.2f}"
             # a space's or a newline's marker is a graphic: 3:1 (WCAG's non-text contrast), on the strongest red too
-            marks = page.evaluate(WS_CONTRAST, alpha)
             assert marks and min(marks) >= 3, f"whitespace marks at alpha {alpha} in {scheme}: {min(marks):.2f}"
         page.screenshot(path=str(SHOTS / f"logprob-strongest-{scheme}.png"))
     finally:
