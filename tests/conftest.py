@@ -177,7 +177,6 @@ def tell_failed_page(pg) -> None:
     except Exception as e:  # noqa: BLE001 - the page may be gone; say so and go on
         text = f"(page text unreadable: {e})"
     print(f"\n--- the page at failure: {pg.url}\n{text[:3000]}")
-    print(f"--- bad_responses: {getattr(pg, 'bad_responses', [])[-20:]}")
 
 
 @pytest.fixture

@@ -42,7 +42,9 @@ def test_a_page_tells_the_requests_still_waiting_and_the_sessions_it_joined():
     page.fire("requestfinished", answered)
     page.fire("requestfailed", request(stream.url, failure="net::ERR_ABORTED"))
     page.fire("requestfailed", stream)  # the same request object failing: no longer in flight
+    page.fire("response", SimpleNamespace(status=429, url=join.url, request=join))  # a refused join
     got = page_watch.record(page)
+    assert got["bad_responses"] == ["429 POST http://127.0.0.1:7860/gradio_api/queue/join?"]
     assert [w.split(": ", 1)[1] for w in got["in_flight"]] == [
         "POST http://127.0.0.1:7860/gradio_api/queue/join?", "GET https://cdn.example.org/x.js"]
     assert got["sessions"] == ["abc123"] and page.outside_requests == ["https://cdn.example.org/x.js"]

@@ -3,7 +3,8 @@
 A browser test that fails on CI is mostly a timeout: a page waited for something that never came. Which side
 dropped it decides the fix, and the screenshot stays on the CI machine, so a failure's report says:
 - per page the test opened (still open, or closed while the test failed): its address, its errors, the requests
-  that failed, and the requests still waiting for their answer with their ages (a Gradio event's join that never
+  that failed or were refused (a visitor's page event past its bound, viewer/ui/in_flight.py, is a 429), and the
+  requests still waiting for their answer with their ages (a Gradio event's join that never
   got an answer, or its event stream, `queue/data`, open or not);
 - per app the tests launched: each of those pages' Gradio sessions as the server's queue holds it: the events
   still pending (by function, and whether each has run), and how many messages wait for a stream to carry them.
@@ -74,6 +75,7 @@ def record(page: Any) -> dict:
     return {"url": url, "errors": list(getattr(page, "errors", []))[-10:],
             "console_errors": list(getattr(page, "console_errors", []))[-10:],
             "failed_requests": list(getattr(page, "failed_requests", []))[-10:],
+            "bad_responses": list(getattr(page, "bad_responses", []))[-10:],  # a join refused (429) shows here
             "in_flight": [f"{now - t:.1f} s: {what}" for t, what in getattr(page, "in_flight", {}).values()],
             "sessions": sorted(getattr(page, "sessions", ()))}
 
@@ -130,7 +132,8 @@ def told() -> str:
     lines = []
     for r in records:
         lines.append(f"--- page {r['url']}")
-        lines += [f"---   {name}: {r[name]}" for name in ("errors", "console_errors", "failed_requests", "in_flight")]
+        lines += [f"---   {name}: {r[name]}" for name in ("errors", "console_errors", "failed_requests", "bad_responses",
+                                                             "in_flight")]
         sessions.update(r["sessions"])
     lines += [f"--- queue: {line}" for line in queue_state(sessions)]
     return "\n".join(lines)
