@@ -339,14 +339,10 @@ def test_a_rollout_whose_files_give_another_reward_than_its_row_says_so_in_its_h
                                                                                         tmp_path):
     """A run whose table was changed after recording: the token view's header shows the summary's reward and says
     the table's, which the run page and the group map count; both numbers readable in light and dark."""
-    from support.run_tables import bundled_rows, changed, write_run
+    from support.run_tables import reward_changed
 
     r = picks["trained"]
-    rows = bundled_rows()
-    at = rows["path"].to_pylist().index(r.path)
-    rewards = rows["reward"].to_pylist()
-    rewards[at] = 1.062
-    src = str(write_run(tmp_path / "run", changed(rows, reward=rewards)))
+    src = str(reward_changed(tmp_path / "run", r.path, 1.062))
     _open_rollout(page, app_url, r, src=src)
     notes = page.locator(".tv-notices li").all_inner_texts()
     told = [n for n in notes if "rewards differ" in n]

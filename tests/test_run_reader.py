@@ -23,7 +23,7 @@ import pytest
 from conftest import ROOT, requires, zip_folder
 from rollout_trace.artifact.run_schema import FILES, ROLLOUTS_TABLE
 from rollout_trace.artifact.sources import EXAMPLES_DIR
-from support.run_tables import bundled_consumed, bundled_rows, changed, groups, shard_files, write_run
+from support.run_tables import bundled_consumed, bundled_rows, changed, groups, reward_changed, shard_files, write_run
 
 RUN = EXAMPLES_DIR / "trl-run"
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -420,11 +420,8 @@ def test_a_rollout_whose_files_give_another_reward_than_its_row_says_so(tmp_path
 
     rows = bundled_rows()
     first = next(i for i, p in enumerate(rows["path"].to_pylist()) if p)
-    kept = rows["reward"][first].as_py()
-    rewards = rows["reward"].to_pylist()
-    rewards[first] = 1.062
-    run = open_run(write_run(tmp_path / "run", changed(rows, reward=rewards)))
-    path = rows["path"][first].as_py()
+    kept, path = rows["reward"][first].as_py(), rows["path"][first].as_py()
+    run = open_run(reward_changed(tmp_path / "run", path, 1.062))
     told = [n for n in run.open(path).notices if "rewards differ" in n]
     assert told == [f"This rollout's rewards differ between the run and its own files: reward +1.062 in the run's "
                     f"table, {kept:+.3f} in its summary.json (reward_after_penalties). The run page, the index and "

@@ -304,14 +304,15 @@ class Run:
     def files(self, path: str) -> dict[str, bytes]:
         """The rollout's artifact files (folder path -> bytes) as recorded (or as read ahead), and its rescore
         parts' files."""
-        at, row = self._recorded(path)
-        return _files_of(row) | self._rescore_files(at, path)
+        return self._recorded(path)[0]
 
-    def _recorded(self, path: str) -> tuple[int, dict[str, Any]]:
-        """The rollout's row number and its recorded columns (`_RECORDED`), as read ahead or read now."""
+    def _recorded(self, path: str) -> tuple[dict[str, bytes], dict[str, Any]]:
+        """The rollout's files (`files`) and its recorded columns (`_RECORDED`), as read ahead or read now."""
         at = self.row_at(path)
         row = self._ahead.pop(path)
-        return at, row if row is not None else self.table.rollout_files(at, _RECORDED)
+        if row is None:
+            row = self.table.rollout_files(at, _RECORDED)
+        return _files_of(row) | self._rescore_files(at, path), row
 
     def _rescore_files(self, at: int, path: str) -> dict[str, bytes]:
         """The rescore parts `viewer rescore` wrote for the rollout (rescored/<group>/rollout-NN/<part>/, as the
@@ -333,8 +334,7 @@ class Run:
     def open(self, path: str) -> Artifact:
         """One rollout's artifact, read from its row and validated fully, rendering with the run's tokenizer.
         Its files are laid out in a private temporary folder for the one reader, which is removed after."""
-        at, row = self._recorded(path)
-        files = _files_of(row) | self._rescore_files(at, path)
+        files, row = self._recorded(path)
         folder = temporary_folder("rollout-run-")
         try:
             for name, data in files.items():

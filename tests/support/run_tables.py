@@ -80,6 +80,14 @@ def changed(rows: pa.Table, **columns: Any) -> pa.Table:
     return rows
 
 
+def reward_changed(out: Path, path: str, reward: float) -> Path:
+    """The bundled run written at `out` with the rollout at `path` given `reward` in the run's table (its own files
+    keep the one recorded): a run changed after it was recorded."""
+    rows = bundled_rows()
+    at = rows["path"].to_pylist().index(path)
+    return write_run(out, changed(rows, reward=lambda rewards: [reward if i == at else r for i, r in enumerate(rewards)]))
+
+
 def groups(rows: pa.Table) -> list[pa.Table]:
     """`rows` cut into its groups, in order (a group's rows are contiguous, as the recorder writes them)."""
     names = rows["group"].to_pylist()

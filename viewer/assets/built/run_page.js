@@ -88,6 +88,7 @@ var RunPage = (() => {
 
   // src/values.js
   var count = (v) => v === null || v === void 0 ? "-" : v.toLocaleString("en-US");
+  var many = (n, what) => `${count(n)} ${what}${n === 1 ? "" : "s"}`;
   var sign = (v) => v === null || v === void 0 ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero";
   function groupsListed(t) {
     if (t.group_count <= t.groups.length || !t.groups.length) return "";
@@ -350,7 +351,6 @@ var RunPage = (() => {
     return Math.abs(v) >= 1e4 || v !== 0 && Math.abs(v) < 1e-3 ? compact(v) : String(+v.toFixed(3));
   }
   var pct = (v) => v === null || v === void 0 || !Number.isFinite(v) ? "–" : Math.round(v * 100) + "%";
-  var count2 = (n) => n.toLocaleString("en-US");
   var WHOLE_STEPS = [
     1,
     2,
@@ -381,7 +381,6 @@ var RunPage = (() => {
     5e8,
     1e9
   ];
-  var many = (n, what) => `${count2(n)} ${what}${n === 1 ? "" : "s"}`;
   function nearest(xs, x) {
     let lo = 0, hi = xs.length - 1;
     while (hi - lo > 1) {
@@ -578,7 +577,7 @@ var RunPage = (() => {
     const inBar = (i, p, sums) => {
       if (p <= 1) return [];
       const j = Math.floor(i / p);
-      return [{ label: "its bar", value: `versions ${xs[j * p]}–${xs[Math.min(xs.length, (j + 1) * p) - 1]}: ${count2(sums[j])} summed` }];
+      return [{ label: "its bar", value: `versions ${xs[j * p]}–${xs[Math.min(xs.length, (j + 1) * p) - 1]}: ${count(sums[j])} summed` }];
     };
     const bar = (c) => ({
       fill: c,
@@ -682,7 +681,7 @@ var RunPage = (() => {
         keys: [{ label: "tokens in TRL's loss", color: pal.accent, kind: "bar" }],
         series: [bar(pal.accent)],
         hover: { xs, head, rows: (i) => [
-          { label: "trained tokens", value: count2(vs[i].trained_tokens), color: pal.accent },
+          { label: "trained tokens", value: count(vs[i].trained_tokens), color: pal.accent },
           ...inBar(i, tk.per, tk.ys[0]),
           { label: "trained", value: `${vs[i].trained}/${vs[i].rollouts} rollouts` },
           counts(vs[i])
@@ -701,7 +700,7 @@ var RunPage = (() => {
         ) })) : [{ label: "none: every rollout was trained", color: pal.good, kind: "bar" }],
         series: causes.map((c) => ({ ...bar(colorOf(c)), stroke: pal.bg, width: causes.length > 1 ? 1 : 0 })),
         hover: { xs, head, rows: (i) => [
-          ...causes.map((c) => ({ label: c, value: count2(vs[i].dropped[c] || 0), color: colorOf(c) })),
+          ...causes.map((c) => ({ label: c, value: count(vs[i].dropped[c] || 0), color: colorOf(c) })),
           { label: "never trained", value: `${untrained2(vs[i])}/${vs[i].rollouts} rollouts` },
           ...inBar(i, dr.per, stacks.length ? stacks[0] : []),
           counts(vs[i])
@@ -763,7 +762,7 @@ var RunPage = (() => {
     ];
     const series = [line(pal.accent, void 0), line(pal.warn, [6, 4])];
     const pctFmt = (v) => v >= 0 && v <= 1 ? Math.round(v * 100) + "%" : "";
-    const tokens = (v) => v === null ? "–" : count2(v);
+    const tokens = (v) => v === null ? "–" : count(v);
     const chart = (title, f, more, show = val) => {
       const [ya, yb] = both(f);
       const r = reduceLines(xs, [ya, yb], ["line", "line"], bins);
@@ -835,7 +834,7 @@ var RunPage = (() => {
         // (the smoothing bar above them takes a line of it: the table's first rows stay on the first screen)
         short2 ? Math.round(Math.max(100, Math.min(150, innerHeight * 0.18) - 20)) : Math.round(Math.max(150, Math.min(260, pal.font * 13)))
       );
-      const { all, count: count3 } = build(cw, pal);
+      const { all, count: count2 } = build(cw, pal);
       grid.style.setProperty("--rp-columns", String(columns));
       grid.replaceChildren(...Object.entries(all).map(([id, spec]) => cell(id, spec)));
       for (const [id, spec] of Object.entries(all)) draw(
@@ -846,7 +845,7 @@ var RunPage = (() => {
         height,
         open
       );
-      grid.dataset.drawn = String(count3);
+      grid.dataset.drawn = String(count2);
     }
     let pending = 0;
     const later = () => {
@@ -992,8 +991,7 @@ var RunPage = (() => {
         el("select", { class: "rp-vspick", "data-testid": "run-vs-task-pick", "aria-label": "a task both runs ran" })
       );
       pick.append(new Option("follow a task in both runs…", ""));
-      const versions = (n) => `${count(n)} version${n === 1 ? "" : "s"}`;
-      for (const t of c.tasks) pick.append(new Option(`${t.title} (this run: ${versions(t.a_versions)} · other: ${versions(t.b_versions)})`, t.task_id));
+      for (const t of c.tasks) pick.append(new Option(`${t.title} (this run: ${many(t.a_versions, "version")} · other: ${many(t.b_versions, "version")})`, t.task_id));
       pick.value = c.task ? c.task.task_id : "";
       pick.addEventListener("change", () => load(vs, pick.value));
       taskBox.replaceChildren(...c.task ? [el("div", { class: "rp-vsgrid" }, taskSide(c.a.src, c.a_task, "this run"), taskSide(c.b.src, c.b_task, "other run"))] : []);
@@ -1385,9 +1383,6 @@ var RunPage = (() => {
       draw2();
       if (again) return;
       showOpen();
-      const first = box.querySelector("tr.rp-grow");
-      const row = box.querySelector("tr.rp-vrow.open");
-      if (presenting() && first && row && first.getBoundingClientRect().bottom > innerHeight) row.scrollIntoView({ block: "start" });
     }
     function showOpen() {
       const vb = box.querySelector(".rp-vbox");
@@ -1397,6 +1392,7 @@ var RunPage = (() => {
       const first = box.querySelector("tr.rp-grow");
       const below = first ? first.getBoundingClientRect().bottom : r.bottom;
       if (r.top < b.top || below > b.bottom) vb.scrollTop += r.top - b.top;
+      if (presenting() && first && first.getBoundingClientRect().bottom > innerHeight) row.scrollIntoView({ block: "start" });
     }
     const groupPlace = (path) => {
       const m = /-v(\d+)-g(\d+)$/.exec(path || "");

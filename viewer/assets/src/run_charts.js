@@ -10,6 +10,7 @@
 // and a readout of its numbers, built as elements over the canvas; a click (or Enter) opens it in the versions
 // table. The line charts can be smoothed (an EMA, as W&B's), their raw curves kept faint beneath.
 import {el, end} from "./dom.js";
+import {count, many} from "./values.js";
 
 /** @typedef {"line" | "lo" | "hi"} Keep */
 
@@ -172,11 +173,9 @@ function val(v) {
   return Math.abs(v) >= 1e4 || (v !== 0 && Math.abs(v) < 1e-3) ? compact(v) : String(+v.toFixed(3));
 }
 const pct = (/** @type {number | null | undefined} */ v) => (v === null || v === undefined || !Number.isFinite(v) ? "–" : Math.round(v * 100) + "%");
-const count = (/** @type {number} */ n) => n.toLocaleString("en-US");
 // the steps between ticks of an axis of whole numbers (versions, counts): 1, 2 or 5 times a power of ten
 const WHOLE_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6,
                      1e7, 2e7, 5e7, 1e8, 2e8, 5e8, 1e9];
-const many = (/** @type {number} */ n, /** @type {string} */ what) => `${count(n)} ${what}${n === 1 ? "" : "s"}`;
 
 /** The index of the x in sorted `xs` nearest to `x`. @param {number[]} xs @param {number} x */
 function nearest(xs, x) {

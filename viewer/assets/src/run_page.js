@@ -310,13 +310,10 @@ function mountBody(box, api) {
     draw();
     if (again) return;
     showOpen();
-    // presenting, large type puts a version's groups below the window: its row goes to the top, its groups under it
-    const first = box.querySelector("tr.rp-grow");
-    const row = box.querySelector("tr.rp-vrow.open");
-    if (presenting() && first && row && first.getBoundingClientRect().bottom > innerHeight) row.scrollIntoView({block: "start"});
   }
   /** The open version's row and its first groups in the table's box (its own scroll, not the page's): a version
-   * opened far down the table (a chart's click, a link, a row past the first screen) is not left out of sight. */
+   * opened far down the table (a chart's click, a link, a row past the first screen) is not left out of sight.
+   * Presenting, large type can put them below the window too: the row goes to the top, its groups under it. */
   function showOpen() {
     const vb = box.querySelector(".rp-vbox");
     const row = box.querySelector("tr.rp-vrow.open");
@@ -325,6 +322,7 @@ function mountBody(box, api) {
     const first = box.querySelector("tr.rp-grow");
     const below = first ? first.getBoundingClientRect().bottom : r.bottom;
     if (r.top < b.top || below > b.bottom) vb.scrollTop += r.top - b.top;
+    if (presenting() && first && first.getBoundingClientRect().bottom > innerHeight) row.scrollIntoView({block: "start"});
   }
   /** A group's path "groups/<segment>-v000003-g000002" read as its place, or null @param {string | undefined} path */
   const groupPlace = (path) => {

@@ -5,7 +5,7 @@
 // with their rewards and fates, each a link that opens it. Every text goes through textContent or an attribute
 // (dom.js's `el`).
 import {el} from "./dom.js";
-import {count, groupsListed, sign} from "./values.js";
+import {count, groupsListed, many, sign} from "./values.js";
 import * as RunCharts from "./run_charts.js";
 
 /** @typedef {{versus(req: {src: string, vs: string, task: string}): Promise<{compare?: RunCompare, error?: string}>,
@@ -95,8 +95,7 @@ export function mount(box, api) {
     const notes = c.notes.length ? el("ul", {class: "rp-notes", "data-testid": "run-vs-notes"}, ...c.notes.map((n) => el("li", {text: n}))) : null;
     const pick = /** @type {HTMLSelectElement} */ (el("select", {class: "rp-vspick", "data-testid": "run-vs-task-pick", "aria-label": "a task both runs ran"}));
     pick.append(new Option("follow a task in both runs…", ""));
-    const versions = (/** @type {number} */ n) => `${count(n)} version${n === 1 ? "" : "s"}`;
-    for (const t of c.tasks) pick.append(new Option(`${t.title} (this run: ${versions(t.a_versions)} · other: ${versions(t.b_versions)})`, t.task_id));
+    for (const t of c.tasks) pick.append(new Option(`${t.title} (this run: ${many(t.a_versions, "version")} · other: ${many(t.b_versions, "version")})`, t.task_id));
     pick.value = c.task ? c.task.task_id : "";
     pick.addEventListener("change", () => load(vs, pick.value));
     taskBox.replaceChildren(...(c.task ? [el("div", {class: "rp-vsgrid"}, taskSide(c.a.src, c.a_task, "this run"), taskSide(c.b.src, c.b_task, "other run"))] : []));
