@@ -628,6 +628,20 @@ def test_back_from_a_linked_group_map_lands_on_that_group(page, app_url):
     assert page.errors == []
 
 
+def test_a_run_page_link_to_a_group_keeps_its_comparison(page, app_url):
+    """`version=&group=` names a group map as `row=` does: a comparison in such a link (`cmp=A,B&cturn=T`) opens with
+    it, and the link the page then writes has the group's row and the comparison."""
+    page.goto(url_of(app_url, "trl-run", version=3, group=2, cmp="0,2", cturn=1))
+    page.wait_for_selector("[data-testid=divergence]", timeout=TIMEOUT)
+    assert page.locator("[data-testid=compare-side]").count() == 2
+    ticked = page.locator("[data-testid=group-pick]:checked").evaluate_all("cs => cs.map(c => c.dataset.rollout)")
+    assert sorted(ticked) == ["0", "2"]
+    assert page.locator("[data-testid=compare-turn]").input_value() == "1"
+    q = query(page)
+    assert q["row"].endswith("-v000003-g000002") and sorted(q["cmp"].split(",")) == ["0", "2"] and q["cturn"] == "1"
+    assert page.errors == []
+
+
 @pytest.fixture(scope="module")
 def long_task_run(tmp_path_factory):
     """2,000 versions of 2 groups: each task (tests/support/scale_run.py: every 97th group) has 41-42 groups."""

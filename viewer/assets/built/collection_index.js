@@ -744,6 +744,7 @@ var CollectionIndex = (() => {
         return;
       }
       const again = page && pg.mode === page.mode && pg.row === page.row && pg.src === page.src;
+      const first = !page;
       page = pg;
       if (!again) cursor = -1;
       ui.root.dataset.mode = pg.mode;
@@ -753,7 +754,7 @@ var CollectionIndex = (() => {
       ui.main.hidden = pg.mode !== "index";
       ui.group.hidden = pg.mode !== "group";
       const fromGroup = pg.mode === "row" && pg.rollout !== null && pg.rollout !== void 0;
-      const linked = pg.mode === "group" ? linkedCompare(pg.row) : null;
+      const linked = pg.mode === "group" ? linkedCompare(pg.row, first) : null;
       part(".ci-back").textContent = fromGroup ? "← back to the group map" : "← back to the index";
       if (!fromUrl) writeUrl(pg, false);
       if (pg.mode === "group") {
@@ -1001,9 +1002,11 @@ var CollectionIndex = (() => {
     return { box, render, state: () => page };
   }
   var COMPARE_KEYS = ["cmp", "cturn"];
-  function linkedCompare(row) {
+  function linkedCompare(row, first) {
     const u = new URL(window.location.href);
-    if ((u.searchParams.get("row") || "") !== (row || "")) return null;
+    const named = u.searchParams.get("row");
+    const mine = named === null && first && u.searchParams.has("group") || (named || "") === (row || "");
+    if (!mine) return null;
     const m = /^(\d{1,6}),(\d{1,6})$/.exec(u.searchParams.get("cmp") || "");
     const turn = Number(u.searchParams.get("cturn") || 0);
     return m && Number.isInteger(turn) && turn >= 0 && turn < 1e6 ? { a: Number(m[1]), b: Number(m[2]), turn } : null;

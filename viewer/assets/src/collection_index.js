@@ -269,6 +269,7 @@ function mount(box, api) {
       return;
     }
     const again = page && pg.mode === page.mode && pg.row === page.row && pg.src === page.src;
+    const first = !page;
     page = pg;
     if (!again) cursor = -1;
     ui.root.dataset.mode = pg.mode;
@@ -279,7 +280,7 @@ function mount(box, api) {
     ui.main.hidden = pg.mode !== "index";
     ui.group.hidden = pg.mode !== "group";
     const fromGroup = pg.mode === "row" && pg.rollout !== null && pg.rollout !== undefined;
-    const linked = pg.mode === "group" ? linkedCompare(pg.row) : null;  // read before the link is written anew
+    const linked = pg.mode === "group" ? linkedCompare(pg.row, first) : null;  // read before the link is written anew
     part(".ci-back").textContent = fromGroup ? "← back to the group map" : "← back to the index";
     if (!fromUrl) writeUrl(pg, false);
     if (pg.mode === "group") {
@@ -488,11 +489,14 @@ function mount(box, api) {
 // shows anything else
 const COMPARE_KEYS = ["cmp", "cturn"];
 
-/** The comparison the page's link names for the group map of `row` (the link's own row), or null.
- *  @param {string | null | undefined} row @returns {{a: number, b: number, turn: number} | null} */
-function linkedCompare(row) {
+/** The comparison the page's link names for the group map of `row`, or null: the link's own row, or on the page's
+ *  first render a run page link's `group=` (the server found the map's row from it; the link has no row= yet).
+ *  @param {string | null | undefined} row @param {boolean} first @returns {{a: number, b: number, turn: number} | null} */
+function linkedCompare(row, first) {
   const u = new URL(window.location.href);
-  if ((u.searchParams.get("row") || "") !== (row || "")) return null;
+  const named = u.searchParams.get("row");
+  const mine = named === null && first && u.searchParams.has("group") || (named || "") === (row || "");
+  if (!mine) return null;
   const m = /^(\d{1,6}),(\d{1,6})$/.exec(u.searchParams.get("cmp") || "");
   const turn = Number(u.searchParams.get("cturn") || 0);
   return m && Number.isInteger(turn) && turn >= 0 && turn < 1e6 ? {a: Number(m[1]), b: Number(m[2]), turn} : null;
