@@ -144,11 +144,12 @@ def test_the_token_view_in_every_mode(page, app_url, picks, rescored, kind):
 
 
 def _split_view_says_each_turn(page, r: RunRow) -> None:
-    """The token view of the split rollout: each pill its own row's fate, the headline and the breadcrumb the
-    rollout's parts, and a never-trained turn's advantage legend calls its push hypothetical."""
+    """The token view of the split rollout: each pill its own row's fate, the headline the rollout's parts (said
+    there once: the breadcrumb above it says where the rollout sits), and a never-trained turn's advantage legend
+    calls its push hypothetical."""
     label = rollout_fate(r.queued, r.dropped).label
     assert page.locator("[data-testid=summary] [data-testid=fate]").inner_text() == label
-    assert page.locator("[data-testid=crumb-fate]").inner_text() == label
+    assert label not in page.locator("#collection-index").inner_text()
     in_mask = page.locator("[data-testid=nav-turn]").evaluate_all("els => els.map(e => e.classList.contains('trained'))")
     pills = page.locator("[data-testid=turn-pill]").all_inner_texts()
     assert pills == _pills(r, in_mask) and any(p.startswith("trained · step") for p in pills) \
@@ -176,7 +177,7 @@ def test_the_split_rollout_from_its_group_map_a_search_hit_and_a_link(page, app_
     pages.shots(page, "fate-split-group-map")
     row.locator(".gm-open.gm-name").click()
     page.wait_for_selector(".tv-tokens .t[data-mask]", timeout=TIMEOUT)
-    page.wait_for_selector("[data-testid=crumb-fate]", timeout=TIMEOUT)
+    page.wait_for_selector("[data-testid=crumbs]", timeout=TIMEOUT)
     _split_view_says_each_turn(page, r)
     page.click(f"[data-testid=nav-turn][data-turn='{never}']")
     page.click(".tv-toolbar [data-mode=advantage]")
@@ -217,7 +218,7 @@ def test_the_split_rollout_from_its_group_map_a_search_hit_and_a_link(page, app_
     hit = page.locator("[data-testid=find-hit]").filter(has=page.locator(f".fp-path:text-is('{r.path}')")).first
     hit.click()
     page.wait_for_selector(".tv-tokens .t.tv-found", timeout=TIMEOUT)
-    page.wait_for_selector("[data-testid=crumb-fate]", timeout=TIMEOUT)
+    page.wait_for_selector("[data-testid=crumbs]", timeout=TIMEOUT)
     _split_view_says_each_turn(page, r)
     pages.shots(page, "fate-split-search-hit")
     # a deep link to it

@@ -136,6 +136,37 @@ def test_deep_link_to_a_rollout_of_a_group(page, app_url):
     assert page.errors == []
 
 
+# The token pane's lines on screen: where the window shows it, whether its top and bottom lines are whole, and
+# whether the turn's last generated token is in the window
+PANE_LINES = """() => {
+  const box = document.querySelector('.tv-tokens'), r = box.getBoundingClientRect();
+  const inner = {top: r.top + box.clientTop, bottom: r.top + box.clientTop + box.clientHeight};
+  const seen = [...box.querySelectorAll('.t')].flatMap((t) => [...t.getClientRects()])
+    .filter((b) => b.bottom > inner.top && b.top < inner.bottom && b.height > 0);
+  const gen = [...box.querySelectorAll('.t[data-mask="1"]')].pop().getBoundingClientRect();
+  return {cut: seen.filter((b) => b.top < inner.top - 0.5 || b.bottom > inner.bottom + 0.5).length,
+          top: r.top, bottom: r.bottom, window: innerHeight,
+          lastGenerated: gen.top >= Math.max(inner.top, 0) - 0.5 && gen.bottom <= Math.min(inner.bottom, innerHeight) + 0.5};
+}"""
+
+
+@pytest.mark.parametrize("size", [(1024, 768), (1280, 720)])
+def test_jumping_to_the_generated_tokens_shows_them_in_whole_lines(page, app_url, size):
+    """A run rollout's header is long: at 1024x768 its token pane starts near the window's bottom. `g` lands the
+    turn's generated tokens in the pane and brings the pane into the window; no line is cut at its top or bottom
+    (a scroll box's padding showed the line above the landing, half cut)."""
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(url_of(app_url, "trl-run", version=3, group=2, rollout=2, turn=0))
+    page.wait_for_selector(".tv-tokens .t[data-mask='1']", timeout=TIMEOUT)
+    page.locator(".tv-tokens").click()
+    page.keyboard.press("g")
+    page.wait_for_function(f"({PANE_LINES})().lastGenerated", timeout=TIMEOUT)
+    got = page.evaluate(PANE_LINES)
+    assert got["cut"] == 0 and got["top"] >= 0 and got["bottom"] <= got["window"], got
+    page.screenshot(path=str(SHOTS / f"run-rollout-jump-{size[0]}x{size[1]}.png"))
+    assert page.errors == []
+
+
 def test_task_across_versions_and_compare(page, app_url):
     open_run_page(page, url_of(app_url, "trl-run", task=TASK5))
     summary = page.locator("[data-testid=run-task-summary]")

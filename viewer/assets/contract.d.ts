@@ -11,8 +11,8 @@ interface Audit {
 /** What the back bar says about the opened row, by `kind`:
  * "row": a row of the index (`what` it is, `path`, the `matched` rows the index has and its `filters`);
  * "rollout": rollout `rollout` of the `k` in the group at `path`, with TRL's `advantage`;
- * "run": a recorded run's rollout, by its `crumbs`, the group's `k`, TRL's `status` and `advantage` (None: TRL gave
- * none) and whether the trainer took it (`fate`).
+ * "run": a recorded run's rollout, by its `crumbs` and the group's `k` (its status, TRL's advantage and its fate
+ * are the token view's headline, shown below the bar).
  */
 interface BackBar {
   kind: "rollout" | "row" | "run";
@@ -24,8 +24,6 @@ interface BackBar {
   k: number;
   advantage: number | null;
   crumbs: string[];
-  status: string;
-  fate: Fate | null;
 }
 
 interface Cancelling {

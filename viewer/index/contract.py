@@ -14,7 +14,7 @@ from typing import Literal
 
 import msgspec
 
-from ..contract import Fate, Initial, Problems
+from ..contract import Initial, Problems
 from ..group import GroupMap
 from .filters import QUERY_KEYS
 
@@ -83,8 +83,8 @@ class BackBar(msgspec.Struct, frozen=True, kw_only=True):
     """What the back bar says about the opened row, by `kind`:
     "row": a row of the index (`what` it is, `path`, the `matched` rows the index has and its `filters`);
     "rollout": rollout `rollout` of the `k` in the group at `path`, with TRL's `advantage`;
-    "run": a recorded run's rollout, by its `crumbs`, the group's `k`, TRL's `status` and `advantage` (None: TRL gave
-    none) and whether the trainer took it (`fate`)."""
+    "run": a recorded run's rollout, by its `crumbs` and the group's `k` (its status, TRL's advantage and its fate
+    are the token view's headline, shown below the bar)."""
 
     kind: Literal["row", "rollout", "run"]
     what: Literal["group", "rollout"] = "rollout"
@@ -95,8 +95,6 @@ class BackBar(msgspec.Struct, frozen=True, kw_only=True):
     k: int = 0
     advantage: float | None = None
     crumbs: list[str] = []  # ["run", "v1", "group 4", "rollout 0"]
-    status: str = ""
-    fate: Fate | None = None
 
 
 class IndexPage(msgspec.Struct, frozen=True, kw_only=True):

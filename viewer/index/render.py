@@ -119,7 +119,5 @@ def opened_rollout(group_path: str, rollout: int, advantage: float | None, k: in
 
 
 def opened_run_rollout(run: RunContext) -> BackBar:
-    """The back bar over a recorded run's rollout: "run › v1 › group 4 › rollout 0", TRL's status and advantage (none
-    for a failed rollout), and whether the trainer took it."""
-    return BackBar(kind="run", crumbs=run.crumbs, k=run.k, status=run.status, advantage=run.advantage, fate=run.fate,
-                   rollout=run.rollout)
+    """The back bar over a recorded run's rollout: "run › v1 › group 4 › rollout 0" and its group's size."""
+    return BackBar(kind="run", crumbs=run.crumbs, k=run.k, rollout=run.rollout)

@@ -646,14 +646,7 @@ var CollectionIndex = (() => {
     const crumbs = b.crumbs.flatMap((c, i) => [i ? " › " : "", el("span", { class: "ci-crumb", text: c })]).filter((x) => x !== "");
     return [
       el("span", { class: "ci-here", "data-testid": "crumbs" }, ...crumbs),
-      el(
-        "span",
-        { class: "ci-dim" },
-        ` · ${b.k} rollouts in the group · ${b.status} · `,
-        ...b.advantage === null ? ["TRL gave it no advantage"] : ["advantage ", advantage(b.advantage)],
-        " · "
-      ),
-      b.fate ? el("span", { class: "gm-fate " + fateKind(b.fate), "data-testid": "crumb-fate", title: b.fate.why, text: b.fate.label }) : ""
+      el("span", { class: "ci-dim", text: ` · ${b.k} rollout${b.k === 1 ? "" : "s"} in the group` })
     ];
   }
   function mount(box, api) {

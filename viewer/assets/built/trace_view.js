@@ -576,12 +576,22 @@ ${text}${extra}`;
           box.style.height = lines * lh + chrome + "px";
         } else {
           box.style.height = "";
-          if (window.scrollY === 0) box.style.maxHeight = room >= 120 ? Math.min(room, 0.7 * window.innerHeight) + "px" : "";
+          const cs = getComputedStyle(box), lh = parseFloat(cs.lineHeight) || 22;
+          const chrome = box.offsetHeight - box.clientHeight + (parseFloat(cs.paddingTop) || 0) + (parseFloat(cs.paddingBottom) || 0);
+          const whole = (px) => Math.floor((px - chrome) / lh) * lh + chrome;
+          if (window.scrollY === 0) box.style.maxHeight = room >= 120 ? whole(Math.min(room, 0.7 * window.innerHeight)) + "px" : "";
         }
       });
     }
+    function jump(to) {
+      return goTo(to).then(() => {
+        const r = box.getBoundingClientRect();
+        if (r.top >= 0 && r.bottom <= window.innerHeight) return;
+        window.scrollBy(0, r.top < 0 ? r.top - 8 : Math.min(r.bottom - window.innerHeight + 8, r.top - 8));
+      });
+    }
     const reland = (story) => !moved && story ? goTo(story) : Promise.resolve();
-    return { paint, recolour, goTo, reland, info, moveCursor, setCursor, fit, cursorPos: () => cursor };
+    return { paint, recolour, goTo, jump, reland, info, moveCursor, setCursor, fit, cursorPos: () => cursor };
   }
 
   // src/trace_view/trainer.js
@@ -1595,7 +1605,7 @@ top-${d.topk_text[k].length}: ${alts}`;
         update(v);
       } else if (b.classList.contains("tv-collapsed")) setScope(v, "full");
       else if (b.classList.contains("tv-present-btn")) present(v);
-      else if (b.classList.contains("tv-jump-btn")) pane.goTo(storyOf(v.O, st, v.trainer) || 0);
+      else if (b.classList.contains("tv-jump-btn")) pane.jump(storyOf(v.O, st, v.trainer) || 0);
       else if (b.classList.contains("tv-help-btn")) toggleHelp(v);
       else if (b.classList.contains("tv-export-btn")) menu.toggle();
       else if (b.dataset.export) menu.save(b.dataset.export);
@@ -1655,7 +1665,7 @@ top-${d.topk_text[k].length}: ${alts}`;
         setMode(v, usable[(usable.indexOf(st.mode) + 1) % usable.length]);
       } else if (k === "s") setScope(v, scopes[(scopes.indexOf(st.scope) + 1) % scopes.length]);
       else if (k === "p") present(v);
-      else if (k === "g") v.pane.goTo(storyOf(O, st, v.trainer) || 0);
+      else if (k === "g") v.pane.jump(storyOf(O, st, v.trainer) || 0);
       else if (k === "?") toggleHelp(v);
       else if (k === "Escape") {
         toggleHelp(v, false);

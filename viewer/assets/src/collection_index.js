@@ -9,7 +9,6 @@
 // move a row cursor and Enter opens its row; a rollout opened from it stays in presentation.
 import {el, goTo, middle, presentLabel, problemsBox, sentValue, short, working} from "./dom.js";
 import {advantage, mountGroupMap} from "./group_map.js";
-import {fateKind} from "./values.js";
 
 // The URL's parameter names (the filters', the token view's place) come in every IndexPage.
 const SELECTS = {drift: ["none", "drift", "unknown"], timed_out: ["yes", "no"], kind: ["artifact", "group", "run"],
@@ -179,12 +178,10 @@ function backInfo(b) {
     return [el("span", {class: "ci-here"}, `rollout ${b.rollout} of ${b.k} in group `, el("code", {text: short(b.path, 120)})),
       el("span", {class: "ci-dim"}, ...(b.advantage === null ? [] : [" · advantage ", advantage(b.advantage)]))];
   }
-  // a recorded run's rollout: where it sits, TRL's advantage (none for a failed rollout), whether the trainer took it
+  // a recorded run's rollout: where it sits (its status, advantage and fate are the token view's headline, below)
   const crumbs = b.crumbs.flatMap((c, i) => [i ? " › " : "", el("span", {class: "ci-crumb", text: c})]).filter((x) => x !== "");
   return [el("span", {class: "ci-here", "data-testid": "crumbs"}, ...crumbs),
-    el("span", {class: "ci-dim"}, ` · ${b.k} rollouts in the group · ${b.status} · `,
-       ...(b.advantage === null ? ["TRL gave it no advantage"] : ["advantage ", advantage(b.advantage)]), " · "),
-    b.fate ? el("span", {class: "gm-fate " + fateKind(b.fate), "data-testid": "crumb-fate", title: b.fate.why, text: b.fate.label}) : ""];
+    el("span", {class: "ci-dim", text: ` · ${b.k} rollout${b.k === 1 ? "" : "s"} in the group`})];
 }
 
 /** @param {HTMLElement} box @param {IndexApi} api */

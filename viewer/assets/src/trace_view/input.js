@@ -21,7 +21,7 @@ export function listenToButtons(v, menu) {
     else if (b.dataset.row !== undefined) { st.row = Number(b.dataset.row); update(v); }
     else if (b.classList.contains("tv-collapsed")) setScope(v, "full");
     else if (b.classList.contains("tv-present-btn")) present(v);
-    else if (b.classList.contains("tv-jump-btn")) pane.goTo(storyOf(v.O, st, v.trainer) || 0);
+    else if (b.classList.contains("tv-jump-btn")) pane.jump(storyOf(v.O, st, v.trainer) || 0);
     else if (b.classList.contains("tv-help-btn")) toggleHelp(v);
     else if (b.classList.contains("tv-export-btn")) menu.toggle();
     else if (b.dataset.export) menu.save(b.dataset.export);
@@ -72,7 +72,7 @@ export function listenToKeys(v, menu) {
     else if (k === "m") { const usable = modes.filter((m) => !(st.scope === "row" && notInRows(O, m))); setMode(v, usable[(usable.indexOf(st.mode) + 1) % usable.length]); }
     else if (k === "s") setScope(v, scopes[(scopes.indexOf(st.scope) + 1) % scopes.length]);
     else if (k === "p") present(v);
-    else if (k === "g") v.pane.goTo(storyOf(O, st, v.trainer) || 0);
+    else if (k === "g") v.pane.jump(storyOf(O, st, v.trainer) || 0);
     else if (k === "?") toggleHelp(v);
     else if (k === "Escape") { toggleHelp(v, false); if (v.api.export) menu.toggle(false); present(v, false); }
     else return;

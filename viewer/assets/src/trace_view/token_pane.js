@@ -287,14 +287,30 @@ export function tokenPane(box, O, api, st, scopeRange, firstChunk, trainer) {
       } else {
         box.style.height = "";
         // with the page scrolled the pane keeps its size (a turn change must not move what the reader sees); a pane
-        // of five lines or more ends at the window's edge (a taller header, e.g. wrapped badges, must not push its story off)
-        if (window.scrollY === 0) box.style.maxHeight = room >= 120 ? Math.min(room, 0.7 * window.innerHeight) + "px" : "";
+        // of five lines or more ends at the window's edge (a taller header, e.g. wrapped badges, must not push its
+        // story off), in whole lines: a landing snapped to the top line then cuts none at the bottom either
+        const cs = getComputedStyle(box), lh = parseFloat(cs.lineHeight) || 22;
+        const chrome = box.offsetHeight - box.clientHeight + (parseFloat(cs.paddingTop) || 0) + (parseFloat(cs.paddingBottom) || 0);
+        const whole = (/** @type {number} */ px) => Math.floor((px - chrome) / lh) * lh + chrome;
+        if (window.scrollY === 0) box.style.maxHeight = room >= 120 ? whole(Math.min(room, 0.7 * window.innerHeight)) + "px" : "";
       }
+    });
+  }
+
+  // A jump the reader asked for (g, the "↓ generated" button): the story landed in the pane, and the pane brought
+  // into the window when it is not all in it (a long header leaves it below the fold of a short screen; the pane
+  // is at most 70% of the window's height, so it fits)
+  /** @param {Story | number} to */
+  function jump(to) {
+    return goTo(to).then(() => {
+      const r = box.getBoundingClientRect();
+      if (r.top >= 0 && r.bottom <= window.innerHeight) return;
+      window.scrollBy(0, r.top < 0 ? r.top - 8 : Math.min(r.bottom - window.innerHeight + 8, r.top - 8));
     });
   }
 
   // A landing whose data came late (the trainer's numbers): land again unless the reader has moved since.
   /** @param {Story | null} story */
   const reland = (story) => (!moved && story ? goTo(story) : Promise.resolve());
-  return {paint, recolour, goTo, reland, info, moveCursor, setCursor, fit, cursorPos: () => cursor};
+  return {paint, recolour, goTo, jump, reland, info, moveCursor, setCursor, fit, cursorPos: () => cursor};
 }
