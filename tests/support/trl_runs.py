@@ -138,7 +138,7 @@ def trainer(out: Path, w, tok: Any, model_dir: str, *, max_steps: int, gate: str
 
     base = dict(output_dir=str(out), per_device_train_batch_size=batch, gradient_accumulation_steps=1,
                 num_generations=4, max_steps=max_steps, learning_rate=1e-3, logging_steps=1, save_strategy="no",
-                report_to="none", seed=0, use_cpu=True, bf16=False, token_budget=0, gradient_checkpointing=False,
+                report_to="none", seed=0, use_cpu=True, bf16=False, token_budget=0, activation_checkpointing=False,
                 max_staleness=4, max_completion_length=512, disable_tqdm=True)
     args = AsyncGRPOConfig(**(base | config))
     t = AsyncGRPOTrainer(model=model_dir, args=args, train_dataset=w._loop_kwargs["dataset"], processing_class=tok,
