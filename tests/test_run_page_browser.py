@@ -234,6 +234,54 @@ def test_presentation_mode_on_the_run_page(page, app_url):
     assert page.errors == []
 
 
+# How far each presentation's scrolling box is scrolled: the run page, the index's group map, the token pane
+SCROLLED = """() => ({run: document.querySelector('#run-page').scrollTop,
+                     map: document.querySelector('.ci').scrollTop,
+                     tokens: document.querySelector('.tv-tokens') ? document.querySelector('.tv-tokens').scrollTop : 0})"""
+
+
+def test_a_presenters_clicker_scrolls_every_presentation(page, app_url):
+    """A clicker sends PageDown and PageUp: the run page, a group map and a rollout in presentation each scroll with
+    them (each is a box fixed over the page, which the page's own scrolling never moves), from the `p` key and
+    from the presentation button alike."""
+    page.set_viewport_size({"width": 1024, "height": 768})
+    open_run_page(page, url_of(app_url, "trl-run"))
+    page.locator("button.rp-present").click()  # a pressed button keeps no focus that Space would press again
+    page.wait_for_selector("#run-page.rp-present", timeout=TIMEOUT)
+    page.keyboard.press("PageDown")
+    page.wait_for_function(f"({SCROLLED})().run > 200", timeout=TIMEOUT)
+    page.keyboard.press("Space")
+    assert page.locator("#run-page.rp-present").count() == 1  # still presenting
+    page.keyboard.press("Home")
+    page.wait_for_function(f"({SCROLLED})().run === 0", timeout=TIMEOUT)
+    page.keyboard.press("Escape")
+    page.wait_for_function("!document.body.classList.contains('tv-present')")
+    group = "groups/20261203T090916Z-f44f09-v000003-g000002"
+    page.set_viewport_size({"width": 1024, "height": 420})  # a map of 4 rollouts fits a 768 px screen
+    page.goto(url_of(app_url, "trl-run", row=group))
+    page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
+    page.locator("body").press("p")
+    page.wait_for_selector(".ci.present", timeout=TIMEOUT)
+    page.keyboard.press("PageDown")
+    page.wait_for_function(f"({SCROLLED})().map > 100", timeout=TIMEOUT)
+    page.keyboard.press("Escape")
+    page.wait_for_function("!document.body.classList.contains('tv-present')")
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.goto(url_of(app_url, "trl-run", row=group, rollout=1, turn=0))
+    page.wait_for_selector(".tv-tokens .t[data-mask]", timeout=TIMEOUT)
+    page.locator("body").press("p")
+    page.wait_for_selector(".tv.present", timeout=TIMEOUT)
+    page.wait_for_timeout(600)  # its landing on the story settles first (token_pane.js goTo: 200 ms)
+    landed = page.evaluate(SCROLLED)["tokens"]
+    assert landed > 300  # the story lies at the turn's end: up first
+    page.keyboard.press("PageUp")
+    page.wait_for_function(f"({SCROLLED})().tokens < {landed - 200}", timeout=TIMEOUT)
+    up = page.evaluate(SCROLLED)["tokens"]
+    page.keyboard.press("PageDown")
+    page.wait_for_function(f"({SCROLLED})().tokens > {up + 200}", timeout=TIMEOUT)
+    assert page.errors == []
+
+
 def test_question_mark_shows_the_run_pages_keys(page, app_url):
     open_run_page(page, url_of(app_url, "trl-run"))
     page.locator("body").press("?")

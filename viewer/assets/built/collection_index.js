@@ -36,6 +36,12 @@ var CollectionIndex = (() => {
     for (const c of children) if (c !== null && c !== void 0) e.append(c);
     return e;
   }
+  function keyScrolled(box) {
+    const at = document.activeElement;
+    if (at && box.contains(at) && /^(INPUT|TEXTAREA|SELECT)$/.test(at.tagName)) return;
+    if (!box.hasAttribute("tabindex")) box.tabIndex = -1;
+    box.focus({ preventScroll: true });
+  }
   function presentLabel() {
     return [el("span", { class: "present-off", text: "present" }), el("span", { class: "present-on", text: "leave (Esc)" })];
   }
@@ -742,6 +748,7 @@ var CollectionIndex = (() => {
       if (!again) cursor = -1;
       ui.root.dataset.mode = pg.mode;
       ui.root.classList.toggle("present", presentable() && document.body.classList.contains("tv-present"));
+      if (ui.root.classList.contains("present")) keyScrolled(ui.root);
       ui.root.hidden = pg.mode === "none";
       ui.back.hidden = pg.mode === "group" ? !pg.row : pg.mode !== "row";
       ui.main.hidden = pg.mode !== "index";
@@ -900,6 +907,7 @@ var CollectionIndex = (() => {
       const v = on === void 0 ? !ui.root.classList.contains("present") : on;
       ui.root.classList.toggle("present", v);
       document.body.classList.toggle("tv-present", v);
+      if (v) keyScrolled(ui.root);
     }
     function markRow(i, scroll) {
       const rs = rows();

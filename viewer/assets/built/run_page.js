@@ -36,6 +36,12 @@ var RunPage = (() => {
     for (const c of children) if (c !== null && c !== void 0) e.append(c);
     return e;
   }
+  function keyScrolled(box) {
+    const at = document.activeElement;
+    if (at && box.contains(at) && /^(INPUT|TEXTAREA|SELECT)$/.test(at.tagName)) return;
+    if (!box.hasAttribute("tabindex")) box.tabIndex = -1;
+    box.focus({ preventScroll: true });
+  }
   function presentLabel() {
     return [el("span", { class: "present-off", text: "present" }), el("span", { class: "present-on", text: "leave (Esc)" })];
   }
@@ -1508,6 +1514,7 @@ var RunPage = (() => {
       const v = on === void 0 ? !presenting() : on;
       r.classList.toggle("rp-present", v);
       document.body.classList.toggle("tv-present", v);
+      if (v) keyScrolled(r);
     }
     const cursorRows = () => (
       /** @type {HTMLElement[]} */

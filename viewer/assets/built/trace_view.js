@@ -37,6 +37,12 @@ var TraceView = (() => {
     for (const c of children) if (c !== null && c !== void 0) e.append(c);
     return e;
   }
+  function keyScrolled(box) {
+    const at = document.activeElement;
+    if (at && box.contains(at) && /^(INPUT|TEXTAREA|SELECT)$/.test(at.tagName)) return;
+    if (!box.hasAttribute("tabindex")) box.tabIndex = -1;
+    box.focus({ preventScroll: true });
+  }
   function presentLabel() {
     return [el("span", { class: "present-off", text: "present" }), el("span", { class: "present-on", text: "leave (Esc)" })];
   }
@@ -1541,7 +1547,10 @@ top-${d.topk_text[k].length}: ${alts}`;
     document.body.classList.toggle("tv-present", shown);
     $(".tv-present-btn").setAttribute("aria-pressed", String(shown));
     pane.fit(true);
-    if (shown) pane.goTo(storyOf(v.O, v.st, v.trainer) || 0);
+    if (shown) {
+      keyScrolled($(".tv-tokens"));
+      pane.goTo(storyOf(v.O, v.st, v.trainer) || 0);
+    }
   }
   function toggleHelp(v, on) {
     const help = v.$(".tv-help");

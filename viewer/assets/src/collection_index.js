@@ -7,7 +7,7 @@
 // the page through textContent, attribute values and option values.
 // Presentation (`p`, as in the token view): the index or group map covers the window in large type, j/k
 // move a row cursor and Enter opens its row; a rollout opened from it stays in presentation.
-import {el, goTo, middle, presentLabel, problemsBox, sentValue, short, working} from "./dom.js";
+import {el, goTo, keyScrolled, middle, presentLabel, problemsBox, sentValue, short, working} from "./dom.js";
 import {advantage, mountGroupMap} from "./group_map.js";
 
 // The URL's parameter names (the filters', the token view's place) come in every IndexPage.
@@ -271,6 +271,7 @@ function mount(box, api) {
     if (!again) cursor = -1;
     ui.root.dataset.mode = pg.mode;
     ui.root.classList.toggle("present", presentable() && document.body.classList.contains("tv-present"));
+    if (ui.root.classList.contains("present")) keyScrolled(ui.root);
     ui.root.hidden = pg.mode === "none";
     // A source that is itself one group has no index above its map: no way "back" from the map.
     ui.back.hidden = pg.mode === "group" ? !pg.row : pg.mode !== "row";
@@ -412,6 +413,7 @@ function mount(box, api) {
     const v = on === undefined ? !ui.root.classList.contains("present") : on;
     ui.root.classList.toggle("present", v);
     document.body.classList.toggle("tv-present", v);  // shared with the token view: a rollout opened from here keeps it
+    if (v) keyScrolled(ui.root);
   }
   /** @param {number} i @param {boolean} scroll */
   function markRow(i, scroll) {

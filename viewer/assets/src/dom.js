@@ -24,6 +24,20 @@ export function el(tag, attrs, ...children) {
 }
 
 /**
+ * Give a presentation's scrolling box the keys a presenter's clicker sends (PageDown, PageUp, Space, Home, End): a
+ * box fixed over the page that scrolls on its own hears them only when it has the focus (the page under it does
+ * not move). A field inside it keeps the focus; a button does not (Space would press it: the presentation button's
+ * own press leaves presentation).
+ * @param {HTMLElement} box
+ */
+export function keyScrolled(box) {
+  const at = document.activeElement;
+  if (at && box.contains(at) && /^(INPUT|TEXTAREA|SELECT)$/.test(at.tagName)) return;
+  if (!box.hasAttribute("tabindex")) box.tabIndex = -1;
+  box.focus({preventScroll: true});
+}
+
+/**
  * A presentation button's label: "present", and while presenting "leave (Esc)" (each page's CSS shows one of them
  * by its presentation class), so the way out is on screen.
  * @returns {HTMLElement[]}

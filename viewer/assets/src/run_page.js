@@ -10,7 +10,7 @@
 // compared with this one (viewer/assets/src/run_versus.js).
 // The versions table sorts by any heading over every version the body holds (vsort= in the URL), and a chart's
 // click opens a version through the same path as its row.
-import {el, goTo, presentLabel, sentValue, working} from "./dom.js";
+import {el, goTo, keyScrolled, presentLabel, sentValue, working} from "./dom.js";
 import {showCompare} from "./group_map.js";
 import {groupsListed, sign} from "./values.js";
 import * as RunCharts from "./run_charts.js";
@@ -407,6 +407,7 @@ function mountBody(box, api) {
     const v = on === undefined ? !presenting() : on;
     r.classList.toggle("rp-present", v);
     document.body.classList.toggle("tv-present", v);  // a group opened from here opens in presentation too
+    if (v) keyScrolled(r);
   }
   const cursorRows = () => /** @type {HTMLElement[]} */ (Array.from(box.querySelectorAll("tr.rp-cur")));
   /** @param {number} d */

@@ -1,6 +1,6 @@
 // -- the view's chrome: presentation mode, the keyboard help, the export menu, the token tooltip ------------
 // Each toggle takes `on` (undefined: flip it) and says whether it is open (aria-pressed, aria-expanded).
-import {el} from "../dom.js";
+import {el, keyScrolled} from "../dom.js";
 import {errorText, refused} from "./format.js";
 import {storyOf} from "./place.js";
 import {exportPlace} from "./turn.js";
@@ -14,7 +14,7 @@ export function present(v, on) {
   document.body.classList.toggle("tv-present", shown);  // app chrome (tabs, source row) hides on this
   $(".tv-present-btn").setAttribute("aria-pressed", String(shown));
   pane.fit(true);
-  if (shown) pane.goTo(storyOf(v.O, v.st, v.trainer) || 0);
+  if (shown) { keyScrolled($(".tv-tokens")); pane.goTo(storyOf(v.O, v.st, v.trainer) || 0); }  // the tokens take PageDown
 }
 
 /** @param {View} v @param {boolean} [on] */
