@@ -108,6 +108,22 @@ FITS = """() => { const box = document.querySelector('.rp-vbox'), b = box.getBou
   return box.scrollWidth <= box.clientWidth + 1 && follow.length > 0 && Math.max(...follow) <= b.right; }"""
 
 
+def test_the_index_and_the_search_panel_say_where_the_heads_rollouts_went(page, app_url):
+    """The run's head counts 52 rollouts; 2 failed before an artifact, so the index lists 50 and the search panel
+    searches 50: each says why its count is smaller, so no number on the page contradicts another."""
+    open_run_page(page, url_of(app_url, "trl-run"))
+    assert "52 rollouts" in page.locator("[data-testid=run-head]").inner_text()
+    counts = page.locator("[data-testid=index-counts]")
+    counts.wait_for(timeout=TIMEOUT)
+    page.wait_for_function("document.querySelector('[data-testid=index-counts]').innerText.includes('50 rollouts')",
+                           timeout=TIMEOUT)
+    assert "2 failed rollouts have no artifact to list (counted in their group's K)" in counts.inner_text()
+    page.wait_for_selector(".fp-mount[data-ready='1']", timeout=120_000)
+    status = page.locator("[data-testid=find-status]").inner_text()
+    assert "50 rollouts with recorded text searchable (2 failed before any text was recorded)" in status
+    assert page.errors == []
+
+
 def test_filters_work_inside_a_run(page, app_url):
     open_run_page(page, url_of(app_url, "trl-run", timed_out="yes"))
     counts = page.locator("[data-testid=index-counts]")

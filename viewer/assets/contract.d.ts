@@ -183,6 +183,7 @@ interface FindSummary {
   rules: RuleCount[];
   error: string | null;
   covers: string | null;
+  unsearchable: number;
 }
 
 interface FindSummaryRequest {
@@ -319,6 +320,7 @@ interface IndexPage {
   first: number;
   shown: number;
   invalid: number;
+  unlisted: number;
   kind: string;
   models: string[];
   tools: string[];

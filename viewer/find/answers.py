@@ -63,6 +63,7 @@ class FindSummary(msgspec.Struct, frozen=True):
     rules: list[RuleCount]  # every rule, in RULES' order, found or not
     error: str | None = None
     covers: str | None = None  # what part of the source was read, when not all of it
+    unsearchable: int = 0  # the source's rollouts with no recorded text (a run's failed before their artifact)
 
 
 def budget_s(public: bool) -> float:
@@ -82,7 +83,9 @@ def summary(index: Search) -> FindSummary:
             if v is not None and rule in by:
                 by[rule][str(v)] = c
     rules = [RuleCount(rule, totals[rule], by[rule]) for rule in RULES]
-    return FindSummary(rollouts=sum(per.values()), versions=versions, rules=rules, covers=index.covers)
+    rollouts = sum(per.values())
+    return FindSummary(rollouts=rollouts, versions=versions, rules=rules, covers=index.covers,
+                       unsearchable=max(0, len(index) - rollouts))
 
 
 Word = Annotated[str, msgspec.Meta(max_length=40)]

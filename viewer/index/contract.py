@@ -115,6 +115,7 @@ class IndexPage(msgspec.Struct, frozen=True, kw_only=True):
     first: int = 0  # 1-based number of the first row shown (0 when none)
     shown: int = 0
     invalid: int = 0  # invalid rows in the collection
+    unlisted: int = 0  # a run's rollouts without an artifact (failed before one): in their groups' k, not rows
     kind: str = ""  # folder | zip | hub
     models: list[str] = []  # choices for the model and tool filters (bounded)
     tools: list[str] = []

@@ -530,6 +530,7 @@ def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: 
         serial=serial, mode="index", src=src, query=with_finding_query(to_query(filters), want),
         filters={**filter_values(filters), **({FINDING_KEY: want} if want else {})},
         sort=filters.sort, page=page, pages=pages, page_size=page_size, total=len(ix), matched=matched,
+        unlisted=len(t) - (len(ix) - ix.groups.num_rows),
         matched_groups=groups,
         first=page * page_size + 1 if len(shown) else 0, shown=len(shown), invalid=0, kind="folder",
         models=model_choices([model] if model else []), tools=tools,

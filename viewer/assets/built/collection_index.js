@@ -775,7 +775,8 @@ var CollectionIndex = (() => {
       const what = pg.kind === "hub" ? "Hub dataset" : pg.kind === "zip" ? "zip" : "folder";
       const range = pg.shown ? `${pg.first.toLocaleString()}–${(pg.first + pg.shown - 1).toLocaleString()} of ` : "";
       part(".ci-counts").textContent = pg.problems ? "" : `${what} ${pg.src}: showing ${range}${pg.matched.toLocaleString()} matching rows` + // a run's or a group's rows are its groups and their rollouts: said, so the head's count of rollouts is found
-      (pg.matched_groups ? ` (${pg.matched_groups.toLocaleString()} group${pg.matched_groups === 1 ? "" : "s"}, ${(pg.matched - pg.matched_groups).toLocaleString()} rollouts)` : "") + ` · ${pg.total.toLocaleString()} in the collection` + (pg.invalid ? ` · ${pg.invalid.toLocaleString()} invalid` : "");
+      (pg.matched_groups ? ` (${pg.matched_groups.toLocaleString()} group${pg.matched_groups === 1 ? "" : "s"}, ${(pg.matched - pg.matched_groups).toLocaleString()} rollouts)` : "") + ` · ${pg.total.toLocaleString()} in the collection` + (pg.invalid ? ` · ${pg.invalid.toLocaleString()} invalid` : "") + // the run's head counts every rollout: the ones that failed before an artifact have no row, said here
+      (pg.unlisted ? ` · ${pg.unlisted.toLocaleString()} failed rollout${pg.unlisted === 1 ? " has" : "s have"} no artifact to list (counted in their group's K)` : "");
       part(".ci-pager").hidden = pg.pages <= 1;
       part(".ci-pageno").textContent = `page ${pg.page + 1} of ${pg.pages}`;
       button(".ci-prev").disabled = pg.page <= 0;

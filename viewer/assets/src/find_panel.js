@@ -216,7 +216,8 @@ function mount(box, value, api) {
     legend.replaceChildren(...found.map((r) => el("button", {type: "button", class: "fp-key", "data-rule": r.rule,
       title: "list the rollouts with this finding"}, el("i", {style: `background:${COLOURS[s.rules.indexOf(r) % COLOURS.length]}`}),
       `${r.rule} ${r.total}`)));
-    status.textContent = `${s.rollouts.toLocaleString("en-US")} rollouts with recorded text searchable; ` + (found.length ?
+    status.textContent = `${s.rollouts.toLocaleString("en-US")} rollouts with recorded text searchable` +
+      (s.unsearchable ? ` (${s.unsearchable.toLocaleString("en-US")} failed before any text was recorded)` : "") + "; " + (found.length ?
       `findings of ${found.length} rule${found.length === 1 ? "" : "s"} (chart: rollouts with each, ` +
       (s.versions.length ? "per version)" : "in all)") : "no findings");
     box.dataset.ready = "1";
