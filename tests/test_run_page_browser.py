@@ -124,6 +124,27 @@ def test_the_index_and_the_search_panel_say_where_the_heads_rollouts_went(page, 
     assert page.errors == []
 
 
+def test_an_answer_asked_for_below_the_fold_is_brought_into_sight(page, app_url):
+    """On the run page the search panel and the run compare lie below the charts: a search asked for there (Enter
+    in the versions field searches too) and a comparison each bring their answer on screen at 1024x768."""
+    page.set_viewport_size({"width": 1024, "height": 768})
+    open_run_page(page, url_of(app_url, "trl-run"))
+    page.wait_for_selector(".fp-mount[data-ready='1'] [data-testid=find-input]", timeout=120_000)
+    page.fill("[data-testid=find-input]", "solution")  # scrolled to as little as it takes: at the window's bottom
+    page.fill("[data-testid=find-versions]", "2:3")
+    page.press("[data-testid=find-versions]", "Enter")
+    page.wait_for_selector("[data-testid=find-hit]", timeout=60_000)
+    status = page.locator("[data-testid=find-status]").bounding_box()
+    assert status is not None and 0 <= status["y"] and status["y"] + status["height"] <= 768, status
+    assert "match" in page.locator("[data-testid=find-status]").inner_text()
+    page.fill("[data-testid=run-vs-input]", "trl-run")
+    page.press("[data-testid=run-vs-input]", "Enter")
+    page.wait_for_selector("[data-testid=run-vs-sides]", timeout=TIMEOUT)
+    sides = page.locator("[data-testid=run-vs-sides]").bounding_box()
+    assert sides is not None and 0 <= sides["y"] < 768 * 0.75, sides
+    assert page.errors == []
+
+
 def test_filters_work_inside_a_run(page, app_url):
     open_run_page(page, url_of(app_url, "trl-run", timed_out="yes"))
     counts = page.locator("[data-testid=index-counts]")

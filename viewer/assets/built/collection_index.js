@@ -36,6 +36,9 @@ var CollectionIndex = (() => {
     for (const c of children) if (c !== null && c !== void 0) e.append(c);
     return e;
   }
+  function intoSight(e) {
+    if (e.getBoundingClientRect().top > window.innerHeight * 0.6) e.scrollIntoView({ block: "start" });
+  }
   function keyScrolled(box) {
     const at = document.activeElement;
     if (at && box.contains(at) && /^(INPUT|TEXTAREA|SELECT)$/.test(at.tagName)) return;
@@ -420,7 +423,7 @@ var CollectionIndex = (() => {
       const got = await api.compare(a, b, turn);
       showCompare(out, got);
       if (got && got.compare) api.compared(a, b, turn);
-      if (out.getBoundingClientRect().top > window.innerHeight * 0.6) out.scrollIntoView({ block: "start" });
+      intoSight(out);
     }
     return {
       /** Why the group cannot be shown whole (if it cannot), over its map; `linked`, a comparison the page's link

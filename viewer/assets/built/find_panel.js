@@ -36,6 +36,9 @@ var FindPanel = (() => {
     for (const c of children) if (c !== null && c !== void 0) e.append(c);
     return e;
   }
+  function intoSight(e) {
+    if (e.getBoundingClientRect().top > window.innerHeight * 0.6) e.scrollIntoView({ block: "start" });
+  }
   function goTo(u, push) {
     if (push) history.pushState(push, "", u.toString());
     else history.replaceState(history.state, "", u.toString());
@@ -419,6 +422,7 @@ var FindPanel = (() => {
       status.textContent = "searching…";
       const r = await api.search({ ...req, first: true });
       if (my !== asked) return;
+      intoSight(panel);
       if (failed(r)) {
         status.textContent = r.error;
         list.replaceChildren();
@@ -446,7 +450,7 @@ var FindPanel = (() => {
       box.dataset.answered = String(my);
     }
     go.addEventListener("click", run);
-    input.addEventListener("keydown", (e) => {
+    for (const field of [input, versions]) field.addEventListener("keydown", (e) => {
       if (e.key === "Enter") run();
     });
     rule.addEventListener("change", run);

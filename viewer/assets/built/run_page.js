@@ -36,6 +36,9 @@ var RunPage = (() => {
     for (const c of children) if (c !== null && c !== void 0) e.append(c);
     return e;
   }
+  function intoSight(e) {
+    if (e.getBoundingClientRect().top > window.innerHeight * 0.6) e.scrollIntoView({ block: "start" });
+  }
   function keyScrolled(box) {
     const at = document.activeElement;
     if (at && box.contains(at) && /^(INPUT|TEXTAREA|SELECT)$/.test(at.tagName)) return;
@@ -960,14 +963,15 @@ var RunPage = (() => {
     const out = el("div", { class: "rp-vsout", "data-testid": "run-vs-out" });
     const grid = el("div", { class: "rp-charts", "data-testid": "run-vs-charts" });
     const taskBox = el("div", { class: "rp-vstask", "data-testid": "run-vs-task" });
-    box.replaceChildren(el(
+    const section = el(
       "section",
       { class: "rp-versus", "data-testid": "run-versus" },
       el("h3", { text: "Compare with another run" }),
       el("div", { class: "rp-vsbar" }, input, go, clear),
       status,
       out
-    ));
+    );
+    box.replaceChildren(section);
     const charts = mountCompare(grid);
     let src = "", asked = 0;
     async function load(vs, task) {
@@ -1006,9 +1010,10 @@ var RunPage = (() => {
       charts.update(c);
       box.dataset.answered = String(my);
     }
-    go.addEventListener("click", () => load(input.value.trim(), ""));
+    const ask = () => load(input.value.trim(), "").then(() => intoSight(section));
+    go.addEventListener("click", ask);
     input.addEventListener("keydown", (ev) => {
-      if (ev.key === "Enter") load(input.value.trim(), "");
+      if (ev.key === "Enter") ask();
     });
     clear.addEventListener("click", () => {
       input.value = "";

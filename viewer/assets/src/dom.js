@@ -24,6 +24,15 @@ export function el(tag, attrs, ...children) {
 }
 
 /**
+ * Bring an answer the reader asked for into sight: scrolled to the window's top when it starts in the window's lower
+ * part or below it (an answer drawn below the fold looks as if nothing happened).
+ * @param {HTMLElement} e
+ */
+export function intoSight(e) {
+  if (e.getBoundingClientRect().top > window.innerHeight * 0.6) e.scrollIntoView({block: "start"});
+}
+
+/**
  * Give a presentation's scrolling box the keys a presenter's clicker sends (PageDown, PageUp, Space, Home, End): a
  * box fixed over the page that scrolls on its own hears them only when it has the focus (the page under it does
  * not move). A field inside it keeps the focus; a button does not (Space would press it: the presentation button's

@@ -2,7 +2,7 @@
 // findings chart (rollouts with each finding, per version in a run, drawn on a canvas) and the hits. A hit
 // opens the token view on its turn with the matched tokens marked (a Gradio "click" event {action: "open-hit"}).
 // Every text from a trace reaches the page through textContent; nothing is parsed as HTML.
-import {el, goTo, sentValue, working} from "./dom.js";
+import {el, goTo, intoSight, sentValue, working} from "./dom.js";
 
 // one colour per rule, readable on both schemes; the hits line is drawn in the text colour
 const COLOURS = ["#dc2626", "#ea580c", "#ca8a04", "#65a30d", "#0891b2", "#2563eb", "#7c3aed", "#c026d3",
@@ -288,6 +288,7 @@ function mount(box, value, api) {
     // a run answers its first hits at once and the counts of the rest in a second answer
     const r = await api.search({...req, first: true});
     if (my !== asked) return;
+    intoSight(panel);  // on a run page the panel lies below the run's charts: its answer below the fold
     if (failed(r)) { status.textContent = r.error; list.replaceChildren(); box.dataset.answered = String(my); return; }
     showHits(r, req, r.resume !== null);
     if (r.resume !== null) {
@@ -303,7 +304,7 @@ function mount(box, value, api) {
     box.dataset.answered = String(my);
   }
   go.addEventListener("click", run);
-  input.addEventListener("keydown", (e) => { if (e.key === "Enter") run(); });
+  for (const field of [input, versions]) field.addEventListener("keydown", (e) => { if (e.key === "Enter") run(); });
   rule.addEventListener("change", run);
 }
 

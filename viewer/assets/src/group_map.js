@@ -3,7 +3,7 @@
 // two rollouts of one task (run_page.js). Tool names, statuses, problems and token texts come from artifacts and are
 // untrusted: they reach the page only as textContent or attribute values. Numbers are written as viewer/numbers.py
 // writes them, so the map says a reward as the index beside it does.
-import {el, presentLabel, short} from "./dom.js";
+import {el, intoSight, presentLabel, short} from "./dom.js";
 import {count, fateKind, number, sign, signed} from "./values.js";
 
 /** @import {Num} from "./values.js" */
@@ -242,8 +242,7 @@ export function mountGroupMap(box, api) {
     const got = await api.compare(a, b, turn);
     showCompare(out, got);
     if (got && got.compare) api.compared(a, b, turn);  // the link says it: shared, it opens on the same comparison
-    // the answer lands below the map, past the first screen of a group of 8 at 1280x720: brought into sight
-    if (out.getBoundingClientRect().top > window.innerHeight * 0.6) out.scrollIntoView({block: "start"});
+    intoSight(out);  // the answer lands below the map, past the first screen of a group of 8 at 1280x720
   }
   return {
     /** Why the group cannot be shown whole (if it cannot), over its map; `linked`, a comparison the page's link

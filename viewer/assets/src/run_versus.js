@@ -4,7 +4,7 @@
 // per-version curves overlaid (viewer/assets/src/run_charts.js) and one task both ran, each side's rollouts of it
 // with their rewards and fates, each a link that opens it. Every text goes through textContent or an attribute
 // (dom.js's `el`).
-import {el} from "./dom.js";
+import {el, intoSight} from "./dom.js";
 import {count, groupsListed, many, sign} from "./values.js";
 import * as RunCharts from "./run_charts.js";
 
@@ -70,8 +70,9 @@ export function mount(box, api) {
   const out = el("div", {class: "rp-vsout", "data-testid": "run-vs-out"});
   const grid = el("div", {class: "rp-charts", "data-testid": "run-vs-charts"});
   const taskBox = el("div", {class: "rp-vstask", "data-testid": "run-vs-task"});
-  box.replaceChildren(el("section", {class: "rp-versus", "data-testid": "run-versus"},
-    el("h3", {text: "Compare with another run"}), el("div", {class: "rp-vsbar"}, input, go, clear), status, out));
+  const section = el("section", {class: "rp-versus", "data-testid": "run-versus"},
+    el("h3", {text: "Compare with another run"}), el("div", {class: "rp-vsbar"}, input, go, clear), status, out);
+  box.replaceChildren(section);
   const charts = RunCharts.mountCompare(grid);
   let src = "", asked = 0;
 
@@ -106,8 +107,10 @@ export function mount(box, api) {
     charts.update(c);
     box.dataset.answered = String(my);
   }
-  go.addEventListener("click", () => load(input.value.trim(), ""));
-  input.addEventListener("keydown", (ev) => { if (ev.key === "Enter") load(input.value.trim(), ""); });
+  // asked for: the answer (or why there is none) lies below the compare box, past the fold of a short screen
+  const ask = () => load(input.value.trim(), "").then(() => intoSight(section));
+  go.addEventListener("click", ask);
+  input.addEventListener("keydown", (ev) => { if (ev.key === "Enter") ask(); });
   clear.addEventListener("click", () => { input.value = ""; load("", ""); });
   out.addEventListener("click", (ev) => {  // this run's rollout opens in place (Back returns); the other's is a page link
     const a = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (ev.target).closest("a.rp-vsr"));
