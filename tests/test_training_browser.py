@@ -96,3 +96,21 @@ def test_an_older_proxy_capture_follows_the_capture_scripts_rule_and_says_so(bro
         assert "older in-sandbox proxy" in page.locator("[data-testid=training-rule]").inner_text()
     finally:
         ctx.close()
+
+
+def test_the_training_rows_open_on_the_turns_row_and_give_its_mode_back(page, app_url):
+    """`s` into the training rows from turn 2 opens the row that trains turn 2 (not row 0), and `s` out of them
+    gives back the drift mode they have not (shown as mask there), on the same turn."""
+    page.goto(f"{app_url}/?turn=2&mode=drift")
+    page.wait_for_function("document.querySelector('.tv-tokens') && document.querySelector('.tv-tokens').dataset.paint === 'drift'",
+                           timeout=TIMEOUT)
+    page.locator(".tv-tokens").click()
+    for _ in range(len(page.locator(".tv-toolbar [data-scope]").all()) - 1):  # the scopes in order: rows last
+        page.keyboard.press("s")
+    page.wait_for_selector(".tv-rowbar button[data-row='1'][aria-pressed=true]", timeout=TIMEOUT)
+    assert "turns 1, 2" in page.locator(".tv-turn-title").inner_text()
+    page.keyboard.press("s")  # out of the rows: the first scope again
+    page.wait_for_function("document.querySelector('.tv-tokens').dataset.paint === 'drift'", timeout=TIMEOUT)
+    assert page.locator(".tv-turn-title").inner_text().startswith("turn 2")
+    assert page.locator(".tv-rowbar").is_hidden()
+    assert page.errors == []

@@ -1439,8 +1439,13 @@ top-${d.topk_text[k].length}: ${alts}`;
   async function fetchTraining(v) {
     if (v.training) return;
     v.training = await v.api.training(v.O.run || null);
+    if (v.rowFor !== null) {
+      v.st.row = rowOf(v.training, v.rowFor);
+      v.rowFor = null;
+    }
     if (v.st.scope === "row") update(v);
   }
+  var rowOf = (training, turn) => Math.max(0, training ? training.rows.findIndex((r) => r.turns.includes(turn)) : 0);
   function trainerNeed(v) {
     const { O, st, trainer, $ } = v;
     const on = !!trainer && isTrainerMode(O, st.mode);
@@ -1462,7 +1467,10 @@ top-${d.topk_text[k].length}: ${alts}`;
     const { O, st, training, $ } = v;
     const t = O.turns[st.turn], rowMode = st.scope === "row";
     const row = rowMode && training ? training.rows[st.row] : null;
-    if (rowMode && notInRows(O, st.mode)) st.mode = "mask";
+    if (rowMode && notInRows(O, st.mode)) {
+      v.outOfRows = st.mode;
+      st.mode = "mask";
+    }
     trainerNeed(v);
     v.bar.show(st, rowMode ? row && training ? `TRL training row ${st.row} of ${training.rows.length}: turns ${row.turns.join(", ")}${row.fate ? ` · ${row.fate.label}` : ""}` : "TRL training rows" : `turn ${t.index}${turnFate(O, t, st.turn)}`);
     v.nav.show(st, rowMode ? row ? row.turns : [] : null);
@@ -1518,8 +1526,16 @@ top-${d.topk_text[k].length}: ${alts}`;
     tellState(v);
   }
   function setScope(v, s) {
-    v.st.scope = s;
-    v.st.row = 0;
+    const { st } = v;
+    if (s === "row" && st.scope !== "row") {
+      st.row = rowOf(v.training, st.turn);
+      v.rowFor = v.training ? null : st.turn;
+    }
+    if (s !== "row" && st.scope === "row" && v.outOfRows !== null) {
+      if (st.mode === "mask") st.mode = v.outOfRows;
+      v.outOfRows = null;
+    }
+    st.scope = s;
     update(v);
   }
   function growView(v, next) {
@@ -1774,6 +1790,9 @@ top-${d.topk_text[k].length}: ${alts}`;
       trainer,
       pane,
       training: null,
+      outOfRows: null,
+      rowFor: null,
+      // the mode the training rows set aside; the turn whose row they open on
       // The URL follows the reader, not the first paint: the app reads the page's own URL on load (a deep
       // link), which a rewrite at mount would replace before it is read.
       mounted: !quiet

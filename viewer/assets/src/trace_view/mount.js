@@ -30,7 +30,8 @@ import {settleLayout} from "./settle.js";
  *  @typedef {{O: Outline, st: ViewPlace, api: TraceApi, live: boolean, hasTrainer: boolean,
  *    modes: string[], scopes: string[], $: (sel: string) => HTMLElement, view: HTMLElement, box: HTMLElement,
  *    liveBar: ReturnType<typeof followBar>, nav: ReturnType<typeof navPart>, bar: ReturnType<typeof toolbarPart>,
- *    trainer: Trainer | null, pane: TokenPane, training: Training | null, mounted: boolean}} View */
+ *    trainer: Trainer | null, pane: TokenPane, training: Training | null, mounted: boolean,
+ *    outOfRows: string | null, rowFor: number | null}} View */
 /** What mount opens: an `Opened` record (or one whose place a re-mount keeps) and an export's note.
  *  @typedef {Omit<Opened, "initial"> & {initial: Partial<ViewPlace> | null, note?: string | null}} Opening */
 
@@ -65,6 +66,7 @@ export function mount(root, opened, api, quiet = false) {  // quiet: leave the U
   /** @type {View} */
   const v = {O, st, api, live: !!opened.live, hasTrainer, modes: O.modes.map((m) => m.id), scopes: O.scopes.map((s) => s.id),
              $, view, box: $(".tv-tokens"), liveBar, nav, bar, trainer, pane, training: null,
+             outOfRows: null, rowFor: null,  // the mode the training rows set aside; the turn whose row they open on
              // The URL follows the reader, not the first paint: the app reads the page's own URL on load (a deep
              // link), which a rewrite at mount would replace before it is read.
              mounted: !quiet};

@@ -18,8 +18,13 @@ export function update(v) {
 export async function fetchTraining(v) {
   if (v.training) return;
   v.training = await v.api.training(v.O.run || null);
+  if (v.rowFor !== null) { v.st.row = rowOf(v.training, v.rowFor); v.rowFor = null; }
   if (v.st.scope === "row") update(v);
 }
+
+/** The training row that trains turn `turn`: the one the row scope opens on (the first, when none does).
+ *  @param {Training | null} training @param {number} turn */
+const rowOf = (training, turn) => Math.max(0, training ? training.rows.findIndex((r) => r.turns.includes(turn)) : 0);
 
 /** The trainer panel shows only with a trainer mode: the tokens keep the first screen otherwise. @param {View} v */
 function trainerNeed(v) {
@@ -43,7 +48,7 @@ function sides(v) {
   const {O, st, training, $} = v;
   const t = O.turns[st.turn], rowMode = st.scope === "row";
   const row = rowMode && training ? training.rows[st.row] : null;
-  if (rowMode && notInRows(O, st.mode)) st.mode = "mask";
+  if (rowMode && notInRows(O, st.mode)) { v.outOfRows = st.mode; st.mode = "mask"; }  // given back on leaving
   trainerNeed(v);
   v.bar.show(st, rowMode ? (row && training ? `TRL training row ${st.row} of ${training.rows.length}: turns ${row.turns.join(", ")}${row.fate ? ` · ${row.fate.label}` : ""}` : "TRL training rows")
                          : `turn ${t.index}${turnFate(O, t, st.turn)}`);
@@ -98,8 +103,19 @@ export function setMode(v, m) {
   tellState(v);
 }
 
-/** @param {View} v @param {string} s */
-export function setScope(v, s) { v.st.scope = s; v.st.row = 0; update(v); }
+/** The training rows open on the row of the turn on screen; leaving them gives back a mode they have not (a
+ *  drift or trainer mode, shown as mask there) unless the reader picked another meanwhile.
+ *  @param {View} v @param {string} s */
+export function setScope(v, s) {
+  const {st} = v;
+  if (s === "row" && st.scope !== "row") { st.row = rowOf(v.training, st.turn); v.rowFor = v.training ? null : st.turn; }
+  if (s !== "row" && st.scope === "row" && v.outOfRows !== null) {
+    if (st.mode === "mask") st.mode = v.outOfRows;
+    v.outOfRows = null;
+  }
+  st.scope = s;
+  update(v);
+}
 
 // A watched capture grew (or finished): same rollout, more turns or fuller panels. The reader keeps
 // their place; a reader following the newest turn moves to it. False when only a fresh mount can show
