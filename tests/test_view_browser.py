@@ -128,10 +128,33 @@ def test_modes_scopes_and_hover(page, app_url):
     # Row scope is coherent: no drift mode, no single turn's tool calls, the row's turns marked in the navigator.
     assert page.locator("[data-mode=drift]").is_disabled()
     assert not page.locator(".tv-tools-part").is_visible()
-    assert page.locator(".tv-navitem.active").count() == 1  # row 0 holds turn 0 only
-    page.click("[data-row='1']")
+    # opened on the row of the turn on screen: row 1 holds turns 1 and 2, row 0 turn 0 only
     page.wait_for_function("document.querySelectorAll('.tv-navitem.active').length === 2")
     assert "turns 1, 2" in page.locator(".tv-turn-title").inner_text()
+    page.click("[data-row='0']")
+    page.wait_for_function("document.querySelectorAll('.tv-navitem.active').length === 1")
+    assert "TRL training row 0 (2 in all): turn 0" in page.locator(".tv-turn-title").inner_text()
+
+
+# Whether a token of the drift (rewritten at the turn boundary) is in the token pane's visible lines
+DRIFT_SEEN = """() => { const box = document.querySelector('.tv-tokens'), r = box.getBoundingClientRect();
+  return [...box.querySelectorAll('.t.d-rewritten, .t.dmark')].some((t) => { const b = t.getBoundingClientRect();
+    return b.height > 0 && b.top >= r.top - 0.5 && b.bottom <= r.bottom + 0.5; }); }"""
+
+
+@pytest.mark.parametrize("size", [(1024, 768), (1440, 900)])
+def test_the_drift_mode_lands_on_the_drift(page, app_url, size):
+    """The drift mode's story is the drift: a link in drift mode and a switch to it land on the rewritten tokens,
+    even where the turn's generated tokens would fit the pane without them (the mask mode lands on those)."""
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    open_view(page, f"{app_url}/?turn=1&mode=drift")
+    page.wait_for_function(DRIFT_SEEN, timeout=TIMEOUT)
+    page.goto(f"{app_url}/?turn=1")
+    page.wait_for_selector(".tv-tokens .t[data-mask='1']", timeout=TIMEOUT)
+    page.wait_for_timeout(600)  # the mask mode's landing settles
+    page.click("[data-mode=drift]")
+    page.wait_for_function(DRIFT_SEEN, timeout=TIMEOUT)
+    assert page.errors == []
 
 
 def test_token_cursor_follows_arrow_keys(page, app_url):

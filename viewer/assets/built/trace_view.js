@@ -923,9 +923,10 @@ top-${d.topk_text[k].length}: ${alts}`;
     const t = O.turns[st.turn];
     const found = st.found && st.turn === st.foundTurn ? st.found : null;
     const hit = found ? found[0] : null;
+    const drift = t.drift_at !== null && st.mode === "drift" && hit === null;
     return {
       at: hit !== null ? hit : t.drift_at !== null ? t.drift_at : t.prompt_tokens,
-      gen: t.prompt_tokens,
+      gen: drift ? void 0 : t.prompt_tokens,
       end: found ? Math.min(found[1], t.prompt_tokens + t.output_tokens) - 1 : t.prompt_tokens + t.output_tokens - 1,
       focus: trainer && isTrainerMode(O, st.mode) ? trainer.focus(st.turn) : null
     };
@@ -1472,7 +1473,7 @@ top-${d.topk_text[k].length}: ${alts}`;
       st.mode = "mask";
     }
     trainerNeed(v);
-    v.bar.show(st, rowMode ? row && training ? `TRL training row ${st.row} of ${training.rows.length}: turns ${row.turns.join(", ")}${row.fate ? ` · ${row.fate.label}` : ""}` : "TRL training rows" : `turn ${t.index}${turnFate(O, t, st.turn)}`);
+    v.bar.show(st, rowMode ? row && training ? `TRL training row ${st.row} (${training.rows.length} in all): turn${row.turns.length === 1 ? "" : "s"} ${row.turns.join(", ")}${row.fate ? ` · ${row.fate.label}` : ""}` : "TRL training rows" : `turn ${t.index}${turnFate(O, t, st.turn)}`);
     v.nav.show(st, rowMode ? row ? row.turns : [] : null);
     $(".tv-legend").replaceChildren(legendNodes(O, st, v.trainer, v.training));
     $(".tv-boundary-box").replaceChildren(...rowMode ? [] : turnNotes(t).filter((n) => n !== null));
@@ -1519,10 +1520,9 @@ top-${d.topk_text[k].length}: ${alts}`;
     v.bar.show(st, $(".tv-turn-title").textContent || "");
     $(".tv-legend").replaceChildren(legendNodes(O, st, v.trainer, v.training));
     pane.recolour();
-    if (v.view.classList.contains("present")) {
-      pane.fit(true);
-      pane.goTo(storyOf(O, st, v.trainer) || 0);
-    }
+    const presenting = v.view.classList.contains("present");
+    if (presenting) pane.fit(true);
+    if (presenting || m === "drift" && O.turns[st.turn].drift_at !== null) pane.goTo(storyOf(O, st, v.trainer) || 0);
     tellState(v);
   }
   function setScope(v, s) {

@@ -7,8 +7,9 @@ import {isTrainerMode} from "./toolbar.js";
 /** The tokens a scope pages through: [start, start + size); `waiting` while TRL's rows are on their way.
  *  @typedef {{start: number, size: number, waiting: boolean}} ScopeRange */
 /** Where a turn's story is (the token pane's goTo lands on it): `at` (a search hit, the drift, else the first
- *  generated token), `gen` (the first generated token), `end` (the story's last token), `focus` (a token the
- *  trainer's mode outlines, kept on screen).
+ *  generated token), `gen` (the first generated token: when the story from `at` does not fit, the landing shows
+ *  the generated tokens instead; none in drift mode, whose story is the drift), `end` (the story's last token),
+ *  `focus` (a token the trainer's mode outlines, kept on screen).
  *  @typedef {{at: number, gen?: number, end?: number, focus?: number | null}} Story */
 /** The chunk an `Opened` record brings along, and the place it belongs to.
  *  @typedef {{turn: number, scope: string, index: number, chunk: Chunk}} FirstChunk */
@@ -53,7 +54,8 @@ export function storyOf(O, st, trainer) {
   const t = O.turns[st.turn];
   const found = st.found && st.turn === st.foundTurn ? st.found : null;
   const hit = found ? found[0] : null;
-  return {at: hit !== null ? hit : t.drift_at !== null ? t.drift_at : t.prompt_tokens, gen: t.prompt_tokens,
+  const drift = t.drift_at !== null && st.mode === "drift" && hit === null;  // the drift itself, not what follows
+  return {at: hit !== null ? hit : t.drift_at !== null ? t.drift_at : t.prompt_tokens, gen: drift ? undefined : t.prompt_tokens,
           end: found ? Math.min(found[1], t.prompt_tokens + t.output_tokens) - 1 : t.prompt_tokens + t.output_tokens - 1,
           focus: trainer && isTrainerMode(O, st.mode) ? trainer.focus(st.turn) : null};
 }

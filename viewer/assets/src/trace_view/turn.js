@@ -50,7 +50,9 @@ function sides(v) {
   const row = rowMode && training ? training.rows[st.row] : null;
   if (rowMode && notInRows(O, st.mode)) { v.outOfRows = st.mode; st.mode = "mask"; }  // given back on leaving
   trainerNeed(v);
-  v.bar.show(st, rowMode ? (row && training ? `TRL training row ${st.row} of ${training.rows.length}: turns ${row.turns.join(", ")}${row.fate ? ` · ${row.fate.label}` : ""}` : "TRL training rows")
+  // rows are numbered from 0, as TRL numbers them: "row 0 of 2" would read as a count, so the count is apart
+  v.bar.show(st, rowMode ? (row && training ? `TRL training row ${st.row} (${training.rows.length} in all): ` +
+                                             `turn${row.turns.length === 1 ? "" : "s"} ${row.turns.join(", ")}${row.fate ? ` · ${row.fate.label}` : ""}` : "TRL training rows")
                          : `turn ${t.index}${turnFate(O, t, st.turn)}`);
   v.nav.show(st, rowMode ? (row ? row.turns : []) : null);
   $(".tv-legend").replaceChildren(legendNodes(O, st, v.trainer, v.training));
@@ -99,7 +101,10 @@ export function setMode(v, m) {
   v.bar.show(st, $(".tv-turn-title").textContent || "");
   $(".tv-legend").replaceChildren(legendNodes(O, st, v.trainer, v.training));
   pane.recolour();
-  if (v.view.classList.contains("present")) { pane.fit(true); pane.goTo(storyOf(O, st, v.trainer) || 0); }  // the legend's height changed
+  const presenting = v.view.classList.contains("present");
+  if (presenting) pane.fit(true);  // the legend's height changed
+  // presenting, the story lands again; the drift mode's story is the drift, landed on (the reader asked to see it)
+  if (presenting || (m === "drift" && O.turns[st.turn].drift_at !== null)) pane.goTo(storyOf(O, st, v.trainer) || 0);
   tellState(v);
 }
 
