@@ -82,6 +82,11 @@ def test_the_server_function_opens_the_other_run_as_the_page_does(pair):
     assert other not in str(refused)
     same = public.versus({"src": "trl-run", "vs": "trl-run"})  # a bundled run is open to anyone
     assert same["compare"]["a"]["versions"] == same["compare"]["b"]["versions"]
+    assert "both sides are the same run: each line lies on the other" in same["compare"]["notes"]
+    # a Hub id that cannot be had says why (here: offline), not that it is no run
+    for view in (public, private):
+        missing = view.versus({"src": "trl-run", "vs": "nobody/no-such-run"})
+        assert missing["error"].startswith("the other run cannot be compared: nobody/no-such-run: not found"), missing
     assert public.versus("nonsense") == {"error": "a request is {src, vs, task}"}
     assert public.versus({"src": "/etc", "vs": "trl-run"}) == {"error": "no such run"}
 

@@ -379,7 +379,7 @@ def test_compare_shows_both_sides_generated_tokens(browser, app_url, scheme, siz
         for k, n in enumerate(outs):
             assert sides.nth(k).locator(".gm-t[data-mask='1']").count() == n  # every generated token, its mask
             assert sides.nth(k).locator("[data-testid=divergence]").count() == 1  # the first difference, boxed
-        assert "part at generated token 0" in page.locator(".gm-cmp-h").inner_text()
+        assert "their generated tokens differ from the first one" in page.locator(".gm-cmp-h").inner_text()
         note = page.locator("details[data-testid=prompt-note]")
         assert note.count() == 1 and not note.evaluate("e => e.open")  # the prompt difference: a folded note
         a, b = (sides.nth(k).bounding_box() for k in (0, 1))

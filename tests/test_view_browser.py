@@ -124,6 +124,9 @@ def test_modes_scopes_and_hover(page, app_url):
     page.wait_for_selector(".tv-rowbar button[data-row]", timeout=TIMEOUT)
     assert "2 training rows" in page.locator(".tv-rowbar").inner_text()
     assert "forked" in page.locator(".tv-terms").inner_text()  # the terms are explained where they appear
+    # TRL's boundaries are between every call it chains (opencode's title call too), which the header's agent-turn
+    # count is not: the sentence says what it counts
+    assert "of the 3 boundaries between the 4 model calls it chains" in page.locator(".tv-training").inner_text()
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
     # Row scope is coherent: no drift mode, no single turn's tool calls, the row's turns marked in the navigator.
     assert page.locator("[data-mode=drift]").is_disabled()

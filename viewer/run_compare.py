@@ -133,6 +133,8 @@ def compare(a_src: str, a: Run, a_stats: Sequence[VersionStats], b_src: str, b: 
     tasks = shared_tasks(a, b)
     chosen = next((t for t in tasks if t.task_id == task), None) if task else None
     notes = []
+    if a_src.strip() == b_src.strip():
+        notes.append("both sides are the same run: each line lies on the other")
     if a.manifest.model != b.manifest.model:
         notes.append(f"the runs trained different models ({a.manifest.model} and {b.manifest.model})")
     ta, tb = a.manifest.versions.get("trl"), b.manifest.versions.get("trl")

@@ -24,7 +24,7 @@ from rollout_trace.artifact.collection import Collection
 from rollout_trace.artifact.run import Run
 from rollout_trace.artifact.run_format import MANIFEST
 from rollout_trace.artifact.run_table import RunTable, RunTableError, run_table
-from rollout_trace.artifact.sources import EXAMPLES_DIR, bundled_runs, identify
+from rollout_trace.artifact.sources import EXAMPLES_DIR, bundled_runs, identify, parse_hub_id
 from viewer import run_part, run_stats
 from viewer.find.cache import FindCache
 from viewer.find.columns import searched
@@ -63,7 +63,8 @@ class Service:
         self.live = LiveRuns(self.store, lambda key, src, initial, live, advantage:
                              self.values.opened_value(key, src, initial, advantage=advantage, live=live))
         self.rows = Rows(self)
-        self._kinds: Bounded[str, tuple[float, Kind]] = Bounded(MAX_KINDS)  # identity -> (when classified, kind)
+        # identity -> (when classified, kind, why it names nothing that opens: None when it does)
+        self._kinds: Bounded[str, tuple[float, Kind, str | None]] = Bounded(MAX_KINDS)
         self._parts: Bounded[tuple, Collection] = Bounded(MAX_PARTS)  # groups of local runs opened lately
 
     # -- what a source is ------------------------------------------------------------------------------
@@ -82,20 +83,29 @@ class Service:
     def kind(self, source: str) -> Kind:
         """What `source` is (viewer/source_kinds.py decides; remembered by identity for the collection
         cache's age). A source that cannot be opened is a rollout here, whose reader gives the message."""
+        return self._classified(source)[0]
+
+    def _classified(self, source: str) -> tuple[Kind, str | None]:
+        """(`kind(source)`, why it names nothing that opens: the classifier's first problem; None when it does)."""
         text = (source or "").strip()
         if not text or len(text) > MAX_SRC_CHARS:
-            return "rollout"
+            return "rollout", None
         allow = self.allow_local(text)
         key = collection_identity(text, allow)
         hit = self._kinds.get(key)
         if hit is None or time.monotonic() - hit[0] > self.collections.max_age_s:  # a Hub source costs requests
+            why: str | None = None
             try:  # outside the lock: classifying a Hub source waits on the network
                 kind = classify(text, allow_local=allow)
-            except Exception:  # noqa: BLE001 - any failure: the single reader names it to the visitor
-                kind = "rollout"
-            hit = (time.monotonic(), kind)
+            except ArtifactError as e:
+                # a public app opens Hub ids and bundled names: of any other name it says only that (the refusal
+                # that follows), never what a reader found of it on the server's disk
+                kind, why = "rollout", e.first("it cannot be opened") if allow or parse_hub_id(text) else None
+            except Exception:  # noqa: BLE001 - any other failure: the single reader names it to the visitor
+                kind, why = "rollout", "it cannot be opened"
+            hit = (time.monotonic(), kind, why)
             self._kinds.put(key, hit)
-        return hit[1]
+        return hit[1], hit[2]
 
     # -- the shared collections ------------------------------------------------------------------------
 
@@ -173,10 +183,11 @@ class Service:
         return self.run_or_why(src)[0]
 
     def run_or_why(self, src: str) -> tuple[Collection | None, str | None]:
-        """`run(src)`, or None and why: the reader's first problem (a bound it crossed, a file it could not read),
-        else that it is not a recorded run."""
-        if not self.is_run(src):
-            return None, "it is not a recorded run"
+        """`run(src)`, or None and why: the reader's first problem (a bound it crossed, a file it could not read,
+        nothing found under the name), else that it is not a recorded run."""
+        kind, why = self._classified(src)
+        if kind != "run":
+            return None, why or "it is not a recorded run"
         try:
             c = self.collections.get(src.strip(), self.allow_local(src))
         except ArtifactError as e:

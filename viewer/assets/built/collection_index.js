@@ -114,6 +114,7 @@ var CollectionIndex = (() => {
   }
   var number = (v) => v === null || v === void 0 ? "-" : signed(v);
   var count = (v) => v === null || v === void 0 ? "-" : v.toLocaleString("en-US");
+  var many = (n, what) => `${count(n)} ${what}${n === 1 ? "" : "s"}`;
   var sign = (v) => v === null || v === void 0 ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero";
   var fateKind = (f) => f.trained ? "trained" : f.partly ? "partly" : "never";
 
@@ -318,9 +319,9 @@ var CollectionIndex = (() => {
   var sideName = (s) => s.label || `rollout ${s.rollout}`;
   function drawCompare(c) {
     const k = c.output_diverge_at;
-    const where = k === null ? `their generated tokens are identical (${count(c.a.out_total)} tokens)` : `their generated tokens part at generated token ${count(k)}` + (k === 0 ? " (the first one)" : "");
+    const where = k === null ? `their generated tokens are identical (${many(c.a.out_total, "token")})` : k === 0 ? "their generated tokens differ from the first one" : `their generated tokens are the same for ${many(k, "token")}, then differ (at generated token ${count(k)})`;
     const p = c.prompt_diverge_at;
-    const prompt = p === null ? el("div", { class: "gm-dim", "data-testid": "prompt-note", text: `their prompts are identical (${count(c.a.prompt_tokens)} tokens)` }) : el(
+    const prompt = p === null ? el("div", { class: "gm-dim", "data-testid": "prompt-note", text: `their prompts are identical (${many(c.a.prompt_tokens, "token")})` }) : el(
       "details",
       { class: "gm-prompt-note", "data-testid": "prompt-note" },
       el("summary", { text: `their prompts already differ at position ${count(p)} (of ${count(c.a.prompt_tokens)} and ${count(c.b.prompt_tokens)}): show where` }),
@@ -601,7 +602,7 @@ var CollectionIndex = (() => {
     ))];
   }
   function runRow(r) {
-    const place = `v${r.version} · group ${r.group_id}` + (r.kind === "group" ? " · group" : ` · rollout ${r.rollout}`);
+    const place = `v${r.version} · group ${r.group_id}` + (r.kind === "group" ? "" : ` · rollout ${r.rollout}`);
     const badge = r.kind === "group" ? el("span", { class: "ci-kind group", text: `K=${r.k === null ? "?" : r.k}` }) : el("span", { class: "ci-kind rollout", text: `adv ${r.advantage || "-"}` });
     const status = r.status || "-";
     return el(

@@ -138,9 +138,9 @@ var RunPage = (() => {
   var sideName = (s) => s.label || `rollout ${s.rollout}`;
   function drawCompare(c) {
     const k = c.output_diverge_at;
-    const where = k === null ? `their generated tokens are identical (${count(c.a.out_total)} tokens)` : `their generated tokens part at generated token ${count(k)}` + (k === 0 ? " (the first one)" : "");
+    const where = k === null ? `their generated tokens are identical (${many(c.a.out_total, "token")})` : k === 0 ? "their generated tokens differ from the first one" : `their generated tokens are the same for ${many(k, "token")}, then differ (at generated token ${count(k)})`;
     const p = c.prompt_diverge_at;
-    const prompt = p === null ? el("div", { class: "gm-dim", "data-testid": "prompt-note", text: `their prompts are identical (${count(c.a.prompt_tokens)} tokens)` }) : el(
+    const prompt = p === null ? el("div", { class: "gm-dim", "data-testid": "prompt-note", text: `their prompts are identical (${many(c.a.prompt_tokens, "token")})` }) : el(
       "details",
       { class: "gm-prompt-note", "data-testid": "prompt-note" },
       el("summary", { text: `their prompts already differ at position ${count(p)} (of ${count(c.a.prompt_tokens)} and ${count(c.b.prompt_tokens)}): show where` }),

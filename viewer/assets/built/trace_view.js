@@ -157,7 +157,7 @@ var TraceView = (() => {
   function advantageLegend(O, f) {
     const a = O.advantage;
     const failed = O.run && O.run.advantage === null;
-    const val = failed ? el("span", { class: "tv-badge warn", "data-testid": "no-advantage", text: "TRL gave this rollout no advantage (it built no training row)" }) : a === null || a === void 0 ? el("span", { class: "tv-badge warn", "data-testid": "no-advantage", text: "no advantage here: this rollout was opened on its own, and a GRPO advantage comes with a group (open a group's map to see its rollouts' advantages)" }) : el("span", { class: "tv-nowrap" }, "this rollout's advantage ", el("b", { text: `${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}` }));
+    const val = failed ? el("span", { class: "tv-badge warn", "data-testid": "no-advantage", text: "TRL gave this rollout no advantage (it built no training row)" }) : a === null || a === void 0 ? el("span", { class: "tv-badge warn", "data-testid": "no-advantage", text: "no advantage here: this rollout was opened on its own, and a GRPO advantage comes with a group (open a group's map to see its rollouts' advantages)" }) : el("span", { class: "tv-nowrap" }, "· this rollout's advantage ", el("b", { text: `${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}` }));
     return [
       key("adv-pos", "pushed up (advantage > 0)"),
       " ",
@@ -166,7 +166,7 @@ var TraceView = (() => {
       key("adv-zero", "no push (0)"),
       " ",
       key("adv-ctx", "not trained"),
-      " · ",
+      " ",
       val,
       ...hypothetical(f)
     ];
@@ -1036,7 +1036,7 @@ top-${d.topk_text[k].length}: ${alts}`;
   var fateKind = (f) => f.trained ? "trained" : f.partly ? "partly" : "never";
 
   // src/trace_view/panels.js
-  var plural = (n, word) => `${fmt(n)} ${word}${n === 1 ? "" : "s"}`;
+  var plural = (n, word, words = word + "s") => `${fmt(n)} ${n === 1 ? word : words}`;
   var reward = (v) => v === null ? "unscorable" : signed(v);
   function more(total, shown, what) {
     return total > shown ? el("div", { class: "tv-dim", text: `… and ${fmt(total - shown)} more ${what}, not shown here` }) : null;
@@ -1393,7 +1393,8 @@ top-${d.topk_text[k].length}: ${alts}`;
         null,
         "TRL packs this rollout into ",
         el("b", { text: plural(T.rows.length, "training row") }),
-        `: ${t.clean} clean, ${t.realign} realigned, ${t.fork} forked of ${t.transitions} turn boundaries; drift ${t.drift_tokens} tokens in total, at most ${t.drift_max}. Only the tokens of TRL's completion mask get a loss.`
+        // TRL's turns are every model call it chains (a title call too): the header counts the agent turns' boundaries
+        `: ${t.clean} clean, ${t.realign} realigned, ${t.fork} forked of the ${plural(t.transitions, "boundary", "boundaries")} between the ${t.transitions + 1} model calls it chains; drift ${t.drift_tokens} tokens in total, at most ${t.drift_max}. Only the tokens of TRL's completion mask get a loss.`
       ),
       rule,
       otherCalls(T),

@@ -140,7 +140,7 @@ function collectionRow(r, columns) {
 /** A recorded run's row: its place, TRL's status, the trainer's fate beside what the mask would train. @param {IndexRow} r */
 function runRow(r) {
   // its place (version, group, rollout), the folder on hover: a cut path hides exactly those
-  const place = `v${r.version} · group ${r.group_id}` + (r.kind === "group" ? " · group" : ` · rollout ${r.rollout}`);
+  const place = `v${r.version} · group ${r.group_id}` + (r.kind === "group" ? "" : ` · rollout ${r.rollout}`);
   const badge = r.kind === "group" ? el("span", {class: "ci-kind group", text: `K=${r.k === null ? "?" : r.k}`})
     : el("span", {class: "ci-kind rollout", text: `adv ${r.advantage || "-"}`});
   const status = r.status || "-";

@@ -4,7 +4,7 @@
 // untrusted: they reach the page only as textContent or attribute values. Numbers are written as viewer/numbers.py
 // writes them, so the map says a reward as the index beside it does.
 import {el, intoSight, presentLabel, short} from "./dom.js";
-import {count, fateKind, number, sign, signed} from "./values.js";
+import {count, fateKind, many, number, sign, signed} from "./values.js";
 
 /** @import {Num} from "./values.js" */
 
@@ -167,13 +167,14 @@ const sideName = (s) => s.label || `rollout ${s.rollout}`;
  */
 export function drawCompare(c) {
   const k = c.output_diverge_at;
-  const where = k === null ? `their generated tokens are identical (${count(c.a.out_total)} tokens)`
-    : `their generated tokens part at generated token ${count(k)}` + (k === 0 ? " (the first one)" : "");
+  const where = k === null ? `their generated tokens are identical (${many(c.a.out_total, "token")})`
+    : k === 0 ? "their generated tokens differ from the first one"
+    : `their generated tokens are the same for ${many(k, "token")}, then differ (at generated token ${count(k)})`;
   const p = c.prompt_diverge_at;
   // siblings' prompts can differ in small things (a capture made before every local sandbox had the same working
   // directory names each sandbox's own folder): folded, below what GRPO compares
   const prompt = p === null
-    ? el("div", {class: "gm-dim", "data-testid": "prompt-note", text: `their prompts are identical (${count(c.a.prompt_tokens)} tokens)`})
+    ? el("div", {class: "gm-dim", "data-testid": "prompt-note", text: `their prompts are identical (${many(c.a.prompt_tokens, "token")})`})
     : el("details", {class: "gm-prompt-note", "data-testid": "prompt-note"},
       el("summary", {text: `their prompts already differ at position ${count(p)} (of ${count(c.a.prompt_tokens)} and ` +
                            `${count(c.b.prompt_tokens)}): show where`}),

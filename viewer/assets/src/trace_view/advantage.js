@@ -36,7 +36,8 @@ export function advantageLegend(O, f) {
   const val = failed ? el("span", {class: "tv-badge warn", "data-testid": "no-advantage", text: "TRL gave this rollout no advantage (it built no training row)"})
     : a === null || a === undefined
     ? el("span", {class: "tv-badge warn", "data-testid": "no-advantage", text: "no advantage here: this rollout was opened on its own, and a GRPO advantage comes with a group (open a group's map to see its rollouts' advantages)"})
-    : el("span", {class: "tv-nowrap"}, "this rollout's advantage ", el("b", {text: `${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}`}));
+    // its separator inside it: a line never ends on a dangling "·"
+    : el("span", {class: "tv-nowrap"}, "· this rollout's advantage ", el("b", {text: `${Number(a) >= 0 ? "+" : ""}${Number(a).toFixed(3)}`}));
   return [key("adv-pos", "pushed up (advantage > 0)"), " ", key("adv-neg", "pushed down (< 0)"), " ", key("adv-zero", "no push (0)"), " ",
-          key("adv-ctx", "not trained"), " · ", val, ...hypothetical(f)];
+          key("adv-ctx", "not trained"), " ", val, ...hypothetical(f)];
 }

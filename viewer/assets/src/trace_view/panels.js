@@ -8,8 +8,9 @@ import {fmt} from "./format.js";
 
 /** @typedef {Node | string | null} Part */
 
-/** `n word(s)`, the count with separators. @param {number} n @param {string} word */
-const plural = (n, word) => `${fmt(n)} ${word}${n === 1 ? "" : "s"}`;
+/** `n word(s)`, the count with separators (`words`: a plural not made with an s).
+ *  @param {number} n @param {string} word @param {string} [words] */
+const plural = (n, word, words = word + "s") => `${fmt(n)} ${n === 1 ? word : words}`;
 
 /** A reward as the whole app writes it (rollout_trace/analysis/report.py `fmt_reward`). @param {number | null} v */
 const reward = (v) => v === null ? "unscorable" : signed(v);
@@ -282,7 +283,9 @@ export function trainingBox(T) {
   const t = T.tally;
   return el("div", {class: "tv-training"},
     el("p", null, "TRL packs this rollout into ", el("b", {text: plural(T.rows.length, "training row")}),
-      `: ${t.clean} clean, ${t.realign} realigned, ${t.fork} forked of ${t.transitions} turn boundaries; drift ${t.drift_tokens} ` +
+      // TRL's turns are every model call it chains (a title call too): the header counts the agent turns' boundaries
+      `: ${t.clean} clean, ${t.realign} realigned, ${t.fork} forked of the ${plural(t.transitions, "boundary", "boundaries")} ` +
+      `between the ${t.transitions + 1} model calls it chains; drift ${t.drift_tokens} ` +
       `tokens in total, at most ${t.drift_max}. Only the tokens of TRL's completion mask get a loss.`),
     rule, otherCalls(T),
     el("dl", {class: "tv-terms"}, ...TERMS.flatMap(([term, means]) => [el("dt", {text: term}), el("dd", {text: means})])),
