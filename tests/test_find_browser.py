@@ -41,7 +41,8 @@ def test_search_on_the_run_page_opens_the_hit_at_its_tokens(app_url, page):
     assert page.eval_on_selector("[data-testid=find-chart]", "c => c.clientHeight") == 150  # four versions' bars
     assert "drift-fork" in page.inner_text("[data-testid=find-legend]")
     # a run's every rollout is searched from its columns; one rule is one rule
-    assert page.inner_text("[data-testid=find-status]").startswith("50 rollouts with recorded text searchable; findings of 1 rule (")
+    assert page.inner_text("[data-testid=find-status]").startswith(
+        "50 rollouts with recorded text searchable (2 failed before any text was recorded); findings of 1 rule (")
     _search(page, "Wrote file")
     assert "per version" in page.inner_text("[data-testid=find-status]")
     hits = page.locator("[data-testid=find-hit]")

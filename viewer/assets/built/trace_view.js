@@ -1115,10 +1115,11 @@ top-${d.topk_text[k].length}: ${alts}`;
           title: "does each turn start with exactly the tokens of the turn before?",
           text: H.continuity
         }),
-        el("span", { class: "tv-badge", "data-testid": "counts", title: c.tip, text: counts }),
-        H.disagree !== null ? el("span", { class: "tv-badge warn", "data-testid": "trained-disagree", title: H.disagree_tip, text: H.disagree }) : null,
+        // the short badges before the long counts: they share a line at 1024 px rather than take one each
+        run ? runBadge(run) : null,
         H.timed_out ? el("span", { class: "tv-badge warn", text: "timed out" }) : null,
-        run ? runBadge(run) : null
+        el("span", { class: "tv-badge", "data-testid": "counts", title: c.tip, text: counts }),
+        H.disagree !== null ? el("span", { class: "tv-badge warn", "data-testid": "trained-disagree", title: H.disagree_tip, text: H.disagree }) : null
       ),
       // Whole on the first screen up to three lines; a click shows the rest (CSS clamps the closed summary).
       H.produced_by ? el(
@@ -1324,7 +1325,7 @@ top-${d.topk_text[k].length}: ${alts}`;
       );
     }
     const why = e.status === "no_engine_ids" ? "the artifact has no engine prompt ids" : "the artifact has no re-tokenized prompt";
-    return el("div", { class: "tv-engine", text: `${why}: engine and re-tokenized prompts cannot be compared` });
+    return el("div", { class: "tv-engine none", text: `engine ids not checked: ${why}` });
   }
   var turnNotes = (t) => [trainedNote(t), boundary(t.boundary), engine(t.engine)];
   function toolsBox(t) {

@@ -88,10 +88,11 @@ export function headerBox(H, run) {
       ...(H.recipe_differs ? [" ", el("span", {class: "tv-badge warn", title: "recomputed from the recipe", text: `recipe gives ${reward(H.recomputed)}`})] : []),
       el("span", {class: `tv-badge ${H.drift ? "warn" : "ok"}`, "data-testid": "continuity",
                   title: "does each turn start with exactly the tokens of the turn before?", text: H.continuity}),
-      el("span", {class: "tv-badge", "data-testid": "counts", title: c.tip, text: counts}),
-      H.disagree !== null ? el("span", {class: "tv-badge warn", "data-testid": "trained-disagree", title: H.disagree_tip, text: H.disagree}) : null,
+      // the short badges before the long counts: they share a line at 1024 px rather than take one each
+      run ? runBadge(run) : null,
       H.timed_out ? el("span", {class: "tv-badge warn", text: "timed out"}) : null,
-      run ? runBadge(run) : null),
+      el("span", {class: "tv-badge", "data-testid": "counts", title: c.tip, text: counts}),
+      H.disagree !== null ? el("span", {class: "tv-badge warn", "data-testid": "trained-disagree", title: H.disagree_tip, text: H.disagree}) : null),
     // Whole on the first screen up to three lines; a click shows the rest (CSS clamps the closed summary).
     H.produced_by ? el("details", {class: "tv-produced"},
       el("summary", {title: "how this artifact was made (click for all of it)", text: H.produced_by})) : null,
@@ -232,8 +233,9 @@ function engine(e) {
       ` (engine ${fmt(e.engine_len || 0)} tokens, re-tokenized ${fmt(e.retok_len || 0)})`,
       el("div", {class: "tv-sides"}, side("engine", e.engine_text), side("re-tokenized", e.retok_text)));
   }
+  // nothing to check: one short dim line, beside the boundary's (the first screen is the tokens')
   const why = e.status === "no_engine_ids" ? "the artifact has no engine prompt ids" : "the artifact has no re-tokenized prompt";
-  return el("div", {class: "tv-engine", text: `${why}: engine and re-tokenized prompts cannot be compared`});
+  return el("div", {class: "tv-engine none", text: `engine ids not checked: ${why}`});
 }
 
 /** Above the turn's tokens: what TRL trains of it, its boundary, its engine ids. @param {TurnOutline} t @returns {Part[]} */
