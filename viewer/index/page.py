@@ -143,6 +143,7 @@ def build_page(c: Collection, src: str, params: Mapping[str, object], serial: in
         sort=filters.sort, page=page, pages=pages, page_size=page_size, total=len(c.records), matched=len(rows),
         matched_groups=sum(r.kind == "group" for r in rows),
         first=page * page_size + 1 if shown else 0, shown=len(shown), invalid=sum(not r.valid for r in c.records),
+        unlisted=sum(r.path is None for r in c.run.rows) if c.run is not None else 0,
         kind=c.kind, models=models, tools=tools,
         table=render.table([with_findings(render.index_row(r, queued.get(_place(r)) if queued is not None else None),
                                           known) for r in shown], run=queued is not None),
