@@ -230,3 +230,35 @@ def test_the_search_box_says_what_it_searches_whole(app_url, page, width):
               room: e.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 20}; }""")
     assert fits["text"] <= fits["room"], fits  # 20 px for the search box's clear button
     assert "tool calls" in box.get_attribute("title")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_versions_field_shows_where_there_are_versions_and_a_refusal_reads_as_one(browser, app_url, scheme):
+    """A group (or a rollout) has no policy versions: the search has no versions field there. On a run, a value
+    the field cannot read is refused in words marked as an error (4.5:1 in both schemes), and the next answer is
+    plain again."""
+    ctx = browser.new_context(viewport={"width": 1024, "height": 768}, color_scheme=scheme)
+    page = ctx.new_page()
+    try:
+        page.goto(url_of(app_url, "smollm2-group"))
+        _ready(page)
+        assert page.locator("[data-testid=find-versions]").is_hidden()
+        page.goto(url_of(app_url, "trl-run"))
+        _ready(page)
+        assert page.locator("[data-testid=find-versions]").is_visible()
+        page.fill("[data-testid=find-versions]", "banana")
+        _search(page, "solution")
+        status = page.locator("[data-testid=find-status]")
+        assert "expected A:B" in status.inner_text() and "fp-bad" in (status.get_attribute("class") or "")
+        ratio = status.evaluate("""(e) => {
+          const rgb = (c) => c.match(/[0-9.]+/g).slice(0, 3).map(Number);
+          const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+            return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+          const a = lum(rgb(getComputedStyle(e).color)), b = lum(rgb(getComputedStyle(e.closest('.fp')).backgroundColor));
+          return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); }""")
+        assert ratio >= 4.5, ratio
+        page.fill("[data-testid=find-versions]", "2:3")
+        _search(page, "solution")
+        assert "match" in status.inner_text() and "fp-bad" not in (status.get_attribute("class") or "")
+    finally:
+        ctx.close()

@@ -260,6 +260,10 @@ var FindPanel = (() => {
     );
     const go = el("button", { type: "button", class: "fp-go", "data-testid": "find-go" }, "search");
     const status = el("div", { class: "fp-status", role: "status", "data-testid": "find-status", text: "reading the findings of every rollout…" });
+    const tell = (text, bad = false) => {
+      status.textContent = text;
+      status.classList.toggle("fp-bad", bad);
+    };
     const canvas = el("canvas", {
       class: "fp-chart",
       "data-testid": "find-chart",
@@ -319,13 +323,13 @@ var FindPanel = (() => {
         );
         status.replaceChildren("Search and findings read every rollout of this Hub dataset: ", build);
         build.addEventListener("click", () => {
-          status.textContent = "indexing the rollouts…";
+          tell("indexing the rollouts…");
           api.summary({ src, build: true }).then(show);
         });
         return;
       }
       if (failed(s)) {
-        status.textContent = s.error;
+        tell(s.error, true);
         return;
       }
       summary = s;
@@ -345,7 +349,9 @@ var FindPanel = (() => {
         el("i", { style: `background:${COLOURS[s.rules.indexOf(r) % COLOURS.length]}` }),
         `${r.rule} ${r.total}`
       )));
-      status.textContent = `${s.rollouts.toLocaleString("en-US")} rollouts with recorded text searchable` + (s.unsearchable ? ` (${s.unsearchable.toLocaleString("en-US")} failed before any text was recorded)` : "") + "; " + (found.length ? `findings of ${found.length} rule${found.length === 1 ? "" : "s"} (chart: rollouts with each, ` + (s.versions.length ? "per version)" : "in all)") : "no findings");
+      versions.hidden = !s.versions.length;
+      if (versions.hidden) versions.value = "";
+      tell(`${s.rollouts.toLocaleString("en-US")} rollouts with recorded text searchable` + (s.unsearchable ? ` (${s.unsearchable.toLocaleString("en-US")} failed before any text was recorded)` : "") + "; " + (found.length ? `findings of ${found.length} rule${found.length === 1 ? "" : "s"} (chart: rollouts with each, ` + (s.versions.length ? "per version)" : "in all)") : "no findings"));
       box.dataset.ready = "1";
       redraw();
     };
@@ -374,7 +380,7 @@ var FindPanel = (() => {
       hitsPer = req.rule ? null : r.per_version;
       redraw();
       const per = Object.entries(r.per_version).map(([v, n]) => `v${v}: ${n}`).join(", ");
-      status.textContent = (counting ? `${r.hits.length} listed so far; counting every rollout…` : `${r.rollouts} rollout${r.rollouts === 1 ? "" : "s"} match` + (per ? ` (per version ${per})` : "") + `; ${r.hits.length} listed` + (r.partial ? " — partial: " : "")) + (r.notes.length ? " · " + r.notes.join(" · ") : "");
+      tell((counting ? `${r.hits.length} listed so far; counting every rollout…` : `${r.rollouts} rollout${r.rollouts === 1 ? "" : "s"} match` + (per ? ` (per version ${per})` : "") + `; ${r.hits.length} listed` + (r.partial ? " — partial: " : "")) + (r.notes.length ? " · " + r.notes.join(" · ") : ""));
       list.replaceChildren(...r.hits.map((h, i) => {
         const where2 = (h.version !== null ? `v${h.version} · ` : "") + (h.group !== null ? `group ${h.group} · ` : "") + (h.rollout !== null ? `rollout ${h.rollout} · ` : "") + `turn ${h.turn} · ${h.field} · token ${h.token}`;
         const ex = el("span", { class: "fp-excerpt" });
@@ -415,16 +421,16 @@ var FindPanel = (() => {
       const my = ++asked;
       const req = { src, pattern: input.value, fields: where.value ? [where.value] : [], versions: versions.value, rule: rule.value };
       if (!req.pattern.trim() && !req.rule) {
-        status.textContent = "type text or /regex/, or pick a finding";
+        tell("type text or /regex/, or pick a finding");
         return;
       }
       fold(false);
-      status.textContent = "searching…";
+      tell("searching…");
       const r = await api.search({ ...req, first: true });
       if (my !== asked) return;
       intoSight(panel);
       if (failed(r)) {
-        status.textContent = r.error;
+        tell(r.error, true);
         list.replaceChildren();
         box.dataset.answered = String(my);
         return;
@@ -434,7 +440,7 @@ var FindPanel = (() => {
         const rest = await api.search({ ...req, after: r.resume });
         if (my !== asked) return;
         if (failed(rest)) {
-          status.textContent = rest.error;
+          tell(rest.error, true);
           box.dataset.answered = String(my);
           return;
         }

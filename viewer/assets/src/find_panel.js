@@ -157,6 +157,9 @@ function mount(box, value, api) {
     el("option", {value: "", text: "any finding"}));
   const go = el("button", {type: "button", class: "fp-go", "data-testid": "find-go"}, "search");
   const status = el("div", {class: "fp-status", role: "status", "data-testid": "find-status", text: "reading the findings of every rollout…"});
+  /** What the panel says, an error marked as one (a refused query, a source that cannot be searched).
+   *  @param {string} text @param {boolean} [bad] */
+  const tell = (text, bad = false) => { status.textContent = text; status.classList.toggle("fp-bad", bad); };
   const canvas = el("canvas", {class: "fp-chart", "data-testid": "find-chart", role: "img", "aria-label": "findings per version",
     title: "click a bar to list its rollouts (a coloured part: those with that finding)"});
   const legend = el("div", {class: "fp-legend", "data-testid": "find-legend"});
@@ -201,10 +204,10 @@ function mount(box, value, api) {
       const build = el("button", {type: "button", class: "fp-build", "data-testid": "find-build"},
         `index ${s.rollouts} rollouts`);
       status.replaceChildren("Search and findings read every rollout of this Hub dataset: ", build);
-      build.addEventListener("click", () => { status.textContent = "indexing the rollouts…"; api.summary({src, build: true}).then(show); });
+      build.addEventListener("click", () => { tell("indexing the rollouts…"); api.summary({src, build: true}).then(show); });
       return;
     }
-    if (failed(s)) { status.textContent = s.error; return; }
+    if (failed(s)) { tell(s.error, true); return; }
     summary = s;
     // the index's findings column fills in; the source is noted too, for an index page that arrives after this
     document.documentElement.dataset.fpIndexed = src;
@@ -216,10 +219,12 @@ function mount(box, value, api) {
     legend.replaceChildren(...found.map((r) => el("button", {type: "button", class: "fp-key", "data-rule": r.rule,
       title: "list the rollouts with this finding"}, el("i", {style: `background:${COLOURS[s.rules.indexOf(r) % COLOURS.length]}`}),
       `${r.rule} ${r.total}`)));
-    status.textContent = `${s.rollouts.toLocaleString("en-US")} rollouts with recorded text searchable` +
+    versions.hidden = !s.versions.length;  // a source without policy versions (a rollout, a group) has none to pick
+    if (versions.hidden) versions.value = "";
+    tell(`${s.rollouts.toLocaleString("en-US")} rollouts with recorded text searchable` +
       (s.unsearchable ? ` (${s.unsearchable.toLocaleString("en-US")} failed before any text was recorded)` : "") + "; " + (found.length ?
       `findings of ${found.length} rule${found.length === 1 ? "" : "s"} (chart: rollouts with each, ` +
-      (s.versions.length ? "per version)" : "in all)") : "no findings");
+      (s.versions.length ? "per version)" : "in all)") : "no findings"));
     box.dataset.ready = "1";
     redraw();
   };
@@ -246,9 +251,9 @@ function mount(box, value, api) {
     hitsPer = req.rule ? null : r.per_version;
     redraw();
     const per = Object.entries(r.per_version).map(([v, n]) => `v${v}: ${n}`).join(", ");
-    status.textContent = (counting ? `${r.hits.length} listed so far; counting every rollout…` :
+    tell((counting ? `${r.hits.length} listed so far; counting every rollout…` :
       `${r.rollouts} rollout${r.rollouts === 1 ? "" : "s"} match` + (per ? ` (per version ${per})` : "") +
-      `; ${r.hits.length} listed` + (r.partial ? " — partial: " : "")) + (r.notes.length ? " · " + r.notes.join(" · ") : "");
+      `; ${r.hits.length} listed` + (r.partial ? " — partial: " : "")) + (r.notes.length ? " · " + r.notes.join(" · ") : ""));
     list.replaceChildren(...r.hits.map((h, i) => {
       const where = (h.version !== null ? `v${h.version} · ` : "") + (h.group !== null ? `group ${h.group} · ` : "") +
         (h.rollout !== null ? `rollout ${h.rollout} · ` : "") +
@@ -282,19 +287,19 @@ function mount(box, value, api) {
   async function run() {
     const my = ++asked;
     const req = {src, pattern: input.value, fields: where.value ? [where.value] : [], versions: versions.value, rule: rule.value};
-    if (!req.pattern.trim() && !req.rule) { status.textContent = "type text or /regex/, or pick a finding"; return; }
+    if (!req.pattern.trim() && !req.rule) { tell("type text or /regex/, or pick a finding"); return; }
     fold(false);
-    status.textContent = "searching…";
+    tell("searching…");
     // a run answers its first hits at once and the counts of the rest in a second answer
     const r = await api.search({...req, first: true});
     if (my !== asked) return;
     intoSight(panel);  // on a run page the panel lies below the run's charts: its answer below the fold
-    if (failed(r)) { status.textContent = r.error; list.replaceChildren(); box.dataset.answered = String(my); return; }
+    if (failed(r)) { tell(r.error, true); list.replaceChildren(); box.dataset.answered = String(my); return; }
     showHits(r, req, r.resume !== null);
     if (r.resume !== null) {
       const rest = await api.search({...req, after: r.resume});
       if (my !== asked) return;
-      if (failed(rest)) { status.textContent = rest.error; box.dataset.answered = String(my); return; }
+      if (failed(rest)) { tell(rest.error, true); box.dataset.answered = String(my); return; }
       /** @type {Record<string, number>} */
       const per = {...r.per_version};
       for (const [v, n] of Object.entries(rest.per_version)) per[v] = (per[v] || 0) + n;
