@@ -656,7 +656,7 @@ var CollectionIndex = (() => {
     const crumbs = b.crumbs.flatMap((c, i) => [i ? " › " : "", el("span", { class: "ci-crumb", text: c })]).filter((x) => x !== "");
     return [
       el("span", { class: "ci-here", "data-testid": "crumbs" }, ...crumbs),
-      el("span", { class: "ci-dim", text: ` · ${b.k} rollout${b.k === 1 ? "" : "s"} in the group` })
+      el("span", { class: "ci-dim", text: ` · ${many(b.k, "rollout")} in the group` })
     ];
   }
   function mount(box, api) {

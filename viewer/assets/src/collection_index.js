@@ -9,6 +9,7 @@
 // move a row cursor and Enter opens its row; a rollout opened from it stays in presentation.
 import {el, goTo, keyScrolled, middle, presentLabel, problemsBox, sentValue, short, working} from "./dom.js";
 import {advantage, mountGroupMap} from "./group_map.js";
+import {many} from "./values.js";
 
 // The URL's parameter names (the filters', the token view's place) come in every IndexPage.
 const SELECTS = {drift: ["none", "drift", "unknown"], timed_out: ["yes", "no"], kind: ["artifact", "group", "run"],
@@ -181,7 +182,7 @@ function backInfo(b) {
   // a recorded run's rollout: where it sits (its status, advantage and fate are the token view's headline, below)
   const crumbs = b.crumbs.flatMap((c, i) => [i ? " › " : "", el("span", {class: "ci-crumb", text: c})]).filter((x) => x !== "");
   return [el("span", {class: "ci-here", "data-testid": "crumbs"}, ...crumbs),
-    el("span", {class: "ci-dim", text: ` · ${b.k} rollout${b.k === 1 ? "" : "s"} in the group`})];
+    el("span", {class: "ci-dim", text: ` · ${many(b.k, "rollout")} in the group`})];
 }
 
 /** @param {HTMLElement} box @param {IndexApi} api */
