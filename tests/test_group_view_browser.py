@@ -50,8 +50,22 @@ def test_bundled_group_map(page, app_url):
     text = page.locator("[data-testid=group-map]").inner_text()
     assert "K=4" in text and "same advantage" in text and "-0.100" in text
     assert page.locator(".tv-tokens").count() == 0
+    # the findings column names which rollout the search panel's chart counts (cut-at-limit: rollout 2): filled in
+    # once the panel's index of the group is built, when the map was drawn before it
+    cut = page.locator('[data-testid=group-row][data-rollout="2"] [data-testid=group-findings] .ci-finding')
+    cut.wait_for(timeout=TIMEOUT)
+    assert cut.inner_text() == "cut-at-limit"
+    others = page.locator('[data-testid=group-row]:not([data-rollout="2"]) [data-testid=group-findings]')
+    assert others.all_inner_texts() == ["-"] * 3
     SHOTS.mkdir(parents=True, exist_ok=True)
     shots(page, "bundled")
+    assert page.errors == []
+
+
+def test_a_run_groups_map_names_its_rollouts_findings(page, app_url):
+    open_map(page, url_of(app_url, "trl-run", version=1, group=0))
+    cells = page.locator("[data-testid=group-row] [data-testid=group-findings]")
+    assert sorted(cells.all_inner_texts()) == ["-", "drift-fork", "drift-fork", "drift-fork"]
     assert page.errors == []
 
 

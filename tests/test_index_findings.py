@@ -78,3 +78,35 @@ def test_a_runs_findings_are_known_from_its_findings_column_at_once():
     assert said["drift-fork"] == len(forked)  # the panel counts the same rollouts
     again = json.loads(service.rows.index_value("trl-run", {FINDING_KEY: "drift-fork"}))
     assert (again["matched"], again["finding_rules"]) == (first["matched"], first["finding_rules"])
+
+
+def test_a_group_map_names_each_rollouts_rules_as_the_index_does():
+    """The group map's findings column: a run's from its findings column at once, each rollout's rules the same as
+    its index row's; a collection's once the search panel built its index, "not known" (None) before."""
+    service = Service("trl-run", public=False)
+    c = service.collection("trl-run")
+    index = json.loads(service.rows.index_value("trl-run", {}))
+    by_path = {r["path"]: r["findings"] for r in index["table"]["rows"] if r["kind"] == "rollout"}
+    groups = [r for r in c.records if r.kind == "group"]
+    assert len(groups) > 1
+    seen = set()
+    for group in groups:
+        m = service.rows.group_page(c, "trl-run", group, {}).group
+        assert m is not None and m.findings_known
+        for row in m.rows:
+            if row.path is None:  # failed before an artifact: nothing recorded to find in
+                assert row.findings is None
+                continue
+            assert row.findings == by_path[row.path], row.path
+            seen.update(row.findings)
+    assert seen == {"drift-fork"}  # the bundled run's multi-turn rollouts fork, the others have none
+
+    service = Service("smollm2-group", public=False)
+    c = service.collection("smollm2-group")
+    group = c.record("")
+    before = service.rows.group_page(c, "smollm2-group", group, {}).group
+    assert before is not None and not before.findings_known and all(r.findings is None for r in before.rows)
+    FindPanel(service).summary({"src": "smollm2-group"})  # the panel builds the group's index
+    after = service.rows.group_page(c, "smollm2-group", group, {}).group
+    assert after is not None and after.findings_known
+    assert {r.rollout: r.findings for r in after.rows} == {0: [], 1: [], 2: ["cut-at-limit"], 3: []}

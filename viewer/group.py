@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -56,6 +57,7 @@ class GroupRow(msgspec.Struct, frozen=True, kw_only=True):
     more_turns: int = 0
     problem: str | None = None  # why it could not be read
     fate: Fate | None = None  # a recorded run's rollout: whether the trainer took it (viewer/fate.py)
+    findings: list[str] | None = None  # the rules it has findings of (the index's column); None: not known
 
 
 class RunPlace(msgspec.Struct, frozen=True, kw_only=True):
@@ -81,6 +83,7 @@ class GroupMap(msgspec.Struct, frozen=True, kw_only=True):
     max_turns: int
     rows: list[GroupRow]  # sorted by advantage, best first (rollouts without one last)
     place: RunPlace | None = None
+    findings_known: bool = False  # the source's findings are computed (a collection's once its search index is built)
 
 
 class CompareSide(msgspec.Struct, frozen=True, kw_only=True):
@@ -125,13 +128,14 @@ def _cells(r: Rollout, fates: list[Fate] | None) -> list[GroupCell]:
 
 def group_row(i: int, status: str, reward: float | None, advantage: float | None, member: Record | None,
               rollout: Rollout | None, problem: str | None = None, fate: Fate | None = None,
-              turn_fates: list[Fate] | None = None) -> GroupRow:
+              turn_fates: list[Fate] | None = None, findings: Sequence[str] | None = None) -> GroupRow:
     """One map row from group.json's entry, the rollout's index row and, when it loaded, the rollout; a run's
-    rollout with its fate and each turn's (viewer/fate.py)."""
+    rollout with its fate and each turn's (viewer/fate.py); the rules it has findings of, when known."""
     if reward is not None and not math.isfinite(reward):
         reward = None
     base: dict[str, Any] = {"rollout": i, "path": member.path if member else None, "status": status, "reward": reward,
-            "advantage": advantage, "problem": problem, "fate": fate}
+            "advantage": advantage, "problem": problem, "fate": fate,
+            "findings": list(findings) if findings is not None else None}
     if rollout is None:
         return GroupRow(**base, trained_turns=member.trained_turns if member else None,
                         tokens=member.tokens if member else None)
@@ -141,11 +145,13 @@ def group_row(i: int, status: str, reward: float | None, advantage: float | None
                     more_turns=max(0, len(turns) - MAX_TURN_CELLS))
 
 
-def group_map(group: Record, rows: list[GroupRow], place: RunPlace | None = None) -> GroupMap:
+def group_map(group: Record, rows: list[GroupRow], place: RunPlace | None = None,
+              findings_known: bool = False) -> GroupMap:
     ordered = sorted(rows, key=lambda r: (r.advantage is None, -(r.advantage or 0.0), r.rollout))
     return GroupMap(path=group.path, title=group.title, model=(group.model or "-").rsplit("/", 1)[-1], k=group.k or len(rows),
                     max_abs_advantage=max((abs(r.advantage) for r in rows if r.advantage is not None), default=0.0),
-                    max_turns=max((len(r.cells) for r in rows), default=0), rows=ordered, place=place)
+                    max_turns=max((len(r.cells) for r in rows), default=0), rows=ordered, place=place,
+                    findings_known=findings_known)
 
 
 def _turn_ids(r: Rollout, turn: int) -> np.ndarray:

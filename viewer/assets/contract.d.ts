@@ -231,6 +231,7 @@ interface GroupMap {
   max_turns: number;
   rows: GroupRow[];
   place: RunPlace | null;
+  findings_known: boolean;
 }
 
 /** One rollout of the group, as the map shows it. None = not known (a rollout without an artifact). */
@@ -247,6 +248,7 @@ interface GroupRow {
   more_turns: number;
   problem: string | null;
   fate: Fate | null;
+  findings: string[] | null;
 }
 
 /** The rollout's header: model, verdicts, counts, how it was made, the task and its instruction, notices.

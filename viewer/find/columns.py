@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -248,6 +248,18 @@ class RunFind:
         """The rules with a finding in the run, in RULES' order."""
         bits = int(np.bitwise_or.reduce(self.row_bits())) if len(self.t) else 0
         return [rule for i, rule in enumerate(RULES) if bits >> i & 1]
+
+    def rules_of(self, paths: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """Each of `paths` (a group's rollouts) -> the rules it has a finding of, in RULES' order (() for none), from
+        the rows' bits: a path that names no rollout of the run is left out."""
+        bits = self.row_bits()
+        out: dict[str, tuple[str, ...]] = {}
+        for path in paths:
+            rows = self._row_of(path)
+            if len(rows):
+                b = int(bits[int(rows[0])])
+                out[path] = tuple(rule for i, rule in enumerate(RULES) if b >> i & 1)
+        return out
 
     def findings_of(self, path: str) -> list[Finding]:
         rows = self._row_of(path)

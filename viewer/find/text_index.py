@@ -19,7 +19,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -118,6 +118,7 @@ class Search(Protocol):
     def findings_of(self, path: str) -> list[Finding]: ...
     def all_findings(self) -> dict[str, list[Finding]]: ...
     def rules_by_path(self) -> dict[str, tuple[str, ...]]: ...
+    def rules_of(self, paths: Sequence[str]) -> dict[str, tuple[str, ...]]: ...
     def finding_counts(self) -> dict[int | None, dict[str, int]]: ...
     def rollouts_per_version(self) -> dict[int | None, int]: ...
     def with_rule(self, rule: str, versions: tuple[int | None, int | None], paths: set[str] | None,
@@ -328,6 +329,11 @@ class FindIndex:
         with self._lock:
             self._rules = (len(paths), out)
         return out
+
+    def rules_of(self, paths: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """Each of `paths` that is indexed -> its rules, as `rules_by_path` has them."""
+        every = self.rules_by_path()
+        return {p: every[p] for p in paths if p in every}
 
     def finding_counts(self) -> dict[int | None, dict[str, int]]:
         """Rollouts with each rule's finding, per version (None: rollouts outside a run)."""

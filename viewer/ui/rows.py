@@ -212,6 +212,9 @@ class Rows:
         """The group map of `group`: each rollout read (for its turns), rows sorted by advantage."""
         members = self._members(c, group)
         run_rows = self._run_rows(c, group)
+        t = self.service.run_table(src)
+        search: Search | None = searched(t) if t is not None else self.service.findings_ready(src)
+        found = search.rules_of([m.path for m in members.values() if m.path]) if search is not None else None
         rows = []
         fates: list[Fate] = []
         # its rollouts' files read at once, let go of at the end however the loop ends
@@ -239,7 +242,8 @@ class Rows:
                         ctx = complete_run(rollout, ctx)
                     status, adv, fate, turn_fates = rr.status, rr.advantage, ctx.fate, ctx.turns or None
                     fates.append(fate)
-                rows.append(group_row(i, status, reward, adv, m, rollout, problem, fate, turn_fates))
+                rules = found.get(m.path) if found is not None and m is not None else None
+                rows.append(group_row(i, status, reward, adv, m, rollout, problem, fate, turn_fates, rules))
         place = None
         if run_rows and group.segment is not None:
             never: dict[str, int] = {}
@@ -253,7 +257,7 @@ class Rows:
         filters, _ = from_query({k: v for k, v in params.items() if isinstance(v, (str, list))})
         return IndexPage(serial=next(_serial), mode="group", src=src, query=to_query(filters), sort=filters.sort,
                          row=group.path, total=_total(c), kind=c.kind,
-                         group=build_group_map(group, rows, place))
+                         group=build_group_map(group, rows, place, findings_known=found is not None))
 
     def open_group(self, c: Collection, src: str, group: Record, params: Mapping[str, object],
                    initial: Initial, rollout: int | None) -> Shown:

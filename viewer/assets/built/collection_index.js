@@ -84,6 +84,17 @@ var CollectionIndex = (() => {
     document.dispatchEvent(new Event("rtv-shown"));
     return typeof props.value === "string" ? JSON.parse(props.value) : props.value;
   }
+  function findingsCell(rules, pending, testid) {
+    const cell2 = el("td", { class: "ci-findings", "data-testid": testid });
+    if (rules === null) {
+      cell2.append(pending ? el("span", { class: "ci-dim", title: "not computed yet: the search panel computes the findings", text: "…" }) : "-");
+    } else if (!rules.length) {
+      cell2.textContent = "-";
+    } else {
+      cell2.append(...rules.map((x) => el("span", { class: "ci-finding", "data-rule": x, text: x })));
+    }
+    return cell2;
+  }
   function problemsBox(p) {
     return el(
       "div",
@@ -206,6 +217,7 @@ var CollectionIndex = (() => {
       el("td", { class: "gm-num", text: count(row.trained_turns) }),
       el("td", { class: "gm-num", text: count(row.tokens) }),
       el("td", { class: "gm-num", text: drift }),
+      findingsCell(row.findings, !m.findings_known, "group-findings"),
       ...cells,
       row.more_turns ? el("td", { class: "gm-more", text: `+${count(row.more_turns)} turns` }) : null
     );
@@ -237,6 +249,7 @@ var CollectionIndex = (() => {
       th("in mask", "agent turns TRL's completion mask (OpenEnv's loss mask) would train a token of, were its rows in the loss"),
       th("tokens"),
       th("drift"),
+      th("findings", "the rules of the search panel's findings each rollout trips (the index's findings column)"),
       ...Array.from({ length: m.max_turns }, (_, i) => el("th", { scope: "col", class: "gm-turnh", text: `turn ${i}` }))
     );
     const hatched = m.rows.some((r) => r.cells.some((c) => c.fate !== null && c.trained && !c.fate.trained));
@@ -547,16 +560,6 @@ var CollectionIndex = (() => {
       r.spread ? el("div", { class: "ci-spread", title: "lowest..highest reward in the group", text: r.spread }) : null
     );
   }
-  function findings(r, known) {
-    const cell2 = el("td", { class: "ci-findings", "data-testid": "index-findings" });
-    if (r.findings === null) {
-      cell2.append(known ? el("span", { class: "ci-dim", title: "not computed yet: the search panel computes the findings", text: "…" }) : "-");
-    } else {
-      cell2.append(...r.findings.map((x) => el("span", { class: "ci-finding", "data-rule": x, text: x })));
-      if (!r.findings.length) cell2.textContent = "-";
-    }
-    return cell2;
-  }
   function middleCells(r, run) {
     return [
       el("td", { class: "ci-task", title: r.title }, el("code", { text: r.task }), " ", el("span", { class: "ci-title", text: r.title })),
@@ -566,7 +569,7 @@ var CollectionIndex = (() => {
       el("td", { class: "ci-num", text: r.trained_turns }),
       el("td", { class: "ci-num", text: r.tokens }),
       el("td", null, el("span", { class: "ci-drift " + r.drift, text: r.drift })),
-      findings(r, run || r.kind !== "run")
+      findingsCell(r.findings, run || r.kind !== "run", "index-findings")
     ];
   }
   function collectionRow(r, columns) {
@@ -691,13 +694,13 @@ var CollectionIndex = (() => {
       return p.toString();
     }
     function syncForm(pg) {
-      const findings2 = pg.findings_known ? ["any", "none", ...pg.finding_rules] : [];
+      const findings = pg.findings_known ? ["any", "none", ...pg.finding_rules] : [];
       const findingField = ui.form.querySelector('[data-key="finding"]')?.closest(".ci-field");
       if (findingField instanceof HTMLElement) findingField.hidden = !pg.findings_known;
       for (
         const [key, choices] of
         /** @type {[string, string[]][]} */
-        [["model", pg.models], ["tool", pg.tools], ["no_tool", pg.tools], ["finding", findings2]]
+        [["model", pg.models], ["tool", pg.tools], ["no_tool", pg.tools], ["finding", findings]]
       ) {
         const s = (
           /** @type {HTMLSelectElement} */
@@ -765,6 +768,7 @@ var CollectionIndex = (() => {
         part(".ci-backinfo").textContent = "";
         gm.show(pg.problems && problemsBox(pg.problems), pg.group, linked);
         if (cursor < 0) markRow(0, false);
+        lateForFindings(pg);
         return;
       }
       if (pg.mode === "row") {
@@ -799,8 +803,13 @@ var CollectionIndex = (() => {
         if (mine === asked) ui.root.classList.remove("ci-busy");
       }
     }
+    const pending = (pg) => pg.mode === "index" ? !pg.findings_known : pg.mode === "group" && !!pg.group && !pg.group.findings_known;
     const askAgain = () => {
       const pg = shown();
+      if (pg.mode === "group") {
+        api.open({ src: pg.src, row: pg.row, query: pg.query });
+        return;
+      }
       ask(lastAsked ?? pg.query + (pg.page > 0 ? `${pg.query ? "&" : ""}page=${pg.page + 1}` : ""));
     };
     const onIndexed = (ev) => {
@@ -812,12 +821,12 @@ var CollectionIndex = (() => {
         /** @type {CustomEvent<{src: string}>} */
         ev.detail
       );
-      if (page && page.mode === "index" && !page.findings_known && detail && detail.src === page.src) askAgain();
+      if (page && pending(page) && detail && detail.src === page.src) askAgain();
     };
     document.addEventListener("fp-indexed", onIndexed);
     const askedAgain = /* @__PURE__ */ new Set();
     const lateForFindings = (pg) => {
-      if (pg.mode !== "index" || pg.findings_known || document.documentElement.dataset.fpIndexed !== pg.src) return;
+      if (!pending(pg) || document.documentElement.dataset.fpIndexed !== pg.src) return;
       if (askedAgain.has(pg.src)) return;
       askedAgain.add(pg.src);
       askAgain();

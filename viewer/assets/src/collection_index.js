@@ -7,7 +7,7 @@
 // the page through textContent, attribute values and option values.
 // Presentation (`p`, as in the token view): the index or group map covers the window in large type, j/k
 // move a row cursor and Enter opens its row; a rollout opened from it stays in presentation.
-import {el, goTo, keyScrolled, middle, presentLabel, problemsBox, sentValue, short, working} from "./dom.js";
+import {el, findingsCell, goTo, keyScrolled, middle, presentLabel, problemsBox, sentValue, short, working} from "./dom.js";
 import {advantage, mountGroupMap} from "./group_map.js";
 import {many} from "./values.js";
 
@@ -94,25 +94,13 @@ function reward(r) {
     r.spread ? el("div", {class: "ci-spread", title: "lowest..highest reward in the group", text: r.spread}) : null);
 }
 
-/** @param {IndexRow} r @param {boolean} known "…" while the search panel computes the findings, else "-" */
-function findings(r, known) {
-  const cell = el("td", {class: "ci-findings", "data-testid": "index-findings"});
-  if (r.findings === null) {
-    cell.append(known ? el("span", {class: "ci-dim", title: "not computed yet: the search panel computes the findings", text: "…"}) : "-");
-  } else {
-    cell.append(...r.findings.map((x) => el("span", {class: "ci-finding", "data-rule": x, text: x})));
-    if (!r.findings.length) cell.textContent = "-";
-  }
-  return cell;
-}
-
 /** The cells every table has after its first ones: the task, the numbers, drift, findings. @param {IndexRow} r @param {boolean} run */
 function middleCells(r, run) {
   return [
     el("td", {class: "ci-task", title: r.title}, el("code", {text: r.task}), " ", el("span", {class: "ci-title", text: r.title})),
     reward(r), el("td", {class: "ci-num", text: r.env_reward}), el("td", {class: "ci-num", text: r.agent_turns}),
     el("td", {class: "ci-num", text: r.trained_turns}), el("td", {class: "ci-num", text: r.tokens}),
-    el("td", null, el("span", {class: "ci-drift " + r.drift, text: r.drift})), findings(r, run || r.kind !== "run")];
+    el("td", null, el("span", {class: "ci-drift " + r.drift, text: r.drift})), findingsCell(r.findings, run || r.kind !== "run", "index-findings")];
 }
 
 /** @param {IndexRow} r @param {number} columns */
@@ -286,6 +274,7 @@ function mount(box, api) {
       part(".ci-backinfo").textContent = "";
       gm.show(pg.problems && problemsBox(pg.problems), pg.group, linked);
       if (cursor < 0) markRow(0, false);  // a starting cursor: Enter opens the best rollout without a j first
+      lateForFindings(pg);
       return;
     }
     if (pg.mode === "row") { part(".ci-backinfo").replaceChildren(...(pg.back ? backInfo(pg.back) : [])); return; }
@@ -326,10 +315,13 @@ function mount(box, api) {
     }
   }
 
+  /** An index or group map whose findings column waits for the search panel. @param {IndexPage} pg */
+  const pending = (pg) => pg.mode === "index" ? !pg.findings_known : pg.mode === "group" && !!pg.group && !pg.group.findings_known;
   // The search panel computed this source's findings (viewer/assets/src/find_panel.js): ask for the page again, so the
   // findings column and filter fill in.
   const askAgain = () => {
     const pg = shown();
+    if (pg.mode === "group") { api.open({src: pg.src, row: pg.row, query: pg.query}); return; }  // the map, drawn again
     // the visitor's latest ask, which may still be on its way: asking for the shown page would undo their change
     ask(lastAsked ?? pg.query + (pg.page > 0 ? `${pg.query ? "&" : ""}page=${pg.page + 1}` : ""));
   };
@@ -337,7 +329,7 @@ function mount(box, api) {
   const onIndexed = (ev) => {
     if (!document.body.contains(ui.root)) { document.removeEventListener("fp-indexed", onIndexed); return; }
     const detail = /** @type {CustomEvent<{src: string}>} */ (ev).detail;
-    if (page && page.mode === "index" && !page.findings_known && detail && detail.src === page.src) askAgain();
+    if (page && pending(page) && detail && detail.src === page.src) askAgain();
   };
   document.addEventListener("fp-indexed", onIndexed);
   // A page made before the panel's findings were known that arrives after its signal (both are asked at once when
@@ -346,7 +338,7 @@ function mount(box, api) {
   const askedAgain = new Set();
   /** @param {IndexPage} pg */
   const lateForFindings = (pg) => {
-    if (pg.mode !== "index" || pg.findings_known || document.documentElement.dataset.fpIndexed !== pg.src) return;
+    if (!pending(pg) || document.documentElement.dataset.fpIndexed !== pg.src) return;
     if (askedAgain.has(pg.src)) return;
     askedAgain.add(pg.src);
     askAgain();

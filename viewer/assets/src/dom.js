@@ -106,6 +106,23 @@ export function sentValue(props) {
 }
 
 /**
+ * A row's findings cell (the index's and the group map's): one badge per rule it trips, "-" for none; unknown
+ * (null): "…" while the search panel computes them (`pending`), else "-".
+ * @param {string[] | null} rules @param {boolean} pending @param {string} testid @returns {HTMLTableCellElement}
+ */
+export function findingsCell(rules, pending, testid) {
+  const cell = el("td", {class: "ci-findings", "data-testid": testid});
+  if (rules === null) {
+    cell.append(pending ? el("span", {class: "ci-dim", title: "not computed yet: the search panel computes the findings", text: "…"}) : "-");
+  } else if (!rules.length) {
+    cell.textContent = "-";
+  } else {
+    cell.append(...rules.map((x) => el("span", {class: "ci-finding", "data-rule": x, text: x})));
+  }
+  return cell;
+}
+
+/**
  * Why a source cannot be shown (viewer/contract.py `Problems`): "Cannot open <source>" over the list, as text.
  * @param {Problems} p @returns {HTMLDivElement}
  */

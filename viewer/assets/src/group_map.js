@@ -3,7 +3,7 @@
 // two rollouts of one task (run_page.js). Tool names, statuses, problems and token texts come from artifacts and are
 // untrusted: they reach the page only as textContent or attribute values. Numbers are written as viewer/numbers.py
 // writes them, so the map says a reward as the index beside it does.
-import {el, intoSight, presentLabel, short} from "./dom.js";
+import {el, findingsCell, intoSight, presentLabel, short} from "./dom.js";
 import {count, fateKind, many, number, sign, signed} from "./values.js";
 
 /** @import {Num} from "./values.js" */
@@ -72,7 +72,7 @@ function mapRow(row, m) {
        row.problem ? " " : null, row.problem ? el("span", {class: "gm-problem", text: short(row.problem, 120)}) : null),
     m.place ? fateCell(row.fate) : null,
     el("td", {class: "gm-num", text: count(row.trained_turns)}), el("td", {class: "gm-num", text: count(row.tokens)}),
-    el("td", {class: "gm-num", text: drift}), ...cells,
+    el("td", {class: "gm-num", text: drift}), findingsCell(row.findings, !m.findings_known, "group-findings"), ...cells,
     row.more_turns ? el("td", {class: "gm-more", text: `+${count(row.more_turns)} turns`}) : null);
 }
 
@@ -100,6 +100,7 @@ export function drawGroupMap(m) {
                             "(its consumption log)") : null,
     th("in mask", "agent turns TRL's completion mask (OpenEnv's loss mask) would train a token of, were its rows in the loss"),
     th("tokens"), th("drift"),
+    th("findings", "the rules of the search panel's findings each rollout trips (the index's findings column)"),
     ...Array.from({length: m.max_turns}, (_, i) => el("th", {scope: "col", class: "gm-turnh", text: `turn ${i}`})));
   const hatched = m.rows.some((r) => r.cells.some((c) => c.fate !== null && c.trained && !c.fate.trained));
   const key = hatched ? el("div", {class: "gm-key gm-dim", "data-testid": "group-key"}, el("span", {class: "gm-swatch trained"}),
