@@ -154,3 +154,37 @@ def test_runs_that_share_no_task_offer_none_to_follow(page, app_url, tmp_path):
     assert page.locator("[data-testid=run-vs-task-pick]").count() == 0
     assert "share no task" in page.inner_text("[data-testid=run-vs-no-tasks]")
     assert not page.errors
+
+
+def test_two_long_runs_compared_are_smoothed_as_the_run_pages_charts_are(page, app_url, tmp_path_factory):
+    """Two runs of 2,000 versions overlaid raw are as many zigzags as pixels, one over the other: the compared
+    charts say so and follow the run page's one smoothing slider (each run's raw curve faint beneath its EMA), and
+    the crosshair reads both runs' raw value with its EMA."""
+    from support.scale_run import make_run
+
+    a, b = tmp_path_factory.mktemp("long-a") / "run", tmp_path_factory.mktemp("long-b") / "run"
+    make_run(a, versions=2000, groups=1, k=2)
+    make_run(b, versions=2000, groups=1, k=2, zero_spread=True)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(url_of(app_url, str(a), vs=str(b)))
+    page.wait_for_selector("[data-testid=run-versions]", timeout=TIMEOUT)
+    _answered(page)
+    page.wait_for_selector("#cmp-reward-plot canvas", timeout=TIMEOUT)
+    note = page.locator("#cmp-reward-plot .rp-chart-note").inner_text()
+    assert "2,000 versions, more than its pixels: smooth them above" in note
+    assert "EMA" not in page.locator("#cmp-reward-plot .rp-legend").inner_text()
+    page.locator("[data-testid=run-smooth]").evaluate(
+        "el => { el.value = '0.9'; el.dispatchEvent(new Event('input', {bubbles: true})); el.dispatchEvent(new Event('change', {bubbles: true})); }")
+    for p in PLOTS:  # every compared chart, as every line chart of the run
+        page.wait_for_function(f"/faint: raw · bold: EMA 0.9/.test(document.querySelector('#{p} .rp-legend').textContent)",
+                               timeout=TIMEOUT)
+    assert page.locator("#cmp-reward-plot .rp-chart-note").count() == 0  # smoothed: nothing more to say
+    page.locator("#cmp-reward-plot").scroll_into_view_if_needed()
+    over = page.locator("#cmp-reward-plot .u-over").bounding_box()
+    page.mouse.move(over["x"] + over["width"] * 0.5, over["y"] + over["height"] / 2)
+    readout = page.locator("#cmp-reward-plot [data-testid=chart-readout]")
+    readout.wait_for(state="visible", timeout=TIMEOUT)
+    rows = readout.locator(".rp-read-row").all_inner_texts()
+    assert len(rows) == 2 and all("(EMA 0.9: " in r for r in rows), rows
+    page.locator(VERSUS).screenshot(path=str(SHOTS / "run-compare-smoothed-1440x900-light.png"))
+    assert not page.errors and not page.outside_requests

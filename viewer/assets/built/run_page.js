@@ -754,7 +754,7 @@ var RunPage = (() => {
     };
   }
   var LEGEND_SRC = 28;
-  function compareSpecs(c, width, pal) {
+  function compareSpecs(c, width, pal, smooth) {
     const xs = Array.from(new Set([...c.a.versions, ...c.b.versions].map((s) => s.version))).sort((x, y) => x - y);
     const bins = Math.max(8, Math.floor(width / 2));
     const at = (vs) => {
@@ -764,30 +764,38 @@ var RunPage = (() => {
     const sa = at(c.a.versions), sb = at(c.b.versions);
     const share = (part, whole) => whole ? part / whole : null;
     const both = (f) => [sa.map((s) => s ? fin(f(s)) : null), sb.map((s) => s ? fin(f(s)) : null)];
-    const line = (col, dash) => ({ stroke: col, width: 2.25, dash, points: { show: xs.length < 40, size: 5, fill: col }, spanGaps: true });
+    const smoothed = smooth > 0;
+    const ew = `EMA ${+smooth.toFixed(2)}`;
+    const line = (col, dash, own) => ({ stroke: col, width: 2.25, dash, points: { show: own < 40, size: 5, fill: col }, spanGaps: true });
+    const faint = (col) => ({ stroke: col, width: 1, alpha: 0.3, points: { show: false }, spanGaps: true });
     const keys = [
+      ...smoothed ? [{ label: `faint: raw · bold: ${ew}`, color: pal.dim, faint: true }] : [],
       { label: "this run: " + end(c.a.src, LEGEND_SRC), color: pal.accent },
       { label: "other run: " + end(c.b.src, LEGEND_SRC), color: pal.warn, dash: [6, 4] }
     ];
-    const series = [line(pal.accent, void 0), line(pal.warn, [6, 4])];
+    const bold = [line(pal.accent, void 0, c.a.versions.length), line(pal.warn, [6, 4], c.b.versions.length)];
+    const series = smoothed ? [faint(pal.accent), faint(pal.warn), ...bold] : bold;
     const pctFmt = (v) => v >= 0 && v <= 1 ? Math.round(v * 100) + "%" : "";
     const tokens = (v) => v === null ? "–" : count(v);
+    const dense = !smoothed && xs.length > 2 * bins ? `${count(xs.length)} versions, more than its pixels: smooth them above` : "";
     const chart = (title, f, more, show = val) => {
       const [ya, yb] = both(f);
-      const r = reduceLines(xs, [ya, yb], ["line", "line"], bins);
+      const [ea, eb] = [ema(ya, smooth), ema(yb, smooth)];
+      const r = reduceLines(xs, smoothed ? [ya, yb, ea, eb] : [ya, yb], smoothed ? ["line", "line", "line", "line"] : ["line", "line"], bins);
+      const said = (ys, es, i) => show(ys[i]) + (smoothed ? ` (${ew}: ${show(es[i])})` : "");
       const hover = {
         xs,
-        y: ya,
+        y: smoothed ? ea : ya,
         head: (i) => `version ${xs[i]}`,
         rows: (i) => [
-          { label: "this run", value: sa[i] ? show(ya[i]) : "no such version", color: pal.accent },
-          { label: "other run", value: sb[i] ? show(yb[i]) : "no such version", color: pal.warn }
+          { label: "this run", value: sa[i] ? said(ya, ea, i) : "no such version", color: pal.accent },
+          { label: "other run", value: sb[i] ? said(yb, eb, i) : "no such version", color: pal.warn }
         ]
       };
       return { title, xs: r.xs, ys: r.ys, drawn: xs.length, keys, series, hover, ...more };
     };
     return {
-      "cmp-reward-plot": chart("Reward mean per version", (s) => s.reward_mean, {}),
+      "cmp-reward-plot": chart("Reward mean per version", (s) => s.reward_mean, { note: dense }),
       "cmp-pass-plot": chart("Pass rate per version", (s) => s.pass_rate, { yRange: [-0.04, 1.04], fmt: pctFmt, note: "passed every held-out test" }, pct),
       "cmp-spread-plot": chart("Groups with zero spread", (s) => share(s.zero_spread, s.groups), { yRange: [-0.04, 1.04], fmt: pctFmt, note: "GRPO learns nothing from them" }, pct),
       "cmp-tokens-plot": chart("Trained tokens per version", (s) => s.trained_tokens, {}, tokens)
@@ -816,12 +824,18 @@ var RunPage = (() => {
   }
   function mountCompare(grid) {
     let data = null;
-    const drawn = mountWith(grid, (cw, pal) => ({ all: data ? compareSpecs(data, cw, pal) : {}, count: data ? data.a.versions.length + data.b.versions.length : 0 }));
+    let smooth = 0;
+    const drawn = mountWith(grid, (cw, pal) => ({ all: data ? compareSpecs(data, cw, pal, smooth) : {}, count: data ? data.a.versions.length + data.b.versions.length : 0 }));
     return {
       /** @param {RunCompare} c */
       update(c) {
         data = c;
         drawn.redraw(true);
+      },
+      /** @param {number} w the run page's EMA weight, 0 (raw) to 0.99 */
+      smooth(w) {
+        smooth = w;
+        if (data) drawn.redraw(true);
       }
     };
   }
@@ -1030,6 +1044,10 @@ var RunPage = (() => {
       api.openRow(src, a.dataset.row || "");
     });
     return {
+      /** The run page's smoothing, for these charts too. @param {number} w an EMA weight, 0 (raw) to 0.99 */
+      smooth(w) {
+        charts.smooth(w);
+      },
       /** The run this page shows, and what the URL asks to compare it with. @param {string} run */
       start(run) {
         src = run;
@@ -1353,6 +1371,7 @@ var RunPage = (() => {
       smoothIn.value = String(v);
       smoothOut.textContent = v.toFixed(2);
       charts.smooth(v);
+      versus.smooth(v);
       return v;
     }
     smoothIn.addEventListener("input", () => smoothTo(Number(smoothIn.value)));

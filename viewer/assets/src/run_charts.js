@@ -460,11 +460,13 @@ const LEGEND_SRC = 28;  // characters of a run's source a compared chart's legen
 
 /**
  * Two runs' numbers per version overlaid (a run page compared with another run, RunCompare): on the versions
- * either run has, each run's line joined across a version it lacks. A is solid, B dashed.
- * @param {RunCompare} c @param {number} width @param {ReturnType<typeof palette>} pal
+ * either run has, each run's line joined across a version it lacks. A is solid, B dashed. Smoothed (`smooth`, the
+ * run page's one EMA weight), each run's raw curve stays faint and solid beneath its smoothed one: two long runs'
+ * raw curves, each as many versions as pixels, overlaid are a wall neither can be read in.
+ * @param {RunCompare} c @param {number} width @param {ReturnType<typeof palette>} pal @param {number} smooth
  * @returns {Record<string, Spec>}
  */
-function compareSpecs(c, width, pal) {
+function compareSpecs(c, width, pal, smooth) {
   const xs = Array.from(new Set([...c.a.versions, ...c.b.versions].map((s) => s.version))).sort((x, y) => x - y);
   const bins = Math.max(8, Math.floor(width / 2));
   const at = (/** @type {VersionStats[]} */ vs) => { const m = new Map(vs.map((s) => [s.version, s])); return xs.map((x) => m.get(x) || null); };
@@ -472,28 +474,39 @@ function compareSpecs(c, width, pal) {
   const share = (/** @type {number} */ part, /** @type {number} */ whole) => (whole ? part / whole : null);
   /** @param {(s: VersionStats) => number | null} f */
   const both = (f) => [sa.map((s) => (s ? fin(f(s)) : null)), sb.map((s) => (s ? fin(f(s)) : null))];
-  const line = (/** @type {string} */ col, /** @type {number[] | undefined} */ dash) =>
-    ({stroke: col, width: 2.25, dash, points: {show: xs.length < 40, size: 5, fill: col}, spanGaps: true});
+  const smoothed = smooth > 0;
+  const ew = `EMA ${+smooth.toFixed(2)}`;
+  // a run of few versions beside a long one is a few pixels wide: its points drawn, so it is seen at all
+  const line = (/** @type {string} */ col, /** @type {number[] | undefined} */ dash, /** @type {number} */ own) =>
+    ({stroke: col, width: 2.25, dash, points: {show: own < 40, size: 5, fill: col}, spanGaps: true});
+  const faint = (/** @type {string} */ col) => ({stroke: col, width: 1, alpha: 0.3, points: {show: false}, spanGaps: true});
   // a source as a legend names it: a long path by its end (the table above the charts names both in full), so four
   // charts in a row on a 1024 px projector keep their plots larger than their legends
-  const keys = [{label: "this run: " + end(c.a.src, LEGEND_SRC), color: pal.accent},
+  const keys = [...(smoothed ? [{label: `faint: raw · bold: ${ew}`, color: pal.dim, faint: true}] : []),
+                {label: "this run: " + end(c.a.src, LEGEND_SRC), color: pal.accent},
                 {label: "other run: " + end(c.b.src, LEGEND_SRC), color: pal.warn, dash: [6, 4]}];
-  const series = [line(pal.accent, undefined), line(pal.warn, [6, 4])];
+  const bold = [line(pal.accent, undefined, c.a.versions.length), line(pal.warn, [6, 4], c.b.versions.length)];
+  const series = smoothed ? [faint(pal.accent), faint(pal.warn), ...bold] : bold;
   const pctFmt = (/** @type {number} */ v) => (v >= 0 && v <= 1 ? Math.round(v * 100) + "%" : "");
   const tokens = (/** @type {number | null} */ v) => (v === null ? "–" : count(v));
+  // more versions than the plot has pixels, unsmoothed: each pixel draws its versions' lowest and highest
+  const dense = !smoothed && xs.length > 2 * bins ? `${count(xs.length)} versions, more than its pixels: smooth them above` : "";
   /** Both runs' value at each version, read out at the crosshair (the dot on this run's line).
    *  @param {string} title @param {(s: VersionStats) => number | null} f @param {Partial<Spec>} more
    *  @param {(v: number | null) => string} show @returns {Spec} */
   const chart = (title, f, more, show = val) => {
     const [ya, yb] = both(f);
-    const r = reduceLines(xs, [ya, yb], ["line", "line"], bins);
-    const hover = {xs, y: ya, head: (/** @type {number} */ i) => `version ${xs[i]}`,
-                   rows: (/** @type {number} */ i) => [{label: "this run", value: sa[i] ? show(ya[i]) : "no such version", color: pal.accent},
-                                                       {label: "other run", value: sb[i] ? show(yb[i]) : "no such version", color: pal.warn}]};
+    const [ea, eb] = [ema(ya, smooth), ema(yb, smooth)];
+    const r = reduceLines(xs, smoothed ? [ya, yb, ea, eb] : [ya, yb], smoothed ? ["line", "line", "line", "line"] : ["line", "line"], bins);
+    const said = (/** @type {(number | null)[]} */ ys, /** @type {(number | null)[]} */ es, /** @type {number} */ i) =>
+      show(ys[i]) + (smoothed ? ` (${ew}: ${show(es[i])})` : "");
+    const hover = {xs, y: smoothed ? ea : ya, head: (/** @type {number} */ i) => `version ${xs[i]}`,
+                   rows: (/** @type {number} */ i) => [{label: "this run", value: sa[i] ? said(ya, ea, i) : "no such version", color: pal.accent},
+                                                       {label: "other run", value: sb[i] ? said(yb, eb, i) : "no such version", color: pal.warn}]};
     return {title, xs: r.xs, ys: r.ys, drawn: xs.length, keys, series, hover, ...more};
   };
   return {
-    "cmp-reward-plot": chart("Reward mean per version", (s) => s.reward_mean, {}),
+    "cmp-reward-plot": chart("Reward mean per version", (s) => s.reward_mean, {note: dense}),
     "cmp-pass-plot": chart("Pass rate per version", (s) => s.pass_rate, {yRange: [-0.04, 1.04], fmt: pctFmt, note: "passed every held-out test"}, pct),
     "cmp-spread-plot": chart("Groups with zero spread", (s) => share(s.zero_spread, s.groups), {yRange: [-0.04, 1.04], fmt: pctFmt, note: "GRPO learns nothing from them"}, pct),
     "cmp-tokens-plot": chart("Trained tokens per version", (s) => s.trained_tokens, {}, tokens),
@@ -527,10 +540,13 @@ export function mount(grid, open) {
 export function mountCompare(grid) {
   /** @type {RunCompare | null} */
   let data = null;
-  const drawn = mountWith(grid, (cw, pal) => ({all: data ? compareSpecs(data, cw, pal) : {}, count: data ? data.a.versions.length + data.b.versions.length : 0}));
+  let smooth = 0;
+  const drawn = mountWith(grid, (cw, pal) => ({all: data ? compareSpecs(data, cw, pal, smooth) : {}, count: data ? data.a.versions.length + data.b.versions.length : 0}));
   return {
     /** @param {RunCompare} c */
     update(c) { data = c; drawn.redraw(true); },
+    /** @param {number} w the run page's EMA weight, 0 (raw) to 0.99 */
+    smooth(w) { smooth = w; if (data) drawn.redraw(true); },
   };
 }
 

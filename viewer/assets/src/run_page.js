@@ -267,6 +267,7 @@ function mountBody(box, api) {
     smoothIn.value = String(v);
     smoothOut.textContent = v.toFixed(2);
     charts.smooth(v);
+    versus.smooth(v);  // one smoothing for every line chart of the page, a compared run's too
     return v;
   }
   smoothIn.addEventListener("input", () => smoothTo(Number(smoothIn.value)));

@@ -119,6 +119,8 @@ export function mount(box, api) {
     api.openRow(src, a.dataset.row || "");
   });
   return {
+    /** The run page's smoothing, for these charts too. @param {number} w an EMA weight, 0 (raw) to 0.99 */
+    smooth(w) { charts.smooth(w); },
     /** The run this page shows, and what the URL asks to compare it with. @param {string} run */
     start(run) {
       src = run;
