@@ -277,6 +277,24 @@ SCROLLED = """() => ({run: document.querySelector('#run-page').scrollTop,
                      tokens: document.querySelector('.tv-tokens') ? document.querySelector('.tv-tokens').scrollTop : 0})"""
 
 
+@pytest.mark.parametrize("size", [(1440, 900), (1280, 720), (1024, 768)])
+def test_the_present_button_keeps_to_the_runs_title_line(page, app_url, size):
+    """The run's name and facts wrap among themselves; the present button sits at the right of their first line,
+    never on a line of its own under them (it did at 1280 and 1440 px, where the facts filled the line)."""
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    open_run_page(page, url_of(app_url, "trl-run"))
+    got = page.evaluate("""() => {
+      const b = document.querySelector('.rp-present').getBoundingClientRect();
+      const m = document.querySelector('.rp-model').getBoundingClientRect();
+      const t = document.querySelector('.rp-title').getBoundingClientRect();
+      return {button_top: b.top, button_bottom: b.bottom, button_right: b.right, model_top: m.top, model_bottom: m.bottom,
+              title_right: t.right};
+    }""")
+    assert got["button_top"] < got["model_bottom"] and got["button_bottom"] > got["model_top"], got  # one line
+    assert abs(got["button_right"] - got["title_right"]) < 2, got  # at its right end
+    assert page.errors == []
+
+
 def test_a_presenters_clicker_scrolls_every_presentation(page, app_url):
     """A clicker sends PageDown and PageUp: the run page, a group map and a rollout in presentation each scroll with
     them (each is a box fixed over the page, which the page's own scrolling never moves), from the `p` key and

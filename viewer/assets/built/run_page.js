@@ -1116,13 +1116,18 @@ var RunPage = (() => {
     box.replaceChildren(el(
       "div",
       { class: "rp rp-head", "data-testid": "run-head", "data-serial": String(h.serial) },
+      // the words wrap among themselves; the button keeps to their right, never a line of its own
       el(
         "div",
         { class: "rp-title" },
-        el("b", { text: "Run " }),
-        el("span", { class: "rp-model", text: h.model }),
-        el("span", { class: "rp-facts", text: facts }),
-        live,
+        el(
+          "div",
+          { class: "rp-titletext" },
+          el("b", { text: "Run " }),
+          el("span", { class: "rp-model", text: h.model }),
+          el("span", { class: "rp-facts", text: facts }),
+          live
+        ),
         el("button", { type: "button", class: "rp-present", title: "presentation mode (p): large type, j/k move, Enter opens" }, ...presentLabel())
       ),
       notes,

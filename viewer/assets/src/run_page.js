@@ -93,8 +93,9 @@ function renderHead(box, h) {
   const problems = h.problems.length ? el("details", {class: "rp-problems"},
     el("summary", {text: `${h.problems.length} reader notes and problems`}), ...h.problems.map((p) => el("div", {text: p}))) : null;
   box.replaceChildren(el("div", {class: "rp rp-head", "data-testid": "run-head", "data-serial": String(h.serial)},
-    el("div", {class: "rp-title"}, el("b", {text: "Run "}), el("span", {class: "rp-model", text: h.model}),
-       el("span", {class: "rp-facts", text: facts}), live,
+    // the words wrap among themselves; the button keeps to their right, never a line of its own
+    el("div", {class: "rp-title"}, el("div", {class: "rp-titletext"}, el("b", {text: "Run "}),
+       el("span", {class: "rp-model", text: h.model}), el("span", {class: "rp-facts", text: facts}), live),
        el("button", {type: "button", class: "rp-present", title: "presentation mode (p): large type, j/k move, Enter opens"}, ...presentLabel())),
     notes, problems));
   box.querySelector(".rp-present")?.addEventListener("click", () => document.dispatchEvent(new CustomEvent("rp-present")));
