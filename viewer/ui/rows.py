@@ -208,13 +208,22 @@ class Rows:
         return msgspec.structs.replace(got, a=msgspec.structs.replace(got.a, fate=said(*a, got.a)),
                                        b=msgspec.structs.replace(got.b, fate=said(*b, got.b)))
 
+    def _rules_of(self, src: str, paths: list[str]) -> dict[str, tuple[str, ...]] | None:
+        """The findings' rules of the rollouts at `paths`: a run's from its findings column, a collection's once the
+        search panel has built its index; None while they are not known, or when a public visitor's bound stopped
+        the run's pass that makes them (the map is drawn without them)."""
+        try:
+            t = self.service.run_table(src)
+            search: Search | None = searched(t) if t is not None else self.service.findings_ready(src)
+            return search.rules_of(paths) if search is not None else None
+        except ArtifactError:
+            return None
+
     def group_page(self, c: Collection, src: str, group: Record, params: Mapping[str, object]) -> IndexPage:
         """The group map of `group`: each rollout read (for its turns), rows sorted by advantage."""
         members = self._members(c, group)
         run_rows = self._run_rows(c, group)
-        t = self.service.run_table(src)
-        search: Search | None = searched(t) if t is not None else self.service.findings_ready(src)
-        found = search.rules_of([m.path for m in members.values() if m.path]) if search is not None else None
+        found = self._rules_of(src, [m.path for m in members.values() if m.path])
         rows = []
         fates: list[Fate] = []
         # its rollouts' files read at once, let go of at the end however the loop ends
