@@ -110,3 +110,19 @@ def test_a_group_map_names_each_rollouts_rules_as_the_index_does():
     after = service.rows.group_page(c, "smollm2-group", group, {}).group
     assert after is not None and after.findings_known
     assert {r.rollout: r.findings for r in after.rows} == {0: [], 1: [], 2: ["cut-at-limit"], 3: []}
+
+
+def test_a_group_map_whose_findings_cannot_be_read_is_drawn_without_them(monkeypatch):
+    """A public visitor's bound that stops the run's findings pass leaves the map drawn, its findings not known."""
+    from rollout_trace.artifact import ArtifactError, Problem
+    from viewer.find.columns import RunFind
+
+    def stopped(self, paths):
+        raise ArtifactError([Problem("rollouts/", "the visitor's budget of bytes read ran out")])
+
+    monkeypatch.setattr(RunFind, "rules_of", stopped)
+    service = Service("trl-run", public=False)
+    c = service.collection("trl-run")
+    group = next(r for r in c.records if r.kind == "group")
+    m = service.rows.group_page(c, "trl-run", group, {}).group
+    assert m is not None and m.rows and not m.findings_known and all(r.findings is None for r in m.rows)
