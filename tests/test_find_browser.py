@@ -97,7 +97,7 @@ def test_a_runs_first_hits_are_listed_and_then_every_rollout_is_counted(app_url,
     c = open_collection("trl-run")
     whole = search(index_collection(c), {"pattern": "Wrote file"}, public=False)
     status = page.inner_text("[data-testid=find-status]")
-    assert status.startswith(f"{whole.rollouts} rollouts match"), (status, whole.rollouts)
+    assert status.startswith(f"{whole.rollouts:,} rollouts match"), (status, whole.rollouts)
     assert "counting" not in status and [r["first"] for r in asked] == [True, False] and asked[1]["after"] > 0
     hits = page.locator("[data-testid=find-hit] .fp-where").all_inner_texts()
     assert len(hits) == len(whole.hits[:100]) and all(" · group " in w and " · rollout " in w for w in hits), hits

@@ -647,7 +647,7 @@ var CollectionIndex = (() => {
       const filters = b.filters.map(([k, v]) => `${k}=${v}`).join(" · ");
       return [
         el("span", { class: "ci-here" }, `${b.what} `, el("code", { text: short(b.path || "(the collection itself)", 120) })),
-        el("span", { class: "ci-dim", text: ` · the index has ${b.matched.toLocaleString("en-US")} row${b.matched === 1 ? "" : "s"}` + (filters ? ` matching ${short(filters, 160)}` : "") })
+        el("span", { class: "ci-dim", text: ` · the index has ${many(b.matched, "row")}` + (filters ? ` matching ${short(filters, 160)}` : "") })
       ];
     }
     if (b.kind === "rollout") {
@@ -783,7 +783,7 @@ var CollectionIndex = (() => {
       const what = pg.kind === "hub" ? "Hub dataset" : pg.kind === "zip" ? "zip" : "folder";
       const range = pg.shown ? `${pg.first.toLocaleString()}–${(pg.first + pg.shown - 1).toLocaleString()} of ` : "";
       part(".ci-counts").textContent = pg.problems ? "" : `${what} ${pg.src}: showing ${range}${pg.matched.toLocaleString()} matching rows` + // a run's or a group's rows are its groups and their rollouts: said, so the head's count of rollouts is found
-      (pg.matched_groups ? ` (${pg.matched_groups.toLocaleString()} group${pg.matched_groups === 1 ? "" : "s"}, ${(pg.matched - pg.matched_groups).toLocaleString()} rollouts)` : "") + ` · ${pg.total.toLocaleString()} in the collection` + (pg.invalid ? ` · ${pg.invalid.toLocaleString()} invalid` : "") + // the run's head counts every rollout: the ones that failed before an artifact have no row, said here
+      (pg.matched_groups ? ` (${many(pg.matched_groups, "group")}, ${(pg.matched - pg.matched_groups).toLocaleString()} rollouts)` : "") + ` · ${pg.total.toLocaleString()} in the collection` + (pg.invalid ? ` · ${pg.invalid.toLocaleString()} invalid` : "") + // the run's head counts every rollout: the ones that failed before an artifact have no row, said here
       (pg.unlisted ? ` · ${pg.unlisted.toLocaleString()} failed rollout${pg.unlisted === 1 ? " has" : "s have"} no artifact to list (counted in their group's K)` : "");
       part(".ci-pager").hidden = pg.pages <= 1;
       part(".ci-pageno").textContent = `page ${pg.page + 1} of ${pg.pages}`;

@@ -76,6 +76,10 @@ var FindPanel = (() => {
     return typeof props.value === "string" ? JSON.parse(props.value) : props.value;
   }
 
+  // src/values.js
+  var count = (v) => v === null || v === void 0 ? "-" : v.toLocaleString("en-US");
+  var many = (n, what) => `${count(n)} ${what}${n === 1 ? "" : "s"}`;
+
   // src/find_panel.js
   var COLOURS = [
     "#dc2626",
@@ -351,7 +355,7 @@ var FindPanel = (() => {
       )));
       versions.hidden = !s.versions.length;
       if (versions.hidden) versions.value = "";
-      tell(`${s.rollouts.toLocaleString("en-US")} rollouts with recorded text searchable` + (s.unsearchable ? ` (${s.unsearchable.toLocaleString("en-US")} failed before any text was recorded)` : "") + "; " + (found.length ? `findings of ${found.length} rule${found.length === 1 ? "" : "s"} (chart: rollouts with each, ` + (s.versions.length ? "per version)" : "in all)") : "no findings"));
+      tell(`${many(s.rollouts, "rollout")} with recorded text searchable` + (s.unsearchable ? ` (${s.unsearchable.toLocaleString("en-US")} failed before any text was recorded)` : "") + "; " + (found.length ? `findings of ${many(found.length, "rule")} (chart: rollouts with each, ` + (s.versions.length ? "per version)" : "in all)") : "no findings"));
       box.dataset.ready = "1";
       redraw();
     };
@@ -380,7 +384,7 @@ var FindPanel = (() => {
       hitsPer = req.rule ? null : r.per_version;
       redraw();
       const per = Object.entries(r.per_version).map(([v, n]) => `v${v}: ${n}`).join(", ");
-      tell((counting ? `${r.hits.length} listed so far; counting every rollout…` : `${r.rollouts} rollout${r.rollouts === 1 ? "" : "s"} match` + (per ? ` (per version ${per})` : "") + `; ${r.hits.length} listed` + (r.partial ? " — partial: " : "")) + (r.notes.length ? " · " + r.notes.join(" · ") : ""));
+      tell((counting ? `${r.hits.length} listed so far; counting every rollout…` : `${many(r.rollouts, "rollout")} match${r.rollouts === 1 ? "es" : ""}` + (per ? ` (per version ${per})` : "") + `; ${r.hits.length} listed` + (r.partial ? " — partial: " : "")) + (r.notes.length ? " · " + r.notes.join(" · ") : ""));
       list.replaceChildren(...r.hits.map((h, i) => {
         const where2 = (h.version !== null ? `v${h.version} · ` : "") + (h.group !== null ? `group ${h.group} · ` : "") + (h.rollout !== null ? `rollout ${h.rollout} · ` : "") + `turn ${h.turn} · ${h.field} · token ${h.token}`;
         const ex = el("span", { class: "fp-excerpt" });

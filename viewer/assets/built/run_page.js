@@ -951,7 +951,7 @@ var RunPage = (() => {
     return el(
       "div",
       { class: "rp-vsside" },
-      el("div", { class: "rp-tasksum", text: `${who} · ${t.versions} version${t.versions === 1 ? "" : "s"} · ` + (t.first_solved === null ? "never solved" : `first solved at version ${t.first_solved}`) + (groupsListed(t) ? ` · ${groupsListed(t)}` : "") }),
+      el("div", { class: "rp-tasksum", text: `${who} · ${many(t.versions, "version")} · ` + (t.first_solved === null ? "never solved" : `first solved at version ${t.first_solved}`) + (groupsListed(t) ? ` · ${groupsListed(t)}` : "") }),
       el(
         "table",
         {},
@@ -1008,7 +1008,7 @@ var RunPage = (() => {
         box.dataset.answered = String(my);
         return;
       }
-      status.textContent = `${c.tasks.length} task${c.tasks.length === 1 ? "" : "s"} in both runs`;
+      status.textContent = `${many(c.tasks.length, "task")} in both runs`;
       const notes = c.notes.length ? el("ul", { class: "rp-notes", "data-testid": "run-vs-notes" }, ...c.notes.map((n) => el("li", { text: n }))) : null;
       const pick = (
         /** @type {HTMLSelectElement} */
@@ -1274,12 +1274,12 @@ var RunPage = (() => {
   function taskPanel(body) {
     const pick = el("select", { class: "rp-taskpick", "data-testid": "run-task-pick" });
     pick.append(new Option("follow a task across versions…", ""));
-    for (const t2 of body.tasks) pick.append(new Option(`${t2.title} (${t2.versions} version${t2.versions === 1 ? "" : "s"})`, t2.task_id));
+    for (const t2 of body.tasks) pick.append(new Option(`${t2.title} (${many(t2.versions, "version")})`, t2.task_id));
     pick.value = body.task ? body.task.task_id : "";
     const parts = [el("div", { class: "rp-taskbar" }, pick)];
     const t = body.task;
     if (t) {
-      parts.push(el("div", { class: "rp-tasksum", "data-testid": "run-task-summary", text: `${t.title} · at ${t.versions} version${t.versions === 1 ? "" : "s"} · ` + (t.first_solved === null ? "never solved (no rollout passed every held-out test)" : `first solved at version ${t.first_solved}`) }));
+      parts.push(el("div", { class: "rp-tasksum", "data-testid": "run-task-summary", text: `${t.title} · at ${many(t.versions, "version")} · ` + (t.first_solved === null ? "never solved (no rollout passed every held-out test)" : `first solved at version ${t.first_solved}`) }));
       const rows = t.groups.map((g) => el(
         "tr",
         { class: "rp-tgroup", "data-testid": "run-task-group", "data-path": g.path },

@@ -160,7 +160,7 @@ function backInfo(b) {
   if (b.kind === "row") {  // its kind, where it lives, how many rows the index shows
     const filters = b.filters.map(([k, v]) => `${k}=${v}`).join(" · ");
     return [el("span", {class: "ci-here"}, `${b.what} `, el("code", {text: short(b.path || "(the collection itself)", 120)})),
-      el("span", {class: "ci-dim", text: ` · the index has ${b.matched.toLocaleString("en-US")} row${b.matched === 1 ? "" : "s"}` +
+      el("span", {class: "ci-dim", text: ` · the index has ${many(b.matched, "row")}` +
                                          (filters ? ` matching ${short(filters, 160)}` : "")})];
   }
   if (b.kind === "rollout") {  // a rollout opened from its group map
@@ -288,7 +288,7 @@ function mount(box, api) {
     part(".ci-counts").textContent = pg.problems ? "" :
       `${what} ${pg.src}: showing ${range}${pg.matched.toLocaleString()} matching rows` +
       // a run's or a group's rows are its groups and their rollouts: said, so the head's count of rollouts is found
-      (pg.matched_groups ? ` (${pg.matched_groups.toLocaleString()} group${pg.matched_groups === 1 ? "" : "s"}, ` +
+      (pg.matched_groups ? ` (${many(pg.matched_groups, "group")}, ` +
         `${(pg.matched - pg.matched_groups).toLocaleString()} rollouts)` : "") + " · " +
       `${pg.total.toLocaleString()} in the collection` + (pg.invalid ? ` · ${pg.invalid.toLocaleString()} invalid` : "") +
       // the run's head counts every rollout: the ones that failed before an artifact have no row, said here

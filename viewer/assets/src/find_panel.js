@@ -3,6 +3,7 @@
 // opens the token view on its turn with the matched tokens marked (a Gradio "click" event {action: "open-hit"}).
 // Every text from a trace reaches the page through textContent; nothing is parsed as HTML.
 import {el, goTo, intoSight, sentValue, working} from "./dom.js";
+import {many} from "./values.js";
 
 // one colour per rule, readable on both schemes; the hits line is drawn in the text colour
 const COLOURS = ["#dc2626", "#ea580c", "#ca8a04", "#65a30d", "#0891b2", "#2563eb", "#7c3aed", "#c026d3",
@@ -221,9 +222,9 @@ function mount(box, value, api) {
       `${r.rule} ${r.total}`)));
     versions.hidden = !s.versions.length;  // a source without policy versions (a rollout, a group) has none to pick
     if (versions.hidden) versions.value = "";
-    tell(`${s.rollouts.toLocaleString("en-US")} rollouts with recorded text searchable` +
+    tell(`${many(s.rollouts, "rollout")} with recorded text searchable` +
       (s.unsearchable ? ` (${s.unsearchable.toLocaleString("en-US")} failed before any text was recorded)` : "") + "; " + (found.length ?
-      `findings of ${found.length} rule${found.length === 1 ? "" : "s"} (chart: rollouts with each, ` +
+      `findings of ${many(found.length, "rule")} (chart: rollouts with each, ` +
       (s.versions.length ? "per version)" : "in all)") : "no findings"));
     box.dataset.ready = "1";
     redraw();
@@ -252,7 +253,7 @@ function mount(box, value, api) {
     redraw();
     const per = Object.entries(r.per_version).map(([v, n]) => `v${v}: ${n}`).join(", ");
     tell((counting ? `${r.hits.length} listed so far; counting every rollout…` :
-      `${r.rollouts} rollout${r.rollouts === 1 ? "" : "s"} match` + (per ? ` (per version ${per})` : "") +
+      `${many(r.rollouts, "rollout")} match${r.rollouts === 1 ? "es" : ""}` + (per ? ` (per version ${per})` : "") +
       `; ${r.hits.length} listed` + (r.partial ? " — partial: " : "")) + (r.notes.length ? " · " + r.notes.join(" · ") : ""));
     list.replaceChildren(...r.hits.map((h, i) => {
       const where = (h.version !== null ? `v${h.version} · ` : "") + (h.group !== null ? `group ${h.group} · ` : "") +

@@ -12,7 +12,7 @@
 // click opens a version through the same path as its row.
 import {el, goTo, keyScrolled, presentLabel, sentValue, working} from "./dom.js";
 import {showCompare} from "./group_map.js";
-import {groupsListed, sign} from "./values.js";
+import {groupsListed, many, sign} from "./values.js";
 import * as RunCharts from "./run_charts.js";
 import * as RunVersus from "./run_versus.js";
 
@@ -205,13 +205,13 @@ function versionsTable(body, state) {
 function taskPanel(body) {
   const pick = el("select", {class: "rp-taskpick", "data-testid": "run-task-pick"});
   pick.append(new Option("follow a task across versions…", ""));
-  for (const t of body.tasks) pick.append(new Option(`${t.title} (${t.versions} version${t.versions === 1 ? "" : "s"})`, t.task_id));
+  for (const t of body.tasks) pick.append(new Option(`${t.title} (${many(t.versions, "version")})`, t.task_id));
   /** @type {HTMLSelectElement} */ (pick).value = body.task ? body.task.task_id : "";
   const parts = [el("div", {class: "rp-taskbar"}, pick)];
   const t = body.task;
   if (t) {
     parts.push(el("div", {class: "rp-tasksum", "data-testid": "run-task-summary", text:
-      `${t.title} · at ${t.versions} version${t.versions === 1 ? "" : "s"} · ` +
+      `${t.title} · at ${many(t.versions, "version")} · ` +
       (t.first_solved === null ? "never solved (no rollout passed every held-out test)" : `first solved at version ${t.first_solved}`)}));
     const rows = t.groups.map((g) => el("tr", {class: "rp-tgroup", "data-testid": "run-task-group", "data-path": g.path},
       el("td", {}, el("b", {text: `v${g.version}`})),

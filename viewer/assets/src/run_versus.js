@@ -53,7 +53,7 @@ function taskSide(src, t, who) {
         : el("span", {class: cls, title: "failed before it produced an artifact", text});
     }))));
   return el("div", {class: "rp-vsside"},
-    el("div", {class: "rp-tasksum", text: `${who} · ${t.versions} version${t.versions === 1 ? "" : "s"} · ` +
+    el("div", {class: "rp-tasksum", text: `${who} · ${many(t.versions, "version")} · ` +
       (t.first_solved === null ? "never solved" : `first solved at version ${t.first_solved}`) +
       (groupsListed(t) ? ` · ${groupsListed(t)}` : "")}),
     el("table", {}, el("thead", {}, el("tr", {}, ...["version · group", "pass rate", "rollouts (reward, fate; ✓ passed)"].map((x) => el("th", {text: x})))),
@@ -92,7 +92,7 @@ export function mount(box, api) {
       box.dataset.answered = String(my);
       return;
     }
-    status.textContent = `${c.tasks.length} task${c.tasks.length === 1 ? "" : "s"} in both runs`;
+    status.textContent = `${many(c.tasks.length, "task")} in both runs`;
     const notes = c.notes.length ? el("ul", {class: "rp-notes", "data-testid": "run-vs-notes"}, ...c.notes.map((n) => el("li", {text: n}))) : null;
     const pick = /** @type {HTMLSelectElement} */ (el("select", {class: "rp-vspick", "data-testid": "run-vs-task-pick", "aria-label": "a task both runs ran"}));
     pick.append(new Option("follow a task in both runs…", ""));
