@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -96,3 +97,21 @@ def test_example_script_decides_the_tasks(tmp_path):
     broken.write_text("def build_dataset(n_prompts, seed):\n    raise RuntimeError('no data')\n")
     with pytest.raises(TaskError, match="build_dataset failed: RuntimeError: no data"):
         tasks_from_example(broken, 1, 0)
+
+
+def test_the_visible_tests_are_the_statements_examples_not_its_format_headings():
+    """A statement with "Input" and "Output" sections before its example: the visible tests start at the example
+    (the bundled scripted rollout's statement); one without an example heading keeps the seed's lines."""
+    from rollout_trace.recipe.tasks import visible_tests_from
+
+    statement = ("You are given n integers. Print how many distinct values there are.\n\nInput\nThe first line "
+                 "contains n (0 <= n <= 100000). The second line contains n integers separated by spaces.\n\nOutput\n"
+                 "Print one integer: the number of distinct values.\n\nExample\nInput\n5\n1 2 2 3 3\nOutput\n3")
+    assert visible_tests_from(statement) == "Example\nInput\n5\n1 2 2 3 3\nOutput\n3"
+    assert visible_tests_from("Sum two numbers.\nInput\n1 2\nOutput\n3") == "Input\n1 2\nOutput\n3"
+    assert visible_tests_from("Examples\n\nInput\n2\nOutput\n4\n\nInput\n3\nOutput\n9") == \
+        "Examples\nInput\n2\nOutput\n4\nInput\n3\nOutput\n9"
+    assert visible_tests_from("no examples here") == "no examples here"
+    bundled = (Path(__file__).parent.parent / "examples" / "scripted-smollm2")
+    instruction = json.loads((bundled / "task.json").read_text())["instruction"]
+    assert (bundled / "visible_tests.txt").read_text() == visible_tests_from(instruction)  # as make_scripted writes it

@@ -2,7 +2,7 @@
 
 The instruction wraps a cleaned problem statement with the training example's directions; the task
 id is the sha1 of the instruction. The visible tests are the example lines inside the statement
-(the agent's only feedback), lifted exactly as the seed lifts them.
+(the agent's only feedback), lifted as the seed lifts them, from the statement's examples on.
 """
 
 from __future__ import annotations
@@ -39,10 +39,14 @@ def title_of(instruction: str) -> str:
 
 
 def visible_tests_from(instruction: str) -> str:
-    """The statement's example lines (input/output/example/sample headers and number-only lines)."""
+    """The statement's example lines (input/output/example/sample headers and number-only lines), as the seed
+    lifts them, from the statement's first example or sample heading on when it has one: its own "Input" and
+    "Output" sections above it describe the format, not a case, and their headings alone read as broken data."""
+    lines = instruction.splitlines()
+    start = next((i for i, line in enumerate(lines) if re.match(r"^\s*(examples?|samples?)\b", line, re.I)), 0)
     keep = [
         line
-        for line in instruction.splitlines()
-        if re.search(r"^\s*(input|output|example|sample)\b", line, re.I) or re.match(r"^\s*-?\d+(\s+-?\d+)*\s*$", line)
+        for line in lines[start:]
+        if re.search(r"^\s*(input|output|examples?|samples?)\b", line, re.I) or re.match(r"^\s*-?\d+(\s+-?\d+)*\s*$", line)
     ]
     return "\n".join(keep) if keep else instruction
