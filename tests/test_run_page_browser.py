@@ -82,8 +82,9 @@ def test_run_page_chart_versions_groups_and_back(page, app_url):
     v3 = next(s for s in version_stats(open_run("trl-run")) if s.version == 3)
     cell = page.locator("[data-testid=run-version][data-version='3'] td").nth(4)
     assert cell.inner_text() == f"{round(100 * v3.passed / v3.verified)}% ({v3.passed}/{v3.verified})"
-    assert sum(int(t.split("/")[0]) for t in page.locator("[data-testid=run-group] td:nth-child(5)").all_inner_texts()) \
-        == v3.passed
+    passed = [t.split("/") for t in page.locator("[data-testid=run-group] td:nth-child(5)").all_inner_texts()]
+    # the groups' passed add up to the version's, out of the same rollouts (those with a verifier score), not K
+    assert (sum(int(a) for a, _ in passed), sum(int(b) for _, b in passed)) == (v3.passed, v3.verified)
     assert v3.verified < v3.rollouts and "without one: a failed session is never verified" in cell.get_attribute("title")
     for w, h in ((1024, 768), (1280, 720)):  # a version's groups inside the versions table: every column in its box
         page.set_viewport_size({"width": w, "height": h})
@@ -275,6 +276,21 @@ def test_presentation_mode_on_the_run_page(page, app_url):
 SCROLLED = """() => ({run: document.querySelector('#run-page').scrollTop,
                      map: document.querySelector('.ci').scrollTop,
                      tokens: document.querySelector('.tv-tokens') ? document.querySelector('.tv-tokens').scrollTop : 0})"""
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)])
+def test_a_version_clicked_shows_its_groups_in_the_window(page, app_url, size):
+    """A version's groups open under its row; when that is below the window's fold the row goes to the top, so the
+    click is seen to have done something (its groups were drawn off-screen at 1024x768)."""
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    open_run_page(page, url_of(app_url, "trl-run"))
+    page.locator("[data-testid=run-version][data-version='4']").click()
+    page.wait_for_selector("[data-testid=run-group]", timeout=TIMEOUT)
+    page.wait_for_function("() => { const g = document.querySelector('[data-testid=run-group]').getBoundingClientRect(); "
+                           "return g.top >= 0 && g.bottom <= innerHeight; }", timeout=TIMEOUT)
+    row = page.locator("[data-testid=run-version][data-version='4']").bounding_box()
+    assert row["y"] >= -1  # its version's row above it, in the window too
+    assert page.errors == []
 
 
 @pytest.mark.parametrize("size", [(1440, 900), (1280, 720), (1024, 768)])

@@ -152,6 +152,11 @@ def test_group_rows(run):
     assert rows[3].dropped == 4 and rows[3].rewards[1] == 0.1
     stats = version_stats(run)
     assert stats[0].dropped == {"failed": 1, "read-ahead": 5}  # the cause chart's bars at version 1
+    # a group's passed count is out of its rollouts with a verifier score, as its version's pass rate: the groups'
+    # numbers add up to the version's (18 verified of version 3's 20 rollouts, where K would say 20)
+    v3 = next(s for s in stats if s.version == 3)
+    assert (sum(g.passed for g in rows), sum(g.verified for g in rows)) == (v3.passed, v3.verified) == (4, 18)
+    assert sum(g.k for g in rows) == v3.rollouts == 20
 
 
 @pytest.mark.parametrize("extreme", [1.7976931348623157e308, -1.7976931348623157e308, math.nan, math.inf, -math.inf])

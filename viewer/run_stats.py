@@ -89,6 +89,7 @@ class RunGroupRow(msgspec.Struct, frozen=True, kw_only=True):
     reward_mean: float | None
     zero_spread: bool
     passed: int
+    verified: int  # its rollouts with a verifier score: what `passed` is out of, as a version's pass rate counts
     trained_tokens: int
     dropped: int
     timeouts: int
@@ -533,7 +534,8 @@ def group_rows(run: RunLike, version: int) -> list[RunGroupRow]:
             path=collection_path(t, path) or path, segment=first["segment"], group_id=first["group_id"],
             version=version, task_id=first["task_id"], title=first["title"], k=len(ms), rewards=rewards,
             reward_mean=reward_spread(rewards)[2], zero_spread=_zero(_advantages(ms)),
-            passed=sum(passed(m) for m in ms), trained_tokens=sum(m["trainer_tokens"] for m in ms),
+            passed=sum(passed(m) for m in ms), verified=sum(m["env_reward"] is not None for m in ms),
+            trained_tokens=sum(m["trainer_tokens"] for m in ms),
             dropped=sum(m["dropped"] is not None for m in ms), timeouts=sum(m["timed_out"] for m in ms)))
     return out
 

@@ -621,6 +621,7 @@ interface RunGroupRow {
   reward_mean: number | null;
   zero_spread: boolean;
   passed: number;
+  verified: number;
   trained_tokens: number;
   dropped: number;
   timeouts: number;

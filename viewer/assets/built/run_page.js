@@ -1178,7 +1178,8 @@ var RunPage = (() => {
         el("td", { class: "rp-task", text: g.title }),
         el("td", {}, rewards),
         el("td", { class: "rp-num " + sign(g.reward_mean), text: num2(g.reward_mean) }),
-        el("td", { class: "rp-num", text: `${g.passed}/${g.k}` }),
+        // out of its rollouts with a verifier score, as the version's pass rate above counts them
+        el("td", { class: "rp-num", text: `${g.passed}/${g.verified}`, title: `${g.passed} of the ${many(g.verified, "rollout")} with a verifier score passed every held-out test` + (g.verified < g.k ? ` (${g.k - g.verified} of the ${g.k} have none)` : "") }),
         el("td", { class: "rp-num", text: String(g.trained_tokens) }),
         el("td", { class: "rp-num", text: String(g.dropped) }),
         el("td", {}, follow)
@@ -1427,7 +1428,7 @@ var RunPage = (() => {
       const first = box.querySelector("tr.rp-grow");
       const below = first ? first.getBoundingClientRect().bottom : r.bottom;
       if (r.top < b.top || below > b.bottom) vb.scrollTop += r.top - b.top;
-      if (presenting() && first && first.getBoundingClientRect().bottom > innerHeight) row.scrollIntoView({ block: "start" });
+      if (first && first.getBoundingClientRect().bottom > innerHeight) row.scrollIntoView({ block: "start" });
     }
     const groupPlace = (path) => {
       const m = /-v(\d+)-g(\d+)$/.exec(path || "");

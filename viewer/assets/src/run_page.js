@@ -143,7 +143,9 @@ function groupTable(groups) {
       el("td", {}, el("button", {type: "button", class: "rp-open", text: `g${g.group_id}`, title: "open the group map"})),
       el("td", {class: "rp-task", text: g.title}), el("td", {}, rewards),
       el("td", {class: "rp-num " + sign(g.reward_mean), text: num(g.reward_mean)}),
-      el("td", {class: "rp-num", text: `${g.passed}/${g.k}`}), el("td", {class: "rp-num", text: String(g.trained_tokens)}),
+      // out of its rollouts with a verifier score, as the version's pass rate above counts them
+      el("td", {class: "rp-num", text: `${g.passed}/${g.verified}`, title: `${g.passed} of the ${many(g.verified, "rollout")} ` +
+        `with a verifier score passed every held-out test` + (g.verified < g.k ? ` (${g.k - g.verified} of the ${g.k} have none)` : "")}), el("td", {class: "rp-num", text: String(g.trained_tokens)}),
       el("td", {class: "rp-num", text: String(g.dropped)}), el("td", {}, follow));
     if (g.zero_spread) tr.append(el("td", {class: "rp-flag", text: "zero spread", title: "every advantage is 0: GRPO learns nothing here"}));
     return tr;
@@ -315,7 +317,8 @@ function mountBody(box, api) {
   }
   /** The open version's row and its first groups in the table's box (its own scroll, not the page's): a version
    * opened far down the table (a chart's click, a link, a row past the first screen) is not left out of sight.
-   * Presenting, large type can put them below the window too: the row goes to the top, its groups under it. */
+   * The window too: groups opened below its fold (the table's last rows at 1024x768, or large type presenting)
+   * look as if the click did nothing, so the row goes to the top, its groups under it. */
   function showOpen() {
     const vb = box.querySelector(".rp-vbox");
     const row = box.querySelector("tr.rp-vrow.open");
@@ -324,7 +327,7 @@ function mountBody(box, api) {
     const first = box.querySelector("tr.rp-grow");
     const below = first ? first.getBoundingClientRect().bottom : r.bottom;
     if (r.top < b.top || below > b.bottom) vb.scrollTop += r.top - b.top;
-    if (presenting() && first && first.getBoundingClientRect().bottom > innerHeight) row.scrollIntoView({block: "start"});
+    if (first && first.getBoundingClientRect().bottom > innerHeight) row.scrollIntoView({block: "start"});
   }
   /** A group's path "groups/<segment>-v000003-g000002" read as its place, or null @param {string | undefined} path */
   const groupPlace = (path) => {
