@@ -215,6 +215,13 @@ def test_the_panel_folds_away_on_a_group_and_a_rollout(app_url, page, size):
     page.wait_for_function(FOLDED, timeout=30_000)
     _search(page, "Wrote file")  # a search unfolds it, with its hits
     assert page.evaluate(OPEN) and page.locator("[data-testid=find-hit]").count() > 0
+    # a source that is one group: its map is the source's page (the panel open), a rollout of it is drilled into
+    page.goto(url_of(app_url, "smollm2-group"))
+    page.locator(".gm-table").first.wait_for(timeout=60_000)
+    page.wait_for_function(OPEN, timeout=30_000)
+    page.locator("[data-testid=group-row][data-rollout='1'] .gm-name").click()
+    page.locator(".tv-tokens").first.wait_for(timeout=60_000)
+    page.wait_for_function(FOLDED, timeout=30_000)
     assert not page.errors and not page.outside_requests
 
 

@@ -298,7 +298,10 @@ var FindPanel = (() => {
       unfold.setAttribute("aria-expanded", String(!folded));
       unfold.textContent = folded ? "findings ▸" : "findings ▾";
     };
-    const drilled = () => !!new URL(window.location.href).searchParams.get("row");
+    const drilled = () => {
+      const q = new URL(window.location.href).searchParams;
+      return !!q.get("row") || q.has("rollout");
+    };
     const onPlace = () => {
       if (!document.body.contains(panel)) {
         document.removeEventListener("rtv-place", onPlace);

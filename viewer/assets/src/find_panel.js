@@ -171,15 +171,16 @@ function mount(box, value, api) {
   const panel = el("section", {class: "fp", "data-testid": "find-panel", "aria-label": "search and findings"},
     el("div", {class: "fp-bar"}, el("b", {text: "Find "}), input, where, versions, rule, go, unfold), more);
   box.replaceChildren(panel);
-  // On a group's map or a rollout (a `row` in the URL) the panel keeps its search row and folds the rest away,
-  // so that the page asked for starts at the top of the window; the button, or a search, unfolds it.
+  // On a group's map or a rollout (a `row` in the URL, or a `rollout` of a source that is one group) the panel keeps
+  // its search row and folds the rest away, so that the page asked for starts at the top of the window; the
+  // button, or a search, unfolds it.
   /** @param {boolean} folded */
   const fold = (folded) => {
     panel.classList.toggle("fp-folded", folded);
     unfold.setAttribute("aria-expanded", String(!folded));
     unfold.textContent = folded ? "findings ▸" : "findings ▾";
   };
-  const drilled = () => !!new URL(window.location.href).searchParams.get("row");
+  const drilled = () => { const q = new URL(window.location.href).searchParams; return !!q.get("row") || q.has("rollout"); };
   const onPlace = () => {
     if (!document.body.contains(panel)) {  // a newer mount replaced this one
       document.removeEventListener("rtv-place", onPlace); window.removeEventListener("popstate", onPlace); return;
