@@ -458,7 +458,12 @@ def test_charts_draw_2000_versions_reduced_to_their_pixels(page, app_url, big_ru
     for c in charts:
         assert c["drawn"] == 2000 and c["painted"] > 100, c
         assert c["points"] <= 2 * c["width"], c  # lines: two points per bin at most one per pixel; bars fewer
-    assert "versions summed" in page.locator("#run-tokens-plot").inner_text()
+    assert "each bar: the mean of" in page.locator("#run-tokens-plot").inner_text()
+    # a bar reads per version, at any width: the never-trained bars count one version's rollouts (2 each here), where
+    # a bar of 14 versions summed reached 28
+    assert "each bar: the mean of" in page.locator("#run-dropped-plot").inner_text()
+    ticks = [float(t) for t in json.loads(page.locator("#run-dropped-plot").get_attribute("data-yticks"))]
+    assert 2 <= max(ticks) <= 3, ticks
     head = page.locator("[data-testid=run-head]").inner_text()
     assert "2,000 policy versions" in head and "4,000 rollouts" in head, head  # counts with their separators
     if scheme == "light":  # the list shows its first versions; the rest on request

@@ -241,10 +241,11 @@ var RunPage = (() => {
     ));
     for (let i0 = 0; i0 < n; i0 += per) {
       ox.push(xs[i0]);
+      const i1 = Math.min(n, i0 + per);
       ys.forEach((y, s) => {
         let t = 0;
-        for (let i = i0; i < Math.min(n, i0 + per); i++) t += y[i] || 0;
-        oy[s].push(t);
+        for (let i = i0; i < i1; i++) t += y[i] || 0;
+        oy[s].push(t / (i1 - i0));
       });
     }
     return { xs: ox, ys: oy, per };
@@ -582,11 +583,11 @@ var RunPage = (() => {
     const causes = Array.from(new Set(vs.flatMap((s) => Object.keys(s.dropped)))).sort((a, b) => TONE_ORDER.indexOf(tone(a)) - TONE_ORDER.indexOf(tone(b)) || a.localeCompare(b));
     const dr = binBars(xs, causes.map((c) => vs.map((s) => s.dropped[c] || 0)), bars);
     const stacks = causes.map((_, i) => dr.xs.map((_x, j) => causes.slice(i).reduce((t, _c, k) => t + dr.ys[i + k][j], 0)));
-    const per = (n) => n > 1 ? `each bar: ${n} versions summed` : "";
-    const inBar = (i, p, sums) => {
+    const per = (n) => n > 1 ? `each bar: the mean of ${n} versions` : "";
+    const inBar = (i, p, means) => {
       if (p <= 1) return [];
       const j = Math.floor(i / p);
-      return [{ label: "its bar", value: `versions ${xs[j * p]}–${xs[Math.min(xs.length, (j + 1) * p) - 1]}: ${count(sums[j])} summed` }];
+      return [{ label: "its bar", value: `versions ${xs[j * p]}–${xs[Math.min(xs.length, (j + 1) * p) - 1]}: ${val(means[j])} on average` }];
     };
     const bar = (c) => ({
       fill: c,

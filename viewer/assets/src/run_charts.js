@@ -50,7 +50,9 @@ export function reduceLines(xs, ys, keep, bins) {
 }
 
 /**
- * Bars summed over at most `bins` bins of consecutive versions; `per` is how many versions a bar holds.
+ * Bars over at most `bins` bins of consecutive versions, each bin's bar the mean of its versions' values (a
+ * missing value counts 0): a bar still reads "per version" whatever the chart's width, where a sum grew with the
+ * versions a bar holds; `per` is how many versions a bar holds.
  * @param {number[]} xs @param {number[][]} ys @param {number} bins
  * @returns {{xs: number[], ys: number[][], per: number}}
  */
@@ -62,7 +64,8 @@ export function binBars(xs, ys, bins) {
   const oy = ys.map(() => /** @type {number[]} */ ([]));
   for (let i0 = 0; i0 < n; i0 += per) {
     ox.push(xs[i0]);
-    ys.forEach((y, s) => { let t = 0; for (let i = i0; i < Math.min(n, i0 + per); i++) t += y[i] || 0; oy[s].push(t); });
+    const i1 = Math.min(n, i0 + per);
+    ys.forEach((y, s) => { let t = 0; for (let i = i0; i < i1; i++) t += y[i] || 0; oy[s].push(t / (i1 - i0)); });
   }
   return {xs: ox, ys: oy, per};
 }
@@ -353,12 +356,12 @@ function specs(vs, width, pal, smooth) {
   const dr = binBars(xs, causes.map((c) => vs.map((s) => s.dropped[c] || 0)), bars);
   // stacked: uPlot draws series in order, so the first is the whole stack and each next one covers it up to its top
   const stacks = causes.map((_, i) => dr.xs.map((_x, j) => causes.slice(i).reduce((t, _c, k) => t + dr.ys[i + k][j], 0)));
-  const per = (/** @type {number} */ n) => (n > 1 ? `each bar: ${n} versions summed` : "");
-  /** the bar holding version i, when a bar holds several: its versions and its sum @param {number} i @param {number} p @param {number[]} sums */
-  const inBar = (i, p, sums) => {
+  const per = (/** @type {number} */ n) => (n > 1 ? `each bar: the mean of ${n} versions` : "");
+  /** the bar holding version i, when a bar holds several: its versions and their mean @param {number} i @param {number} p @param {number[]} means */
+  const inBar = (i, p, means) => {
     if (p <= 1) return [];
     const j = Math.floor(i / p);
-    return [{label: "its bar", value: `versions ${xs[j * p]}–${xs[Math.min(xs.length, (j + 1) * p) - 1]}: ${count(sums[j])} summed`}];
+    return [{label: "its bar", value: `versions ${xs[j * p]}–${xs[Math.min(xs.length, (j + 1) * p) - 1]}: ${val(means[j])} on average`}];
   };
   const bar = (/** @type {string} */ c) => ({fill: c, stroke: c, width: 0, points: {show: false},
                                              paths: uPlot.paths.bars({size: [0.86, Infinity], align: 0})});
