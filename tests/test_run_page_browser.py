@@ -166,6 +166,12 @@ def test_deep_link_to_a_rollout_of_a_group(page, app_url):
     assert q["row"].endswith("v000003-g000002") and q["rollout"] == "1" and q["turn"] == "1"
     assert "back to the group map" in page.locator("[data-testid=back-to-index]").inner_text()
     assert not page.locator("#run-page").is_visible()
+    # a reward function that returned None (brevity_reward here) is "none" in the reward's steps, as in the
+    # verifier's table beside them; only a final without a value is unscorable
+    steps = page.locator("[data-testid=reward-step]").all_inner_texts()
+    brevity = next(x for x in steps if x.startswith("brevity_reward"))
+    assert "none" in brevity.split() and "unscorable" not in brevity and "returned None" in brevity, steps
+    assert "brevity_reward\tnone" in page.locator("[data-testid=verifier]").inner_text()
     page.locator("[data-testid=back-to-index]").click()
     page.wait_for_selector("[data-testid=group-map]", timeout=TIMEOUT)
     page.locator("[data-testid=back-to-index]").click()

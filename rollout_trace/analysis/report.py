@@ -28,7 +28,9 @@ def reward_check(a: Artifact) -> RewardCheck:
     s = a.summary
     if s.run is not None:  # a rollout of a recorded TRL run: its reward is TRL's sum of its reward columns
         columns = list(s.run.rewards.items())
-        steps = [Step(name, v, v, "a TRL reward column") for name, v in columns]
+        steps = [Step(name, v, v, "a TRL reward column" if v is not None else
+                      "a TRL reward column: its function returned None (NaN in TRL), left out of the sum")
+                 for name, v in columns]
         steps.append(Step("final", None, trl_reward([v for _, v in columns]), "TRL's sum of its reward columns"))
         by = "TRL's reward columns"
     else:

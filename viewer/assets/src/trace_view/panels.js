@@ -160,7 +160,8 @@ export function rewardBox(R) {
   const scale = Math.max(1, ...R.steps.map((s) => s.value === null ? 0 : Math.abs(s.value)));
   const steps = R.steps.map((s) => el("tr", {"data-testid": "reward-step"}, el("td", {text: s.label}),
     el("td", {class: "num", text: s.delta === null ? "" : signed(s.delta)}),
-    el("td", {class: "num", text: s.value === null ? "unscorable" : signed(s.value)}),
+    // no value: a step's is "none" (a reward function that returned None gives no verdict), the final one's unscorable
+    el("td", {class: "num", text: s.value === null ? (s.label === "final" ? "unscorable" : "none") : signed(s.value)}),
     el("td", null, el("div", {class: `tv-bar${(s.value || 0) < 0 ? " neg" : ""}`,
                                style: `width:${(s.value === null ? 0 : Math.abs(s.value) / scale * 100).toFixed(1)}%`})),
     el("td", {class: "tv-dim", text: s.why})));
