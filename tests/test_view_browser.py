@@ -162,8 +162,8 @@ def test_the_drift_mode_lands_on_the_drift(page, app_url, size):
 
 def test_the_tests_and_reward_panels_keep_inside_their_columns_at_1024(page, app_url):
     """At 1024x768 the held-out tests' columns are narrow: a stdin line longer than its cell scrolls sideways with a
-    shadow at the edge it continues past, a verdict's detail wraps inside its cell, and the tool names' bullets sit
-    inside the reward column."""
+    shadow at the edge it continues past, a verdict's detail wraps inside its cell, the reward's steps sit under the
+    tests with each reason on a line, and the tool names' bullets sit inside the reward column."""
     page.set_viewport_size({"width": 1024, "height": 768})
     open_view(page, app_url)
     page.locator("[data-testid=held-out-test]").first.scroll_into_view_if_needed()
@@ -173,11 +173,15 @@ def test_the_tests_and_reward_panels_keep_inside_their_columns_at_1024(page, app
       const cells = [...document.querySelectorAll('[data-testid=held-out-test] td:last-child')];
       const box = document.querySelector('.tv-reward').getBoundingClientRect();
       const bullets = [...document.querySelectorAll('.tv-reward li')].map((li) => li.getBoundingClientRect().left - box.left);
+      const whys = [...document.querySelectorAll('[data-testid=reward-step] td:last-child')];
+      const lines = whys.map((c) => c.getBoundingClientRect().height / parseFloat(getComputedStyle(c).lineHeight));
       return {long: long.length, shadowed: long.every((e) => getComputedStyle(e).backgroundImage.includes('radial-gradient')),
-              spilled: cells.filter((c) => c.scrollWidth > c.clientWidth + 1).length, bullets};
+              spilled: cells.filter((c) => c.scrollWidth > c.clientWidth + 1).length, bullets, whyLines: Math.max(...lines)};
     }""")
     assert got["long"] >= 1 and got["shadowed"], got  # the bundled test 3's "1000000000 999999999 ..."
     assert got["spilled"] == 0 and got["bullets"] and min(got["bullets"]) >= 12, got  # a bullet's room to its left
+    # the reward's steps under the tests, whole: a step's "why" on one line (beside the tests it took up to 7)
+    assert got["whyLines"] < 2, got
     assert page.errors == []
 
 
