@@ -902,3 +902,21 @@ def test_the_findings_chart_of_2000_versions_writes_round_versions(page, app_url
 SIZED_CHART = """() => { const c = document.querySelector('[data-testid=find-chart]');
   return !!c && !!c.dataset.tickSpans && c.width === Math.round(c.clientWidth * (window.devicePixelRatio || 1)); }"""
 
+
+
+@pytest.mark.parametrize("size", [(1024, 768), (1280, 720)])
+def test_no_button_sits_alone_on_a_line(page, app_url, size):
+    """A run rollout's "↓ generated" wraps with the scopes it follows, never alone under them; the index's present
+    button keeps to the right of its counts, never on a row of its own under them."""
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(url_of(app_url, "trl-run", version=3, group=2, rollout=1, turn=1))
+    page.wait_for_selector(".tv-tokens .t[data-mask]", timeout=TIMEOUT)
+    tops = page.evaluate("""() => ({jump: document.querySelector('.tv-jump-btn').getBoundingClientRect().top,
+      scope: [...document.querySelectorAll('[data-scope]')].pop().getBoundingClientRect().top})""")
+    assert abs(tops["jump"] - tops["scope"]) < 6, tops
+    open_run_page(page, url_of(app_url, "trl-run"))
+    head = page.evaluate("""() => { const c = document.querySelector('[data-testid=index-counts]').getBoundingClientRect();
+      const b = document.querySelector('.ci-present').getBoundingClientRect();
+      return {counts_top: c.top, button_top: b.top, button_bottom: b.bottom}; }""")
+    assert head["button_top"] < head["counts_top"] + 20 and head["button_bottom"] > head["counts_top"], head
+    assert page.errors == []

@@ -184,9 +184,9 @@ var TraceView = (() => {
   };
   function toolbarPart(bar, O) {
     const group = (kind, choices) => el("span", { class: "tv-group", role: "group", "aria-label": kind }, ...choices.map((c) => el("button", { [`data-${kind}`]: c.id, title: c.help, "aria-pressed": "false", text: c.label })));
-    bar.replaceChildren(
-      el("b", { class: "tv-turn-title" }),
-      group("mode", O.modes),
+    bar.replaceChildren(el("b", { class: "tv-turn-title" }), group("mode", O.modes), el(
+      "span",
+      { class: "tv-tail" },
       group("scope", O.scopes),
       el("button", {
         class: "tv-jump-btn",
@@ -194,7 +194,7 @@ var TraceView = (() => {
         "aria-label": "jump to the generated tokens",
         text: "↓ generated"
       })
-    );
+    ));
     return {
       /** @param {ViewPlace} st @param {string} title */
       show(st, title) {

@@ -18,9 +18,10 @@ export function toolbarPart(bar, O) {
   /** @param {string} kind @param {Choice[]} choices */
   const group = (kind, choices) => el("span", {class: "tv-group", role: "group", "aria-label": kind}, ...choices.map((c) =>
     el("button", {[`data-${kind}`]: c.id, title: c.help, "aria-pressed": "false", text: c.label})));
-  bar.replaceChildren(el("b", {class: "tv-turn-title"}), group("mode", O.modes), group("scope", O.scopes),
+  // the scopes and the jump wrap together: the jump alone on a line of its own read as a stray button
+  bar.replaceChildren(el("b", {class: "tv-turn-title"}), group("mode", O.modes), el("span", {class: "tv-tail"}, group("scope", O.scopes),
     el("button", {class: "tv-jump-btn", title: "jump to where this turn's story is: its drift, or its generated tokens (g)",
-                  "aria-label": "jump to the generated tokens", text: "↓ generated"}));
+                  "aria-label": "jump to the generated tokens", text: "↓ generated"})));
   return {
     /** @param {ViewPlace} st @param {string} title */
     show(st, title) {
