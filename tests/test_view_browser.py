@@ -126,7 +126,8 @@ def test_modes_scopes_and_hover(page, app_url):
     assert "forked" in page.locator(".tv-terms").inner_text()  # the terms are explained where they appear
     # TRL's boundaries are between every call it chains (opencode's title call too), which the header's agent-turn
     # count is not: the sentence says what it counts
-    assert "of the 3 boundaries between the 4 model calls it chains" in page.locator(".tv-training").inner_text()
+    assert ("of the 3 boundaries between the 4 model calls it chains (3 agent turns and 1 call the recipe does not "
+            "count as one)") in page.locator(".tv-training").inner_text()
     page.wait_for_selector(".t[data-mask]", timeout=TIMEOUT)
     # Row scope is coherent: no drift mode, no single turn's tool calls, the row's turns marked in the navigator.
     assert page.locator("[data-mode=drift]").is_disabled()

@@ -1396,7 +1396,8 @@ top-${d.topk_text[k].length}: ${alts}`;
         "TRL packs this rollout into ",
         el("b", { text: plural(T.rows.length, "training row") }),
         // TRL's turns are every model call it chains (a title call too): the header counts the agent turns' boundaries
-        `: ${t.clean} clean, ${t.realign} realigned, ${t.fork} forked of the ${plural(t.transitions, "boundary", "boundaries")} between the ${t.transitions + 1} model calls it chains; drift ${t.drift_tokens} tokens in total, at most ${t.drift_max}. Only the tokens of TRL's completion mask get a loss.`
+        `: ${t.clean} clean, ${t.realign} realigned, ${t.fork} forked of the ${plural(t.transitions, "boundary", "boundaries")} between the ${t.transitions + 1} model calls it chains` + // said, so its count is not read against the header's boundaries of the agent turns alone
+        (T.other_call_count ? ` (${plural(t.transitions + 1 - T.other_call_count, "agent turn")} and ${plural(T.other_call_count, "call")} the recipe does not count as one)` : "") + `; drift ${t.drift_tokens} tokens in total, at most ${t.drift_max}. Only the tokens of TRL's completion mask get a loss.`
       ),
       rule,
       otherCalls(T),
