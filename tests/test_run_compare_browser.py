@@ -166,7 +166,7 @@ def test_two_long_runs_compared_are_smoothed_as_the_run_pages_charts_are(page, a
     make_run(a, versions=2000, groups=1, k=2)
     make_run(b, versions=2000, groups=1, k=2, zero_spread=True)
     page.set_viewport_size({"width": 1440, "height": 900})
-    page.goto(url_of(app_url, str(a), vs=str(b)))
+    page.goto(url_of(app_url, str(a), vs=str(b), smooth="0"))  # raw, asked for (a long run opens smoothed)
     page.wait_for_selector("[data-testid=run-versions]", timeout=TIMEOUT)
     _answered(page)
     page.wait_for_selector("#cmp-reward-plot canvas", timeout=TIMEOUT)

@@ -656,13 +656,21 @@ def test_the_versions_table_sorts_every_version_and_the_link_keeps_it(page, app_
     assert page.errors == []
 
 
-def test_smoothing_draws_the_ema_over_the_raw_curve_and_the_link_keeps_it(page, app_url, big_run):
-    open_run_page(page, url_of(app_url, str(big_run)))
-    assert "EMA" not in page.locator("#run-reward-plot .rp-legend").inner_text()
+def _smooth(page, weight: str) -> None:
     page.locator("[data-testid=run-smooth]").evaluate(
-        "el => { el.value = '0.9'; el.dispatchEvent(new Event('input', {bubbles: true})); el.dispatchEvent(new Event('change', {bubbles: true})); }")
+        f"el => {{ el.value = '{weight}'; el.dispatchEvent(new Event('input', {{bubbles: true}})); "
+        "el.dispatchEvent(new Event('change', {bubbles: true})); }")
+
+
+def test_smoothing_draws_the_ema_over_the_raw_curve_and_the_link_keeps_it(page, app_url, big_run):
+    """A run of 2,000 versions opens smoothed (EMA 0.9, its raw curve faint beneath: raw, its versions' zigzags fill
+    the plot); a short run opens raw. The slider's weight, 0 too, is kept in the link and restored by a reload."""
+    open_run_page(page, url_of(app_url, "trl-run"))
+    assert "EMA" not in page.locator("#run-reward-plot .rp-legend").inner_text()  # 4 versions: raw
+    assert page.locator("[data-testid=run-smooth]").input_value() == "0"
+    open_run_page(page, url_of(app_url, str(big_run)))
     page.wait_for_function("/EMA 0.9/.test(document.querySelector('#run-reward-plot .rp-legend').textContent)", timeout=TIMEOUT)
-    assert query(page)["smooth"] == "0.9"
+    assert "smooth" not in query(page) and page.locator("[data-testid=run-smooth]").input_value() == "0.9"
     legend = page.locator("#run-reward-plot .rp-legend").inner_text()
     assert "mean (raw)" in legend and "mean, EMA 0.9" in legend  # the raw curve is kept
     assert "EMA 0.9" in page.locator("#run-task-plot, #run-share-plot .rp-legend").first.inner_text()
@@ -670,10 +678,19 @@ def test_smoothing_draws_the_ema_over_the_raw_curve_and_the_link_keeps_it(page, 
     assert "EMA 0.9" in text
     shots_of = page.locator("[data-testid=run-charts]")
     shots_of.screenshot(path=str(SHOTS / "run-smoothed-1400x1000-light.png"))
+    _smooth(page, "0")  # raw, asked for: kept in the link, so a reload does not smooth it again
+    page.wait_for_function("!/EMA/.test(document.querySelector('#run-reward-plot .rp-legend').textContent)", timeout=TIMEOUT)
+    assert query(page)["smooth"] == "0"
     page.reload()
     open_run_page(page, page.url)
-    page.wait_for_function("/EMA 0.9/.test(document.querySelector('#run-reward-plot .rp-legend').textContent)", timeout=TIMEOUT)
-    assert page.locator("[data-testid=run-smooth]").input_value() == "0.9"
+    assert page.locator("[data-testid=run-smooth]").input_value() == "0"
+    assert "EMA" not in page.locator("#run-reward-plot .rp-legend").inner_text()
+    _smooth(page, "0.5")
+    page.wait_for_function("/EMA 0.5/.test(document.querySelector('#run-reward-plot .rp-legend').textContent)", timeout=TIMEOUT)
+    page.reload()
+    open_run_page(page, page.url)
+    page.wait_for_function("/EMA 0.5/.test(document.querySelector('#run-reward-plot .rp-legend').textContent)", timeout=TIMEOUT)
+    assert page.locator("[data-testid=run-smooth]").input_value() == "0.5"
     assert page.errors == []
 
 

@@ -371,6 +371,9 @@ def test_a_links_sort_and_smoothing_are_checked_and_named_when_wrong():
         assert run_stats.run_request({"vsort": bad}).sort == ""
     for bad in ("1", "-0.1", "nan", "inf", "0.9x", True):
         assert run_stats.run_request({"smooth": bad}).smooth == 0.0
+    # a link naming none leaves it to the page (a long run smoothed: run_page.js); an explicit 0 stays raw
+    assert run_stats.run_request({}).smooth is None and run_stats.run_request({"smooth": ""}).smooth is None
+    assert run_stats.run_request({"smooth": "0"}).smooth == 0.0
     run = open_run("trl-run")
     assert run_link_problem(run, {"vsort": "pass_rate", "smooth": "0.5"}) is None
     assert "vsort is not a column" in (run_link_problem(run, {"vsort": "nope"}) or "")

@@ -175,9 +175,10 @@ class RunBody(msgspec.Struct, frozen=True, kw_only=True):
     task: TaskTrack | None = None
     refresh: bool = False  # sent while following a growing run: the page keeps its open version and task
     # The link's view of the versions (kept in the URL as vsort= and smooth=, restored on load): the versions
-    # table sorted by one of SORT_KEYS ("-KEY" descending, "" run order) and the line charts' EMA weight.
+    # table sorted by one of SORT_KEYS ("-KEY" descending, "" run order) and the line charts' EMA weight (None: the
+    # link names none, the page's own: run_page.js smooths a long run)
     sort: str = ""
-    smooth: float = 0.0
+    smooth: float | None = None
 
 
 RunLike = Run | RunTable
@@ -680,7 +681,7 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
     version: int | None = None
     turn: int = 0
     sort: str = ""  # vsort=: a key of SORT_KEYS, "-" first for descending; "" when absent or not a column
-    smooth: float = 0.0  # smooth=: the charts' EMA weight in [0, MAX_SMOOTH]
+    smooth: float | None = None  # smooth=: the charts' EMA weight in [0, MAX_SMOOTH]; None: the link names none
 
 
 # The versions table's columns a link may sort by (run_page.js sorts by them, over every version the page holds).
@@ -710,7 +711,8 @@ def run_request(data: object) -> RunRequest:
     return RunRequest(action=text("action", 16), src=text("src"), row=text("row"), a=text("a"), b=text("b"),
                       task=text("task", MAX_TASK) or None, version=whole(data.get("version")),
                       turn=whole(data.get("turn")) or 0, sort=sort_key(data.get("vsort")) or "",
-                      smooth=number(data.get("smooth"), MAX_SMOOTH, 0.0) or 0.0)
+                      # a weight that is no number draws the curves raw (the link's note says so)
+                      smooth=None if data.get("smooth") in (None, "") else number(data.get("smooth"), MAX_SMOOTH, 0.0) or 0.0)
 
 
 def resolve_link(run: RunLike, params: Mapping[str, object]) -> tuple[str | None, str | None]:

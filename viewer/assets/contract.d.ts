@@ -567,7 +567,7 @@ interface RunBody {
   task: TaskTrack | null;
   refresh: boolean;
   sort: string;
-  smooth: number;
+  smooth: number | null;
 }
 
 /** Two runs compared: A is the run whose page this is, B the one the visitor chose. */

@@ -77,7 +77,7 @@ class RunView:
         return self.service.public and len(stats) > MAX_PUBLIC_VERSIONS
 
     def body(self, src: str, run: RunTable, version: int | None, task: str | None, refresh: bool = False,
-             stats: list[run_stats.VersionStats] | None = None, sort: str = "", smooth: float = 0.0) -> run_stats.RunBody:
+             stats: list[run_stats.VersionStats] | None = None, sort: str = "", smooth: float | None = None) -> run_stats.RunBody:
         stats = self.service.follower.stats(run) if stats is None else stats
         if self._bounded(stats):
             stats = stats[-MAX_PUBLIC_VERSIONS:]

@@ -1061,6 +1061,8 @@ var RunPage = (() => {
 
   // src/run_page.js
   var FIRST_VERSIONS = 100;
+  var LONG_RUN = 500;
+  var LONG_RUN_SMOOTH = 0.9;
   var finite = (v) => typeof v === "number" && Number.isFinite(v) ? v : null;
   var untrained = (s) => Object.values(s.dropped).reduce((a, b) => a + b, 0);
   var COLUMNS = [
@@ -1373,6 +1375,7 @@ var RunPage = (() => {
       rs.forEach((r, j) => r.classList.toggle("rp-cursor", j === i));
       rs[i].scrollIntoView({ block: "nearest" });
     });
+    const autoSmooth = (versions) => versions >= LONG_RUN ? LONG_RUN_SMOOTH : 0;
     function smoothTo(w) {
       const v = Math.max(0, Math.min(0.99, Number.isFinite(w) ? w : 0));
       smoothIn.value = String(v);
@@ -1382,7 +1385,7 @@ var RunPage = (() => {
       return v;
     }
     smoothIn.addEventListener("input", () => smoothTo(Number(smoothIn.value)));
-    smoothIn.addEventListener("change", () => setUrl2({ smooth: smoothTo(Number(smoothIn.value)) || null }));
+    smoothIn.addEventListener("change", () => setUrl2({ smooth: String(smoothTo(Number(smoothIn.value))) }));
     const versus = mount2(versusBox, { versus: (req) => api.versus(req), openRow: (src, row) => {
       setUrl2({ row, rollout: null, turn: null, group: null, segment: null }, { ci: "row" });
       api.open({ action: "open", src, row });
@@ -1668,7 +1671,7 @@ var RunPage = (() => {
         state.body_task = b.task;
         if (!same) {
           state.sort = parseSort(b.sort);
-          smoothTo(b.smooth);
+          smoothTo(b.smooth ?? autoSmooth(b.versions.length));
         }
         const linked = !same && new URL(window.location.href).searchParams.get("row");
         if (linked && !state.opened) state.opened = linked.replace(/\/rollout-\d+$/, "");

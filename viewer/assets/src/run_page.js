@@ -25,6 +25,8 @@ import * as RunVersus from "./run_versus.js";
  *            opened?: string | null, sort: Sort}} BodyState */
 /** @typedef {{key: string, desc: boolean}} Sort  key "": run order */
 const FIRST_VERSIONS = 100;  // versions listed before "show all"
+const LONG_RUN = 500;  // versions from which a link without smooth= draws the line charts smoothed
+const LONG_RUN_SMOOTH = 0.9;  // the EMA weight it draws them with
 /** @param {number | null | undefined} v */
 const finite = (v) => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const untrained = (/** @type {VersionStats} */ s) => Object.values(s.dropped).reduce((a, b) => a + b, 0);
@@ -264,6 +266,10 @@ function mountBody(box, api) {
     rs.forEach((r, j) => r.classList.toggle("rp-cursor", j === i));
     rs[i].scrollIntoView({block: "nearest"});
   });
+  /** The smoothing of a link that names none: a run of LONG_RUN versions or more is drawn smoothed (its raw curves
+   * faint beneath), as TensorBoard smooths by default: raw, its thousands of versions overlaid fill the plot with
+   * their zigzags; a shorter run raw. @param {number} versions */
+  const autoSmooth = (versions) => (versions >= LONG_RUN ? LONG_RUN_SMOOTH : 0);
   /** @param {number} w */
   function smoothTo(w) {
     const v = Math.max(0, Math.min(0.99, Number.isFinite(w) ? w : 0));
@@ -274,7 +280,8 @@ function mountBody(box, api) {
     return v;
   }
   smoothIn.addEventListener("input", () => smoothTo(Number(smoothIn.value)));
-  smoothIn.addEventListener("change", () => setUrl({smooth: smoothTo(Number(smoothIn.value)) || null}));
+  // kept in the link even at 0: a link without it smooths a long run (`autoSmooth`)
+  smoothIn.addEventListener("change", () => setUrl({smooth: String(smoothTo(Number(smoothIn.value)))}));
   const versus = RunVersus.mount(versusBox, {versus: (req) => api.versus(req), openRow: (src, row) => {
     setUrl({row, rollout: null, turn: null, group: null, segment: null}, {ci: "row"});
     api.open({action: "open", src, row});
@@ -508,7 +515,7 @@ function mountBody(box, api) {
         b.task = state.body_task;  // a refresh keeps the followed task as shown
       }
       state.body_task = b.task;
-      if (!same) { state.sort = parseSort(b.sort); smoothTo(b.smooth); }  // the link's, on a run's first record
+      if (!same) { state.sort = parseSort(b.sort); smoothTo(b.smooth ?? autoSmooth(b.versions.length)); }  // the link's, on a run's first record
       // a link to a group (or a rollout of it): Back to the index lands on that group, as if opened from here
       const linked = !same && new URL(window.location.href).searchParams.get("row");
       if (linked && !state.opened) state.opened = linked.replace(/\/rollout-\d+$/, "");
