@@ -221,3 +221,21 @@ def test_a_run_groups_heading_keeps_its_name_whole(page, app_url, width):
     line = page.evaluate("parseFloat(getComputedStyle(document.querySelector('.gm-head')).lineHeight) || 20")
     assert name.bounding_box()["height"] < 1.5 * line  # one line
     assert len(model) > 40 and model in page.locator(".gm-head").inner_text()
+
+
+@pytest.mark.parametrize("width", [1024, 1280])
+def test_a_run_groups_map_reads_in_its_box(page, app_url, width):
+    """Where the group sits is a line of its own above what the group is (they ran together as one sentence); the
+    map's columns, its findings too, fit its box; a rollout whose rows met different fates says so by its turns in
+    five lines (seven at 1024 px)."""
+    page.set_viewport_size({"width": width, "height": 768})
+    open_map(page, url_of(app_url, "trl-run", version=3, group=2))
+    got = page.evaluate("""() => {
+      const place = document.querySelector('[data-testid=group-place]').getBoundingClientRect();
+      const name = document.querySelector('.gm-head .gm-nowrap').getBoundingClientRect();
+      const box = document.querySelector('.gm-tablebox'), cell = document.querySelector('.gm-fate.partly');
+      return {place_bottom: place.bottom, name_top: name.top, fits: box.scrollWidth <= box.clientWidth + 1,
+              lines: cell.getBoundingClientRect().height / parseFloat(getComputedStyle(cell).lineHeight)};
+    }""")
+    assert got["place_bottom"] <= got["name_top"] + 1 and got["fits"] and got["lines"] <= 6, got  # the cell's padding is a half line
+    assert page.errors == []
