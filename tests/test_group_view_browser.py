@@ -239,3 +239,20 @@ def test_a_run_groups_map_reads_in_its_box(page, app_url, width):
     }""")
     assert got["place_bottom"] <= got["name_top"] + 1 and got["fits"] and got["lines"] <= 6, got  # the cell's padding is a half line
     assert page.errors == []
+
+
+def test_a_map_drawn_again_when_its_findings_come_keeps_its_cursor(page, app_url, tmp_path):
+    """A group whose search index is not built yet is drawn with its findings unknown, then again once the search
+    panel has read it: the row cursor (Enter opens it; j/k move it) is still on the map, on the same row."""
+    import shutil
+
+    from conftest import EXAMPLE
+
+    fresh = tmp_path / "group"
+    shutil.copytree(EXAMPLE.parent / "smollm2-group", fresh)  # a source no test has indexed
+    open_map(page, url_of(app_url, str(fresh)))
+    cut = page.locator('[data-testid=group-row][data-rollout="2"] [data-testid=group-findings] .ci-finding')
+    cut.wait_for(timeout=TIMEOUT)  # drawn again with its findings
+    cursor = page.locator("tr.gm-row.ci-cursor")
+    assert cursor.count() == 1 and cursor.get_attribute("data-rollout") == str(order(page)[0])
+    assert page.errors == []

@@ -767,7 +767,7 @@ var CollectionIndex = (() => {
       if (pg.mode === "group") {
         part(".ci-backinfo").textContent = "";
         gm.show(pg.problems && problemsBox(pg.problems), pg.group, linked);
-        if (cursor < 0) markRow(0, false);
+        markRow(Math.max(cursor, 0), false);
         lateForFindings(pg);
         return;
       }

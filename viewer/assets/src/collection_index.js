@@ -273,7 +273,9 @@ function mount(box, api) {
     if (pg.mode === "group") {
       part(".ci-backinfo").textContent = "";
       gm.show(pg.problems && problemsBox(pg.problems), pg.group, linked);
-      if (cursor < 0) markRow(0, false);  // a starting cursor: Enter opens the best rollout without a j first
+      // a starting cursor: Enter opens the best rollout without a j first; a map drawn again (its findings come)
+      // keeps the reader's row
+      markRow(Math.max(cursor, 0), false);
       lateForFindings(pg);
       return;
     }

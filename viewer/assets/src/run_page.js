@@ -147,7 +147,8 @@ function groupTable(groups) {
       el("td", {class: "rp-num " + sign(g.reward_mean), text: num(g.reward_mean)}),
       // out of its rollouts with a verifier score, as the version's pass rate above counts them
       el("td", {class: "rp-num", text: `${g.passed}/${g.verified}`, title: `${g.passed} of the ${many(g.verified, "rollout")} ` +
-        `with a verifier score passed every held-out test` + (g.verified < g.k ? ` (${g.k - g.verified} of the ${g.k} have none)` : "")}), el("td", {class: "rp-num", text: String(g.trained_tokens)}),
+        "with a verifier score passed every held-out test" + (g.verified < g.k ? ` (${g.k - g.verified} of the ${g.k} have none)` : "")}),
+      el("td", {class: "rp-num", text: String(g.trained_tokens)}),
       el("td", {class: "rp-num", text: String(g.dropped)}), el("td", {}, follow));
     if (g.zero_spread) tr.append(el("td", {class: "rp-flag", text: "zero spread", title: "every advantage is 0: GRPO learns nothing here"}));
     return tr;
