@@ -61,6 +61,11 @@ def _rule_bits(t: RunTable) -> tuple[Step, Callable[[], np.ndarray]]:
 register("find_bits", Reduction(("findings",), _rule_bits))
 
 
+def rules_in(bits: int) -> list[str]:
+    """The rules a row's (or several rows' OR-ed) bits name (`_rule_bits`), in RULES' order."""
+    return [rule for i, rule in enumerate(RULES) if bits >> i & 1]
+
+
 def _even(cols: pa.Table, file: str, positions: np.ndarray, uneven: list[str],
           gone: np.ndarray | None = None) -> tuple[pa.Table, np.ndarray]:
     """A shard's text columns with each rollout whose lists are not one value per piece (`text`) left without
@@ -246,8 +251,7 @@ class RunFind:
 
     def present(self) -> list[str]:
         """The rules with a finding in the run, in RULES' order."""
-        bits = int(np.bitwise_or.reduce(self.row_bits())) if len(self.t) else 0
-        return [rule for i, rule in enumerate(RULES) if bits >> i & 1]
+        return rules_in(int(np.bitwise_or.reduce(self.row_bits())) if len(self.t) else 0)
 
     def rules_of(self, paths: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """Each of `paths` (a group's rollouts) -> the rules it has a finding of, in RULES' order (() for none), from
@@ -257,8 +261,7 @@ class RunFind:
         for path in paths:
             rows = self._row_of(path)
             if len(rows):
-                b = int(bits[int(rows[0])])
-                out[path] = tuple(rule for i, rule in enumerate(RULES) if b >> i & 1)
+                out[path] = tuple(rules_in(int(bits[int(rows[0])])))
         return out
 
     def findings_of(self, path: str) -> list[Finding]:

@@ -25,7 +25,7 @@ from rollout_trace.artifact.run_columns import NAME_PARTS, filled, has_artifact,
 from rollout_trace.artifact.run_schema import ROLLOUTS
 from rollout_trace.artifact.run_table import FATE_COLUMNS, QueuedRow, Reduction, RowOutcome, RunTable, Step, register
 
-from ..find.columns import RunFind
+from ..find.columns import RunFind, rules_in
 from . import render
 from .contract import FINDING_KEY, IndexPage
 from .filters import QUERY_KEYS, Filters, from_query, to_query
@@ -490,10 +490,6 @@ def _bits(ix: RunIndex, find: RunFind) -> np.ndarray:
     return out
 
 
-def _rules(bits: int) -> list[str]:
-    return [rule for i, rule in enumerate(RULES) if bits >> i & 1]
-
-
 def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: int,
                    page_size: int = PAGE_SIZE, find: RunFind | None = None) -> IndexPage:
     """The index rows of the run in `t` passing the filters in `params` (URL query keys), sorted, one page;
@@ -524,7 +520,7 @@ def build_run_page(t: RunTable, src: str, params: Mapping[str, object], serial: 
     shown = _records(t, ix, at, model, trl)
     queued = _queued(t, ix, at, shown)
     known: dict[str, Sequence[str]] | None = None if bits is None else {
-        r.path: _rules(int(b)) for r, b in zip(shown, bits[at].tolist(), strict=True)}
+        r.path: rules_in(int(b)) for r, b in zip(shown, bits[at].tolist(), strict=True)}
     tools = t.reduced("index_tools")
     return IndexPage(
         serial=serial, mode="index", src=src, query=with_finding_query(to_query(filters), want),
