@@ -125,7 +125,7 @@ var CollectionIndex = (() => {
   }
   var number = (v) => v === null || v === void 0 ? "-" : signed(v);
   var count = (v) => v === null || v === void 0 ? "-" : v.toLocaleString("en-US");
-  var many = (n, what) => `${count(n)} ${what}${n === 1 ? "" : "s"}`;
+  var many = (n, what, whats = what + "s") => `${count(n)} ${n === 1 ? what : whats}`;
   var sign = (v) => v === null || v === void 0 ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero";
   var fateKind = (f) => f.trained ? "trained" : f.partly ? "partly" : "never";
 
@@ -783,8 +783,8 @@ var CollectionIndex = (() => {
       const what = pg.kind === "hub" ? "Hub dataset" : pg.kind === "zip" ? "zip" : "folder";
       const range = pg.shown ? `${pg.first.toLocaleString()}–${(pg.first + pg.shown - 1).toLocaleString()} of ` : "";
       part(".ci-counts").textContent = pg.problems ? "" : `${what} ${pg.src}: showing ${range}${pg.matched.toLocaleString()} matching rows` + // a run's or a group's rows are its groups and their rollouts: said, so the head's count of rollouts is found
-      (pg.matched_groups ? ` (${many(pg.matched_groups, "group")}, ${(pg.matched - pg.matched_groups).toLocaleString()} rollouts)` : "") + ` · ${pg.total.toLocaleString()} in the collection` + (pg.invalid ? ` · ${pg.invalid.toLocaleString()} invalid` : "") + // the run's head counts every rollout: the ones that failed before an artifact have no row, said here
-      (pg.unlisted ? ` · ${pg.unlisted.toLocaleString()} failed rollout${pg.unlisted === 1 ? " has" : "s have"} no artifact to list (counted in their group's K)` : "");
+      (pg.matched_groups ? ` (${many(pg.matched_groups, "group")}, ${many(pg.matched - pg.matched_groups, "rollout")})` : "") + ` · ${pg.total.toLocaleString()} in the collection` + (pg.invalid ? ` · ${pg.invalid.toLocaleString()} invalid` : "") + // the run's head counts every rollout: the ones that failed before an artifact have no row, said here
+      (pg.unlisted ? ` · ${many(pg.unlisted, "failed rollout")} ${pg.unlisted === 1 ? "has" : "have"} no artifact to list (counted in their group's K)` : "");
       part(".ci-pager").hidden = pg.pages <= 1;
       part(".ci-pageno").textContent = `page ${pg.page + 1} of ${pg.pages}`;
       button(".ci-prev").disabled = pg.page <= 0;

@@ -78,7 +78,7 @@ var FindPanel = (() => {
 
   // src/values.js
   var count = (v) => v === null || v === void 0 ? "-" : v.toLocaleString("en-US");
-  var many = (n, what) => `${count(n)} ${what}${n === 1 ? "" : "s"}`;
+  var many = (n, what, whats = what + "s") => `${count(n)} ${n === 1 ? what : whats}`;
 
   // src/find_panel.js
   var COLOURS = [

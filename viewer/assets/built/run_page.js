@@ -97,7 +97,7 @@ var RunPage = (() => {
 
   // src/values.js
   var count = (v) => v === null || v === void 0 ? "-" : v.toLocaleString("en-US");
-  var many = (n, what) => `${count(n)} ${what}${n === 1 ? "" : "s"}`;
+  var many = (n, what, whats = what + "s") => `${count(n)} ${n === 1 ? what : whats}`;
   var sign = (v) => v === null || v === void 0 ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero";
   function groupsListed(t) {
     if (t.group_count <= t.groups.length || !t.groups.length) return "";
@@ -250,6 +250,7 @@ var RunPage = (() => {
     }
     return { xs: ox, ys: oy, per };
   }
+  var faint = (s) => ({ ...s, width: 1, alpha: 0.3, points: { show: false } });
   var fin = (v) => typeof v === "number" && Number.isFinite(v) ? v : null;
   function ema(ys, w) {
     if (!(w > 0)) return ys.slice();
@@ -551,7 +552,7 @@ var RunPage = (() => {
     const smoothed = smooth > 0;
     const ew = `EMA ${+smooth.toFixed(2)}`;
     const line = (c, w = 2, dash = void 0) => ({ stroke: c, width: w, dash, points: { show: false }, spanGaps: false });
-    const raw = (s) => smoothed ? { ...s, width: 1, alpha: 0.3 } : s;
+    const raw = (s) => smoothed ? faint(s) : s;
     const hidden = { stroke: "transparent", width: 0, points: { show: false } };
     const counts = (s) => ({ label: "counts", value: `${many(s.groups, "group")} · ${many(s.rollouts, "rollout")}` });
     const mean = vs.map((s) => fin(s.reward_mean));
@@ -768,14 +769,13 @@ var RunPage = (() => {
     const smoothed = smooth > 0;
     const ew = `EMA ${+smooth.toFixed(2)}`;
     const line = (col, dash, own) => ({ stroke: col, width: 2.25, dash, points: { show: own < 40, size: 5, fill: col }, spanGaps: true });
-    const faint = (col) => ({ stroke: col, width: 1, alpha: 0.3, points: { show: false }, spanGaps: true });
     const keys = [
       ...smoothed ? [{ label: `faint: raw · bold: ${ew}`, color: pal.dim, faint: true }] : [],
       { label: "this run: " + end(c.a.src, LEGEND_SRC), color: pal.accent },
       { label: "other run: " + end(c.b.src, LEGEND_SRC), color: pal.warn, dash: [6, 4] }
     ];
     const bold = [line(pal.accent, void 0, c.a.versions.length), line(pal.warn, [6, 4], c.b.versions.length)];
-    const series = smoothed ? [faint(pal.accent), faint(pal.warn), ...bold] : bold;
+    const series = smoothed ? [faint(line(pal.accent, void 0, 0)), faint(line(pal.warn, void 0, 0)), ...bold] : bold;
     const pctFmt = (v) => v >= 0 && v <= 1 ? Math.round(v * 100) + "%" : "";
     const tokens = (v) => v === null ? "–" : count(v);
     const dense = !smoothed && xs.length > 2 * bins ? `${count(xs.length)} versions, more than its pixels: smooth them above` : "";

@@ -1032,11 +1032,12 @@ top-${d.topk_text[k].length}: ${alts}`;
     const body = tie && Number(cut[cut.length - 1]) % 2 === 0 ? cut : a.toFixed(d);
     return (v < 0 || Object.is(v, -0) ? "-" : "+") + body;
   }
+  var count = (v) => v === null || v === void 0 ? "-" : v.toLocaleString("en-US");
+  var many = (n, what, whats = what + "s") => `${count(n)} ${n === 1 ? what : whats}`;
   var sign = (v) => v === null || v === void 0 ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero";
   var fateKind = (f) => f.trained ? "trained" : f.partly ? "partly" : "never";
 
   // src/trace_view/panels.js
-  var plural = (n, word, words = word + "s") => `${fmt(n)} ${n === 1 ? word : words}`;
   var reward = (v) => v === null ? "unscorable" : signed(v);
   function more(total, shown, what) {
     return total > shown ? el("div", { class: "tv-dim", text: `… and ${fmt(total - shown)} more ${what}, not shown here` }) : null;
@@ -1098,7 +1099,7 @@ top-${d.topk_text[k].length}: ${alts}`;
   function headerBox(H, run) {
     const c = H.counts, other = c.calls - c.turns;
     const mask = c.recorded ? `${fmt(c.trained)} in ${c.trained_by}'s mask` : `${fmt(c.trained)} trained by ${c.trained_by}`;
-    const counts = `${plural(c.turns, "agent turn")} · ${mask} · ${plural(c.calls, "model call")} recorded` + (other > 0 ? ` (${fmt(other)} by opencode itself, e.g. the session title)` : "");
+    const counts = `${many(c.turns, "agent turn")} · ${mask} · ${many(c.calls, "model call")} recorded` + (other > 0 ? ` (${fmt(other)} by opencode itself, e.g. the session title)` : "");
     const size = `${fmt(H.tokens)} tokens · longest context ${fmt(H.longest)}`;
     const tokenizer = H.tokenizer !== null ? `tokenizer: ${H.tokenizer}` : el("details", { class: "tv-inline" }, el("summary", { text: "no tokenizer files: showing ids" }), H.no_tokenizer.join("; "));
     return el(
@@ -1152,7 +1153,7 @@ top-${d.topk_text[k].length}: ${alts}`;
   var absent = () => el("i", { text: "not in this artifact" });
   function testsBox(T) {
     if (T.verifier) return verifierBox(T.verifier);
-    const count = `${T.held_out_count} held-out tests${T.passed !== null ? `, ${T.passed} passed` : ""}`;
+    const count2 = `${T.held_out_count} held-out tests${T.passed !== null ? `, ${T.passed} passed` : ""}`;
     const held = T.held_out === null ? [absent()] : [
       el(
         "table",
@@ -1185,7 +1186,7 @@ top-${d.topk_text[k].length}: ${alts}`;
       "div",
       { class: "tv-tests" },
       el("div", null, heading("Visible example tests", "what the agent could see and run"), ...T.visible ? folded(T.visible) : [absent()]),
-      el("div", null, heading("Held-out tests", `${count}; these produce the reward, the agent never sees them`), ...held)
+      el("div", null, heading("Held-out tests", `${count2}; these produce the reward, the agent never sees them`), ...held)
     );
   }
   function verifierBox(V) {
@@ -1280,7 +1281,7 @@ top-${d.topk_text[k].length}: ${alts}`;
       "div",
       { class: "tv-trainednote", "data-testid": "trained-note" },
       `${n.trl} trains `,
-      el("b", { text: `${fmt(t.trained_tokens)} of this turn's ${plural(t.output_tokens, "generated token")}` }),
+      el("b", { text: `${fmt(t.trained_tokens)} of this turn's ${many(t.output_tokens, "generated token")}` }),
       `; the original capture script ${script}.`
     );
   }
@@ -1356,11 +1357,11 @@ top-${d.topk_text[k].length}: ${alts}`;
   }
   function otherCalls(T) {
     if (!T.other_call_count) return null;
-    const items = T.other_calls.map((c) => `call ${c.call}: ${fmt(c.trained_tokens)} of ${plural(c.output_tokens, "generated token")} trained`).join("; ");
+    const items = T.other_calls.map((c) => `call ${c.call}: ${fmt(c.trained_tokens)} of ${many(c.output_tokens, "generated token")} trained`).join("; ");
     return el("p", {
       class: "tv-dim",
       "data-testid": "other-calls",
-      text: `${T.trl}'s training trace also holds ${plural(T.other_call_count, "call")} that the recipe does not count as agent turns (${items}).`
+      text: `${T.trl}'s training trace also holds ${many(T.other_call_count, "call")} that the recipe does not count as agent turns (${items}).`
     });
   }
   var TERMS = [
@@ -1394,10 +1395,10 @@ top-${d.topk_text[k].length}: ${alts}`;
         "p",
         null,
         "TRL packs this rollout into ",
-        el("b", { text: plural(T.rows.length, "training row") }),
+        el("b", { text: many(T.rows.length, "training row") }),
         // TRL's turns are every model call it chains (a title call too): the header counts the agent turns' boundaries
-        `: ${t.clean} clean, ${t.realign} realigned, ${t.fork} forked of the ${plural(t.transitions, "boundary", "boundaries")} between the ${t.transitions + 1} model calls it chains` + // said, so its count is not read against the header's boundaries of the agent turns alone
-        (T.other_call_count ? ` (${plural(t.transitions + 1 - T.other_call_count, "agent turn")} and ${plural(T.other_call_count, "call")} the recipe does not count as one)` : "") + `; drift ${t.drift_tokens} tokens in total, at most ${t.drift_max}. Only the tokens of TRL's completion mask get a loss.`
+        `: ${t.clean} clean, ${t.realign} realigned, ${t.fork} forked of the ${many(t.transitions, "boundary", "boundaries")} between the ${t.transitions + 1} model calls it chains` + // said, so its count is not read against the header's boundaries of the agent turns alone
+        (T.other_call_count ? ` (${many(t.transitions + 1 - T.other_call_count, "agent turn")} and ${many(T.other_call_count, "call")} the recipe does not count as one)` : "") + `; drift ${t.drift_tokens} tokens in total, at most ${t.drift_max}. Only the tokens of TRL's completion mask get a loss.`
       ),
       rule,
       otherCalls(T),

@@ -291,10 +291,10 @@ function mount(box, api) {
       `${what} ${pg.src}: showing ${range}${pg.matched.toLocaleString()} matching rows` +
       // a run's or a group's rows are its groups and their rollouts: said, so the head's count of rollouts is found
       (pg.matched_groups ? ` (${many(pg.matched_groups, "group")}, ` +
-        `${(pg.matched - pg.matched_groups).toLocaleString()} rollouts)` : "") + " · " +
+        `${many(pg.matched - pg.matched_groups, "rollout")})` : "") + " · " +
       `${pg.total.toLocaleString()} in the collection` + (pg.invalid ? ` · ${pg.invalid.toLocaleString()} invalid` : "") +
       // the run's head counts every rollout: the ones that failed before an artifact have no row, said here
-      (pg.unlisted ? ` · ${pg.unlisted.toLocaleString()} failed rollout${pg.unlisted === 1 ? " has" : "s have"} no ` +
+      (pg.unlisted ? ` · ${many(pg.unlisted, "failed rollout")} ${pg.unlisted === 1 ? "has" : "have"} no ` +
         "artifact to list (counted in their group's K)" : "");
     part(".ci-pager").hidden = pg.pages <= 1;
     part(".ci-pageno").textContent = `page ${pg.page + 1} of ${pg.pages}`;

@@ -70,6 +70,9 @@ export function binBars(xs, ys, bins) {
   return {xs: ox, ys: oy, per};
 }
 
+/** A raw curve drawn under its smoothed one (an EMA): thin, faint, without points. @param {object} s */
+const faint = (s) => ({...s, width: 1, alpha: 0.3, points: {show: false}});
+
 /** A finite number or null (uPlot leaves a gap); NaN and ±inf are not drawn. @param {unknown} v */
 const fin = (v) => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
@@ -332,7 +335,7 @@ function specs(vs, width, pal, smooth) {
   const line = (/** @type {string} */ c, w = 2, /** @type {number[] | undefined} */ dash = undefined) =>
     ({stroke: c, width: w, dash, points: {show: false}, spanGaps: false});
   // smoothing: the raw curve stays, thin and faint, under its smoothed one
-  const raw = (/** @type {object} */ s) => (smoothed ? {...s, width: 1, alpha: 0.3} : s);
+  const raw = (/** @type {object} */ s) => (smoothed ? faint(s) : s);
   const hidden = {stroke: "transparent", width: 0, points: {show: false}};
   const counts = (/** @type {VersionStats} */ s) => ({label: "counts", value: `${many(s.groups, "group")} · ${many(s.rollouts, "rollout")}`});
 
@@ -482,14 +485,13 @@ function compareSpecs(c, width, pal, smooth) {
   // a run of few versions beside a long one is a few pixels wide: its points drawn, so it is seen at all
   const line = (/** @type {string} */ col, /** @type {number[] | undefined} */ dash, /** @type {number} */ own) =>
     ({stroke: col, width: 2.25, dash, points: {show: own < 40, size: 5, fill: col}, spanGaps: true});
-  const faint = (/** @type {string} */ col) => ({stroke: col, width: 1, alpha: 0.3, points: {show: false}, spanGaps: true});
   // a source as a legend names it: a long path by its end (the table above the charts names both in full), so four
   // charts in a row on a 1024 px projector keep their plots larger than their legends
   const keys = [...(smoothed ? [{label: `faint: raw · bold: ${ew}`, color: pal.dim, faint: true}] : []),
                 {label: "this run: " + end(c.a.src, LEGEND_SRC), color: pal.accent},
                 {label: "other run: " + end(c.b.src, LEGEND_SRC), color: pal.warn, dash: [6, 4]}];
   const bold = [line(pal.accent, undefined, c.a.versions.length), line(pal.warn, [6, 4], c.b.versions.length)];
-  const series = smoothed ? [faint(pal.accent), faint(pal.warn), ...bold] : bold;
+  const series = smoothed ? [faint(line(pal.accent, undefined, 0)), faint(line(pal.warn, undefined, 0)), ...bold] : bold;
   const pctFmt = (/** @type {number} */ v) => (v >= 0 && v <= 1 ? Math.round(v * 100) + "%" : "");
   const tokens = (/** @type {number | null} */ v) => (v === null ? "–" : count(v));
   // more versions than the plot has pixels, unsmoothed: each pixel draws its versions' lowest and highest

@@ -21,8 +21,9 @@ export function signed(v, d = 3) {
 export const number = (v) => (v === null || v === undefined ? "-" : signed(v));
 /** A count with thousands separators, "-" when not known (viewer/numbers.py `count`). @param {Num} v */
 export const count = (v) => (v === null || v === undefined ? "-" : v.toLocaleString("en-US"));
-/** `n` things with thousands separators: "1 version", "2,000 versions". @param {number} n @param {string} what */
-export const many = (n, what) => `${count(n)} ${what}${n === 1 ? "" : "s"}`;
+/** `n` things with thousands separators: "1 version", "2,000 versions" (`whats`: a plural not made with an s, "boundaries").
+ *  @param {number} n @param {string} what @param {string} [whats] */
+export const many = (n, what, whats = what + "s") => `${count(n)} ${n === 1 ? what : whats}`;
 /** The class a value's colour comes from (viewer/numbers.py `sign`). @param {Num} v */
 export const sign = (v) => (v === null || v === undefined ? "none" : v > 0 ? "pos" : v < 0 ? "neg" : "zero");
 /** The class a trainer's fate is drawn with: every row trained, some, or none. @param {Fate} f */

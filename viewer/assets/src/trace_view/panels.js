@@ -3,14 +3,10 @@
 // from the server lands as text or an attribute's value, never as markup. A task's markdown arrives parsed (`Md`);
 // its links carry what the server validated and open in a new tab with no referrer.
 import {el} from "../dom.js";
-import {fateKind, sign, signed} from "../values.js";
+import {fateKind, many, sign, signed} from "../values.js";
 import {fmt} from "./format.js";
 
 /** @typedef {Node | string | null} Part */
-
-/** `n word(s)`, the count with separators (`words`: a plural not made with an s).
- *  @param {number} n @param {string} word @param {string} [words] */
-const plural = (n, word, words = word + "s") => `${fmt(n)} ${n === 1 ? word : words}`;
 
 /** A reward as the whole app writes it (rollout_trace/analysis/report.py `fmt_reward`). @param {number | null} v */
 const reward = (v) => v === null ? "unscorable" : signed(v);
@@ -76,7 +72,7 @@ export function headerBox(H, run) {
   const c = H.counts, other = c.calls - c.turns;
   const mask = c.recorded ? `${fmt(c.trained)} in ${c.trained_by}'s mask` : `${fmt(c.trained)} trained by ${c.trained_by}`;
   // The agent's turns first (what the view pages through), then every call the proxy saw, opencode's own named.
-  const counts = `${plural(c.turns, "agent turn")} · ${mask} · ${plural(c.calls, "model call")} recorded` +
+  const counts = `${many(c.turns, "agent turn")} · ${mask} · ${many(c.calls, "model call")} recorded` +
     (other > 0 ? ` (${fmt(other)} by opencode itself, e.g. the session title)` : "");
   const size = `${fmt(H.tokens)} tokens · longest context ${fmt(H.longest)}`;
   const tokenizer = H.tokenizer !== null ? `tokenizer: ${H.tokenizer}`
@@ -198,7 +194,7 @@ function trainedNote(t) {
   const script = n.script_trained ? "marks this turn trained because it made a tool call"
     : "marks this turn untrained because it made no tool call";
   return el("div", {class: "tv-trainednote", "data-testid": "trained-note"}, `${n.trl} trains `,
-    el("b", {text: `${fmt(t.trained_tokens)} of this turn's ${plural(t.output_tokens, "generated token")}`}),
+    el("b", {text: `${fmt(t.trained_tokens)} of this turn's ${many(t.output_tokens, "generated token")}`}),
     `; the original capture script ${script}.`);
 }
 
@@ -259,9 +255,9 @@ export function toolsBox(t) {
 /** Calls in TRL's training trace that are not agent turns by the recipe (e.g. opencode's title call). @param {Training} T */
 function otherCalls(T) {
   if (!T.other_call_count) return null;
-  const items = T.other_calls.map((c) => `call ${c.call}: ${fmt(c.trained_tokens)} of ${plural(c.output_tokens, "generated token")} trained`).join("; ");
+  const items = T.other_calls.map((c) => `call ${c.call}: ${fmt(c.trained_tokens)} of ${many(c.output_tokens, "generated token")} trained`).join("; ");
   return el("p", {class: "tv-dim", "data-testid": "other-calls",
-    text: `${T.trl}'s training trace also holds ${plural(T.other_call_count, "call")} that the recipe does not count as agent turns (${items}).`});
+    text: `${T.trl}'s training trace also holds ${many(T.other_call_count, "call")} that the recipe does not count as agent turns (${items}).`});
 }
 
 const TERMS = [["clean", "the next turn's prompt starts with exactly this turn's tokens: TRL appends it to the same row"],
@@ -285,13 +281,13 @@ export function trainingBox(T) {
     ": no token of any turn is trained, so it contributes no training row and no gradient.", rule, otherCalls(T));
   const t = T.tally;
   return el("div", {class: "tv-training"},
-    el("p", null, "TRL packs this rollout into ", el("b", {text: plural(T.rows.length, "training row")}),
+    el("p", null, "TRL packs this rollout into ", el("b", {text: many(T.rows.length, "training row")}),
       // TRL's turns are every model call it chains (a title call too): the header counts the agent turns' boundaries
-      `: ${t.clean} clean, ${t.realign} realigned, ${t.fork} forked of the ${plural(t.transitions, "boundary", "boundaries")} ` +
+      `: ${t.clean} clean, ${t.realign} realigned, ${t.fork} forked of the ${many(t.transitions, "boundary", "boundaries")} ` +
       `between the ${t.transitions + 1} model calls it chains` +
       // said, so its count is not read against the header's boundaries of the agent turns alone
-      (T.other_call_count ? ` (${plural(t.transitions + 1 - T.other_call_count, "agent turn")} and ` +
-        `${plural(T.other_call_count, "call")} the recipe does not count as one)` : "") + `; drift ${t.drift_tokens} ` +
+      (T.other_call_count ? ` (${many(t.transitions + 1 - T.other_call_count, "agent turn")} and ` +
+        `${many(T.other_call_count, "call")} the recipe does not count as one)` : "") + `; drift ${t.drift_tokens} ` +
       `tokens in total, at most ${t.drift_max}. Only the tokens of TRL's completion mask get a loss.`),
     rule, otherCalls(T),
     el("dl", {class: "tv-terms"}, ...TERMS.flatMap(([term, means]) => [el("dt", {text: term}), el("dd", {text: means})])),
